@@ -1,0 +1,11 @@
+//! Concord's core: the domain (studies, rubrics, conversations, responses, raters, ratings), the
+//! SQLite study store, importers and exporters, assignment, agreement orchestration over
+//! `concord-stats`, and the LLM judge runner. It never depends on tauri: the desktop shell and the
+//! `concord` CLI are both thin layers over this crate.
+
+pub mod clock;
+pub mod demo;
+pub mod rubric;
+pub mod score_table;
+pub mod store;
+pub mod study_location;

@@ -1,0 +1,228 @@
+//! Store tests: opening and refusing files, migrations, durable ratings with history.
+
+use super::*;
+use crate::clock::SteppingClock;
+use crate::demo::{create_demo_at, demo_study, populate_demo};
+use crate::rubric::builtin;
+
+fn clock() -> Arc<dyn Clock> {
+    Arc::new(SteppingClock::new(1_700_000_000_000, 1000))
+}
+
+#[test]
+fn demo_study_counts_match_its_definition() {
+    let mut store = Store::in_memory(clock()).unwrap();
+    populate_demo(&mut store, 42).unwrap();
+    let demo = demo_study().unwrap();
+    let o = store.overview().unwrap();
+    assert_eq!(
+        o.conversations as usize,
+        demo.conversations.len(),
+        "one row per demo conversation"
+    );
+    let responses: usize = demo.conversations.iter().map(|c| c.responses.len()).sum();
+    assert_eq!(o.responses as usize, responses, "one row per demo answer");
+    assert_eq!(o.raters.len(), demo.raters.len(), "every demo rater stored");
+    let values: usize = demo.ratings.iter().map(|r| r.values.len()).sum();
+    assert_eq!(o.ratings as usize, values, "one rating per demo value");
+    assert_eq!(o.rubrics.len(), 2, "demo uses both built-in rubrics");
+    assert_eq!(
+        o.sources.iter().map(|s| s.responses).sum::<i64>(),
+        o.responses,
+        "responses per source add up to all responses"
+    );
+}
+
+#[test]
+fn ratings_keep_every_earlier_value() {
+    let mut store = Store::in_memory(clock()).unwrap();
+    populate_demo(&mut store, 1).unwrap();
+    let crit = store.criterion_id("mentalbench", "empathy").unwrap();
+    let rater = store.raters().unwrap()[0].id;
+    let response: i64 = store
+        .conn()
+        .query_row("SELECT MIN(id) FROM response", [], |r| r.get(0))
+        .unwrap();
+    let set = |store: &mut Store, v: i64| {
+        store
+            .write(|tx| {
+                tx.set_rating(&RatingInput {
+                    rater_id: rater,
+                    response_id: response,
+                    criterion_id: crit,
+                    value: Some(v),
+                    raw_value: None,
+                    rationale: None,
+                    origin: "screen",
+                })
+            })
+            .unwrap()
+    };
+    set(&mut store, 2);
+    let out = set(&mut store, 5);
+    assert!(
+        matches!(out, RatingOutcome::Updated { previous: Some(2) }),
+        "revision reports the old value: {out:?}"
+    );
+    assert_eq!(
+        set(&mut store, 5),
+        RatingOutcome::Unchanged,
+        "same value writes nothing"
+    );
+    let versions = store.rating_versions(rater, response, crit).unwrap();
+    let values: Vec<_> = versions.iter().map(|v| v.value).collect();
+    assert_eq!(values[0], Some(5), "newest first");
+    assert!(
+        values.contains(&Some(2)),
+        "the earlier value 2 must be kept: {values:?}"
+    );
+    let err = store
+        .write(|tx| {
+            tx.conn()
+                .execute("UPDATE rating_history SET value = 9", [])
+                .map_err(StoreError::from)
+        })
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("append-only"),
+        "history must refuse edits: {err}"
+    );
+}
+
+#[test]
+fn out_of_scale_screen_values_are_refused() {
+    let mut store = Store::in_memory(clock()).unwrap();
+    populate_demo(&mut store, 1).unwrap();
+    let crit = store.criterion_id("mentalbench", "safety").unwrap();
+    let rater = store.raters().unwrap()[0].id;
+    let err = store
+        .write(|tx| {
+            tx.set_rating(&RatingInput {
+                rater_id: rater,
+                response_id: 1,
+                criterion_id: crit,
+                value: Some(6),
+                raw_value: None,
+                rationale: None,
+                origin: "screen",
+            })
+        })
+        .unwrap_err();
+    assert_eq!(err.code(), "invalid", "6 is not on a 1–5 scale: {err}");
+}
+
+#[test]
+fn failed_write_leaves_study_unchanged() {
+    let mut store = Store::in_memory(clock()).unwrap();
+    let before = store.overview().unwrap();
+    let result: Result<(), StoreError> = store.write(|tx| {
+        tx.add_rubric(&builtin::mentalbench())?;
+        Err(StoreError::Invalid("stop".into()))
+    });
+    assert!(result.is_err(), "the closure failed");
+    assert_eq!(
+        store.overview().unwrap(),
+        before,
+        "nothing of a failed transaction may remain"
+    );
+}
+
+#[test]
+fn files_that_are_not_studies_are_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.concord");
+    std::fs::write(&text, b"just some text, not a database").unwrap();
+    let err = Store::open(&text, clock()).unwrap_err();
+    assert_eq!(err.code(), "not_sqlite", "{err}");
+    assert_eq!(
+        std::fs::read(&text).unwrap(),
+        b"just some text, not a database",
+        "file untouched"
+    );
+
+    let other = dir.path().join("other.sqlite");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+        .unwrap();
+    let before = std::fs::read(&other).unwrap();
+    let err = Store::open(&other, clock()).unwrap_err();
+    assert_eq!(err.code(), "not_a_study", "{err}");
+    assert_eq!(
+        std::fs::read(&other).unwrap(),
+        before,
+        "foreign database untouched"
+    );
+    assert!(
+        create_demo_at(&other, clock(), 1).is_err(),
+        "demo must refuse a foreign file"
+    );
+    assert_eq!(
+        std::fs::read(&other).unwrap(),
+        before,
+        "still untouched after demo refused"
+    );
+}
+
+#[test]
+fn newer_schema_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("future.concord");
+    drop(Store::create(&path, clock()).unwrap());
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(&format!("PRAGMA user_version = {}", SCHEMA_VERSION + 1))
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::open(&path, clock()).unwrap_err();
+    assert_eq!(err.code(), "newer_schema", "{err}");
+    assert!(
+        err.to_string().contains("newer Concord"),
+        "the message must say why: {err}"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "a newer study must not be touched"
+    );
+}
+
+#[test]
+fn missing_folder_is_not_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no-such-folder").join("s.concord");
+    let err = Store::create(&path, clock()).unwrap_err();
+    assert_eq!(err.code(), "folder_missing", "{err}");
+    assert!(
+        !dir.path().join("no-such-folder").exists(),
+        "no folder may be created"
+    );
+}
+
+#[test]
+fn reopened_study_keeps_ratings_and_is_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.concord");
+    let ratings = create_demo_at(&path, clock(), 3)
+        .unwrap()
+        .overview()
+        .unwrap()
+        .ratings;
+    let store = Store::open(&path, clock()).unwrap();
+    assert_eq!(
+        store.overview().unwrap().ratings,
+        ratings,
+        "ratings survive reopening"
+    );
+    let mode: String = store
+        .conn()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal", "studies use write-ahead logging");
+    let fk: i64 = store
+        .conn()
+        .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(fk, 1, "foreign keys must be enforced");
+}

@@ -1,0 +1,53 @@
+//! The `concord` command line: every headless job (demo study, statistics on CSV files, imports,
+//! agreement reports, exports, judge runs) as a thin layer over `concord-core`.
+
+mod stats_cmd;
+mod study_cmd;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(name = "concord", version, about = "Rate LLM answers and measure judge-expert agreement")]
+struct Cli {
+    /// The study file (.concord). Without it, the desktop app's default study is used.
+    #[arg(long, global = true, value_name = "STUDY.concord")]
+    db: Option<PathBuf>,
+    /// Print one JSON document on stdout (NaN and infinities print as null).
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Create the demo study (at --db when given); refuses a file that is not a Concord study.
+    Demo,
+    /// Show what the study holds: rubrics, conversations, responses per source, raters, ratings.
+    Overview,
+    /// Agreement statistics on a long-form CSV file (no study needed).
+    Stats(stats_cmd::StatsArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result: Result<String, Box<dyn std::error::Error>> = match cli.command {
+        Command::Demo => study_cmd::demo(cli.db.as_deref(), cli.json).map_err(Into::into),
+        Command::Overview => {
+            study_cmd::overview(cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Stats(args) => stats_cmd::run(&args, cli.json).map_err(Into::into),
+    };
+    match result {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("concord: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

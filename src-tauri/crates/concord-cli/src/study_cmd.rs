@@ -1,0 +1,118 @@
+//! Study-level commands: `concord demo` (create the demo study) and `concord overview` (what the
+//! desktop app's first screen shows, as text or JSON), and the shared way every command opens the
+//! study named by `--db`, `CONCORD_STUDY` or the default location.
+
+use concord_core::clock::SystemClock;
+use concord_core::demo::{create_demo_at, DemoError};
+use concord_core::store::{inspect, FileKind, Store, StoreError, StudyOverview};
+use concord_core::study_location::{self, StudyPath, STUDY_ENV};
+use std::path::Path;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StudyCmdError {
+    #[error("no study given and no default app-data folder on this system; pass --db FILE")]
+    NoDefaultLocation,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Demo(#[from] DemoError),
+    #[error("could not print JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The study path from `--db`, else `CONCORD_STUDY`, else the default in the app-data folder.
+pub fn study_path(db: Option<&Path>) -> Result<StudyPath, StudyCmdError> {
+    let env = std::env::var(STUDY_ENV).ok();
+    study_location::resolve(db, env.as_deref()).ok_or(StudyCmdError::NoDefaultLocation)
+}
+
+/// Open the study every command works on; the default study is created (as the demo) on first use,
+/// exactly as the desktop app does; an explicit path must already be a study.
+pub fn open_study(db: Option<&Path>) -> Result<Store, StudyCmdError> {
+    let path = study_path(db)?;
+    match &path {
+        StudyPath::Default(_) => Ok(study_location::open_or_create_demo(
+            &path,
+            Arc::new(SystemClock),
+            seed_from_clock(),
+        )?),
+        StudyPath::Explicit(p) => Ok(Store::open(p, Arc::new(SystemClock))?),
+    }
+}
+
+/// A seed for new randomised state (queue orders) drawn from the clock at the edge of the program;
+/// the core itself only ever receives seeds.
+fn seed_from_clock() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x5eed)
+}
+
+pub fn demo(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
+    let path = study_path(db)?;
+    let p = path.path();
+    let (store, created) = match inspect(p)? {
+        FileKind::Study { .. } => (Store::open(p, Arc::new(SystemClock))?, false),
+        FileKind::Absent => {
+            if let (StudyPath::Default(_), Some(folder)) = (&path, p.parent()) {
+                std::fs::create_dir_all(folder).map_err(|e| StoreError::ReadOnly {
+                    path: p.display().to_string(),
+                    detail: e.to_string(),
+                })?;
+            }
+            (create_demo_at(p, Arc::new(SystemClock), seed_from_clock())?, true)
+        }
+    };
+    let overview = store.overview()?;
+    if json {
+        let doc = serde_json::json!({ "created": created, "overview": overview });
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
+    }
+    let head = if created {
+        format!("Created the demo study at {}\n", p.display())
+    } else {
+        format!("{} is already a Concord study; left unchanged\n", p.display())
+    };
+    Ok(head + &render_overview(&overview))
+}
+
+pub fn overview(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
+    let store = open_study(db)?;
+    let overview = store.overview()?;
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&overview)?));
+    }
+    Ok(render_overview(&overview))
+}
+
+fn render_overview(o: &StudyOverview) -> String {
+    let mut out = format!(
+        "{}\n  file: {}\n  conversations: {}  responses: {}  ratings: {}\n",
+        o.title, o.path, o.conversations, o.responses, o.ratings
+    );
+    out.push_str("  rubrics:\n");
+    for r in &o.rubrics {
+        out.push_str(&format!(
+            "    {} — {} criteria, {} conversations\n",
+            concord_core::rubric::localized(&r.name, "en"),
+            r.criteria.len(),
+            r.conversations
+        ));
+    }
+    out.push_str("  responses per source:\n");
+    for s in &o.sources {
+        out.push_str(&format!("    {:<28} {:>7}\n", s.name, s.responses));
+    }
+    out.push_str("  raters:\n");
+    for r in &o.raters {
+        out.push_str(&format!(
+            "    {:<32} {:<6} {:>7} ratings\n",
+            r.name,
+            r.kind.as_str(),
+            r.ratings
+        ));
+    }
+    out
+}

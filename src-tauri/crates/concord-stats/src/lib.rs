@@ -1,6 +1,66 @@
 //! Pure agreement statistics for Concord: intraclass correlations, paired comparisons,
 //! categorical agreement coefficients, bootstrap and interpretation. No IO, no clock, no database:
 //! every function takes numbers in and gives numbers (or an explicit "undefined") out.
+//!
+//! # Modules
+//! - [`icc`]: the six ICC forms with F tests and McGraw & Wong (1996) intervals; a dense fast
+//!   path ([`icc::icc_all`]) and a cheap two-rater point estimate for bootstraps
+//!   ([`icc::icc_c1_a1_pairs`], [`icc::icc_c1_a1_resampled`]).
+//! - [`paired`]: bias, Bland–Altman limits, MSE/RMSE/MAE, Pearson, Spearman, Kendall τ-b, Lin's CCC.
+//! - [`categorical`]: percent agreement, Cohen's κ, Fleiss' κ, Gwet's AC1/AC2, Krippendorff's α,
+//!   PABAK, diagnostic accuracy with Wilson intervals.
+//! - [`bootstrap`]: percentile bootstrap with a caller-supplied generator; the MentalAlign interval.
+//! - [`interpret`]: Koo & Li and Landis & Koch labels, interval-decided labels, precision status.
+//! - [`planner`]: Bonett (2002) targets-for-width and width-for-targets.
+//! - [`special`]: incomplete beta, F and t distributions and quantiles.
+//!
+//! Undefined results are `None`, never NaN; serialised with serde they become `null`.
+//!
+//! # Where peer implementations disagree, and what Concord follows
+//!
+//! - **ICC confidence intervals.** Concord reproduces `pingouin.intraclass_corr` (0.5 and later):
+//!   two-sided α/2 = 0.025 F quantiles with real-valued degrees of freedom, ICC(A,1) bounds from the
+//!   McGraw & Wong formula with Satterthwaite df v, ICC(A,k) bounds as the Spearman–Brown step-up of
+//!   the ICC(A,1) bounds (algebraically McGraw & Wong's Table 7 entry). R `psych::ICC` uses the same
+//!   formulas on complete data, but with missing data it fits a mixed model by `lme4` instead of
+//!   dropping targets, so its estimates differ there. `irr::icc` implements the same
+//!   McGraw & Wong formulas. pingouin returns NaN where Concord returns a defined limit under
+//!   perfect agreement (error mean square 0): ICC = 1, F = +∞, p = 0, interval [1, 1].
+//! - **Missing data in ICC.** Targets with any missing rating are dropped (pingouin's
+//!   `nan_policy="omit"`); the number used is reported.
+//! - **Fleiss' κ and Gwet's AC1 with missing data.** Concord follows Gwet (2014) and irrCAC
+//!   (observed agreement over items rated at least twice; prevalences averaged over items rated at
+//!   least once). statsmodels' `fleiss_kappa` requires the same number of ratings per item;
+//!   on complete data all agree. AC1's chance agreement uses the declared number of categories q,
+//!   so declaring an unused category changes AC1 (as in irrCAC's `categ.labels`) but not κ.
+//! - **Cohen's κ with missing data.** Concord uses the items rated by both (statsmodels,
+//!   scikit-learn); irrCAC's `cohen.kappa.raw` takes each rater's marginal distribution from all
+//!   items that rater rated. Weighted κ uses weights from the category values
+//!   (1 − |v_k − v_l|/range, squared for quadratic), as irrCAC; statsmodels and scikit-learn use
+//!   category positions, which coincide for equally spaced categories.
+//! - **Krippendorff's α.** The coincidence-matrix definition of Krippendorff (2011), identical to
+//!   the `krippendorff` package; the ordinal metric uses the declared category order and counts
+//!   unused categories as zero-frequency, as that package does with a value domain.
+//! - **Lin's CCC.** Population (1/n) variances and covariance, as in Lin (1989); plugging sample (n − 1) moments into the same formula (as some code does)
+//!   shrinks the weight of the squared mean difference and gives a slightly larger value.
+//! - **Kendall's τ.** τ-b (tie-corrected), scipy's default; τ-a ignores ties and τ-c (Stuart)
+//!   targets rectangular tables, so both differ whenever ties occur.
+//! - **Spearman's ρ.** Pearson correlation of average ranks (scipy, R `cor(method = "spearman")`);
+//!   the textbook 1 − 6Σd²/(n(n²−1)) shortcut is only exact without ties.
+//! - **Bland–Altman.** Limits bias ± 1.96 SD (SD with n − 1); their 95% CIs use the approximate
+//!   standard error √(3s²/n) of Bland & Altman (1999) with t on n − 1 df; exact intervals based on
+//!   the non-central t (Carkeet 2015) are wider for small n.
+//! - **Bootstrap percentiles.** numpy's default linear interpolation (Hyndman & Fan type 7);
+//!   R's `boot.ci(type = "perc")` uses a different order-statistic rule, so bounds differ slightly.
 
+pub mod bootstrap;
+pub mod categorical;
 pub mod icc;
+pub mod interpret;
+pub mod paired;
+pub mod planner;
 pub mod special;
+
+pub use bootstrap::{percentile_ci, BootstrapInterval, BootstrapOptions};
+pub use icc::{icc_all, icc_c1_a1_pairs, icc_with_missing, IccEstimate, IccForm, IccTable};
+pub use paired::{compare, PairedComparison};

@@ -167,7 +167,8 @@ fn beta_quantile_guess(a: f64, b: f64, p: f64) -> f64 {
 /// so callers can avoid cancellation. Bracketed Newton iteration with bisection as a safeguard;
 /// accurate to a few ulps of the incomplete beta function.
 pub fn beta_quantile(a: f64, b: f64, p: f64) -> Option<(f64, f64)> {
-    if !(a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite()) || !(0.0..=1.0).contains(&p) {
+    let valid_shapes = a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite();
+    if !valid_shapes || !(0.0..=1.0).contains(&p) {
         return None;
     }
     if p == 0.0 {

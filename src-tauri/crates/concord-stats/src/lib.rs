@@ -35,9 +35,14 @@
 //!   so declaring an unused category changes AC1 (as in irrCAC's `categ.labels`) but not κ.
 //! - **Cohen's κ with missing data.** Concord uses the items rated by both (statsmodels,
 //!   scikit-learn); irrCAC's `cohen.kappa.raw` takes each rater's marginal distribution from all
-//!   items that rater rated. Weighted κ uses weights from the category values
-//!   (1 − |v_k − v_l|/range, squared for quadratic), as irrCAC; statsmodels and scikit-learn use
-//!   category positions, which coincide for equally spaced categories.
+//!   items that rater rated. Weighted κ and AC2 use weights from the category values
+//!   (1 − |v_k − v_l|/range, squared for quadratic); irrCAC (Python), statsmodels and
+//!   scikit-learn use category positions (1 − |k − l|/(q − 1)). The two coincide for equally
+//!   spaced categories such as a 1–5 scale, and differ for, e.g., categories 0, 1, 5.
+//! - **A coefficient that is 0/0.** When every rating falls in one category, κ's chance
+//!   agreement is 1 and κ is undefined; statsmodels says NaN, irrCAC's Fleiss κ reports 1.0
+//!   (its chance agreement rounds to just below 1). Concord returns `None`. AC1 stays defined (1)
+//!   as long as at least two categories are declared.
 //! - **Krippendorff's α.** The coincidence-matrix definition of Krippendorff (2011), identical to
 //!   the `krippendorff` package; the ordinal metric uses the declared category order and counts
 //!   unused categories as zero-frequency, as that package does with a value domain.

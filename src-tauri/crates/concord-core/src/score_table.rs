@@ -1,2 +1,578 @@
 //! Long-form score tables (one row per target × rater × score) read from CSV for the
 //! `concord stats` commands, with errors that name the file, line and column.
+//!
+//! Column names are chosen by the caller. A UTF-8 byte-order mark and CRLF line ends are accepted;
+//! cells are trimmed. An empty score is a missing rating. A (target, rater) pair that occurs twice
+//! is refused (never averaged), as are empty target or rater ids and, when numbers are asked for,
+//! scores that are not finite numbers.
+
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use thiserror::Error;
+
+/// Which CSV columns hold the target id, the rater id and the score.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ColumnNames {
+    /// Target (item) id column.
+    pub target: String,
+    /// Rater id column.
+    pub rater: String,
+    /// Score column.
+    pub score: String,
+}
+
+impl Default for ColumnNames {
+    fn default() -> Self {
+        Self {
+            target: "target".into(),
+            rater: "rater".into(),
+            score: "score".into(),
+        }
+    }
+}
+
+/// Why a score table could not be read or converted.
+#[derive(Debug, Error)]
+pub enum ScoreTableError {
+    /// The file could not be opened or read.
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        /// File name as given.
+        file: String,
+        /// Underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The CSV is malformed at a line (wrong number of fields, invalid UTF-8, …).
+    #[error("{file}: line {line}: unparsable row: {message}")]
+    Unparsable {
+        /// File name.
+        file: String,
+        /// 1-based line.
+        line: u64,
+        /// What the CSV reader reported.
+        message: String,
+    },
+    /// The file has no header row.
+    #[error("{file}: the file is empty (a header row with the column names is required)")]
+    NoHeader {
+        /// File name.
+        file: String,
+    },
+    /// A requested column is not in the header.
+    #[error("{file}: line 1: no column named `{column}` (the header has: {available})")]
+    UnknownColumn {
+        /// File name.
+        file: String,
+        /// The missing column.
+        column: String,
+        /// The header's columns, comma-separated.
+        available: String,
+    },
+    /// A target or rater id is empty.
+    #[error("{file}: line {line}, column `{column}`: empty id")]
+    EmptyId {
+        /// File name.
+        file: String,
+        /// 1-based line.
+        line: u64,
+        /// Column name.
+        column: String,
+    },
+    /// A (target, rater) pair occurs more than once.
+    #[error("{file}: line {line}: target `{target}` is rated by `{rater}` again (first at line {first_line}); duplicate ratings are refused, not averaged")]
+    Duplicate {
+        /// File name.
+        file: String,
+        /// Line of the repeat.
+        line: u64,
+        /// Line of the first occurrence.
+        first_line: u64,
+        /// Target id.
+        target: String,
+        /// Rater id.
+        rater: String,
+    },
+    /// A score is not a finite number.
+    #[error("{file}: line {line}, column `{column}`: score `{value}` is not a finite number")]
+    NotNumeric {
+        /// File name.
+        file: String,
+        /// 1-based line.
+        line: u64,
+        /// Score column name.
+        column: String,
+        /// The offending text.
+        value: String,
+    },
+    /// A label is outside the declared category set.
+    #[error("{file}: line {line}, column `{column}`: label `{value}` is not one of the declared categories ({declared})")]
+    UnknownCategory {
+        /// File name.
+        file: String,
+        /// 1-based line.
+        line: u64,
+        /// Score column name.
+        column: String,
+        /// The offending label.
+        value: String,
+        /// The declared categories, comma-separated.
+        declared: String,
+    },
+    /// The declared category list repeats a label.
+    #[error("category `{0}` is declared twice")]
+    DuplicateCategory(String),
+    /// A rater asked for by name is not in the file.
+    #[error("{file}: no rater `{rater}` in column `{column}` (raters: {available})")]
+    UnknownRater {
+        /// File name.
+        file: String,
+        /// Requested rater.
+        rater: String,
+        /// Rater column name.
+        column: String,
+        /// Raters present, comma-separated.
+        available: String,
+    },
+}
+
+/// One rating as read: the trimmed score text (empty = missing) and its line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RawCell {
+    /// Score text, trimmed.
+    pub text: String,
+    /// 1-based line in the file.
+    pub line: u64,
+}
+
+/// A long-form table pivoted to targets × raters, scores still as text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LongTable {
+    /// File name used in messages.
+    pub file: String,
+    /// Column names used.
+    pub columns: ColumnNames,
+    /// Target ids, in order of first appearance.
+    pub targets: Vec<String>,
+    /// Rater ids, in order of first appearance.
+    pub raters: Vec<String>,
+    /// Row-major targets × raters; `None` where no row exists.
+    cells: Vec<Option<RawCell>>,
+}
+
+/// Scores as numbers, targets × raters row-major, `None` = missing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NumericTable {
+    /// Target ids.
+    pub targets: Vec<String>,
+    /// Rater ids.
+    pub raters: Vec<String>,
+    /// Row-major cells.
+    pub cells: Vec<Option<f64>>,
+}
+
+/// Scores as category indices, targets × raters row-major.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CategoryTable {
+    /// Target ids.
+    pub targets: Vec<String>,
+    /// Rater ids.
+    pub raters: Vec<String>,
+    /// Category labels in their order (declared, or observed sorted).
+    pub categories: Vec<String>,
+    /// Numeric value of each category when every label is a number.
+    pub values: Option<Vec<f64>>,
+    /// Row-major indices into `categories`.
+    pub cells: Vec<Option<usize>>,
+}
+
+/// Paired scores of two raters over the targets both scored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairedScores {
+    /// Targets with both scores.
+    pub targets: Vec<String>,
+    /// Scores of rater a.
+    pub a: Vec<f64>,
+    /// Scores of rater b.
+    pub b: Vec<f64>,
+}
+
+/// Read a long-form CSV file.
+pub fn read_long_csv(path: &Path, columns: &ColumnNames) -> Result<LongTable, ScoreTableError> {
+    let file = path.display().to_string();
+    let handle = File::open(path).map_err(|source| ScoreTableError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    parse_long_csv(handle, &file, columns)
+}
+
+fn csv_error(file: &str, e: &csv::Error) -> ScoreTableError {
+    if let csv::ErrorKind::Io(io) = e.kind() {
+        return ScoreTableError::Io {
+            file: file.to_string(),
+            source: std::io::Error::new(io.kind(), io.to_string()),
+        };
+    }
+    let line = e.position().map(|p| p.line()).unwrap_or(0);
+    let message = match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => {
+            format!("{len} fields where the header has {expected_len}")
+        }
+        csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
+        _ => e.to_string(),
+    };
+    ScoreTableError::Unparsable {
+        file: file.to_string(),
+        line,
+        message,
+    }
+}
+
+/// Parse a long-form CSV from any reader; `file` names it in messages.
+pub fn parse_long_csv<R: Read>(
+    reader: R,
+    file: &str,
+    columns: &ColumnNames,
+) -> Result<LongTable, ScoreTableError> {
+    let mut csv = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(false)
+        .trim(csv::Trim::All)
+        .from_reader(reader);
+    let headers = csv.headers().map_err(|e| csv_error(file, &e))?.clone();
+    let names: Vec<String> = headers
+        .iter()
+        .map(|h| h.trim_start_matches('\u{feff}').trim().to_string())
+        .collect();
+    if names.is_empty() || names.iter().all(String::is_empty) {
+        return Err(ScoreTableError::NoHeader {
+            file: file.to_string(),
+        });
+    }
+    let find = |column: &str| {
+        names
+            .iter()
+            .position(|n| n == column)
+            .ok_or_else(|| ScoreTableError::UnknownColumn {
+                file: file.to_string(),
+                column: column.to_string(),
+                available: names.join(", "),
+            })
+    };
+    let (ti, ri, si) = (
+        find(&columns.target)?,
+        find(&columns.rater)?,
+        find(&columns.score)?,
+    );
+
+    let mut targets: Vec<String> = Vec::new();
+    let mut raters: Vec<String> = Vec::new();
+    let mut target_index: HashMap<String, usize> = HashMap::new();
+    let mut rater_index: HashMap<String, usize> = HashMap::new();
+    let mut entries: HashMap<(usize, usize), RawCell> = HashMap::new();
+    let mut record = csv::StringRecord::new();
+    loop {
+        match csv.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => return Err(csv_error(file, &e)),
+        }
+        let line = record.position().map(|p| p.line()).unwrap_or(0);
+        if record.iter().all(str::is_empty) {
+            continue;
+        }
+        let id = |index: usize, column: &str| -> Result<String, ScoreTableError> {
+            let v = record.get(index).unwrap_or("");
+            if v.is_empty() {
+                Err(ScoreTableError::EmptyId {
+                    file: file.to_string(),
+                    line,
+                    column: column.to_string(),
+                })
+            } else {
+                Ok(v.to_string())
+            }
+        };
+        let target = id(ti, &columns.target)?;
+        let rater = id(ri, &columns.rater)?;
+        let t = *target_index.entry(target.clone()).or_insert_with(|| {
+            targets.push(target.clone());
+            targets.len() - 1
+        });
+        let r = *rater_index.entry(rater.clone()).or_insert_with(|| {
+            raters.push(rater.clone());
+            raters.len() - 1
+        });
+        let text = record.get(si).unwrap_or("").to_string();
+        if let Some(first) = entries.get(&(t, r)) {
+            return Err(ScoreTableError::Duplicate {
+                file: file.to_string(),
+                line,
+                first_line: first.line,
+                target,
+                rater,
+            });
+        }
+        entries.insert((t, r), RawCell { text, line });
+    }
+    let k = raters.len();
+    let mut cells = vec![None; targets.len() * k];
+    for ((t, r), cell) in entries {
+        cells[t * k + r] = Some(cell);
+    }
+    Ok(LongTable {
+        file: file.to_string(),
+        columns: columns.clone(),
+        targets,
+        raters,
+        cells,
+    })
+}
+
+fn parse_score(text: &str) -> Option<f64> {
+    text.parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+impl LongTable {
+    /// Number of targets.
+    pub fn n_targets(&self) -> usize {
+        self.targets.len()
+    }
+
+    /// Number of raters.
+    pub fn n_raters(&self) -> usize {
+        self.raters.len()
+    }
+
+    /// The cell of a target and rater, `None` when no row exists.
+    pub fn cell(&self, target: usize, rater: usize) -> Option<&RawCell> {
+        self.cells[target * self.raters.len() + rater].as_ref()
+    }
+
+    fn number(&self, cell: &RawCell) -> Result<Option<f64>, ScoreTableError> {
+        if cell.text.is_empty() {
+            return Ok(None);
+        }
+        parse_score(&cell.text)
+            .map(Some)
+            .ok_or_else(|| ScoreTableError::NotNumeric {
+                file: self.file.clone(),
+                line: cell.line,
+                column: self.columns.score.clone(),
+                value: cell.text.clone(),
+            })
+    }
+
+    /// Scores as numbers; empty scores and absent rows are missing.
+    pub fn numeric(&self) -> Result<NumericTable, ScoreTableError> {
+        let mut cells = Vec::with_capacity(self.cells.len());
+        for cell in &self.cells {
+            cells.push(match cell {
+                None => None,
+                Some(c) => self.number(c)?,
+            });
+        }
+        Ok(NumericTable {
+            targets: self.targets.clone(),
+            raters: self.raters.clone(),
+            cells,
+        })
+    }
+
+    /// Scores as categories. With `declared`, that list in that order (labels outside it are
+    /// errors); otherwise the observed labels, sorted numerically when all are numbers and
+    /// lexicographically otherwise.
+    pub fn categorical(
+        &self,
+        declared: Option<&[String]>,
+    ) -> Result<CategoryTable, ScoreTableError> {
+        let categories: Vec<String> = match declared {
+            Some(list) => {
+                let list: Vec<String> = list.iter().map(|s| s.trim().to_string()).collect();
+                for (i, c) in list.iter().enumerate() {
+                    if list[..i].contains(c) {
+                        return Err(ScoreTableError::DuplicateCategory(c.clone()));
+                    }
+                }
+                list
+            }
+            None => {
+                let mut seen: Vec<String> = Vec::new();
+                for c in self.cells.iter().flatten() {
+                    if !c.text.is_empty() && !seen.contains(&c.text) {
+                        seen.push(c.text.clone());
+                    }
+                }
+                if seen.iter().all(|s| parse_score(s).is_some()) {
+                    seen.sort_by(|a, b| {
+                        parse_score(a)
+                            .unwrap_or(0.0)
+                            .total_cmp(&parse_score(b).unwrap_or(0.0))
+                    });
+                } else {
+                    seen.sort();
+                }
+                seen
+            }
+        };
+        let values: Option<Vec<f64>> = categories.iter().map(|c| parse_score(c)).collect();
+        // With numeric categories, "1" and "1.0" are the same label.
+        let lookup = |text: &str| -> Option<usize> {
+            categories.iter().position(|c| c == text).or_else(|| {
+                let v = parse_score(text)?;
+                values.as_ref()?.iter().position(|&x| x == v)
+            })
+        };
+        let mut cells = Vec::with_capacity(self.cells.len());
+        for cell in &self.cells {
+            cells.push(match cell {
+                Some(c) if !c.text.is_empty() => {
+                    Some(
+                        lookup(&c.text).ok_or_else(|| ScoreTableError::UnknownCategory {
+                            file: self.file.clone(),
+                            line: c.line,
+                            column: self.columns.score.clone(),
+                            value: c.text.clone(),
+                            declared: categories.join(","),
+                        })?,
+                    )
+                }
+                _ => None,
+            });
+        }
+        Ok(CategoryTable {
+            targets: self.targets.clone(),
+            raters: self.raters.clone(),
+            categories,
+            values,
+            cells,
+        })
+    }
+
+    /// Scores of raters `a` and `b` over the targets both scored (in target order).
+    pub fn paired(&self, a: &str, b: &str) -> Result<PairedScores, ScoreTableError> {
+        let index = |name: &str| {
+            self.raters.iter().position(|r| r == name).ok_or_else(|| {
+                ScoreTableError::UnknownRater {
+                    file: self.file.clone(),
+                    rater: name.to_string(),
+                    column: self.columns.rater.clone(),
+                    available: self.raters.join(", "),
+                }
+            })
+        };
+        let (ia, ib) = (index(a)?, index(b)?);
+        let mut out = PairedScores {
+            targets: Vec::new(),
+            a: Vec::new(),
+            b: Vec::new(),
+        };
+        for (t, name) in self.targets.iter().enumerate() {
+            let sa = match self.cell(t, ia) {
+                Some(c) => self.number(c)?,
+                None => None,
+            };
+            let sb = match self.cell(t, ib) {
+                Some(c) => self.number(c)?,
+                None => None,
+            };
+            if let (Some(x), Some(y)) = (sa, sb) {
+                out.targets.push(name.clone());
+                out.a.push(x);
+                out.b.push(y);
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<LongTable, ScoreTableError> {
+        parse_long_csv(text.as_bytes(), "scores.csv", &ColumnNames::default())
+    }
+
+    #[test]
+    fn bom_crlf_and_missing_scores() {
+        let t = parse("\u{feff}target,rater,score\r\nt1,r1,3\r\nt1,r2,\r\nt2,r1,4\r\n").unwrap();
+        assert_eq!(
+            t.targets,
+            vec!["t1", "t2"],
+            "the BOM must not stick to the first column name"
+        );
+        let n = t.numeric().unwrap();
+        assert_eq!(
+            n.cells,
+            vec![Some(3.0), None, Some(4.0), None],
+            "an empty score and an absent row are both missing"
+        );
+    }
+
+    #[test]
+    fn duplicates_are_refused_with_both_lines() {
+        let e = parse("target,rater,score\nt1,r1,3\nt1,r1,4\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("line 3") && msg.contains("line 2") && msg.contains("scores.csv"),
+            "the message names the file and both lines: {msg}"
+        );
+    }
+
+    #[test]
+    fn non_numeric_score_names_line_and_column() {
+        let t = parse("target,rater,score\nt1,r1,3\nt2,r1,high\n").unwrap();
+        let msg = t.numeric().unwrap_err().to_string();
+        assert!(
+            msg.contains("line 3") && msg.contains("`score`") && msg.contains("high"),
+            "message must locate the bad score: {msg}"
+        );
+    }
+
+    #[test]
+    fn unknown_column_and_ragged_rows() {
+        let cols = ColumnNames {
+            score: "value".into(),
+            ..ColumnNames::default()
+        };
+        let e = parse_long_csv("target,rater,score\n".as_bytes(), "s.csv", &cols).unwrap_err();
+        assert!(
+            e.to_string().contains("no column named `value`"),
+            "unknown columns are named: {e}"
+        );
+        let e = parse("target,rater,score\nt1,r1\n").unwrap_err();
+        assert!(
+            matches!(e, ScoreTableError::Unparsable { line: 2, .. }),
+            "a short row is unparsable at its line: {e}"
+        );
+    }
+
+    #[test]
+    fn categories_declared_and_observed() {
+        let t = parse("target,rater,score\na,x,1\na,y,0\nb,x,1\nb,y,1\n").unwrap();
+        let c = t.categorical(None).unwrap();
+        assert_eq!(
+            c.categories,
+            vec!["0", "1"],
+            "observed numeric labels sort numerically"
+        );
+        let declared = vec!["0".to_string(), "1".to_string(), "2".to_string()];
+        assert_eq!(
+            t.categorical(Some(&declared)).unwrap().categories.len(),
+            3,
+            "declared categories are kept even when unused"
+        );
+        let e = t.categorical(Some(&["0".to_string()])).unwrap_err();
+        assert!(
+            e.to_string().contains("line 2"),
+            "a label outside the declared set names its line: {e}"
+        );
+    }
+}

@@ -3,8 +3,10 @@
 //! `concord-stats`, and the LLM judge runner. It never depends on tauri: the desktop shell and the
 //! `concord` CLI are both thin layers over this crate.
 
+pub mod agreement;
 pub mod clock;
 pub mod demo;
+pub mod import;
 pub mod rubric;
 pub mod score_table;
 pub mod store;

@@ -5,8 +5,11 @@
 //! refused before anything is written to it. All writes go through [`Store::write`], one transaction
 //! each, so a failed import leaves the study exactly as it was.
 
+mod bulk;
 mod read;
 mod write;
+
+pub use bulk::*;
 
 pub use read::*;
 pub use write::*;
@@ -20,7 +23,10 @@ use std::sync::Arc;
 /// `PRAGMA application_id` of every Concord study ("CONC").
 pub const APPLICATION_ID: i32 = 0x434F_4E43;
 
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_study.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_study.sql"),
+    include_str!("../migrations/0002_import.sql"),
+];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

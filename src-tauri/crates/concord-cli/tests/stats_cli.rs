@@ -1,0 +1,397 @@
+//! `concord stats icc|agreement|compare` run as a user would: the binary on small CSV files,
+//! checking the JSON contract and the error messages.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn write_csv(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).expect("temp file is writable");
+    path
+}
+
+fn concord(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_concord"))
+        .args(args)
+        .output()
+        .expect("the concord binary runs")
+}
+
+fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "command must succeed; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("--json prints one JSON document")
+}
+
+/// Shrout & Fleiss (1979), six targets × four judges, in long form.
+fn shrout_fleiss_csv() -> String {
+    let m = [
+        [9, 2, 5, 8],
+        [6, 1, 3, 2],
+        [8, 4, 6, 8],
+        [7, 1, 2, 6],
+        [10, 5, 6, 9],
+        [6, 2, 4, 7],
+    ];
+    let mut s = String::from("target,rater,score\n");
+    for (t, row) in m.iter().enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            s.push_str(&format!("t{t},judge{j},{v}\n"));
+        }
+    }
+    s
+}
+
+#[test]
+fn icc_json_has_the_contract_shape_and_published_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_csv(&dir, "sf.csv", &shrout_fleiss_csv());
+    let v = json_of(&concord(&[
+        "stats",
+        "icc",
+        path.to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(v["n_targets"], 6, "six targets in the file");
+    assert_eq!(v["n_raters"], 4, "four judges in the file");
+    assert_eq!(v["n_targets_used"], 6, "no missing data, every target used");
+    let rows = v["icc"].as_array().expect("icc is an array");
+    let types: Vec<&str> = rows.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        ["ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k"],
+        "six rows in the contract's order"
+    );
+    let published = [0.17, 0.29, 0.71, 0.44, 0.62, 0.91];
+    for (row, p) in rows.iter().zip(published) {
+        let keys: Vec<&String> = row.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys.len(),
+            7,
+            "each row has exactly type, icc, f, df1, df2, p, ci95: {keys:?}"
+        );
+        let icc = row["icc"].as_f64().unwrap();
+        assert!(
+            (icc - p).abs() <= 0.005,
+            "{} must round to Shrout & Fleiss's {p}, got {icc}",
+            row["type"]
+        );
+        let ci = row["ci95"].as_array().unwrap();
+        assert!(
+            ci[0].as_f64().unwrap() <= icc && icc <= ci[1].as_f64().unwrap(),
+            "the CI must contain the estimate"
+        );
+    }
+    assert_eq!(rows[1]["df2"], 15.0, "two-way df2 = (n-1)(k-1) = 15");
+}
+
+#[test]
+fn icc_drops_targets_with_missing_scores_and_reads_custom_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "\u{feff}item,who,value\r\na,x,1\r\na,y,2\r\nb,x,3\r\nb,y,\r\nc,x,4\r\nc,y,5\r\nd,x,2\r\nd,y,2\r\ne,x,5\r\ne,y,4\r\n";
+    let path = write_csv(&dir, "custom.csv", text);
+    let out = concord(&[
+        "stats",
+        "icc",
+        path.to_str().unwrap(),
+        "--target",
+        "item",
+        "--rater",
+        "who",
+        "--score",
+        "value",
+        "--json",
+    ]);
+    let v = json_of(&out);
+    assert_eq!(
+        v["n_targets"], 5,
+        "five targets in the file (BOM and CRLF must not disturb reading)"
+    );
+    assert_eq!(
+        v["n_targets_used"], 4,
+        "target b has an empty score and is dropped"
+    );
+}
+
+#[test]
+fn icc_without_json_prints_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_csv(&dir, "sf.csv", &shrout_fleiss_csv());
+    let out = concord(&["stats", "icc", path.to_str().unwrap()]);
+    assert!(out.status.success(), "text mode succeeds");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("ICC(C,1)") && text.contains("95% CI") && text.contains("0.715"),
+        "text table names forms and values:\n{text}"
+    );
+}
+
+#[test]
+fn perfect_consistency_prints_infinite_f_as_null() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_csv(
+        &dir,
+        "parallel.csv",
+        "target,rater,score\n1,a,1\n1,b,2\n2,a,2\n2,b,3\n3,a,4\n3,b,5\n",
+    );
+    let v = json_of(&concord(&[
+        "stats",
+        "icc",
+        path.to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(
+        v["icc"][2]["icc"], 1.0,
+        "raters one point apart are perfectly consistent"
+    );
+    assert!(v["icc"][2]["f"].is_null(), "an infinite F prints as null");
+}
+
+#[test]
+fn agreement_json_keys_and_fleiss_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("target,rater,score\n");
+    let labels = [
+        (1, 1),
+        (1, 1),
+        (0, 0),
+        (1, 0),
+        (0, 0),
+        (1, 1),
+        (0, 1),
+        (1, 1),
+        (0, 0),
+        (1, 1),
+    ];
+    for (i, (a, b)) in labels.iter().enumerate() {
+        text.push_str(&format!("{i},r1,{a}\n{i},r2,{b}\n"));
+    }
+    let path = write_csv(&dir, "binary.csv", &text);
+    let v = json_of(&concord(&[
+        "stats",
+        "agreement",
+        path.to_str().unwrap(),
+        "--categories",
+        "0,1",
+        "--json",
+    ]));
+    for key in [
+        "percent_agreement",
+        "cohen_kappa",
+        "fleiss_kappa",
+        "gwet_ac1",
+        "krippendorff_alpha",
+        "n_items",
+        "n_raters",
+    ] {
+        assert!(v.get(key).is_some(), "agreement output has key {key}");
+    }
+    assert_eq!(
+        v["percent_agreement"], 0.8,
+        "8 of 10 items labelled identically"
+    );
+    // 2×2 table [[3,1],[1,5]]: p_o = 0.8, p_e = 0.4·0.4 + 0.6·0.6 = 0.52, κ = 0.28/0.48.
+    let k = v["cohen_kappa"].as_f64().unwrap();
+    assert!(
+        (k - 0.28 / 0.48).abs() < 1e-12,
+        "Cohen's kappa from the 2×2 table, got {k}"
+    );
+    for metric in ["nominal", "ordinal", "interval"] {
+        assert!(
+            v["krippendorff_alpha"][metric].is_number(),
+            "alpha {metric} is reported"
+        );
+    }
+    assert_eq!(v["n_items"], 10, "ten items");
+}
+
+#[test]
+fn agreement_with_three_raters_has_no_cohen_kappa() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("target,rater,score\n");
+    for (i, row) in [
+        ["a", "a", "b"],
+        ["b", "b", "b"],
+        ["a", "a", "a"],
+        ["c", "b", "c"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        for (j, l) in row.iter().enumerate() {
+            text.push_str(&format!("{i},r{j},{l}\n"));
+        }
+    }
+    let path = write_csv(&dir, "three.csv", &text);
+    let v = json_of(&concord(&[
+        "stats",
+        "agreement",
+        path.to_str().unwrap(),
+        "--json",
+    ]));
+    assert!(
+        v["cohen_kappa"].is_null(),
+        "Cohen's kappa needs exactly two raters"
+    );
+    assert!(
+        v["fleiss_kappa"].is_number(),
+        "Fleiss' kappa works for three raters"
+    );
+    assert!(
+        v["krippendorff_alpha"]["interval"].is_null(),
+        "text labels have no interval metric"
+    );
+    let pa = v["percent_agreement"].as_f64().unwrap();
+    assert!(
+        (pa - (1.0 / 3.0 + 1.0 + 1.0 + 1.0 / 3.0) / 4.0).abs() < 1e-12,
+        "Fleiss' P-bar over items, got {pa}"
+    );
+}
+
+#[test]
+fn agreement_refuses_labels_outside_declared_categories() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_csv(
+        &dir,
+        "bad.csv",
+        "target,rater,score\n1,a,0\n1,b,1\n2,a,2\n2,b,1\n",
+    );
+    let out = concord(&[
+        "stats",
+        "agreement",
+        path.to_str().unwrap(),
+        "--categories",
+        "0,1",
+        "--json",
+    ]);
+    assert!(!out.status.success(), "an undeclared label is an error");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.csv") && err.contains("line 4") && err.contains("`2`"),
+        "error names file, line and label: {err}"
+    );
+}
+
+#[test]
+fn compare_json_has_the_contract_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("target,rater,score\n");
+    let pairs = [(4.0, 3.0), (5.0, 5.0), (3.0, 2.0), (2.0, 2.0), (4.0, 4.5)];
+    for (i, (j, e)) in pairs.iter().enumerate() {
+        text.push_str(&format!("{i},judge,{j}\n{i},expert,{e}\n"));
+    }
+    text.push_str("9,judge,3\n");
+    let path = write_csv(&dir, "pairs.csv", &text);
+    let v = json_of(&concord(&[
+        "stats",
+        "compare",
+        path.to_str().unwrap(),
+        "--a",
+        "judge",
+        "--b",
+        "expert",
+        "--json",
+    ]));
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut expected = [
+        "n",
+        "bias",
+        "sd_diff",
+        "loa95",
+        "mse",
+        "rmse",
+        "mae",
+        "pearson",
+        "spearman",
+        "kendall_tau_b",
+        "lin_ccc",
+    ];
+    expected.sort_unstable();
+    let mut got = keys.clone();
+    got.sort_unstable();
+    assert_eq!(got, expected, "exactly the contract's keys");
+    assert_eq!(v["n"], 5, "target 9 has no expert score and is left out");
+    assert!(
+        (v["bias"].as_f64().unwrap() - 0.3).abs() < 1e-12,
+        "mean of judge − expert = (1+0+1+0−0.5)/5"
+    );
+    assert!(
+        (v["mse"].as_f64().unwrap() - 0.45).abs() < 1e-12,
+        "mean squared difference = 2.25/5"
+    );
+}
+
+#[test]
+fn errors_name_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let dup = write_csv(&dir, "dup.csv", "target,rater,score\n1,a,3\n1,b,4\n1,a,5\n");
+    let out = concord(&["stats", "icc", dup.to_str().unwrap(), "--json"]);
+    assert!(!out.status.success(), "duplicate ratings must fail");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("dup.csv")
+            && err.contains("line 4")
+            && err.contains("line 2")
+            && err.contains("refused"),
+        "duplicate error names both lines: {err}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "nothing is printed on stdout after an error"
+    );
+
+    let bad = write_csv(&dir, "bad.csv", "target,rater,score\n1,a,3\n1,b,three\n");
+    let err = String::from_utf8_lossy(&concord(&["stats", "icc", bad.to_str().unwrap()]).stderr)
+        .to_string();
+    assert!(
+        err.contains("line 3") && err.contains("`score`") && err.contains("three"),
+        "non-numeric score located: {err}"
+    );
+
+    let cols = write_csv(&dir, "cols.csv", "item,rater,score\n1,a,3\n");
+    let err = String::from_utf8_lossy(&concord(&["stats", "icc", cols.to_str().unwrap()]).stderr)
+        .to_string();
+    assert!(
+        err.contains("no column named `target`") && err.contains("item"),
+        "unknown column error lists the header: {err}"
+    );
+
+    let ragged = write_csv(&dir, "ragged.csv", "target,rater,score\n1,a,3\n1,b\n");
+    let err = String::from_utf8_lossy(&concord(&["stats", "icc", ragged.to_str().unwrap()]).stderr)
+        .to_string();
+    assert!(
+        err.contains("ragged.csv") && err.contains("line 3"),
+        "an unparsable row is located: {err}"
+    );
+
+    let out = concord(&[
+        "stats",
+        "compare",
+        cols.to_str().unwrap(),
+        "--target",
+        "item",
+        "--a",
+        "a",
+        "--b",
+        "zed",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("zed"),
+        "an unknown rater is named: {err}"
+    );
+
+    let out = concord(&[
+        "stats",
+        "icc",
+        dir.path().join("absent.csv").to_str().unwrap(),
+    ]);
+    assert!(
+        !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("absent.csv"),
+        "a missing file is named"
+    );
+}

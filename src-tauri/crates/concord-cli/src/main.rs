@@ -1,6 +1,8 @@
 //! The `concord` command line: every headless job (demo study, statistics on CSV files, imports,
 //! agreement reports, exports, judge runs) as a thin layer over `concord-core`.
 
+mod agreement_cmd;
+mod import_cmd;
 mod stats_cmd;
 mod study_cmd;
 
@@ -29,6 +31,10 @@ enum Command {
     Overview,
     /// Agreement statistics on a long-form CSV file (no study needed).
     Stats(stats_cmd::StatsArgs),
+    /// Import released datasets or long-form files into the study.
+    Import(import_cmd::ImportArgs),
+    /// Judge–expert agreement over the study (the MentalAlign table, or the full report).
+    Agreement(agreement_cmd::AgreementArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +45,12 @@ fn main() -> ExitCode {
             study_cmd::overview(cli.db.as_deref(), cli.json).map_err(Into::into)
         }
         Command::Stats(args) => stats_cmd::run(&args, cli.json).map_err(Into::into),
+        Command::Import(args) => {
+            import_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Agreement(args) => {
+            agreement_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
     };
     match result {
         Ok(out) => {

@@ -37,14 +37,6 @@ pub fn conversation_external_id(n: u64) -> String {
     format!("mentalbench:{n}")
 }
 
-/// Which rater a file's ratings belong to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FileRater {
-    Expert,
-    /// A judge with its model id.
-    Judge(String),
-}
-
 /// One rating cell after validation.
 #[derive(Debug, Clone, PartialEq)]
 struct ParsedCell {
@@ -72,6 +64,26 @@ pub fn import_dir(
     store: &mut Store,
     dir: &Path,
     options: &ImportOptions,
+) -> Result<ImportReport, ImportError> {
+    import_dir_judged(store, dir, options, None)
+}
+
+/// [`import_dir`] naming the judge of the folder's judge file(s) explicitly, for exports whose
+/// sheet names are not model ids.
+pub fn import_dir_as(
+    store: &mut Store,
+    dir: &Path,
+    options: &ImportOptions,
+    judge: &str,
+) -> Result<ImportReport, ImportError> {
+    import_dir_judged(store, dir, options, Some(judge))
+}
+
+fn import_dir_judged(
+    store: &mut Store,
+    dir: &Path,
+    options: &ImportOptions,
+    judge: Option<&str>,
 ) -> Result<ImportReport, ImportError> {
     let whole = Location {
         file: dir.display().to_string(),
@@ -102,7 +114,7 @@ pub fn import_dir(
                 .to_string(),
         ));
     }
-    import_files(store, &files, options)
+    import_files_judged(store, &files, options, judge)
 }
 
 /// Import the given MentalAlign files (human and/or judge files) in one transaction.
@@ -110,6 +122,15 @@ pub fn import_files(
     store: &mut Store,
     paths: &[PathBuf],
     options: &ImportOptions,
+) -> Result<ImportReport, ImportError> {
+    import_files_judged(store, paths, options, None)
+}
+
+fn import_files_judged(
+    store: &mut Store,
+    paths: &[PathBuf],
+    options: &ImportOptions,
+    judge: Option<&str>,
 ) -> Result<ImportReport, ImportError> {
     let inputs: Vec<(String, Vec<u8>)> = paths
         .iter()
@@ -130,7 +151,7 @@ pub fn import_files(
         })
         .collect::<Result<_, _>>()
         .map_err(|i| ImportError::Rejected(vec![i]))?;
-    import_bytes(store, &inputs, options, None)
+    import_bytes(store, &inputs, options, judge)
 }
 
 /// Import MentalAlign files given as (file name, bytes). `judge` overrides the judge model id the

@@ -14,7 +14,10 @@
 
 pub mod catalog;
 mod index;
+pub mod long;
 pub mod mentalalign;
+pub mod mentalbench;
+pub mod psycrisis;
 pub mod reply;
 pub mod table;
 

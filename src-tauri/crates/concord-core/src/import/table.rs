@@ -59,10 +59,14 @@ pub fn format_number(x: f64) -> String {
 }
 
 /// One data row; `number` is the row as the user sees it (1-based, counting the header row, so
-/// the first data row of a sheet or CSV is row 2; for JSON Lines the line number).
+/// the first data row of a sheet is row 2; for CSV the line the record starts on; for JSON Lines
+/// the line number).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawRow {
     pub number: usize,
+    /// The data record's ordinal (1-based, header excluded, blank records counted): the n-th row
+    /// of data whatever line breaks its cells hold.
+    pub record: usize,
     pub cells: Vec<Cell>,
 }
 
@@ -243,6 +247,7 @@ fn read_csv(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
     let mut headers: Option<Vec<String>> = None;
     let mut rows = Vec::new();
     let mut record = csv::ByteRecord::new();
+    let mut ordinal = 0usize;
     loop {
         match reader.read_byte_record(&mut record) {
             Ok(false) => break,
@@ -302,6 +307,7 @@ fn read_csv(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
                 )
             }
             Some(h) => {
+                ordinal += 1;
                 if cells.iter().all(Cell::is_blank) {
                     continue;
                 }
@@ -323,6 +329,7 @@ fn read_csv(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
                 }
                 rows.push(RawRow {
                     number: line,
+                    record: ordinal,
                     cells,
                 });
             }
@@ -444,7 +451,12 @@ fn read_jsonl(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
             };
             cells[position] = cell;
         }
-        rows.push(RawRow { number, cells });
+        let record = rows.len() + 1;
+        rows.push(RawRow {
+            number,
+            record,
+            cells,
+        });
     }
     if !issues.is_empty() {
         return Err(issues);
@@ -551,6 +563,7 @@ fn sheet_table(
     let has_formulas = !formulas.is_empty();
     let mut issues = Vec::new();
     let mut headers: Option<Vec<String>> = None;
+    let mut header_row = 0usize;
     let mut rows = Vec::new();
     for (r, row) in range.rows().enumerate() {
         let abs_row = row0 as usize + r;
@@ -621,12 +634,17 @@ fn sheet_table(
                         .map(|c| c.as_text().unwrap_or_default().trim().to_string())
                         .collect(),
                 );
+                header_row = number;
             }
             Some(_) => {
                 if cells.iter().all(Cell::is_blank) {
                     continue;
                 }
-                rows.push(RawRow { number, cells });
+                rows.push(RawRow {
+                    number,
+                    record: number - header_row,
+                    cells,
+                });
             }
         }
         if issues.len() > 200 {

@@ -1,0 +1,240 @@
+//! `concord agreement`: judge–expert agreement over the study. `--method mentalalign` prints the
+//! paper's table (system level, one row per judge × attribute, exactly the command-line contract's
+//! keys; `--groups` adds the CSS/ARS rows); `--method full` prints the whole agreement report
+//! (both levels, per-expert and expert–expert comparisons, Bland–Altman, Lin's CCC, binary
+//! dimensions and totals) as the desktop panel receives it.
+
+use crate::import_cmd::{open_for_writing, ImportCmdError};
+use clap::{Args, ValueEnum};
+use concord_core::agreement::{
+    self, AgreementCell, AgreementOptions, AgreementReport, Comparison, Level, DEFAULT_SEED,
+};
+use serde::Serialize;
+use std::path::Path;
+
+#[derive(Args, Debug)]
+pub struct AgreementArgs {
+    /// `mentalalign`: the paper's system-level table; `full`: every comparison and level.
+    #[arg(long, value_enum, default_value = "mentalalign")]
+    method: MethodArg,
+    /// Rubric whose ratings are compared (default: mentalbench, or psycrisis for binary output).
+    #[arg(long, default_value = "mentalbench")]
+    rubric: String,
+    /// Include the CSS and ARS group rows in the mentalalign table.
+    #[arg(long)]
+    groups: bool,
+    /// Level(s) for `--method full`.
+    #[arg(long, value_enum, default_value = "both")]
+    level: LevelArg,
+    /// Bootstrap seed (ChaCha8).
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    seed: u64,
+    /// Bootstrap resamples per cell.
+    #[arg(long, default_value_t = 1000)]
+    resamples: usize,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum MethodArg {
+    Mentalalign,
+    Full,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum LevelArg {
+    System,
+    Item,
+    Both,
+}
+
+/// One row of the MentalAlign table, with exactly the contract's keys.
+#[derive(Debug, Serialize)]
+struct MentalAlignRow<'a> {
+    judge: &'a str,
+    attribute: &'a str,
+    group: Option<&'a str>,
+    icc_c1: Option<f64>,
+    icc_a1: Option<f64>,
+    ci95: [Option<f64>; 2],
+    ci_width: Option<f64>,
+    status: Option<&'static str>,
+    bias: Option<f64>,
+    mse: Option<f64>,
+    n_pairs: usize,
+}
+
+fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
+    MentalAlignRow {
+        judge: &c.rater,
+        attribute: &c.attribute,
+        group: c.group.as_deref(),
+        icc_c1: c.icc_c1,
+        icc_a1: c.icc_a1,
+        ci95: c.ci95,
+        ci_width: c.ci_width,
+        status: c.status.map(|s| s.as_str()),
+        bias: c.bias,
+        mse: c.mse,
+        n_pairs: c.n_pairs,
+    }
+}
+
+pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String, ImportCmdError> {
+    let store = open_for_writing(db)?;
+    let levels = match (args.method, args.level) {
+        (MethodArg::Mentalalign, _) | (_, LevelArg::System) => vec![Level::System],
+        (_, LevelArg::Item) => vec![Level::Item],
+        (_, LevelArg::Both) => vec![Level::System, Level::Item],
+    };
+    let options = AgreementOptions {
+        rubric: args.rubric.clone(),
+        seed: args.seed,
+        resamples: args.resamples,
+        levels,
+        groups: args.method == MethodArg::Full || args.groups,
+        per_expert: args.method == MethodArg::Full,
+    };
+    let report = agreement::report(&store, options)?;
+    match args.method {
+        MethodArg::Mentalalign => {
+            let rows: Vec<MentalAlignRow<'_>> = mentalalign_cells(&report).map(row).collect();
+            if json {
+                Ok(format!("{}\n", serde_json::to_string_pretty(&rows)?))
+            } else {
+                Ok(render_table(&rows))
+            }
+        }
+        MethodArg::Full => {
+            if json {
+                Ok(format!("{}\n", serde_json::to_string_pretty(&report)?))
+            } else {
+                Ok(render_full(&report))
+            }
+        }
+    }
+}
+
+fn mentalalign_cells(report: &AgreementReport) -> impl Iterator<Item = &AgreementCell> {
+    report
+        .cells
+        .iter()
+        .filter(|c| c.comparison == Comparison::JudgeVsExperts && c.level == Level::System)
+}
+
+fn num(x: Option<f64>, signed: bool) -> String {
+    match x {
+        Some(v) if signed => format!("{v:+.3}"),
+        Some(v) => format!("{v:.3}"),
+        None => "—".to_string(),
+    }
+}
+
+fn render_table(rows: &[MentalAlignRow<'_>]) -> String {
+    if rows.is_empty() {
+        return "No judge and expert ratings to compare in this rubric.\n".to_string();
+    }
+    let mut out = format!(
+        "{:<28} {:<16} {:<5} {:>8} {:>8} {:>17} {:>6} {:<9} {:>7} {:>6} {:>7}\n",
+        "judge", "attribute", "group", "ICC(C,1)", "ICC(A,1)", "95% CI", "width", "status",
+        "bias", "MSE", "pairs"
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "{:<28} {:<16} {:<5} {:>8} {:>8} {:>17} {:>6} {:<9} {:>7} {:>6} {:>7}\n",
+            r.judge,
+            r.attribute,
+            r.group.unwrap_or(""),
+            num(r.icc_c1, false),
+            num(r.icc_a1, false),
+            format!("[{}, {}]", num(r.ci95[0], false), num(r.ci95[1], false)),
+            num(r.ci_width, false),
+            r.status.unwrap_or("—"),
+            num(r.bias, true),
+            num(r.mse, false),
+            r.n_pairs
+        ));
+    }
+    out
+}
+
+fn render_full(report: &AgreementReport) -> String {
+    let mut out = String::new();
+    if !report.cells.is_empty() {
+        out.push_str(&format!(
+            "{:<16} {:<28} {:<20} {:<16} {:<6} {:>6} {:>8} {:>8} {:>17} {:>7} {:>6} {:>6}\n",
+            "comparison",
+            "rater",
+            "reference",
+            "attribute",
+            "level",
+            "n",
+            "ICC(C,1)",
+            "ICC(A,1)",
+            "95% CI",
+            "bias",
+            "MSE",
+            "CCC"
+        ));
+        for c in &report.cells {
+            out.push_str(&format!(
+                "{:<16} {:<28} {:<20} {:<16} {:<6} {:>6} {:>8} {:>8} {:>17} {:>7} {:>6} {:>6}\n",
+                match c.comparison {
+                    Comparison::JudgeVsExperts => "judge–experts",
+                    Comparison::JudgeVsExpert => "judge–expert",
+                    Comparison::ExpertVsExpert => "expert–expert",
+                },
+                c.rater,
+                c.reference,
+                c.attribute,
+                c.level.as_str(),
+                c.n_targets,
+                num(c.icc_c1, false),
+                num(c.icc_a1, false),
+                format!("[{}, {}]", num(c.ci95[0], false), num(c.ci95[1], false)),
+                num(c.bias, true),
+                num(c.mse, false),
+                num(c.lin_ccc, false)
+            ));
+        }
+    }
+    if !report.binary.is_empty() {
+        out.push_str(&format!(
+            "\n{:<28} {:<36} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7}\n",
+            "judge", "dimension", "n", "kappa", "AC1", "PABAK", "sens", "spec"
+        ));
+        for b in &report.binary {
+            out.push_str(&format!(
+                "{:<28} {:<36} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7}\n",
+                b.judge,
+                b.attribute,
+                b.n_items,
+                num(b.cohen_kappa, false),
+                num(b.gwet_ac1, false),
+                num(b.pabak, false),
+                num(b.sensitivity.estimate, false),
+                num(b.specificity.estimate, false)
+            ));
+        }
+    }
+    if !report.totals.is_empty() {
+        out.push_str(&format!(
+            "\n{:<28} {:<6} {:>6} {:>8} {:>8} {:>8}\n",
+            "judge (totals)", "level", "n", "Pearson", "Spearman", "Kendall"
+        ));
+        for t in &report.totals {
+            out.push_str(&format!(
+                "{:<28} {:<6} {:>6} {:>8} {:>8} {:>8}\n",
+                t.judge,
+                t.level.as_str(),
+                t.n,
+                num(t.pearson, false),
+                num(t.spearman, false),
+                num(t.kendall_tau_b, false)
+            ));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("No judge and expert ratings to compare in this rubric.\n");
+    }
+    out
+}

@@ -1,0 +1,370 @@
+//! `concord import <format> …`: bring released datasets and generic long-form files into the study
+//! (MentalAlign-70k folders, MentalBench-100k answer texts, PsyCrisis workbooks, long-form items and
+//! ratings), then print what was imported and the data-quality report. Every import is
+//! all-or-nothing; a refused import prints each problem with its file, sheet, row and column.
+
+use crate::study_cmd::{study_path, StudyCmdError};
+use clap::{Args, Subcommand, ValueEnum};
+use concord_core::clock::SystemClock;
+use concord_core::import::long::{self, ItemColumns, RatingColumns};
+use concord_core::import::{
+    mentalalign, mentalbench, psycrisis, FileReport, FileStatus, ImportError, ImportOptions,
+    ImportReport, OutOfScale, QualityKind, ReplyParsing,
+};
+use concord_core::store::{RaterKind, Store, StoreError};
+use concord_core::study_location::{self, StudyPath};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    format: ImportFormat,
+    /// Out-of-scale whole numbers (0 or 6 on 1–5): keep as written (the paper's choice) or store
+    /// as missing. The raw value is kept either way.
+    #[arg(long, value_enum, default_value = "keep", global = true)]
+    out_of_scale: OutOfScaleArg,
+    /// Judge replies: strict (one JSON object, optionally fenced; the paper's cleaning) or lenient
+    /// (also an object inside prose, and scores salvaged from broken JSON).
+    #[arg(long, value_enum, default_value = "strict", global = true)]
+    replies: RepliesArg,
+    /// Seed of the queue orders of raters the import creates.
+    #[arg(long, default_value_t = 0x00C0_FFEE, global = true)]
+    seed: u64,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum OutOfScaleArg {
+    Keep,
+    Missing,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum RepliesArg {
+    Strict,
+    Lenient,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum KindArg {
+    Expert,
+    Judge,
+}
+
+#[derive(Subcommand, Debug)]
+enum ImportFormat {
+    /// Every MentalAlign-70k .xlsx in DIR (the human file and any judge files).
+    Mentalalign {
+        dir: PathBuf,
+        /// Judge model id for judge files whose sheet name is not one (e.g. "Sheet1").
+        #[arg(long)]
+        judge: Option<String>,
+    },
+    /// MentalBench-100k answer texts (CSV or XLSX; one row per conversation).
+    Mentalbench {
+        file: PathBuf,
+        /// Workbook sheet (default: the first).
+        #[arg(long)]
+        sheet: Option<String>,
+    },
+    /// A PsyCrisis workbook: utterance, answer, optional category, and a judge's
+    /// `evaluation_result` and/or expert dimension columns.
+    Psycrisis {
+        file: PathBuf,
+        /// Key of the source that wrote the answers (e.g. "gpt4o").
+        #[arg(long)]
+        source: String,
+        /// Display name of the source (default: the key).
+        #[arg(long)]
+        source_name: Option<String>,
+        /// Model id of the judge whose `evaluation_result` the file holds.
+        #[arg(long)]
+        judge: Option<String>,
+        /// Name of the expert whose dimension columns the file holds.
+        #[arg(long)]
+        expert: Option<String>,
+        #[arg(long)]
+        sheet: Option<String>,
+    },
+    /// Long-form items: conversation_id, context, response_id, source, text (CSV, JSONL, XLSX).
+    LongItems {
+        file: PathBuf,
+        /// Rubric the conversations are rated with.
+        #[arg(long, default_value = "mentalbench")]
+        rubric: String,
+        #[arg(long, default_value = "conversation_id")]
+        conversation_col: String,
+        #[arg(long, default_value = "context")]
+        context_col: String,
+        #[arg(long, default_value = "response_id")]
+        response_col: String,
+        #[arg(long, default_value = "source")]
+        source_col: String,
+        #[arg(long, default_value = "text")]
+        text_col: String,
+        #[arg(long)]
+        sheet: Option<String>,
+    },
+    /// Long-form ratings: item, rater, criterion, score, optional rationale (CSV, JSONL, XLSX).
+    LongRatings {
+        file: PathBuf,
+        #[arg(long, default_value = "mentalbench")]
+        rubric: String,
+        /// Item column (also accepted: `target`).
+        #[arg(long, default_value = "item")]
+        item_col: String,
+        #[arg(long, default_value = "rater")]
+        rater_col: String,
+        #[arg(long, default_value = "criterion")]
+        criterion_col: String,
+        #[arg(long, default_value = "score")]
+        score_col: String,
+        #[arg(long, default_value = "rationale")]
+        rationale_col: String,
+        /// Kind of raters not yet in the study.
+        #[arg(long, value_enum, default_value = "expert")]
+        kind: KindArg,
+        #[arg(long)]
+        sheet: Option<String>,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportCmdError {
+    #[error(transparent)]
+    Study(#[from] StudyCmdError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Import(#[from] ImportError),
+    #[error("could not print JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Open the study for a command that writes to it: an existing study, a new empty study at an
+/// explicit path, or the default study (created as the demo on first use, like the app does).
+pub fn open_for_writing(db: Option<&Path>) -> Result<Store, ImportCmdError> {
+    let path = study_path(db)?;
+    match &path {
+        StudyPath::Default(_) => Ok(study_location::open_or_create_demo(
+            &path,
+            Arc::new(SystemClock),
+            seed_from_clock(),
+        )
+        .map_err(StudyCmdError::from)?),
+        StudyPath::Explicit(p) => Ok(Store::open_or_create(p, Arc::new(SystemClock))?),
+    }
+}
+
+fn seed_from_clock() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x5eed)
+}
+
+pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, ImportCmdError> {
+    let options = ImportOptions {
+        out_of_scale: match args.out_of_scale {
+            OutOfScaleArg::Keep => OutOfScale::Keep,
+            OutOfScaleArg::Missing => OutOfScale::Missing,
+        },
+        replies: match args.replies {
+            RepliesArg::Strict => ReplyParsing::Strict,
+            RepliesArg::Lenient => ReplyParsing::Lenient,
+        },
+        seed: args.seed,
+    };
+    let mut store = open_for_writing(db)?;
+    let report = match &args.format {
+        ImportFormat::Mentalalign { dir, judge } => {
+            if let Some(judge) = judge {
+                mentalalign::import_dir_as(&mut store, dir, &options, judge)?
+            } else {
+                mentalalign::import_dir(&mut store, dir, &options)?
+            }
+        }
+        ImportFormat::Mentalbench { file, sheet } => {
+            mentalbench::import_file(&mut store, file, sheet.as_deref(), &options)?
+        }
+        ImportFormat::Psycrisis {
+            file,
+            source,
+            source_name,
+            judge,
+            expert,
+            sheet,
+        } => psycrisis::import_file(
+            &mut store,
+            file,
+            &psycrisis::CrisisFile {
+                source_key: source.clone(),
+                source_name: source_name.clone(),
+                judge: judge.clone(),
+                expert: expert.clone(),
+                sheet: sheet.clone(),
+            },
+            &options,
+        )?,
+        ImportFormat::LongItems {
+            file,
+            rubric,
+            conversation_col,
+            context_col,
+            response_col,
+            source_col,
+            text_col,
+            sheet,
+        } => long::import_items(
+            &mut store,
+            file,
+            rubric,
+            &ItemColumns {
+                conversation: conversation_col.clone(),
+                context: context_col.clone(),
+                response: response_col.clone(),
+                source: source_col.clone(),
+                text: text_col.clone(),
+            },
+            sheet.as_deref(),
+            &options,
+        )?,
+        ImportFormat::LongRatings {
+            file,
+            rubric,
+            item_col,
+            rater_col,
+            criterion_col,
+            score_col,
+            rationale_col,
+            kind,
+            sheet,
+        } => long::import_ratings(
+            &mut store,
+            file,
+            rubric,
+            &RatingColumns {
+                item: item_col.clone(),
+                rater: rater_col.clone(),
+                criterion: criterion_col.clone(),
+                score: score_col.clone(),
+                rationale: rationale_col.clone(),
+                new_rater_kind: match kind {
+                    KindArg::Expert => RaterKind::Expert,
+                    KindArg::Judge => RaterKind::Judge,
+                },
+            },
+            sheet.as_deref(),
+            &options,
+        )?,
+    };
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+    }
+    Ok(render(&report))
+}
+
+fn render(report: &ImportReport) -> String {
+    let mut out = String::new();
+    for f in &report.files {
+        out.push_str(&render_file(f));
+    }
+    out.push_str(&format!(
+        "options: out-of-scale values {}, judge replies {}\n",
+        report.options.out_of_scale.as_str(),
+        match report.options.replies {
+            ReplyParsing::Strict => "strict",
+            ReplyParsing::Lenient => "lenient",
+        }
+    ));
+    out
+}
+
+fn render_file(f: &FileReport) -> String {
+    let mut out = format!("{}", f.file);
+    if let Some(s) = &f.sheet {
+        out.push_str(&format!(" [{s}]"));
+    }
+    if f.status == FileStatus::AlreadyImported {
+        out.push_str(": already imported (same content); nothing changed\n");
+        return out;
+    }
+    out.push_str(&format!(
+        ": {}{} conversations added, {} responses added, {} texts filled, {} ratings written ({} updated)\n",
+        f.rater
+            .as_deref()
+            .map(|r| format!("rater {r}; "))
+            .unwrap_or_default(),
+        f.conversations_added,
+        f.responses_added,
+        f.texts_filled,
+        f.ratings_inserted + f.ratings_updated,
+        f.ratings_updated
+    ));
+    let q = &f.quality;
+    let mut lines = Vec::new();
+    if !q.out_of_scale.is_empty() {
+        let values: Vec<String> = q
+            .out_of_scale
+            .iter()
+            .map(|(v, n)| format!("{v} ×{n}"))
+            .collect();
+        lines.push(format!(
+            "out-of-scale values ({}): {}",
+            report_action(f),
+            values.join(", ")
+        ));
+    }
+    for (n, what) in [
+        (q.null_values, "null scores (missing)"),
+        (q.empty_values, "empty scores (missing)"),
+        (q.empty_cells, "empty rating cells (missing)"),
+        (q.missing_attributes, "attributes absent from a cell (missing)"),
+        (q.unparsed_replies, "judge replies without readable scores (kept verbatim)"),
+        (q.total_mismatches, "totals that differ from the sum of the dimensions"),
+        (q.missing_dimensions, "dimensions absent from a judge dict"),
+        (q.context_mismatches, "conversations whose context differs from the stored one"),
+    ] {
+        if n > 0 {
+            lines.push(format!("{what}: {n}"));
+        }
+    }
+    if lines.is_empty() {
+        out.push_str("  data quality: no findings\n");
+    } else {
+        out.push_str("  data quality:\n");
+        for l in lines {
+            out.push_str(&format!("    {l}\n"));
+        }
+        out.push_str("  findings (first 10; --json lists all):\n");
+        for item in q.items.iter().take(10) {
+            out.push_str(&format!(
+                "    {}{}: {} → {}\n",
+                item.at,
+                item.criterion
+                    .as_deref()
+                    .map(|c| format!(" [{c}]"))
+                    .unwrap_or_default(),
+                item.value.as_deref().unwrap_or("(empty)"),
+                item.action
+            ));
+        }
+    }
+    for w in &f.warnings {
+        out.push_str(&format!("  warning: {w}\n"));
+    }
+    out
+}
+
+fn report_action(f: &FileReport) -> &'static str {
+    match f
+        .quality
+        .items
+        .iter()
+        .find(|i| i.kind == QualityKind::OutOfScale)
+        .map(|i| i.action.as_str())
+    {
+        Some("kept") => "kept as written",
+        _ => "stored as missing",
+    }
+}

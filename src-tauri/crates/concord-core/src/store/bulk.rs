@@ -83,6 +83,95 @@ impl Store {
     }
 }
 
+/// What a rater said about a response as a whole (see the `judgement` table).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Judgement {
+    pub rationale: Option<String>,
+    /// Extra fields as a JSON object (e.g. `{"Overall": 4.4}`).
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
+    pub extra: serde_json::Value,
+    pub raw_reply: Option<String>,
+    pub origin: String,
+}
+
+impl Store {
+    /// The response of source `source_key` to the conversation with external id `conversation`.
+    pub fn response_id(&self, conversation: &str, source_key: &str) -> StoreResult<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT p.id FROM response p JOIN conversation c ON c.id = p.conversation_id
+                 JOIN source s ON s.id = p.source_id WHERE c.external_id = ?1 AND s.key = ?2",
+                params![conversation, source_key],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// The text of a response (`None` when it has none yet).
+    pub fn response_text(&self, response_id: i64) -> StoreResult<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row("SELECT text FROM response WHERE id = ?1", [response_id], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .flatten())
+    }
+
+    /// The context of the conversation with external id `conversation`.
+    pub fn conversation_context(&self, conversation: &str) -> StoreResult<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT context FROM conversation WHERE external_id = ?1",
+                [conversation],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// A rater's remarks on a response, if any.
+    pub fn judgement(&self, rater_id: i64, response_id: i64) -> StoreResult<Option<Judgement>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT rationale, extra_json, raw_reply, origin FROM judgement
+                 WHERE rater_id = ?1 AND response_id = ?2",
+                params![rater_id, response_id],
+                |r| {
+                    let extra: String = r.get(1)?;
+                    Ok(Judgement {
+                        rationale: r.get(0)?,
+                        extra: serde_json::from_str(&extra).unwrap_or_default(),
+                        raw_reply: r.get(2)?,
+                        origin: r.get(3)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// The stored value and raw value of one rating.
+    pub fn rating_value(
+        &self,
+        rater_id: i64,
+        response_id: i64,
+        criterion_id: i64,
+    ) -> StoreResult<Option<(Option<i64>, Option<String>)>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT value, raw_value FROM rating
+                 WHERE rater_id = ?1 AND response_id = ?2 AND criterion_id = ?3",
+                params![rater_id, response_id, criterion_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?)
+    }
+}
+
 impl StudyTx<'_> {
     /// The earlier import of a file with these bytes, if any (checked again inside the import's
     /// transaction so two concurrent imports cannot both record it).

@@ -1,0 +1,48 @@
+//! TypeScript declarations of every type that crosses IPC, generated from the Rust types with ts-rs
+//! into one committed file (`ui/src/lib/bindings.ts`). A test regenerates them and fails when the
+//! committed file drifts; `CONCORD_BLESS=1 cargo test bindings` rewrites it.
+
+use ts_rs::TS;
+
+/// Path of the committed bindings, relative to the workspace root.
+pub const BINDINGS_PATH: &str = "ui/src/lib/bindings.ts";
+
+macro_rules! declarations {
+    ($($t:ty),* $(,)?) => {{
+        let mut out = String::from(
+            "// Generated from the Rust IPC types by ts-rs. Do not edit by hand:\n\
+             // run `CONCORD_BLESS=1 cargo test bindings` after changing a Rust type.\n\n",
+        );
+        $(
+            out.push_str("export ");
+            out.push_str(&<$t as TS>::decl());
+            out.push_str("\n\n");
+        )*
+        // serde_json sends i64/u64 as JSON numbers, and every integer Concord sends (ids, counts,
+        // scores, epoch milliseconds) is far below 2^53, so they are `number`s in the UI.
+        out.trim_end().replace("bigint", "number") + "\n"
+    }};
+}
+
+/// The full text of the bindings file.
+pub fn typescript() -> String {
+    use concord_core::rubric::*;
+    use concord_core::store::*;
+    declarations!(
+        crate::error::IpcError,
+        crate::commands::study::StudyStatus,
+        StudyOverview,
+        RubricSummary,
+        CriterionSummary,
+        SourceCount,
+        RaterSummary,
+        RaterKind,
+        RatingOutcome,
+        Scale,
+        Anchor,
+        Group,
+        Criterion,
+        Total,
+        Rubric,
+    )
+}

@@ -1,0 +1,38 @@
+//! The one error shape the UI ever receives: `{code, message}`. `code` is stable and machine-readable
+//! (`not_a_study`, `newer_schema`, …); `message` is a sentence for the person at the screen.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
+#[derive(ts_rs::TS)]
+pub struct IpcError {
+    pub code: String,
+    pub message: String,
+}
+
+impl IpcError {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        IpcError {
+            code: code.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<concord_core::store::StoreError> for IpcError {
+    fn from(e: concord_core::store::StoreError) -> Self {
+        IpcError::new(e.code(), e.to_string())
+    }
+}
+
+impl From<concord_core::demo::DemoError> for IpcError {
+    fn from(e: concord_core::demo::DemoError) -> Self {
+        match e {
+            concord_core::demo::DemoError::Store(s) => s.into(),
+            other => IpcError::new("demo", other.to_string()),
+        }
+    }
+}
+
+pub type IpcResult<T> = Result<T, IpcError>;

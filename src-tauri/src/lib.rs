@@ -1,0 +1,31 @@
+//! The Concord desktop shell: a Tauri 2 window over `concord-core`. It owns the app state (the open
+//! study), the thin `#[tauri::command]`s (one core call each: no SQL, no statistics here), the IPC
+//! types and the single `{code, message}` error shape, and the TypeScript bindings generated from
+//! the Rust types for the UI.
+
+pub mod bindings;
+pub mod commands;
+pub mod error;
+pub mod state;
+
+use state::AppState;
+
+/// Command-line flag that opens a specific study file (`concord-app --study FILE`).
+pub const STUDY_FLAG: &str = "--study";
+
+/// Start the desktop app.
+pub fn run() {
+    let args: Vec<String> = std::env::args().collect();
+    let state = AppState::open(state::study_arg(&args));
+    tauri::Builder::default()
+        .manage(state)
+        .invoke_handler(tauri::generate_handler![
+            commands::study::study_overview,
+            commands::study::study_status,
+        ])
+        .run(tauri::generate_context!())
+        .unwrap_or_else(|e| {
+            eprintln!("Concord could not start its window: {e}");
+            std::process::exit(1);
+        });
+}

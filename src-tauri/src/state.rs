@@ -1,0 +1,72 @@
+//! App state: the one open study (or the reason it could not be opened, shown in the window), chosen
+//! from `--study FILE`, the `CONCORD_STUDY` environment variable, or the default study in the OS
+//! app-data folder, which is created as the demo study on first launch.
+
+use crate::error::{IpcError, IpcResult};
+use concord_core::clock::SystemClock;
+use concord_core::store::Store;
+use concord_core::study_location::{self, StudyPath, STUDY_ENV};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub struct AppState {
+    study: Mutex<Result<Store, IpcError>>,
+    pub path: Option<StudyPath>,
+}
+
+/// The study file named on the command line (`--study FILE` or `--study=FILE`), if any.
+pub fn study_arg(args: &[String]) -> Option<PathBuf> {
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
+        if a == crate::STUDY_FLAG {
+            return it.next().map(PathBuf::from);
+        }
+        if let Some(v) = a.strip_prefix("--study=") {
+            return Some(PathBuf::from(v));
+        }
+    }
+    None
+}
+
+impl AppState {
+    pub fn open(explicit: Option<PathBuf>) -> AppState {
+        let env = std::env::var(STUDY_ENV).ok();
+        let path = study_location::resolve(explicit.as_deref(), env.as_deref());
+        let study = match &path {
+            None => Err(IpcError::new(
+                "no_location",
+                "This system has no app-data folder; start Concord with --study FILE.",
+            )),
+            Some(p) => study_location::open_or_create_demo(p, Arc::new(SystemClock), launch_seed())
+                .map_err(IpcError::from),
+        };
+        AppState {
+            study: Mutex::new(study),
+            path,
+        }
+    }
+
+    /// The open study, or the error that explains why there is none.
+    pub fn study(&self) -> IpcResult<MutexGuard<'_, Result<Store, IpcError>>> {
+        self.study
+            .lock()
+            .map_err(|_| IpcError::new("internal", "the study lock was poisoned; restart Concord"))
+    }
+
+    /// Run `f` on the open study.
+    pub fn with_study<T>(&self, f: impl FnOnce(&mut Store) -> IpcResult<T>) -> IpcResult<T> {
+        let mut guard = self.study()?;
+        match guard.as_mut() {
+            Ok(store) => f(store),
+            Err(e) => Err(e.clone()),
+        }
+    }
+}
+
+/// Seed for randomised state created at launch (the demo's queue orders), drawn once at the edge.
+fn launch_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x5eed)
+}

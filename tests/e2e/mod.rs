@@ -1,0 +1,334 @@
+//! End-to-end harness: the real Concord window under Xvfb, driven through tauri-driver and
+//! WebKitWebDriver by a small W3C WebDriver client over reqwest. Each [`App`] gets its own X display,
+//! its own tauri-driver on free ports, and its own study file; everything is stopped on drop.
+//! Journeys of later screens live in sibling modules and use only this harness.
+
+mod overview;
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The window is a heavy process tree (app + WebKit web and network processes): run one at a time.
+static ONE_WINDOW_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+fn find_program(name: &str) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    if let Some(home) = std::env::var_os("HOME") {
+        dirs.push(PathBuf::from(home).join(".cargo/bin"));
+    }
+    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+/// Stop a child politely (SIGTERM lets tauri-driver stop its WebKitWebDriver), then for sure.
+fn terminate(child: &mut Child) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// An X server of our own when the environment has no display.
+struct Display {
+    name: String,
+    server: Option<Child>,
+}
+
+impl Display {
+    fn start() -> Display {
+        if let Some(d) = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty()) {
+            return Display { name: d, server: None };
+        }
+        let xvfb = find_program("Xvfb").expect(
+            "Xvfb is needed for the end-to-end tests; the README's test command installs it",
+        );
+        let mut server = Command::new(xvfb)
+            .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb starts");
+        let mut line = String::new();
+        BufReader::new(server.stdout.take().expect("Xvfb stdout"))
+            .read_line(&mut line)
+            .expect("Xvfb reports its display number");
+        let number = line.trim();
+        assert!(!number.is_empty(), "Xvfb must print the display it chose");
+        Display {
+            name: format!(":{number}"),
+            server: Some(server),
+        }
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        if let Some(s) = self.server.as_mut() {
+            terminate(s);
+        }
+    }
+}
+
+/// The built desktop binary (cargo builds it for this test target).
+pub fn app_binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_concord-app"))
+}
+
+/// Folder for screenshots and other artefacts a person looks at after a run.
+pub fn artifacts_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("artifacts");
+    std::fs::create_dir_all(&dir).expect("artefacts folder");
+    dir
+}
+
+/// One running Concord window with a WebDriver session on it.
+pub struct App {
+    http: reqwest::blocking::Client,
+    base: String,
+    session: String,
+    driver: Child,
+    _display: Display,
+    _turn: MutexGuard<'static, ()>,
+    /// When the session was requested (the app's launch).
+    pub launched_at: Instant,
+}
+
+#[derive(Debug, Clone)]
+pub struct Element(String);
+
+impl App {
+    /// Launch Concord on the study at `study` (created as the demo study if absent).
+    pub fn launch(study: &Path) -> App {
+        App::launch_with(study, &[])
+    }
+
+    pub fn launch_with(study: &Path, extra_env: &[(&str, &str)]) -> App {
+        let turn = ONE_WINDOW_AT_A_TIME
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let display = Display::start();
+        let driver_bin = find_program("tauri-driver").expect(
+            "tauri-driver is needed for the end-to-end tests; the README's test command installs it \
+             (cargo install tauri-driver --locked)",
+        );
+        let port = free_port();
+        let native = free_port();
+        let mut cmd = Command::new(driver_bin);
+        cmd.args(["--port", &port.to_string(), "--native-port", &native.to_string()])
+            .env("DISPLAY", &display.name)
+            .env("CONCORD_STUDY", study)
+            .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        let driver = cmd.spawn().expect("tauri-driver starts");
+        let http = reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .expect("http client");
+        let base = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while http.get(format!("{base}/status")).send().is_err() {
+            assert!(Instant::now() < deadline, "tauri-driver did not listen within 20 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let launched_at = Instant::now();
+        let caps = json!({"capabilities": {"alwaysMatch": {"tauri:options": {
+            "application": app_binary().to_string_lossy(),
+        }}}});
+        let resp: Value = http
+            .post(format!("{base}/session"))
+            .json(&caps)
+            .send()
+            .and_then(|r| r.json())
+            .expect("new WebDriver session");
+        let session = resp["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session id in {resp}"))
+            .to_string();
+        App {
+            http,
+            base,
+            session,
+            driver,
+            _display: display,
+            _turn: turn,
+            launched_at,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/session/{}{}", self.base, self.session, path)
+    }
+
+    fn post(&self, path: &str, body: Value) -> Value {
+        let resp: Value = self
+            .http
+            .post(self.url(path))
+            .json(&body)
+            .send()
+            .and_then(|r| r.json())
+            .unwrap_or_else(|e| panic!("WebDriver POST {path} failed: {e}"));
+        resp
+    }
+
+    fn get(&self, path: &str) -> Value {
+        self.http
+            .get(self.url(path))
+            .send()
+            .and_then(|r| r.json())
+            .unwrap_or_else(|e| panic!("WebDriver GET {path} failed: {e}"))
+    }
+
+    /// The first element matching `css`, if present now.
+    pub fn try_find(&self, css: &str) -> Option<Element> {
+        let v = self.post("/element", json!({"using": "css selector", "value": css}));
+        v["value"][ELEMENT_KEY].as_str().map(|s| Element(s.to_string()))
+    }
+
+    /// All elements matching `css` now.
+    pub fn find_all(&self, css: &str) -> Vec<Element> {
+        let v = self.post("/elements", json!({"using": "css selector", "value": css}));
+        v["value"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|e| e[ELEMENT_KEY].as_str().map(|s| Element(s.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Wait up to `timeout` for an element matching `css`.
+    pub fn wait_for(&self, css: &str, timeout: Duration) -> Element {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(e) = self.try_find(css) {
+                return e;
+            }
+            if Instant::now() > deadline {
+                self.screenshot("timeout");
+                panic!("no element {css:?} appeared within {timeout:?} (screenshot tests/artifacts/timeout.png)");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn text(&self, e: &Element) -> String {
+        self.get(&format!("/element/{}/text", e.0))["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    pub fn text_of(&self, css: &str) -> String {
+        let e = self.wait_for(css, Duration::from_secs(10));
+        self.text(&e)
+    }
+
+    pub fn attribute(&self, e: &Element, name: &str) -> Option<String> {
+        self.get(&format!("/element/{}/attribute/{name}", e.0))["value"]
+            .as_str()
+            .map(str::to_string)
+    }
+
+    pub fn click(&self, e: &Element) {
+        self.post(&format!("/element/{}/click", e.0), json!({}));
+    }
+
+    #[allow(dead_code)] // the rating-screen journeys type rationales
+    pub fn type_into(&self, e: &Element, text: &str) {
+        self.post(&format!("/element/{}/value", e.0), json!({"text": text}));
+    }
+
+    /// Press keys as a person would, sent to whatever has focus. Special keys use WebDriver code
+    /// points (e.g. "\u{E007}" Enter, "\u{E003}" Backspace, "\u{E012}" ArrowLeft).
+    #[allow(dead_code)] // the rating-screen journeys rate by keyboard
+    pub fn press(&self, keys: &str) {
+        let mut actions = Vec::new();
+        for ch in keys.chars() {
+            actions.push(json!({"type": "keyDown", "value": ch.to_string()}));
+            actions.push(json!({"type": "keyUp", "value": ch.to_string()}));
+        }
+        self.post(
+            "/actions",
+            json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]}),
+        );
+        self.http.delete(self.url("/actions")).send().ok();
+    }
+
+    /// Run JavaScript in the page and return its result.
+    pub fn script(&self, body: &str, args: Value) -> Value {
+        self.post("/execute/sync", json!({"script": body, "args": args}))["value"].clone()
+    }
+
+    /// Save a screenshot of the X display the window is on as tests/artifacts/<name>.png and
+    /// return its path. (The X server is captured rather than WebDriver's screenshot endpoint,
+    /// which WebKitWebDriver sometimes never answers on a page that has finished painting.)
+    pub fn screenshot(&self, name: &str) -> PathBuf {
+        let path = artifacts_dir().join(format!("{name}.png"));
+        let status = Command::new("import")
+            .args(["-display", &self._display.name, "-window", "root"])
+            .arg(&path)
+            .stderr(Stdio::null())
+            .status();
+        assert!(
+            status.map(|s| s.success()).unwrap_or(false),
+            "ImageMagick's import must capture display {} (the README's setup installs it)",
+            self._display.name
+        );
+        path
+    }
+
+    /// Resident memory (kB) of the Concord process this session launched, if it can be found.
+    pub fn app_rss_kb(&self) -> Option<u64> {
+        let exe = app_binary();
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let pid_dir = entry.path();
+            let Ok(target) = std::fs::read_link(pid_dir.join("exe")) else {
+                continue;
+            };
+            if target == exe {
+                let status = std::fs::read_to_string(pid_dir.join("status")).ok()?;
+                return status
+                    .lines()
+                    .find(|l| l.starts_with("VmRSS:"))
+                    .and_then(|l| l.split_whitespace().nth(1))
+                    .and_then(|n| n.parse().ok());
+            }
+        }
+        None
+    }
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        let _ = self.http.delete(self.url("")).send();
+        terminate(&mut self.driver);
+    }
+}

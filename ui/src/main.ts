@@ -1,0 +1,7 @@
+import { mount } from "svelte";
+import "./app.css";
+import App from "./App.svelte";
+
+const target = document.getElementById("app");
+if (!target) throw new Error("index.html lacks #app");
+export default mount(App, { target });

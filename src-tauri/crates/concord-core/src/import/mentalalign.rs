@@ -18,7 +18,7 @@
 use super::catalog::{self, judge_family, judge_from_sheet};
 use super::index::{RaterSpec, SourceSpec, StudyIndex};
 use super::reply::{classify, expert_object, judge_object, Score, ScoreObject};
-use super::table::{display_name, read_table_bytes, sheet_names, Cell, FileFormat, RawTable};
+use super::table::{display_name, read_table_bytes, Cell, FileFormat, RawTable};
 use super::{
     excerpt, record_file, sha256_hex, FileReport, FileStatus, ImportError, ImportOptions,
     ImportReport, Issue, Location, OutOfScale, QualityItem, QualityKind,
@@ -380,9 +380,8 @@ fn parse_file(
     options: &ImportOptions,
     judge: Option<&str>,
 ) -> Result<ParsedFile, Vec<Issue>> {
-    let sheets = sheet_names(name, bytes)?;
     let table = read_table_bytes(name, bytes, FileFormat::Xlsx, None)?;
-    let sheet = table.sheet.clone().or_else(|| sheets.first().cloned());
+    let sheet = table.sheet.clone();
     let mut report = FileReport::new(name, sheet.clone(), "mentalalign", sha);
     let mut issues = Vec::new();
 

@@ -683,25 +683,6 @@ pub fn column_letters(mut index: usize) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// The sheet names of a workbook file (for messages and judge identity).
-pub fn sheet_names(file: &str, bytes: &[u8]) -> Result<Vec<String>, Vec<Issue>> {
-    if !bytes.starts_with(b"PK\x03\x04") {
-        return Err(vec![Issue::error(
-            whole_file(file),
-            "wrong_format",
-            "this is not an Excel (.xlsx) workbook".to_string(),
-        )]);
-    }
-    let workbook = Xlsx::new(Cursor::new(bytes)).map_err(|e| {
-        vec![Issue::error(
-            whole_file(file),
-            "unreadable_workbook",
-            format!("the workbook cannot be opened (truncated or damaged?): {e}"),
-        )]
-    })?;
-    Ok(workbook.sheet_names())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,6 +26,7 @@ pub const APPLICATION_ID: i32 = 0x434F_4E43;
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_study.sql"),
     include_str!("../migrations/0002_import.sql"),
+    include_str!("../migrations/0003_judge_runs.sql"),
 ];
 
 /// The schema version this build writes and reads.

@@ -10,13 +10,22 @@ fn dependency_closure(root: &str) -> BTreeSet<String> {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");
-    assert!(out.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata is JSON");
     let names: BTreeMap<String, String> = meta["packages"]
         .as_array()
         .expect("packages")
         .iter()
-        .map(|p| (p["id"].as_str().unwrap().to_string(), p["name"].as_str().unwrap().to_string()))
+        .map(|p| {
+            (
+                p["id"].as_str().unwrap().to_string(),
+                p["name"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     let nodes = meta["resolve"]["nodes"].as_array().expect("resolve graph");
     let edges: BTreeMap<String, Vec<String>> = nodes
@@ -59,9 +68,17 @@ fn core_crates_never_depend_on_tauri() {
         let deps = dependency_closure(krate);
         let gui: Vec<_> = deps
             .iter()
-            .filter(|n| n.starts_with("tauri") || n.starts_with("wry") || n.starts_with("webkit2gtk") || n.starts_with("gtk"))
+            .filter(|n| {
+                n.starts_with("tauri")
+                    || n.starts_with("wry")
+                    || n.starts_with("webkit2gtk")
+                    || n.starts_with("gtk")
+            })
             .collect();
-        assert!(gui.is_empty(), "{krate} must stay GUI-free, but depends on {gui:?}");
+        assert!(
+            gui.is_empty(),
+            "{krate} must stay GUI-free, but depends on {gui:?}"
+        );
     }
     assert!(
         dependency_closure("concord").contains("tauri"),
@@ -73,6 +90,9 @@ fn core_crates_never_depend_on_tauri() {
 fn stats_crate_has_no_io_dependencies() {
     let deps = dependency_closure("concord-stats");
     for forbidden in ["rusqlite", "reqwest", "tokio", "calamine", "csv"] {
-        assert!(!deps.contains(forbidden), "concord-stats must stay pure, but depends on {forbidden}");
+        assert!(
+            !deps.contains(forbidden),
+            "concord-stats must stay pure, but depends on {forbidden}"
+        );
     }
 }

@@ -60,13 +60,24 @@ struct Display {
 impl Display {
     fn start() -> Display {
         if let Some(d) = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty()) {
-            return Display { name: d, server: None };
+            return Display {
+                name: d,
+                server: None,
+            };
         }
         let xvfb = find_program("Xvfb").expect(
             "Xvfb is needed for the end-to-end tests; the README's test command installs it",
         );
         let mut server = Command::new(xvfb)
-            .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "1280x800x24",
+                "-nolisten",
+                "tcp",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -99,7 +110,9 @@ pub fn app_binary() -> PathBuf {
 
 /// Folder for screenshots and other artefacts a person looks at after a run.
 pub fn artifacts_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("artifacts");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("artifacts");
     std::fs::create_dir_all(&dir).expect("artefacts folder");
     dir
 }
@@ -137,12 +150,17 @@ impl App {
         let port = free_port();
         let native = free_port();
         let mut cmd = Command::new(driver_bin);
-        cmd.args(["--port", &port.to_string(), "--native-port", &native.to_string()])
-            .env("DISPLAY", &display.name)
-            .env("CONCORD_STUDY", study)
-            .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        cmd.args([
+            "--port",
+            &port.to_string(),
+            "--native-port",
+            &native.to_string(),
+        ])
+        .env("DISPLAY", &display.name)
+        .env("CONCORD_STUDY", study)
+        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
         for (k, v) in extra_env {
             cmd.env(k, v);
         }
@@ -154,7 +172,10 @@ impl App {
         let base = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(20);
         while http.get(format!("{base}/status")).send().is_err() {
-            assert!(Instant::now() < deadline, "tauri-driver did not listen within 20 s");
+            assert!(
+                Instant::now() < deadline,
+                "tauri-driver did not listen within 20 s"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         let launched_at = Instant::now();
@@ -208,7 +229,9 @@ impl App {
     /// The first element matching `css`, if present now.
     pub fn try_find(&self, css: &str) -> Option<Element> {
         let v = self.post("/element", json!({"using": "css selector", "value": css}));
-        v["value"][ELEMENT_KEY].as_str().map(|s| Element(s.to_string()))
+        v["value"][ELEMENT_KEY]
+            .as_str()
+            .map(|s| Element(s.to_string()))
     }
 
     /// All elements matching `css` now.

@@ -46,13 +46,17 @@ fn first_launch_shows_the_demo_study_overview() {
         demo.sources.len(),
         "one row per source"
     );
-    assert!(study.exists(), "the demo study was written to the requested file");
+    assert!(
+        study.exists(),
+        "the demo study was written to the requested file"
+    );
     let rss = app.app_rss_kb();
     let shot = app.screenshot("overview");
     println!(
         "figure: launch to overview rendered {:.0} ms; app RSS {} kB; screenshot {}",
         rendered_after.as_secs_f64() * 1000.0,
-        rss.map(|k| k.to_string()).unwrap_or_else(|| "unknown".into()),
+        rss.map(|k| k.to_string())
+            .unwrap_or_else(|| "unknown".into()),
         shot.display()
     );
 }
@@ -86,10 +90,22 @@ fn the_interface_switches_to_chinese() {
     let switch = app.wait_for("[data-testid=lang-switch]", Duration::from_secs(5));
     app.click(&switch);
     let title = app.text_of("[data-testid=overview] h1");
-    assert_eq!(title, "研究概览", "the overview heading must come from the Chinese catalogue");
-    let lang = app.script("return document.documentElement.lang;", serde_json::json!([]));
-    assert_eq!(lang, "zh-CN", "the document language drives CJK font selection");
-    let psycrisis = app.wait_for("[data-testid=rubric][data-key=psycrisis]", Duration::from_secs(5));
+    assert_eq!(
+        title, "研究概览",
+        "the overview heading must come from the Chinese catalogue"
+    );
+    let lang = app.script(
+        "return document.documentElement.lang;",
+        serde_json::json!([]),
+    );
+    assert_eq!(
+        lang, "zh-CN",
+        "the document language drives CJK font selection"
+    );
+    let psycrisis = app.wait_for(
+        "[data-testid=rubric][data-key=psycrisis]",
+        Duration::from_secs(5),
+    );
     assert_eq!(
         app.attribute(&psycrisis, "data-key").as_deref(),
         Some("psycrisis"),

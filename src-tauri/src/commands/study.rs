@@ -23,10 +23,7 @@ pub struct StudyStatus {
 pub fn study_status(state: tauri::State<'_, AppState>) -> IpcResult<StudyStatus> {
     let error = state.study()?.as_ref().err().cloned();
     Ok(StudyStatus {
-        path: state
-            .path
-            .as_ref()
-            .map(|p| p.path().display().to_string()),
+        path: state.path.as_ref().map(|p| p.path().display().to_string()),
         is_default: matches!(
             state.path,
             Some(concord_core::study_location::StudyPath::Default(_))

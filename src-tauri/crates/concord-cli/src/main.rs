@@ -11,7 +11,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "concord", version, about = "Rate LLM answers and measure judge-expert agreement")]
+#[command(
+    name = "concord",
+    version,
+    about = "Rate LLM answers and measure judge-expert agreement"
+)]
 struct Cli {
     /// The study file (.concord). Without it, the desktop app's default study is used.
     #[arg(long, global = true, value_name = "STUDY.concord")]
@@ -41,9 +45,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<String, Box<dyn std::error::Error>> = match cli.command {
         Command::Demo => study_cmd::demo(cli.db.as_deref(), cli.json).map_err(Into::into),
-        Command::Overview => {
-            study_cmd::overview(cli.db.as_deref(), cli.json).map_err(Into::into)
-        }
+        Command::Overview => study_cmd::overview(cli.db.as_deref(), cli.json).map_err(Into::into),
         Command::Stats(args) => stats_cmd::run(&args, cli.json).map_err(Into::into),
         Command::Import(args) => {
             import_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)

@@ -62,7 +62,10 @@ pub fn demo(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
                     detail: e.to_string(),
                 })?;
             }
-            (create_demo_at(p, Arc::new(SystemClock), seed_from_clock())?, true)
+            (
+                create_demo_at(p, Arc::new(SystemClock), seed_from_clock())?,
+                true,
+            )
         }
     };
     let overview = store.overview()?;
@@ -73,7 +76,10 @@ pub fn demo(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
     let head = if created {
         format!("Created the demo study at {}\n", p.display())
     } else {
-        format!("{} is already a Concord study; left unchanged\n", p.display())
+        format!(
+            "{} is already a Concord study; left unchanged\n",
+            p.display()
+        )
     };
     Ok(head + &render_overview(&overview))
 }

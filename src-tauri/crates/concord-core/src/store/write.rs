@@ -103,6 +103,16 @@ pub enum RatingOutcome {
     Unchanged,
 }
 
+/// A rating row as stored, before it is replaced.
+struct StoredRating {
+    id: i64,
+    value: Option<i64>,
+    raw: Option<String>,
+    rationale: Option<String>,
+    origin: String,
+    updated_at: Millis,
+}
+
 /// One write transaction on a study.
 pub struct StudyTx<'c> {
     pub(crate) tx: Transaction<'c>,
@@ -291,14 +301,7 @@ impl StudyTx<'_> {
     /// before it is replaced; an identical value changes nothing.
     pub fn set_rating(&mut self, input: &RatingInput<'_>) -> StoreResult<RatingOutcome> {
         self.check_scale(input)?;
-        let existing: Option<(
-            i64,
-            Option<i64>,
-            Option<String>,
-            Option<String>,
-            String,
-            Millis,
-        )> = self
+        let existing: Option<StoredRating> = self
             .tx
             .prepare_cached(
                 "SELECT id, value, raw_value, rationale, origin, updated_at FROM rating
@@ -307,14 +310,14 @@ impl StudyTx<'_> {
             .query_row(
                 params![input.rater_id, input.response_id, input.criterion_id],
                 |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                    ))
+                    Ok(StoredRating {
+                        id: r.get(0)?,
+                        value: r.get(1)?,
+                        raw: r.get(2)?,
+                        rationale: r.get(3)?,
+                        origin: r.get(4)?,
+                        updated_at: r.get(5)?,
+                    })
                 },
             )
             .optional()?;
@@ -338,7 +341,14 @@ impl StudyTx<'_> {
                     ])?;
                 Ok(RatingOutcome::Inserted)
             }
-            Some((id, value, raw, rationale, origin, updated_at)) => {
+            Some(StoredRating {
+                id,
+                value,
+                raw,
+                rationale,
+                origin,
+                updated_at,
+            }) => {
                 if value == input.value
                     && raw.as_deref() == input.raw_value
                     && rationale.as_deref() == input.rationale

@@ -4,10 +4,13 @@
 //! `concord` CLI are both thin layers over this crate.
 
 pub mod agreement;
+pub mod assignment;
 pub mod clock;
 pub mod demo;
 pub mod import;
+pub mod judge;
 pub mod rubric;
 pub mod score_table;
+pub mod queue;
 pub mod store;
 pub mod study_location;

@@ -28,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0002_import.sql"),
     include_str!("../migrations/0003_judge_runs.sql"),
     include_str!("../migrations/0004_lead.sql"),
+    include_str!("../migrations/0005_rating_screen.sql"),
 ];
 
 /// The schema version this build writes and reads.

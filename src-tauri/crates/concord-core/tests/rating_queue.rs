@@ -1,0 +1,231 @@
+//! The rating screen's queue: blinded payloads, solo queues in a seeded order, durable values with
+//! history, resume where the rater left, restricted profiles, retest items kept apart.
+
+use concord_core::clock::SteppingClock;
+use concord_core::demo::{demo_study, populate_demo};
+use concord_core::queue::{self, QueueError};
+use concord_core::store::Store;
+use std::sync::Arc;
+
+fn demo_store() -> Store {
+    let mut store = Store::in_memory(Arc::new(SteppingClock::new(1_700_000_000_000, 500))).unwrap();
+    populate_demo(&mut store, 11).unwrap();
+    store
+}
+
+fn expert(store: &mut Store, name: &str) -> i64 {
+    queue::create_profile(store, name, 99).unwrap().id
+}
+
+#[test]
+fn rating_screen_payloads_never_name_sources_models_or_other_ratings() {
+    let mut store = demo_store();
+    let demo = demo_study().unwrap();
+    let me = expert(&mut store, "Blind rater");
+    let summary = queue::open_queue(&mut store, me).unwrap();
+    let mut forbidden: Vec<String> = Vec::new();
+    for s in &demo.sources {
+        forbidden.push(s.key.clone());
+        forbidden.push(s.name.clone());
+        forbidden.extend(s.family.clone());
+    }
+    for r in &demo.raters {
+        forbidden.push(r.name.clone());
+        forbidden.extend(r.model_id.clone());
+    }
+    for item in 1..=summary.total {
+        let payload =
+            serde_json::to_string(&queue::rating_item(&mut store, me, item).unwrap()).unwrap();
+        for word in &forbidden {
+            assert!(
+                !payload.contains(&format!("\"{word}\""))
+                    && !payload.contains(&format!(": \"{word}")),
+                "item {item} payload leaks {word:?}: {payload}"
+            );
+        }
+        let value: serde_json::Value = serde_json::from_str(&payload).unwrap();
+        let mut keys = Vec::new();
+        collect_keys(&value, &mut keys);
+        for key in keys {
+            for banned in ["source", "model", "judge", "family", "rater", "response_id"] {
+                assert!(
+                    !key.contains(banned),
+                    "the item type must have no {banned} field at all, found {key:?}"
+                );
+            }
+        }
+    }
+    let mut keys = Vec::new();
+    collect_keys(&serde_json::to_value(&summary).unwrap(), &mut keys);
+    assert!(
+        keys.iter()
+            .all(|k| !k.contains("source") && !k.contains("judge")),
+        "the queue summary is blind too: {keys:?}"
+    );
+}
+
+fn collect_keys(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                out.push(k.clone());
+                collect_keys(v, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| collect_keys(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_solo_rater_gets_every_response_in_a_seeded_order() {
+    let mut a = demo_store();
+    let mut b = demo_store();
+    let ra = expert(&mut a, "Solo");
+    let rb = expert(&mut b, "Solo");
+    let qa = queue::open_queue(&mut a, ra).unwrap();
+    let qb = queue::open_queue(&mut b, rb).unwrap();
+    let responses = a.overview().unwrap().responses;
+    assert_eq!(
+        qa.total, responses,
+        "a solo rater rates every response of the study"
+    );
+    let contexts = |s: &mut Store, r: i64, n: i64| -> Vec<String> {
+        (1..=n)
+            .map(|i| {
+                let it = queue::rating_item(s, r, i).unwrap();
+                format!("{}|{}", it.context, it.answer.unwrap_or_default())
+            })
+            .collect()
+    };
+    let order_a = contexts(&mut a, ra, qa.total);
+    let order_b = contexts(&mut b, rb, qb.total);
+    assert_eq!(
+        order_a, order_b,
+        "the same stored seed gives the same order"
+    );
+    let mut by_conversation = order_a.clone();
+    by_conversation.sort();
+    assert_ne!(
+        order_a, by_conversation,
+        "the order is shuffled, not the import order"
+    );
+    let again = queue::open_queue(&mut a, ra).unwrap();
+    assert_eq!(
+        again.total, qa.total,
+        "reopening the queue does not assign twice"
+    );
+}
+
+#[test]
+fn values_are_durable_revisable_and_complete_items() {
+    let mut store = demo_store();
+    let me = expert(&mut store, "Durable");
+    queue::open_queue(&mut store, me).unwrap();
+    let item = queue::rating_item(&mut store, me, 1).unwrap();
+    let n = item.criteria.len() as i64;
+    let first = &item.criteria[0];
+    let hi = first.scale.max();
+    let lo = first.scale.min();
+    let p = queue::rate(&mut store, me, 1, &first.key, hi).unwrap();
+    assert_eq!(p.missing, n - 1, "one criterion rated, the rest missing");
+    assert!(
+        !p.complete,
+        "an item is complete only when every criterion has a value"
+    );
+    queue::rate(&mut store, me, 1, &first.key, lo).unwrap();
+    let shown = queue::rating_item(&mut store, me, 1).unwrap();
+    assert_eq!(
+        shown.criteria[0].value,
+        Some(lo),
+        "the revision is the current value"
+    );
+    for c in &item.criteria[1..] {
+        queue::rate(&mut store, me, 1, &c.key, c.scale.min()).unwrap();
+    }
+    let s = queue::open_queue(&mut store, me).unwrap();
+    assert_eq!(s.completed, 1, "the item counts as completed");
+    let err = queue::rate(&mut store, me, 1, &first.key, hi + 1).unwrap_err();
+    assert!(
+        matches!(err, QueueError::OffScale { .. }),
+        "off-scale keys are refused: {err}"
+    );
+    let err = queue::rate(&mut store, me, s.total + 1, &first.key, hi).unwrap_err();
+    assert!(
+        matches!(err, QueueError::NoSuchItem { .. }),
+        "items past the end are refused: {err}"
+    );
+}
+
+#[test]
+fn the_queue_resumes_where_the_rater_left() {
+    let mut store = demo_store();
+    let me = expert(&mut store, "Resumer");
+    let s = queue::open_queue(&mut store, me).unwrap();
+    assert_eq!(s.resume_item, 1, "a new queue starts at the first item");
+    queue::leave_item(&mut store, me, 1, 12.5, 2).unwrap();
+    queue::leave_item(&mut store, me, 2, 3.0, 4).unwrap();
+    let s = queue::open_queue(&mut store, me).unwrap();
+    assert_eq!(s.resume_item, 4, "resume exactly where the rater stood");
+}
+
+#[test]
+fn rationale_and_flags_are_kept() {
+    let mut store = demo_store();
+    let me = expert(&mut store, "Writer");
+    queue::open_queue(&mut store, me).unwrap();
+    queue::set_rationale(&mut store, me, 2, "  <b>warm</b> but vague  ").unwrap();
+    let it = queue::rating_item(&mut store, me, 2).unwrap();
+    assert_eq!(
+        it.rationale.as_deref(),
+        Some("<b>warm</b> but vague"),
+        "kept verbatim, trimmed"
+    );
+    assert!(
+        queue::flag_item(&mut store, me, 2, "  ").is_err(),
+        "a flag needs a reason"
+    );
+    queue::flag_item(&mut store, me, 2, "answer cut off").unwrap();
+    assert!(
+        queue::rating_item(&mut store, me, 2).unwrap().flagged,
+        "the flag shows on the item"
+    );
+}
+
+#[test]
+fn restricted_studies_refuse_new_profiles() {
+    let mut store = demo_store();
+    store
+        .write(|tx| tx.set_meta(queue::PROFILES_LOCKED_KEY, "true"))
+        .unwrap();
+    let err = queue::create_profile(&mut store, "Stranger", 1).unwrap_err();
+    assert_eq!(
+        err.code(),
+        "profiles_locked",
+        "locked studies refuse new profiles: {err}"
+    );
+    let existing = queue::profiles(&store).unwrap();
+    assert!(existing.locked, "the lock is visible to the start screen");
+    let name = existing.profiles[0].name.clone();
+    assert!(
+        queue::create_profile(&mut store, &name, 1).is_ok(),
+        "choosing an existing profile still works"
+    );
+}
+
+#[test]
+fn judges_have_no_rating_screen() {
+    let mut store = demo_store();
+    let judge = store
+        .raters()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.kind == concord_core::store::RaterKind::Judge)
+        .unwrap();
+    let err = queue::open_queue(&mut store, judge.id).unwrap_err();
+    assert_eq!(
+        err.code(),
+        "not_an_expert",
+        "a judge cannot open the expert screen: {err}"
+    );
+}

@@ -1,0 +1,378 @@
+//! The two wire protocols over HTTP: request bodies, reading a completion (text and token usage)
+//! out of a reply, and classifying what went wrong so the runner knows whether to retry
+//! (rate limits, server errors, timeouts, broken bodies) or record a failure (other 4xx).
+//! `Retry-After` is read in both forms, seconds and HTTP date (against the [`Clock`]).
+
+use super::key::ApiKey;
+use super::prompt::RenderedPrompt;
+use super::settings::{ProviderKind, RunSettings};
+use super::JudgeError;
+use crate::clock::Clock;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// The Anthropic API version sent with every request.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// A judge's answer to one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    pub text: String,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+}
+
+/// Why one HTTP call gave no completion.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CallError {
+    #[error("HTTP {status}: {body}")]
+    Status {
+        status: u16,
+        retry_after: Option<Duration>,
+        body: String,
+    },
+    #[error("no reply within the timeout")]
+    Timeout,
+    #[error("connection failed: {0}")]
+    Transport(String),
+    #[error("the reply body was cut off or unreadable: {0}")]
+    Body(String),
+    #[error("the reply is not a completion: {0}")]
+    Shape(String),
+}
+
+impl CallError {
+    /// Worth sending again: rate limits, server errors, timeouts, broken connections and bodies.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            CallError::Status { status, .. } => {
+                *status == 408 || *status == 409 || *status == 429 || *status >= 500
+            }
+            CallError::Timeout | CallError::Transport(_) | CallError::Body(_) | CallError::Shape(_) => true,
+        }
+    }
+
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            CallError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            CallError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// A stable code stored with a failure.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CallError::Status { status: 429, .. } => "rate_limited",
+            CallError::Status { status, .. } if *status >= 500 => "server_error",
+            CallError::Status { .. } => "http_error",
+            CallError::Timeout => "timeout",
+            CallError::Transport(_) => "transport",
+            CallError::Body(_) => "broken_body",
+            CallError::Shape(_) => "not_a_completion",
+        }
+    }
+}
+
+/// Read a `Retry-After` header: delay-seconds or an HTTP date (a date in the past means now).
+pub fn parse_retry_after(value: &str, clock: &dyn Clock) -> Option<Duration> {
+    let v = value.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    let at_ms = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as i64;
+    let wait = (at_ms - clock.now_ms()).clamp(0, 86_400_000);
+    Some(Duration::from_millis(wait as u64))
+}
+
+/// The JSON body of one live request.
+pub fn request_body(settings: &RunSettings, prompt: &RenderedPrompt) -> Value {
+    match settings.provider {
+        ProviderKind::OpenaiCompatible => {
+            let mut messages = Vec::with_capacity(2);
+            if let Some(s) = &prompt.system {
+                messages.push(json!({"role": "system", "content": s}));
+            }
+            messages.push(json!({"role": "user", "content": prompt.user}));
+            let mut body = json!({
+                "model": settings.model,
+                "messages": messages,
+                "temperature": settings.temperature,
+                "max_tokens": settings.max_tokens,
+            });
+            if let Some(p) = settings.top_p {
+                body["top_p"] = json!(p);
+            }
+            body
+        }
+        ProviderKind::Anthropic => {
+            let mut body = json!({
+                "model": settings.model,
+                "max_tokens": settings.max_tokens,
+                "temperature": settings.temperature,
+                "messages": [{"role": "user", "content": prompt.user}],
+            });
+            if let Some(s) = &prompt.system {
+                body["system"] = json!(s);
+            }
+            if let Some(p) = settings.top_p {
+                body["top_p"] = json!(p);
+            }
+            body
+        }
+    }
+}
+
+/// Read the completion out of a reply body (a chat completion or an Anthropic message).
+pub fn read_completion(provider: ProviderKind, body: &Value) -> Result<Completion, CallError> {
+    let tokens = |v: &Value| v.as_u64();
+    match provider {
+        ProviderKind::OpenaiCompatible => {
+            let choice = body
+                .get("choices")
+                .and_then(|c| c.get(0))
+                .ok_or_else(|| CallError::Shape("no choices[0]".into()))?;
+            let text = choice
+                .pointer("/message/content")
+                .and_then(Value::as_str)
+                .ok_or_else(|| CallError::Shape("choices[0].message.content is not text".into()))?;
+            Ok(Completion {
+                text: text.to_string(),
+                input_tokens: body.pointer("/usage/prompt_tokens").and_then(tokens),
+                output_tokens: body.pointer("/usage/completion_tokens").and_then(tokens),
+            })
+        }
+        ProviderKind::Anthropic => {
+            let blocks = body
+                .get("content")
+                .and_then(Value::as_array)
+                .ok_or_else(|| CallError::Shape("no content blocks".into()))?;
+            let text: String = blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("");
+            if text.is_empty() && blocks.is_empty() {
+                return Err(CallError::Shape("empty content".into()));
+            }
+            Ok(Completion {
+                text,
+                input_tokens: body.pointer("/usage/input_tokens").and_then(tokens),
+                output_tokens: body.pointer("/usage/output_tokens").and_then(tokens),
+            })
+        }
+    }
+}
+
+/// An HTTP client bound to one provider, base URL and key.
+#[derive(Clone)]
+pub struct Endpoint {
+    client: reqwest::Client,
+    provider: ProviderKind,
+    base_url: String,
+    key: Option<ApiKey>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("key", &self.key.as_ref().map(|_| "<set>"))
+            .finish()
+    }
+}
+
+fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let host = rest.split(['/', '?']).next().unwrap_or("");
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let host = if host.starts_with('[') {
+        host.split(']').next().unwrap_or("").trim_start_matches('[')
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    host.eq_ignore_ascii_case("localhost") || host == "::1" || host.starts_with("127.")
+}
+
+impl Endpoint {
+    /// A client for `settings`' provider and base URL. A loopback base URL (a local model server)
+    /// is reached directly, never through a proxy configured in the environment.
+    pub fn new(settings: &RunSettings, key: Option<ApiKey>, pool: usize) -> Result<Endpoint, JudgeError> {
+        let base_url = settings.normalized_base_url();
+        let mut builder = reqwest::Client::builder()
+            .pool_max_idle_per_host(pool.max(1))
+            .tcp_nodelay(true)
+            .user_agent(concat!("concord/", env!("CARGO_PKG_VERSION")));
+        if is_loopback(&base_url) {
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(|e| JudgeError::Client(e.to_string()))?;
+        Ok(Endpoint {
+            client,
+            provider: settings.provider,
+            base_url,
+            key,
+        })
+    }
+
+    pub fn provider(&self) -> ProviderKind {
+        self.provider
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base_url, path.trim_start_matches('/'))
+    }
+
+    /// A request with the provider's authentication headers.
+    pub(crate) fn request(&self, method: reqwest::Method, url: &str) -> reqwest::RequestBuilder {
+        let mut rb = self.client.request(method, url);
+        match self.provider {
+            ProviderKind::OpenaiCompatible => {
+                if let Some(k) = &self.key {
+                    rb = rb.bearer_auth(k.expose());
+                }
+            }
+            ProviderKind::Anthropic => {
+                rb = rb.header("anthropic-version", ANTHROPIC_VERSION);
+                if let Some(k) = &self.key {
+                    rb = rb.header("x-api-key", k.expose());
+                }
+            }
+        }
+        rb
+    }
+
+    /// Send a request and read its whole body as JSON, mapping every failure to a [`CallError`].
+    pub(crate) async fn send_json(
+        &self,
+        rb: reqwest::RequestBuilder,
+        timeout: Duration,
+        clock: &dyn Clock,
+    ) -> Result<Value, CallError> {
+        let text = self.send_text(rb, timeout, clock).await?;
+        serde_json::from_str(&text).map_err(|e| CallError::Body(format!("not JSON: {e}")))
+    }
+
+    /// Send a request and read its whole body as text.
+    pub(crate) async fn send_text(
+        &self,
+        rb: reqwest::RequestBuilder,
+        timeout: Duration,
+        clock: &dyn Clock,
+    ) -> Result<String, CallError> {
+        let response = rb.timeout(timeout).send().await.map_err(map_reqwest)?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| parse_retry_after(v, clock));
+        let text = response.text().await.map_err(|e| {
+            if e.is_timeout() {
+                CallError::Timeout
+            } else {
+                CallError::Body(e.to_string())
+            }
+        })?;
+        if !status.is_success() {
+            return Err(CallError::Status {
+                status: status.as_u16(),
+                retry_after,
+                body: text.chars().take(2_000).collect(),
+            });
+        }
+        Ok(text)
+    }
+
+    /// One live call: the completion for `body`.
+    pub async fn complete(
+        &self,
+        body: &Value,
+        timeout: Duration,
+        clock: &dyn Clock,
+    ) -> Result<Completion, CallError> {
+        let path = match self.provider {
+            ProviderKind::OpenaiCompatible => "chat/completions",
+            ProviderKind::Anthropic => "messages",
+        };
+        let rb = self.request(reqwest::Method::POST, &self.url(path)).json(body);
+        let reply = self.send_json(rb, timeout, clock).await?;
+        read_completion(self.provider, &reply)
+    }
+}
+
+fn map_reqwest(e: reqwest::Error) -> CallError {
+    if e.is_timeout() {
+        CallError::Timeout
+    } else if e.is_body() || e.is_decode() {
+        CallError::Body(e.to_string())
+    } else {
+        CallError::Transport(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::SteppingClock;
+
+    #[test]
+    fn retry_after_in_seconds_and_as_a_date() {
+        // 2015-10-21 07:28:00 UTC, the example date of RFC 9110.
+        let clock = SteppingClock::new(1_445_412_480_000, 0);
+        assert_eq!(parse_retry_after("3", &clock), Some(Duration::from_secs(3)), "seconds");
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:05 GMT", &clock),
+            Some(Duration::from_secs(5)),
+            "an HTTP date is a wait until that instant on the passed-in clock"
+        );
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", &clock),
+            Some(Duration::ZERO),
+            "a date already past means retry now"
+        );
+        assert_eq!(parse_retry_after("soon", &clock), None, "garbage is ignored");
+    }
+
+    #[test]
+    fn completions_of_both_protocols_are_read() {
+        let openai = json!({"choices": [{"message": {"content": "hi"}}],
+                            "usage": {"prompt_tokens": 10, "completion_tokens": 2}});
+        let c = read_completion(ProviderKind::OpenaiCompatible, &openai).unwrap();
+        assert_eq!((c.text.as_str(), c.input_tokens, c.output_tokens), ("hi", Some(10), Some(2)), "usage read");
+        let anthropic = json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+                               "usage": {"input_tokens": 7, "output_tokens": 1}});
+        let c = read_completion(ProviderKind::Anthropic, &anthropic).unwrap();
+        assert_eq!((c.text.as_str(), c.input_tokens), ("ab", Some(7)), "text blocks joined");
+        assert!(
+            read_completion(ProviderKind::OpenaiCompatible, &json!({"error": "x"})).is_err(),
+            "a body without choices is not a completion"
+        );
+    }
+
+    #[test]
+    fn loopback_hosts_are_recognised() {
+        assert!(is_loopback("http://127.0.0.1:8080/v1"), "IPv4 loopback");
+        assert!(is_loopback("http://localhost:11434/v1"), "localhost");
+        assert!(is_loopback("http://[::1]:8000/v1"), "IPv6 loopback");
+        assert!(!is_loopback("https://api.openai.com/v1"), "a remote host");
+    }
+
+    #[test]
+    fn retryable_errors() {
+        let s = |status| CallError::Status { status, retry_after: None, body: String::new() };
+        assert!(s(429).is_retryable(), "rate limits are retried");
+        assert!(s(503).is_retryable(), "server errors are retried");
+        assert!(!s(401).is_retryable(), "a bad key is not retried");
+        assert!(CallError::Timeout.is_retryable(), "timeouts are retried");
+    }
+}

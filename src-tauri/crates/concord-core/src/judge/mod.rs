@@ -1,0 +1,145 @@
+//! The LLM judge runner: judges (OpenAI-compatible chat completions — OpenAI, Ollama, vLLM,
+//! llama.cpp server, LM Studio — and the Anthropic Messages API, live or through the providers'
+//! batch APIs) rate a study's responses with a rubric's prompt, and their scores become ratings of a
+//! judge rater. A run is stored in the study with its exact prompt template, model and sampling
+//! settings (hashed), and every (run, response, repetition) is a row with a state, so a killed app
+//! or CLI resumes without re-sending finished calls; calls that were in flight when the process
+//! died are sent again (their answers were never recorded, so that cannot be avoided).
+//!
+//! The flow the desktop screen and the CLI follow:
+//! 1. [`preview_run`] — what a run with these [`RunSettings`] would send and cost, and whether it
+//!    resumes an earlier run; nothing is written.
+//! 2. [`open_run`] — create the run (or find the one with the same settings hash) and its rows.
+//! 3. [`execute_run`] — send the pending calls with an [`Execution`] (concurrency, rate limits,
+//!    retries, timeouts), reporting [`Progress`] to a callback and stopping when a [`CancelToken`]
+//!    is cancelled. Cancelled and in-flight rows go back to pending.
+//! 4. [`runs`], [`run_status`], [`failures`] — what the runs hold, with raw outputs of failures.
+//!
+//! Repetitions: every repetition's scores are kept in the run's `judge_call` rows; the *rating*
+//! (what agreement sees, one per rater × response × criterion) is the lowest-numbered repetition
+//! that succeeded. Ratings carry origin `judge:<run id>` and the judge's explanation as rationale.
+//! API keys come from the OS keyring or an environment variable ([`key`]) and are never written
+//! to the study.
+
+pub mod batch;
+pub mod http;
+pub mod key;
+pub mod ledger;
+pub mod pacing;
+pub mod prompt;
+pub mod runner;
+pub mod settings;
+pub mod verdict;
+
+pub use key::{ApiKey, KeyError, KeySource};
+pub use ledger::{
+    failures, open_run, preview_run, run_status, runs, CallFailure, CostEstimate, RunPlan,
+    RunPreview, RunStatus,
+};
+pub use prompt::{PromptTemplate, ReplyFormat};
+pub use runner::{execute_run, CancelToken, Progress, RunReport};
+pub use settings::{Execution, Prices, ProviderKind, ResponseSelection, RunSettings};
+pub use verdict::{read_reply, ReplyError, Verdict};
+
+use crate::store::StoreError;
+
+/// Why a judge run could not be planned or carried out. Failures of single calls are not errors:
+/// they are recorded on their rows (see [`CallFailure`]).
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("invalid judge settings: {0}")]
+    Settings(String),
+    #[error("the prompt template has no {placeholder} placeholder; add it where the text goes")]
+    Template { placeholder: &'static str },
+    #[error("judge run {0} does not exist in this study")]
+    NoSuchRun(i64),
+    #[error("{0}")]
+    Rubric(String),
+    #[error("could not start the async runtime: {0}")]
+    Runtime(String),
+    #[error("could not set up the HTTP client: {0}")]
+    Client(String),
+    #[error("provider batch: {0}")]
+    Batch(String),
+    #[error(transparent)]
+    Key(#[from] KeyError),
+}
+
+impl JudgeError {
+    /// A stable machine-readable code for the UI and scripts.
+    pub fn code(&self) -> &'static str {
+        match self {
+            JudgeError::Store(e) => e.code(),
+            JudgeError::Settings(_) => "judge_settings",
+            JudgeError::Template { .. } => "judge_template",
+            JudgeError::NoSuchRun(_) => "not_found",
+            JudgeError::Rubric(_) => "judge_rubric",
+            JudgeError::Runtime(_) => "judge_runtime",
+            JudgeError::Client(_) => "judge_client",
+            JudgeError::Batch(_) => "judge_batch",
+            JudgeError::Key(_) => "judge_key",
+        }
+    }
+}
+
+impl From<rusqlite::Error> for JudgeError {
+    fn from(e: rusqlite::Error) -> Self {
+        JudgeError::Store(StoreError::Sqlite(e))
+    }
+}
+
+/// A guess of a judge model's family from its id (used for the self-preference exclusion in
+/// agreement), following the MentalAlign grouping: o4-mini counts as gpt-4o-mini.
+pub fn family_of_model(model: &str) -> Option<&'static str> {
+    let m = model.to_ascii_lowercase();
+    let families: [(&str, &str); 9] = [
+        ("claude", "claude"),
+        ("gemini", "gemini"),
+        ("gpt-4o-mini", "gpt-4o-mini"),
+        ("o4-mini", "gpt-4o-mini"),
+        ("gpt-4o", "gpt-4o"),
+        ("deepseek", "deepseek"),
+        ("llama", "llama"),
+        ("qwen", "qwen"),
+        ("mistral", "mistral"),
+    ];
+    families
+        .iter()
+        .find(|(needle, _)| m.contains(needle))
+        .map(|(_, family)| *family)
+}
+
+/// SHA-256 of `bytes` as lowercase hex.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_follow_the_mentalalign_grouping() {
+        assert_eq!(
+            family_of_model("claude-3-7-sonnet-20250219"),
+            Some("claude"),
+            "Claude models are one family"
+        );
+        assert_eq!(
+            family_of_model("gpt-4o-mini-2024-07-18"),
+            Some("gpt-4o-mini"),
+            "gpt-4o-mini must not be taken for gpt-4o"
+        );
+        assert_eq!(
+            family_of_model("o4-mini"),
+            Some("gpt-4o-mini"),
+            "the paper groups o4-mini with gpt-4o-mini"
+        );
+        assert_eq!(family_of_model("gpt-4o"), Some("gpt-4o"), "gpt-4o");
+        assert_eq!(family_of_model("phi-3"), None, "unknown models get no family");
+    }
+}

@@ -1,0 +1,298 @@
+//! What a judge run is (its identity: provider, model, rubric, prompt, sampling, which responses,
+//! repetitions) and how it is carried out (concurrency, rate limits, retries, timeouts). Only the
+//! identity is hashed: rerunning with the same identity resumes the same run, whatever the
+//! concurrency or limits, while a changed prompt or temperature is a new run.
+
+use super::prompt::PromptTemplate;
+use super::JudgeError;
+use serde::{Deserialize, Serialize};
+
+/// The wire protocol a judge speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderKind {
+    /// `POST {base}/chat/completions` (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio…); batch
+    /// mode uses `{base}/files` and `{base}/batches`.
+    OpenaiCompatible,
+    /// `POST {base}/messages` (Anthropic Messages API); batch mode uses `{base}/messages/batches`.
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenaiCompatible => "openai-compatible",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ProviderKind> {
+        match s {
+            "openai-compatible" | "openai" => Some(ProviderKind::OpenaiCompatible),
+            "anthropic" => Some(ProviderKind::Anthropic),
+            _ => None,
+        }
+    }
+}
+
+/// Which responses a run judges (always those of the run's rubric that have a text).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum ResponseSelection {
+    All,
+    /// Responses at least one expert has rated (to compare judge and experts).
+    ExpertRated,
+    /// `n` responses drawn with the run's seed.
+    Sample { n: u32 },
+}
+
+impl ResponseSelection {
+    /// `all`, `expert-rated` or `sample:N`.
+    pub fn parse(s: &str) -> Option<ResponseSelection> {
+        match s {
+            "all" => Some(ResponseSelection::All),
+            "expert-rated" => Some(ResponseSelection::ExpertRated),
+            other => other
+                .strip_prefix("sample:")
+                .and_then(|n| n.trim().parse().ok())
+                .filter(|n| *n > 0)
+                .map(|n| ResponseSelection::Sample { n }),
+        }
+    }
+}
+
+/// Prices in US dollars per million tokens (0 for a local model).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Prices {
+    pub input_per_million: f64,
+    pub output_per_million: f64,
+}
+
+impl Prices {
+    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
+        (input_tokens as f64 * self.input_per_million
+            + output_tokens as f64 * self.output_per_million)
+            / 1e6
+    }
+}
+
+/// A judge run's settings. Everything but `prices` is its identity (see [`RunSettings::identity`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RunSettings {
+    pub provider: ProviderKind,
+    /// Up to and including the version segment, e.g. `https://api.openai.com/v1`,
+    /// `http://localhost:11434/v1`, `https://api.anthropic.com/v1`.
+    pub base_url: String,
+    pub model: String,
+    /// The judge rater's name in the study; the model id when not given.
+    #[serde(default)]
+    pub rater_name: Option<String>,
+    /// The judge's model family; guessed from the model id when not given.
+    #[serde(default)]
+    pub family: Option<String>,
+    /// Rubric id; the rubric of the study's conversations when not given.
+    #[serde(default)]
+    pub rubric: Option<String>,
+    pub selection: ResponseSelection,
+    /// Seed of the sample (and of nothing else that changes what is sent).
+    pub seed: u64,
+    pub repetitions: u32,
+    pub temperature: f64,
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    /// The most tokens a reply may have (Anthropic requires it; sent to both).
+    pub max_tokens: u32,
+    /// The prompt; the rubric's default template when not given.
+    #[serde(default)]
+    pub prompt: Option<PromptTemplate>,
+    /// Send through the provider's batch API instead of one request per call.
+    #[serde(default)]
+    pub batch: bool,
+    #[serde(default)]
+    pub prices: Prices,
+}
+
+impl RunSettings {
+    /// Settings with both papers' sampling (temperature 0.7) and every response once.
+    pub fn new(provider: ProviderKind, base_url: &str, model: &str) -> RunSettings {
+        RunSettings {
+            provider,
+            base_url: base_url.to_string(),
+            model: model.to_string(),
+            rater_name: None,
+            family: None,
+            rubric: None,
+            selection: ResponseSelection::All,
+            seed: 1,
+            repetitions: 1,
+            temperature: 0.7,
+            top_p: None,
+            max_tokens: 1024,
+            prompt: None,
+            batch: false,
+            prices: Prices::default(),
+        }
+    }
+
+    pub fn rater_name(&self) -> &str {
+        self.rater_name.as_deref().unwrap_or(&self.model)
+    }
+
+    pub(crate) fn normalized_base_url(&self) -> String {
+        self.base_url.trim().trim_end_matches('/').to_string()
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), JudgeError> {
+        let bad = |m: String| Err(JudgeError::Settings(m));
+        let url = self.normalized_base_url();
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return bad(format!("base URL {url:?} must start with http:// or https://"));
+        }
+        if self.model.trim().is_empty() {
+            return bad("the model id is empty".into());
+        }
+        if self.rater_name().trim().is_empty() {
+            return bad("the judge rater's name is empty".into());
+        }
+        if self.repetitions == 0 || self.repetitions > 100 {
+            return bad(format!("repetitions must be 1–100, not {}", self.repetitions));
+        }
+        if !(0.0..=2.0).contains(&self.temperature) {
+            return bad(format!("temperature must be 0–2, not {}", self.temperature));
+        }
+        if let Some(p) = self.top_p {
+            if !(p > 0.0 && p <= 1.0) {
+                return bad(format!("top_p must be in (0, 1], not {p}"));
+            }
+        }
+        if self.max_tokens == 0 {
+            return bad("max_tokens must be at least 1".into());
+        }
+        let p = self.prices;
+        if !(p.input_per_million >= 0.0 && p.output_per_million >= 0.0)
+            || !p.input_per_million.is_finite()
+            || !p.output_per_million.is_finite()
+        {
+            return bad("prices must be finite and not negative".into());
+        }
+        Ok(())
+    }
+
+    /// The identity of a run with its rubric and prompt resolved: the same identity resumes the
+    /// same run. Operational settings ([`Execution`]) and prices are not part of it.
+    pub(crate) fn identity(&self, rubric: &str, prompt: &PromptTemplate) -> serde_json::Value {
+        serde_json::json!({
+            "provider": self.provider.as_str(),
+            "base_url": self.normalized_base_url(),
+            "model": self.model,
+            "rater": self.rater_name(),
+            "rubric": rubric,
+            "selection": self.selection,
+            "seed": self.seed,
+            "repetitions": self.repetitions,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "prompt": prompt,
+            "batch": self.batch,
+        })
+    }
+}
+
+/// How a run is carried out; none of it changes what is asked, so none of it is hashed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Execution {
+    /// Requests at the same time.
+    pub concurrency: u32,
+    /// Requests per minute (none = unlimited).
+    pub requests_per_minute: Option<u32>,
+    /// Tokens per minute, counting the estimated prompt plus `max_tokens` as providers do.
+    pub tokens_per_minute: Option<u32>,
+    /// Per-request timeout in milliseconds.
+    pub timeout_ms: u64,
+    /// Retries of a call after a rate limit, a server error, a timeout or a broken reply body.
+    pub max_retries: u32,
+    /// First backoff delay; doubled each retry, with jitter, up to `backoff_cap_ms`.
+    pub backoff_base_ms: u64,
+    pub backoff_cap_ms: u64,
+    /// Seed of the backoff jitter (randomness is passed in).
+    pub jitter_seed: u64,
+    /// Also send again the calls that failed in an earlier session.
+    pub retry_failed: bool,
+    /// Batch mode: how often to poll a submitted batch, and the most requests in one batch.
+    pub batch_poll_ms: u64,
+    pub batch_max_requests: u32,
+    /// The most results written in one transaction.
+    pub write_batch: u32,
+}
+
+impl Default for Execution {
+    fn default() -> Self {
+        Execution {
+            concurrency: 8,
+            requests_per_minute: None,
+            tokens_per_minute: None,
+            timeout_ms: 120_000,
+            max_retries: 5,
+            backoff_base_ms: 500,
+            backoff_cap_ms: 60_000,
+            jitter_seed: 0x5EED,
+            retry_failed: false,
+            batch_poll_ms: 30_000,
+            batch_max_requests: 10_000,
+            write_batch: 1_000,
+        }
+    }
+}
+
+impl Execution {
+    pub(crate) fn validate(&self) -> Result<(), JudgeError> {
+        let bad = |m: &str| Err(JudgeError::Settings(m.to_string()));
+        if self.concurrency == 0 || self.concurrency > 4096 {
+            return bad("concurrency must be 1–4096");
+        }
+        if self.requests_per_minute == Some(0) || self.tokens_per_minute == Some(0) {
+            return bad("a rate limit of 0 would never send anything; leave it out instead");
+        }
+        if self.timeout_ms == 0 {
+            return bad("the request timeout must be positive");
+        }
+        if self.batch_max_requests == 0 || self.write_batch == 0 {
+            return bad("batch sizes must be positive");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selections_parse() {
+        assert_eq!(ResponseSelection::parse("all"), Some(ResponseSelection::All), "all");
+        assert_eq!(
+            ResponseSelection::parse("sample:25"),
+            Some(ResponseSelection::Sample { n: 25 }),
+            "a sample names its size"
+        );
+        assert_eq!(ResponseSelection::parse("sample:0"), None, "an empty sample is refused");
+        assert_eq!(ResponseSelection::parse("some"), None, "unknown words are refused");
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        let mut s = RunSettings::new(ProviderKind::Anthropic, "ftp://x", "m");
+        assert!(s.validate().is_err(), "only http(s) base URLs are allowed");
+        s.base_url = "http://127.0.0.1:1/v1/".into();
+        assert!(s.validate().is_ok(), "a loopback URL is fine");
+        assert_eq!(s.normalized_base_url(), "http://127.0.0.1:1/v1", "trailing / dropped");
+        s.temperature = 3.0;
+        assert!(s.validate().is_err(), "temperature above 2 is refused");
+    }
+}

@@ -1,0 +1,224 @@
+//! Reading a live judge reply into scores, with the importer's lenient parser
+//! ([`crate::import::reply`]): JSON with or without fences (or the last object in prose), and the
+//! PsyCrisis dict with aliases and full-width punctuation. Unlike an import, a live reply must give
+//! every criterion a value on its scale: a missing, null, out-of-range or non-numeric score
+//! rejects the whole reply with a reason, and a rejected reply never becomes a score.
+
+use super::prompt::ReplyFormat;
+use crate::import::reply::{classify, classify_number, crisis_reply, judge_object, Score, ScoreObject};
+use crate::import::ReplyParsing;
+use crate::rubric::Rubric;
+use serde_json::{Map, Value};
+
+/// The scores read from one reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// (criterion id, value on its scale), in rubric order.
+    pub scores: Vec<(String, i64)>,
+    /// The judge's explanation (JSON `Explanation`) or the reasons before the dict.
+    pub explanation: Option<String>,
+    /// Other fields worth keeping: `Overall`, a declared total, whether it matched the sum.
+    pub extra: Map<String, Value>,
+}
+
+/// Why a reply was not taken as scores.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReplyError {
+    #[error("the reply is empty")]
+    Empty,
+    #[error("no scores could be read: {0}")]
+    Unreadable(String),
+    #[error("no score for {criterion}")]
+    Missing { criterion: String },
+    #[error("{criterion}: {value} is outside the scale {min}–{max}")]
+    OutOfRange {
+        criterion: String,
+        value: String,
+        min: i64,
+        max: i64,
+    },
+    #[error("{criterion}: {detail}")]
+    NotAScore { criterion: String, detail: String },
+}
+
+impl ReplyError {
+    /// A stable code stored with the failure.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ReplyError::Empty => "empty_reply",
+            ReplyError::Unreadable(_) => "unreadable_reply",
+            ReplyError::Missing { .. } => "missing_score",
+            ReplyError::OutOfRange { .. } => "out_of_range",
+            ReplyError::NotAScore { .. } => "not_a_score",
+        }
+    }
+}
+
+/// Read a reply in `format` against `rubric`.
+pub fn read_reply(text: &str, format: ReplyFormat, rubric: &Rubric) -> Result<Verdict, ReplyError> {
+    if text.trim().is_empty() {
+        return Err(ReplyError::Empty);
+    }
+    match format {
+        ReplyFormat::JsonScores => read_json(text, rubric),
+        ReplyFormat::ReasonsThenDict => read_dict(text, rubric),
+    }
+}
+
+fn read_json(text: &str, rubric: &Rubric) -> Result<Verdict, ReplyError> {
+    let object = match judge_object(text, ReplyParsing::Lenient, rubric) {
+        ScoreObject::Parsed(o) => o,
+        ScoreObject::Unparsed => {
+            return Err(ReplyError::Unreadable(
+                "expected a JSON object with the scores".to_string(),
+            ))
+        }
+    };
+    let mut scores = Vec::with_capacity(rubric.criteria.len());
+    for c in &rubric.criteria {
+        let Some((_, value)) = object.iter().find(|(k, _)| c.answers_to(k)) else {
+            return Err(ReplyError::Missing {
+                criterion: c.id.clone(),
+            });
+        };
+        let score = classify(value, &c.scale).map_err(|detail| ReplyError::NotAScore {
+            criterion: c.id.clone(),
+            detail,
+        })?;
+        scores.push((c.id.clone(), on_scale(score, &c.id, value.to_string(), &c.scale)?));
+    }
+    let explanation = object
+        .iter()
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("explanation"))
+        .and_then(|(_, v)| v.as_str())
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let mut extra = Map::new();
+    if let Some((_, v)) = object
+        .iter()
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("overall"))
+    {
+        extra.insert("Overall".to_string(), v.clone());
+    }
+    Ok(Verdict {
+        scores,
+        explanation,
+        extra,
+    })
+}
+
+fn read_dict(text: &str, rubric: &Rubric) -> Result<Verdict, ReplyError> {
+    let reply = crisis_reply(text, rubric).map_err(ReplyError::Unreadable)?;
+    let mut scores = Vec::with_capacity(rubric.criteria.len());
+    for c in &rubric.criteria {
+        let Some((_, x)) = reply.values.iter().find(|(id, _)| *id == c.id) else {
+            return Err(ReplyError::Missing {
+                criterion: c.id.clone(),
+            });
+        };
+        let score = classify_number(*x, &c.scale).map_err(|detail| ReplyError::NotAScore {
+            criterion: c.id.clone(),
+            detail,
+        })?;
+        scores.push((c.id.clone(), on_scale(score, &c.id, x.to_string(), &c.scale)?));
+    }
+    let mut extra = Map::new();
+    if let Some(total) = reply.total {
+        let sum: i64 = scores.iter().map(|(_, v)| v).sum();
+        extra.insert("declared_total".to_string(), Value::from(total));
+        extra.insert("total_matches".to_string(), Value::from(total == sum as f64));
+    }
+    Ok(Verdict {
+        scores,
+        explanation: reply.rationale,
+        extra,
+    })
+}
+
+fn on_scale(
+    score: Score,
+    criterion: &str,
+    written: String,
+    scale: &crate::rubric::Scale,
+) -> Result<i64, ReplyError> {
+    match score {
+        Score::OnScale(v) => Ok(v),
+        Score::OneStepOut(_) => Err(ReplyError::OutOfRange {
+            criterion: criterion.to_string(),
+            value: written,
+            min: scale.min(),
+            max: scale.max(),
+        }),
+        Score::Null | Score::Empty => Err(ReplyError::Missing {
+            criterion: criterion.to_string(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rubric::builtin;
+
+    const GOOD: &str = r#"{"Guidance": 4, "Informativeness": 3, "Relevance": 5, "Safety": 5, "Empathy": 4, "Helpfulness": 4, "Understanding": 3, "Overall": 4.0, "Explanation": "Warm and specific."}"#;
+
+    #[test]
+    fn json_with_and_without_fences() {
+        let r = builtin::mentalbench();
+        for text in [GOOD.to_string(), format!("```json\n{GOOD}\n```"), format!("Here you go:\n{GOOD}")] {
+            let v = read_reply(&text, ReplyFormat::JsonScores, &r).expect("a complete reply reads");
+            assert_eq!(v.scores.len(), 7, "all seven attributes are read from {text:?}");
+            assert_eq!(v.scores[0], ("guidance".to_string(), 4), "Guidance is 4");
+            assert_eq!(v.explanation.as_deref(), Some("Warm and specific."), "explanation kept");
+            assert_eq!(v.extra.get("Overall"), Some(&Value::from(4.0)), "Overall kept");
+        }
+    }
+
+    #[test]
+    fn incomplete_or_out_of_range_json_is_rejected() {
+        let r = builtin::mentalbench();
+        let missing = GOOD.replace("\"Safety\": 5, ", "");
+        assert_eq!(
+            read_reply(&missing, ReplyFormat::JsonScores, &r),
+            Err(ReplyError::Missing { criterion: "safety".into() }),
+            "a reply without Safety cannot be a complete judgment"
+        );
+        let six = GOOD.replace("\"Safety\": 5", "\"Safety\": 6");
+        assert!(
+            matches!(read_reply(&six, ReplyFormat::JsonScores, &r), Err(ReplyError::OutOfRange { .. })),
+            "6 on a 1–5 scale is refused for a live judge"
+        );
+        let wrong = r#"{"score": 4, "reason": "ok"}"#;
+        assert!(
+            matches!(read_reply(wrong, ReplyFormat::JsonScores, &r), Err(ReplyError::Missing { .. })),
+            "wrong keys give no scores"
+        );
+        assert!(
+            matches!(read_reply("I cannot rate this.", ReplyFormat::JsonScores, &r), Err(ReplyError::Unreadable(_))),
+            "prose without an object is unreadable"
+        );
+        assert_eq!(read_reply("  ", ReplyFormat::JsonScores, &r), Err(ReplyError::Empty), "empty");
+    }
+
+    #[test]
+    fn crisis_dict_reads_leniently_and_rejects_non_binary() {
+        let r = builtin::psycrisis();
+        let text = "共情：有。\n｛‘共情与关系立场’：1，'基于证据的情绪管理建议': 0, '探索来访者担忧': 1, '风险评估与识别': 0, '外部支持与干预': 1, '总分': 3｝";
+        let v = read_reply(text, ReplyFormat::ReasonsThenDict, &r).expect("lenient dict");
+        assert_eq!(v.scores.iter().map(|(_, s)| s).sum::<i64>(), 3, "the five values are read");
+        assert_eq!(v.explanation.as_deref(), Some("共情：有。"), "reasons are the rationale");
+        assert_eq!(v.extra.get("total_matches"), Some(&Value::from(true)), "总分 agrees");
+        let two = text.replace("'探索来访者担忧': 1", "'探索来访者担忧': 2");
+        assert!(
+            read_reply(&two, ReplyFormat::ReasonsThenDict, &r).is_err(),
+            "2 is not a binary score"
+        );
+        let four = text.replace(", '外部支持与干预': 1", "");
+        assert_eq!(
+            read_reply(&four, ReplyFormat::ReasonsThenDict, &r),
+            Err(ReplyError::Missing { criterion: "referral".into() }),
+            "a dict without a dimension is incomplete"
+        );
+    }
+}

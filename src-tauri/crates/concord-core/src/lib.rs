@@ -9,7 +9,6 @@ pub mod clock;
 pub mod demo;
 pub mod import;
 pub mod judge;
-pub mod judge;
 pub mod rubric;
 pub mod score_table;
 pub mod queue;

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod demo;
 pub mod import;
 pub mod judge;
+pub mod package;
 pub mod rubric;
 pub mod score_table;
 pub mod queue;

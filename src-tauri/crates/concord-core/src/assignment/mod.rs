@@ -10,6 +10,7 @@
 mod plan;
 pub mod sample;
 
+pub(crate) use plan::stream as seeded;
 pub use plan::{check, plan, Plan, PlanConversation, PlannedItem};
 pub use sample::StratumCount;
 

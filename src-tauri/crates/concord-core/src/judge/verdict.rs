@@ -81,6 +81,9 @@ fn read_json(text: &str, rubric: &Rubric) -> Result<Verdict, ReplyError> {
                 criterion: c.id.clone(),
             });
         };
+        if let Some(x) = value.as_f64() {
+            out_of_scale(x, &c.id, &c.scale)?;
+        }
         let score = classify(value, &c.scale).map_err(|detail| ReplyError::NotAScore {
             criterion: c.id.clone(),
             detail,
@@ -117,6 +120,7 @@ fn read_dict(text: &str, rubric: &Rubric) -> Result<Verdict, ReplyError> {
                 criterion: c.id.clone(),
             });
         };
+        out_of_scale(*x, &c.id, &c.scale)?;
         let score = classify_number(*x, &c.scale).map_err(|detail| ReplyError::NotAScore {
             criterion: c.id.clone(),
             detail,
@@ -134,6 +138,19 @@ fn read_dict(text: &str, rubric: &Rubric) -> Result<Verdict, ReplyError> {
         explanation: reply.rationale,
         extra,
     })
+}
+
+/// A whole number off the scale is "out of range" however far off it is.
+fn out_of_scale(x: f64, criterion: &str, scale: &crate::rubric::Scale) -> Result<(), ReplyError> {
+    if x.is_finite() && x.fract() == 0.0 && !(scale.min() as f64..=scale.max() as f64).contains(&x) {
+        return Err(ReplyError::OutOfRange {
+            criterion: criterion.to_string(),
+            value: x.to_string(),
+            min: scale.min(),
+            max: scale.max(),
+        });
+    }
+    Ok(())
 }
 
 fn on_scale(
@@ -184,11 +201,13 @@ mod tests {
             Err(ReplyError::Missing { criterion: "safety".into() }),
             "a reply without Safety cannot be a complete judgment"
         );
-        let six = GOOD.replace("\"Safety\": 5", "\"Safety\": 6");
-        assert!(
-            matches!(read_reply(&six, ReplyFormat::JsonScores, &r), Err(ReplyError::OutOfRange { .. })),
-            "6 on a 1–5 scale is refused for a live judge"
-        );
+        for bad in ["6", "0", "9"] {
+            let off = GOOD.replace("\"Safety\": 5", &format!("\"Safety\": {bad}"));
+            assert!(
+                matches!(read_reply(&off, ReplyFormat::JsonScores, &r), Err(ReplyError::OutOfRange { .. })),
+                "{bad} on a 1–5 scale is refused as out of range for a live judge"
+            );
+        }
         let wrong = r#"{"score": 4, "reason": "ok"}"#;
         assert!(
             matches!(read_reply(wrong, ReplyFormat::JsonScores, &r), Err(ReplyError::Missing { .. })),

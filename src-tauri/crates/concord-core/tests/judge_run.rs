@@ -1,0 +1,405 @@
+//! The judge runner against a real HTTP server on loopback that speaks both protocols and injects
+//! faults: every response ends with exactly its scores or a recorded failure, finished calls are
+//! never sent again after a crash or a cancel, the concurrency limit holds, Retry-After is
+//! honoured, repetitions are kept, and the API key never reaches the study file.
+
+mod judge_server;
+
+use concord_core::judge::{
+    self, execute_run, open_run, CancelToken, Execution, ProviderKind, ResponseSelection,
+    RunSettings,
+};
+use concord_core::store::Store;
+use judge_server::{always_fails, expected_binary, expected_score, study_with_items, FakeJudge};
+use rusqlite::Connection;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+fn settings(server: &FakeJudge, provider: ProviderKind) -> RunSettings {
+    let mut s = RunSettings::new(provider, &server.base_url(), "judge-model-1");
+    s.max_tokens = 256;
+    s
+}
+
+fn quick(concurrency: u32) -> Execution {
+    Execution {
+        concurrency,
+        timeout_ms: 400,
+        max_retries: 4,
+        backoff_base_ms: 5,
+        backoff_cap_ms: 50,
+        batch_poll_ms: 20,
+        ..Execution::default()
+    }
+}
+
+/// (state, failure kind) of every call row, by response id.
+fn rows(path: &Path, run: i64) -> Vec<(i64, i64, String, Option<String>, Option<String>)> {
+    let c = Connection::open(path).unwrap();
+    let mut s = c
+        .prepare("SELECT response_id, repetition, state, failure_kind, raw_output FROM judge_call WHERE run_id = ?1 ORDER BY id")
+        .unwrap();
+    let out = s
+        .query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    out
+}
+
+/// criterion key → value of the judge's ratings of one response.
+fn ratings_of(path: &Path, response: i64) -> HashMap<String, i64> {
+    let c = Connection::open(path).unwrap();
+    let mut s = c
+        .prepare(
+            "SELECT c.key, g.value FROM rating g JOIN criterion c ON c.id = g.criterion_id
+             JOIN rater t ON t.id = g.rater_id WHERE t.kind = 'judge' AND g.response_id = ?1",
+        )
+        .unwrap();
+    let out = s
+        .query_map([response], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<HashMap<_, _>, _>>()
+        .unwrap();
+    out
+}
+
+fn run_to_end(store: &mut Store, run: i64, exec: &Execution) -> judge::RunReport {
+    execute_run(store, run, exec, None, &CancelToken::new(), &mut |_| {}).expect("the run executes")
+}
+
+#[test]
+fn faults_end_in_scores_or_recorded_failures_openai() {
+    let server = FakeJudge::start(Duration::from_millis(2), true, None);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.concord");
+    let rubric = judge_server::mentalbench();
+    let (mut store, ids) = study_with_items(&path, &rubric, 40);
+    let plan = open_run(&mut store, &settings(&server, ProviderKind::OpenaiCompatible)).unwrap();
+    assert!(!plan.resumed, "a first run is new");
+    let report = run_to_end(&mut store, plan.run_id, &quick(6));
+    assert!(!report.cancelled, "nobody cancelled");
+    assert_eq!(report.status.total, 40, "one call per response");
+    let max = server.state.max_in_flight.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(max <= 6, "the server saw {max} requests at once; the limit was 6");
+    assert!(max >= 2, "concurrency must actually be used (saw {max})");
+    for (row, (response, _, state, kind, raw)) in rows(&path, plan.run_id).into_iter().enumerate() {
+        let item = row as u64;
+        assert_eq!(response, ids[row], "rows follow the responses");
+        let ratings = ratings_of(&path, response);
+        if always_fails(item) {
+            assert_eq!(state, "failed", "item {item} never gives readable scores");
+            let kind = kind.unwrap();
+            assert!(
+                kind == "missing_score" || kind == "out_of_range",
+                "item {item}: the failure names why ({kind})"
+            );
+            assert!(raw.is_some(), "item {item}: the raw output of a failed parse is kept");
+            assert!(ratings.is_empty(), "item {item}: a failed parse never becomes a score");
+        } else {
+            assert_eq!(state, "done", "item {item} recovers from its transient fault");
+            assert!(raw.is_some(), "item {item}: the raw output is stored");
+            assert_eq!(ratings.len(), 7, "item {item}: exactly the seven attributes are rated");
+            for (k, c) in rubric.criteria.iter().enumerate() {
+                assert_eq!(
+                    ratings[&c.id],
+                    expected_score(item, k),
+                    "item {item}, {}: the rating is the judge's score",
+                    c.id
+                );
+            }
+        }
+    }
+    let times = server.state.call_times.lock().unwrap();
+    let t = &times[&10];
+    assert!(t.len() >= 2, "item 10 was rate limited once and sent again");
+    assert!(
+        t[1] - t[0] >= Duration::from_millis(950),
+        "Retry-After: 1 must be honoured, waited {:?}",
+        t[1] - t[0]
+    );
+    let fails = judge::failures(&store, plan.run_id).unwrap();
+    assert_eq!(fails.len(), 8, "items 5, 6, 15, 16, 25, 26, 35, 36 fail");
+    assert!(fails.iter().all(|f| f.raw_output.is_some()), "failures list their raw output");
+    let c = Connection::open(&path).unwrap();
+    let origin: String = c
+        .query_row("SELECT DISTINCT origin FROM rating", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(origin, format!("judge:{}", plan.run_id), "ratings say which run made them");
+    let rationale: Option<String> = c
+        .query_row("SELECT rationale FROM rating LIMIT 1", [], |r| r.get(0))
+        .unwrap();
+    assert!(rationale.unwrap().starts_with("Judged item"), "the explanation is the rationale");
+    let status = judge::run_status(&store, plan.run_id).unwrap();
+    assert!(status.input_tokens > 0 && status.output_tokens > 0, "usage is recorded");
+}
+
+#[test]
+fn anthropic_psycrisis_reads_the_dict_and_sends_the_key_header() {
+    let server = FakeJudge::start(Duration::ZERO, true, Some("sk-ant-test"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.concord");
+    let rubric = judge_server::psycrisis();
+    let (mut store, ids) = study_with_items(&path, &rubric, 20);
+    let plan = open_run(&mut store, &settings(&server, ProviderKind::Anthropic)).unwrap();
+    let report = execute_run(
+        &mut store,
+        plan.run_id,
+        &quick(4),
+        Some(judge::ApiKey::new("sk-ant-test")),
+        &CancelToken::new(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(
+        server.state.unauthorized.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "every request carried the key in x-api-key"
+    );
+    assert_eq!(report.status.done + report.status.failed, 20, "every call finished");
+    for (i, id) in ids.iter().enumerate() {
+        let item = i as u64;
+        let ratings = ratings_of(&path, *id);
+        if always_fails(item) {
+            assert!(ratings.is_empty(), "item {item}: an unreadable dict gives no rating");
+            continue;
+        }
+        for (k, c) in rubric.criteria.iter().enumerate() {
+            assert_eq!(
+                ratings.get(&c.id).copied(),
+                Some(expected_binary(item, k)),
+                "item {item}, {}: the dict value is the rating",
+                c.id
+            );
+        }
+    }
+}
+
+#[test]
+fn a_crash_and_resume_never_resends_finished_calls() {
+    let server = FakeJudge::start(Duration::from_millis(10), false, None);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.concord");
+    let rubric = judge_server::mentalbench();
+    let (mut store, ids) = study_with_items(&path, &rubric, 150);
+    let run = open_run(&mut store, &settings(&server, ProviderKind::OpenaiCompatible))
+        .unwrap()
+        .run_id;
+    // The writer thread dies in the middle of the run, as a killed process would: nothing after
+    // the last commit is written and rows stay in flight.
+    let crashed = std::thread::spawn(move || {
+        let _ = execute_run(&mut store, run, &quick(8), None, &CancelToken::new(), &mut |p| {
+            if p.done >= 40 {
+                panic!("simulated crash");
+            }
+        });
+    })
+    .join();
+    assert!(crashed.is_err(), "the run must have died mid-way");
+    let before = server.state.calls_snapshot();
+    let c = Connection::open(&path).unwrap();
+    let done_at_crash: HashSet<i64> = c
+        .prepare("SELECT response_id FROM judge_call WHERE run_id = ?1 AND state = 'done'")
+        .unwrap()
+        .query_map([run], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let in_flight: i64 = c
+        .query_row("SELECT COUNT(*) FROM judge_call WHERE run_id = ?1 AND state = 'in_flight'", [run], |r| r.get(0))
+        .unwrap();
+    assert!(done_at_crash.len() >= 40, "40 calls were committed before the crash");
+    assert!(in_flight > 0, "the crash left rows in flight, as a real one would");
+    drop(c);
+
+    let mut store = Store::open(&path, std::sync::Arc::new(concord_core::clock::SystemClock)).unwrap();
+    let again = open_run(&mut store, &settings(&server, ProviderKind::OpenaiCompatible)).unwrap();
+    assert!(again.resumed && again.run_id == run, "the same settings resume the same run");
+    let report = run_to_end(&mut store, run, &quick(8));
+    assert_eq!(report.status.done, 150, "after resuming every call is done");
+    assert!(report.requeued as i64 >= in_flight, "rows in flight at the crash were queued again");
+    let after = server.state.calls_snapshot();
+    for (i, id) in ids.iter().enumerate() {
+        let item = i as u64;
+        if done_at_crash.contains(id) {
+            assert_eq!(
+                after.get(&item),
+                before.get(&item),
+                "item {item} was finished before the crash and must not be sent again"
+            );
+        }
+        assert_eq!(ratings_of(&path, *id).len(), 7, "item {item} has its seven ratings once");
+    }
+}
+
+#[test]
+fn cancel_returns_unfinished_rows_and_changed_settings_make_a_new_run() {
+    let server = FakeJudge::start(Duration::from_millis(10), false, None);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.concord");
+    let (mut store, _) = study_with_items(&path, &judge_server::mentalbench(), 120);
+    let s = settings(&server, ProviderKind::OpenaiCompatible);
+    let run = open_run(&mut store, &s).unwrap().run_id;
+    let cancel = CancelToken::new();
+    let c2 = cancel.clone();
+    let report = execute_run(&mut store, run, &quick(8), None, &cancel, &mut |p| {
+        if p.done >= 30 {
+            c2.cancel();
+        }
+    })
+    .unwrap();
+    assert!(report.cancelled, "the run reports that it was cancelled");
+    let st = report.status;
+    assert_eq!(st.in_flight, 0, "nothing stays in flight after a cancel");
+    assert!(st.done >= 30 && st.done < 120, "the run stopped part-way ({} done)", st.done);
+    assert_eq!(st.done + st.pending, 120, "every unfinished row is pending again");
+    let before = server.state.calls_snapshot();
+    let finished: usize = before.values().map(|&n| n as usize).sum();
+    assert!(finished >= st.done as usize, "the server answered at least the done calls");
+    let report = run_to_end(&mut store, run, &quick(8));
+    assert_eq!(report.status.done, 120, "resuming finishes the run");
+    let total: u32 = server.state.calls_snapshot().values().sum();
+    assert!(
+        (total as i64) < 120 + 8 + 1,
+        "only calls open at the cancel may be sent twice ({total} calls for 120 items)"
+    );
+    let mut warmer = s.clone();
+    warmer.temperature = 0.0;
+    let other = open_run(&mut store, &warmer).unwrap();
+    assert!(!other.resumed && other.run_id != run, "a changed temperature is a new run");
+    let mut faster = quick(32);
+    faster.requests_per_minute = Some(100_000);
+    let same = open_run(&mut store, &s).unwrap();
+    assert!(same.resumed, "operational settings do not change a run's identity");
+    let again = run_to_end(&mut store, same.run_id, &faster);
+    assert_eq!(again.finished_now, 0, "a finished run sends nothing");
+}
+
+#[test]
+fn repetitions_are_all_kept_and_the_first_is_the_rating() {
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.concord");
+    let (mut store, ids) = study_with_items(&path, &judge_server::mentalbench(), 6);
+    let mut s = settings(&server, ProviderKind::OpenaiCompatible);
+    s.repetitions = 3;
+    let run = open_run(&mut store, &s).unwrap().run_id;
+    let report = run_to_end(&mut store, run, &quick(4));
+    assert_eq!(report.status.total, 18, "3 repetitions of 6 responses");
+    assert_eq!(report.status.done, 18, "all repetitions are done");
+    let c = Connection::open(&path).unwrap();
+    for id in ids {
+        let reps: i64 = c
+            .query_row("SELECT COUNT(*) FROM judge_call WHERE response_id = ?1 AND scores_json IS NOT NULL", [id], |r| r.get(0))
+            .unwrap();
+        assert_eq!(reps, 3, "every repetition keeps its own scores");
+        let first: String = c
+            .query_row("SELECT scores_json FROM judge_call WHERE response_id = ?1 AND repetition = 1", [id], |r| r.get(0))
+            .unwrap();
+        let first: HashMap<String, i64> = serde_json::from_str(&first).unwrap();
+        assert_eq!(ratings_of(&path, id), first, "the rating is repetition 1's scores");
+        let n: i64 = c
+            .query_row("SELECT COUNT(*) FROM rating WHERE response_id = ?1", [id], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 7, "agreement sees one rating per rater × response × criterion");
+    }
+}
+
+#[test]
+fn the_api_key_never_reaches_the_study_file() {
+    const KEY: &str = "sk-test-SECRET-5f1e9c0a7b";
+    let server = FakeJudge::start(Duration::ZERO, true, Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.concord");
+    let (mut store, _) = study_with_items(&path, &judge_server::mentalbench(), 20);
+    std::env::set_var("CONCORD_TEST_JUDGE_KEY", KEY);
+    let key = judge::key::resolve(&judge::KeySource {
+        keyring_account: None,
+        env_var: Some("CONCORD_TEST_JUDGE_KEY".into()),
+    })
+    .unwrap()
+    .key;
+    let run = open_run(&mut store, &settings(&server, ProviderKind::OpenaiCompatible)).unwrap().run_id;
+    let report = execute_run(&mut store, run, &quick(4), key, &CancelToken::new(), &mut |_| {}).unwrap();
+    assert_eq!(report.status.done, 16, "the key was accepted: 16 of 20 items are readable");
+    assert_eq!(server.state.unauthorized.load(std::sync::atomic::Ordering::SeqCst), 0, "no request lacked the key");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let wal = dir.path().join("s.concord-wal");
+    assert!(wal.exists(), "the WAL is checked while the study is still open");
+    bytes.extend(std::fs::read(&wal).unwrap());
+    assert!(
+        !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+        "the API key must never be written to the study or its WAL"
+    );
+    let status = serde_json::to_string(&judge::runs(&store).unwrap()).unwrap();
+    assert!(!status.contains(KEY), "the key is not in what status reports");
+}
+
+#[test]
+fn batch_mode_both_providers_submit_once_and_collect() {
+    for provider in [ProviderKind::OpenaiCompatible, ProviderKind::Anthropic] {
+        let server = FakeJudge::start(Duration::ZERO, true, Some("sk-batch"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.concord");
+        let rubric = judge_server::mentalbench();
+        let (mut store, ids) = study_with_items(&path, &rubric, 30);
+        let mut s = settings(&server, provider);
+        s.batch = true;
+        let run = open_run(&mut store, &s).unwrap().run_id;
+        let mut exec = quick(4);
+        exec.batch_max_requests = 12;
+        // Cancel once the first batches are submitted: they must be polled, not resubmitted.
+        let cancel = CancelToken::new();
+        let c2 = cancel.clone();
+        let first = execute_run(&mut store, run, &exec, Some(judge::ApiKey::new("sk-batch")), &cancel, &mut |p| {
+            if p.phase == "waiting_for_batch" {
+                c2.cancel();
+            }
+        })
+        .unwrap();
+        assert!(first.cancelled, "{provider:?}: cancelled after a submission");
+        assert!(first.status.in_flight > 0, "{provider:?}: the submitted batch waits in flight");
+        let report = execute_run(&mut store, run, &exec, Some(judge::ApiKey::new("sk-batch")), &CancelToken::new(), &mut |_| {}).unwrap();
+        assert_eq!(report.status.done + report.status.failed, 30, "{provider:?}: every call has a result");
+        for (i, id) in ids.iter().enumerate() {
+            let item = i as u64;
+            assert_eq!(server.state.calls_of(item), 1, "{provider:?}: item {item} was submitted exactly once");
+            let ratings = ratings_of(&path, *id);
+            if always_fails(item) || judge_server::fault_of(item) == 4 {
+                assert!(ratings.is_empty(), "{provider:?}: item {item} failed and has no rating");
+            } else {
+                for (k, c) in rubric.criteria.iter().enumerate() {
+                    assert_eq!(ratings.get(&c.id).copied(), Some(expected_score(item, k)), "{provider:?}: item {item} {}", c.id);
+                }
+            }
+        }
+        let fails = judge::failures(&store, run).unwrap();
+        assert_eq!(fails.len(), 9, "{provider:?}: 3 errored lines and 6 unreadable replies are failures");
+        assert!(
+            fails.iter().filter(|f| f.kind.starts_with("batch_")).count() == 3,
+            "{provider:?}: errored batch lines are recorded as such"
+        );
+    }
+}
+
+#[test]
+fn selections_preview_and_estimate_cost() {
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.concord");
+    let (store, _) = study_with_items(&path, &judge_server::mentalbench(), 50);
+    let mut s = settings(&server, ProviderKind::OpenaiCompatible);
+    s.selection = ResponseSelection::Sample { n: 10 };
+    s.repetitions = 2;
+    s.prices = judge::Prices { input_per_million: 2.5, output_per_million: 10.0 };
+    let p = judge::preview_run(&store, &s).unwrap();
+    assert_eq!((p.responses, p.calls), (10, 20), "a sample of 10 with 2 repetitions is 20 calls");
+    assert!(p.estimate.input_tokens > 20 * 300, "the rubric prompt alone is hundreds of tokens a call");
+    let expected = (p.estimate.input_tokens as f64 * 2.5 + p.estimate.output_tokens as f64 * 10.0) / 1e6;
+    assert!((p.estimate.cost_usd - expected).abs() < 1e-12, "cost follows the prices per million");
+    assert_eq!(p.existing_run, None, "nothing was run yet");
+    s.selection = ResponseSelection::ExpertRated;
+    assert_eq!(judge::preview_run(&store, &s).unwrap().responses, 0, "no expert has rated anything yet");
+    assert_eq!(server.state.requests.load(std::sync::atomic::Ordering::SeqCst), 0, "a preview sends nothing");
+}

@@ -1,0 +1,529 @@
+//! A judge server for tests and the throughput bench: a hand-written HTTP/1.1 server on a
+//! loopback port (port 0, so the OS picks a free one) that speaks the OpenAI chat-completions and
+//! Anthropic Messages protocols and both batch APIs, answers deterministically per item (the
+//! response text carries `item #N`), injects faults on request, counts calls per item and tracks
+//! the most requests it had open at once. It also builds the studies the tests judge.
+
+#![allow(dead_code)]
+
+use concord_core::clock::SteppingClock;
+use concord_core::rubric::{builtin, Rubric};
+use concord_core::store::{NewConversation, NewSource, SourceKind, Store};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The fault an item meets, by `item % 10`, when faults are on: 0 → one 429 with Retry-After: 1,
+/// 1 → one 500, 2 → one reply slower than the client's timeout, 3 → one truncated body, 4 → one
+/// body that is not JSON, 5 → always a reply with wrong keys, 6 → always a score out of range,
+/// 7 → fenced JSON, 8 → JSON inside prose, 9 → plain JSON.
+pub fn fault_of(item: u64) -> u64 {
+    item % 10
+}
+
+/// Items whose replies can never be read as scores when faults are on.
+pub fn always_fails(item: u64) -> bool {
+    matches!(fault_of(item), 5 | 6)
+}
+
+/// The MentalBench score the server gives `item` on attribute `k` (0-based, rubric order).
+pub fn expected_score(item: u64, k: usize) -> i64 {
+    1 + ((item + 3 * k as u64) % 5) as i64
+}
+
+/// The PsyCrisis value the server gives `item` on dimension `k`.
+pub fn expected_binary(item: u64, k: usize) -> i64 {
+    ((item >> k) & 1) as i64
+}
+
+#[derive(Debug, Default)]
+pub struct Batch {
+    lines: Vec<Value>,
+    polls: u32,
+    anthropic: bool,
+}
+
+#[derive(Debug)]
+pub struct ServerState {
+    pub latency: Duration,
+    pub faults: bool,
+    /// How long the "slow" fault waits.
+    pub slow: Duration,
+    pub expected_key: Option<String>,
+    pub in_flight: AtomicUsize,
+    pub max_in_flight: AtomicUsize,
+    pub requests: AtomicU64,
+    pub unauthorized: AtomicU64,
+    /// item → times the server saw it in a completion request or a submitted batch line.
+    pub calls: Mutex<HashMap<u64, u32>>,
+    /// item → instants of its live calls.
+    pub call_times: Mutex<HashMap<u64, Vec<Instant>>>,
+    pub batches: Mutex<HashMap<String, Batch>>,
+    pub files: Mutex<HashMap<String, String>>,
+    next_id: AtomicU64,
+    /// Base URL of this server (for Anthropic results URLs).
+    pub base: Mutex<String>,
+}
+
+impl ServerState {
+    pub fn calls_of(&self, item: u64) -> u32 {
+        self.calls.lock().unwrap().get(&item).copied().unwrap_or(0)
+    }
+    pub fn calls_snapshot(&self) -> HashMap<u64, u32> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+pub struct FakeJudge {
+    pub addr: SocketAddr,
+    pub state: Arc<ServerState>,
+    _thread: std::thread::JoinHandle<()>,
+}
+
+impl FakeJudge {
+    pub fn start(latency: Duration, faults: bool, expected_key: Option<&str>) -> FakeJudge {
+        let state = Arc::new(ServerState {
+            latency,
+            faults,
+            slow: Duration::from_millis(1_500),
+            expected_key: expected_key.map(str::to_string),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
+            requests: AtomicU64::new(0),
+            unauthorized: AtomicU64::new(0),
+            calls: Mutex::new(HashMap::new()),
+            call_times: Mutex::new(HashMap::new()),
+            batches: Mutex::new(HashMap::new()),
+            files: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            base: Mutex::new(String::new()),
+        });
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        std_listener.set_nonblocking(true).unwrap();
+        let addr = std_listener.local_addr().unwrap();
+        assert!(addr.ip().is_loopback(), "the test server must only listen on loopback");
+        *state.base.lock().unwrap() = format!("http://{addr}/v1");
+        let st = state.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = TcpListener::from_std(std_listener).unwrap();
+                loop {
+                    let Ok((socket, _)) = listener.accept().await else { continue };
+                    let _ = socket.set_nodelay(true);
+                    tokio::spawn(serve(socket, st.clone()));
+                }
+            });
+        });
+        FakeJudge {
+            addr,
+            state,
+            _thread: thread,
+        }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+}
+
+struct Request {
+    method: String,
+    path: String,
+    headers: HashMap<String, String>,
+    body: Vec<u8>,
+}
+
+async fn read_request(socket: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Request> {
+    loop {
+        if let Some(end) = find(buf, b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_string();
+            let mut lines = head.split("\r\n");
+            let mut first = lines.next()?.split(' ');
+            let method = first.next()?.to_string();
+            let path = first.next()?.to_string();
+            let headers: HashMap<String, String> = lines
+                .filter_map(|l| l.split_once(':'))
+                .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+                .collect();
+            let len: usize = headers
+                .get("content-length")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            while buf.len() < end + 4 + len {
+                let mut chunk = [0u8; 65536];
+                let n = socket.read(&mut chunk).await.ok()?;
+                if n == 0 {
+                    return None;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            let body = buf[end + 4..end + 4 + len].to_vec();
+            buf.drain(..end + 4 + len);
+            return Some(Request {
+                method,
+                path,
+                headers,
+                body,
+            });
+        }
+        let mut chunk = [0u8; 65536];
+        let n = socket.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+enum Reply {
+    Json(u16, String, Vec<(String, String)>),
+    Truncated(String),
+    Slow,
+}
+
+async fn write_reply(socket: &mut TcpStream, status: u16, body: &str, extra: &[(String, String)]) -> bool {
+    let reason = match status {
+        200 => "OK",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        _ => "Error",
+    };
+    let mut head = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in extra {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(body.as_bytes());
+    socket.write_all(&bytes).await.is_ok()
+}
+
+async fn serve(mut socket: TcpStream, state: Arc<ServerState>) {
+    let mut buf = Vec::new();
+    while let Some(req) = read_request(&mut socket, &mut buf).await {
+        state.requests.fetch_add(1, Ordering::SeqCst);
+        let live = req.method == "POST"
+            && (req.path.ends_with("/chat/completions") || req.path.ends_with("/messages"));
+        if live {
+            let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            state.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        }
+        let reply = route(&req, &state).await;
+        let keep = match reply {
+            Reply::Json(status, body, extra) => {
+                if state.latency > Duration::ZERO && live {
+                    tokio::time::sleep(state.latency).await;
+                }
+                write_reply(&mut socket, status, &body, &extra).await
+            }
+            Reply::Truncated(body) => {
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                    body.len() + 200
+                );
+                let _ = socket.write_all(head.as_bytes()).await;
+                let _ = socket.write_all(&body.as_bytes()[..body.len() / 3]).await;
+                let _ = socket.flush().await;
+                false
+            }
+            Reply::Slow => {
+                tokio::time::sleep(state.slow).await;
+                false
+            }
+        };
+        if live {
+            state.in_flight.fetch_sub(1, Ordering::SeqCst);
+        }
+        if !keep {
+            let _ = socket.shutdown().await;
+            return;
+        }
+    }
+}
+
+/// The item number written in a request (`item #N`).
+pub fn item_in(text: &str) -> Option<u64> {
+    let at = text.find("item #")? + "item #".len();
+    let digits: String = text[at..].chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+/// The reply text the judge gives `item` (`crisis` for the PsyCrisis dict).
+pub fn judge_text(item: u64, crisis: bool, faults: bool) -> String {
+    if crisis {
+        let keys = ["共情与合作", "基于证据的情绪管理建议", "探索来访者担忧", "评估并提取证据支持的风险", "外部支持与干预"];
+        let mut dict = String::from("{");
+        let mut sum = 0;
+        for (k, key) in keys.iter().enumerate() {
+            let v = expected_binary(item, k);
+            sum += v;
+            dict.push_str(&format!("'{key}': {v}, "));
+        }
+        if faults && fault_of(item) == 5 {
+            return "理由：无法判断。{'评分': 1}".to_string();
+        }
+        if faults && fault_of(item) == 6 {
+            dict = dict.replacen(": 0,", ": 2,", 1).replacen(": 1,", ": 2,", 1);
+        }
+        return format!("理由：逐项判断如下（item #{item}）。\n{dict}'总分': {sum}}}");
+    }
+    let names = ["Guidance", "Informativeness", "Relevance", "Safety", "Empathy", "Helpfulness", "Understanding"];
+    let mut obj = serde_json::Map::new();
+    for (k, n) in names.iter().enumerate() {
+        obj.insert(n.to_string(), json!(expected_score(item, k)));
+    }
+    obj.insert("Overall".into(), json!(3.0));
+    obj.insert("Explanation".into(), json!(format!("Judged item {item}.")));
+    let plain = Value::Object(obj.clone()).to_string();
+    if !faults {
+        return plain;
+    }
+    match fault_of(item) {
+        5 => json!({"score": 4, "comment": "looks fine"}).to_string(),
+        6 => {
+            obj.insert("Guidance".into(), json!(7));
+            Value::Object(obj).to_string()
+        }
+        7 => format!("```json\n{plain}\n```"),
+        8 => format!("Here is my evaluation.\n{plain}\nThank you."),
+        _ => plain,
+    }
+}
+
+fn completion_json(anthropic: bool, text: &str, prompt_len: usize) -> Value {
+    if anthropic {
+        json!({"id": "msg", "type": "message", "role": "assistant",
+               "content": [{"type": "text", "text": text}],
+               "usage": {"input_tokens": prompt_len / 4, "output_tokens": 40}})
+    } else {
+        json!({"id": "chatcmpl", "object": "chat.completion",
+               "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+               "usage": {"prompt_tokens": prompt_len / 4, "completion_tokens": 40}})
+    }
+}
+
+fn authorized(req: &Request, state: &ServerState, anthropic: bool) -> bool {
+    let Some(key) = &state.expected_key else { return true };
+    let seen = if anthropic {
+        req.headers.get("x-api-key").cloned()
+    } else {
+        req.headers
+            .get("authorization")
+            .and_then(|v| v.strip_prefix("Bearer ").map(str::to_string))
+    };
+    seen.as_deref() == Some(key.as_str())
+}
+
+fn user_text(body: &Value) -> String {
+    body.get("messages")
+        .and_then(Value::as_array)
+        .map(|m| {
+            m.iter()
+                .filter_map(|x| x.get("content").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn count(state: &ServerState, item: u64) -> u32 {
+    let mut calls = state.calls.lock().unwrap();
+    let c = calls.entry(item).or_insert(0);
+    *c += 1;
+    *c
+}
+
+async fn route(req: &Request, state: &Arc<ServerState>) -> Reply {
+    let anthropic_path = req.path.contains("/messages");
+    if !authorized(req, state, anthropic_path) {
+        state.unauthorized.fetch_add(1, Ordering::SeqCst);
+        return Reply::Json(401, json!({"error": {"message": "bad key"}}).to_string(), vec![]);
+    }
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let path = req.path.trim_start_matches("/v1");
+    match (req.method.as_str(), path) {
+        ("POST", "/chat/completions") | ("POST", "/messages") => {
+            let anthropic = path == "/messages";
+            let text = user_text(&body);
+            let Some(item) = item_in(&text) else {
+                return Reply::Json(400, json!({"error": {"message": "no item"}}).to_string(), vec![]);
+            };
+            let n = count(state, item);
+            state.call_times.lock().unwrap().entry(item).or_default().push(Instant::now());
+            let crisis = text.contains("总分");
+            let first = n == 1;
+            if state.faults && first {
+                match fault_of(item) {
+                    0 => return Reply::Json(429, json!({"error": {"message": "slow down"}}).to_string(), vec![("Retry-After".into(), "1".into())]),
+                    1 => return Reply::Json(500, json!({"error": {"message": "boom"}}).to_string(), vec![]),
+                    2 => return Reply::Slow,
+                    3 => return Reply::Truncated(completion_json(anthropic, &judge_text(item, crisis, true), text.len()).to_string()),
+                    4 => return Reply::Json(200, "{\"choices\": [ oops".into(), vec![]),
+                    _ => {}
+                }
+            }
+            let reply = completion_json(anthropic, &judge_text(item, crisis, state.faults), text.len());
+            Reply::Json(200, reply.to_string(), vec![])
+        }
+        ("POST", "/files") => {
+            let ct = req.headers.get("content-type").cloned().unwrap_or_default();
+            let boundary = ct.split("boundary=").nth(1).unwrap_or("").to_string();
+            let raw = String::from_utf8_lossy(&req.body).to_string();
+            let file_part = raw.split(&format!("--{boundary}")).find(|p| p.contains("name=\"file\"")).unwrap_or("");
+            let content = file_part.split_once("\r\n\r\n").map(|(_, c)| c.trim_end_matches("\r\n").to_string()).unwrap_or_default();
+            let id = format!("file-{}", state.next_id.fetch_add(1, Ordering::SeqCst));
+            state.files.lock().unwrap().insert(id.clone(), content);
+            Reply::Json(200, json!({"id": id, "object": "file", "purpose": "batch"}).to_string(), vec![])
+        }
+        ("POST", "/batches") => {
+            let file_id = body.get("input_file_id").and_then(Value::as_str).unwrap_or("");
+            let Some(content) = state.files.lock().unwrap().get(file_id).cloned() else {
+                return Reply::Json(404, json!({"error": {"message": "no file"}}).to_string(), vec![]);
+            };
+            let lines: Vec<Value> = content.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+            for l in &lines {
+                if let Some(item) = item_in(&user_text(&l["body"])) {
+                    count(state, item);
+                }
+            }
+            let id = format!("batch-{}", state.next_id.fetch_add(1, Ordering::SeqCst));
+            state.batches.lock().unwrap().insert(id.clone(), Batch { lines, polls: 0, anthropic: false });
+            Reply::Json(200, json!({"id": id, "status": "validating"}).to_string(), vec![])
+        }
+        ("POST", "/messages/batches") => {
+            let lines: Vec<Value> = body.get("requests").and_then(Value::as_array).cloned().unwrap_or_default();
+            for l in &lines {
+                if let Some(item) = item_in(&user_text(&l["params"])) {
+                    count(state, item);
+                }
+            }
+            let id = format!("msgbatch_{}", state.next_id.fetch_add(1, Ordering::SeqCst));
+            state.batches.lock().unwrap().insert(id.clone(), Batch { lines, polls: 0, anthropic: true });
+            Reply::Json(200, json!({"id": id, "processing_status": "in_progress"}).to_string(), vec![])
+        }
+        ("GET", p) if p.starts_with("/batches/") => {
+            let id = p.trim_start_matches("/batches/").to_string();
+            let mut batches = state.batches.lock().unwrap();
+            let Some(b) = batches.get_mut(&id) else {
+                return Reply::Json(404, "{}".into(), vec![]);
+            };
+            b.polls += 1;
+            if b.polls < 2 {
+                return Reply::Json(200, json!({"id": id, "status": "in_progress"}).to_string(), vec![]);
+            }
+            let (mut out, mut err) = (String::new(), String::new());
+            for l in &b.lines {
+                let text = user_text(&l["body"]);
+                let item = item_in(&text).unwrap_or(0);
+                let cid = l["custom_id"].clone();
+                if state.faults && fault_of(item) == 4 {
+                    err.push_str(&json!({"custom_id": cid, "response": {"status_code": 500, "body": {"error": {"message": "internal"}}}, "error": null}).to_string());
+                    err.push('\n');
+                } else {
+                    let body = completion_json(false, &judge_text(item, text.contains("总分"), state.faults), text.len());
+                    out.push_str(&json!({"custom_id": cid, "response": {"status_code": 200, "body": body}, "error": null}).to_string());
+                    out.push('\n');
+                }
+            }
+            let out_id = format!("{id}-out");
+            let err_id = format!("{id}-err");
+            let mut files = state.files.lock().unwrap();
+            files.insert(out_id.clone(), out);
+            files.insert(err_id.clone(), err);
+            Reply::Json(200, json!({"id": id, "status": "completed", "output_file_id": out_id, "error_file_id": err_id}).to_string(), vec![])
+        }
+        ("GET", p) if p.starts_with("/files/") && p.ends_with("/content") => {
+            let id = p.trim_start_matches("/files/").trim_end_matches("/content");
+            match state.files.lock().unwrap().get(id) {
+                Some(c) => Reply::Json(200, c.clone(), vec![]),
+                None => Reply::Json(404, "{}".into(), vec![]),
+            }
+        }
+        ("GET", p) if p.starts_with("/messages/batches/") && p.ends_with("/results") => {
+            let id = p.trim_start_matches("/messages/batches/").trim_end_matches("/results");
+            let batches = state.batches.lock().unwrap();
+            let Some(b) = batches.get(id) else { return Reply::Json(404, "{}".into(), vec![]) };
+            let mut out = String::new();
+            for l in &b.lines {
+                let text = user_text(&l["params"]);
+                let item = item_in(&text).unwrap_or(0);
+                let line = if state.faults && fault_of(item) == 4 {
+                    json!({"custom_id": l["custom_id"], "result": {"type": "errored", "error": {"type": "error", "error": {"type": "api_error", "message": "overloaded"}}}})
+                } else {
+                    json!({"custom_id": l["custom_id"], "result": {"type": "succeeded", "message": completion_json(true, &judge_text(item, text.contains("总分"), state.faults), text.len())}})
+                };
+                out.push_str(&line.to_string());
+                out.push('\n');
+            }
+            Reply::Json(200, out, vec![])
+        }
+        ("GET", p) if p.starts_with("/messages/batches/") => {
+            let id = p.trim_start_matches("/messages/batches/").to_string();
+            let mut batches = state.batches.lock().unwrap();
+            let Some(b) = batches.get_mut(&id) else { return Reply::Json(404, "{}".into(), vec![]) };
+            b.polls += 1;
+            if b.polls < 2 {
+                return Reply::Json(200, json!({"id": id, "processing_status": "in_progress"}).to_string(), vec![]);
+            }
+            let base = state.base.lock().unwrap().clone();
+            Reply::Json(200, json!({"id": id, "processing_status": "ended", "results_url": format!("{base}/messages/batches/{id}/results")}).to_string(), vec![])
+        }
+        _ => Reply::Json(404, json!({"error": {"message": "unknown path"}}).to_string(), vec![]),
+    }
+}
+
+/// A study at `path` with `items` conversations of `rubric`, one response each whose text
+/// carries `item #N` (N from 0). Returns the store and the response id of each item.
+pub fn study_with_items(path: &Path, rubric: &Rubric, items: u64) -> (Store, Vec<i64>) {
+    let mut store = Store::create(path, Arc::new(SteppingClock::new(1_700_000_000_000, 1))).unwrap();
+    let ids = store
+        .write(|tx| -> Result<Vec<i64>, concord_core::store::StoreError> {
+            let rubric_id = tx.add_rubric(rubric)?;
+            let source = tx.upsert_source(&NewSource {
+                key: "gpt4o",
+                name: "GPT-4o",
+                family: Some("gpt-4o"),
+                kind: SourceKind::Llm,
+            })?;
+            let mut ids = Vec::new();
+            for i in 0..items {
+                let conv = tx.add_conversation(&NewConversation {
+                    external_id: &format!("c{i}"),
+                    rubric_id,
+                    context: &format!("I have felt low for weeks (conversation {i})."),
+                    language: None,
+                    category: None,
+                })?;
+                ids.push(tx.add_response(conv, source, Some(&format!("That sounds hard; item #{i}. Let us talk.")))?);
+            }
+            Ok(ids)
+        })
+        .unwrap();
+    (store, ids)
+}
+
+pub fn mentalbench() -> Rubric {
+    builtin::mentalbench()
+}
+
+pub fn psycrisis() -> Rubric {
+    builtin::psycrisis()
+}

@@ -3,6 +3,7 @@
 
 mod agreement_cmd;
 mod import_cmd;
+mod judge_cmd;
 mod stats_cmd;
 mod study_cmd;
 
@@ -39,6 +40,8 @@ enum Command {
     Import(import_cmd::ImportArgs),
     /// Judge–expert agreement over the study (the MentalAlign table, or the full report).
     Agreement(agreement_cmd::AgreementArgs),
+    /// LLM judge runs: run (resumable), status, failures, keys.
+    Judge(judge_cmd::JudgeArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +55,9 @@ fn main() -> ExitCode {
         }
         Command::Agreement(args) => {
             agreement_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Judge(args) => {
+            judge_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
         }
     };
     match result {

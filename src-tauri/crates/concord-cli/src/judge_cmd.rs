@@ -1,0 +1,395 @@
+//! `concord judge …`: LLM judge runs from the command line. `run` previews the cost, opens the
+//! run (the same settings resume the same run, found by their hash, and say so on stderr), then
+//! sends the calls with a progress bar on stderr (hidden with `--json`); `status` lists runs with
+//! counts, tokens, cost and failures; `failures RUN` shows each failed call with its reason and raw
+//! output; `key set ACCOUNT` stores a key (read from stdin) in the OS keyring. Interrupting a run
+//! is safe: rerunning the same command continues it, sending again only calls that were open.
+
+use crate::study_cmd::{open_study, StudyCmdError};
+use clap::{Args, Subcommand, ValueEnum};
+use concord_core::judge::{
+    self, key, ApiKey, CancelToken, Execution, JudgeError, KeyError, KeySource, Prices,
+    Progress, PromptTemplate, ProviderKind, ResponseSelection, RunSettings, RunStatus,
+};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeCmdError {
+    #[error(transparent)]
+    Study(#[from] StudyCmdError),
+    #[error(transparent)]
+    Judge(#[from] JudgeError),
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("cannot read {path}: {detail}")]
+    Read { path: String, detail: String },
+    #[error("could not print JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+#[derive(Args, Debug)]
+pub struct JudgeArgs {
+    #[command(subcommand)]
+    command: JudgeCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum JudgeCommand {
+    /// Judge the study's responses with an LLM (rerun the same command to resume).
+    Run(Box<RunArgs>),
+    /// Judge runs with their counts, tokens, cost and failures.
+    Status {
+        /// Only this run.
+        run: Option<i64>,
+    },
+    /// The failed calls of a run, with reasons and raw outputs.
+    Failures { run: i64 },
+    /// Keys in the OS keyring.
+    Key {
+        #[command(subcommand)]
+        command: KeyCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum KeyCommand {
+    /// Store the key read from standard input under ACCOUNT (service "concord").
+    Set { account: String },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum ProviderArg {
+    OpenaiCompatible,
+    Anthropic,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    #[arg(long, value_enum)]
+    provider: ProviderArg,
+    /// Up to the version segment, e.g. http://localhost:11434/v1 (Anthropic defaults to its API).
+    #[arg(long)]
+    base_url: Option<String>,
+    #[arg(long)]
+    model: String,
+    /// Environment variable holding the API key (a local server may need none).
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
+    /// OS keyring account holding the key (service "concord"); falls back to --api-key-env.
+    #[arg(long, value_name = "ACCOUNT")]
+    keyring_account: Option<String>,
+    /// Rubric id; the rubric of the study's conversations by default.
+    #[arg(long)]
+    rubric: Option<String>,
+    /// all | expert-rated | sample:N
+    #[arg(long, default_value = "all")]
+    responses: String,
+    /// Seed of the sample.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value_t = 1)]
+    repetitions: u32,
+    /// Sampling temperature (both papers used 0.7; 0 for the most repeatable replies).
+    #[arg(long, default_value_t = 0.7)]
+    temperature: f64,
+    #[arg(long)]
+    top_p: Option<f64>,
+    #[arg(long, default_value_t = 1024)]
+    max_tokens: u32,
+    /// The judge rater's name in the study (the model id by default).
+    #[arg(long)]
+    rater_name: Option<String>,
+    /// The judge's model family (guessed from the model id by default).
+    #[arg(long)]
+    family: Option<String>,
+    /// A user-message template with {{context}} and {{response}} (replaces the rubric's default).
+    #[arg(long, value_name = "FILE")]
+    prompt_file: Option<PathBuf>,
+    /// A system-message template to go with --prompt-file.
+    #[arg(long, value_name = "FILE")]
+    system_file: Option<PathBuf>,
+    /// Use the provider's batch API (cheaper, slower; resumable too).
+    #[arg(long)]
+    batch: bool,
+    #[arg(long, default_value_t = 8)]
+    concurrency: u32,
+    /// Requests per minute.
+    #[arg(long)]
+    rpm: Option<u32>,
+    /// Tokens per minute.
+    #[arg(long)]
+    tpm: Option<u32>,
+    #[arg(long, default_value_t = 120)]
+    timeout_secs: u64,
+    #[arg(long, default_value_t = 5)]
+    max_retries: u32,
+    /// US dollars per million input tokens.
+    #[arg(long, default_value_t = 0.0)]
+    price_input: f64,
+    /// US dollars per million output tokens.
+    #[arg(long, default_value_t = 0.0)]
+    price_output: f64,
+    /// Send again the calls that failed in an earlier session.
+    #[arg(long)]
+    retry_failed: bool,
+    /// Seconds between polls of a submitted batch.
+    #[arg(long, default_value_t = 30)]
+    poll_secs: u64,
+    /// Print the estimate and stop.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, JudgeCmdError> {
+    match &args.command {
+        JudgeCommand::Run(a) => run_judge(a, db, json),
+        JudgeCommand::Status { run } => {
+            let store = open_study(db)?;
+            let list = match run {
+                Some(id) => vec![judge::run_status(&store, *id)?],
+                None => judge::runs(&store)?,
+            };
+            if json {
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&list)?));
+            }
+            if list.is_empty() {
+                return Ok("No judge runs in this study.\n".into());
+            }
+            Ok(list.iter().map(render_status).collect())
+        }
+        JudgeCommand::Failures { run } => {
+            let store = open_study(db)?;
+            let fails = judge::failures(&store, *run)?;
+            if json {
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&fails)?));
+            }
+            let mut out = format!("{} failed calls in run {run}\n", fails.len());
+            for f in &fails {
+                let _ = writeln!(
+                    out,
+                    "\n#{} conversation {} / {} (repetition {}, {} attempts): {} — {}",
+                    f.call_id, f.conversation, f.source, f.repetition, f.attempts, f.kind, f.reason
+                );
+                if let Some(raw) = &f.raw_output {
+                    let excerpt: String = raw.chars().take(400).collect();
+                    let _ = writeln!(out, "  raw: {excerpt}");
+                }
+            }
+            Ok(out)
+        }
+        JudgeCommand::Key {
+            command: KeyCommand::Set { account },
+        } => {
+            let mut secret = String::new();
+            std::io::stdin()
+                .read_line(&mut secret)
+                .map_err(|e| JudgeCmdError::Read {
+                    path: "standard input".into(),
+                    detail: e.to_string(),
+                })?;
+            let secret = secret.trim();
+            if secret.is_empty() {
+                return Err(JudgeCmdError::Usage("no key on standard input".into()));
+            }
+            key::save_to_keyring(account, &ApiKey::new(secret))?;
+            Ok(format!("Stored the key for {account:?} in the OS keyring.\n"))
+        }
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, JudgeCmdError> {
+    std::fs::read_to_string(path).map_err(|e| JudgeCmdError::Read {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    })
+}
+
+fn settings_from(a: &RunArgs) -> Result<RunSettings, JudgeCmdError> {
+    let provider = match a.provider {
+        ProviderArg::OpenaiCompatible => ProviderKind::OpenaiCompatible,
+        ProviderArg::Anthropic => ProviderKind::Anthropic,
+    };
+    let base_url = match (&a.base_url, provider) {
+        (Some(u), _) => u.clone(),
+        (None, ProviderKind::Anthropic) => "https://api.anthropic.com/v1".into(),
+        (None, ProviderKind::OpenaiCompatible) => {
+            return Err(JudgeCmdError::Usage(
+                "--base-url is required for an OpenAI-compatible server (e.g. http://localhost:11434/v1)".into(),
+            ))
+        }
+    };
+    let mut s = RunSettings::new(provider, &base_url, &a.model);
+    s.selection = ResponseSelection::parse(&a.responses).ok_or_else(|| {
+        JudgeCmdError::Usage(format!(
+            "--responses {:?}: expected all, expert-rated or sample:N",
+            a.responses
+        ))
+    })?;
+    s.rubric = a.rubric.clone();
+    s.seed = a.seed;
+    s.repetitions = a.repetitions;
+    s.temperature = a.temperature;
+    s.top_p = a.top_p;
+    s.max_tokens = a.max_tokens;
+    s.rater_name = a.rater_name.clone();
+    s.family = a.family.clone();
+    s.batch = a.batch;
+    s.prices = Prices {
+        input_per_million: a.price_input,
+        output_per_million: a.price_output,
+    };
+    Ok(s)
+}
+
+fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, JudgeCmdError> {
+    let mut store = open_study(db)?;
+    let mut settings = settings_from(a)?;
+    if let Some(file) = &a.prompt_file {
+        let preview = judge::preview_run(&store, &settings)?;
+        let rubric = store
+            .rubrics()
+            .map_err(JudgeError::from)?
+            .into_iter()
+            .find(|(_, r)| r.id == preview.rubric)
+            .map(|(_, r)| r)
+            .ok_or_else(|| JudgeCmdError::Usage("the run's rubric is missing".into()))?;
+        let base = PromptTemplate::default_for(&rubric);
+        settings.prompt = Some(PromptTemplate {
+            format: base.format,
+            system: a.system_file.as_deref().map(read_text).transpose()?,
+            user: read_text(file)?,
+        });
+    } else if a.system_file.is_some() {
+        return Err(JudgeCmdError::Usage("--system-file goes with --prompt-file".into()));
+    }
+    let preview = judge::preview_run(&store, &settings)?;
+    let e = &preview.estimate;
+    eprintln!(
+        "concord: {} calls ({} responses × {} repetitions, rubric {}); estimated {} input + {} output tokens ≈ ${:.4}",
+        preview.calls, preview.responses, settings.repetitions, preview.rubric, e.input_tokens, e.output_tokens, e.cost_usd
+    );
+    if preview.responses_without_text > 0 {
+        eprintln!(
+            "concord: {} selected responses have no text and are left out",
+            preview.responses_without_text
+        );
+    }
+    if a.dry_run {
+        if json {
+            return Ok(format!("{}\n", serde_json::to_string_pretty(&preview)?));
+        }
+        return Ok(format!(
+            "Dry run: nothing was sent. Settings hash {}\n",
+            preview.settings_sha256
+        ));
+    }
+    let resolved = key::resolve(&KeySource {
+        keyring_account: a.keyring_account.clone(),
+        env_var: a.api_key_env.clone(),
+    })?;
+    if let Some(note) = &resolved.note {
+        eprintln!("concord: {note}");
+    }
+    let plan = judge::open_run(&mut store, &settings)?;
+    if plan.resumed {
+        eprintln!(
+            "concord: resuming judge run {} (same settings, hash {}): {} of {} done, {} failed",
+            plan.run_id,
+            &plan.status.settings_sha256[..12],
+            plan.status.done,
+            plan.status.total,
+            plan.status.failed
+        );
+    } else {
+        eprintln!("concord: started judge run {}", plan.run_id);
+    }
+    let exec = Execution {
+        concurrency: a.concurrency,
+        requests_per_minute: a.rpm,
+        tokens_per_minute: a.tpm,
+        timeout_ms: a.timeout_secs.saturating_mul(1000),
+        max_retries: a.max_retries,
+        retry_failed: a.retry_failed,
+        batch_poll_ms: a.poll_secs.saturating_mul(1000),
+        ..Execution::default()
+    };
+    let bar = ProgressBar::new(plan.status.total.max(0) as u64);
+    if json {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    } else {
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+    }
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut on_progress = |p: &Progress| {
+        bar.set_position(p.done + p.failed);
+        let eta = p
+            .eta_ms
+            .map(|ms| format!(", ETA {}s", ms / 1000))
+            .unwrap_or_default();
+        bar.set_message(format!(
+            "{} failed, {} open, {:.1}/s{eta}, ${:.4}",
+            p.failed, p.in_flight, p.per_second, p.cost_usd
+        ));
+    };
+    let report = judge::execute_run(
+        &mut store,
+        plan.run_id,
+        &exec,
+        resolved.key,
+        &CancelToken::new(),
+        &mut on_progress,
+    )?;
+    bar.finish_and_clear();
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+    }
+    let mut out = render_status(&report.status);
+    if report.status.failed > 0 {
+        let _ = writeln!(
+            out,
+            "  see `concord judge failures {}`; rerun with --retry-failed to send them again",
+            report.run_id
+        );
+    }
+    if report.status.in_flight > 0 {
+        let _ = writeln!(
+            out,
+            "  {} calls wait in a provider batch; rerun the same command to collect them",
+            report.status.in_flight
+        );
+    }
+    Ok(out)
+}
+
+fn render_status(s: &RunStatus) -> String {
+    format!(
+        "run {} — {} ({} {}, {}), rubric {}, temperature {}, {} repetition(s){}\n  {} calls: {} done, {} failed, {} pending, {} in flight; tokens {} in / {} out; cost ${:.4}\n  prompt sha256 {}\n",
+        s.id,
+        s.rater,
+        s.provider,
+        s.model,
+        s.base_url,
+        s.rubric,
+        s.temperature,
+        s.repetitions,
+        if s.batch { ", batch" } else { "" },
+        s.total,
+        s.done,
+        s.failed,
+        s.pending,
+        s.in_flight,
+        s.input_tokens,
+        s.output_tokens,
+        s.cost_usd,
+        s.prompt_sha256
+    )
+}

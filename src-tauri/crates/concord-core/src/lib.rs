@@ -7,6 +7,7 @@ pub mod agreement;
 pub mod assignment;
 pub mod clock;
 pub mod demo;
+pub mod export;
 pub mod import;
 pub mod judge;
 pub mod package;

@@ -1,0 +1,224 @@
+//! Rating CSVs. The long form has one row per rating (conversation, response, source, rater,
+//! rater kind, rubric, criterion, occasion — `first` or the blind `retest` — value, raw value,
+//! rationale, created and updated times in ISO-8601 UTC); the wide form one row per response ×
+//! rater × occasion with one column per criterion. Both are UTF-8; the Excel-friendly option adds
+//! a byte-order mark and CRLF line ends. Text cells are neutralised against formula injection.
+
+use super::{criterion_columns, for_each_rating, iso_utc, neutralise, ExportError, RatingRow};
+use crate::store::Store;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::Write;
+
+/// CSV flavour.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CsvOptions {
+    /// Byte-order mark and CRLF line ends, so Excel opens UTF-8 text correctly.
+    pub excel: bool,
+    /// Add the conversation's context and the response's text as the last two columns.
+    #[serde(default)]
+    pub texts: bool,
+}
+
+/// What a CSV export wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CsvSummary {
+    /// Data rows (header excluded).
+    pub rows: usize,
+    pub ratings: usize,
+}
+
+/// Header of the long CSV.
+pub const LONG_HEADER: [&str; 13] = [
+    "conversation_id",
+    "response_id",
+    "source",
+    "rater",
+    "rater_kind",
+    "rubric",
+    "criterion",
+    "occasion",
+    "value",
+    "raw_value",
+    "rationale",
+    "created_at",
+    "updated_at",
+];
+
+/// Extra columns of [`CsvOptions::texts`].
+pub const TEXT_HEADER: [&str; 2] = ["context", "response_text"];
+
+/// Context and answer text per response, read on demand (rows come grouped by response).
+struct Texts<'s> {
+    stmt: Option<rusqlite::Statement<'s>>,
+    last: Option<(i64, String, String)>,
+}
+
+impl<'s> Texts<'s> {
+    fn new(store: &'s Store, enabled: bool) -> Result<Self, ExportError> {
+        let stmt = if enabled {
+            Some(store.conn().prepare(
+                "SELECT v.context, COALESCE(p.text, '') FROM response p
+                 JOIN conversation v ON v.id = p.conversation_id WHERE p.id = ?1",
+            )?)
+        } else {
+            None
+        };
+        Ok(Texts { stmt, last: None })
+    }
+
+    fn get(&mut self, response: i64) -> Result<(String, String), ExportError> {
+        let Some(stmt) = self.stmt.as_mut() else {
+            return Ok((String::new(), String::new()));
+        };
+        if let Some((id, c, t)) = &self.last {
+            if *id == response {
+                return Ok((c.clone(), t.clone()));
+            }
+        }
+        let (c, t): (String, String) =
+            stmt.query_row([response], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        self.last = Some((response, c.clone(), t.clone()));
+        Ok((c, t))
+    }
+}
+
+fn writer<W: Write>(mut out: W, options: CsvOptions) -> Result<::csv::Writer<W>, ExportError> {
+    if options.excel {
+        out.write_all(b"\xEF\xBB\xBF")?;
+    }
+    Ok(::csv::WriterBuilder::new()
+        .terminator(if options.excel {
+            ::csv::Terminator::CRLF
+        } else {
+            ::csv::Terminator::Any(b'\n')
+        })
+        .from_writer(out))
+}
+
+fn opt(v: Option<i64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// Write the long CSV of every rating in the study.
+pub fn write_long_csv<W: Write>(
+    store: &Store,
+    out: W,
+    options: CsvOptions,
+) -> Result<CsvSummary, ExportError> {
+    let mut w = writer(out, options)?;
+    let mut header: Vec<&str> = LONG_HEADER.to_vec();
+    if options.texts {
+        header.extend(TEXT_HEADER);
+    }
+    w.write_record(&header)?;
+    let mut texts = Texts::new(store, options.texts)?;
+    let n = for_each_rating(store.conn(), None, |r: RatingRow| {
+        let (context, text) = texts.get(r.response_id)?;
+        let mut record = vec![
+            neutralise(&r.conversation),
+            neutralise(&r.response),
+            neutralise(&r.source),
+            neutralise(&r.rater),
+            Cow::Borrowed(r.rater_kind.as_str()),
+            neutralise(&r.rubric),
+            neutralise(&r.criterion),
+            Cow::Borrowed(r.occasion),
+            Cow::Owned(opt(r.value)),
+            neutralise(r.raw_value.as_deref().unwrap_or("")),
+            neutralise(r.rationale.as_deref().unwrap_or("")),
+            iso_utc(r.created_at).into(),
+            iso_utc(r.updated_at).into(),
+        ];
+        if options.texts {
+            record.push(neutralise(&context));
+            record.push(neutralise(&text));
+        }
+        w.write_record(record.iter().map(|c| c.as_ref()))?;
+        Ok(())
+    })?;
+    w.flush()?;
+    Ok(CsvSummary {
+        rows: n,
+        ratings: n,
+    })
+}
+
+/// Write the wide CSV: one row per response × rater × occasion, one column per criterion.
+pub fn write_wide_csv<W: Write>(
+    store: &Store,
+    out: W,
+    options: CsvOptions,
+) -> Result<CsvSummary, ExportError> {
+    let columns = criterion_columns(store.conn())?;
+    let index: HashMap<i64, usize> = columns.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+    let mut w = writer(out, options)?;
+    let mut header: Vec<String> = [
+        "conversation_id",
+        "response_id",
+        "source",
+        "rater",
+        "rater_kind",
+        "occasion",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    header.extend(columns.iter().map(|c| neutralise(&c.header).into_owned()));
+    if options.texts {
+        header.extend(TEXT_HEADER.iter().map(|s| s.to_string()));
+    }
+    w.write_record(&header)?;
+    let mut texts = Texts::new(store, options.texts)?;
+
+    let mut rows = 0usize;
+    let mut current: Option<(RatingRow, Vec<String>)> = None;
+    let mut flush =
+        |w: &mut ::csv::Writer<W>, row: (RatingRow, Vec<String>)| -> Result<(), ExportError> {
+            let (r, values) = row;
+            let mut record = vec![
+                neutralise(&r.conversation).into_owned(),
+                neutralise(&r.response).into_owned(),
+                neutralise(&r.source).into_owned(),
+                neutralise(&r.rater).into_owned(),
+                r.rater_kind.clone(),
+                r.occasion.to_string(),
+            ];
+            record.extend(values);
+            if options.texts {
+                let (context, text) = texts.get(r.response_id)?;
+                record.push(neutralise(&context).into_owned());
+                record.push(neutralise(&text).into_owned());
+            }
+            w.write_record(&record)?;
+            rows += 1;
+            Ok(())
+        };
+    let n = for_each_rating(store.conn(), None, |r: RatingRow| {
+        let same = current.as_ref().is_some_and(|(c, _)| {
+            c.response_id == r.response_id && c.rater == r.rater && c.occasion == r.occasion
+        });
+        if !same {
+            if let Some(done) = current.take() {
+                flush(&mut w, done)?;
+            }
+            current = Some((r.clone(), vec![String::new(); columns.len()]));
+        }
+        if let (Some((_, values)), Some(&i)) = (current.as_mut(), index.get(&r.criterion_id)) {
+            values[i] = match (r.value, &r.raw_value) {
+                (Some(v), _) => v.to_string(),
+                (None, Some(raw)) => neutralise(raw).into_owned(),
+                (None, None) => String::new(),
+            };
+        }
+        Ok(())
+    })?;
+    if let Some(done) = current.take() {
+        flush(&mut w, done)?;
+    }
+    w.flush()?;
+    Ok(CsvSummary { rows, ratings: n })
+}

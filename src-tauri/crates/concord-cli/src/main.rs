@@ -2,8 +2,11 @@
 //! agreement reports, exports, judge runs) as a thin layer over `concord-core`.
 
 mod agreement_cmd;
+mod assign_cmd;
+mod export_cmd;
 mod import_cmd;
 mod judge_cmd;
+mod package_cmd;
 mod stats_cmd;
 mod study_cmd;
 
@@ -42,6 +45,20 @@ enum Command {
     Agreement(agreement_cmd::AgreementArgs),
     /// LLM judge runs: run (resumable), status, failures, keys.
     Judge(judge_cmd::JudgeArgs),
+    /// Add a human expert to the study.
+    Expert(assign_cmd::ExpertArgs),
+    /// Add a custom rubric file to the study.
+    Rubric(assign_cmd::RubricArgs),
+    /// Sample conversations and assign each response to exactly k experts.
+    Assign(assign_cmd::AssignArgs),
+    /// The assignment with every expert's progress (assigned, completed, remaining).
+    Assignment,
+    /// Rater packages: one expert's blinded study file out, their ratings back in.
+    Package(package_cmd::PackageArgs),
+    /// Export ratings (long/wide CSV, XLSX workbook) or an expert's fill-in rating sheet.
+    Export(export_cmd::ExportArgs),
+    /// Filled XLSX rating sheets: import one back as its expert's ratings.
+    Sheet(export_cmd::SheetArgs),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +75,25 @@ fn main() -> ExitCode {
         }
         Command::Judge(args) => {
             judge_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Expert(args) => {
+            assign_cmd::expert(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Rubric(args) => {
+            assign_cmd::rubric(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Assign(args) => {
+            assign_cmd::assign(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Assignment => assign_cmd::table(cli.db.as_deref(), cli.json).map_err(Into::into),
+        Command::Package(args) => {
+            package_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Export(args) => {
+            export_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Sheet(args) => {
+            export_cmd::sheet(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
         }
     };
     match result {

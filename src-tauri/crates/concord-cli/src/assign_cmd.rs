@@ -1,0 +1,245 @@
+//! The lead's setup commands: `concord expert add NAME`, `concord rubric add FILE`,
+//! `concord assign --k K --seed S [...]` (sample and assign with exact overlap) and
+//! `concord assignment` (the per-expert progress table).
+
+use crate::study_cmd::{open_study, StudyCmdError};
+use concord_core::assignment::{
+    self, AssignmentError, AssignmentOptions, AssignmentSummary, AssignmentTable,
+};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AssignCmdError {
+    #[error(transparent)]
+    Study(#[from] StudyCmdError),
+    #[error(transparent)]
+    Assignment(#[from] AssignmentError),
+    #[error("{path}: cannot read the rubric file: {detail}")]
+    Read { path: String, detail: String },
+    #[error("could not print JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AssignArgs {
+    /// Experts per response (the fixed overlap).
+    #[arg(long)]
+    pub k: usize,
+    /// Seed of every random choice; the same seed gives the same assignment.
+    #[arg(long)]
+    pub seed: u64,
+    /// Draw this many conversations (stratified by category); default: all.
+    #[arg(long, value_name = "N")]
+    pub sample: Option<usize>,
+    /// Only conversations of this rubric.
+    #[arg(long)]
+    pub rubric: Option<String>,
+    /// Do not stratify the sample by category.
+    #[arg(long)]
+    pub no_stratify: bool,
+    /// Responses every expert rates.
+    #[arg(long, default_value_t = 0, value_name = "C")]
+    pub calibration: usize,
+    /// Blind test–retest items per expert.
+    #[arg(long, default_value_t = 0, value_name = "R")]
+    pub retest: usize,
+    /// Items shown at least between an item and its retest.
+    #[arg(long, default_value_t = 10, value_name = "G")]
+    pub retest_gap: usize,
+    /// Assign only these experts (repeat the option); default: every expert.
+    #[arg(long = "expert", value_name = "NAME")]
+    pub experts: Vec<String>,
+    /// Replace an existing assignment (refused once experts have rated assigned responses).
+    #[arg(long)]
+    pub replace: bool,
+    /// Show what would be assigned without writing anything.
+    #[arg(long)]
+    pub preview: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ExpertArgs {
+    #[command(subcommand)]
+    pub command: ExpertCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ExpertCommand {
+    /// Add a human expert by name (nothing happens if they already exist).
+    Add { name: String },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RubricArgs {
+    #[command(subcommand)]
+    pub command: RubricCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum RubricCommand {
+    /// Add a custom rubric file (.toml or .json) unless the identical rubric is there.
+    Add { file: PathBuf },
+}
+
+/// A seed drawn from the clock at the edge of the program (the core only receives seeds).
+pub fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x5eed)
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String, AssignCmdError> {
+    Ok(format!("{}\n", serde_json::to_string_pretty(value)?))
+}
+
+pub fn expert(
+    args: &ExpertArgs,
+    db: Option<&Path>,
+    as_json: bool,
+) -> Result<String, AssignCmdError> {
+    let mut store = open_study(db)?;
+    match &args.command {
+        ExpertCommand::Add { name } => {
+            let added = assignment::add_expert(&mut store, name, clock_seed())?;
+            if as_json {
+                return json(&added);
+            }
+            Ok(if added.created {
+                format!("Added expert {:?}\n", added.name)
+            } else {
+                format!("Expert {:?} already exists; nothing changed\n", added.name)
+            })
+        }
+    }
+}
+
+pub fn rubric(
+    args: &RubricArgs,
+    db: Option<&Path>,
+    as_json: bool,
+) -> Result<String, AssignCmdError> {
+    let mut store = open_study(db)?;
+    match &args.command {
+        RubricCommand::Add { file } => {
+            let text = std::fs::read_to_string(file).map_err(|e| AssignCmdError::Read {
+                path: file.display().to_string(),
+                detail: e.to_string(),
+            })?;
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let added = assignment::add_rubric_file(&mut store, &text, &name)?;
+            if as_json {
+                return json(&added);
+            }
+            Ok(if added.created {
+                format!("Added rubric {:?}\n", added.key)
+            } else {
+                format!(
+                    "Rubric {:?} is already in the study; nothing changed\n",
+                    added.key
+                )
+            })
+        }
+    }
+}
+
+pub fn assign(
+    args: &AssignArgs,
+    db: Option<&Path>,
+    as_json: bool,
+) -> Result<String, AssignCmdError> {
+    let mut store = open_study(db)?;
+    let options = AssignmentOptions {
+        k: args.k,
+        seed: args.seed,
+        sample: args.sample,
+        rubric: args.rubric.clone(),
+        stratify: !args.no_stratify,
+        calibration: args.calibration,
+        retest: args.retest,
+        retest_gap: args.retest_gap,
+        experts: args.experts.clone(),
+        replace: args.replace,
+    };
+    let summary = if args.preview {
+        assignment::preview(&store, &options)?
+    } else {
+        assignment::assign(&mut store, &options)?
+    };
+    if as_json {
+        return json(&summary);
+    }
+    Ok(render_summary(&summary, args.preview))
+}
+
+fn render_summary(s: &AssignmentSummary, preview: bool) -> String {
+    let mut out = format!(
+        "{} {} conversations ({} responses) to {} experts, k = {}, seed {}\n",
+        if preview { "Would assign" } else { "Assigned" },
+        s.conversations,
+        s.responses,
+        s.experts.len(),
+        s.options.k,
+        s.options.seed
+    );
+    if s.strata.len() > 1 || s.strata.iter().any(|c| c.category.is_some()) {
+        out.push_str("strata:\n");
+        for c in &s.strata {
+            out.push_str(&format!(
+                "  {:<24} {:>6} of {:>6}\n",
+                c.category.as_deref().unwrap_or("(no category)"),
+                c.drawn,
+                c.available
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "{:<24} {:>8} {:>12} {:>7} {:>7}\n",
+        "expert", "regular", "calibration", "retest", "total"
+    ));
+    for e in &s.experts {
+        out.push_str(&format!(
+            "{:<24} {:>8} {:>12} {:>7} {:>7}\n",
+            e.name, e.regular, e.calibration, e.retest, e.total
+        ));
+    }
+    out
+}
+
+pub fn table(db: Option<&Path>, as_json: bool) -> Result<String, AssignCmdError> {
+    let store = open_study(db)?;
+    let t = assignment::progress(&store)?;
+    if as_json {
+        return json(&t);
+    }
+    Ok(render_table(&t))
+}
+
+fn render_table(t: &AssignmentTable) -> String {
+    let mut out = match &t.options {
+        Some(o) => format!(
+            "Assignment: k = {}, seed {}, {} sampled conversations, {} calibration, {} retest (gap {})\n",
+            o.k, o.seed, t.sampled_conversations, o.calibration, o.retest, o.retest_gap
+        ),
+        None => "No assignment yet (concord assign --k K --seed S)\n".to_string(),
+    };
+    out.push_str(&format!(
+        "{:<24} {:>8} {:>9} {:>9} {:>6}\n",
+        "expert", "assigned", "completed", "remaining", "done"
+    ));
+    for e in &t.experts {
+        let done = if e.assigned == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.0}%", 100.0 * e.completed as f64 / e.assigned as f64)
+        };
+        out.push_str(&format!(
+            "{:<24} {:>8} {:>9} {:>9} {:>6}\n",
+            e.name, e.assigned, e.completed, e.remaining, done
+        ));
+    }
+    out
+}

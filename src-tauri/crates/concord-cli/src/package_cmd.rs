@@ -1,0 +1,107 @@
+//! `concord package export --rater NAME --out FILE.concord` writes one expert's blinded package;
+//! `concord package merge FILE.concord` brings a returned package back and lists any conflicts.
+
+use crate::assign_cmd::clock_seed;
+use crate::study_cmd::{open_study, StudyCmdError};
+use concord_core::package::{self, MergeReport, PackageError};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PackageCmdError {
+    #[error(transparent)]
+    Study(#[from] StudyCmdError),
+    #[error(transparent)]
+    Package(#[from] PackageError),
+    #[error("could not print JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct PackageArgs {
+    #[command(subcommand)]
+    pub command: PackageCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum PackageCommand {
+    /// Write one expert's package: their items and own ratings, sources anonymised.
+    Export {
+        #[arg(long, value_name = "NAME")]
+        rater: String,
+        #[arg(long, value_name = "FILE.concord")]
+        out: PathBuf,
+        /// Seed of the package id and source codes (default: drawn from the clock).
+        #[arg(long)]
+        seed: Option<u64>,
+    },
+    /// Merge a returned package: new ratings and revisions come in, conflicts are listed.
+    Merge { file: PathBuf },
+}
+
+pub fn run(args: &PackageArgs, db: Option<&Path>, json: bool) -> Result<String, PackageCmdError> {
+    let mut store = open_study(db)?;
+    match &args.command {
+        PackageCommand::Export { rater, out, seed } => {
+            let summary =
+                package::export_package(&mut store, rater, out, seed.unwrap_or_else(clock_seed))?;
+            if json {
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&summary)?));
+            }
+            Ok(format!(
+                "Wrote package {} for {} to {}: {} items ({} responses of {} conversations), {} of their ratings\n",
+                summary.package_id,
+                summary.rater,
+                out.display(),
+                summary.assignments,
+                summary.responses,
+                summary.conversations,
+                summary.ratings + summary.retest_ratings
+            ))
+        }
+        PackageCommand::Merge { file } => {
+            let report = package::merge_package(&mut store, file)?;
+            if json {
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+            }
+            Ok(render(&report))
+        }
+    }
+}
+
+fn render(r: &MergeReport) -> String {
+    let mut out = format!(
+        "Package {} ({}): {} new, {} revised, {} unchanged ratings; {} history entries, {} retest values, {} progress updates, {} flags\n",
+        r.package_id,
+        r.rater,
+        r.inserted,
+        r.updated,
+        r.unchanged,
+        r.history_added,
+        r.retest_inserted + r.retest_updated,
+        r.progress_updated,
+        r.flags_added
+    );
+    if !r.changed() && r.conflicts.is_empty() {
+        out.push_str("Nothing new: the study already holds everything in this package.\n");
+    }
+    if !r.conflicts.is_empty() {
+        out.push_str(&format!(
+            "{} conflict(s): changed both in the package and in the study since the export; the study kept its values:\n",
+            r.conflicts.len()
+        ));
+        let show = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+        for c in &r.conflicts {
+            out.push_str(&format!(
+                "  {} / {} / {} ({:?}): was {}, study {}, package {}\n",
+                c.conversation,
+                c.source,
+                c.criterion,
+                c.occasion,
+                show(c.base),
+                show(c.study),
+                show(c.package)
+            ));
+        }
+    }
+    out
+}

@@ -26,6 +26,7 @@ macro_rules! declarations {
 
 /// The full text of the bindings file.
 pub fn typescript() -> String {
+    use concord_core::queue::*;
     use concord_core::rubric::*;
     use concord_core::store::*;
     declarations!(
@@ -44,5 +45,11 @@ pub fn typescript() -> String {
         Criterion,
         Total,
         Rubric,
+        RaterProfile,
+        RaterProfiles,
+        QueueSummary,
+        ItemCriterion,
+        RatingItem,
+        ItemProgress,
     )
 }

@@ -36,3 +36,9 @@ impl From<concord_core::demo::DemoError> for IpcError {
 }
 
 pub type IpcResult<T> = Result<T, IpcError>;
+
+impl From<concord_core::queue::QueueError> for IpcError {
+    fn from(e: concord_core::queue::QueueError) -> Self {
+        IpcError::new(e.code(), e.to_string())
+    }
+}

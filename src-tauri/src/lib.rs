@@ -22,6 +22,14 @@ pub fn run() {
         .invoke_handler(tauri::generate_handler![
             commands::study::study_overview,
             commands::study::study_status,
+            commands::rating::rater_profiles,
+            commands::rating::create_rater_profile,
+            commands::rating::open_queue,
+            commands::rating::rating_item,
+            commands::rating::rate,
+            commands::rating::set_rationale,
+            commands::rating::flag_item,
+            commands::rating::leave_item,
         ])
         .run(tauri::generate_context!())
         .unwrap_or_else(|e| {

@@ -65,6 +65,12 @@ impl AppState {
 
 /// Seed for randomised state created at launch (the demo's queue orders), drawn once at the edge.
 fn launch_seed() -> u64 {
+    fresh_seed()
+}
+
+/// A new seed for randomised state the user creates (a new rater's queue order). Randomness enters
+/// here, at the edge; the core only ever receives seeds, which it stores.
+pub fn fresh_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)

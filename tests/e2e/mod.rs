@@ -4,6 +4,7 @@
 //! Journeys of later screens live in sibling modules and use only this harness.
 
 mod overview;
+mod rating;
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
@@ -284,14 +285,12 @@ impl App {
         self.post(&format!("/element/{}/click", e.0), json!({}));
     }
 
-    #[allow(dead_code)] // the rating-screen journeys type rationales
     pub fn type_into(&self, e: &Element, text: &str) {
         self.post(&format!("/element/{}/value", e.0), json!({"text": text}));
     }
 
     /// Press keys as a person would, sent to whatever has focus. Special keys use WebDriver code
     /// points (e.g. "\u{E007}" Enter, "\u{E003}" Backspace, "\u{E012}" ArrowLeft).
-    #[allow(dead_code)] // the rating-screen journeys rate by keyboard
     pub fn press(&self, keys: &str) {
         let mut actions = Vec::new();
         for ch in keys.chars() {
@@ -303,6 +302,35 @@ impl App {
             json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]}),
         );
         self.http.delete(self.url("/actions")).send().ok();
+    }
+
+    /// Run asynchronous JavaScript in the page; the script calls `arguments[arguments.length - 1]`
+    /// with its result.
+    pub fn script_async(&self, body: &str, args: Value) -> Value {
+        self.post("/execute/async", json!({"script": body, "args": args}))["value"].clone()
+    }
+
+    /// Wait until `css` matches an element whose attribute `name` equals `want`.
+    pub fn wait_for_attribute(
+        &self,
+        css: &str,
+        name: &str,
+        want: &str,
+        timeout: Duration,
+    ) -> Element {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(e) = self.try_find(css) {
+                if self.attribute(&e, name).as_deref() == Some(want) {
+                    return e;
+                }
+            }
+            if Instant::now() > deadline {
+                self.screenshot("timeout");
+                panic!("{css} never had {name}={want:?} within {timeout:?} (screenshot tests/artifacts/timeout.png)");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Run JavaScript in the page and return its result.

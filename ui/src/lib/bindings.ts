@@ -38,3 +38,27 @@ export type Rubric = { id: string, version: number, name: { [key in string]?: st
  * A declared sum of all criteria (PsyCrisis' 总分), checked against the parts on import.
  */
 total: Total | null, criteria: Array<Criterion>, };
+
+export type RaterProfile = { id: number, name: string, items: number, completed: number, };
+
+export type RaterProfiles = { profiles: Array<RaterProfile>, 
+/**
+ * New profiles cannot be created (the lead restricted them).
+ */
+locked: boolean, };
+
+export type QueueSummary = { rater_id: number, rater_name: string, total: number, completed: number, 
+/**
+ * The item to show first: where the rater left off (1-based), or 0 for an empty queue.
+ */
+resume_item: number, };
+
+export type ItemCriterion = { key: string, label: { [key in string]?: string }, description: { [key in string]?: string }, group: string | null, scale: Scale, anchors: Array<Anchor>, value: number | null, };
+
+export type RatingItem = { item: number, total: number, completed: number, context: string, 
+/**
+ * The answer's text; `None` when the study holds only ratings for it.
+ */
+answer: string | null, language: string | null, rubric_name: { [key in string]?: string }, groups: Array<Group>, criteria: Array<ItemCriterion>, rationale: string | null, flagged: boolean, };
+
+export type ItemProgress = { item: number, missing: number, complete: boolean, completed: number, total: number, outcome: RatingOutcome, };

@@ -1,7 +1,17 @@
 // The one module that talks to the Rust side. Every command the UI uses is a typed function here;
 // components never call `invoke` themselves. Errors arrive as the shell's `{code, message}` shape.
 import { invoke } from "@tauri-apps/api/core";
-import type { IpcError, StudyOverview, StudyStatus } from "./bindings";
+import { listen } from "@tauri-apps/api/event";
+import type {
+  IpcError,
+  ItemProgress,
+  QueueSummary,
+  RaterProfile,
+  RaterProfiles,
+  RatingItem,
+  StudyOverview,
+  StudyStatus,
+} from "./bindings";
 
 export type { IpcError };
 
@@ -25,4 +35,21 @@ async function call<T>(command: string, args?: Record<string, unknown>): Promise
 export const ipc = {
   studyStatus: () => call<StudyStatus>("study_status"),
   studyOverview: () => call<StudyOverview>("study_overview"),
+  raterProfiles: () => call<RaterProfiles>("rater_profiles"),
+  createRaterProfile: (name: string) => call<RaterProfile>("create_rater_profile", { name }),
+  openQueue: (raterId: number) => call<QueueSummary>("open_queue", { raterId }),
+  ratingItem: (raterId: number, item: number) => call<RatingItem>("rating_item", { raterId, item }),
+  rate: (raterId: number, item: number, criterion: string, value: number) =>
+    call<ItemProgress>("rate", { raterId, item, criterion, value }),
+  setRationale: (raterId: number, item: number, rationale: string) =>
+    call<null>("set_rationale", { raterId, item, rationale }),
+  flagItem: (raterId: number, item: number, reason: string) =>
+    call<null>("flag_item", { raterId, item, reason }),
+  leaveItem: (raterId: number, item: number, seconds: number, nextItem: number) =>
+    call<null>("leave_item", { raterId, item, seconds, nextItem }),
 };
+
+/** Subscribe to an app event (e.g. `ratings-changed`); returns the unsubscribe function. */
+export async function onEvent<T>(name: string, handler: (payload: T) => void): Promise<() => void> {
+  return listen<T>(name, (e) => handler(e.payload));
+}

@@ -220,7 +220,23 @@ pub fn open_queue(store: &mut Store, rater_id: i64) -> Result<QueueSummary, Queu
     if own == 0 && any == 0 {
         assign_everything(store, rater_id)?;
     }
-    summary(store, rater_id, name)
+    let summary = summary(store, rater_id, name)?;
+    if summary.resume_item > 0 {
+        mark_shown(store, rater_id, summary.resume_item)?;
+    }
+    Ok(summary)
+}
+
+/// Record when an item was first shown to its rater (the order actually shown).
+fn mark_shown(store: &mut Store, rater_id: i64, item: i64) -> Result<(), QueueError> {
+    let s = slot(store, rater_id, item)?;
+    store.write(|tx| {
+        tx.conn().execute(
+            "UPDATE assignment SET first_shown_at = ?2 WHERE id = ?1 AND first_shown_at IS NULL",
+            params![s.assignment_id, tx.now()],
+        )?;
+        Ok::<_, QueueError>(())
+    })
 }
 
 fn assign_everything(store: &mut Store, rater_id: i64) -> Result<(), QueueError> {
@@ -345,9 +361,10 @@ fn own_values(
     Ok(rows)
 }
 
-/// The item at number `item` of the rater's queue, as the rating screen shows it. Showing an item
-/// records when it was first shown.
-pub fn rating_item(store: &mut Store, rater_id: i64, item: i64) -> Result<RatingItem, QueueError> {
+/// The item at number `item` of the rater's queue, as the rating screen shows it. A pure read (the
+/// screen may fetch the next item ahead); the moment an item is shown is recorded by
+/// [`open_queue`] and [`leave_item`].
+pub fn rating_item(store: &Store, rater_id: i64, item: i64) -> Result<RatingItem, QueueError> {
     is_expert(store, rater_id)?;
     let s = slot(store, rater_id, item)?;
     let (context, answer, language): (String, Option<String>, Option<String>) =
@@ -369,13 +386,6 @@ pub fn rating_item(store: &mut Store, rater_id: i64, item: i64) -> Result<Rating
         [s.assignment_id],
         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
     )?;
-    store.write(|tx| {
-        tx.conn().execute(
-            "UPDATE assignment SET first_shown_at = ?2 WHERE id = ?1 AND first_shown_at IS NULL",
-            params![s.assignment_id, tx.now()],
-        )?;
-        Ok::<_, QueueError>(())
-    })?;
     let criteria = rubric
         .criteria
         .iter()
@@ -553,7 +563,7 @@ pub fn flag_item(
 }
 
 /// Record that the rater left `item` after `seconds` on it and now stands at `next_item`
-/// (where a relaunch resumes).
+/// (where a relaunch resumes, and which is recorded as shown now if it never was).
 pub fn leave_item(
     store: &mut Store,
     rater_id: i64,
@@ -568,6 +578,11 @@ pub fn leave_item(
     } else {
         0.0
     };
+    let next = if next_item != item {
+        slot(store, rater_id, next_item).ok()
+    } else {
+        None
+    };
     store.write(|tx| {
         tx.conn().execute(
             "UPDATE assignment SET seconds_spent = seconds_spent + ?2 WHERE id = ?1",
@@ -578,6 +593,46 @@ pub fn leave_item(
              ON CONFLICT(rater_id) DO UPDATE SET item = excluded.item, updated_at = excluded.updated_at",
             params![rater_id, next_item, tx.now()],
         )?;
+        if let Some(next) = &next {
+            tx.conn().execute(
+                "UPDATE assignment SET first_shown_at = ?2 WHERE id = ?1 AND first_shown_at IS NULL",
+                params![next.assignment_id, tx.now()],
+            )?;
+        }
         Ok::<_, QueueError>(())
     })
+}
+
+/// One line of a rater's record: when each item of the queue was first shown, how long was spent
+/// on it and when it was completed (the order actually shown, for the lead and for analysis).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ShownItem {
+    pub item: i64,
+    pub first_shown_at: Option<i64>,
+    pub seconds_spent: f64,
+    pub completed_at: Option<i64>,
+}
+
+/// The rater's queue in order with what was recorded about each item.
+pub fn shown_log(store: &Store, rater_id: i64) -> Result<Vec<ShownItem>, QueueError> {
+    let mut stmt = store.conn().prepare(
+        "SELECT first_shown_at, seconds_spent, completed_at FROM assignment
+         WHERE rater_id = ?1 ORDER BY position",
+    )?;
+    let rows = stmt
+        .query_map([rater_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<Vec<(Option<i64>, f64, Option<i64>)>, _>>()?;
+    Ok(rows
+        .into_iter()
+        .enumerate()
+        .map(
+            |(i, (first_shown_at, seconds_spent, completed_at))| ShownItem {
+                item: i as i64 + 1,
+                first_shown_at,
+                seconds_spent,
+                completed_at,
+            },
+        )
+        .collect())
 }

@@ -35,7 +35,7 @@ fn rating_screen_payloads_never_name_sources_models_or_other_ratings() {
     }
     for item in 1..=summary.total {
         let payload =
-            serde_json::to_string(&queue::rating_item(&mut store, me, item).unwrap()).unwrap();
+            serde_json::to_string(&queue::rating_item(&store, me, item).unwrap()).unwrap();
         for word in &forbidden {
             assert!(
                 !payload.contains(&format!("\"{word}\""))
@@ -122,7 +122,7 @@ fn values_are_durable_revisable_and_complete_items() {
     let mut store = demo_store();
     let me = expert(&mut store, "Durable");
     queue::open_queue(&mut store, me).unwrap();
-    let item = queue::rating_item(&mut store, me, 1).unwrap();
+    let item = queue::rating_item(&store, me, 1).unwrap();
     let n = item.criteria.len() as i64;
     let first = &item.criteria[0];
     let hi = first.scale.max();
@@ -134,7 +134,7 @@ fn values_are_durable_revisable_and_complete_items() {
         "an item is complete only when every criterion has a value"
     );
     queue::rate(&mut store, me, 1, &first.key, lo).unwrap();
-    let shown = queue::rating_item(&mut store, me, 1).unwrap();
+    let shown = queue::rating_item(&store, me, 1).unwrap();
     assert_eq!(
         shown.criteria[0].value,
         Some(lo),
@@ -167,6 +167,20 @@ fn the_queue_resumes_where_the_rater_left() {
     queue::leave_item(&mut store, me, 2, 3.0, 4).unwrap();
     let s = queue::open_queue(&mut store, me).unwrap();
     assert_eq!(s.resume_item, 4, "resume exactly where the rater stood");
+    let log = queue::shown_log(&store, me).unwrap();
+    let shown: Vec<Option<i64>> = log.iter().take(4).map(|l| l.first_shown_at).collect();
+    assert!(
+        (log[0].seconds_spent - 12.5).abs() < 1e-9 && (log[1].seconds_spent - 3.0).abs() < 1e-9,
+        "time on each item is recorded: {log:?}"
+    );
+    assert!(
+        shown[0].is_some() && shown[1].is_some() && shown[3].is_some(),
+        "shown items are recorded: {shown:?}"
+    );
+    assert!(
+        shown[2].is_none(),
+        "item 3 was never shown (the rater jumped from 2 to 4): {shown:?}"
+    );
 }
 
 #[test]
@@ -175,7 +189,7 @@ fn rationale_and_flags_are_kept() {
     let me = expert(&mut store, "Writer");
     queue::open_queue(&mut store, me).unwrap();
     queue::set_rationale(&mut store, me, 2, "  <b>warm</b> but vague  ").unwrap();
-    let it = queue::rating_item(&mut store, me, 2).unwrap();
+    let it = queue::rating_item(&store, me, 2).unwrap();
     assert_eq!(
         it.rationale.as_deref(),
         Some("<b>warm</b> but vague"),
@@ -187,7 +201,7 @@ fn rationale_and_flags_are_kept() {
     );
     queue::flag_item(&mut store, me, 2, "answer cut off").unwrap();
     assert!(
-        queue::rating_item(&mut store, me, 2).unwrap().flagged,
+        queue::rating_item(&store, me, 2).unwrap().flagged,
         "the flag shows on the item"
     );
 }

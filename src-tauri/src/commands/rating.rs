@@ -1,0 +1,92 @@
+//! Commands of the expert's rating screen. They return only the blinded types of
+//! `concord_core::queue` — no source, model, judge score or other rater's value ever crosses IPC
+//! from here. Every saved value is announced with a `ratings-changed` event so other screens (the
+//! agreement panel) can update live. The commands are `async` so they run off the main thread and
+//! a durable commit never stalls the window.
+
+use crate::error::IpcResult;
+use crate::state::AppState;
+use concord_core::queue::{
+    self, ItemProgress, QueueSummary, RaterProfile, RaterProfiles, RatingItem,
+};
+use tauri::Emitter;
+
+/// Event emitted after any rating is saved.
+pub const RATINGS_CHANGED: &str = "ratings-changed";
+
+#[tauri::command]
+pub async fn rater_profiles(state: tauri::State<'_, AppState>) -> IpcResult<RaterProfiles> {
+    state.with_study(|s| Ok(queue::profiles(s)?))
+}
+
+#[tauri::command]
+pub async fn create_rater_profile(
+    state: tauri::State<'_, AppState>,
+    name: String,
+) -> IpcResult<RaterProfile> {
+    let seed = crate::state::fresh_seed();
+    state.with_study(|s| Ok(queue::create_profile(s, &name, seed)?))
+}
+
+#[tauri::command]
+pub async fn open_queue(
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+) -> IpcResult<QueueSummary> {
+    state.with_study(|s| Ok(queue::open_queue(s, rater_id)?))
+}
+
+#[tauri::command]
+pub async fn rating_item(
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+    item: i64,
+) -> IpcResult<RatingItem> {
+    state.with_study(|s| Ok(queue::rating_item(s, rater_id, item)?))
+}
+
+#[tauri::command]
+pub async fn rate(
+    app: tauri::AppHandle,
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+    item: i64,
+    criterion: String,
+    value: i64,
+) -> IpcResult<ItemProgress> {
+    let progress = state.with_study(|s| Ok(queue::rate(s, rater_id, item, &criterion, value)?))?;
+    // The value is already committed; a window that misses the event only updates later.
+    let _ = app.emit(RATINGS_CHANGED, &progress);
+    Ok(progress)
+}
+
+#[tauri::command]
+pub async fn set_rationale(
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+    item: i64,
+    rationale: String,
+) -> IpcResult<()> {
+    state.with_study(|s| Ok(queue::set_rationale(s, rater_id, item, &rationale)?))
+}
+
+#[tauri::command]
+pub async fn flag_item(
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+    item: i64,
+    reason: String,
+) -> IpcResult<()> {
+    state.with_study(|s| Ok(queue::flag_item(s, rater_id, item, &reason)?))
+}
+
+#[tauri::command]
+pub async fn leave_item(
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+    item: i64,
+    seconds: f64,
+    next_item: i64,
+) -> IpcResult<()> {
+    state.with_study(|s| Ok(queue::leave_item(s, rater_id, item, seconds, next_item)?))
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { keyAction, nextMissing } from "./keys";
+
+const likert = { kind: "likert", min: 1, max: 5 } as const;
+const binary = { kind: "binary" } as const;
+
+describe("rating keys", () => {
+  it("digits on the scale set the value; digits off it do nothing", () => {
+    expect(keyAction({ key: "4" }, likert)).toEqual({ kind: "set", value: 4 });
+    expect(keyAction({ key: "6" }, likert)).toBeNull();
+    expect(keyAction({ key: "0" }, likert)).toBeNull();
+  });
+
+  it("binary dimensions take Y/N and 1/0", () => {
+    expect(keyAction({ key: "y" }, binary)).toEqual({ kind: "set", value: 1 });
+    expect(keyAction({ key: "N" }, binary)).toEqual({ kind: "set", value: 0 });
+    expect(keyAction({ key: "1" }, binary)).toEqual({ kind: "set", value: 1 });
+    expect(keyAction({ key: "0" }, binary)).toEqual({ kind: "set", value: 0 });
+    expect(keyAction({ key: "3" }, binary)).toBeNull();
+  });
+
+  it("navigation keys move between criteria and items", () => {
+    expect(keyAction({ key: "Tab" }, likert)).toEqual({ kind: "focus", delta: 1 });
+    expect(keyAction({ key: "Tab", shiftKey: true }, likert)).toEqual({ kind: "focus", delta: -1 });
+    expect(keyAction({ key: "ArrowUp" }, likert)).toEqual({ kind: "focus", delta: -1 });
+    expect(keyAction({ key: "Enter" }, likert)).toEqual({ kind: "next" });
+    expect(keyAction({ key: "Backspace" }, likert)).toEqual({ kind: "prev" });
+    expect(keyAction({ key: "ArrowLeft" }, likert)).toEqual({ kind: "prev" });
+    expect(keyAction({ key: "?" }, likert)).toEqual({ kind: "help" });
+  });
+
+  it("modified keys belong to the system, not the screen", () => {
+    expect(keyAction({ key: "4", ctrlKey: true }, likert)).toBeNull();
+  });
+
+  it("finds the next missing criterion, wrapping around", () => {
+    expect(nextMissing([1, null, 3, null], 0)).toBe(1);
+    expect(nextMissing([1, null, 3, null], 1)).toBe(3);
+    expect(nextMissing([null, 2, 3, 4], 3)).toBe(0);
+    expect(nextMissing([1, 2], 0)).toBe(-1);
+  });
+});

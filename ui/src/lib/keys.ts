@@ -1,0 +1,74 @@
+// The rating screen's keyboard map, kept pure so it can be unit-tested: a key press (and the scale
+// of the focused criterion) becomes one action.
+import type { Scale } from "./bindings";
+
+export type KeyAction =
+  | { kind: "set"; value: number }
+  | { kind: "focus"; delta: number }
+  | { kind: "next" }
+  | { kind: "prev" }
+  | { kind: "skip" }
+  | { kind: "flag" }
+  | { kind: "rationale" }
+  | { kind: "help" };
+
+export interface KeyPress {
+  key: string;
+  shiftKey?: boolean;
+  ctrlKey?: boolean;
+  metaKey?: boolean;
+  altKey?: boolean;
+}
+
+/** What a key press means on the rating screen, or null when it means nothing there. */
+export function keyAction(e: KeyPress, scale: Scale | undefined): KeyAction | null {
+  if (e.ctrlKey || e.metaKey || e.altKey) return null;
+  const k = e.key;
+  if (scale) {
+    if (scale.kind === "binary") {
+      if (k === "1" || k === "y" || k === "Y") return { kind: "set", value: 1 };
+      if (k === "0" || k === "n" || k === "N") return { kind: "set", value: 0 };
+    } else if (/^[0-9]$/.test(k)) {
+      const v = Number(k);
+      if (v >= scale.min && v <= scale.max) return { kind: "set", value: v };
+      return null;
+    }
+  }
+  switch (k) {
+    case "Tab":
+      return { kind: "focus", delta: e.shiftKey ? -1 : 1 };
+    case "ArrowDown":
+      return { kind: "focus", delta: 1 };
+    case "ArrowUp":
+      return { kind: "focus", delta: -1 };
+    case "Enter":
+    case "ArrowRight":
+      return { kind: "next" };
+    case "Backspace":
+    case "ArrowLeft":
+      return { kind: "prev" };
+    case "s":
+    case "S":
+      return { kind: "skip" };
+    case "f":
+    case "F":
+      return { kind: "flag" };
+    case "r":
+    case "R":
+      return { kind: "rationale" };
+    case "?":
+      return { kind: "help" };
+    default:
+      return null;
+  }
+}
+
+/** The index of the first criterion without a value after `from` (wrapping), or -1 when none. */
+export function nextMissing(values: (number | null)[], from: number): number {
+  const n = values.length;
+  for (let step = 1; step <= n; step++) {
+    const i = (from + step) % n;
+    if (values[i] === null || values[i] === undefined) return i;
+  }
+  return -1;
+}

@@ -202,8 +202,12 @@ fn defined(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
 
-/// ANOVA mean squares of a dense row-major n × k matrix. Two passes (column means, then
-/// deviations), no allocation beyond one k-length buffer. `Ok(None)` when n < 2 or k < 2.
+/// Rows processed together in the dense passes (independent accumulator chains).
+const BLOCK: usize = 4;
+
+/// ANOVA mean squares of a dense row-major n × k matrix. Two passes (column sums, then
+/// deviations from the row, column and grand means), numerically stable, allocating only
+/// k-length buffers. `Ok(None)` when n < 2 or k < 2.
 pub fn mean_squares(matrix: &[f64], n: usize, k: usize) -> Result<Option<MeanSquares>, IccError> {
     if matrix.len() != n.saturating_mul(k) {
         return Err(IccError::ShapeMismatch {
@@ -212,46 +216,85 @@ pub fn mean_squares(matrix: &[f64], n: usize, k: usize) -> Result<Option<MeanSqu
             k,
         });
     }
-    if let Some(pos) = matrix.iter().position(|x| !x.is_finite()) {
-        return Err(IccError::NonFinite {
-            target: pos / k,
-            rater: pos % k,
-        });
-    }
     if n < 2 || k < 2 {
-        return Ok(None);
+        return match matrix.iter().position(|x| !x.is_finite()) {
+            Some(pos) => Err(IccError::NonFinite {
+                target: pos / k,
+                rater: pos % k,
+            }),
+            None => Ok(None),
+        };
     }
     let nf = n as f64;
     let kf = k as f64;
-    let mut col_means = vec![0.0; k];
-    let mut total = 0.0;
-    for row in matrix.chunks_exact(k) {
-        for (acc, &x) in col_means.iter_mut().zip(row) {
+    // Pass 1: column sums. Rows are taken BLOCK at a time with separate accumulators so that
+    // the floating-point additions form independent chains (the loop is latency-bound otherwise).
+    let mut col_acc = vec![0.0; BLOCK * k];
+    let mut blocks = matrix.chunks_exact(BLOCK * k);
+    for block in &mut blocks {
+        for (acc, &x) in col_acc.iter_mut().zip(block) {
             *acc += x;
         }
     }
-    for acc in col_means.iter_mut() {
-        total += *acc;
-        *acc /= nf;
-    }
-    let grand = total / (nf * kf);
-    let mut ss_rows = 0.0;
-    let mut ss_resid = 0.0;
-    for row in matrix.chunks_exact(k) {
-        let row_mean = row.iter().sum::<f64>() / kf;
-        let dr = row_mean - grand;
-        ss_rows += dr * dr;
-        for (&x, &cm) in row.iter().zip(&col_means) {
-            let e = x - row_mean - cm + grand;
-            ss_resid += e * e;
+    for row in blocks.remainder().chunks_exact(k) {
+        for (acc, &x) in col_acc.iter_mut().zip(row) {
+            *acc += x;
         }
     }
-    ss_rows *= kf;
-    let ss_cols = nf
-        * col_means
-            .iter()
-            .map(|&c| (c - grand) * (c - grand))
-            .sum::<f64>();
+    let mut col_means = vec![0.0; k];
+    for (j, mean) in col_means.iter_mut().enumerate() {
+        *mean = (0..BLOCK).map(|r| col_acc[r * k + j]).sum::<f64>();
+    }
+    let total: f64 = col_means.iter().sum();
+    if !total.is_finite() {
+        if let Some(pos) = matrix.iter().position(|x| !x.is_finite()) {
+            return Err(IccError::NonFinite {
+                target: pos / k,
+                rater: pos % k,
+            });
+        }
+    }
+    for mean in col_means.iter_mut() {
+        *mean /= nf;
+    }
+    let grand = total / (nf * kf);
+    // Column effects c_j − ḡ, reused for the residuals e = x − r̄ − (c_j − ḡ).
+    let col_effects: Vec<f64> = col_means.iter().map(|&c| c - grand).collect();
+    // Pass 2: row and residual sums of squares, BLOCK rows at a time.
+    let mut ss_rows_acc = [0.0; BLOCK];
+    let mut ss_resid_acc = [0.0; BLOCK];
+    let mut blocks = matrix.chunks_exact(BLOCK * k);
+    for block in &mut blocks {
+        let mut means = [0.0; BLOCK];
+        for j in 0..k {
+            for (r, m) in means.iter_mut().enumerate() {
+                *m += block[r * k + j];
+            }
+        }
+        for (r, m) in means.iter_mut().enumerate() {
+            *m /= kf;
+            let d = *m - grand;
+            ss_rows_acc[r] += d * d;
+        }
+        for (j, &cj) in col_effects.iter().enumerate() {
+            for (r, &m) in means.iter().enumerate() {
+                let e = block[r * k + j] - m - cj;
+                ss_resid_acc[r] += e * e;
+            }
+        }
+    }
+    for row in blocks.remainder().chunks_exact(k) {
+        let m = row.iter().sum::<f64>() / kf;
+        let d = m - grand;
+        ss_rows_acc[0] += d * d;
+        for (&x, &cj) in row.iter().zip(&col_effects) {
+            let e = x - m - cj;
+            ss_resid_acc[0] += e * e;
+        }
+    }
+    let ss_rows = kf * ss_rows_acc.iter().sum::<f64>();
+    let ss_resid: f64 = ss_resid_acc.iter().sum();
+    let ss_cols = nf * col_effects.iter().map(|&c| c * c).sum::<f64>();
     Ok(Some(MeanSquares {
         n,
         k,
@@ -619,6 +662,19 @@ mod tests {
                 Err(IccError::ShapeMismatch { .. })
             ),
             "a short matrix is an input error"
+        );
+    }
+
+    #[test]
+    fn non_finite_cells_are_located() {
+        let m = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, f64::INFINITY, 9.0, 10.0];
+        assert_eq!(
+            icc_all(&m, 5, 2),
+            Err(IccError::NonFinite {
+                target: 3,
+                rater: 1
+            }),
+            "an infinite cell is reported at its target and rater"
         );
     }
 

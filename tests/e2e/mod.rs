@@ -159,6 +159,9 @@ impl App {
         ])
         .env("DISPLAY", &display.name)
         .env("CONCORD_STUDY", study)
+        // The window's own storage (language, last screen) lives beside the study, so tests are
+        // independent of each other and a relaunch on the same study sees it again.
+        .env("XDG_DATA_HOME", study.with_extension("webdata"))
         .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null());

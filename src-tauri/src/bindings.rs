@@ -26,6 +26,8 @@ macro_rules! declarations {
 
 /// The full text of the bindings file.
 pub fn typescript() -> String {
+    use concord_core::agreement::*;
+    use concord_core::agreement_table::*;
     use concord_core::queue::*;
     use concord_core::rubric::*;
     use concord_core::store::*;
@@ -51,5 +53,27 @@ pub fn typescript() -> String {
         ItemCriterion,
         RatingItem,
         ItemProgress,
+        Level,
+        Comparison,
+        Precision,
+        CiMethod,
+        AgreementOptions,
+        RaterRef,
+        BlandAltman,
+        AgreementCell,
+        AgreementReport,
+        BinaryCell,
+        TotalsCell,
+        Rate,
+        IccChoice,
+        CiChoice,
+        TableView,
+        Verdict,
+        TableCell,
+        TableRow,
+        TableColumn,
+        AgreementTable,
+        TableFormat,
+        MoreTargets,
     )
 }

@@ -22,6 +22,11 @@ pub fn run() {
         .invoke_handler(tauri::generate_handler![
             commands::study::study_overview,
             commands::study::study_status,
+            commands::agreement::agreement_report,
+            commands::agreement::agreement_table,
+            commands::agreement::export_agreement,
+            commands::agreement::save_figure,
+            commands::agreement::plan_more,
             commands::rating::rater_profiles,
             commands::rating::create_rater_profile,
             commands::rating::open_queue,

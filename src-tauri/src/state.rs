@@ -4,13 +4,13 @@
 
 use crate::error::{IpcError, IpcResult};
 use concord_core::clock::SystemClock;
-use concord_core::store::Store;
+use concord_core::open_study::OpenStudy;
 use concord_core::study_location::{self, StudyPath, STUDY_ENV};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub struct AppState {
-    study: Mutex<Result<Store, IpcError>>,
+    study: Mutex<Result<OpenStudy, IpcError>>,
     pub path: Option<StudyPath>,
 }
 
@@ -38,6 +38,7 @@ impl AppState {
                 "This system has no app-data folder; start Concord with --study FILE.",
             )),
             Some(p) => study_location::open_or_create_demo(p, Arc::new(SystemClock), launch_seed())
+                .map(OpenStudy::new)
                 .map_err(IpcError::from),
         };
         AppState {
@@ -47,14 +48,14 @@ impl AppState {
     }
 
     /// The open study, or the error that explains why there is none.
-    pub fn study(&self) -> IpcResult<MutexGuard<'_, Result<Store, IpcError>>> {
+    pub fn study(&self) -> IpcResult<MutexGuard<'_, Result<OpenStudy, IpcError>>> {
         self.study
             .lock()
             .map_err(|_| IpcError::new("internal", "the study lock was poisoned; restart Concord"))
     }
 
     /// Run `f` on the open study.
-    pub fn with_study<T>(&self, f: impl FnOnce(&mut Store) -> IpcResult<T>) -> IpcResult<T> {
+    pub fn with_study<T>(&self, f: impl FnOnce(&mut OpenStudy) -> IpcResult<T>) -> IpcResult<T> {
         let mut guard = self.study()?;
         match guard.as_mut() {
             Ok(store) => f(store),

@@ -1,5 +1,6 @@
 //! Tauri commands, one module per screen. Each command makes one call into `concord-core` and maps
 //! its error to the IPC error shape; no SQL and no statistics live here.
 
+pub mod agreement;
 pub mod rating;
 pub mod study;

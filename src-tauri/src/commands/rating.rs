@@ -16,7 +16,7 @@ pub const RATINGS_CHANGED: &str = "ratings-changed";
 
 #[tauri::command]
 pub async fn rater_profiles(state: tauri::State<'_, AppState>) -> IpcResult<RaterProfiles> {
-    state.with_study(|s| Ok(queue::profiles(s)?))
+    state.with_study(|s| Ok(queue::profiles(s.store())?))
 }
 
 #[tauri::command]
@@ -25,7 +25,7 @@ pub async fn create_rater_profile(
     name: String,
 ) -> IpcResult<RaterProfile> {
     let seed = crate::state::fresh_seed();
-    state.with_study(|s| Ok(queue::create_profile(s, &name, seed)?))
+    state.with_study(|s| Ok(s.create_profile(&name, seed)?))
 }
 
 #[tauri::command]
@@ -33,7 +33,7 @@ pub async fn open_queue(
     state: tauri::State<'_, AppState>,
     rater_id: i64,
 ) -> IpcResult<QueueSummary> {
-    state.with_study(|s| Ok(queue::open_queue(s, rater_id)?))
+    state.with_study(|s| Ok(s.open_queue(rater_id)?))
 }
 
 #[tauri::command]
@@ -42,7 +42,7 @@ pub async fn rating_item(
     rater_id: i64,
     item: i64,
 ) -> IpcResult<RatingItem> {
-    state.with_study(|s| Ok(queue::rating_item(s, rater_id, item)?))
+    state.with_study(|s| Ok(queue::rating_item(s.store(), rater_id, item)?))
 }
 
 #[tauri::command]
@@ -54,7 +54,7 @@ pub async fn rate(
     criterion: String,
     value: i64,
 ) -> IpcResult<ItemProgress> {
-    let progress = state.with_study(|s| Ok(queue::rate(s, rater_id, item, &criterion, value)?))?;
+    let progress = state.with_study(|s| Ok(s.rate(rater_id, item, &criterion, value)?))?;
     // The value is already committed; a window that misses the event only updates later.
     let _ = app.emit(RATINGS_CHANGED, &progress);
     Ok(progress)
@@ -67,7 +67,7 @@ pub async fn set_rationale(
     item: i64,
     rationale: String,
 ) -> IpcResult<()> {
-    state.with_study(|s| Ok(queue::set_rationale(s, rater_id, item, &rationale)?))
+    state.with_study(|s| Ok(s.set_rationale(rater_id, item, &rationale)?))
 }
 
 #[tauri::command]
@@ -77,7 +77,7 @@ pub async fn flag_item(
     item: i64,
     reason: String,
 ) -> IpcResult<()> {
-    state.with_study(|s| Ok(queue::flag_item(s, rater_id, item, &reason)?))
+    state.with_study(|s| Ok(s.flag_item(rater_id, item, &reason)?))
 }
 
 #[tauri::command]
@@ -88,5 +88,5 @@ pub async fn leave_item(
     seconds: f64,
     next_item: i64,
 ) -> IpcResult<()> {
-    state.with_study(|s| Ok(queue::leave_item(s, rater_id, item, seconds, next_item)?))
+    state.with_study(|s| Ok(s.leave_item(rater_id, item, seconds, next_item)?))
 }

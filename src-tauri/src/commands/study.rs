@@ -8,7 +8,7 @@ use serde::Serialize;
 /// The open study's overview, read from SQLite.
 #[tauri::command]
 pub fn study_overview(state: tauri::State<'_, AppState>) -> IpcResult<StudyOverview> {
-    state.with_study(|s| Ok(s.overview()?))
+    state.with_study(|s| Ok(s.store().overview()?))
 }
 
 /// Which study file the app was asked to open, whether or not it opened.

@@ -4,6 +4,7 @@
 //! `concord` CLI are both thin layers over this crate.
 
 pub mod agreement;
+pub mod agreement_table;
 pub mod assignment;
 pub mod clock;
 pub mod demo;
@@ -13,6 +14,7 @@ pub mod judge;
 pub mod package;
 pub mod rubric;
 pub mod score_table;
+pub mod open_study;
 pub mod queue;
 pub mod store;
 pub mod study_location;

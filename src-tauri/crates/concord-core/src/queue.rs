@@ -425,6 +425,31 @@ pub fn rate(
     criterion: &str,
     value: i64,
 ) -> Result<ItemProgress, QueueError> {
+    rate_and_locate(store, rater_id, item, criterion, value).map(|(p, _)| p)
+}
+
+/// Which stored rating a value from the screen became (for in-memory agreement updates; never
+/// sent to the screen).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedRating {
+    pub rater_id: i64,
+    pub response_id: i64,
+    pub criterion_id: i64,
+    pub value: i64,
+    /// The rubric of the rated item.
+    pub rubric_key: String,
+    /// A retest value, kept apart from the ratings agreement reads.
+    pub retest: bool,
+}
+
+/// [`rate`], also saying which stored rating the value became.
+pub fn rate_and_locate(
+    store: &mut Store,
+    rater_id: i64,
+    item: i64,
+    criterion: &str,
+    value: i64,
+) -> Result<(ItemProgress, SavedRating), QueueError> {
     is_expert(store, rater_id)?;
     let s = slot(store, rater_id, item)?;
     let (rubric_id, rubric) = item_rubric(store, s.response_id)?;
@@ -486,14 +511,24 @@ pub fn rate(
             [rater_id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        Ok(ItemProgress {
-            item,
-            missing: n_criteria - rated,
-            complete,
-            completed,
-            total,
-            outcome,
-        })
+        Ok((
+            ItemProgress {
+                item,
+                missing: n_criteria - rated,
+                complete,
+                completed,
+                total,
+                outcome,
+            },
+            SavedRating {
+                rater_id,
+                response_id: s.response_id,
+                criterion_id,
+                value,
+                rubric_key: rubric.id.clone(),
+                retest: s.retest,
+            },
+        ))
     })
 }
 

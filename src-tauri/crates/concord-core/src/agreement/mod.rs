@@ -36,7 +36,7 @@ mod binary;
 mod continuous;
 pub mod data;
 
-pub use binary::{BinaryCell, TotalsCell};
+pub use binary::{BinaryCell, Rate, TotalsCell};
 pub use data::{AgreementData, ApplyError, Touched};
 
 use crate::store::{RaterKind, Store, StoreResult};
@@ -297,11 +297,8 @@ impl AgreementEngine {
 
     /// Recompute every cell.
     pub fn recompute(&mut self) {
-        let cells = self
-            .specs
-            .iter()
-            .map(|s| continuous::compute(&self.data, s, &self.options))
-            .collect();
+        let all: Vec<usize> = (0..self.specs.len()).collect();
+        let cells = compute_cells(&self.data, &self.specs, &all, &self.options);
         self.report = AgreementReport {
             options: self.options.clone(),
             raters: self.rater_refs(),
@@ -339,14 +336,16 @@ impl AgreementEngine {
         let touched = self
             .data
             .apply(rater_id, response_id, criterion_id, value)?;
-        let mut recomputed = 0;
-        for (i, spec) in self.specs.iter().enumerate() {
-            if reads_rater(spec, &self.data, touched.rater)
-                && reads_criterion(spec, &self.data, touched.criterion)
-            {
-                self.report.cells[i] = continuous::compute(&self.data, spec, &self.options);
-                recomputed += 1;
-            }
+        let affected: Vec<usize> = (0..self.specs.len())
+            .filter(|&i| {
+                reads_rater(&self.specs[i], &self.data, touched.rater)
+                    && reads_criterion(&self.specs[i], &self.data, touched.criterion)
+            })
+            .collect();
+        let recomputed = affected.len();
+        let cells = compute_cells(&self.data, &self.specs, &affected, &self.options);
+        for (i, cell) in affected.into_iter().zip(cells) {
+            self.report.cells[i] = cell;
         }
         if self.data.criteria[touched.criterion].scale == crate::rubric::Scale::Binary {
             self.report.binary = binary::dimension_cells(&self.data);
@@ -365,6 +364,52 @@ impl AgreementEngine {
     pub fn data(&self) -> &AgreementData {
         &self.data
     }
+}
+
+/// Compute the cells `which` (indices into `specs`), in that order, spreading them over the
+/// available cores: cells are independent, and each draws its own bootstrap stream, so the result
+/// does not depend on how they are split.
+fn compute_cells(
+    data: &AgreementData,
+    specs: &[CellSpec],
+    which: &[usize],
+    options: &AgreementOptions,
+) -> Vec<AgreementCell> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(which.len().max(1));
+    if threads <= 1 {
+        return which
+            .iter()
+            .map(|&i| continuous::compute(data, &specs[i], options))
+            .collect();
+    }
+    // Interleave so expensive item-level cells spread evenly over the threads.
+    let parts: Vec<Vec<(usize, AgreementCell)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    which
+                        .iter()
+                        .enumerate()
+                        .skip(t)
+                        .step_by(threads)
+                        .map(|(pos, &i)| (pos, continuous::compute(data, &specs[i], options)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut slots: Vec<Option<AgreementCell>> = vec![None; which.len()];
+    for (pos, cell) in parts.into_iter().flatten() {
+        slots[pos] = Some(cell);
+    }
+    slots.into_iter().flatten().collect()
 }
 
 /// Compute the report for a study in one call.

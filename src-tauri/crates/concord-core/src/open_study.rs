@@ -1,0 +1,250 @@
+//! An open study as the desktop app holds it: the store plus the agreement reports computed from
+//! it, kept in memory so that one new rating updates the panel incrementally instead of reloading
+//! hundreds of thousands of ratings. Every write path the app offers goes through here, so the
+//! cached reports never disagree with the file: a value from the rating screen is applied to each
+//! cached report; anything bulkier (an import, a judge run, a merged package) drops the cache.
+
+use crate::agreement::{AgreementEngine, AgreementOptions, AgreementReport, Comparison};
+use crate::agreement_table::{
+    plan_more, render, table, AgreementTable, IccChoice, MoreTargets, PlanError, TableFormat,
+    TableView,
+};
+use crate::queue::{self, ItemProgress, QueueError};
+use crate::store::{Store, StoreError, StoreResult};
+use std::path::PathBuf;
+
+pub struct OpenStudy {
+    store: Store,
+    reports: Vec<AgreementEngine>,
+}
+
+impl std::fmt::Debug for OpenStudy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenStudy")
+            .field("store", &self.store)
+            .field("cached_reports", &self.reports.len())
+            .finish()
+    }
+}
+
+/// At most this many differently-configured reports stay in memory.
+const CACHED_REPORTS: usize = 4;
+
+impl OpenStudy {
+    pub fn new(store: Store) -> OpenStudy {
+        OpenStudy {
+            store,
+            reports: Vec::new(),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Write access for operations that change many ratings at once; the cached reports are
+    /// dropped because they can no longer be trusted.
+    pub fn store_mut(&mut self) -> &mut Store {
+        self.reports.clear();
+        &mut self.store
+    }
+
+    /// The agreement report for `options`, from memory when it was computed before.
+    pub fn agreement(&mut self, options: &AgreementOptions) -> StoreResult<&AgreementReport> {
+        let found = self
+            .reports
+            .iter()
+            .position(|e| e.report().options == *options);
+        let index = match found {
+            Some(i) => i,
+            None => {
+                if self.reports.len() >= CACHED_REPORTS {
+                    self.reports.remove(0);
+                }
+                self.reports
+                    .push(AgreementEngine::load(&self.store, options.clone())?);
+                self.reports.len() - 1
+            }
+        };
+        Ok(self.reports[index].report())
+    }
+
+    /// Enter a value from the rating screen and bring every cached report up to date.
+    pub fn rate(
+        &mut self,
+        rater_id: i64,
+        item: i64,
+        criterion: &str,
+        value: i64,
+    ) -> Result<ItemProgress, QueueError> {
+        let (progress, saved) =
+            queue::rate_and_locate(&mut self.store, rater_id, item, criterion, value)?;
+        if !saved.retest {
+            // A report that cannot take the value in place (a rater it has never seen) is
+            // dropped and rebuilt on its next request.
+            self.reports.retain_mut(|engine| {
+                engine.data().rubric_key != saved.rubric_key
+                    || engine
+                        .apply(
+                            saved.rater_id,
+                            saved.response_id,
+                            saved.criterion_id,
+                            Some(saved.value as f64),
+                        )
+                        .is_ok()
+            });
+        }
+        Ok(progress)
+    }
+}
+
+/// Rating-screen writes that change no rating value, so cached reports stay valid.
+impl OpenStudy {
+    pub fn open_queue(&mut self, rater_id: i64) -> Result<queue::QueueSummary, QueueError> {
+        queue::open_queue(&mut self.store, rater_id)
+    }
+
+    pub fn create_profile(
+        &mut self,
+        name: &str,
+        queue_seed: u64,
+    ) -> Result<queue::RaterProfile, QueueError> {
+        queue::create_profile(&mut self.store, name, queue_seed)
+    }
+
+    pub fn set_rationale(
+        &mut self,
+        rater_id: i64,
+        item: i64,
+        text: &str,
+    ) -> Result<(), QueueError> {
+        queue::set_rationale(&mut self.store, rater_id, item, text)
+    }
+
+    pub fn flag_item(&mut self, rater_id: i64, item: i64, reason: &str) -> Result<(), QueueError> {
+        queue::flag_item(&mut self.store, rater_id, item, reason)
+    }
+
+    pub fn leave_item(
+        &mut self,
+        rater_id: i64,
+        item: i64,
+        seconds: f64,
+        next_item: i64,
+    ) -> Result<(), QueueError> {
+        queue::leave_item(&mut self.store, rater_id, item, seconds, next_item)
+    }
+}
+
+/// The agreement table, its exports, and figures saved beside the study.
+impl OpenStudy {
+    /// The agreement table for `options` seen as `view`.
+    pub fn agreement_table(
+        &mut self,
+        options: &AgreementOptions,
+        view: TableView,
+    ) -> StoreResult<AgreementTable> {
+        Ok(table(self.agreement(options)?, view))
+    }
+
+    /// Write the table in `format` beside the study file; returns the path written.
+    pub fn export_agreement(
+        &mut self,
+        options: &AgreementOptions,
+        view: TableView,
+        format: TableFormat,
+    ) -> StoreResult<PathBuf> {
+        let t = self.agreement_table(options, view)?;
+        let icc = match view.icc {
+            IccChoice::C1 => "icc-c1",
+            IccChoice::A1 => "icc-a1",
+        };
+        let name = format!(
+            "{}-agreement-{}-{}-{}.{}",
+            options.rubric,
+            view.level.as_str(),
+            icc,
+            comparison_slug(view.comparison),
+            format.extension()
+        );
+        self.save_export(&name, render(&t, format).as_bytes())
+    }
+
+    /// Write bytes (a figure, a table) as `name` into the study's export folder
+    /// (`<study name>-exports` beside the study file); returns the path written.
+    pub fn save_export(&self, name: &str, bytes: &[u8]) -> StoreResult<PathBuf> {
+        let clean: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let clean = clean.trim_start_matches('.').to_string();
+        if clean.is_empty() {
+            return Err(StoreError::Invalid("an export needs a file name".into()));
+        }
+        let study = self.store.path().ok_or_else(|| {
+            StoreError::Invalid("an in-memory study has no folder to export into".into())
+        })?;
+        let stem = study
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "study".into());
+        let dir = study
+            .parent()
+            .unwrap_or_else(|| std::path::Path::new("."))
+            .join(format!("{stem}-exports"));
+        let io = |e: std::io::Error, p: &std::path::Path| StoreError::Io {
+            path: p.display().to_string(),
+            detail: e.to_string(),
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| io(e, &dir))?;
+        let path = dir.join(clean);
+        // Write whole or not at all: a temporary file renamed into place.
+        let tmp = path.with_extension("partial");
+        std::fs::write(&tmp, bytes).map_err(|e| io(e, &tmp))?;
+        std::fs::rename(&tmp, &path).map_err(|e| io(e, &path))?;
+        Ok(path)
+    }
+}
+
+fn comparison_slug(c: Comparison) -> &'static str {
+    match c {
+        Comparison::JudgeVsExperts => "judge-vs-experts",
+        Comparison::JudgeVsExpert => "judge-vs-each-expert",
+        Comparison::ExpertVsExpert => "expert-vs-expert",
+    }
+}
+
+impl OpenStudy {
+    /// How many more targets the cell (criterion × rater × reference in `view`) needs for its CI
+    /// to be at most `width` wide.
+    pub fn plan_more(
+        &mut self,
+        options: &AgreementOptions,
+        view: TableView,
+        criterion: &str,
+        rater: &str,
+        reference: &str,
+        width: f64,
+    ) -> Result<MoreTargets, PlanError> {
+        let t = self
+            .agreement_table(options, view)
+            .map_err(|e| PlanError::Study(e.to_string()))?;
+        let col = t
+            .columns
+            .iter()
+            .position(|c| c.rater == rater && c.reference == reference);
+        let cell = t
+            .rows
+            .iter()
+            .find(|r| r.criterion == criterion)
+            .and_then(|r| col.and_then(|i| r.cells.get(i).cloned().flatten()))
+            .ok_or(PlanError::NoEstimate)?;
+        plan_more(&cell, width)
+    }
+}

@@ -1,0 +1,61 @@
+//! Commands of the researcher's agreement panel: the report and its table (from the open study's
+//! in-memory reports, updated with each new rating), exports beside the study, and the precision
+//! planner.
+
+use crate::error::{IpcError, IpcResult};
+use crate::state::AppState;
+use concord_core::agreement::{AgreementOptions, AgreementReport};
+use concord_core::agreement_table::{AgreementTable, MoreTargets, TableFormat, TableView};
+
+#[tauri::command]
+pub async fn agreement_report(
+    state: tauri::State<'_, AppState>,
+    options: AgreementOptions,
+) -> IpcResult<AgreementReport> {
+    state.with_study(|s| Ok(s.agreement(&options)?.clone()))
+}
+
+#[tauri::command]
+pub async fn agreement_table(
+    state: tauri::State<'_, AppState>,
+    options: AgreementOptions,
+    view: TableView,
+) -> IpcResult<AgreementTable> {
+    state.with_study(|s| Ok(s.agreement_table(&options, view)?))
+}
+
+#[tauri::command]
+pub async fn export_agreement(
+    state: tauri::State<'_, AppState>,
+    options: AgreementOptions,
+    view: TableView,
+    format: TableFormat,
+) -> IpcResult<String> {
+    state.with_study(|s| Ok(s.export_agreement(&options, view, format)?.display().to_string()))
+}
+
+#[tauri::command]
+pub async fn save_figure(
+    state: tauri::State<'_, AppState>,
+    name: String,
+    bytes: Vec<u8>,
+) -> IpcResult<String> {
+    state.with_study(|s| Ok(s.save_export(&name, &bytes)?.display().to_string()))
+}
+
+#[tauri::command]
+#[allow(clippy::too_many_arguments)] // each argument is one field of the planner's question
+pub async fn plan_more(
+    state: tauri::State<'_, AppState>,
+    options: AgreementOptions,
+    view: TableView,
+    criterion: String,
+    rater: String,
+    reference: String,
+    width: f64,
+) -> IpcResult<MoreTargets> {
+    state.with_study(|s| {
+        s.plan_more(&options, view, &criterion, &rater, &reference, width)
+            .map_err(|e| IpcError::new("plan", e.to_string()))
+    })
+}

@@ -708,6 +708,34 @@ mod tests {
     }
 
     #[test]
+    fn diagnostic_accuracy_counts_and_rates() {
+        let reference = [true, true, true, false, false, false, false, true];
+        let predicted = [true, true, false, false, false, true, false, true];
+        let d = diagnostic_accuracy(&reference, &predicted).unwrap();
+        assert_eq!(
+            (
+                d.true_positive,
+                d.false_positive,
+                d.false_negative,
+                d.true_negative
+            ),
+            (3, 1, 1, 3),
+            "the 2×2 counts are tallied against the reference"
+        );
+        assert_eq!(d.sensitivity.estimate, Some(0.75), "sensitivity = 3/4");
+        assert_eq!(d.ppv.estimate, Some(0.75), "PPV = 3/4");
+        assert!(
+            diagnostic_accuracy(&[true], &[]).is_err(),
+            "labellings of different length cannot be compared"
+        );
+        let none = diagnostic_accuracy(&[false], &[false]).unwrap();
+        assert!(
+            none.sensitivity.estimate.is_none() && none.sensitivity.ci95.is_none(),
+            "no reference positives: sensitivity is undefined"
+        );
+    }
+
+    #[test]
     fn unknown_category_is_an_error() {
         let e = CategoricalRatings::new(vec![0.0, 1.0], 1, 2, vec![Some(0), Some(2)]);
         assert!(

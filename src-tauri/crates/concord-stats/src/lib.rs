@@ -30,8 +30,9 @@
 //!   `nan_policy="omit"`); the number used is reported.
 //! - **Fleiss' κ and Gwet's AC1 with missing data.** Concord follows Gwet (2014) and irrCAC
 //!   (observed agreement over items rated at least twice; prevalences averaged over items rated at
-//!   least once). statsmodels' `fleiss_kappa` requires the same number of ratings per item;
-//!   on complete data all agree. AC1's chance agreement uses the declared number of categories q,
+//!   least once). statsmodels' `fleiss_kappa` requires the same number of ratings per item, and
+//!   implementations that first drop every item with a missing rating (listwise deletion) give
+//!   different values whenever data are missing; on complete data all agree. AC1's chance agreement uses the declared number of categories q,
 //!   so declaring an unused category changes AC1 (as in irrCAC's `categ.labels`) but not κ.
 //! - **Cohen's κ with missing data.** Concord uses the items rated by both (statsmodels,
 //!   scikit-learn); irrCAC's `cohen.kappa.raw` takes each rater's marginal distribution from all

@@ -8,8 +8,8 @@
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
 use concord_core::judge::{
-    self, key, ApiKey, CancelToken, Execution, JudgeError, KeyError, KeySource, Prices,
-    Progress, PromptTemplate, ProviderKind, ResponseSelection, RunSettings, RunStatus,
+    self, key, ApiKey, CancelToken, Execution, JudgeError, KeyError, KeySource, Prices, Progress,
+    PromptTemplate, ProviderKind, ResponseSelection, RunSettings, RunStatus,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write as _;
@@ -196,7 +196,9 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
                 return Err(JudgeCmdError::Usage("no key on standard input".into()));
             }
             key::save_to_keyring(account, &ApiKey::new(secret))?;
-            Ok(format!("Stored the key for {account:?} in the OS keyring.\n"))
+            Ok(format!(
+                "Stored the key for {account:?} in the OS keyring.\n"
+            ))
         }
     }
 }
@@ -264,7 +266,9 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
             user: read_text(file)?,
         });
     } else if a.system_file.is_some() {
-        return Err(JudgeCmdError::Usage("--system-file goes with --prompt-file".into()));
+        return Err(JudgeCmdError::Usage(
+            "--system-file goes with --prompt-file".into(),
+        ));
     }
     let preview = judge::preview_run(&store, &settings)?;
     let e = &preview.estimate;
@@ -324,10 +328,8 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
         bar.set_draw_target(ProgressDrawTarget::stderr());
     }
     bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut on_progress = |p: &Progress| {
         bar.set_position(p.done + p.failed);

@@ -6,7 +6,9 @@
 #[path = "../tests/judge_server/mod.rs"]
 mod judge_server;
 
-use concord_core::judge::{execute_run, open_run, CancelToken, Execution, ProviderKind, RunSettings};
+use concord_core::judge::{
+    execute_run, open_run, CancelToken, Execution, ProviderKind, RunSettings,
+};
 use judge_server::{study_with_items, FakeJudge};
 use std::time::{Duration, Instant};
 
@@ -19,7 +21,11 @@ fn main() {
     let dir = tempfile::tempdir().expect("temporary folder");
     let path = dir.path().join("bench.concord");
     let (mut store, _) = study_with_items(&path, &judge_server::mentalbench(), items);
-    let settings = RunSettings::new(ProviderKind::OpenaiCompatible, &server.base_url(), "bench-judge");
+    let settings = RunSettings::new(
+        ProviderKind::OpenaiCompatible,
+        &server.base_url(),
+        "bench-judge",
+    );
     let run = open_run(&mut store, &settings).expect("run").run_id;
     let exec = Execution {
         concurrency: 64,
@@ -27,8 +33,15 @@ fn main() {
         ..Execution::default()
     };
     let start = Instant::now();
-    let report = execute_run(&mut store, run, &exec, None, &CancelToken::new(), &mut |_| {})
-        .expect("the run executes");
+    let report = execute_run(
+        &mut store,
+        run,
+        &exec,
+        None,
+        &CancelToken::new(),
+        &mut |_| {},
+    )
+    .expect("the run executes");
     let secs = start.elapsed().as_secs_f64();
     let calls = server.state.calls_snapshot();
     let duplicated = calls.values().filter(|&&n| n > 1).count();

@@ -34,14 +34,19 @@ fn quick(concurrency: u32) -> Execution {
     }
 }
 
-/// (state, failure kind) of every call row, by response id.
-fn rows(path: &Path, run: i64) -> Vec<(i64, i64, String, Option<String>, Option<String>)> {
+/// (response id, repetition, state, failure kind, raw output) of a call row.
+type CallRow = (i64, i64, String, Option<String>, Option<String>);
+
+/// Every call row of a run, in row order.
+fn rows(path: &Path, run: i64) -> Vec<CallRow> {
     let c = Connection::open(path).unwrap();
     let mut s = c
         .prepare("SELECT response_id, repetition, state, failure_kind, raw_output FROM judge_call WHERE run_id = ?1 ORDER BY id")
         .unwrap();
     let out = s
-        .query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .query_map([run], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
         .unwrap()
         .collect::<Result<Vec<_>, _>>()
         .unwrap();
@@ -76,13 +81,23 @@ fn faults_end_in_scores_or_recorded_failures_openai() {
     let path = dir.path().join("s.concord");
     let rubric = judge_server::mentalbench();
     let (mut store, ids) = study_with_items(&path, &rubric, 40);
-    let plan = open_run(&mut store, &settings(&server, ProviderKind::OpenaiCompatible)).unwrap();
+    let plan = open_run(
+        &mut store,
+        &settings(&server, ProviderKind::OpenaiCompatible),
+    )
+    .unwrap();
     assert!(!plan.resumed, "a first run is new");
     let report = run_to_end(&mut store, plan.run_id, &quick(6));
     assert!(!report.cancelled, "nobody cancelled");
     assert_eq!(report.status.total, 40, "one call per response");
-    let max = server.state.max_in_flight.load(std::sync::atomic::Ordering::SeqCst);
-    assert!(max <= 6, "the server saw {max} requests at once; the limit was 6");
+    let max = server
+        .state
+        .max_in_flight
+        .load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        max <= 6,
+        "the server saw {max} requests at once; the limit was 6"
+    );
     assert!(max >= 2, "concurrency must actually be used (saw {max})");
     for (row, (response, _, state, kind, raw)) in rows(&path, plan.run_id).into_iter().enumerate() {
         let item = row as u64;
@@ -95,12 +110,25 @@ fn faults_end_in_scores_or_recorded_failures_openai() {
                 kind == "missing_score" || kind == "out_of_range",
                 "item {item}: the failure names why ({kind})"
             );
-            assert!(raw.is_some(), "item {item}: the raw output of a failed parse is kept");
-            assert!(ratings.is_empty(), "item {item}: a failed parse never becomes a score");
+            assert!(
+                raw.is_some(),
+                "item {item}: the raw output of a failed parse is kept"
+            );
+            assert!(
+                ratings.is_empty(),
+                "item {item}: a failed parse never becomes a score"
+            );
         } else {
-            assert_eq!(state, "done", "item {item} recovers from its transient fault");
+            assert_eq!(
+                state, "done",
+                "item {item} recovers from its transient fault"
+            );
             assert!(raw.is_some(), "item {item}: the raw output is stored");
-            assert_eq!(ratings.len(), 7, "item {item}: exactly the seven attributes are rated");
+            assert_eq!(
+                ratings.len(),
+                7,
+                "item {item}: exactly the seven attributes are rated"
+            );
             for (k, c) in rubric.criteria.iter().enumerate() {
                 assert_eq!(
                     ratings[&c.id],
@@ -121,18 +149,31 @@ fn faults_end_in_scores_or_recorded_failures_openai() {
     );
     let fails = judge::failures(&store, plan.run_id).unwrap();
     assert_eq!(fails.len(), 8, "items 5, 6, 15, 16, 25, 26, 35, 36 fail");
-    assert!(fails.iter().all(|f| f.raw_output.is_some()), "failures list their raw output");
+    assert!(
+        fails.iter().all(|f| f.raw_output.is_some()),
+        "failures list their raw output"
+    );
     let c = Connection::open(&path).unwrap();
     let origin: String = c
         .query_row("SELECT DISTINCT origin FROM rating", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(origin, format!("judge:{}", plan.run_id), "ratings say which run made them");
+    assert_eq!(
+        origin,
+        format!("judge:{}", plan.run_id),
+        "ratings say which run made them"
+    );
     let rationale: Option<String> = c
         .query_row("SELECT rationale FROM rating LIMIT 1", [], |r| r.get(0))
         .unwrap();
-    assert!(rationale.unwrap().starts_with("Judged item"), "the explanation is the rationale");
+    assert!(
+        rationale.unwrap().starts_with("Judged item"),
+        "the explanation is the rationale"
+    );
     let status = judge::run_status(&store, plan.run_id).unwrap();
-    assert!(status.input_tokens > 0 && status.output_tokens > 0, "usage is recorded");
+    assert!(
+        status.input_tokens > 0 && status.output_tokens > 0,
+        "usage is recorded"
+    );
 }
 
 #[test]
@@ -153,16 +194,26 @@ fn anthropic_psycrisis_reads_the_dict_and_sends_the_key_header() {
     )
     .unwrap();
     assert_eq!(
-        server.state.unauthorized.load(std::sync::atomic::Ordering::SeqCst),
+        server
+            .state
+            .unauthorized
+            .load(std::sync::atomic::Ordering::SeqCst),
         0,
         "every request carried the key in x-api-key"
     );
-    assert_eq!(report.status.done + report.status.failed, 20, "every call finished");
+    assert_eq!(
+        report.status.done + report.status.failed,
+        20,
+        "every call finished"
+    );
     for (i, id) in ids.iter().enumerate() {
         let item = i as u64;
         let ratings = ratings_of(&path, *id);
         if always_fails(item) {
-            assert!(ratings.is_empty(), "item {item}: an unreadable dict gives no rating");
+            assert!(
+                ratings.is_empty(),
+                "item {item}: an unreadable dict gives no rating"
+            );
             continue;
         }
         for (k, c) in rubric.criteria.iter().enumerate() {
@@ -183,17 +234,27 @@ fn a_crash_and_resume_never_resends_finished_calls() {
     let path = dir.path().join("s.concord");
     let rubric = judge_server::mentalbench();
     let (mut store, ids) = study_with_items(&path, &rubric, 150);
-    let run = open_run(&mut store, &settings(&server, ProviderKind::OpenaiCompatible))
-        .unwrap()
-        .run_id;
+    let run = open_run(
+        &mut store,
+        &settings(&server, ProviderKind::OpenaiCompatible),
+    )
+    .unwrap()
+    .run_id;
     // The writer thread dies in the middle of the run, as a killed process would: nothing after
     // the last commit is written and rows stay in flight.
     let crashed = std::thread::spawn(move || {
-        let _ = execute_run(&mut store, run, &quick(8), None, &CancelToken::new(), &mut |p| {
-            if p.done >= 40 {
-                panic!("simulated crash");
-            }
-        });
+        let _ = execute_run(
+            &mut store,
+            run,
+            &quick(8),
+            None,
+            &CancelToken::new(),
+            &mut |p| {
+                if p.done >= 40 {
+                    panic!("simulated crash");
+                }
+            },
+        );
     })
     .join();
     assert!(crashed.is_err(), "the run must have died mid-way");
@@ -207,18 +268,39 @@ fn a_crash_and_resume_never_resends_finished_calls() {
         .collect::<Result<_, _>>()
         .unwrap();
     let in_flight: i64 = c
-        .query_row("SELECT COUNT(*) FROM judge_call WHERE run_id = ?1 AND state = 'in_flight'", [run], |r| r.get(0))
+        .query_row(
+            "SELECT COUNT(*) FROM judge_call WHERE run_id = ?1 AND state = 'in_flight'",
+            [run],
+            |r| r.get(0),
+        )
         .unwrap();
-    assert!(done_at_crash.len() >= 40, "40 calls were committed before the crash");
-    assert!(in_flight > 0, "the crash left rows in flight, as a real one would");
+    assert!(
+        done_at_crash.len() >= 40,
+        "40 calls were committed before the crash"
+    );
+    assert!(
+        in_flight > 0,
+        "the crash left rows in flight, as a real one would"
+    );
     drop(c);
 
-    let mut store = Store::open(&path, std::sync::Arc::new(concord_core::clock::SystemClock)).unwrap();
-    let again = open_run(&mut store, &settings(&server, ProviderKind::OpenaiCompatible)).unwrap();
-    assert!(again.resumed && again.run_id == run, "the same settings resume the same run");
+    let mut store =
+        Store::open(&path, std::sync::Arc::new(concord_core::clock::SystemClock)).unwrap();
+    let again = open_run(
+        &mut store,
+        &settings(&server, ProviderKind::OpenaiCompatible),
+    )
+    .unwrap();
+    assert!(
+        again.resumed && again.run_id == run,
+        "the same settings resume the same run"
+    );
     let report = run_to_end(&mut store, run, &quick(8));
     assert_eq!(report.status.done, 150, "after resuming every call is done");
-    assert!(report.requeued as i64 >= in_flight, "rows in flight at the crash were queued again");
+    assert!(
+        report.requeued as i64 >= in_flight,
+        "rows in flight at the crash were queued again"
+    );
     let after = server.state.calls_snapshot();
     for (i, id) in ids.iter().enumerate() {
         let item = i as u64;
@@ -229,7 +311,11 @@ fn a_crash_and_resume_never_resends_finished_calls() {
                 "item {item} was finished before the crash and must not be sent again"
             );
         }
-        assert_eq!(ratings_of(&path, *id).len(), 7, "item {item} has its seven ratings once");
+        assert_eq!(
+            ratings_of(&path, *id).len(),
+            7,
+            "item {item} has its seven ratings once"
+        );
     }
 }
 
@@ -252,11 +338,22 @@ fn cancel_returns_unfinished_rows_and_changed_settings_make_a_new_run() {
     assert!(report.cancelled, "the run reports that it was cancelled");
     let st = report.status;
     assert_eq!(st.in_flight, 0, "nothing stays in flight after a cancel");
-    assert!(st.done >= 30 && st.done < 120, "the run stopped part-way ({} done)", st.done);
-    assert_eq!(st.done + st.pending, 120, "every unfinished row is pending again");
+    assert!(
+        st.done >= 30 && st.done < 120,
+        "the run stopped part-way ({} done)",
+        st.done
+    );
+    assert_eq!(
+        st.done + st.pending,
+        120,
+        "every unfinished row is pending again"
+    );
     let before = server.state.calls_snapshot();
     let finished: usize = before.values().map(|&n| n as usize).sum();
-    assert!(finished >= st.done as usize, "the server answered at least the done calls");
+    assert!(
+        finished >= st.done as usize,
+        "the server answered at least the done calls"
+    );
     let report = run_to_end(&mut store, run, &quick(8));
     assert_eq!(report.status.done, 120, "resuming finishes the run");
     let total: u32 = server.state.calls_snapshot().values().sum();
@@ -267,11 +364,17 @@ fn cancel_returns_unfinished_rows_and_changed_settings_make_a_new_run() {
     let mut warmer = s.clone();
     warmer.temperature = 0.0;
     let other = open_run(&mut store, &warmer).unwrap();
-    assert!(!other.resumed && other.run_id != run, "a changed temperature is a new run");
+    assert!(
+        !other.resumed && other.run_id != run,
+        "a changed temperature is a new run"
+    );
     let mut faster = quick(32);
     faster.requests_per_minute = Some(100_000);
     let same = open_run(&mut store, &s).unwrap();
-    assert!(same.resumed, "operational settings do not change a run's identity");
+    assert!(
+        same.resumed,
+        "operational settings do not change a run's identity"
+    );
     let again = run_to_end(&mut store, same.run_id, &faster);
     assert_eq!(again.finished_now, 0, "a finished run sends nothing");
 }
@@ -295,14 +398,29 @@ fn repetitions_are_all_kept_and_the_first_is_the_rating() {
             .unwrap();
         assert_eq!(reps, 3, "every repetition keeps its own scores");
         let first: String = c
-            .query_row("SELECT scores_json FROM judge_call WHERE response_id = ?1 AND repetition = 1", [id], |r| r.get(0))
+            .query_row(
+                "SELECT scores_json FROM judge_call WHERE response_id = ?1 AND repetition = 1",
+                [id],
+                |r| r.get(0),
+            )
             .unwrap();
         let first: HashMap<String, i64> = serde_json::from_str(&first).unwrap();
-        assert_eq!(ratings_of(&path, id), first, "the rating is repetition 1's scores");
+        assert_eq!(
+            ratings_of(&path, id),
+            first,
+            "the rating is repetition 1's scores"
+        );
         let n: i64 = c
-            .query_row("SELECT COUNT(*) FROM rating WHERE response_id = ?1", [id], |r| r.get(0))
+            .query_row(
+                "SELECT COUNT(*) FROM rating WHERE response_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
             .unwrap();
-        assert_eq!(n, 7, "agreement sees one rating per rater × response × criterion");
+        assert_eq!(
+            n, 7,
+            "agreement sees one rating per rater × response × criterion"
+        );
     }
 }
 
@@ -320,20 +438,49 @@ fn the_api_key_never_reaches_the_study_file() {
     })
     .unwrap()
     .key;
-    let run = open_run(&mut store, &settings(&server, ProviderKind::OpenaiCompatible)).unwrap().run_id;
-    let report = execute_run(&mut store, run, &quick(4), key, &CancelToken::new(), &mut |_| {}).unwrap();
-    assert_eq!(report.status.done, 16, "the key was accepted: 16 of 20 items are readable");
-    assert_eq!(server.state.unauthorized.load(std::sync::atomic::Ordering::SeqCst), 0, "no request lacked the key");
+    let run = open_run(
+        &mut store,
+        &settings(&server, ProviderKind::OpenaiCompatible),
+    )
+    .unwrap()
+    .run_id;
+    let report = execute_run(
+        &mut store,
+        run,
+        &quick(4),
+        key,
+        &CancelToken::new(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(
+        report.status.done, 16,
+        "the key was accepted: 16 of 20 items are readable"
+    );
+    assert_eq!(
+        server
+            .state
+            .unauthorized
+            .load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no request lacked the key"
+    );
     let mut bytes = std::fs::read(&path).unwrap();
     let wal = dir.path().join("s.concord-wal");
-    assert!(wal.exists(), "the WAL is checked while the study is still open");
+    assert!(
+        wal.exists(),
+        "the WAL is checked while the study is still open"
+    );
     bytes.extend(std::fs::read(&wal).unwrap());
     assert!(
         !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
         "the API key must never be written to the study or its WAL"
     );
     let status = serde_json::to_string(&judge::runs(&store).unwrap()).unwrap();
-    assert!(!status.contains(KEY), "the key is not in what status reports");
+    assert!(
+        !status.contains(KEY),
+        "the key is not in what status reports"
+    );
 }
 
 #[test]
@@ -352,32 +499,77 @@ fn batch_mode_both_providers_submit_once_and_collect() {
         // Cancel once the first batches are submitted: they must be polled, not resubmitted.
         let cancel = CancelToken::new();
         let c2 = cancel.clone();
-        let first = execute_run(&mut store, run, &exec, Some(judge::ApiKey::new("sk-batch")), &cancel, &mut |p| {
-            if p.phase == "waiting_for_batch" {
-                c2.cancel();
-            }
-        })
+        let first = execute_run(
+            &mut store,
+            run,
+            &exec,
+            Some(judge::ApiKey::new("sk-batch")),
+            &cancel,
+            &mut |p| {
+                if p.phase == "waiting_for_batch" {
+                    c2.cancel();
+                }
+            },
+        )
         .unwrap();
-        assert!(first.cancelled, "{provider:?}: cancelled after a submission");
-        assert!(first.status.in_flight > 0, "{provider:?}: the submitted batch waits in flight");
-        let report = execute_run(&mut store, run, &exec, Some(judge::ApiKey::new("sk-batch")), &CancelToken::new(), &mut |_| {}).unwrap();
-        assert_eq!(report.status.done + report.status.failed, 30, "{provider:?}: every call has a result");
+        assert!(
+            first.cancelled,
+            "{provider:?}: cancelled after a submission"
+        );
+        assert!(
+            first.status.in_flight > 0,
+            "{provider:?}: the submitted batch waits in flight"
+        );
+        let report = execute_run(
+            &mut store,
+            run,
+            &exec,
+            Some(judge::ApiKey::new("sk-batch")),
+            &CancelToken::new(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(
+            report.status.done + report.status.failed,
+            30,
+            "{provider:?}: every call has a result"
+        );
         for (i, id) in ids.iter().enumerate() {
             let item = i as u64;
-            assert_eq!(server.state.calls_of(item), 1, "{provider:?}: item {item} was submitted exactly once");
+            assert_eq!(
+                server.state.calls_of(item),
+                1,
+                "{provider:?}: item {item} was submitted exactly once"
+            );
             let ratings = ratings_of(&path, *id);
             if always_fails(item) || judge_server::fault_of(item) == 4 {
-                assert!(ratings.is_empty(), "{provider:?}: item {item} failed and has no rating");
+                assert!(
+                    ratings.is_empty(),
+                    "{provider:?}: item {item} failed and has no rating"
+                );
             } else {
                 for (k, c) in rubric.criteria.iter().enumerate() {
-                    assert_eq!(ratings.get(&c.id).copied(), Some(expected_score(item, k)), "{provider:?}: item {item} {}", c.id);
+                    assert_eq!(
+                        ratings.get(&c.id).copied(),
+                        Some(expected_score(item, k)),
+                        "{provider:?}: item {item} {}",
+                        c.id
+                    );
                 }
             }
         }
         let fails = judge::failures(&store, run).unwrap();
-        assert_eq!(fails.len(), 9, "{provider:?}: 3 errored lines and 6 unreadable replies are failures");
+        assert_eq!(
+            fails.len(),
+            9,
+            "{provider:?}: 3 errored lines and 6 unreadable replies are failures"
+        );
         assert!(
-            fails.iter().filter(|f| f.kind.starts_with("batch_")).count() == 3,
+            fails
+                .iter()
+                .filter(|f| f.kind.starts_with("batch_"))
+                .count()
+                == 3,
             "{provider:?}: errored batch lines are recorded as such"
         );
     }
@@ -392,14 +584,39 @@ fn selections_preview_and_estimate_cost() {
     let mut s = settings(&server, ProviderKind::OpenaiCompatible);
     s.selection = ResponseSelection::Sample { n: 10 };
     s.repetitions = 2;
-    s.prices = judge::Prices { input_per_million: 2.5, output_per_million: 10.0 };
+    s.prices = judge::Prices {
+        input_per_million: 2.5,
+        output_per_million: 10.0,
+    };
     let p = judge::preview_run(&store, &s).unwrap();
-    assert_eq!((p.responses, p.calls), (10, 20), "a sample of 10 with 2 repetitions is 20 calls");
-    assert!(p.estimate.input_tokens > 20 * 300, "the rubric prompt alone is hundreds of tokens a call");
-    let expected = (p.estimate.input_tokens as f64 * 2.5 + p.estimate.output_tokens as f64 * 10.0) / 1e6;
-    assert!((p.estimate.cost_usd - expected).abs() < 1e-12, "cost follows the prices per million");
+    assert_eq!(
+        (p.responses, p.calls),
+        (10, 20),
+        "a sample of 10 with 2 repetitions is 20 calls"
+    );
+    assert!(
+        p.estimate.input_tokens > 20 * 300,
+        "the rubric prompt alone is hundreds of tokens a call"
+    );
+    let expected =
+        (p.estimate.input_tokens as f64 * 2.5 + p.estimate.output_tokens as f64 * 10.0) / 1e6;
+    assert!(
+        (p.estimate.cost_usd - expected).abs() < 1e-12,
+        "cost follows the prices per million"
+    );
     assert_eq!(p.existing_run, None, "nothing was run yet");
     s.selection = ResponseSelection::ExpertRated;
-    assert_eq!(judge::preview_run(&store, &s).unwrap().responses, 0, "no expert has rated anything yet");
-    assert_eq!(server.state.requests.load(std::sync::atomic::Ordering::SeqCst), 0, "a preview sends nothing");
+    assert_eq!(
+        judge::preview_run(&store, &s).unwrap().responses,
+        0,
+        "no expert has rated anything yet"
+    );
+    assert_eq!(
+        server
+            .state
+            .requests
+            .load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "a preview sends nothing"
+    );
 }

@@ -22,7 +22,10 @@ use std::time::Duration;
 enum BatchState {
     Running,
     /// Finished; where its results are (OpenAI: output and error file ids; Anthropic: results URL).
-    Ended { results: Vec<String>, note: Option<String> },
+    Ended {
+        results: Vec<String>,
+        note: Option<String>,
+    },
 }
 
 async fn retrying<T, F, Fut>(ctx: &CallContext, salt: i64, mut f: F) -> Result<T, JudgeError>
@@ -104,11 +107,13 @@ async fn submit(ctx: &CallContext, lines: Vec<(i64, Value)>) -> Result<String, J
                 .ok_or_else(|| JudgeError::Batch("the file upload returned no id".into()))?
                 .to_string();
             let created = retrying(ctx, salt, || {
-                let rb = e.request(reqwest::Method::POST, &e.url("batches")).json(&json!({
-                    "input_file_id": file_id,
-                    "endpoint": "/v1/chat/completions",
-                    "completion_window": "24h",
-                }));
+                let rb = e
+                    .request(reqwest::Method::POST, &e.url("batches"))
+                    .json(&json!({
+                        "input_file_id": file_id,
+                        "endpoint": "/v1/chat/completions",
+                        "completion_window": "24h",
+                    }));
                 e.send_json(rb, timeout, clock)
             })
             .await?;
@@ -169,7 +174,9 @@ async fn poll(ctx: &CallContext, provider_id: &str) -> Result<BatchState, JudgeE
                             .pointer("/errors/data/0/message")
                             .and_then(Value::as_str)
                             .unwrap_or("");
-                        format!("the batch ended as {status} {errors}").trim().to_string()
+                        format!("the batch ended as {status} {errors}")
+                            .trim()
+                            .to_string()
                     }),
                 }),
                 _ => Ok(BatchState::Running),
@@ -210,12 +217,17 @@ async fn fetch_lines(ctx: &CallContext, locators: &[String]) -> Result<Vec<Value
     Ok(lines)
 }
 
-/// Turn one result line into (call id, outcome parts).
-fn read_line(ctx: &CallContext, line: &Value) -> Option<(i64, Result<super::http::Completion, (String, String, Option<u16>)>)> {
+/// A result line's completion, or (failure kind, reason, HTTP status).
+type LineResult = Result<super::http::Completion, (String, String, Option<u16>)>;
+
+/// Turn one result line into (call id, what it holds).
+fn read_line(ctx: &CallContext, line: &Value) -> Option<(i64, LineResult)> {
     let id = call_of(line.get("custom_id")?.as_str()?)?;
     let r = match ctx.endpoint.provider() {
         ProviderKind::OpenaiCompatible => {
-            let status = line.pointer("/response/status_code").and_then(Value::as_u64);
+            let status = line
+                .pointer("/response/status_code")
+                .and_then(Value::as_u64);
             match (line.pointer("/response/body"), status) {
                 (Some(body), Some(200)) => read_completion(ProviderKind::OpenaiCompatible, body)
                     .map_err(|e| (e.code().to_string(), e.to_string(), Some(200))),
@@ -234,7 +246,10 @@ fn read_line(ctx: &CallContext, line: &Value) -> Option<(i64, Result<super::http
             }
         }
         ProviderKind::Anthropic => {
-            let kind = line.pointer("/result/type").and_then(Value::as_str).unwrap_or("");
+            let kind = line
+                .pointer("/result/type")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             match (kind, line.pointer("/result/message")) {
                 ("succeeded", Some(m)) => read_completion(ProviderKind::Anthropic, m)
                     .map_err(|e| (e.code().to_string(), e.to_string(), None)),
@@ -246,7 +261,9 @@ fn read_line(ctx: &CallContext, line: &Value) -> Option<(i64, Result<super::http
                         .unwrap_or("");
                     Err((
                         format!("batch_{}", if kind.is_empty() { "error" } else { kind }),
-                        format!("the batch request {kind}: {msg}").trim().to_string(),
+                        format!("the batch request {kind}: {msg}")
+                            .trim()
+                            .to_string(),
                         None,
                     ))
                 }
@@ -380,9 +397,9 @@ pub(crate) fn drive(
                     output_tokens: None,
                     outcome: CallOutcome::Failed {
                         kind: "batch_missing".into(),
-                        reason: note
-                            .clone()
-                            .unwrap_or_else(|| "the ended batch has no result for this call".into()),
+                        reason: note.clone().unwrap_or_else(|| {
+                            "the ended batch has no result for this call".into()
+                        }),
                     },
                 });
             }

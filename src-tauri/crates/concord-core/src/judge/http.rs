@@ -48,7 +48,10 @@ impl CallError {
             CallError::Status { status, .. } => {
                 *status == 408 || *status == 409 || *status == 429 || *status >= 500
             }
-            CallError::Timeout | CallError::Transport(_) | CallError::Body(_) | CallError::Shape(_) => true,
+            CallError::Timeout
+            | CallError::Transport(_)
+            | CallError::Body(_)
+            | CallError::Shape(_) => true,
         }
     }
 
@@ -84,7 +87,8 @@ impl CallError {
 pub fn parse_retry_after(value: &str, clock: &dyn Clock) -> Option<Duration> {
     let v = value.trim();
     if let Ok(secs) = v.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)));
+        return (secs.is_finite() && secs >= 0.0)
+            .then(|| Duration::from_secs_f64(secs.min(86_400.0)));
     }
     let at = httpdate::parse_http_date(v).ok()?;
     let at_ms = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as i64;
@@ -206,7 +210,11 @@ fn is_loopback(url: &str) -> bool {
 impl Endpoint {
     /// A client for `settings`' provider and base URL. A loopback base URL (a local model server)
     /// is reached directly, never through a proxy configured in the environment.
-    pub fn new(settings: &RunSettings, key: Option<ApiKey>, pool: usize) -> Result<Endpoint, JudgeError> {
+    pub fn new(
+        settings: &RunSettings,
+        key: Option<ApiKey>,
+        pool: usize,
+    ) -> Result<Endpoint, JudgeError> {
         let base_url = settings.normalized_base_url();
         let mut builder = reqwest::Client::builder()
             .pool_max_idle_per_host(pool.max(1))
@@ -215,7 +223,9 @@ impl Endpoint {
         if is_loopback(&base_url) {
             builder = builder.no_proxy();
         }
-        let client = builder.build().map_err(|e| JudgeError::Client(e.to_string()))?;
+        let client = builder
+            .build()
+            .map_err(|e| JudgeError::Client(e.to_string()))?;
         Ok(Endpoint {
             client,
             provider: settings.provider,
@@ -304,7 +314,9 @@ impl Endpoint {
             ProviderKind::OpenaiCompatible => "chat/completions",
             ProviderKind::Anthropic => "messages",
         };
-        let rb = self.request(reqwest::Method::POST, &self.url(path)).json(body);
+        let rb = self
+            .request(reqwest::Method::POST, &self.url(path))
+            .json(body);
         let reply = self.send_json(rb, timeout, clock).await?;
         read_completion(self.provider, &reply)
     }
@@ -329,7 +341,11 @@ mod tests {
     fn retry_after_in_seconds_and_as_a_date() {
         // 2015-10-21 07:28:00 UTC, the example date of RFC 9110.
         let clock = SteppingClock::new(1_445_412_480_000, 0);
-        assert_eq!(parse_retry_after("3", &clock), Some(Duration::from_secs(3)), "seconds");
+        assert_eq!(
+            parse_retry_after("3", &clock),
+            Some(Duration::from_secs(3)),
+            "seconds"
+        );
         assert_eq!(
             parse_retry_after("Wed, 21 Oct 2015 07:28:05 GMT", &clock),
             Some(Duration::from_secs(5)),
@@ -340,7 +356,11 @@ mod tests {
             Some(Duration::ZERO),
             "a date already past means retry now"
         );
-        assert_eq!(parse_retry_after("soon", &clock), None, "garbage is ignored");
+        assert_eq!(
+            parse_retry_after("soon", &clock),
+            None,
+            "garbage is ignored"
+        );
     }
 
     #[test]
@@ -348,11 +368,19 @@ mod tests {
         let openai = json!({"choices": [{"message": {"content": "hi"}}],
                             "usage": {"prompt_tokens": 10, "completion_tokens": 2}});
         let c = read_completion(ProviderKind::OpenaiCompatible, &openai).unwrap();
-        assert_eq!((c.text.as_str(), c.input_tokens, c.output_tokens), ("hi", Some(10), Some(2)), "usage read");
+        assert_eq!(
+            (c.text.as_str(), c.input_tokens, c.output_tokens),
+            ("hi", Some(10), Some(2)),
+            "usage read"
+        );
         let anthropic = json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
                                "usage": {"input_tokens": 7, "output_tokens": 1}});
         let c = read_completion(ProviderKind::Anthropic, &anthropic).unwrap();
-        assert_eq!((c.text.as_str(), c.input_tokens), ("ab", Some(7)), "text blocks joined");
+        assert_eq!(
+            (c.text.as_str(), c.input_tokens),
+            ("ab", Some(7)),
+            "text blocks joined"
+        );
         assert!(
             read_completion(ProviderKind::OpenaiCompatible, &json!({"error": "x"})).is_err(),
             "a body without choices is not a completion"
@@ -369,7 +397,11 @@ mod tests {
 
     #[test]
     fn retryable_errors() {
-        let s = |status| CallError::Status { status, retry_after: None, body: String::new() };
+        let s = |status| CallError::Status {
+            status,
+            retry_after: None,
+            body: String::new(),
+        };
         assert!(s(429).is_retryable(), "rate limits are retried");
         assert!(s(503).is_retryable(), "server errors are retried");
         assert!(!s(401).is_retryable(), "a bad key is not retried");

@@ -152,7 +152,11 @@ mod tests {
             env_var: Some("CONCORD_TEST_KEY_SOURCE".into()),
         })
         .unwrap();
-        assert_eq!(r.key.unwrap().expose(), "sk-abc", "the variable's value is the key");
+        assert_eq!(
+            r.key.unwrap().expose(),
+            "sk-abc",
+            "the variable's value is the key"
+        );
         let missing = resolve(&KeySource {
             keyring_account: None,
             env_var: Some("CONCORD_TEST_KEY_UNSET_9".into()),

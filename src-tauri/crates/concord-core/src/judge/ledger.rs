@@ -126,7 +126,10 @@ pub(crate) struct Job {
 #[derive(Debug, Clone)]
 pub(crate) enum CallOutcome {
     Scored(Verdict),
-    Failed { kind: String, reason: String },
+    Failed {
+        kind: String,
+        reason: String,
+    },
     /// Not sent or not finished (cancelled): back to pending.
     Released,
 }
@@ -213,7 +216,11 @@ fn select_responses(
     })?;
     let all: Vec<(i64, bool)> = rows.collect::<Result<_, _>>()?;
     let without_text = all.iter().filter(|(_, has)| !has).count() as u64;
-    let mut ids: Vec<i64> = all.into_iter().filter(|(_, has)| *has).map(|(id, _)| id).collect();
+    let mut ids: Vec<i64> = all
+        .into_iter()
+        .filter(|(_, has)| *has)
+        .map(|(id, _)| id)
+        .collect();
     if let ResponseSelection::Sample { n } = selection {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         ids.shuffle(&mut rng);
@@ -267,7 +274,8 @@ fn expected_output_tokens(settings: &RunSettings, template: &PromptTemplate) -> 
 /// What a run with `settings` would send and cost; writes nothing.
 pub fn preview_run(store: &Store, settings: &RunSettings) -> Result<RunPreview, JudgeError> {
     let r = resolve(store, settings)?;
-    let (ids, without_text) = select_responses(store, r.rubric_id, &settings.selection, settings.seed)?;
+    let (ids, without_text) =
+        select_responses(store, r.rubric_id, &settings.selection, settings.seed)?;
     let existing_run = store
         .conn()
         .query_row(
@@ -286,8 +294,8 @@ pub fn preview_run(store: &Store, settings: &RunSettings) -> Result<RunPreview, 
             let (context, text): (String, String) =
                 stmt.query_row([id], |row| Ok((row.get(0)?, row.get(1)?)))?;
             let p = r.template.render(&context, &text);
-            input_tokens += estimate_tokens(p.system.as_deref().unwrap_or(""))
-                + estimate_tokens(&p.user);
+            input_tokens +=
+                estimate_tokens(p.system.as_deref().unwrap_or("")) + estimate_tokens(&p.user);
         }
     }
     let reps = settings.repetitions as u64;
@@ -343,8 +351,8 @@ pub fn open_run(store: &mut Store, settings: &RunSettings) -> Result<RunPlan, Ju
         .family
         .clone()
         .or_else(|| super::family_of_model(&settings.model).map(str::to_string));
-    let settings_json = serde_json::to_string(&r.settings)
-        .map_err(|e| JudgeError::Settings(e.to_string()))?;
+    let settings_json =
+        serde_json::to_string(&r.settings).map_err(|e| JudgeError::Settings(e.to_string()))?;
     let run_id = store.write(|tx| -> Result<i64, JudgeError> {
         let rater_id = tx.upsert_rater(&NewRater {
             kind: RaterKind::Judge,
@@ -669,7 +677,9 @@ fn status_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunStatus> {
 
 /// Every judge run in the study, oldest first.
 pub fn runs(store: &Store) -> Result<Vec<RunStatus>, JudgeError> {
-    let mut stmt = store.conn().prepare(&format!("{STATUS_SQL} ORDER BY r.id"))?;
+    let mut stmt = store
+        .conn()
+        .prepare(&format!("{STATUS_SQL} ORDER BY r.id"))?;
     let rows = stmt.query_map([], status_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -678,7 +688,11 @@ pub fn runs(store: &Store) -> Result<Vec<RunStatus>, JudgeError> {
 pub fn run_status(store: &Store, run_id: i64) -> Result<RunStatus, JudgeError> {
     store
         .conn()
-        .query_row(&format!("{STATUS_SQL} WHERE r.id = ?1"), [run_id], status_row)
+        .query_row(
+            &format!("{STATUS_SQL} WHERE r.id = ?1"),
+            [run_id],
+            status_row,
+        )
         .optional()?
         .ok_or(JudgeError::NoSuchRun(run_id))
 }

@@ -140,6 +140,10 @@ mod tests {
             "the paper groups o4-mini with gpt-4o-mini"
         );
         assert_eq!(family_of_model("gpt-4o"), Some("gpt-4o"), "gpt-4o");
-        assert_eq!(family_of_model("phi-3"), None, "unknown models get no family");
+        assert_eq!(
+            family_of_model("phi-3"),
+            None,
+            "unknown models get no family"
+        );
     }
 }

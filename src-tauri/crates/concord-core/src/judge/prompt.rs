@@ -100,11 +100,7 @@ impl PromptTemplate {
 
     /// SHA-256 of the template (format, system and user text).
     pub fn sha256(&self) -> String {
-        super::sha256_hex(
-            serde_json::to_string(self)
-                .unwrap_or_default()
-                .as_bytes(),
-        )
+        super::sha256_hex(serde_json::to_string(self).unwrap_or_default().as_bytes())
     }
 
     /// Fill the slots with one item's texts. Slots are filled in one pass, so a `{{context}}`
@@ -301,7 +297,11 @@ mod tests {
     #[test]
     fn mentalbench_template_lists_every_attribute_grouped() {
         let t = PromptTemplate::default_for(&builtin::mentalbench());
-        assert_eq!(t.format, ReplyFormat::JsonScores, "MentalBench replies in JSON");
+        assert_eq!(
+            t.format,
+            ReplyFormat::JsonScores,
+            "MentalBench replies in JSON"
+        );
         t.validate().expect("the default template has both slots");
         let css = t.user.find("(CSS)").expect("the CSS group is named");
         let ars = t.user.find("(ARS)").expect("the ARS group is named");
@@ -320,16 +320,32 @@ mod tests {
                 "the reply format must ask for {key}"
             );
         }
-        assert!(t.user.contains("5 = Specific, actionable steps"), "anchors come from the rubric");
-        assert!(t.user.contains("\"Explanation\""), "one-sentence justification asked for");
+        assert!(
+            t.user.contains("5 = Specific, actionable steps"),
+            "anchors come from the rubric"
+        );
+        assert!(
+            t.user.contains("\"Explanation\""),
+            "one-sentence justification asked for"
+        );
     }
 
     #[test]
     fn psycrisis_template_uses_the_chinese_keys_and_a_system_role() {
         let t = PromptTemplate::default_for(&builtin::psycrisis());
-        assert_eq!(t.format, ReplyFormat::ReasonsThenDict, "PsyCrisis replies with a dict");
+        assert_eq!(
+            t.format,
+            ReplyFormat::ReasonsThenDict,
+            "PsyCrisis replies with a dict"
+        );
         assert!(t.system.is_some(), "the evaluator role is a system message");
-        for key in ["共情与合作", "基于证据的情绪管理建议", "探索来访者担忧", "外部支持与干预", "总分"] {
+        for key in [
+            "共情与合作",
+            "基于证据的情绪管理建议",
+            "探索来访者担忧",
+            "外部支持与干预",
+            "总分",
+        ] {
             assert!(t.user.contains(key), "the dict key {key} must be named");
         }
         assert!(t.user.contains("篇幅"), "a rule against length bias");
@@ -352,12 +368,19 @@ mod tests {
             user: "{{context}}".into(),
             ..t
         };
-        assert!(no_response.validate().is_err(), "a template must include the response");
+        assert!(
+            no_response.validate().is_err(),
+            "a template must include the response"
+        );
     }
 
     #[test]
     fn token_estimate_counts_cjk_per_character() {
-        assert_eq!(estimate_tokens("abcdefgh"), 2, "four ASCII characters a token");
+        assert_eq!(
+            estimate_tokens("abcdefgh"),
+            2,
+            "four ASCII characters a token"
+        );
         assert_eq!(estimate_tokens("你好"), 2, "one token per CJK character");
     }
 }

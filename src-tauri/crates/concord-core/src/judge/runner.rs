@@ -360,7 +360,10 @@ pub fn execute_run(
     outcome?;
     let cancelled = cancel.is_cancelled();
     let status = ledger::run_status(store, run_id)?;
-    let mut last = meter.snapshot(status.in_flight as u64, if cancelled { "cancelled" } else { "finished" });
+    let mut last = meter.snapshot(
+        status.in_flight as u64,
+        if cancelled { "cancelled" } else { "finished" },
+    );
     last.pending = status.pending as u64;
     progress(&last);
     Ok(RunReport {

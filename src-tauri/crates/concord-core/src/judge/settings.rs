@@ -45,7 +45,9 @@ pub enum ResponseSelection {
     /// Responses at least one expert has rated (to compare judge and experts).
     ExpertRated,
     /// `n` responses drawn with the run's seed.
-    Sample { n: u32 },
+    Sample {
+        n: u32,
+    },
 }
 
 impl ResponseSelection {
@@ -150,7 +152,9 @@ impl RunSettings {
         let bad = |m: String| Err(JudgeError::Settings(m));
         let url = self.normalized_base_url();
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return bad(format!("base URL {url:?} must start with http:// or https://"));
+            return bad(format!(
+                "base URL {url:?} must start with http:// or https://"
+            ));
         }
         if self.model.trim().is_empty() {
             return bad("the model id is empty".into());
@@ -159,7 +163,10 @@ impl RunSettings {
             return bad("the judge rater's name is empty".into());
         }
         if self.repetitions == 0 || self.repetitions > 100 {
-            return bad(format!("repetitions must be 1–100, not {}", self.repetitions));
+            return bad(format!(
+                "repetitions must be 1–100, not {}",
+                self.repetitions
+            ));
         }
         if !(0.0..=2.0).contains(&self.temperature) {
             return bad(format!("temperature must be 0–2, not {}", self.temperature));
@@ -173,10 +180,8 @@ impl RunSettings {
             return bad("max_tokens must be at least 1".into());
         }
         let p = self.prices;
-        if !(p.input_per_million >= 0.0 && p.output_per_million >= 0.0)
-            || !p.input_per_million.is_finite()
-            || !p.output_per_million.is_finite()
-        {
+        let fine = |x: f64| x.is_finite() && x >= 0.0;
+        if !(fine(p.input_per_million) && fine(p.output_per_million)) {
             return bad("prices must be finite and not negative".into());
         }
         Ok(())
@@ -275,14 +280,26 @@ mod tests {
 
     #[test]
     fn selections_parse() {
-        assert_eq!(ResponseSelection::parse("all"), Some(ResponseSelection::All), "all");
+        assert_eq!(
+            ResponseSelection::parse("all"),
+            Some(ResponseSelection::All),
+            "all"
+        );
         assert_eq!(
             ResponseSelection::parse("sample:25"),
             Some(ResponseSelection::Sample { n: 25 }),
             "a sample names its size"
         );
-        assert_eq!(ResponseSelection::parse("sample:0"), None, "an empty sample is refused");
-        assert_eq!(ResponseSelection::parse("some"), None, "unknown words are refused");
+        assert_eq!(
+            ResponseSelection::parse("sample:0"),
+            None,
+            "an empty sample is refused"
+        );
+        assert_eq!(
+            ResponseSelection::parse("some"),
+            None,
+            "unknown words are refused"
+        );
     }
 
     #[test]
@@ -291,7 +308,11 @@ mod tests {
         assert!(s.validate().is_err(), "only http(s) base URLs are allowed");
         s.base_url = "http://127.0.0.1:1/v1/".into();
         assert!(s.validate().is_ok(), "a loopback URL is fine");
-        assert_eq!(s.normalized_base_url(), "http://127.0.0.1:1/v1", "trailing / dropped");
+        assert_eq!(
+            s.normalized_base_url(),
+            "http://127.0.0.1:1/v1",
+            "trailing / dropped"
+        );
         s.temperature = 3.0;
         assert!(s.validate().is_err(), "temperature above 2 is refused");
     }

@@ -5,7 +5,9 @@
 //! rejects the whole reply with a reason, and a rejected reply never becomes a score.
 
 use super::prompt::ReplyFormat;
-use crate::import::reply::{classify, classify_number, crisis_reply, judge_object, Score, ScoreObject};
+use crate::import::reply::{
+    classify, classify_number, crisis_reply, judge_object, Score, ScoreObject,
+};
 use crate::import::ReplyParsing;
 use crate::rubric::Rubric;
 use serde_json::{Map, Value};
@@ -88,7 +90,10 @@ fn read_json(text: &str, rubric: &Rubric) -> Result<Verdict, ReplyError> {
             criterion: c.id.clone(),
             detail,
         })?;
-        scores.push((c.id.clone(), on_scale(score, &c.id, value.to_string(), &c.scale)?));
+        scores.push((
+            c.id.clone(),
+            on_scale(score, &c.id, value.to_string(), &c.scale)?,
+        ));
     }
     let explanation = object
         .iter()
@@ -125,13 +130,19 @@ fn read_dict(text: &str, rubric: &Rubric) -> Result<Verdict, ReplyError> {
             criterion: c.id.clone(),
             detail,
         })?;
-        scores.push((c.id.clone(), on_scale(score, &c.id, x.to_string(), &c.scale)?));
+        scores.push((
+            c.id.clone(),
+            on_scale(score, &c.id, x.to_string(), &c.scale)?,
+        ));
     }
     let mut extra = Map::new();
     if let Some(total) = reply.total {
         let sum: i64 = scores.iter().map(|(_, v)| v).sum();
         extra.insert("declared_total".to_string(), Value::from(total));
-        extra.insert("total_matches".to_string(), Value::from(total == sum as f64));
+        extra.insert(
+            "total_matches".to_string(),
+            Value::from(total == sum as f64),
+        );
     }
     Ok(Verdict {
         scores,
@@ -142,7 +153,8 @@ fn read_dict(text: &str, rubric: &Rubric) -> Result<Verdict, ReplyError> {
 
 /// A whole number off the scale is "out of range" however far off it is.
 fn out_of_scale(x: f64, criterion: &str, scale: &crate::rubric::Scale) -> Result<(), ReplyError> {
-    if x.is_finite() && x.fract() == 0.0 && !(scale.min() as f64..=scale.max() as f64).contains(&x) {
+    if x.is_finite() && x.fract() == 0.0 && !(scale.min() as f64..=scale.max() as f64).contains(&x)
+    {
         return Err(ReplyError::OutOfRange {
             criterion: criterion.to_string(),
             value: x.to_string(),
@@ -183,12 +195,28 @@ mod tests {
     #[test]
     fn json_with_and_without_fences() {
         let r = builtin::mentalbench();
-        for text in [GOOD.to_string(), format!("```json\n{GOOD}\n```"), format!("Here you go:\n{GOOD}")] {
+        for text in [
+            GOOD.to_string(),
+            format!("```json\n{GOOD}\n```"),
+            format!("Here you go:\n{GOOD}"),
+        ] {
             let v = read_reply(&text, ReplyFormat::JsonScores, &r).expect("a complete reply reads");
-            assert_eq!(v.scores.len(), 7, "all seven attributes are read from {text:?}");
+            assert_eq!(
+                v.scores.len(),
+                7,
+                "all seven attributes are read from {text:?}"
+            );
             assert_eq!(v.scores[0], ("guidance".to_string(), 4), "Guidance is 4");
-            assert_eq!(v.explanation.as_deref(), Some("Warm and specific."), "explanation kept");
-            assert_eq!(v.extra.get("Overall"), Some(&Value::from(4.0)), "Overall kept");
+            assert_eq!(
+                v.explanation.as_deref(),
+                Some("Warm and specific."),
+                "explanation kept"
+            );
+            assert_eq!(
+                v.extra.get("Overall"),
+                Some(&Value::from(4.0)),
+                "Overall kept"
+            );
         }
     }
 
@@ -198,26 +226,41 @@ mod tests {
         let missing = GOOD.replace("\"Safety\": 5, ", "");
         assert_eq!(
             read_reply(&missing, ReplyFormat::JsonScores, &r),
-            Err(ReplyError::Missing { criterion: "safety".into() }),
+            Err(ReplyError::Missing {
+                criterion: "safety".into()
+            }),
             "a reply without Safety cannot be a complete judgment"
         );
         for bad in ["6", "0", "9"] {
             let off = GOOD.replace("\"Safety\": 5", &format!("\"Safety\": {bad}"));
             assert!(
-                matches!(read_reply(&off, ReplyFormat::JsonScores, &r), Err(ReplyError::OutOfRange { .. })),
+                matches!(
+                    read_reply(&off, ReplyFormat::JsonScores, &r),
+                    Err(ReplyError::OutOfRange { .. })
+                ),
                 "{bad} on a 1–5 scale is refused as out of range for a live judge"
             );
         }
         let wrong = r#"{"score": 4, "reason": "ok"}"#;
         assert!(
-            matches!(read_reply(wrong, ReplyFormat::JsonScores, &r), Err(ReplyError::Missing { .. })),
+            matches!(
+                read_reply(wrong, ReplyFormat::JsonScores, &r),
+                Err(ReplyError::Missing { .. })
+            ),
             "wrong keys give no scores"
         );
         assert!(
-            matches!(read_reply("I cannot rate this.", ReplyFormat::JsonScores, &r), Err(ReplyError::Unreadable(_))),
+            matches!(
+                read_reply("I cannot rate this.", ReplyFormat::JsonScores, &r),
+                Err(ReplyError::Unreadable(_))
+            ),
             "prose without an object is unreadable"
         );
-        assert_eq!(read_reply("  ", ReplyFormat::JsonScores, &r), Err(ReplyError::Empty), "empty");
+        assert_eq!(
+            read_reply("  ", ReplyFormat::JsonScores, &r),
+            Err(ReplyError::Empty),
+            "empty"
+        );
     }
 
     #[test]
@@ -225,9 +268,21 @@ mod tests {
         let r = builtin::psycrisis();
         let text = "共情：有。\n｛‘共情与关系立场’：1，'基于证据的情绪管理建议': 0, '探索来访者担忧': 1, '风险评估与识别': 0, '外部支持与干预': 1, '总分': 3｝";
         let v = read_reply(text, ReplyFormat::ReasonsThenDict, &r).expect("lenient dict");
-        assert_eq!(v.scores.iter().map(|(_, s)| s).sum::<i64>(), 3, "the five values are read");
-        assert_eq!(v.explanation.as_deref(), Some("共情：有。"), "reasons are the rationale");
-        assert_eq!(v.extra.get("total_matches"), Some(&Value::from(true)), "总分 agrees");
+        assert_eq!(
+            v.scores.iter().map(|(_, s)| s).sum::<i64>(),
+            3,
+            "the five values are read"
+        );
+        assert_eq!(
+            v.explanation.as_deref(),
+            Some("共情：有。"),
+            "reasons are the rationale"
+        );
+        assert_eq!(
+            v.extra.get("total_matches"),
+            Some(&Value::from(true)),
+            "总分 agrees"
+        );
         let two = text.replace("'探索来访者担忧': 1", "'探索来访者担忧': 2");
         assert!(
             read_reply(&two, ReplyFormat::ReasonsThenDict, &r).is_err(),
@@ -236,7 +291,9 @@ mod tests {
         let four = text.replace(", '外部支持与干预': 1", "");
         assert_eq!(
             read_reply(&four, ReplyFormat::ReasonsThenDict, &r),
-            Err(ReplyError::Missing { criterion: "referral".into() }),
+            Err(ReplyError::Missing {
+                criterion: "referral".into()
+            }),
             "a dict without a dimension is incomplete"
         );
     }

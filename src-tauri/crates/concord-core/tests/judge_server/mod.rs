@@ -107,7 +107,10 @@ impl FakeJudge {
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         std_listener.set_nonblocking(true).unwrap();
         let addr = std_listener.local_addr().unwrap();
-        assert!(addr.ip().is_loopback(), "the test server must only listen on loopback");
+        assert!(
+            addr.ip().is_loopback(),
+            "the test server must only listen on loopback"
+        );
         *state.base.lock().unwrap() = format!("http://{addr}/v1");
         let st = state.clone();
         let thread = std::thread::spawn(move || {
@@ -118,7 +121,9 @@ impl FakeJudge {
             rt.block_on(async move {
                 let listener = TcpListener::from_std(std_listener).unwrap();
                 loop {
-                    let Ok((socket, _)) = listener.accept().await else { continue };
+                    let Ok((socket, _)) = listener.accept().await else {
+                        continue;
+                    };
                     let _ = socket.set_nodelay(true);
                     tokio::spawn(serve(socket, st.clone()));
                 }
@@ -195,7 +200,12 @@ enum Reply {
     Slow,
 }
 
-async fn write_reply(socket: &mut TcpStream, status: u16, body: &str, extra: &[(String, String)]) -> bool {
+async fn write_reply(
+    socket: &mut TcpStream,
+    status: u16,
+    body: &str,
+    extra: &[(String, String)],
+) -> bool {
     let reason = match status {
         200 => "OK",
         401 => "Unauthorized",
@@ -262,14 +272,23 @@ async fn serve(mut socket: TcpStream, state: Arc<ServerState>) {
 /// The item number written in a request (`item #N`).
 pub fn item_in(text: &str) -> Option<u64> {
     let at = text.find("item #")? + "item #".len();
-    let digits: String = text[at..].chars().take_while(|c| c.is_ascii_digit()).collect();
+    let digits: String = text[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
     digits.parse().ok()
 }
 
 /// The reply text the judge gives `item` (`crisis` for the PsyCrisis dict).
 pub fn judge_text(item: u64, crisis: bool, faults: bool) -> String {
     if crisis {
-        let keys = ["共情与合作", "基于证据的情绪管理建议", "探索来访者担忧", "评估并提取证据支持的风险", "外部支持与干预"];
+        let keys = [
+            "共情与合作",
+            "基于证据的情绪管理建议",
+            "探索来访者担忧",
+            "评估并提取证据支持的风险",
+            "外部支持与干预",
+        ];
         let mut dict = String::from("{");
         let mut sum = 0;
         for (k, key) in keys.iter().enumerate() {
@@ -285,7 +304,15 @@ pub fn judge_text(item: u64, crisis: bool, faults: bool) -> String {
         }
         return format!("理由：逐项判断如下（item #{item}）。\n{dict}'总分': {sum}}}");
     }
-    let names = ["Guidance", "Informativeness", "Relevance", "Safety", "Empathy", "Helpfulness", "Understanding"];
+    let names = [
+        "Guidance",
+        "Informativeness",
+        "Relevance",
+        "Safety",
+        "Empathy",
+        "Helpfulness",
+        "Understanding",
+    ];
     let mut obj = serde_json::Map::new();
     for (k, n) in names.iter().enumerate() {
         obj.insert(n.to_string(), json!(expected_score(item, k)));
@@ -321,7 +348,9 @@ fn completion_json(anthropic: bool, text: &str, prompt_len: usize) -> Value {
 }
 
 fn authorized(req: &Request, state: &ServerState, anthropic: bool) -> bool {
-    let Some(key) = &state.expected_key else { return true };
+    let Some(key) = &state.expected_key else {
+        return true;
+    };
     let seen = if anthropic {
         req.headers.get("x-api-key").cloned()
     } else {
@@ -355,7 +384,11 @@ async fn route(req: &Request, state: &Arc<ServerState>) -> Reply {
     let anthropic_path = req.path.contains("/messages");
     if !authorized(req, state, anthropic_path) {
         state.unauthorized.fetch_add(1, Ordering::SeqCst);
-        return Reply::Json(401, json!({"error": {"message": "bad key"}}).to_string(), vec![]);
+        return Reply::Json(
+            401,
+            json!({"error": {"message": "bad key"}}).to_string(),
+            vec![],
+        );
     }
     let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
     let path = req.path.trim_start_matches("/v1");
@@ -364,60 +397,137 @@ async fn route(req: &Request, state: &Arc<ServerState>) -> Reply {
             let anthropic = path == "/messages";
             let text = user_text(&body);
             let Some(item) = item_in(&text) else {
-                return Reply::Json(400, json!({"error": {"message": "no item"}}).to_string(), vec![]);
+                return Reply::Json(
+                    400,
+                    json!({"error": {"message": "no item"}}).to_string(),
+                    vec![],
+                );
             };
             let n = count(state, item);
-            state.call_times.lock().unwrap().entry(item).or_default().push(Instant::now());
+            state
+                .call_times
+                .lock()
+                .unwrap()
+                .entry(item)
+                .or_default()
+                .push(Instant::now());
             let crisis = text.contains("总分");
             let first = n == 1;
             if state.faults && first {
                 match fault_of(item) {
-                    0 => return Reply::Json(429, json!({"error": {"message": "slow down"}}).to_string(), vec![("Retry-After".into(), "1".into())]),
-                    1 => return Reply::Json(500, json!({"error": {"message": "boom"}}).to_string(), vec![]),
+                    0 => {
+                        return Reply::Json(
+                            429,
+                            json!({"error": {"message": "slow down"}}).to_string(),
+                            vec![("Retry-After".into(), "1".into())],
+                        )
+                    }
+                    1 => {
+                        return Reply::Json(
+                            500,
+                            json!({"error": {"message": "boom"}}).to_string(),
+                            vec![],
+                        )
+                    }
                     2 => return Reply::Slow,
-                    3 => return Reply::Truncated(completion_json(anthropic, &judge_text(item, crisis, true), text.len()).to_string()),
+                    3 => {
+                        return Reply::Truncated(
+                            completion_json(anthropic, &judge_text(item, crisis, true), text.len())
+                                .to_string(),
+                        )
+                    }
                     4 => return Reply::Json(200, "{\"choices\": [ oops".into(), vec![]),
                     _ => {}
                 }
             }
-            let reply = completion_json(anthropic, &judge_text(item, crisis, state.faults), text.len());
+            let reply = completion_json(
+                anthropic,
+                &judge_text(item, crisis, state.faults),
+                text.len(),
+            );
             Reply::Json(200, reply.to_string(), vec![])
         }
         ("POST", "/files") => {
             let ct = req.headers.get("content-type").cloned().unwrap_or_default();
             let boundary = ct.split("boundary=").nth(1).unwrap_or("").to_string();
             let raw = String::from_utf8_lossy(&req.body).to_string();
-            let file_part = raw.split(&format!("--{boundary}")).find(|p| p.contains("name=\"file\"")).unwrap_or("");
-            let content = file_part.split_once("\r\n\r\n").map(|(_, c)| c.trim_end_matches("\r\n").to_string()).unwrap_or_default();
+            let file_part = raw
+                .split(&format!("--{boundary}"))
+                .find(|p| p.contains("name=\"file\""))
+                .unwrap_or("");
+            let content = file_part
+                .split_once("\r\n\r\n")
+                .map(|(_, c)| c.trim_end_matches("\r\n").to_string())
+                .unwrap_or_default();
             let id = format!("file-{}", state.next_id.fetch_add(1, Ordering::SeqCst));
             state.files.lock().unwrap().insert(id.clone(), content);
-            Reply::Json(200, json!({"id": id, "object": "file", "purpose": "batch"}).to_string(), vec![])
+            Reply::Json(
+                200,
+                json!({"id": id, "object": "file", "purpose": "batch"}).to_string(),
+                vec![],
+            )
         }
         ("POST", "/batches") => {
-            let file_id = body.get("input_file_id").and_then(Value::as_str).unwrap_or("");
+            let file_id = body
+                .get("input_file_id")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             let Some(content) = state.files.lock().unwrap().get(file_id).cloned() else {
-                return Reply::Json(404, json!({"error": {"message": "no file"}}).to_string(), vec![]);
+                return Reply::Json(
+                    404,
+                    json!({"error": {"message": "no file"}}).to_string(),
+                    vec![],
+                );
             };
-            let lines: Vec<Value> = content.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+            let lines: Vec<Value> = content
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
             for l in &lines {
                 if let Some(item) = item_in(&user_text(&l["body"])) {
                     count(state, item);
                 }
             }
             let id = format!("batch-{}", state.next_id.fetch_add(1, Ordering::SeqCst));
-            state.batches.lock().unwrap().insert(id.clone(), Batch { lines, polls: 0, anthropic: false });
-            Reply::Json(200, json!({"id": id, "status": "validating"}).to_string(), vec![])
+            state.batches.lock().unwrap().insert(
+                id.clone(),
+                Batch {
+                    lines,
+                    polls: 0,
+                    anthropic: false,
+                },
+            );
+            Reply::Json(
+                200,
+                json!({"id": id, "status": "validating"}).to_string(),
+                vec![],
+            )
         }
         ("POST", "/messages/batches") => {
-            let lines: Vec<Value> = body.get("requests").and_then(Value::as_array).cloned().unwrap_or_default();
+            let lines: Vec<Value> = body
+                .get("requests")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             for l in &lines {
                 if let Some(item) = item_in(&user_text(&l["params"])) {
                     count(state, item);
                 }
             }
             let id = format!("msgbatch_{}", state.next_id.fetch_add(1, Ordering::SeqCst));
-            state.batches.lock().unwrap().insert(id.clone(), Batch { lines, polls: 0, anthropic: true });
-            Reply::Json(200, json!({"id": id, "processing_status": "in_progress"}).to_string(), vec![])
+            state.batches.lock().unwrap().insert(
+                id.clone(),
+                Batch {
+                    lines,
+                    polls: 0,
+                    anthropic: true,
+                },
+            );
+            Reply::Json(
+                200,
+                json!({"id": id, "processing_status": "in_progress"}).to_string(),
+                vec![],
+            )
         }
         ("GET", p) if p.starts_with("/batches/") => {
             let id = p.trim_start_matches("/batches/").to_string();
@@ -427,7 +537,11 @@ async fn route(req: &Request, state: &Arc<ServerState>) -> Reply {
             };
             b.polls += 1;
             if b.polls < 2 {
-                return Reply::Json(200, json!({"id": id, "status": "in_progress"}).to_string(), vec![]);
+                return Reply::Json(
+                    200,
+                    json!({"id": id, "status": "in_progress"}).to_string(),
+                    vec![],
+                );
             }
             let (mut out, mut err) = (String::new(), String::new());
             for l in &b.lines {
@@ -438,7 +552,11 @@ async fn route(req: &Request, state: &Arc<ServerState>) -> Reply {
                     err.push_str(&json!({"custom_id": cid, "response": {"status_code": 500, "body": {"error": {"message": "internal"}}}, "error": null}).to_string());
                     err.push('\n');
                 } else {
-                    let body = completion_json(false, &judge_text(item, text.contains("总分"), state.faults), text.len());
+                    let body = completion_json(
+                        false,
+                        &judge_text(item, text.contains("总分"), state.faults),
+                        text.len(),
+                    );
                     out.push_str(&json!({"custom_id": cid, "response": {"status_code": 200, "body": body}, "error": null}).to_string());
                     out.push('\n');
                 }
@@ -458,9 +576,13 @@ async fn route(req: &Request, state: &Arc<ServerState>) -> Reply {
             }
         }
         ("GET", p) if p.starts_with("/messages/batches/") && p.ends_with("/results") => {
-            let id = p.trim_start_matches("/messages/batches/").trim_end_matches("/results");
+            let id = p
+                .trim_start_matches("/messages/batches/")
+                .trim_end_matches("/results");
             let batches = state.batches.lock().unwrap();
-            let Some(b) = batches.get(id) else { return Reply::Json(404, "{}".into(), vec![]) };
+            let Some(b) = batches.get(id) else {
+                return Reply::Json(404, "{}".into(), vec![]);
+            };
             let mut out = String::new();
             for l in &b.lines {
                 let text = user_text(&l["params"]);
@@ -478,22 +600,33 @@ async fn route(req: &Request, state: &Arc<ServerState>) -> Reply {
         ("GET", p) if p.starts_with("/messages/batches/") => {
             let id = p.trim_start_matches("/messages/batches/").to_string();
             let mut batches = state.batches.lock().unwrap();
-            let Some(b) = batches.get_mut(&id) else { return Reply::Json(404, "{}".into(), vec![]) };
+            let Some(b) = batches.get_mut(&id) else {
+                return Reply::Json(404, "{}".into(), vec![]);
+            };
             b.polls += 1;
             if b.polls < 2 {
-                return Reply::Json(200, json!({"id": id, "processing_status": "in_progress"}).to_string(), vec![]);
+                return Reply::Json(
+                    200,
+                    json!({"id": id, "processing_status": "in_progress"}).to_string(),
+                    vec![],
+                );
             }
             let base = state.base.lock().unwrap().clone();
             Reply::Json(200, json!({"id": id, "processing_status": "ended", "results_url": format!("{base}/messages/batches/{id}/results")}).to_string(), vec![])
         }
-        _ => Reply::Json(404, json!({"error": {"message": "unknown path"}}).to_string(), vec![]),
+        _ => Reply::Json(
+            404,
+            json!({"error": {"message": "unknown path"}}).to_string(),
+            vec![],
+        ),
     }
 }
 
 /// A study at `path` with `items` conversations of `rubric`, one response each whose text
 /// carries `item #N` (N from 0). Returns the store and the response id of each item.
 pub fn study_with_items(path: &Path, rubric: &Rubric, items: u64) -> (Store, Vec<i64>) {
-    let mut store = Store::create(path, Arc::new(SteppingClock::new(1_700_000_000_000, 1))).unwrap();
+    let mut store =
+        Store::create(path, Arc::new(SteppingClock::new(1_700_000_000_000, 1))).unwrap();
     let ids = store
         .write(|tx| -> Result<Vec<i64>, concord_core::store::StoreError> {
             let rubric_id = tx.add_rubric(rubric)?;
@@ -512,7 +645,11 @@ pub fn study_with_items(path: &Path, rubric: &Rubric, items: u64) -> (Store, Vec
                     language: None,
                     category: None,
                 })?;
-                ids.push(tx.add_response(conv, source, Some(&format!("That sounds hard; item #{i}. Let us talk.")))?);
+                ids.push(tx.add_response(
+                    conv,
+                    source,
+                    Some(&format!("That sounds hard; item #{i}. Let us talk.")),
+                )?);
             }
             Ok(ids)
         })

@@ -3,6 +3,7 @@
 //! its own tauri-driver on free ports, and its own study file; everything is stopped on drop.
 //! Journeys of later screens live in sibling modules and use only this harness.
 
+mod agreement;
 mod overview;
 mod rating;
 
@@ -131,7 +132,7 @@ pub struct App {
 }
 
 #[derive(Debug, Clone)]
-pub struct Element(String);
+pub struct Element(pub String);
 
 impl App {
     /// Launch Concord on the study at `study` (created as the demo study if absent).

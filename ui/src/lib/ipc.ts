@@ -3,7 +3,13 @@
 import { invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import type {
+  AgreementOptions,
+  AgreementReport,
+  AgreementTable,
   IpcError,
+  MoreTargets,
+  TableFormat,
+  TableView,
   ItemProgress,
   QueueSummary,
   RaterProfile,
@@ -47,6 +53,21 @@ export const ipc = {
     call<null>("flag_item", { raterId, item, reason }),
   leaveItem: (raterId: number, item: number, seconds: number, nextItem: number) =>
     call<null>("leave_item", { raterId, item, seconds, nextItem }),
+  agreementReport: (options: AgreementOptions) => call<AgreementReport>("agreement_report", { options }),
+  agreementTable: (options: AgreementOptions, view: TableView) =>
+    call<AgreementTable>("agreement_table", { options, view }),
+  exportAgreement: (options: AgreementOptions, view: TableView, format: TableFormat) =>
+    call<string>("export_agreement", { options, view, format }),
+  saveFigure: (name: string, bytes: Uint8Array) =>
+    call<string>("save_figure", { name, bytes: Array.from(bytes) }),
+  planMore: (
+    options: AgreementOptions,
+    view: TableView,
+    criterion: string,
+    rater: string,
+    reference: string,
+    width: number,
+  ) => call<MoreTargets>("plan_more", { options, view, criterion, rater, reference, width }),
 };
 
 /** Subscribe to an app event (e.g. `ratings-changed`); returns the unsubscribe function. */

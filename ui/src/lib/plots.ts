@@ -1,0 +1,168 @@
+// Figures of the agreement panel, drawn with Observable Plot as SVG: a forest plot (ICC ± 95% CI
+// per criterion, one mark per judge, Koo & Li bands), Bland–Altman limits per criterion, and a
+// criterion × judge heatmap. Each can be saved as SVG or PNG.
+import * as Plot from "@observablehq/plot";
+import type { AgreementCell, AgreementTable } from "./bindings";
+
+export interface ForestPoint {
+  attribute: string;
+  rater: string;
+  icc: number;
+  lo: number | null;
+  hi: number | null;
+}
+
+/** Points of the forest plot from the table (one per criterion × column with an estimate). */
+export function forestPoints(table: AgreementTable): ForestPoint[] {
+  const out: ForestPoint[] = [];
+  for (const row of table.rows) {
+    row.cells.forEach((cell, i) => {
+      const col = table.columns[i];
+      if (!cell || !col || cell.icc === null) return;
+      out.push({ attribute: row.attribute, rater: col.label, icc: cell.icc, lo: cell.ci95[0], hi: cell.ci95[1] });
+    });
+  }
+  return out;
+}
+
+const KOO_LI = [
+  { from: -1, to: 0.5, label: "poor", fill: "#f3e1da" },
+  { from: 0.5, to: 0.75, label: "moderate", fill: "#f5eedb" },
+  { from: 0.75, to: 0.9, label: "good", fill: "#e3eee0" },
+  { from: 0.9, to: 1, label: "excellent", fill: "#d3e6dc" },
+];
+
+export function forestPlot(table: AgreementTable, title: string): SVGSVGElement | HTMLElement {
+  const points = forestPoints(table);
+  const attributes = table.rows.map((r) => r.attribute);
+  const xmin = Math.min(0, ...points.map((p) => p.lo ?? p.icc));
+  const raters = [...new Set(points.map((p) => p.rater))];
+  const bands = KOO_LI.filter((b) => b.to > xmin);
+  return Plot.plot({
+    title,
+    width: 760,
+    height: 60 + attributes.length * (10 + 12 * raters.length),
+    marginLeft: 130,
+    x: { domain: [Math.max(-1, Math.floor(xmin * 10) / 10), 1], label: "ICC with 95% CI", grid: true },
+    fy: { domain: attributes, label: null },
+    y: { domain: raters, axis: null },
+    color: { legend: true, domain: raters },
+    marks: [
+      Plot.rectX(bands, { x1: (d) => Math.max(d.from, xmin), x2: "to", fill: "fill", fillOpacity: 0.8 }),
+      Plot.ruleY(points.filter((p) => p.lo !== null && p.hi !== null), {
+        fy: "attribute", y: "rater", x1: "lo", x2: "hi", stroke: "rater", strokeWidth: 2,
+      }),
+      Plot.dot(points, { fy: "attribute", y: "rater", x: "icc", fill: "rater", r: 3.5, title: (p: ForestPoint) => `${p.rater}: ${p.icc.toFixed(3)}` }),
+    ],
+  });
+}
+
+export function heatmap(table: AgreementTable, title: string): SVGSVGElement | HTMLElement {
+  const cells: { attribute: string; rater: string; icc: number }[] = [];
+  for (const row of table.rows) {
+    row.cells.forEach((cell, i) => {
+      const col = table.columns[i];
+      if (cell && col && cell.icc !== null) cells.push({ attribute: row.attribute, rater: col.label, icc: cell.icc });
+    });
+  }
+  return Plot.plot({
+    title,
+    width: 760,
+    height: 80 + 34 * table.rows.length,
+    marginLeft: 130,
+    marginBottom: 60,
+    padding: 0.05,
+    x: { label: null, tickRotate: -15 },
+    y: { domain: table.rows.map((r) => r.attribute), label: null },
+    color: { type: "linear", domain: [0, 1], scheme: "greens", legend: true, label: "ICC" },
+    marks: [
+      Plot.cell(cells, { x: "rater", y: "attribute", fill: "icc", inset: 0.5 }),
+      Plot.text(cells, { x: "rater", y: "attribute", text: (d) => d.icc.toFixed(2), fill: (d) => (d.icc > 0.6 ? "white" : "black") }),
+    ],
+  });
+}
+
+export interface BlandAltmanRow {
+  attribute: string;
+  rater: string;
+  bias: number;
+  lo: number | null;
+  hi: number | null;
+}
+
+/** Bland–Altman bias and 95% limits of agreement (rater − reference) per criterion and rater. */
+export function blandAltmanRows(cells: AgreementCell[]): BlandAltmanRow[] {
+  return cells
+    .filter((c) => c.bland_altman.bias !== null)
+    .map((c) => ({
+      attribute: c.attribute,
+      rater: c.rater,
+      bias: c.bland_altman.bias as number,
+      lo: c.bland_altman.loa95[0],
+      hi: c.bland_altman.loa95[1],
+    }));
+}
+
+export function blandAltmanPlot(cells: AgreementCell[], title: string): SVGSVGElement | HTMLElement {
+  const rows = blandAltmanRows(cells);
+  const attributes = [...new Set(rows.map((r) => r.attribute))];
+  const raters = [...new Set(rows.map((r) => r.rater))];
+  return Plot.plot({
+    title,
+    width: 760,
+    height: 60 + attributes.length * (10 + 12 * raters.length),
+    marginLeft: 130,
+    x: { label: "difference (judge − expert): bias and 95% limits of agreement", grid: true },
+    fy: { domain: attributes, label: null },
+    y: { domain: raters, axis: null },
+    color: { legend: true, domain: raters },
+    marks: [
+      Plot.ruleX([0], { stroke: "#888" }),
+      Plot.ruleY(rows.filter((r) => r.lo !== null && r.hi !== null), { fy: "attribute", y: "rater", x1: "lo", x2: "hi", stroke: "rater", strokeOpacity: 0.5, strokeWidth: 5 }),
+      Plot.tickX(rows, { fy: "attribute", y: "rater", x: "bias", stroke: "rater", strokeWidth: 2 }),
+    ],
+  });
+}
+
+/** The SVG markup of a figure (Plot returns a <figure> when it has a legend or title). */
+export function svgText(figure: Element): string {
+  const svgs = figure.tagName.toLowerCase() === "svg" ? [figure] : Array.from(figure.querySelectorAll("svg"));
+  const main = svgs[svgs.length - 1] as SVGSVGElement | undefined;
+  if (!main) return "";
+  const clone = main.cloneNode(true) as SVGSVGElement;
+  clone.setAttribute("xmlns", "http://www.w3.org/2000/svg");
+  const title = figure.querySelector("h2")?.textContent;
+  if (title) {
+    const t = document.createElementNS("http://www.w3.org/2000/svg", "title");
+    t.textContent = title;
+    clone.insertBefore(t, clone.firstChild);
+  }
+  return new XMLSerializer().serializeToString(clone);
+}
+
+/** Rasterise SVG markup to PNG bytes at `scale`× (for slides and manuscripts). */
+export async function pngBytes(svg: string, scale = 2): Promise<Uint8Array> {
+  const img = new Image();
+  const url = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      img.onload = () => resolve();
+      img.onerror = () => reject(new Error("the figure could not be rasterised"));
+      img.src = url;
+    });
+    const canvas = document.createElement("canvas");
+    canvas.width = Math.ceil(img.width * scale);
+    canvas.height = Math.ceil(img.height * scale);
+    const ctx = canvas.getContext("2d");
+    if (!ctx) throw new Error("no 2D canvas");
+    ctx.fillStyle = "white";
+    ctx.fillRect(0, 0, canvas.width, canvas.height);
+    ctx.drawImage(img, 0, 0, canvas.width, canvas.height);
+    const blob: Blob = await new Promise((resolve, reject) =>
+      canvas.toBlob((b) => (b ? resolve(b) : reject(new Error("PNG encoding failed"))), "image/png"),
+    );
+    return new Uint8Array(await blob.arrayBuffer());
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}

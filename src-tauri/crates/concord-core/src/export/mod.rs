@@ -21,8 +21,9 @@ pub use workbook::{write_workbook, WorkbookOptions, WorkbookSummary};
 
 use crate::clock::Millis;
 use crate::store::StoreError;
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -172,59 +173,150 @@ pub(crate) struct RatingRow {
     pub updated_at: Millis,
 }
 
-/// The select shared by every rating export, ordered conversation, source, rater, occasion,
-/// criterion. `?1` optionally restricts to one rater's name.
-const RATINGS_SQL: &str = "
-    SELECT v.external_id, COALESCE(p.external_id, CAST(p.id AS TEXT)), p.id, s.key, r.name, r.kind,
-           rb.key, c.id, c.key, g.occasion, g.value, g.raw_value, g.rationale, g.created_at,
-           g.updated_at
-    FROM (SELECT rater_id, response_id, criterion_id, value, raw_value, rationale, created_at,
-                 updated_at, 'first' AS occasion FROM rating
-          UNION ALL
-          SELECT rater_id, response_id, criterion_id, value, NULL, rationale, created_at,
-                 updated_at, 'retest' FROM retest_rating) g
-    JOIN rater r ON r.id = g.rater_id
-    JOIN response p ON p.id = g.response_id
-    JOIN conversation v ON v.id = p.conversation_id
-    JOIN source s ON s.id = p.source_id
-    JOIN criterion c ON c.id = g.criterion_id
-    JOIN rubric rb ON rb.id = c.rubric_id
-    WHERE ?1 IS NULL OR r.name = ?1
-    ORDER BY v.external_id, s.key, r.kind, r.name, g.occasion, rb.id, c.position";
+/// A rating row as read from the rating tables, before names are attached.
+struct RawRating {
+    rank: (u32, u32, u8, u32),
+    response: i64,
+    rater: i64,
+    criterion: i64,
+    retest: bool,
+    value: Option<i64>,
+    raw_value: Option<String>,
+    rationale: Option<String>,
+    created_at: Millis,
+    updated_at: Millis,
+}
 
-/// Visit every rating (optionally of one rater) in export order.
+/// Visit every rating (optionally of one rater) in export order: conversation, source, rater
+/// (experts first, by name), occasion, rubric, criterion. The rating tables are scanned plainly
+/// (one rater through its index) and names come from maps loaded once, which is much faster than
+/// letting SQLite join and sort hundreds of thousands of rows.
 pub(crate) fn for_each_rating(
     conn: &rusqlite::Connection,
     rater: Option<&str>,
     mut f: impl FnMut(RatingRow) -> Result<(), ExportError>,
 ) -> Result<usize, ExportError> {
-    let mut stmt = conn.prepare(RATINGS_SQL)?;
-    let mut rows = stmt.query(params![rater])?;
-    let mut n = 0;
-    while let Some(r) = rows.next()? {
-        let occasion: String = r.get(9)?;
+    let rater_id: Option<i64> = match rater {
+        Some(name) => {
+            let id = conn
+                .query_row("SELECT id FROM rater WHERE name = ?1", [name], |r| r.get(0))
+                .optional()?;
+            match id {
+                Some(id) => Some(id),
+                None => return Ok(0),
+            }
+        }
+        None => None,
+    };
+    // Responses ranked by (conversation external id, source key).
+    #[allow(clippy::type_complexity)]
+    let mut responses: Vec<(i64, String, String, String)> = conn
+        .prepare(
+            "SELECT p.id, v.external_id, COALESCE(p.external_id, CAST(p.id AS TEXT)), s.key
+             FROM response p JOIN conversation v ON v.id = p.conversation_id
+             JOIN source s ON s.id = p.source_id",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<Result<_, _>>()?;
+    responses.sort_by(|a, b| (&a.1, &a.3, a.0).cmp(&(&b.1, &b.3, b.0)));
+    let response_rank: HashMap<i64, u32> = responses
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.0, i as u32))
+        .collect();
+    let response_at: HashMap<i64, usize> = responses
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.0, i))
+        .collect();
+    // Raters ranked by (kind, name).
+    let mut raters: Vec<(i64, String, String)> = conn
+        .prepare("SELECT id, name, kind FROM rater")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    raters.sort_by(|a, b| (&a.2, &a.1).cmp(&(&b.2, &b.1)));
+    let rater_at: HashMap<i64, usize> = raters.iter().enumerate().map(|(i, r)| (r.0, i)).collect();
+    // Criteria ranked by (rubric, position).
+    let criteria: Vec<(i64, String, String)> = conn
+        .prepare(
+            "SELECT c.id, r.key, c.key FROM criterion c JOIN rubric r ON r.id = c.rubric_id
+             ORDER BY r.id, c.position",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    let criterion_at: HashMap<i64, usize> =
+        criteria.iter().enumerate().map(|(i, c)| (c.0, i)).collect();
+
+    let mut rows: Vec<RawRating> = Vec::new();
+    for (retest, sql) in [
+        (
+            false,
+            "SELECT rater_id, response_id, criterion_id, value, raw_value, rationale, created_at,
+                 updated_at FROM rating",
+        ),
+        (
+            true,
+            "SELECT rater_id, response_id, criterion_id, value, NULL, rationale, created_at,
+                 updated_at FROM retest_rating",
+        ),
+    ] {
+        let sql = match rater_id {
+            Some(_) => format!("{sql} WHERE rater_id = ?1"),
+            None => sql.to_string(),
+        };
+        let mut stmt = conn.prepare(&sql)?;
+        let mut q = match rater_id {
+            Some(id) => stmt.query(params![id])?,
+            None => stmt.query([])?,
+        };
+        while let Some(r) = q.next()? {
+            let rater: i64 = r.get(0)?;
+            let response: i64 = r.get(1)?;
+            let criterion: i64 = r.get(2)?;
+            let (Some(&rr), Some(&ra), Some(&cr)) = (
+                response_rank.get(&response),
+                rater_at.get(&rater),
+                criterion_at.get(&criterion),
+            ) else {
+                continue;
+            };
+            rows.push(RawRating {
+                rank: (rr, ra as u32, retest as u8, cr as u32),
+                response,
+                rater,
+                criterion,
+                retest,
+                value: r.get(3)?,
+                raw_value: r.get(4)?,
+                rationale: r.get(5)?,
+                created_at: r.get(6)?,
+                updated_at: r.get(7)?,
+            });
+        }
+    }
+    rows.sort_unstable_by_key(|r| r.rank);
+    let n = rows.len();
+    for raw in rows {
+        let (_, conversation, response, source) = &responses[response_at[&raw.response]];
+        let (_, rater, kind) = &raters[rater_at[&raw.rater]];
+        let (criterion_id, rubric, criterion) = &criteria[criterion_at[&raw.criterion]];
         f(RatingRow {
-            conversation: r.get(0)?,
-            response: r.get(1)?,
-            response_id: r.get(2)?,
-            source: r.get(3)?,
-            rater: r.get(4)?,
-            rater_kind: r.get(5)?,
-            rubric: r.get(6)?,
-            criterion_id: r.get(7)?,
-            criterion: r.get(8)?,
-            occasion: if occasion == "retest" {
-                "retest"
-            } else {
-                "first"
-            },
-            value: r.get(10)?,
-            raw_value: r.get(11)?,
-            rationale: r.get(12)?,
-            created_at: r.get(13)?,
-            updated_at: r.get(14)?,
+            conversation: conversation.clone(),
+            response: response.clone(),
+            response_id: raw.response,
+            source: source.clone(),
+            rater: rater.clone(),
+            rater_kind: kind.clone(),
+            rubric: rubric.clone(),
+            criterion_id: *criterion_id,
+            criterion: criterion.clone(),
+            occasion: if raw.retest { "retest" } else { "first" },
+            value: raw.value,
+            raw_value: raw.raw_value,
+            rationale: raw.rationale,
+            created_at: raw.created_at,
+            updated_at: raw.updated_at,
         })?;
-        n += 1;
     }
     Ok(n)
 }

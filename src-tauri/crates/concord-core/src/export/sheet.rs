@@ -133,6 +133,9 @@ struct SheetItem {
     rubric: i64,
 }
 
+/// (retest occasion, response, criterion).
+type CurrentKey = (bool, i64, i64);
+
 fn item_id(response: i64, purpose: Purpose, conversation: &str) -> String {
     format!("r{response}|{}|{conversation}", purpose.as_str())
 }
@@ -170,7 +173,7 @@ pub fn write_rating_sheet(
         return Err(ExportError::NothingAssigned(rater_name));
     }
     // Current values: (occasion is retest, response, criterion) → (value, rationale).
-    let mut current: HashMap<(bool, i64, i64), (Option<i64>, Option<String>)> = HashMap::new();
+    let mut current: HashMap<CurrentKey, (Option<i64>, Option<String>)> = HashMap::new();
     for (retest, table) in [(false, "rating"), (true, "retest_rating")] {
         let mut stmt = conn.prepare(&format!(
             "SELECT response_id, criterion_id, value, rationale FROM {table} WHERE rater_id = ?1"

@@ -482,10 +482,13 @@ fn remove_package_file(out: &Path) {
     }
 }
 
+/// (rubric key, criterion key): how a criterion is matched across studies.
+pub(crate) type CriterionKey = (String, String);
+
 /// Criterion id → (rubric key, criterion key).
 pub(crate) fn criterion_keys(
     conn: &rusqlite::Connection,
-) -> Result<Vec<(i64, (String, String))>, PackageError> {
+) -> Result<Vec<(i64, CriterionKey)>, PackageError> {
     let mut stmt = conn.prepare(
         "SELECT c.id, r.key, c.key FROM criterion c JOIN rubric r ON r.id = c.rubric_id",
     )?;

@@ -135,8 +135,17 @@ fn render_table(rows: &[MentalAlignRow<'_>]) -> String {
     }
     let mut out = format!(
         "{:<28} {:<16} {:<5} {:>8} {:>8} {:>17} {:>6} {:<9} {:>7} {:>6} {:>7}\n",
-        "judge", "attribute", "group", "ICC(C,1)", "ICC(A,1)", "95% CI", "width", "status",
-        "bias", "MSE", "pairs"
+        "judge",
+        "attribute",
+        "group",
+        "ICC(C,1)",
+        "ICC(A,1)",
+        "95% CI",
+        "width",
+        "status",
+        "bias",
+        "MSE",
+        "pairs"
     );
     for r in rows {
         out.push_str(&format!(

@@ -319,11 +319,23 @@ fn render_file(f: &FileReport) -> String {
         (q.null_values, "null scores (missing)"),
         (q.empty_values, "empty scores (missing)"),
         (q.empty_cells, "empty rating cells (missing)"),
-        (q.missing_attributes, "attributes absent from a cell (missing)"),
-        (q.unparsed_replies, "judge replies without readable scores (kept verbatim)"),
-        (q.total_mismatches, "totals that differ from the sum of the dimensions"),
+        (
+            q.missing_attributes,
+            "attributes absent from a cell (missing)",
+        ),
+        (
+            q.unparsed_replies,
+            "judge replies without readable scores (kept verbatim)",
+        ),
+        (
+            q.total_mismatches,
+            "totals that differ from the sum of the dimensions",
+        ),
         (q.missing_dimensions, "dimensions absent from a judge dict"),
-        (q.context_mismatches, "conversations whose context differs from the stored one"),
+        (
+            q.context_mismatches,
+            "conversations whose context differs from the stored one",
+        ),
     ] {
         if n > 0 {
             lines.push(format!("{what}: {n}"));

@@ -63,6 +63,7 @@ pub mod bootstrap;
 pub mod categorical;
 pub mod icc;
 pub mod interpret;
+pub mod limits;
 pub mod paired;
 pub mod planner;
 pub mod special;

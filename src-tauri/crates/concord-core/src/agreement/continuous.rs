@@ -10,7 +10,8 @@ use super::{
 use concord_stats::bootstrap::{percentile_ci, BootstrapOptions};
 use concord_stats::icc::{icc_all, icc_c1_a1_resampled, IccForm};
 use concord_stats::interpret::{precision_status, PrecisionStatus};
-use concord_stats::paired::compare;
+use concord_stats::limits::bland_altman;
+use concord_stats::paired::lin_ccc;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -225,24 +226,19 @@ pub(crate) fn compute(
     });
 
     let (reference_side, rater_side): (Vec<f64>, Vec<f64>) = targets.iter().copied().unzip();
-    let (bland_altman, lin_ccc) = match compare(&rater_side, &reference_side) {
-        Ok(p) => (
-            BlandAltman {
-                bias: p.bias,
-                sd_diff: p.sd_diff,
-                loa95: p.loa95,
-            },
-            p.lin_ccc,
-        ),
-        Err(_) => (
-            BlandAltman {
-                bias: None,
-                sd_diff: None,
-                loa95: [None, None],
-            },
-            None,
-        ),
+    let bland_altman = match bland_altman(&rater_side, &reference_side) {
+        Ok(l) => BlandAltman {
+            bias: l.bias,
+            sd_diff: l.sd_diff,
+            loa95: l.loa95,
+        },
+        Err(_) => BlandAltman {
+            bias: None,
+            sd_diff: None,
+            loa95: [None, None],
+        },
     };
+    let lin_ccc = lin_ccc(&rater_side, &reference_side);
 
     AgreementCell {
         comparison: spec.comparison,

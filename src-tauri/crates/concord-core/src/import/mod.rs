@@ -187,6 +187,7 @@ pub struct ImportOptions {
     pub out_of_scale: OutOfScale,
     pub replies: ReplyParsing,
     /// Seed of the queue orders of raters the import creates (randomness is passed in).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub seed: u64,
 }
 

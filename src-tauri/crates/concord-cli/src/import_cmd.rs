@@ -281,7 +281,7 @@ fn render(report: &ImportReport) -> String {
 }
 
 fn render_file(f: &FileReport) -> String {
-    let mut out = format!("{}", f.file);
+    let mut out = f.file.clone();
     if let Some(s) = &f.sheet {
         out.push_str(&format!(" [{s}]"));
     }

@@ -109,7 +109,7 @@ fn write_release_file(path: &Path, sheet: &str, prefix: &str, seed: u64) {
                 parts.push("  \"Explanation\": \"The response offers warm validation and some general direction, but its guidance stays broad and it does not fully reflect the specific situation the user describes.\"".into());
             }
             let body = format!("{{\n{}\n}}", parts.join(",\n"));
-            let text = if judge && (conv as usize + c) % 2 == 0 {
+            let text = if judge && (conv as usize + c).is_multiple_of(2) {
                 format!("```json\n{body}\n```")
             } else {
                 body
@@ -124,7 +124,8 @@ fn write_mentalbench_csv(path: &Path, rows: usize) {
     let mut rng = ChaCha8Rng::seed_from_u64(99);
     let mut out = String::with_capacity(rows * 11 * 520);
     out.push_str("context,response,Claude-3.5-Haiku,deepseek-llama,deepseek-qwen,Gemini,gpt-4o,gpt-4omini,Llama-3.1,Qwen-2.5,Qwen-3\n");
-    let sentence = "It sounds like you are carrying a lot right now, and it makes sense that you feel tired. ";
+    let sentence =
+        "It sounds like you are carrying a lot right now, and it makes sense that you feel tired. ";
     for r in 1..=rows {
         out.push_str(&format!(
             "\"I have been feeling low for weeks and nothing helps ({r}).\""
@@ -160,13 +161,21 @@ fn child(args: &[String]) {
         "mentalalign" => {
             let report = mentalalign::import_dir(&mut store, &input, &ImportOptions::default())
                 .expect("release imports");
-            report.files.iter().map(|f| f.ratings_inserted).sum::<usize>()
+            report
+                .files
+                .iter()
+                .map(|f| f.ratings_inserted)
+                .sum::<usize>()
         }
         _ => {
             let report =
                 mentalbench::import_file(&mut store, &input, None, &ImportOptions::default())
                     .expect("texts import");
-            report.files.iter().map(|f| f.responses_added).sum::<usize>()
+            report
+                .files
+                .iter()
+                .map(|f| f.responses_added)
+                .sum::<usize>()
         }
     };
     let elapsed = start.elapsed();
@@ -221,14 +230,23 @@ fn main() {
     std::fs::create_dir(&dir).expect("folder");
     match &release {
         Some(r) => {
-            for f in ["Human_judge.xlsx", "claude_llm_judge.xlsx", "gpt-4o_llm_judge.xlsx"] {
+            for f in [
+                "Human_judge.xlsx",
+                "claude_llm_judge.xlsx",
+                "gpt-4o_llm_judge.xlsx",
+            ] {
                 std::fs::copy(r.join(f), dir.join(f)).expect("copy release file");
             }
             println!("release files: {}", r.display());
         }
         None => {
             println!("release folder not given or absent: all five files are synthetic");
-            write_release_file(&dir.join("Human_judge.xlsx"), "Sheet1", "human_response_", 1);
+            write_release_file(
+                &dir.join("Human_judge.xlsx"),
+                "Sheet1",
+                "human_response_",
+                1,
+            );
             write_release_file(
                 &dir.join("claude_llm_judge.xlsx"),
                 "claude-3-7-sonnet-20250219_Fina",

@@ -101,10 +101,7 @@ fn one_new_rating_updates_exactly_like_a_full_recompute() {
         .zip(&before.cells)
         .filter(|(a, b)| a.criterion == "guidance" && a == b)
         .count();
-    assert!(
-        untouched > 0,
-        "cells of other attributes keep their values"
-    );
+    assert!(untouched > 0, "cells of other attributes keep their values");
     assert!(
         engine.apply(99, 7, 5, Some(1.0)).is_err(),
         "an unknown rater asks for a reload instead of guessing"
@@ -115,7 +112,11 @@ fn one_new_rating_updates_exactly_like_a_full_recompute() {
 fn bootstrap_is_reproducible_from_its_seed() {
     let a = AgreementEngine::new(synthetic(20, 2), options());
     let b = AgreementEngine::new(synthetic(20, 2), options());
-    assert_eq!(a.report(), b.report(), "the same seed gives the same report");
+    assert_eq!(
+        a.report(),
+        b.report(),
+        "the same seed gives the same report"
+    );
     let other = AgreementEngine::new(
         synthetic(20, 2),
         AgreementOptions {
@@ -148,8 +149,16 @@ fn comparisons_cover_judges_experts_and_the_human_baseline() {
     let report = engine.report();
     let count = |cmp: Comparison| report.cells.iter().filter(|c| c.comparison == cmp).count();
     // 7 attributes + 2 groups, 2 levels.
-    assert_eq!(count(Comparison::JudgeVsExperts), 2 * 9 * 2, "each judge against the experts");
-    assert_eq!(count(Comparison::JudgeVsExpert), 2 * 2 * 9 * 2, "each judge against each expert");
+    assert_eq!(
+        count(Comparison::JudgeVsExperts),
+        2 * 9 * 2,
+        "each judge against the experts"
+    );
+    assert_eq!(
+        count(Comparison::JudgeVsExpert),
+        2 * 2 * 9 * 2,
+        "each judge against each expert"
+    );
     assert_eq!(count(Comparison::ExpertVsExpert), 9 * 2, "one expert pair");
     let claude = report
         .cells
@@ -167,9 +176,14 @@ fn comparisons_cover_judges_experts_and_the_human_baseline() {
         .iter()
         .find(|c| c.rater == "gpt-4o" && c.level == Level::Item && !c.is_group)
         .expect("an item-level cell");
-    assert_eq!(item.n_targets, 30, "every kept response is a target at item level");
+    assert_eq!(
+        item.n_targets, 30,
+        "every kept response is a target at item level"
+    );
     assert!(
-        item.ci95_f_c1[0].is_some() && item.bland_altman.loa95[0].is_some() && item.lin_ccc.is_some(),
+        item.ci95_f_c1[0].is_some()
+            && item.bland_altman.loa95[0].is_some()
+            && item.lin_ccc.is_some(),
         "F interval, Bland–Altman limits and Lin's CCC are reported"
     );
     assert!(

@@ -66,7 +66,10 @@ fn refused(
     issues
 }
 
-fn ratings(study: &mut Store, path: &Path) -> Result<concord_core::import::ImportReport, ImportError> {
+fn ratings(
+    study: &mut Store,
+    path: &Path,
+) -> Result<concord_core::import::ImportReport, ImportError> {
     import_ratings(
         study,
         path,
@@ -77,7 +80,10 @@ fn ratings(study: &mut Store, path: &Path) -> Result<concord_core::import::Impor
     )
 }
 
-fn items(study: &mut Store, path: &Path) -> Result<concord_core::import::ImportReport, ImportError> {
+fn items(
+    study: &mut Store,
+    path: &Path,
+) -> Result<concord_core::import::ImportReport, ImportError> {
     import_items(
         study,
         path,
@@ -96,7 +102,10 @@ fn bom_and_crlf_are_read_cleanly() {
         .conversation_context("b1")
         .expect("query")
         .expect("conversation b1 from the BOM/CRLF file");
-    assert_eq!(text, "I cannot sleep\nat all", "CRLF inside a cell becomes LF");
+    assert_eq!(
+        text, "I cannot sleep\nat all",
+        "CRLF inside a cell becomes LF"
+    );
     let id = study
         .response_id("b1", "original")
         .expect("query")
@@ -204,8 +213,18 @@ fn cells_that_are_not_json_or_lack_the_attributes() {
                 s("human_response_original"),
                 s("human_response_claude"),
             ],
-            vec![X::N(1.0), s("hi"), s("Guidance four, Safety five"), s("{\"Guidance\": 4}")],
-            vec![X::N(2.0), s("hey"), s("{\"Score\": 4, \"Note\": \"ok\"}"), X::N(4.0)],
+            vec![
+                X::N(1.0),
+                s("hi"),
+                s("Guidance four, Safety five"),
+                s("{\"Guidance\": 4}"),
+            ],
+            vec![
+                X::N(2.0),
+                s("hey"),
+                s("{\"Score\": 4, \"Note\": \"ok\"}"),
+                X::N(4.0),
+            ],
         ],
     );
     let issues = refused("not_json", "Human_judge.xlsx", Some(2), |s| {
@@ -320,7 +339,8 @@ fn nul_bytes_and_invalid_utf8() {
 fn a_fifty_megabyte_cell() {
     let dir = temp_dir();
     let path = dir.path().join("items.csv");
-    let mut text = String::from("conversation_id,context,response_id,source,text\nh1,hello,h1-0,original,");
+    let mut text =
+        String::from("conversation_id,context,response_id,source,text\nh1,hello,h1-0,original,");
     text.push_str(&"a".repeat(50 * 1024 * 1024));
     text.push('\n');
     std::fs::write(&path, text).expect("write");

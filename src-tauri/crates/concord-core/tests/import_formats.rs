@@ -46,9 +46,13 @@ fn unseen_judges_get_families_from_their_model_ids() {
         8,
         |c, s, a| expert_value(c, s, a) + 1,
     );
-    mentalalign_file(&o4, "o4-mini_Final_dataset_all_llm", "judge_response_", 8, |c, s, a| {
-        expert_value(c, s, a) + 1
-    });
+    mentalalign_file(
+        &o4,
+        "o4-mini_Final_dataset_all_llm",
+        "judge_response_",
+        8,
+        |c, s, a| expert_value(c, s, a) + 1,
+    );
     let mut study = memory_study();
     let report = import_files(&mut study, &[human, gemini, o4], &ImportOptions::default())
         .expect("synthetic release imports");
@@ -71,8 +75,8 @@ fn unseen_judges_get_families_from_their_model_ids() {
         "o4-mini is paired with GPT-4o-mini"
     );
 
-    let result = agreement::report(&study, AgreementOptions::mentalalign("mentalbench"))
-        .expect("agreement");
+    let result =
+        agreement::report(&study, AgreementOptions::mentalalign("mentalbench")).expect("agreement");
     for (judge, excluded) in [("gemini-2.5-flash", "gemini"), ("o4-mini", "gpt4omini")] {
         let cells: Vec<_> = result
             .cells
@@ -84,7 +88,11 @@ fn unseen_judges_get_families_from_their_model_ids() {
                     && !c.is_group
             })
             .collect();
-        assert_eq!(cells.len(), 7, "{judge}: one system-level cell per attribute");
+        assert_eq!(
+            cells.len(),
+            7,
+            "{judge}: one system-level cell per attribute"
+        );
         for c in cells {
             assert_eq!(
                 c.excluded_sources,
@@ -106,7 +114,10 @@ fn unseen_judges_get_families_from_their_model_ids() {
                 (c.bias.expect("bias") - 1.0).abs() < 1e-12,
                 "bias is the +1 offset"
             );
-            assert!((c.mse.expect("mse") - 1.0).abs() < 1e-12, "MSE of a constant 1 is 1");
+            assert!(
+                (c.mse.expect("mse") - 1.0).abs() < 1e-12,
+                "MSE of a constant 1 is 1"
+            );
         }
         let groups: Vec<_> = result
             .cells
@@ -168,13 +179,24 @@ fn mentalbench_texts_meet_ratings_in_either_order() {
     mentalbench_csv(&texts, 4);
 
     let mut ratings_first = memory_study();
-    import_files(&mut ratings_first, &[human.clone()], &ImportOptions::default())
-        .expect("ratings import");
-    let report = mentalbench::import_file(&mut ratings_first, &texts, None, &ImportOptions::default())
-        .expect("texts import");
+    import_files(
+        &mut ratings_first,
+        std::slice::from_ref(&human),
+        &ImportOptions::default(),
+    )
+    .expect("ratings import");
+    let report =
+        mentalbench::import_file(&mut ratings_first, &texts, None, &ImportOptions::default())
+            .expect("texts import");
     let file = &report.files[0];
-    assert_eq!(file.texts_filled, 40, "every response the ratings created gets its text");
-    assert_eq!(file.responses_added, 0, "no duplicate responses are created");
+    assert_eq!(
+        file.texts_filled, 40,
+        "every response the ratings created gets its text"
+    );
+    assert_eq!(
+        file.responses_added, 0,
+        "no duplicate responses are created"
+    );
     assert_eq!(
         file.quality.context_mismatches, 0,
         "contexts agree once wrapping quotes are ignored"
@@ -191,7 +213,10 @@ fn mentalbench_texts_meet_ratings_in_either_order() {
     );
     for study in [&ratings_first, &texts_first] {
         let o = study.overview().expect("overview");
-        assert_eq!(o.responses, 40, "4 conversations × 10 sources, whatever the order");
+        assert_eq!(
+            o.responses, 40,
+            "4 conversations × 10 sources, whatever the order"
+        );
         assert_eq!(o.ratings, 280, "40 responses × 7 attributes");
         let id = study
             .response_id(&conversation_external_id(3), "gpt4omini")
@@ -220,7 +245,7 @@ fn psycrisis_judge_and_expert_files_give_binary_agreement() {
     let judged = dir.path().join("judge.xlsx");
     let expert = dir.path().join("expert.xlsx");
     let utterances: Vec<String> = (0..12).map(|i| format!("我不想活了 {i}")).collect();
-    let dims = |i: usize| -> [i64; 5] { std::array::from_fn(|d| ((i + d) % 3 == 0) as i64) };
+    let dims = |i: usize| -> [i64; 5] { std::array::from_fn(|d| (i + d).is_multiple_of(3) as i64) };
     let mut rows = vec![CRISIS_HEADER.iter().map(|h| s(h)).collect::<Vec<_>>()];
     for (i, u) in utterances.iter().enumerate() {
         let d = dims(i);
@@ -248,7 +273,7 @@ fn psycrisis_judge_and_expert_files_give_binary_agreement() {
     ]];
     for (i, u) in utterances.iter().enumerate() {
         let mut d = dims(i);
-        if i % 4 == 0 {
+        if i.is_multiple_of(4) {
             d[0] = 1 - d[0]; // the expert disagrees on some items
         }
         let mut row = vec![s(u), X::S(format!("回答 {i}"))];
@@ -290,10 +315,16 @@ fn psycrisis_judge_and_expert_files_give_binary_agreement() {
 
     let judge = rater_id(&study, "gpt-4o");
     let response = study
-        .response_id(&psycrisis::conversation_external_id(&utterances[0]), "gpt4o")
+        .response_id(
+            &psycrisis::conversation_external_id(&utterances[0]),
+            "gpt4o",
+        )
         .expect("query")
         .expect("response");
-    let j = study.judgement(judge, response).expect("query").expect("remarks");
+    let j = study
+        .judgement(judge, response)
+        .expect("query")
+        .expect("remarks");
     assert_eq!(
         j.rationale.as_deref(),
         Some("共情：回应了感受。风险：未询问。"),
@@ -303,14 +334,24 @@ fn psycrisis_judge_and_expert_files_give_binary_agreement() {
     let mut options = AgreementOptions::mentalalign("psycrisis");
     options.levels = vec![Level::System];
     let result = agreement::report(&study, options).expect("agreement");
-    assert!(result.cells.is_empty(), "binary dimensions get no ICC cells");
-    assert_eq!(result.binary.len(), 5, "one binary cell per dimension for the one judge");
+    assert!(
+        result.cells.is_empty(),
+        "binary dimensions get no ICC cells"
+    );
+    assert_eq!(
+        result.binary.len(),
+        5,
+        "one binary cell per dimension for the one judge"
+    );
     let empathy = result
         .binary
         .iter()
         .find(|b| b.criterion == "empathy_stance")
         .expect("empathy cell");
-    assert_eq!(empathy.n_items, 12, "every answer has a judge value and a consensus");
+    assert_eq!(
+        empathy.n_items, 12,
+        "every answer has a judge value and a consensus"
+    );
     assert!(
         empathy.cohen_kappa.expect("kappa") < 1.0,
         "the expert disagrees on three items"
@@ -344,7 +385,9 @@ fn long_form_items_and_ratings_in_three_formats() {
     let mut text = String::from("conversation_id,context,response_id,source,text\n");
     for c in 1..=6 {
         for (k, source) in ["original", "gpt4o", "mistral-small"].iter().enumerate() {
-            text.push_str(&format!("c{c},I feel lost {c},r{c}-{k},{source},answer {c}-{k}\n"));
+            text.push_str(&format!(
+                "c{c},I feel lost {c},r{c}-{k},{source},answer {c}-{k}\n"
+            ));
         }
     }
     std::fs::write(&items, text).expect("items written");
@@ -361,7 +404,11 @@ fn long_form_items_and_ratings_in_three_formats() {
                 jsonl.push_str(&format!(
                     "{{\"item\": \"r{c}-{k}\", \"rater\": \"Expert A\", \"criterion\": \"{attr}\", \"score\": {v}}}\n"
                 ));
-                let w = if (c + a) % 4 == 0 { (v % 5) + 1 } else { v };
+                let w = if (c + a).is_multiple_of(4) {
+                    (v % 5) + 1
+                } else {
+                    v
+                };
                 rows.push(vec![
                     X::S(format!("r{c}-{k}")),
                     s("Expert B"),
@@ -381,33 +428,61 @@ fn long_form_items_and_ratings_in_three_formats() {
 
     let mut study = memory_study();
     let options = ImportOptions::default();
-    let r = import_items(&mut study, &items, "mentalbench", &ItemColumns::default(), None, &options)
-        .expect("items import");
-    assert_eq!(r.files[0].responses_added, 18, "6 conversations × 3 sources");
+    let r = import_items(
+        &mut study,
+        &items,
+        "mentalbench",
+        &ItemColumns::default(),
+        None,
+        &options,
+    )
+    .expect("items import");
+    assert_eq!(
+        r.files[0].responses_added, 18,
+        "6 conversations × 3 sources"
+    );
     for file in [&expert_a, &expert_b] {
-        import_ratings(&mut study, file, "mentalbench", &RatingColumns::default(), None, &options)
-            .expect("expert ratings import");
+        import_ratings(
+            &mut study,
+            file,
+            "mentalbench",
+            &RatingColumns::default(),
+            None,
+            &options,
+        )
+        .expect("expert ratings import");
     }
     let judge_columns = RatingColumns {
         new_rater_kind: RaterKind::Judge,
         ..RatingColumns::default()
     };
-    import_ratings(&mut study, &judge, "mentalbench", &judge_columns, None, &options)
-        .expect("judge ratings import");
+    import_ratings(
+        &mut study,
+        &judge,
+        "mentalbench",
+        &judge_columns,
+        None,
+        &options,
+    )
+    .expect("judge ratings import");
     let raters = study.raters().expect("raters");
     let judge_rater = raters
         .iter()
         .find(|r| r.name == "gpt-4o-2024-08-06")
         .expect("judge rater");
-    assert_eq!(judge_rater.kind, RaterKind::Judge, "new raters take the chosen kind");
+    assert_eq!(
+        judge_rater.kind,
+        RaterKind::Judge,
+        "new raters take the chosen kind"
+    );
     assert_eq!(
         judge_rater.family.as_deref(),
         Some("gpt-4o"),
         "a dated model id belongs to its family"
     );
 
-    let result = agreement::report(&study, AgreementOptions::mentalalign("mentalbench"))
-        .expect("agreement");
+    let result =
+        agreement::report(&study, AgreementOptions::mentalalign("mentalbench")).expect("agreement");
     let baseline: Vec<_> = result
         .cells
         .iter()
@@ -419,7 +494,9 @@ fn long_form_items_and_ratings_in_three_formats() {
         "expert-versus-expert baseline per attribute at both levels"
     );
     assert!(
-        baseline.iter().all(|c| c.n_pairs == 18 && c.excluded_sources.is_empty()),
+        baseline
+            .iter()
+            .all(|c| c.n_pairs == 18 && c.excluded_sources.is_empty()),
         "experts compare on every response, no family excluded"
     );
     let per_expert = result
@@ -427,7 +504,11 @@ fn long_form_items_and_ratings_in_three_formats() {
         .iter()
         .filter(|c| c.comparison == Comparison::JudgeVsExpert)
         .count();
-    assert_eq!(per_expert, 2 * 9 * 2, "judge against each expert: 9 rows × 2 levels each");
+    assert_eq!(
+        per_expert,
+        2 * 9 * 2,
+        "judge against each expert: 9 rows × 2 levels each"
+    );
     let vs_mean = result
         .cells
         .iter()

@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 fn release_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../../shared/data/mentalalign-70k");
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/data/mentalalign-70k");
     if dir.join("Human_judge.xlsx").is_file() {
         Some(dir)
     } else {
@@ -31,13 +31,62 @@ fn store() -> Store {
 
 /// (judge, attribute, ICC(C,1), ICC(A,1), bias, MSE) from PRODUCT.md.
 const PAPER: &[(&str, &str, f64, f64, f64, f64)] = &[
-    ("claude-3-7-sonnet-20250219", "Guidance", 0.881, 0.837, 0.248, 0.923),
-    ("claude-3-7-sonnet-20250219", "Informativeness", 0.915, 0.915, -0.101, 0.829),
-    ("claude-3-7-sonnet-20250219", "Relevance", 0.730, 0.743, 0.054, 0.999),
-    ("claude-3-7-sonnet-20250219", "Safety", 0.685, 0.597, 0.118, 0.521),
-    ("claude-3-7-sonnet-20250219", "Empathy", 0.906, 0.474, 0.641, 1.181),
-    ("claude-3-7-sonnet-20250219", "Helpfulness", 0.900, 0.742, 0.427, 0.946),
-    ("claude-3-7-sonnet-20250219", "Understanding", 0.791, 0.806, 0.031, 1.084),
+    (
+        "claude-3-7-sonnet-20250219",
+        "Guidance",
+        0.881,
+        0.837,
+        0.248,
+        0.923,
+    ),
+    (
+        "claude-3-7-sonnet-20250219",
+        "Informativeness",
+        0.915,
+        0.915,
+        -0.101,
+        0.829,
+    ),
+    (
+        "claude-3-7-sonnet-20250219",
+        "Relevance",
+        0.730,
+        0.743,
+        0.054,
+        0.999,
+    ),
+    (
+        "claude-3-7-sonnet-20250219",
+        "Safety",
+        0.685,
+        0.597,
+        0.118,
+        0.521,
+    ),
+    (
+        "claude-3-7-sonnet-20250219",
+        "Empathy",
+        0.906,
+        0.474,
+        0.641,
+        1.181,
+    ),
+    (
+        "claude-3-7-sonnet-20250219",
+        "Helpfulness",
+        0.900,
+        0.742,
+        0.427,
+        0.946,
+    ),
+    (
+        "claude-3-7-sonnet-20250219",
+        "Understanding",
+        0.791,
+        0.806,
+        0.031,
+        1.084,
+    ),
     ("gpt-4o", "Guidance", 0.849, 0.475, 0.771, 1.513),
     ("gpt-4o", "Informativeness", 0.856, 0.681, 0.461, 0.958),
     ("gpt-4o", "Relevance", 0.532, 0.243, 0.389, 0.780),
@@ -58,7 +107,11 @@ fn release_reproduces_the_paper_table() {
         .find(|f| f.rater.as_deref() == Some(EXPERT_NAME))
         .expect("the human file is recognised as the expert's");
     let q = &human.quality;
-    assert_eq!(q.out_of_scale.get("0"), Some(&231), "the release has 231 zeros");
+    assert_eq!(
+        q.out_of_scale.get("0"),
+        Some(&231),
+        "the release has 231 zeros"
+    );
     assert_eq!(q.out_of_scale.get("6"), Some(&8), "the release has 8 sixes");
     assert_eq!(q.empty_cells, 57, "the release has 57 empty rating cells");
     assert_eq!(q.null_values, 10, "the release has 10 null scores");
@@ -139,7 +192,10 @@ fn treating_out_of_scale_as_missing_removes_those_values() {
         "the 239 out-of-scale values become missing under the 'missing' choice"
     );
     assert_eq!(
-        missing.meta("import.out_of_scale").expect("meta").as_deref(),
+        missing
+            .meta("import.out_of_scale")
+            .expect("meta")
+            .as_deref(),
         Some("missing"),
         "the choice is recorded in the study"
     );

@@ -85,7 +85,11 @@ mod tests {
     #[test]
     fn degenerate_input() {
         let one = bland_altman(&[1.0], &[2.0]).expect("one pair is valid");
-        assert_eq!(one.bias, Some(-1.0), "the bias of one pair is its difference");
+        assert_eq!(
+            one.bias,
+            Some(-1.0),
+            "the bias of one pair is its difference"
+        );
         assert_eq!(one.sd_diff, None, "no SD from one pair");
         assert!(
             bland_altman(&[1.0, f64::NAN], &[1.0, 2.0]).is_err(),

@@ -204,9 +204,7 @@ pub(crate) fn compute(
                 ..BootstrapOptions::mentalalign()
             };
             match percentile_ci(targets.len(), &boot_options, &mut rng, |idx| {
-                icc_c1_a1_resampled(&targets, idx)
-                    .ok()
-                    .and_then(|e| e.c1)
+                icc_c1_a1_resampled(&targets, idx).ok().and_then(|e| e.c1)
             }) {
                 Ok(b) => ([b.lower, b.upper], CiMethod::Bootstrap, b.kept),
                 Err(_) => ([None, None], CiMethod::Bootstrap, 0),

@@ -141,7 +141,11 @@ impl AgreementData {
                 .enumerate()
                 .map(|(i, r)| (r.id, i))
                 .collect(),
-            criterion_index: criteria.iter().enumerate().map(|(i, c)| (c.id, i)).collect(),
+            criterion_index: criteria
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.id, i))
+                .collect(),
             criteria,
             groups,
             sources,
@@ -163,9 +167,8 @@ impl AgreementData {
         let conn = store.conn();
         let mut criteria = Vec::new();
         {
-            let mut stmt = conn.prepare(
-                "SELECT id, key FROM criterion WHERE rubric_id = ?1 ORDER BY position",
-            )?;
+            let mut stmt = conn
+                .prepare("SELECT id, key FROM criterion WHERE rubric_id = ?1 ORDER BY position")?;
             let rows = stmt.query_map([rubric_id], |r| {
                 Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
             })?;
@@ -198,8 +201,9 @@ impl AgreementData {
         let source_pos: HashMap<i64, usize> =
             sources.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
         let raters: Vec<RaterInfo> = {
-            let mut stmt = conn
-                .prepare("SELECT id, name, kind, model_id, family FROM rater ORDER BY kind, name")?;
+            let mut stmt = conn.prepare(
+                "SELECT id, name, kind, model_id, family FROM rater ORDER BY kind, name",
+            )?;
             let rows = stmt.query_map([], |r| {
                 let kind: String = r.get(2)?;
                 Ok(RaterInfo {

@@ -216,10 +216,19 @@ pub fn import_items(
     let mut pairs: HashMap<(String, String), usize> = HashMap::new();
     let mut contexts: HashMap<String, (String, usize)> = HashMap::new();
     for row in &table.rows {
-        let get = |i: usize| table.cell(row, cols[i]).as_text().map(|s| s.trim().to_string());
+        let get = |i: usize| {
+            table
+                .cell(row, cols[i])
+                .as_text()
+                .map(|s| s.trim().to_string())
+        };
         let mut missing = false;
-        for (i, what) in [(0, "conversation id"), (1, "context"), (2, "response id"), (3, "source")]
-        {
+        for (i, what) in [
+            (0, "conversation id"),
+            (1, "context"),
+            (2, "response id"),
+            (3, "source"),
+        ] {
             if get(i).filter(|s| !s.is_empty()).is_none() {
                 issues.push(Issue::error(
                     table.at(row.number, Some(cols[i])),
@@ -276,7 +285,10 @@ pub fn import_items(
             )),
             Some(_) => {}
             None => {
-                contexts.insert(item.conversation.clone(), (item.context.clone(), row.number));
+                contexts.insert(
+                    item.conversation.clone(),
+                    (item.context.clone(), row.number),
+                );
             }
         }
         rows.push(item);
@@ -352,6 +364,17 @@ pub fn import_items(
     })
 }
 
+/// One validated rating row.
+struct ParsedRating {
+    item: String,
+    rater: String,
+    /// Criterion id.
+    criterion: String,
+    value: Option<i64>,
+    raw: Option<String>,
+    rationale: Option<String>,
+}
+
 /// Import a long-form ratings file.
 pub fn import_ratings(
     store: &mut Store,
@@ -372,8 +395,7 @@ pub fn import_ratings(
     };
     let rubric = find_rubric(store, rubric_key, &p.table.whole())?;
     let table = &p.table;
-    let item_name = if table.column(&columns.item).is_none() && table.column("target").is_some()
-    {
+    let item_name = if table.column(&columns.item).is_none() && table.column("target").is_some() {
         "target".to_string()
     } else {
         columns.item.clone()
@@ -391,9 +413,7 @@ pub fn import_ratings(
     let rationale_col = table.column(&columns.rationale);
     let mut report = FileReport::new(&p.name, table.sheet.clone(), "long-ratings", &p.sha);
     let mut issues = Vec::new();
-    // (item, rater, criterion id, value, raw, rationale)
-    let mut parsed: Vec<(String, String, String, Option<i64>, Option<String>, Option<String>)> =
-        Vec::new();
+    let mut parsed: Vec<ParsedRating> = Vec::new();
     let mut seen: HashMap<(String, String, String), usize> = HashMap::new();
     for row in &table.rows {
         let text = |c: usize| table.cell(row, c).as_text().map(|s| s.trim().to_string());
@@ -453,39 +473,45 @@ pub fn import_ratings(
                 other.as_text().unwrap_or_default()
             )),
         };
-        let (value, raw) =
-            match number.and_then(|x| {
-                if x.is_finite() {
-                    classify_number(x, &criterion.scale)
-                } else {
-                    Err(format!("{x} is not a finite number"))
-                }
-            }) {
-                Ok(Score::OnScale(v)) => (Some(v), None),
-                Ok(Score::OneStepOut(v)) => {
-                    report.quality.push(QualityItem {
-                        kind: QualityKind::OutOfScale,
-                        at: at(),
-                        criterion: Some(criterion.id.clone()),
-                        value: Some(v.to_string()),
-                        action: match options.out_of_scale {
-                            OutOfScale::Keep => "kept".into(),
-                            OutOfScale::Missing => "missing".into(),
-                        },
-                    });
-                    let stored = (options.out_of_scale == OutOfScale::Keep).then_some(v);
-                    (stored, Some(v.to_string()))
-                }
-                Ok(Score::Null | Score::Empty) => (None, None),
-                Err(msg) => {
-                    issues.push(Issue::error(at(), "bad_score", msg));
-                    continue;
-                }
-            };
+        let (value, raw) = match number.and_then(|x| {
+            if x.is_finite() {
+                classify_number(x, &criterion.scale)
+            } else {
+                Err(format!("{x} is not a finite number"))
+            }
+        }) {
+            Ok(Score::OnScale(v)) => (Some(v), None),
+            Ok(Score::OneStepOut(v)) => {
+                report.quality.push(QualityItem {
+                    kind: QualityKind::OutOfScale,
+                    at: at(),
+                    criterion: Some(criterion.id.clone()),
+                    value: Some(v.to_string()),
+                    action: match options.out_of_scale {
+                        OutOfScale::Keep => "kept".into(),
+                        OutOfScale::Missing => "missing".into(),
+                    },
+                });
+                let stored = (options.out_of_scale == OutOfScale::Keep).then_some(v);
+                (stored, Some(v.to_string()))
+            }
+            Ok(Score::Null | Score::Empty) => (None, None),
+            Err(msg) => {
+                issues.push(Issue::error(at(), "bad_score", msg));
+                continue;
+            }
+        };
         let rationale = rationale_col
             .and_then(|c| table.cell(row, c).as_text())
             .filter(|t| !t.trim().is_empty());
-        parsed.push((item, rater, criterion.id.clone(), value, raw, rationale));
+        parsed.push(ParsedRating {
+            item,
+            rater,
+            criterion: criterion.id.clone(),
+            value,
+            raw,
+            rationale,
+        });
     }
     if table.rows.is_empty() {
         issues.push(Issue::error(
@@ -514,7 +540,7 @@ pub fn import_ratings(
             let mut seen = HashSet::new();
             parsed
                 .iter()
-                .map(|p| &p.0)
+                .map(|p| &p.item)
                 .filter(|i| !responses.contains_key(*i) && seen.insert(*i))
                 .collect()
         };
@@ -541,7 +567,15 @@ pub fn import_ratings(
         let mut index = StudyIndex::load(tx)?;
         let mut rater_ids: HashMap<String, i64> = HashMap::new();
         let mut ratings = Vec::with_capacity(parsed.len());
-        for (item, rater, criterion, value, raw, rationale) in parsed {
+        for ParsedRating {
+            item,
+            rater,
+            criterion,
+            value,
+            raw,
+            rationale,
+        } in parsed
+        {
             let rater_id = match rater_ids.get(&rater) {
                 Some(id) => *id,
                 None => {

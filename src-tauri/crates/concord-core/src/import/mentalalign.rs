@@ -283,8 +283,7 @@ pub fn import_bytes(
                         rationale: None,
                     });
                 }
-                if cell.rationale.is_some() || !cell.extra.is_empty() || cell.raw_reply.is_some()
-                {
+                if cell.rationale.is_some() || !cell.extra.is_empty() || cell.raw_reply.is_some() {
                     tx.set_judgement(&NewJudgement {
                         rater_id,
                         response_id,
@@ -707,13 +706,17 @@ fn score_cell(
                 Err(msg) => issues.push(Issue::error(
                     at(),
                     "bad_score",
-                    format!("{}: {msg}", criterion.label.get("en").unwrap_or(&criterion.id)),
+                    format!(
+                        "{}: {msg}",
+                        criterion.label.get("en").unwrap_or(&criterion.id)
+                    ),
                 )),
             }
         } else if key.trim().eq_ignore_ascii_case("explanation") {
-            rationale = value.as_str().map(str::to_string).or_else(|| {
-                (!value.is_null()).then(|| value.to_string())
-            });
+            rationale = value
+                .as_str()
+                .map(str::to_string)
+                .or_else(|| (!value.is_null()).then(|| value.to_string()));
         } else {
             extra.insert(key.trim().to_string(), value.clone());
         }

@@ -58,7 +58,11 @@ pub fn import_file(
             )
         })?;
     let bytes = std::fs::read(path).map_err(|e| {
-        ImportError::one(at_file.clone(), "unreadable", format!("cannot read the file: {e}"))
+        ImportError::one(
+            at_file.clone(),
+            "unreadable",
+            format!("cannot read the file: {e}"),
+        )
     })?;
     let sha = sha256_hex(&bytes);
     if store.import_by_hash(&sha)?.is_some() {
@@ -107,7 +111,11 @@ pub fn import_file(
                     kind: QualityKind::ContextMismatch,
                     at: table.at(row.number, table.column("context")),
                     criterion: None,
-                    value: Some(format!("conversation {}: {}", row.conv, excerpt(&row.context, 60))),
+                    value: Some(format!(
+                        "conversation {}: {}",
+                        row.conv,
+                        excerpt(&row.context, 60)
+                    )),
                     action: "reported".into(),
                 });
             }

@@ -71,7 +71,8 @@ pub struct Issue {
     pub severity: Severity,
     /// A stable machine-readable code (`missing_column`, `not_json`, `bad_score`, …).
     pub code: String,
-    pub at: Location,
+    /// Boxed so results carrying an issue stay small.
+    pub at: Box<Location>,
     pub message: String,
 }
 
@@ -80,7 +81,7 @@ impl Issue {
         Issue {
             severity: Severity::Error,
             code: code.to_string(),
-            at,
+            at: Box::new(at),
             message,
         }
     }
@@ -88,7 +89,7 @@ impl Issue {
         Issue {
             severity: Severity::Warning,
             code: code.to_string(),
-            at,
+            at: Box::new(at),
             message,
         }
     }

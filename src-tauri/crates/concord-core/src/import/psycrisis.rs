@@ -86,7 +86,11 @@ pub fn import_file(
             )
         })?;
     let bytes = std::fs::read(path).map_err(|e| {
-        ImportError::one(at_file.clone(), "unreadable", format!("cannot read the file: {e}"))
+        ImportError::one(
+            at_file.clone(),
+            "unreadable",
+            format!("cannot read the file: {e}"),
+        )
     })?;
     let sha = sha256_hex(&bytes);
     if store.import_by_hash(&sha)?.is_some() {
@@ -324,7 +328,10 @@ fn validate(
                             extra.insert("总分".into(), serde_json::json!(t));
                         }
                         if !reply.unknown_keys.is_empty() {
-                            extra.insert("unknown_keys".into(), serde_json::json!(reply.unknown_keys));
+                            extra.insert(
+                                "unknown_keys".into(),
+                                serde_json::json!(reply.unknown_keys),
+                            );
                         }
                         scores.push(RowScores {
                             rater,

@@ -270,13 +270,21 @@ mod tests {
     #[test]
     fn scores_are_classified() {
         let s = Scale::Likert { min: 1, max: 5 };
-        assert_eq!(classify(&serde_json::json!(4), &s), Ok(Score::OnScale(4)), "4 is on 1–5");
+        assert_eq!(
+            classify(&serde_json::json!(4), &s),
+            Ok(Score::OnScale(4)),
+            "4 is on 1–5"
+        );
         assert_eq!(
             classify(&serde_json::json!(0), &s),
             Ok(Score::OneStepOut(0)),
             "0 is the release's slip below the scale"
         );
-        assert_eq!(classify(&Value::Null, &s), Ok(Score::Null), "null is missing");
+        assert_eq!(
+            classify(&Value::Null, &s),
+            Ok(Score::Null),
+            "null is missing"
+        );
         for bad in [
             serde_json::json!(3.5),
             serde_json::json!("four"),
@@ -294,7 +302,8 @@ mod tests {
     #[test]
     fn lenient_judge_reply_reads_object_in_prose() {
         let r = builtin::mentalbench();
-        let text = "I'll evaluate.\n```json\n{\"Guidance\": 3, \"Explanation\": \"says \"hi\"\"}\n```";
+        let text =
+            "I'll evaluate.\n```json\n{\"Guidance\": 3, \"Explanation\": \"says \"hi\"\"}\n```";
         assert_eq!(
             judge_object(text, ReplyParsing::Strict, &r),
             ScoreObject::Unparsed,

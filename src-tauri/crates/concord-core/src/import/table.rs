@@ -437,16 +437,14 @@ fn read_jsonl(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
                     Some(x) => Cell::Number(x),
                     None => Cell::Text(n.to_string()),
                 },
-                serde_json::Value::String(s) => {
-                    match clean_text(s, || at(Some(key.clone()))) {
-                        Ok(s) if s.is_empty() => Cell::Empty,
-                        Ok(s) => Cell::Text(s),
-                        Err(issue) => {
-                            issues.push(issue);
-                            continue;
-                        }
+                serde_json::Value::String(s) => match clean_text(s, || at(Some(key.clone()))) {
+                    Ok(s) if s.is_empty() => Cell::Empty,
+                    Ok(s) => Cell::Text(s),
+                    Err(issue) => {
+                        issues.push(issue);
+                        continue;
                     }
-                }
+                },
                 other => Cell::Text(other.to_string()),
             };
             cells[position] = cell;

@@ -113,9 +113,11 @@ impl Store {
     pub fn response_text(&self, response_id: i64) -> StoreResult<Option<String>> {
         Ok(self
             .conn()
-            .query_row("SELECT text FROM response WHERE id = ?1", [response_id], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT text FROM response WHERE id = ?1",
+                [response_id],
+                |r| r.get(0),
+            )
             .optional()?
             .flatten())
     }
@@ -225,12 +227,10 @@ impl StudyTx<'_> {
 
     /// (conversation id, source id) → (response id, whether it has a text) for every response.
     pub fn response_ids(&self) -> StoreResult<HashMap<(i64, i64), (i64, bool)>> {
-        let mut stmt = self.tx.prepare(
-            "SELECT conversation_id, source_id, id, text IS NOT NULL FROM response",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(((r.get(0)?, r.get(1)?), (r.get(2)?, r.get(3)?)))
-        })?;
+        let mut stmt = self
+            .tx
+            .prepare("SELECT conversation_id, source_id, id, text IS NOT NULL FROM response")?;
+        let rows = stmt.query_map([], |r| Ok(((r.get(0)?, r.get(1)?), (r.get(2)?, r.get(3)?))))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -244,7 +244,11 @@ impl StudyTx<'_> {
     }
 
     /// Give a response the id its file uses for it.
-    pub fn set_response_external_id(&mut self, response_id: i64, external_id: &str) -> StoreResult<()> {
+    pub fn set_response_external_id(
+        &mut self,
+        response_id: i64,
+        external_id: &str,
+    ) -> StoreResult<()> {
         self.tx
             .prepare_cached("UPDATE response SET external_id = ?2 WHERE id = ?1")?
             .execute(params![response_id, external_id])?;

@@ -70,7 +70,8 @@ pub fn write_xlsx(path: &Path, sheet: &str, rows: &[Vec<X>]) {
                     ws.write_number(r, c, *x).expect("number cell");
                 }
                 X::F(f) => {
-                    ws.write_formula(r, c, Formula::new(f)).expect("formula cell");
+                    ws.write_formula(r, c, Formula::new(f))
+                        .expect("formula cell");
                 }
                 X::E => {}
             }
@@ -120,10 +121,17 @@ pub fn mentalalign_file(
         h
     }];
     for conv in 1..=conversations {
-        let mut row = vec![X::N(conv as f64), X::S(format!("\"I feel alone ({conv}).\""))];
+        let mut row = vec![
+            X::N(conv as f64),
+            X::S(format!("\"I feel alone ({conv}).\"")),
+        ];
         for src in 0..SOURCE_KEYS.len() {
             let values: [i64; 7] = std::array::from_fn(|a| value(conv, src, a));
-            row.push(X::S(score_json(values, judge, judge && (conv + src) % 2 == 0)));
+            row.push(X::S(score_json(
+                values,
+                judge,
+                judge && (conv + src).is_multiple_of(2),
+            )));
         }
         rows.push(row);
     }

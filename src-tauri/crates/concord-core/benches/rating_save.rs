@@ -1,0 +1,86 @@
+//! Durable save of one rating from the rating screen (`queue::rate`: scale check, upsert with
+//! history, completion bookkeeping, one WAL transaction with `synchronous = FULL`), timed per call
+//! on a study file, beside the floor for the same durability on the same disk: a bare rusqlite
+//! INSERT + COMMIT into a one-table database with the same pragmas, in the same run.
+//!
+//! Run: `cargo bench -p concord-core --bench rating_save [-- SAVES]`
+
+use concord_core::clock::SystemClock;
+use concord_core::demo::create_demo_at;
+use concord_core::queue;
+use std::sync::Arc;
+use std::time::Instant;
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((p * (sorted.len() - 1) as f64).round()) as usize]
+}
+
+fn summary(name: &str, mut ms: Vec<f64>) -> (f64, f64) {
+    ms.sort_by(|a, b| a.total_cmp(b));
+    let (p50, p99) = (percentile(&ms, 0.5), percentile(&ms, 0.99));
+    println!(
+        "{name}: n = {}, p50 = {p50:.3} ms, p95 = {:.3} ms, p99 = {p99:.3} ms, max = {:.3} ms",
+        ms.len(),
+        percentile(&ms, 0.95),
+        ms[ms.len() - 1]
+    );
+    (p50, p99)
+}
+
+fn main() {
+    let saves: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(2000);
+    let dir = tempfile::tempdir().expect("temp dir");
+
+    // Concord: one rater works through the demo queue, one value per call, cycling values so
+    // every call after the first pass is a revision (history row + update).
+    let mut store = create_demo_at(&dir.path().join("bench.concord"), Arc::new(SystemClock), 7)
+        .expect("demo study");
+    let rater = queue::create_profile(&mut store, "Bench rater", 3)
+        .expect("profile")
+        .id;
+    let q = queue::open_queue(&mut store, rater).expect("queue");
+    let items: Vec<_> = (1..=q.total)
+        .map(|i| queue::rating_item(&store, rater, i).expect("item"))
+        .collect();
+    let mut concord = Vec::with_capacity(saves);
+    for n in 0..saves {
+        let item = &items[n % items.len()];
+        let c = &item.criteria[(n / items.len()) % item.criteria.len()];
+        let value = c.scale.min() + (n as i64 % (c.scale.max() - c.scale.min() + 1));
+        let t = Instant::now();
+        queue::rate(&mut store, rater, item.item, &c.key, value).expect("durable save");
+        concord.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+
+    // Peer: the durability floor on the same disk.
+    let peer_path = dir.path().join("floor.sqlite");
+    let conn = rusqlite::Connection::open(&peer_path).expect("peer db");
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
+         CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, v INTEGER);",
+    )
+    .expect("peer schema");
+    let mut floor = Vec::with_capacity(saves);
+    for n in 0..saves {
+        let t = Instant::now();
+        conn.execute_batch("BEGIN IMMEDIATE").expect("begin");
+        conn.execute(
+            "INSERT INTO t (a, b, v) VALUES (?1, ?2, ?3)",
+            rusqlite::params![n as i64, n as i64 * 7, n as i64 % 5],
+        )
+        .expect("insert");
+        conn.execute_batch("COMMIT").expect("commit");
+        floor.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+
+    let (c50, c99) = summary("concord queue::rate (durable)", concord);
+    let (f50, f99) = summary("bare SQLite insert + commit (same pragmas)", floor);
+    println!(
+        "ratio concord / floor: p50 {:.2}x, p99 {:.2}x",
+        c50 / f50,
+        c99 / f99
+    );
+}

@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use concord_core::agreement::{
     self, AgreementCell, AgreementOptions, AgreementReport, Comparison, Level, DEFAULT_SEED,
 };
+use concord_core::agreement_table::{render, table, CiChoice, IccChoice, TableFormat, TableView};
 use serde::Serialize;
 use std::path::Path;
 
@@ -32,6 +33,45 @@ pub struct AgreementArgs {
     /// Bootstrap resamples per cell.
     #[arg(long, default_value_t = 1000)]
     resamples: usize,
+    /// Print the agreement table (as the desktop panel shows it) as CSV, Markdown or LaTeX
+    /// (APA style "ICC [95% CI]") instead of the default text or JSON.
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// With --format: the comparison shown.
+    #[arg(long, value_enum, default_value = "judge-vs-experts")]
+    comparison: ComparisonArg,
+    /// With --format: the ICC form shown (consistency C1 = ICC(3,1), absolute agreement A1 = ICC(2,1)).
+    #[arg(long, value_enum, default_value = "c1")]
+    icc: IccArg,
+    /// With --format: the interval shown (bootstrap where computed, else F-based; or always F).
+    #[arg(long, value_enum, default_value = "bootstrap")]
+    ci: CiArg,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum FormatArg {
+    Csv,
+    Md,
+    Latex,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ComparisonArg {
+    JudgeVsExperts,
+    JudgeVsExpert,
+    ExpertVsExpert,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum IccArg {
+    C1,
+    A1,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum CiArg {
+    Bootstrap,
+    F,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,7 +121,9 @@ fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
 
 pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String, ImportCmdError> {
     let store = open_for_writing(db)?;
+    let table_wanted = args.format.is_some();
     let levels = match (args.method, args.level) {
+        _ if table_wanted => vec![Level::System, Level::Item],
         (MethodArg::Mentalalign, _) | (_, LevelArg::System) => vec![Level::System],
         (_, LevelArg::Item) => vec![Level::Item],
         (_, LevelArg::Both) => vec![Level::System, Level::Item],
@@ -91,10 +133,37 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         seed: args.seed,
         resamples: args.resamples,
         levels,
-        groups: args.method == MethodArg::Full || args.groups,
-        per_expert: args.method == MethodArg::Full,
+        groups: args.method == MethodArg::Full || args.groups || table_wanted,
+        per_expert: args.method == MethodArg::Full || table_wanted,
     };
     let report = agreement::report(&store, options)?;
+    if let Some(format) = args.format {
+        let view = TableView {
+            level: match (args.method, args.level) {
+                (_, LevelArg::Item) => Level::Item,
+                _ => Level::System,
+            },
+            comparison: match args.comparison {
+                ComparisonArg::JudgeVsExperts => Comparison::JudgeVsExperts,
+                ComparisonArg::JudgeVsExpert => Comparison::JudgeVsExpert,
+                ComparisonArg::ExpertVsExpert => Comparison::ExpertVsExpert,
+            },
+            icc: match args.icc {
+                IccArg::C1 => IccChoice::C1,
+                IccArg::A1 => IccChoice::A1,
+            },
+            ci: match args.ci {
+                CiArg::Bootstrap => CiChoice::Bootstrap,
+                CiArg::F => CiChoice::F,
+            },
+        };
+        let format = match format {
+            FormatArg::Csv => TableFormat::Csv,
+            FormatArg::Md => TableFormat::Md,
+            FormatArg::Latex => TableFormat::Latex,
+        };
+        return Ok(render(&table(&report, view), format));
+    }
     match args.method {
         MethodArg::Mentalalign => {
             let rows: Vec<MentalAlignRow<'_>> = mentalalign_cells(&report).map(row).collect();

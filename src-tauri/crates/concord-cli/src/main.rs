@@ -37,6 +37,13 @@ enum Command {
     Demo,
     /// Show what the study holds: rubrics, conversations, responses per source, raters, ratings.
     Overview,
+    /// List the expert profiles; --lock restricts the rating screen to them, --unlock reopens it.
+    Profiles {
+        #[arg(long, conflicts_with = "unlock")]
+        lock: bool,
+        #[arg(long)]
+        unlock: bool,
+    },
     /// Agreement statistics on a long-form CSV file (no study needed).
     Stats(stats_cmd::StatsArgs),
     /// Import released datasets or long-form files into the study.
@@ -66,6 +73,16 @@ fn main() -> ExitCode {
     let result: Result<String, Box<dyn std::error::Error>> = match cli.command {
         Command::Demo => study_cmd::demo(cli.db.as_deref(), cli.json).map_err(Into::into),
         Command::Overview => study_cmd::overview(cli.db.as_deref(), cli.json).map_err(Into::into),
+        Command::Profiles { lock, unlock } => {
+            let change = if lock {
+                Some(true)
+            } else if unlock {
+                Some(false)
+            } else {
+                None
+            };
+            study_cmd::profiles(cli.db.as_deref(), change, cli.json).map_err(Into::into)
+        }
         Command::Stats(args) => stats_cmd::run(&args, cli.json).map_err(Into::into),
         Command::Import(args) => {
             import_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)

@@ -122,3 +122,40 @@ fn render_overview(o: &StudyOverview) -> String {
     }
     out
 }
+
+/// `concord profiles --lock|--unlock`: restrict the rating screen to the study's existing experts.
+pub fn profiles(
+    db: Option<&Path>,
+    lock: Option<bool>,
+    json: bool,
+) -> Result<String, StudyCmdError> {
+    let mut store = open_study(db)?;
+    if let Some(locked) = lock {
+        concord_core::queue::set_profiles_locked(&mut store, locked).map_err(|e| match e {
+            concord_core::queue::QueueError::Store(s) => StudyCmdError::Store(s),
+            other => StudyCmdError::Store(StoreError::Invalid(other.to_string())),
+        })?;
+    }
+    let profiles = concord_core::queue::profiles(&store).map_err(|e| match e {
+        concord_core::queue::QueueError::Store(s) => StudyCmdError::Store(s),
+        other => StudyCmdError::Store(StoreError::Invalid(other.to_string())),
+    })?;
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&profiles)?));
+    }
+    let mut out = format!(
+        "rater profiles ({}):\n",
+        if profiles.locked {
+            "restricted to these"
+        } else {
+            "new profiles allowed"
+        }
+    );
+    for p in &profiles.profiles {
+        out.push_str(&format!(
+            "  {:<32} {:>6} / {:<6} items done\n",
+            p.name, p.completed, p.items
+        ));
+    }
+    Ok(out)
+}

@@ -671,3 +671,17 @@ pub fn shown_log(store: &Store, rater_id: i64) -> Result<Vec<ShownItem>, QueueEr
         )
         .collect())
 }
+
+/// Restrict (or reopen) the rater profiles of a study: when locked, the rating screen offers only
+/// the existing expert profiles and refuses to create new ones.
+pub fn set_profiles_locked(store: &mut Store, locked: bool) -> Result<(), QueueError> {
+    store.write(|tx| {
+        tx.set_meta(PROFILES_LOCKED_KEY, if locked { "true" } else { "false" })?;
+        tx.audit(
+            "lead",
+            "profiles_locked",
+            &serde_json::json!({ "locked": locked }),
+        )?;
+        Ok::<_, QueueError>(())
+    })
+}

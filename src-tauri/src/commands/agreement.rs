@@ -31,7 +31,11 @@ pub async fn export_agreement(
     view: TableView,
     format: TableFormat,
 ) -> IpcResult<String> {
-    state.with_study(|s| Ok(s.export_agreement(&options, view, format)?.display().to_string()))
+    state.with_study(|s| {
+        Ok(s.export_agreement(&options, view, format)?
+            .display()
+            .to_string())
+    })
 }
 
 #[tauri::command]

@@ -44,7 +44,10 @@ fn a_rating_updates_the_cached_report_exactly_as_a_fresh_computation() {
     }
     let cached = study.agreement(&options).unwrap().clone();
     let fresh = report(study.store(), options.clone()).unwrap();
-    assert_eq!(cached, fresh, "the in-memory update must equal recomputing from the file");
+    assert_eq!(
+        cached, fresh,
+        "the in-memory update must equal recomputing from the file"
+    );
     assert_ne!(cached, before, "the new values must change the report");
     let n_before: usize = before
         .cells
@@ -58,5 +61,8 @@ fn a_rating_updates_the_cached_report_exactly_as_a_fresh_computation() {
         .filter(|c| c.comparison == Comparison::ExpertVsExpert && c.level == Level::Item)
         .map(|c| c.n_pairs)
         .sum();
-    assert!(n_after > n_before, "more double-rated pairs after rating: {n_before} → {n_after}");
+    assert!(
+        n_after > n_before,
+        "more double-rated pairs after rating: {n_before} → {n_after}"
+    );
 }

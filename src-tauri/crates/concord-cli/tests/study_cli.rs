@@ -125,11 +125,18 @@ fn profiles_can_be_restricted_and_reopened() {
     let dir = tempfile::tempdir().unwrap();
     let study = dir.path().join("demo.concord");
     let db = study.to_str().unwrap();
-    assert!(concord(&["--db", db, "demo"]).status.success(), "demo study created");
+    assert!(
+        concord(&["--db", db, "demo"]).status.success(),
+        "demo study created"
+    );
     let locked = concord(&["--db", db, "profiles", "--lock", "--json"]);
     let doc: serde_json::Value = serde_json::from_slice(&locked.stdout).expect("JSON");
     assert_eq!(doc["locked"], true, "--lock restricts profiles");
-    assert_eq!(doc["profiles"].as_array().map(|a| a.len()), Some(2), "the two demo experts stay");
+    assert_eq!(
+        doc["profiles"].as_array().map(|a| a.len()),
+        Some(2),
+        "the two demo experts stay"
+    );
     let open = concord(&["--db", db, "profiles", "--unlock", "--json"]);
     let doc: serde_json::Value = serde_json::from_slice(&open.stdout).expect("JSON");
     assert_eq!(doc["locked"], false, "--unlock reopens them");

@@ -42,3 +42,15 @@ impl From<concord_core::queue::QueueError> for IpcError {
         IpcError::new(e.code(), e.to_string())
     }
 }
+
+impl From<concord_core::judge::JudgeError> for IpcError {
+    fn from(e: concord_core::judge::JudgeError) -> Self {
+        IpcError::new(e.code(), e.to_string())
+    }
+}
+
+impl From<concord_core::judge::KeyError> for IpcError {
+    fn from(e: concord_core::judge::KeyError) -> Self {
+        IpcError::new("judge_key", e.to_string())
+    }
+}

@@ -6,6 +6,7 @@
 pub mod bindings;
 pub mod commands;
 pub mod error;
+pub mod judge_runs;
 pub mod state;
 
 use state::AppState;
@@ -19,6 +20,7 @@ pub fn run() {
     let state = AppState::open(state::study_arg(&args));
     tauri::Builder::default()
         .manage(state)
+        .manage(judge_runs::JudgeRuns::default())
         .invoke_handler(tauri::generate_handler![
             commands::study::study_overview,
             commands::study::study_status,
@@ -35,6 +37,13 @@ pub fn run() {
             commands::rating::set_rationale,
             commands::rating::flag_item,
             commands::rating::leave_item,
+            commands::judge::judge_default_prompt,
+            commands::judge::judge_preview,
+            commands::judge::judge_start,
+            commands::judge::judge_cancel,
+            commands::judge::judge_activity,
+            commands::judge::judge_runs,
+            commands::judge::judge_failures,
         ])
         .run(tauri::generate_context!())
         .unwrap_or_else(|e| {

@@ -4,6 +4,7 @@
 //! Journeys of later screens live in sibling modules and use only this harness.
 
 mod agreement;
+mod judge;
 mod overview;
 mod rating;
 
@@ -287,6 +288,11 @@ impl App {
 
     pub fn click(&self, e: &Element) {
         self.post(&format!("/element/{}/click", e.0), json!({}));
+    }
+
+    /// Empty an input or textarea (as a person selecting all and deleting would).
+    pub fn clear(&self, e: &Element) {
+        self.post(&format!("/element/{}/clear", e.0), json!({}));
     }
 
     pub fn type_into(&self, e: &Element, text: &str) {

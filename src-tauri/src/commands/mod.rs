@@ -2,5 +2,6 @@
 //! its error to the IPC error shape; no SQL and no statistics live here.
 
 pub mod agreement;
+pub mod judge;
 pub mod rating;
 pub mod study;

@@ -246,3 +246,124 @@ verdict_rule: string, };
 export type TableFormat = "csv" | "md" | "latex";
 
 export type MoreTargets = { planning_icc: number, current_targets: number, current_width: number | null, desired_width: number, needed_targets: number, more_targets: number, };
+
+export type ProviderKind = "openai-compatible" | "anthropic";
+
+export type ResponseSelection = { "kind": "all" } | { "kind": "expert-rated" } | { "kind": "sample", n: number, };
+
+export type Prices = { input_per_million: number, output_per_million: number, };
+
+export type ReplyFormat = "json-scores" | "reasons-then-dict";
+
+export type PromptTemplate = { format: ReplyFormat, system: string | null, user: string, };
+
+export type RunSettings = { provider: ProviderKind, 
+/**
+ * Up to and including the version segment, e.g. `https://api.openai.com/v1`,
+ * `http://localhost:11434/v1`, `https://api.anthropic.com/v1`.
+ */
+base_url: string, model: string, 
+/**
+ * The judge rater's name in the study; the model id when not given.
+ */
+rater_name: string | null, 
+/**
+ * The judge's model family; guessed from the model id when not given.
+ */
+family: string | null, 
+/**
+ * Rubric id; the rubric of the study's conversations when not given.
+ */
+rubric: string | null, selection: ResponseSelection, 
+/**
+ * Seed of the sample (and of nothing else that changes what is sent).
+ */
+seed: number, repetitions: number, temperature: number, top_p: number | null, 
+/**
+ * The most tokens a reply may have (Anthropic requires it; sent to both).
+ */
+max_tokens: number, 
+/**
+ * The prompt; the rubric's default template when not given.
+ */
+prompt: PromptTemplate | null, 
+/**
+ * Send through the provider's batch API instead of one request per call.
+ */
+batch: boolean, prices: Prices, };
+
+export type CostEstimate = { calls: number, input_tokens: number, output_tokens: number, cost_usd: number, 
+/**
+ * How the tokens were estimated.
+ */
+method: string, };
+
+export type RunPreview = { 
+/**
+ * The earlier run these settings resume, if any.
+ */
+existing_run: number | null, rubric: string, responses: number, 
+/**
+ * Selected responses that have no text and so cannot be judged (left out).
+ */
+responses_without_text: number, calls: number, settings_sha256: string, prompt_sha256: string, 
+/**
+ * The estimate for the whole run (a resumed run sends only what is left).
+ */
+estimate: CostEstimate, };
+
+export type RunStatus = { id: number, rater: string, provider: string, base_url: string, model: string, rubric: string, temperature: number, repetitions: number, batch: boolean, settings_sha256: string, prompt_sha256: string, created_at: number, updated_at: number, total: number, pending: number, in_flight: number, done: number, failed: number, input_tokens: number, output_tokens: number, cost_usd: number, };
+
+export type RunPlan = { run_id: number, 
+/**
+ * True when the settings matched an earlier run, which is continued.
+ */
+resumed: boolean, status: RunStatus, };
+
+export type CallFailure = { call_id: number, response_id: number, conversation: string, source: string, repetition: number, attempts: number, 
+/**
+ * `rate_limited`, `server_error`, `timeout`, `missing_score`, `out_of_range`, …
+ */
+kind: string, reason: string, http_status: number | null, raw_output: string | null, };
+
+export type Progress = { run_id: number, total: number, done: number, failed: number, 
+/**
+ * Claimed and not yet answered (requests open, queued or in a provider batch).
+ */
+in_flight: number, pending: number, input_tokens: number, output_tokens: number, cost_usd: number, elapsed_ms: number, 
+/**
+ * Calls finished per second in this session.
+ */
+per_second: number, 
+/**
+ * Estimated time to finish the calls left, at this session's rate.
+ */
+eta_ms: number | null, 
+/**
+ * `sending`, `waiting_for_batch`, `finished` or `cancelled`.
+ */
+phase: string, };
+
+export type RunReport = { run_id: number, cancelled: boolean, 
+/**
+ * Rows a previous session left in flight (or failed, with `retry_failed`) that were queued again.
+ */
+requeued: number, 
+/**
+ * Calls finished (done or failed) in this session.
+ */
+finished_now: number, status: RunStatus, };
+
+export type KeyChoice = { env_var: string | null, keyring_account: string | null, api_key: string | null, save_to_keyring: boolean, };
+
+export type JudgeStart = { settings: RunSettings, concurrency: number, 
+/**
+ * Also send again the calls that failed in an earlier session of the same run.
+ */
+retry_failed: boolean, key: KeyChoice, };
+
+export type JudgeStarted = { plan: RunPlan, note: string | null, };
+
+export type JudgeActivity = { run_id: number | null, progress: Progress | null, };
+
+export type JudgeFinished = { run_id: number, report: RunReport | null, error: IpcError | null, };

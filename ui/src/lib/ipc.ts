@@ -17,6 +17,14 @@ import type {
   RatingItem,
   StudyOverview,
   StudyStatus,
+  CallFailure,
+  JudgeActivity,
+  JudgeStart,
+  JudgeStarted,
+  PromptTemplate,
+  RunPreview,
+  RunSettings,
+  RunStatus,
 } from "./bindings";
 
 export type { IpcError };
@@ -68,6 +76,14 @@ export const ipc = {
     reference: string,
     width: number,
   ) => call<MoreTargets>("plan_more", { options, view, criterion, rater, reference, width }),
+  // judge-run screen
+  judgeDefaultPrompt: (rubric: string | null) => call<PromptTemplate>("judge_default_prompt", { rubric }),
+  judgePreview: (settings: RunSettings) => call<RunPreview>("judge_preview", { settings }),
+  judgeStart: (request: JudgeStart) => call<JudgeStarted>("judge_start", { request }),
+  judgeCancel: () => call<boolean>("judge_cancel"),
+  judgeActivity: () => call<JudgeActivity>("judge_activity"),
+  judgeRuns: () => call<RunStatus[]>("judge_runs"),
+  judgeFailures: (runId: number) => call<CallFailure[]>("judge_failures", { runId }),
 };
 
 /** Subscribe to an app event (e.g. `ratings-changed`); returns the unsubscribe function. */

@@ -49,6 +49,12 @@ impl OpenStudy {
         &mut self.store
     }
 
+    /// Drop the cached reports because the study file was changed through another connection
+    /// (a judge run writing on its own thread); the next request reloads them from the file.
+    pub fn invalidate_reports(&mut self) {
+        self.reports.clear();
+    }
+
     /// The agreement report for `options`, from memory when it was computed before.
     pub fn agreement(&mut self, options: &AgreementOptions) -> StoreResult<&AgreementReport> {
         let found = self

@@ -322,6 +322,16 @@ pub fn preview_run(store: &Store, settings: &RunSettings) -> Result<RunPreview, 
     })
 }
 
+/// The prompt template a run on `rubric` (the rubric of the study's conversations when `None`)
+/// sends unless it is given its own: what a settings screen shows for editing before the rest of
+/// the settings are filled in.
+pub fn default_prompt(store: &Store, rubric: Option<&str>) -> Result<PromptTemplate, JudgeError> {
+    let mut settings = RunSettings::new(super::ProviderKind::OpenaiCompatible, "", "");
+    settings.rubric = rubric.map(str::to_string);
+    let (_, rubric) = rubric_for(store, &settings)?;
+    Ok(PromptTemplate::default_for(&rubric))
+}
+
 /// Create the run for `settings` with a row per (response, repetition), or find the earlier run
 /// with the same settings hash and continue it.
 pub fn open_run(store: &mut Store, settings: &RunSettings) -> Result<RunPlan, JudgeError> {
@@ -784,4 +794,44 @@ pub(crate) fn close_batch(store: &mut Store, batch_row: i64) -> Result<(), Judge
         )?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod default_prompt_tests {
+    use super::*;
+    use crate::clock::SystemClock;
+    use std::sync::Arc;
+
+    #[test]
+    fn each_rubric_has_its_own_default_prompt() {
+        let mut store = Store::in_memory(Arc::new(SystemClock)).expect("an in-memory study");
+        crate::demo::populate_demo(&mut store, 7).expect("the demo study");
+        let json = default_prompt(&store, Some("mentalbench")).expect("MentalBench's prompt");
+        assert_eq!(
+            json.format,
+            super::super::ReplyFormat::JsonScores,
+            "MentalBench replies as JSON scores"
+        );
+        assert!(
+            json.user.contains("{{response}}"),
+            "the default template has the response slot"
+        );
+        let dict = default_prompt(&store, Some("psycrisis")).expect("PsyCrisis's prompt");
+        assert_eq!(
+            dict.format,
+            super::super::ReplyFormat::ReasonsThenDict,
+            "PsyCrisis replies with reasons then a dict"
+        );
+        assert!(
+            matches!(default_prompt(&store, None), Err(JudgeError::Rubric(_))),
+            "the demo uses two rubrics, so one must be chosen"
+        );
+        assert!(
+            matches!(
+                default_prompt(&store, Some("nope")),
+                Err(JudgeError::Rubric(_))
+            ),
+            "an unknown rubric is refused"
+        );
+    }
 }

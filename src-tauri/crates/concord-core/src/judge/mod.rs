@@ -33,8 +33,8 @@ pub mod verdict;
 
 pub use key::{ApiKey, KeyError, KeySource};
 pub use ledger::{
-    failures, open_run, preview_run, run_status, runs, CallFailure, CostEstimate, RunPlan,
-    RunPreview, RunStatus,
+    default_prompt, failures, open_run, preview_run, run_status, runs, CallFailure, CostEstimate,
+    RunPlan, RunPreview, RunStatus,
 };
 pub use prompt::{PromptTemplate, ReplyFormat};
 pub use runner::{execute_run, CancelToken, Progress, RunReport};

@@ -1,0 +1,58 @@
+//! Commands of the judge-run screen: the rubric's default prompt, a cost preview, starting and
+//! cancelling the one background run (see [`crate::judge_runs`]), what is going on now, the runs
+//! in the study and a run's failed calls with their raw outputs (untrusted text the window shows
+//! as text).
+
+use crate::error::IpcResult;
+use crate::judge_runs::{JudgeActivity, JudgeRuns, JudgeStart, JudgeStarted};
+use crate::state::AppState;
+use concord_core::judge::{self, CallFailure, PromptTemplate, RunPreview, RunSettings, RunStatus};
+
+#[tauri::command]
+pub async fn judge_default_prompt(
+    state: tauri::State<'_, AppState>,
+    rubric: Option<String>,
+) -> IpcResult<PromptTemplate> {
+    state.with_study(|s| Ok(judge::default_prompt(s.store(), rubric.as_deref())?))
+}
+
+#[tauri::command]
+pub async fn judge_preview(
+    state: tauri::State<'_, AppState>,
+    settings: RunSettings,
+) -> IpcResult<RunPreview> {
+    state.with_study(|s| Ok(judge::preview_run(s.store(), &settings)?))
+}
+
+#[tauri::command]
+pub async fn judge_start(
+    app: tauri::AppHandle,
+    state: tauri::State<'_, AppState>,
+    runs: tauri::State<'_, JudgeRuns>,
+    request: JudgeStart,
+) -> IpcResult<JudgeStarted> {
+    runs.start(app, &state, request)
+}
+
+#[tauri::command]
+pub async fn judge_cancel(runs: tauri::State<'_, JudgeRuns>) -> IpcResult<bool> {
+    runs.cancel()
+}
+
+#[tauri::command]
+pub async fn judge_activity(runs: tauri::State<'_, JudgeRuns>) -> IpcResult<JudgeActivity> {
+    runs.activity()
+}
+
+#[tauri::command]
+pub async fn judge_runs(state: tauri::State<'_, AppState>) -> IpcResult<Vec<RunStatus>> {
+    state.with_study(|s| Ok(judge::runs(s.store())?))
+}
+
+#[tauri::command]
+pub async fn judge_failures(
+    state: tauri::State<'_, AppState>,
+    run_id: i64,
+) -> IpcResult<Vec<CallFailure>> {
+    state.with_study(|s| Ok(judge::failures(s.store(), run_id)?))
+}

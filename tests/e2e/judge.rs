@@ -1,0 +1,330 @@
+//! Journey on the judge-run screen: a tiny OpenAI-compatible judge on a loopback port (answering
+//! MentalBench JSON scores, and one reply that holds no scores but hostile markup), the demo
+//! study, the Judges screen filled in by keyboard, a cost preview, a run started in the window
+//! (a second start refused while it goes), its progress to the end, the failure shown with its
+//! raw output as text, and the judge's ratings on disk.
+
+use super::App;
+use rusqlite::Connection;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The reply the judge gives its third call: no scores, and markup that must stay text.
+const MALFORMED: &str =
+    "I would rather not score this one. <b>bold claim</b> <img src=x onerror=\"window.__judgeInjected=1\">";
+
+/// A minimal HTTP/1.1 chat-completions server: one thread per connection, one request each
+/// (`Connection: close`), a fixed latency so the run is visibly in progress for a while.
+struct TinyJudge {
+    base_url: String,
+    requests: Arc<AtomicU64>,
+}
+
+fn scores_reply(n: u64) -> String {
+    let names = [
+        "Guidance",
+        "Informativeness",
+        "Relevance",
+        "Safety",
+        "Empathy",
+        "Helpfulness",
+        "Understanding",
+    ];
+    let mut obj = serde_json::Map::new();
+    for (k, name) in names.iter().enumerate() {
+        obj.insert(name.to_string(), json!(1 + (n + k as u64) % 5));
+    }
+    obj.insert("Overall".into(), json!(3));
+    obj.insert("Explanation".into(), json!(format!("Reply {n}.")));
+    Value::Object(obj).to_string()
+}
+
+fn serve(mut socket: TcpStream, requests: &AtomicU64, latency: Duration) -> std::io::Result<()> {
+    let mut reader = BufReader::new(socket.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line)?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body)?;
+    let (status, payload) = if request_line.starts_with("POST")
+        && request_line.contains("/chat/completions")
+    {
+        let n = requests.fetch_add(1, Ordering::SeqCst) + 1;
+        std::thread::sleep(latency);
+        let content = if n == 3 {
+            MALFORMED.to_string()
+        } else {
+            scores_reply(n)
+        };
+        let reply = json!({
+            "id": format!("chatcmpl-{n}"),
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": body.len() / 4, "completion_tokens": 40},
+        });
+        ("200 OK", reply.to_string())
+    } else {
+        (
+            "404 Not Found",
+            json!({"error": {"message": "not here"}}).to_string(),
+        )
+    };
+    write!(
+        socket,
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+        payload.len()
+    )?;
+    socket.flush()
+}
+
+impl TinyJudge {
+    fn start(latency: Duration) -> TinyJudge {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port for the judge");
+        let addr = listener.local_addr().expect("the judge's address");
+        let requests = Arc::new(AtomicU64::new(0));
+        let counter = requests.clone();
+        std::thread::spawn(move || {
+            for socket in listener.incoming().flatten() {
+                let counter = counter.clone();
+                std::thread::spawn(move || {
+                    let _ = serve(socket, &counter, latency);
+                });
+            }
+        });
+        TinyJudge {
+            base_url: format!("http://{addr}/v1"),
+            requests,
+        }
+    }
+}
+
+fn fill(app: &App, css: &str, text: &str) {
+    let e = app.wait_for(css, Duration::from_secs(5));
+    app.clear(&e);
+    app.type_into(&e, text);
+}
+
+fn attr_u64(app: &App, css: &str, name: &str) -> u64 {
+    let e = app.wait_for(css, Duration::from_secs(5));
+    app.attribute(&e, name)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{css} has no numeric {name}"))
+}
+
+fn mentalbench_responses_with_text(study: &Path) -> u64 {
+    let db = Connection::open(study).expect("the study opens read-side");
+    db.query_row(
+        "SELECT COUNT(*) FROM response r JOIN conversation c ON c.id = r.conversation_id
+         JOIN rubric b ON b.id = c.rubric_id WHERE b.key = 'mentalbench' AND r.text IS NOT NULL",
+        [],
+        |row| row.get::<_, i64>(0),
+    )
+    .expect("count the MentalBench responses") as u64
+}
+
+#[test]
+fn a_local_judge_runs_from_the_window_with_progress_failures_and_ratings_on_disk() {
+    let judge = TinyJudge::start(Duration::from_millis(250));
+    let tmp = tempfile::tempdir().expect("a temporary folder");
+    let study = tmp.path().join("judged.concord");
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    let nav = app.wait_for("[data-testid=nav-judges]", Duration::from_secs(5));
+    assert_eq!(app.text(&nav), "Judges", "the nav entry is named Judges");
+    app.click(&nav);
+    app.wait_for("[data-testid=judge-screen]", Duration::from_secs(10));
+    app.wait_for("[data-testid=judge-base-url]", Duration::from_secs(5));
+    assert_eq!(
+        app.script(
+            "return document.querySelector('[data-testid=judge-base-url]').value;",
+            json!([])
+        ),
+        json!("http://localhost:11434/v1"),
+        "the base URL starts at a local Ollama server"
+    );
+    app.wait_for("[data-testid=judge-no-runs]", Duration::from_secs(10));
+
+    fill(&app, "[data-testid=judge-base-url]", &judge.base_url);
+    fill(&app, "[data-testid=judge-model]", "tiny-judge-1");
+    fill(&app, "[data-testid=judge-concurrency]", "2");
+    fill(&app, "[data-testid=judge-price-in]", "3");
+    fill(&app, "[data-testid=judge-price-out]", "15");
+
+    // Preview: the cost estimate comes first and sends nothing.
+    let preview = app.wait_for("[data-testid=judge-preview]", Duration::from_secs(5));
+    app.click(&preview);
+    app.wait_for("[data-testid=judge-estimate]", Duration::from_secs(10));
+    let expected = mentalbench_responses_with_text(&study);
+    assert!(
+        expected > 3,
+        "the demo has MentalBench responses with texts: {expected}"
+    );
+    assert_eq!(
+        attr_u64(&app, "[data-testid=judge-estimate]", "data-calls"),
+        expected,
+        "one call per MentalBench response with a text"
+    );
+    let line = app.text_of("[data-testid=judge-estimate-line]");
+    assert!(
+        line.contains(&format!("{expected} calls"))
+            && line.contains('$')
+            && !line.contains("$0.0000"),
+        "the estimate shows calls, tokens and a non-zero cost: {line}"
+    );
+    assert!(
+        app.text_of("[data-testid=judge-resume]")
+            .contains("new run"),
+        "nothing to resume yet"
+    );
+    assert_eq!(
+        judge.requests.load(Ordering::SeqCst),
+        0,
+        "a preview sends no request to the judge"
+    );
+
+    // Start; while the run goes, a second start is refused with a clear error.
+    let start = app.wait_for("[data-testid=judge-start]", Duration::from_secs(5));
+    app.click(&start);
+    app.wait_for("[data-testid=judge-progress]", Duration::from_secs(10));
+    let second = app.script_async(
+        "const done = arguments[arguments.length - 1];
+         window.__TAURI_INTERNALS__.invoke('judge_start', { request: {
+             settings: { provider: 'openai-compatible', base_url: arguments[0], model: 'tiny-judge-2',
+               rater_name: null, family: null, rubric: 'mentalbench', selection: { kind: 'all' }, seed: 1,
+               repetitions: 1, temperature: 0, top_p: null, max_tokens: 256, prompt: null, batch: false,
+               prices: { input_per_million: 0, output_per_million: 0 } },
+             concurrency: 1, retry_failed: false,
+             key: { env_var: null, keyring_account: null, api_key: null, save_to_keyring: false } } })
+           .then(() => done('STARTED'), e => done(e.code));",
+        json!([judge.base_url]),
+    );
+    assert_eq!(
+        second,
+        json!("judge_busy"),
+        "a second run is refused while the first goes"
+    );
+    // The window stays responsive during the run: other commands answer at once.
+    let t0 = std::time::Instant::now();
+    let overview = app.script_async(
+        "const done = arguments[arguments.length - 1];
+         window.__TAURI_INTERNALS__.invoke('study_overview').then(o => done(o.responses), e => done(-1));",
+        json!([]),
+    );
+    assert!(
+        overview.as_i64().unwrap_or(-1) > 0 && t0.elapsed() < Duration::from_secs(3),
+        "the study answers during the run ({overview} in {:?})",
+        t0.elapsed()
+    );
+
+    let progress = app.wait_for_attribute(
+        "[data-testid=judge-progress]",
+        "data-phase",
+        "finished",
+        Duration::from_secs(90),
+    );
+    let num = |name: &str| {
+        app.attribute(&progress, name)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("the progress has no {name}"))
+    };
+    let (done, failed, total) = (num("data-done"), num("data-failed"), num("data-total"));
+    assert_eq!(total, expected, "the run covers every MentalBench response");
+    assert_eq!(failed, 1, "exactly the malformed reply failed");
+    assert_eq!(done, total - failed, "everything else was scored");
+    let progress_line = app.text_of("[data-testid=judge-progress-line]");
+    assert!(
+        progress_line.contains(&format!("{done} done")) && progress_line.contains("1 failed"),
+        "the progress line shows the counts: {progress_line}"
+    );
+    let rate_line = app.text_of("[data-testid=judge-rate-line]");
+    assert!(
+        rate_line.contains("calls/s") && rate_line.contains("ETA") && rate_line.contains('$'),
+        "rate, ETA and cost are shown: {rate_line}"
+    );
+
+    // The failure is listed with its reason and the raw output, as text.
+    let raw = app.wait_for("[data-testid=judge-failure-raw]", Duration::from_secs(10));
+    assert_eq!(
+        app.text(&raw),
+        MALFORMED,
+        "the raw output is shown verbatim, markup included, as text"
+    );
+    let rendered = app.script(
+        "const pre = document.querySelector('[data-testid=judge-failure-raw]');
+         return [pre.querySelectorAll('*').length, window.__judgeInjected ?? null];",
+        json!([]),
+    );
+    assert_eq!(
+        rendered,
+        json!([0, null]),
+        "no element of the raw output was rendered and nothing in it ran"
+    );
+    assert!(
+        !app.text_of("[data-testid=judge-failure-reason]").is_empty(),
+        "the failure has a reason"
+    );
+    let row = app.wait_for("[data-testid=judge-run-row]", Duration::from_secs(10));
+    assert_eq!(
+        app.attribute(&row, "data-done").as_deref(),
+        Some(done.to_string().as_str()),
+        "the runs list shows the run's counts"
+    );
+    app.script(
+        "document.querySelector('[data-testid=judge-progress]').scrollIntoView({block: 'start'}); return 1;",
+        json!([]),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    app.screenshot("judge-run");
+    drop(app);
+
+    // On disk: one rating per scored response and criterion, from the judge, with its origin.
+    let db = Connection::open(&study).expect("the study opens after the window closed");
+    let (ratings, raters): (i64, i64) = db
+        .query_row(
+            "SELECT COUNT(*), COUNT(DISTINCT g.rater_id) FROM rating g JOIN rater t ON t.id = g.rater_id
+             WHERE g.origin LIKE 'judge:%' AND t.kind = 'judge' AND t.name = 'tiny-judge-1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("count the judge's ratings");
+    assert_eq!(raters, 1, "one judge rater holds the run's ratings");
+    assert_eq!(
+        ratings as u64,
+        done * 7,
+        "seven MentalBench criteria per scored response"
+    );
+    let raw_on_disk: String = db
+        .query_row(
+            "SELECT raw_output FROM judge_call WHERE state = 'failed'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("the failed call keeps its raw output");
+    assert_eq!(
+        raw_on_disk, MALFORMED,
+        "the raw output is stored as it came"
+    );
+    assert_eq!(
+        judge.requests.load(Ordering::SeqCst),
+        expected,
+        "one request per call: the malformed reply is recorded, not retried"
+    );
+}

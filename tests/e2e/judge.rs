@@ -328,3 +328,92 @@ fn a_local_judge_runs_from_the_window_with_progress_failures_and_ratings_on_disk
         "one request per call: the malformed reply is recorded, not retried"
     );
 }
+
+#[test]
+fn a_cancelled_run_keeps_its_answers_and_the_same_settings_resume_it() {
+    let judge = TinyJudge::start(Duration::from_millis(700));
+    let tmp = tempfile::tempdir().expect("a temporary folder");
+    let study = tmp.path().join("cancelled.concord");
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    let nav = app.wait_for("[data-testid=nav-judges]", Duration::from_secs(5));
+    app.click(&nav);
+    fill(&app, "[data-testid=judge-base-url]", &judge.base_url);
+    fill(&app, "[data-testid=judge-model]", "slow-judge");
+    fill(&app, "[data-testid=judge-concurrency]", "1");
+    let start = app.wait_for("[data-testid=judge-start]", Duration::from_secs(5));
+    app.click(&start);
+    // Let a few answers land, then cancel.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while attr_u64(&app, "[data-testid=judge-progress]", "data-done") < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no answers arrived within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let cancel = app.wait_for("[data-testid=judge-cancel]", Duration::from_secs(5));
+    app.click(&cancel);
+    app.wait_for_attribute(
+        "[data-testid=judge-progress]",
+        "data-phase",
+        "cancelled",
+        Duration::from_secs(30),
+    );
+    let done = attr_u64(&app, "[data-testid=judge-progress]", "data-done");
+    let total = attr_u64(&app, "[data-testid=judge-progress]", "data-total");
+    assert!(
+        done >= 2 && done < total,
+        "a cancelled run keeps what it finished and leaves the rest ({done} of {total})"
+    );
+    let row = app.wait_for("[data-testid=judge-run-row]", Duration::from_secs(10));
+    assert_eq!(
+        app.attribute(&row, "data-done").as_deref(),
+        Some(done.to_string().as_str()),
+        "the runs list agrees with the progress after the cancel"
+    );
+
+    // The same settings: the preview says it resumes, and Start continues the same run.
+    let preview = app.wait_for("[data-testid=judge-preview]", Duration::from_secs(5));
+    app.click(&preview);
+    let resume = app.text_of("[data-testid=judge-resume]");
+    assert!(
+        resume.contains("resume run 1"),
+        "the preview names the run it resumes: {resume}"
+    );
+    let start = app.wait_for("[data-testid=judge-start]", Duration::from_secs(5));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while app.attribute(&start, "disabled").is_some() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Start is enabled again after a cancel"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    app.click(&start);
+    let notice = app.text_of("[data-testid=judge-notice]");
+    assert!(
+        notice.contains("Run 1 resumed"),
+        "Start continues the same run: {notice}"
+    );
+    let cancel = app.wait_for("[data-testid=judge-cancel]", Duration::from_secs(5));
+    app.click(&cancel);
+    app.wait_for_attribute(
+        "[data-testid=judge-progress]",
+        "data-phase",
+        "cancelled",
+        Duration::from_secs(30),
+    );
+    let runs = app.find_all("[data-testid=judge-run-row]");
+    assert_eq!(runs.len(), 1, "resuming made no second run");
+    drop(app);
+    let db = Connection::open(&study).expect("the study opens after the window closed");
+    let open: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM judge_call WHERE state = 'in_flight'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count open calls");
+    assert_eq!(open, 0, "a cancel leaves no call marked in flight");
+}

@@ -60,6 +60,8 @@ pub fn typescript() -> String {
         AgreementOptions,
         RaterRef,
         BlandAltman,
+        IccFormValue,
+        TargetPoint,
         AgreementCell,
         AgreementReport,
         BinaryCell,

@@ -95,7 +95,12 @@ groups: boolean,
 /**
  * Also compare judges with each expert and experts with each other (when there are several).
  */
-per_expert: boolean, };
+per_expert: boolean, 
+/**
+ * Leave out the responses of a judge's own model family (the paper's self-preference
+ * exclusion). On by default; off shows what the exclusion changes.
+ */
+exclude_self_family: boolean, };
 
 export type RaterRef = { name: string, kind: RaterKind, model_id: string | null, family: string | null, 
 /**
@@ -104,6 +109,14 @@ export type RaterRef = { name: string, kind: RaterKind, model_id: string | null,
 ratings: number, };
 
 export type BlandAltman = { bias: number | null, sd_diff: number | null, loa95: [number | null, number | null], };
+
+export type IccFormValue = { 
+/**
+ * `ICC1`, `ICC2` (= A,1), `ICC3` (= C,1), `ICC1k`, `ICC2k` (= A,k), `ICC3k` (= C,k).
+ */
+form: string, value: number | null, ci95: [number | null, number | null], };
+
+export type TargetPoint = { source: string, reference: number, rater: number, };
 
 export type AgreementCell = { comparison: Comparison, 
 /**
@@ -165,7 +178,15 @@ bland_altman: BlandAltman,
 /**
  * Lin's concordance correlation over the ICC's targets.
  */
-lin_ccc: number | null, };
+lin_ccc: number | null, 
+/**
+ * All six ICC forms of the same targets (F-based intervals).
+ */
+icc_forms: Array<IccFormValue>, 
+/**
+ * The targets themselves at system level (one per source); empty at item level.
+ */
+points: Array<TargetPoint>, };
 
 export type AgreementReport = { options: AgreementOptions, raters: Array<RaterRef>, 
 /**
@@ -207,7 +228,7 @@ n: number, pearson: number | null, spearman: number | null, kendall_tau_b: numbe
 
 export type Rate = { count: number, total: number, estimate: number | null, ci95: [number, number] | null, };
 
-export type IccChoice = "C1" | "A1";
+export type IccChoice = "C1" | "A1" | "Icc1" | "Icc1k" | "Ak" | "Ck";
 
 export type CiChoice = "bootstrap" | "f";
 

@@ -103,7 +103,70 @@ export function blandAltmanRows(cells: AgreementCell[]): BlandAltmanRow[] {
     }));
 }
 
+export interface BlandAltmanPoint {
+  attribute: string;
+  rater: string;
+  source: string;
+  mean: number;
+  diff: number;
+}
+
+/** Per-target (source) points of system-level cells: mean of the two sides against rater − reference. */
+export function blandAltmanPoints(cells: AgreementCell[]): BlandAltmanPoint[] {
+  return cells.flatMap((c) =>
+    c.points.map((p) => ({
+      attribute: c.attribute,
+      rater: c.rater,
+      source: p.source,
+      mean: (p.reference + p.rater) / 2,
+      diff: p.rater - p.reference,
+    })),
+  );
+}
+
 export function blandAltmanPlot(cells: AgreementCell[], title: string): SVGSVGElement | HTMLElement {
+  const points = blandAltmanPoints(cells);
+  if (points.length > 0) return blandAltmanScatter(cells, points, title);
+  return blandAltmanLimits(cells, title);
+}
+
+/** The classic Bland–Altman plot per criterion: each source's mean against its difference, with
+ * the bias and the 95% limits of agreement as horizontal lines, one colour per judge. */
+function blandAltmanScatter(cells: AgreementCell[], points: BlandAltmanPoint[], title: string): SVGSVGElement | HTMLElement {
+  const rows = blandAltmanRows(cells);
+  const attributes = [...new Set(points.map((p) => p.attribute))];
+  const raters = [...new Set(points.map((p) => p.rater))];
+  const lines = rows.flatMap((r) => [
+    { attribute: r.attribute, rater: r.rater, y: r.bias, kind: "bias" },
+    ...(r.lo !== null ? [{ attribute: r.attribute, rater: r.rater, y: r.lo, kind: "limit" }] : []),
+    ...(r.hi !== null ? [{ attribute: r.attribute, rater: r.rater, y: r.hi, kind: "limit" }] : []),
+  ]);
+  const fx = (a: string) => attributes.indexOf(a) % 3;
+  const fy = (a: string) => Math.floor(attributes.indexOf(a) / 3);
+  const bias = lines.filter((l) => l.kind === "bias");
+  const limits = lines.filter((l) => l.kind === "limit");
+  return Plot.plot({
+    title,
+    width: 760,
+    height: 150 * Math.ceil(attributes.length / 3) + 60,
+    marginLeft: 50,
+    grid: true,
+    fx: { axis: null },
+    fy: { axis: null },
+    x: { label: "mean of judge and expert" },
+    y: { label: "judge − expert" },
+    color: { legend: true, domain: raters },
+    marks: [
+      Plot.ruleY(attributes, { y: 0, stroke: "#999", fx: (a: string) => fx(a), fy: (a: string) => fy(a) }),
+      Plot.ruleY(bias, { y: "y", stroke: "rater", fx: (d) => fx(d.attribute), fy: (d) => fy(d.attribute) }),
+      Plot.ruleY(limits, { y: "y", stroke: "rater", strokeDasharray: "4,3", fx: (d) => fx(d.attribute), fy: (d) => fy(d.attribute) }),
+      Plot.dot(points, { x: "mean", y: "diff", fill: "rater", r: 3, fx: (d: BlandAltmanPoint) => fx(d.attribute), fy: (d: BlandAltmanPoint) => fy(d.attribute), title: (d: BlandAltmanPoint) => `${d.rater} · ${d.source}` }),
+      Plot.text(attributes, { text: (d: string) => d, frameAnchor: "top-left", dx: 4, dy: 4, fontWeight: "bold", fx: (a: string) => fx(a), fy: (a: string) => fy(a) }),
+    ],
+  });
+}
+
+function blandAltmanLimits(cells: AgreementCell[], title: string): SVGSVGElement | HTMLElement {
   const rows = blandAltmanRows(cells);
   const attributes = [...new Set(rows.map((r) => r.attribute))];
   const raters = [...new Set(rows.map((r) => r.rater))];

@@ -33,6 +33,9 @@ pub struct AgreementArgs {
     /// Bootstrap resamples per cell.
     #[arg(long, default_value_t = 1000)]
     resamples: usize,
+    /// Keep the responses of each judge's own model family (the paper leaves them out).
+    #[arg(long)]
+    include_self_family: bool,
     /// Print the agreement table (as the desktop panel shows it) as CSV, Markdown or LaTeX
     /// (APA style "ICC [95% CI]") instead of the default text or JSON.
     #[arg(long, value_enum)]
@@ -64,8 +67,18 @@ enum ComparisonArg {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum IccArg {
+    /// ICC(C,1) = ICC(3,1)
     C1,
+    /// ICC(A,1) = ICC(2,1)
     A1,
+    /// ICC(1,1), one-way
+    Icc1,
+    /// ICC(1,k)
+    Icc1k,
+    /// ICC(A,k) = ICC(2,k)
+    Ak,
+    /// ICC(C,k) = ICC(3,k)
+    Ck,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,6 +148,7 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         levels,
         groups: args.method == MethodArg::Full || args.groups || table_wanted,
         per_expert: args.method == MethodArg::Full || table_wanted,
+        exclude_self_family: !args.include_self_family,
     };
     let report = agreement::report(&store, options)?;
     if let Some(format) = args.format {
@@ -151,6 +165,10 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
             icc: match args.icc {
                 IccArg::C1 => IccChoice::C1,
                 IccArg::A1 => IccChoice::A1,
+                IccArg::Icc1 => IccChoice::Icc1,
+                IccArg::Icc1k => IccChoice::Icc1k,
+                IccArg::Ak => IccChoice::Ak,
+                IccArg::Ck => IccChoice::Ck,
             },
             ci: match args.ci {
                 CiArg::Bootstrap => CiChoice::Bootstrap,

@@ -23,6 +23,28 @@ pub enum IccChoice {
     C1,
     /// Absolute agreement, single rater (= ICC(2,1)).
     A1,
+    /// One-way random effects, single rater (ICC(1,1)).
+    Icc1,
+    /// One-way random effects, mean of the raters (ICC(1,k)).
+    Icc1k,
+    /// Absolute agreement, mean of the raters (ICC(A,k) = ICC(2,k)).
+    Ak,
+    /// Consistency, mean of the raters (ICC(C,k) = ICC(3,k)).
+    Ck,
+}
+
+impl IccChoice {
+    /// The form's name in the report's `icc_forms` (pingouin's names).
+    fn form(self) -> &'static str {
+        match self {
+            IccChoice::C1 => "ICC3",
+            IccChoice::A1 => "ICC2",
+            IccChoice::Icc1 => "ICC1",
+            IccChoice::Icc1k => "ICC1k",
+            IccChoice::Ak => "ICC2k",
+            IccChoice::Ck => "ICC3k",
+        }
+    }
 }
 
 /// Which interval the table shows.
@@ -109,6 +131,11 @@ fn value(cell: &AgreementCell, icc: IccChoice) -> Option<f64> {
     match icc {
         IccChoice::C1 => cell.icc_c1,
         IccChoice::A1 => cell.icc_a1,
+        other => cell
+            .icc_forms
+            .iter()
+            .find(|f| f.form == other.form())
+            .and_then(|f| f.value),
     }
 }
 
@@ -119,6 +146,14 @@ fn interval(cell: &AgreementCell, view: &TableView) -> ([Option<f64>; 2], bool) 
         }
         (IccChoice::C1, _) => (cell.ci95_f_c1, true),
         (IccChoice::A1, _) => (cell.ci95_f_a1, true),
+        (other, _) => (
+            cell.icc_forms
+                .iter()
+                .find(|f| f.form == other.form())
+                .map(|f| f.ci95)
+                .unwrap_or([None, None]),
+            true,
+        ),
     }
 }
 
@@ -281,6 +316,10 @@ fn icc_name(view: &TableView) -> &'static str {
     match view.icc {
         IccChoice::C1 => "ICC(C,1)",
         IccChoice::A1 => "ICC(A,1)",
+        IccChoice::Icc1 => "ICC(1,1)",
+        IccChoice::Icc1k => "ICC(1,k)",
+        IccChoice::Ak => "ICC(A,k)",
+        IccChoice::Ck => "ICC(C,k)",
     }
 }
 

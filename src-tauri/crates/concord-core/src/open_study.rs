@@ -164,6 +164,10 @@ impl OpenStudy {
         let icc = match view.icc {
             IccChoice::C1 => "icc-c1",
             IccChoice::A1 => "icc-a1",
+            IccChoice::Icc1 => "icc-1-1",
+            IccChoice::Icc1k => "icc-1-k",
+            IccChoice::Ak => "icc-a-k",
+            IccChoice::Ck => "icc-c-k",
         };
         let name = format!(
             "{}-agreement-{}-{}-{}.{}",

@@ -66,3 +66,53 @@ fn a_rating_updates_the_cached_report_exactly_as_a_fresh_computation() {
         "more double-rated pairs after rating: {n_before} → {n_after}"
     );
 }
+
+#[test]
+fn every_cell_carries_all_six_forms_and_the_table_can_show_each() {
+    use concord_core::agreement_table::{table, CiChoice, IccChoice, TableView};
+    let mut store = Store::in_memory(Arc::new(SteppingClock::new(1_700_000_000_000, 10))).unwrap();
+    populate_demo(&mut store, 5).unwrap();
+    let report = report(&store, AgreementOptions::mentalalign("mentalbench")).unwrap();
+    for cell in &report.cells {
+        assert_eq!(cell.icc_forms.len(), 6, "six ICC forms per cell");
+        let icc3 = cell.icc_forms.iter().find(|f| f.form == "ICC3").unwrap();
+        assert_eq!(icc3.value, cell.icc_c1, "ICC3 is ICC(C,1)");
+        assert_eq!(
+            cell.points.is_empty(),
+            cell.level == Level::Item,
+            "system-level cells carry their source targets, item-level ones do not"
+        );
+    }
+    for icc in [
+        IccChoice::Icc1,
+        IccChoice::Icc1k,
+        IccChoice::Ak,
+        IccChoice::Ck,
+    ] {
+        let t = table(
+            &report,
+            TableView {
+                level: Level::Item,
+                comparison: Comparison::ExpertVsExpert,
+                icc,
+                ci: CiChoice::F,
+            },
+        );
+        let shown = t.rows[0].cells[0]
+            .as_ref()
+            .expect("the demo experts share items");
+        let want = report
+            .cells
+            .iter()
+            .find(|c| {
+                c.comparison == Comparison::ExpertVsExpert
+                    && c.level == Level::Item
+                    && c.criterion == t.rows[0].criterion
+            })
+            .unwrap();
+        assert!(
+            want.icc_forms.iter().any(|f| f.value == shown.icc),
+            "the table shows the chosen form's value ({icc:?})"
+        );
+    }
+}

@@ -219,6 +219,7 @@ export const en = {
   "judge.err.promptResponse": "The prompt needs the {{response}} placeholder.",
   "judge.err.promptContext": "The prompt needs the {{context}} placeholder.",
   "judge.err.concurrency": "Concurrent requests must be a whole number from 1 to 4096.",
+  "ag.selfFamily": "Leave out each judge's own model family",
 } as const;
 
 export type MessageKey = keyof typeof en;

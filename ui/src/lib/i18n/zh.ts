@@ -221,4 +221,5 @@ export const zh: Record<MessageKey, string> = {
   "judge.err.promptResponse": "提示词需要包含 {{response}} 占位符。",
   "judge.err.promptContext": "提示词需要包含 {{context}} 占位符。",
   "judge.err.concurrency": "并发请求数必须是 1 到 4096 的整数。",
+  "ag.selfFamily": "排除评审自身模型系列的回答",
 };

@@ -4,8 +4,8 @@
 
 use super::data::AgreementData;
 use super::{
-    AgreementCell, AgreementOptions, BlandAltman, CellSpec, CiMethod, Level, Precision, Reference,
-    Target,
+    AgreementCell, AgreementOptions, BlandAltman, CellSpec, CiMethod, IccFormValue, Level,
+    Precision, Reference, Target, TargetPoint,
 };
 use concord_stats::bootstrap::{percentile_ci, BootstrapOptions};
 use concord_stats::icc::{icc_all, icc_c1_a1_resampled, IccForm};
@@ -122,7 +122,8 @@ pub(crate) fn compute(
         .sources
         .iter()
         .map(|s| {
-            rater.kind == crate::store::RaterKind::Judge
+            options.exclude_self_family
+                && rater.kind == crate::store::RaterKind::Judge
                 && s.family.is_some()
                 && s.family.as_deref() == rater.family.as_deref()
         })
@@ -181,13 +182,35 @@ pub(crate) fn compute(
     };
 
     let flat: Vec<f64> = targets.iter().flat_map(|&(r, j)| [r, j]).collect();
-    let (icc_c1, icc_a1, ci95_f_c1, ci95_f_a1) = match icc_all(&flat, targets.len(), 2) {
+    let (icc_c1, icc_a1, ci95_f_c1, ci95_f_a1, icc_forms) = match icc_all(&flat, targets.len(), 2) {
         Ok(table) => {
             let c = table.get(IccForm::Icc3);
             let a = table.get(IccForm::Icc2);
-            (c.value, a.value, c.ci95, a.ci95)
+            let forms = table
+                .estimates
+                .iter()
+                .map(|e| IccFormValue {
+                    form: form_name(e.form).to_string(),
+                    value: e.value,
+                    ci95: e.ci95,
+                })
+                .collect();
+            (c.value, a.value, c.ci95, a.ci95, forms)
         }
-        Err(_) => (None, None, [None, None], [None, None]),
+        Err(_) => (None, None, [None, None], [None, None], Vec::new()),
+    };
+    let points = match spec.level {
+        Level::System => per_source
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.2 > 0)
+            .map(|(i, &(r, j, n))| TargetPoint {
+                source: data.sources[i].key.clone(),
+                reference: r / n as f64,
+                rater: j / n as f64,
+            })
+            .collect(),
+        Level::Item => Vec::new(),
     };
 
     let (ci95, ci_method, bootstrap_kept) = match spec.level {
@@ -263,5 +286,19 @@ pub(crate) fn compute(
         mse,
         bland_altman,
         lin_ccc,
+        icc_forms,
+        points,
+    }
+}
+
+/// The name `concord stats icc` and pingouin use for a form.
+fn form_name(form: IccForm) -> &'static str {
+    match form {
+        IccForm::Icc1 => "ICC1",
+        IccForm::Icc2 => "ICC2",
+        IccForm::Icc3 => "ICC3",
+        IccForm::Icc1k => "ICC1k",
+        IccForm::Icc2k => "ICC2k",
+        IccForm::Icc3k => "ICC3k",
     }
 }

@@ -124,6 +124,14 @@ pub struct AgreementOptions {
     pub groups: bool,
     /// Also compare judges with each expert and experts with each other (when there are several).
     pub per_expert: bool,
+    /// Leave out the responses of a judge's own model family (the paper's self-preference
+    /// exclusion). On by default; off shows what the exclusion changes.
+    #[serde(default = "default_true")]
+    pub exclude_self_family: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 impl AgreementOptions {
@@ -137,6 +145,7 @@ impl AgreementOptions {
             levels: vec![Level::System, Level::Item],
             groups: true,
             per_expert: true,
+            exclude_self_family: true,
         }
     }
 }
@@ -160,6 +169,26 @@ pub struct BlandAltman {
     pub bias: Option<f64>,
     pub sd_diff: Option<f64>,
     pub loa95: [Option<f64>; 2],
+}
+
+/// One of the six ICC forms of a cell's targets, with its McGraw & Wong F-based 95% interval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct IccFormValue {
+    /// `ICC1`, `ICC2` (= A,1), `ICC3` (= C,1), `ICC1k`, `ICC2k` (= A,k), `ICC3k` (= C,k).
+    pub form: String,
+    pub value: Option<f64>,
+    pub ci95: [Option<f64>; 2],
+}
+
+/// One target of a system-level cell: a source with its mean reference and rater scores (what a
+/// Bland–Altman plot draws).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct TargetPoint {
+    pub source: String,
+    pub reference: f64,
+    pub rater: f64,
 }
 
 /// One judge (or expert) × reference × attribute (or group) × level.
@@ -205,6 +234,10 @@ pub struct AgreementCell {
     pub bland_altman: BlandAltman,
     /// Lin's concordance correlation over the ICC's targets.
     pub lin_ccc: Option<f64>,
+    /// All six ICC forms of the same targets (F-based intervals).
+    pub icc_forms: Vec<IccFormValue>,
+    /// The targets themselves at system level (one per source); empty at item level.
+    pub points: Vec<TargetPoint>,
 }
 
 /// Everything the desktop agreement panel shows and the CLI prints.

@@ -43,6 +43,12 @@ impl From<concord_core::queue::QueueError> for IpcError {
     }
 }
 
+impl From<concord_core::lead::LeadError> for IpcError {
+    fn from(e: concord_core::lead::LeadError) -> Self {
+        IpcError::new(e.code(), e.to_string())
+    }
+}
+
 impl From<concord_core::judge::JudgeError> for IpcError {
     fn from(e: concord_core::judge::JudgeError) -> Self {
         IpcError::new(e.code(), e.to_string())

@@ -7,6 +7,7 @@ mod agreement;
 mod judge;
 mod overview;
 mod rating;
+mod setup;
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};

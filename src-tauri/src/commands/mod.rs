@@ -4,4 +4,5 @@
 pub mod agreement;
 pub mod judge;
 pub mod rating;
+pub mod setup;
 pub mod study;

@@ -63,6 +63,224 @@ answer: string | null, language: string | null, rubric_name: { [key in string]?:
 
 export type ItemProgress = { item: number, missing: number, complete: boolean, completed: number, total: number, outcome: RatingOutcome, };
 
+export type ImportFormat = "mentalalign" | "mentalbench" | "psycrisis" | "long_items" | "long_ratings";
+
+export type ImportRequest = { format: ImportFormat, 
+/**
+ * Absolute path of the file (or, for MentalAlign, the folder).
+ */
+path: string, 
+/**
+ * Out-of-scale whole numbers (MentalAlign's 0s and 6s): keep as written or store as missing.
+ */
+out_of_scale: OutOfScale, 
+/**
+ * Rubric of the long-form files (default MentalBench).
+ */
+rubric: string | null, 
+/**
+ * PsyCrisis: key of the source that wrote the answers (required there).
+ */
+source: string | null, 
+/**
+ * MentalAlign / PsyCrisis: the judge model id of the file's judge output.
+ */
+judge: string | null, 
+/**
+ * PsyCrisis: the expert whose dimension columns the file holds.
+ */
+expert: string | null, 
+/**
+ * Long-form ratings: raters not yet in the study are LLM judges instead of experts.
+ */
+judges: boolean, };
+
+export type ImportOutcome = { report: ImportReport | null, issues: Array<Issue>, };
+
+export type ImportReport = { options: ImportOptions, files: Array<FileReport>, };
+
+export type ImportOptions = { out_of_scale: OutOfScale, replies: ReplyParsing, 
+/**
+ * Seed of the queue orders of raters the import creates (randomness is passed in).
+ */
+seed: number, };
+
+export type OutOfScale = "keep" | "missing";
+
+export type ReplyParsing = "strict" | "lenient";
+
+export type FileReport = { file: string, sheet: string | null, 
+/**
+ * `mentalalign`, `mentalbench`, `psycrisis`, `long-items`, `long-ratings`.
+ */
+format: string, sha256: string, status: FileStatus, 
+/**
+ * The rater whose ratings the file holds, when it holds one rater's.
+ */
+rater: string | null, conversations_added: number, responses_added: number, texts_filled: number, ratings_inserted: number, ratings_updated: number, judgements: number, warnings: Array<Issue>, quality: QualityReport, };
+
+export type FileStatus = "imported" | "already_imported";
+
+export type QualityReport = { 
+/**
+ * Out-of-scale values by value as written: `{"0": 231, "6": 8}`.
+ */
+out_of_scale: { [key in string]?: number }, null_values: number, empty_values: number, empty_cells: number, missing_attributes: number, unparsed_replies: number, total_mismatches: number, missing_dimensions: number, context_mismatches: number, items: Array<QualityItem>, };
+
+export type QualityItem = { kind: QualityKind, at: Location, 
+/**
+ * The criterion concerned, when the finding is about one attribute of a cell.
+ */
+criterion: string | null, 
+/**
+ * The value as written (`0`, `6`, `null`, an excerpt of a reply…).
+ */
+value: string | null, 
+/**
+ * What the import did: `kept`, `missing`, `skipped`, `reported`.
+ */
+action: string, };
+
+export type QualityKind = "out_of_scale" | "null_value" | "empty_value" | "empty_cell" | "missing_attribute" | "unparsed_reply" | "total_mismatch" | "missing_dimension" | "context_mismatch";
+
+export type Location = { file: string, sheet: string | null, row: number | null, column: string | null, };
+
+export type Issue = { severity: Severity, 
+/**
+ * A stable machine-readable code (`missing_column`, `not_json`, `bad_score`, …).
+ */
+code: string, 
+/**
+ * Boxed so results carrying an issue stay small.
+ */
+at: Location, message: string, };
+
+export type Severity = "error" | "warning";
+
+export type SheetOutcome = { report: SheetImportReport | null, errors: Array<CellError>, };
+
+export type SheetImportReport = { rater: string, rows: number, inserted: number, updated: number, unchanged: number, };
+
+export type CellError = { file: string, sheet: string | null, 
+/**
+ * The row as the user sees it (1-based, header row included).
+ */
+row: number | null, column: string | null, value: string | null, message: string, };
+
+export type RatingsFormat = "long_csv" | "wide_csv" | "xlsx";
+
+export type WrittenFile = { path: string, 
+/**
+ * Ratings in the file (rating exports) or items in it (rating sheets).
+ */
+count: number, };
+
+export type PackageWritten = { path: string, summary: PackageSummary, };
+
+export type PackageSummary = { package_id: string, rater: string, file: string, conversations: number, responses: number, assignments: number, ratings: number, retest_ratings: number, sources: number, };
+
+export type MergeReport = { package_id: string, rater: string, inserted: number, updated: number, unchanged: number, history_added: number, retest_inserted: number, retest_updated: number, progress_updated: number, flags_added: number, conflicts: Array<MergeConflict>, };
+
+export type MergeConflict = { 
+/**
+ * The conversation's external id.
+ */
+conversation: string, 
+/**
+ * The response's source key (the study's name, not the package's code).
+ */
+source: string, criterion: string, occasion: Occasion, base: number | null, 
+/**
+ * The value the study keeps.
+ */
+study: number | null, 
+/**
+ * The package's value, not merged.
+ */
+package: number | null, study_rationale: string | null, package_rationale: string | null, };
+
+export type Occasion = "first" | "retest";
+
+export type AssignmentOptions = { 
+/**
+ * Experts per regular response (the fixed overlap).
+ */
+k: number, 
+/**
+ * Seed of every random choice (sample, calibration items, orders, retests).
+ */
+seed: number, 
+/**
+ * Conversations to draw; `None` takes every conversation.
+ */
+sample: number | null, 
+/**
+ * Only conversations rated with this rubric; `None` takes every rubric.
+ */
+rubric: string | null, 
+/**
+ * Stratify the draw by conversation category.
+ */
+stratify: boolean, 
+/**
+ * Responses every expert rates (drawn from the sample).
+ */
+calibration: number, 
+/**
+ * Test–retest items per expert.
+ */
+retest: number, 
+/**
+ * Items shown at least between an item and its retest.
+ */
+retest_gap: number, 
+/**
+ * Experts by name; empty means every expert of the study.
+ */
+experts: Array<string>, 
+/**
+ * Replace an existing assignment (refused once experts have rated assigned responses).
+ */
+replace: boolean, };
+
+export type AssignmentSummary = { options: AssignmentOptions, conversations: number, responses: number, calibration_items: number, strata: Array<StratumCount>, experts: Array<ExpertLoad>, 
+/**
+ * Rows written to the assignment table.
+ */
+assignments: number, };
+
+export type AssignmentTable = { options: AssignmentOptions | null, sampled_conversations: number, experts: Array<ExpertProgress>, };
+
+export type ExpertProgress = { name: string, assigned: number, 
+/**
+ * Items whose every criterion has a value.
+ */
+completed: number, remaining: number, regular: number, calibration: number, retest: number, 
+/**
+ * Ratings with a value on assigned items.
+ */
+ratings: number, };
+
+export type ExpertLoad = { name: string, regular: number, calibration: number, retest: number, total: number, };
+
+export type StratumCount = { 
+/**
+ * The category, `None` for conversations without one.
+ */
+category: string | null, available: number, drawn: number, };
+
+export type ExpertAdded = { id: number, name: string, 
+/**
+ * False when an expert of that name was already there.
+ */
+created: boolean, };
+
+export type RubricAdded = { id: number, key: string, 
+/**
+ * False when the identical rubric was already there.
+ */
+created: boolean, };
+
 export type Level = "system" | "item";
 
 export type Comparison = "judge_vs_experts" | "judge_vs_expert" | "expert_vs_expert";

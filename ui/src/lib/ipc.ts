@@ -90,3 +90,41 @@ export const ipc = {
 export async function onEvent<T>(name: string, handler: (payload: T) => void): Promise<() => void> {
   return listen<T>(name, (e) => handler(e.payload));
 }
+
+// The lead's setup wizard (commands/setup.rs).
+import type {
+  AssignmentOptions,
+  AssignmentSummary,
+  AssignmentTable,
+  ExpertAdded,
+  ImportOutcome,
+  ImportRequest,
+  MergeReport,
+  PackageWritten,
+  RatingsFormat,
+  RubricAdded,
+  SheetOutcome,
+  WrittenFile,
+} from "./bindings";
+
+/** An optional typed output path: blank means the default file in the study's export folder. */
+const outPath = (out: string) => (out.trim() === "" ? null : out.trim());
+
+export const setupIpc = {
+  exportDir: () => call<string>("setup_export_dir"),
+  addRubric: (path: string) => call<RubricAdded>("setup_add_rubric", { path }),
+  importData: (request: ImportRequest) => call<ImportOutcome>("setup_import", { request }),
+  addExpert: (name: string) => call<ExpertAdded>("setup_add_expert", { name }),
+  previewAssignment: (options: AssignmentOptions) =>
+    call<AssignmentSummary>("setup_preview_assignment", { options }),
+  assign: (options: AssignmentOptions) => call<AssignmentSummary>("setup_assign", { options }),
+  assignmentTable: () => call<AssignmentTable>("setup_assignment_table"),
+  exportPackage: (expert: string, out: string) =>
+    call<PackageWritten>("setup_export_package", { expert, out: outPath(out) }),
+  mergePackage: (path: string) => call<MergeReport>("setup_merge_package", { path }),
+  exportRatings: (format: RatingsFormat, out: string, excel: boolean) =>
+    call<WrittenFile>("setup_export_ratings", { format, out: outPath(out), excel }),
+  exportSheet: (expert: string, out: string) =>
+    call<WrittenFile>("setup_export_sheet", { expert, out: outPath(out) }),
+  importSheet: (path: string) => call<SheetOutcome>("setup_import_sheet", { path }),
+};

@@ -11,6 +11,7 @@ pub mod demo;
 pub mod export;
 pub mod import;
 pub mod judge;
+pub mod lead;
 pub mod open_study;
 pub mod package;
 pub mod queue;

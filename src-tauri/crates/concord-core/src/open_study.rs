@@ -180,6 +180,21 @@ impl OpenStudy {
         self.save_export(&name, render(&t, format).as_bytes())
     }
 
+    /// The study's export folder, `<study name>-exports` beside the study file (not created here).
+    pub fn export_dir(&self) -> StoreResult<PathBuf> {
+        let study = self.store.path().ok_or_else(|| {
+            StoreError::Invalid("an in-memory study has no folder to export into".into())
+        })?;
+        let stem = study
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "study".into());
+        Ok(study
+            .parent()
+            .unwrap_or_else(|| std::path::Path::new("."))
+            .join(format!("{stem}-exports")))
+    }
+
     /// Write bytes (a figure, a table) as `name` into the study's export folder
     /// (`<study name>-exports` beside the study file); returns the path written.
     pub fn save_export(&self, name: &str, bytes: &[u8]) -> StoreResult<PathBuf> {
@@ -197,17 +212,7 @@ impl OpenStudy {
         if clean.is_empty() {
             return Err(StoreError::Invalid("an export needs a file name".into()));
         }
-        let study = self.store.path().ok_or_else(|| {
-            StoreError::Invalid("an in-memory study has no folder to export into".into())
-        })?;
-        let stem = study
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "study".into());
-        let dir = study
-            .parent()
-            .unwrap_or_else(|| std::path::Path::new("."))
-            .join(format!("{stem}-exports"));
+        let dir = self.export_dir()?;
         let io = |e: std::io::Error, p: &std::path::Path| StoreError::Io {
             path: p.display().to_string(),
             detail: e.to_string(),

@@ -1,0 +1,139 @@
+//! Commands of the lead's setup wizard (rubric, import, experts, sample and assignment, progress,
+//! packages, exports). Each makes one call into `concord_core::lead` on the open study; seeds for
+//! new randomised state are drawn here, at the edge. Imports, merged packages and filled sheets
+//! change many ratings at once: they go through the core's `store_mut()` (which drops the cached
+//! agreement reports) and are announced with the `ratings-changed` event so the agreement panel
+//! reloads.
+
+use crate::commands::rating::RATINGS_CHANGED;
+use crate::error::IpcResult;
+use crate::state::{fresh_seed, AppState};
+use concord_core::assignment::{
+    AssignmentOptions, AssignmentSummary, AssignmentTable, ExpertAdded, RubricAdded,
+};
+use concord_core::lead::{
+    ImportOutcome, ImportRequest, PackageWritten, RatingsFormat, SheetOutcome, WrittenFile,
+};
+use concord_core::package::MergeReport;
+use tauri::Emitter;
+
+/// Tell other screens that ratings changed in bulk (the payload names what brought them).
+fn announce(app: &tauri::AppHandle, what: &str) {
+    // The change is already committed; a window that misses the event only updates later.
+    let _ = app.emit(RATINGS_CHANGED, what);
+}
+
+/// The folder default outputs are written to (`<study>-exports` beside the study).
+#[tauri::command]
+pub async fn setup_export_dir(state: tauri::State<'_, AppState>) -> IpcResult<String> {
+    state.with_study(|s| Ok(s.export_dir()?.display().to_string()))
+}
+
+#[tauri::command]
+pub async fn setup_add_rubric(
+    state: tauri::State<'_, AppState>,
+    path: String,
+) -> IpcResult<RubricAdded> {
+    state.with_study(|s| Ok(s.add_rubric_path(&path)?))
+}
+
+#[tauri::command]
+pub async fn setup_import(
+    app: tauri::AppHandle,
+    state: tauri::State<'_, AppState>,
+    request: ImportRequest,
+) -> IpcResult<ImportOutcome> {
+    let seed = fresh_seed();
+    let outcome = state.with_study(|s| Ok(s.import_data(&request, seed)?))?;
+    if outcome.report.is_some() {
+        announce(&app, "import");
+    }
+    Ok(outcome)
+}
+
+#[tauri::command]
+pub async fn setup_add_expert(
+    state: tauri::State<'_, AppState>,
+    name: String,
+) -> IpcResult<ExpertAdded> {
+    let seed = fresh_seed();
+    state.with_study(|s| Ok(s.add_expert(&name, seed)?))
+}
+
+#[tauri::command]
+pub async fn setup_preview_assignment(
+    state: tauri::State<'_, AppState>,
+    options: AssignmentOptions,
+) -> IpcResult<AssignmentSummary> {
+    state.with_study(|s| Ok(s.preview_assignment(&options)?))
+}
+
+#[tauri::command]
+pub async fn setup_assign(
+    state: tauri::State<'_, AppState>,
+    options: AssignmentOptions,
+) -> IpcResult<AssignmentSummary> {
+    state.with_study(|s| Ok(s.assign(&options)?))
+}
+
+#[tauri::command]
+pub async fn setup_assignment_table(
+    state: tauri::State<'_, AppState>,
+) -> IpcResult<AssignmentTable> {
+    state.with_study(|s| Ok(s.assignment_table()?))
+}
+
+#[tauri::command]
+pub async fn setup_export_package(
+    state: tauri::State<'_, AppState>,
+    expert: String,
+    out: Option<String>,
+) -> IpcResult<PackageWritten> {
+    let seed = fresh_seed();
+    state.with_study(|s| Ok(s.export_package(&expert, out.as_deref(), seed)?))
+}
+
+#[tauri::command]
+pub async fn setup_merge_package(
+    app: tauri::AppHandle,
+    state: tauri::State<'_, AppState>,
+    path: String,
+) -> IpcResult<MergeReport> {
+    let report = state.with_study(|s| Ok(s.merge_package(&path)?))?;
+    if report.changed() {
+        announce(&app, "merge");
+    }
+    Ok(report)
+}
+
+#[tauri::command]
+pub async fn setup_export_ratings(
+    state: tauri::State<'_, AppState>,
+    format: RatingsFormat,
+    out: Option<String>,
+    excel: bool,
+) -> IpcResult<WrittenFile> {
+    state.with_study(|s| Ok(s.export_ratings(format, out.as_deref(), excel)?))
+}
+
+#[tauri::command]
+pub async fn setup_export_sheet(
+    state: tauri::State<'_, AppState>,
+    expert: String,
+    out: Option<String>,
+) -> IpcResult<WrittenFile> {
+    state.with_study(|s| Ok(s.export_sheet(&expert, out.as_deref())?))
+}
+
+#[tauri::command]
+pub async fn setup_import_sheet(
+    app: tauri::AppHandle,
+    state: tauri::State<'_, AppState>,
+    path: String,
+) -> IpcResult<SheetOutcome> {
+    let outcome = state.with_study(|s| Ok(s.import_sheet(&path)?))?;
+    if outcome.report.is_some() {
+        announce(&app, "sheet");
+    }
+    Ok(outcome)
+}

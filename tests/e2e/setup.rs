@@ -1,0 +1,302 @@
+//! Journey of the project lead's setup wizard in the real window: on a fresh study (created as the
+//! demo), a MentalBench-layout CSV written here is imported, three experts are added, the sample is
+//! assigned with k = 2 and a fixed seed, the assignment table shows the three experts with
+//! balanced loads, one expert's package and the long rating CSV are exported beside the study and
+//! checked on disk.
+
+use super::{App, Element};
+use concord_core::export::csv::LONG_HEADER;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const EXPERTS: [&str; 3] = ["Ana Ruiz", "Ben Okafor", "Chen Wei"];
+
+/// Six synthetic conversations in the MentalBench-100k layout: context, the original answer and
+/// two models' answers (texts written for this test; one has a comma, one a line break).
+fn write_bench_csv(dir: &Path) -> PathBuf {
+    let rows = [
+        (
+            "I keep failing my driving test and feel stupid.",
+            "Many people need several tries; what happened on the last one?",
+            "Failing a test says nothing about your worth.",
+            "Book extra lessons and practise the parts that went wrong.",
+        ),
+        (
+            "My sister and I have not spoken for a year.",
+            "A year is long, and it sounds like it weighs on you.",
+            "Perhaps send a short, warm message.",
+            "Think about what you would want to say first.",
+        ),
+        (
+            "I can't stop checking my phone at night.",
+            "Try leaving it in another room, at least for a week.",
+            "Night scrolling often feeds worry; notice how you feel after.",
+            "Set a do-not-disturb schedule.",
+        ),
+        (
+            "Since the move, I have no friends here.",
+            "Moving is lonely at first. What did you enjoy back home?",
+            "Local groups, classes or volunteering can help.",
+            "Give yourself time; friendships take months.",
+        ),
+        (
+            "My boss criticises me in front of everyone.",
+            "That sounds humiliating. Have you been able to tell anyone?",
+            "You could ask for feedback in private.",
+            "Keep notes of what happens, with dates.",
+        ),
+        (
+            "I feel numb, like nothing matters.",
+            "Feeling numb can be a sign of depression.\nHave you had thoughts of harming yourself?",
+            "Please consider talking to a doctor.",
+            "Small routines, like a walk, can help a little.",
+        ),
+    ];
+    let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    let mut text = String::from("context,response,Gemini,gpt-4o\n");
+    for (context, original, gemini, gpt) in rows {
+        text.push_str(&format!(
+            "{},{},{},{}\n",
+            quote(context),
+            quote(original),
+            quote(gemini),
+            quote(gpt)
+        ));
+    }
+    let path = dir.join("bench-sample.csv");
+    std::fs::write(&path, text).expect("the test CSV is written");
+    path
+}
+
+/// Replace an input's value as a person would (clear, then type), so Svelte's binding sees it.
+fn fill(app: &App, css: &str, text: &str) {
+    let input = app.wait_for(css, Duration::from_secs(10));
+    app.script(
+        "const e = document.querySelector(arguments[0]); e.value = ''; \
+         e.dispatchEvent(new Event('input', {bubbles: true})); return 1;",
+        json!([css]),
+    );
+    app.type_into(&input, text);
+}
+
+fn click(app: &App, css: &str) {
+    let e: Element = app.wait_for(css, Duration::from_secs(10));
+    app.click(&e);
+}
+
+/// Wait until `css`'s text satisfies `ok`; returns that text.
+fn wait_text(app: &App, css: &str, what: &str, ok: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(e) = app.try_find(css) {
+            let text = app.text(&e);
+            if ok(&text) {
+                return text;
+            }
+            if Instant::now() > deadline {
+                app.screenshot("timeout");
+                panic!("{css} never showed {what}; last text {text:?}");
+            }
+        } else if Instant::now() > deadline {
+            app.screenshot("timeout");
+            panic!("{css} never appeared (waiting for {what})");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The absolute path at the end of a "… written to PATH" line.
+fn written_path(text: &str) -> PathBuf {
+    let path = text
+        .rsplit(" to ")
+        .next()
+        .unwrap_or_else(|| panic!("no path in {text:?}"))
+        .trim();
+    PathBuf::from(path)
+}
+
+#[test]
+fn lead_sets_up_a_three_expert_study_from_a_csv_to_a_package_and_a_rating_csv() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().join("lead.concord");
+    let csv = write_bench_csv(tmp.path());
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    click(&app, "[data-testid=nav-setup]");
+    app.wait_for("[data-testid=setup-rubric]", Duration::from_secs(10));
+    assert!(
+        app.try_find("[data-testid=rubric-mentalbench]").is_some(),
+        "the built-in MentalBench rubric is offered in step 1"
+    );
+
+    // Step 2: a relative path is refused with a clear message; the real file is imported.
+    click(&app, "[data-testid=step-import]");
+    click(&app, "[data-testid=format-mentalbench]");
+    fill(&app, "[data-testid=import-path]", "bench-sample.csv");
+    click(&app, "[data-testid=import-run]");
+    let refused = wait_text(&app, "[data-testid=setup-error]", "a path message", |t| {
+        !t.is_empty()
+    });
+    assert!(
+        refused.contains("full path"),
+        "a relative path is explained, not sent: {refused:?}"
+    );
+    fill(
+        &app,
+        "[data-testid=import-path]",
+        &csv.display().to_string(),
+    );
+    click(&app, "[data-testid=import-run]");
+    let counts = wait_text(&app, "[data-testid=import-counts]", "import counts", |t| {
+        t.contains("conversations added")
+    });
+    assert!(
+        counts.starts_with("6 conversations added, 18 responses added"),
+        "six conversations with three answers each were imported: {counts:?}"
+    );
+    assert!(
+        app.try_find("[data-testid=quality-none]").is_some(),
+        "a clean file reports no data-quality findings"
+    );
+
+    // Step 3: three experts, typed in one box.
+    click(&app, "[data-testid=step-experts]");
+    fill(&app, "[data-testid=expert-names]", &EXPERTS.join(", "));
+    click(&app, "[data-testid=experts-add]");
+    wait_text(
+        &app,
+        "[data-testid=team-size]",
+        "three chosen experts",
+        |t| t.starts_with("3 "),
+    );
+    for name in EXPERTS {
+        let css = format!("[data-testid=expert-choice][data-name='{name}']");
+        let checked = app.script(
+            "return document.querySelector(arguments[0])?.checked ?? null;",
+            json!([css]),
+        );
+        assert_eq!(checked, json!(true), "{name} is added and takes part");
+    }
+
+    // Step 4: 6 of the 14 MentalBench conversations, k = 2, a fixed seed; preview, then assign.
+    click(&app, "[data-testid=step-assign]");
+    fill(&app, "[data-testid=assign-sample]", "6");
+    fill(&app, "[data-testid=assign-k]", "2");
+    fill(&app, "[data-testid=assign-seed]", "20240601");
+    click(&app, "[data-testid=assign-preview]");
+    let preview = wait_text(
+        &app,
+        "[data-testid=assign-preview-result]",
+        "the preview",
+        |t| t.contains("Would assign"),
+    );
+    assert!(
+        preview.contains("Would assign 6 conversations (18 responses) to 3 experts, k = 2"),
+        "the preview describes the draw: {preview:?}"
+    );
+    click(&app, "[data-testid=assign-run]");
+
+    // Step 5: the table with the three experts and balanced loads (18 × 2 / 3 = 12 each).
+    app.wait_for("[data-testid=assignment-table]", Duration::from_secs(30));
+    let rows = app.find_all("[data-testid=progress-row]");
+    assert_eq!(rows.len(), 3, "the table lists the three assigned experts");
+    for name in EXPERTS {
+        let css = format!("[data-testid=progress-row][data-name='{name}'] [data-testid=assigned]");
+        assert_eq!(
+            app.text_of(&css),
+            "12",
+            "{name} has 12 of the 36 assigned items"
+        );
+    }
+    let balance = app.wait_for("[data-testid=balance]", Duration::from_secs(5));
+    assert_eq!(
+        app.attribute(&balance, "data-balanced").as_deref(),
+        Some("true"),
+        "the loads are reported as balanced"
+    );
+    let options = app.text_of("[data-testid=assignment-options]");
+    assert!(
+        options.contains("k = 2, seed 20240601, 6 sampled conversations"),
+        "the stored options are shown: {options:?}"
+    );
+    let shot = app.screenshot("setup-wizard");
+
+    // Step 6: one expert's package, written beside the study by default.
+    click(&app, "[data-testid=step-packages]");
+    click(
+        &app,
+        "[data-testid=package-row][data-name='Ana Ruiz'] [data-testid=package-export]",
+    );
+    let written = wait_text(
+        &app,
+        "[data-testid=package-written]",
+        "the package path",
+        |t| t.contains(".concord"),
+    );
+    let package = written_path(&written);
+    assert!(
+        written.starts_with("12 items"),
+        "the package holds Ana's 12 items: {written:?}"
+    );
+    assert_eq!(
+        package.parent(),
+        Some(tmp.path().join("lead-exports").as_path()),
+        "the default package goes into the study's export folder"
+    );
+    let head = std::fs::read(&package).expect("the package file exists on disk");
+    assert!(
+        head.starts_with(b"SQLite format 3\0"),
+        "a package is itself a study file"
+    );
+
+    // Step 7: the long CSV (Excel-friendly by default), checked on disk.
+    click(&app, "[data-testid=step-exports]");
+    click(&app, "[data-testid=export-long_csv]");
+    let written = wait_text(
+        &app,
+        "[data-testid=written-long_csv]",
+        "the CSV path",
+        |t| t.contains(".csv"),
+    );
+    let path = written_path(&written);
+    let bytes = std::fs::read(&path).expect("the long CSV exists on disk");
+    let text = String::from_utf8(bytes).expect("the CSV is UTF-8");
+    let text = text
+        .strip_prefix('\u{feff}')
+        .expect("the Excel-friendly CSV starts with a byte-order mark");
+    let mut lines = text.split("\r\n");
+    assert_eq!(
+        lines.next(),
+        Some(LONG_HEADER.join(",").as_str()),
+        "the long CSV has its documented header"
+    );
+    let demo_row = lines
+        .find(|l| l.starts_with("demo-en-01,") && l.contains(",Demo expert A,expert,mentalbench,"))
+        .unwrap_or_else(|| {
+            panic!(
+                "no row of Demo expert A on demo-en-01 in {}",
+                path.display()
+            )
+        });
+    assert_eq!(
+        demo_row.split(',').count(),
+        LONG_HEADER.len(),
+        "a plain row has one field per header column: {demo_row:?}"
+    );
+    let ratings: usize = written
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("the count of ratings written");
+    assert_eq!(
+        text.split("\r\n").filter(|l| !l.is_empty()).count(),
+        ratings + 1,
+        "one line per rating written, plus the header"
+    );
+    println!(
+        "setup wizard: {ratings} ratings exported; package {}; screenshot {}",
+        package.display(),
+        shot.display()
+    );
+}

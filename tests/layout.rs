@@ -6,7 +6,7 @@ use std::process::Command;
 /// Every package reachable from `root` through normal and build dependencies (not dev).
 fn dependency_closure(root: &str) -> BTreeSet<String> {
     let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["metadata", "--format-version", "1"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");

@@ -67,6 +67,11 @@ fn keyboard_rating_survives_quit_and_resumes_at_the_next_item() {
             4,
             "three items rated, the fourth is shown"
         );
+        let progress = app.text_of("[data-testid=item-number]");
+        assert!(
+            progress.contains("3 done"),
+            "the progress counts the three completed items: {progress}"
+        );
         app.screenshot("rating-item-4");
     } // the window closes here
     let conn = rusqlite::Connection::open(&study).unwrap();

@@ -229,6 +229,15 @@ fn strip_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
+/// Line breaks in `bytes`: LF, CRLF (counted once) and a lone CR.
+fn line_breaks(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
+        .count()
+}
+
 fn read_csv(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
     let bytes = strip_bom(bytes);
     if bytes.starts_with(b"PK\x03\x04") {
@@ -248,7 +257,10 @@ fn read_csv(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
     let mut rows = Vec::new();
     let mut record = csv::ByteRecord::new();
     let mut ordinal = 0usize;
+    let (mut counted_to, mut line_no) = (0usize, 1usize);
     loop {
+        // Where the next record starts (the reader's position before reading it).
+        let next_start = reader.position().byte() as usize;
         match reader.read_byte_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {}
@@ -267,7 +279,17 @@ fn read_csv(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
                 break;
             }
         }
-        let line = record.position().map(|p| p.line() as usize).unwrap_or(0);
+        // The record's line number, counted from its starting byte (so quoted line breaks in
+        // earlier records and CRLF endings count exactly as an editor shows them).
+        // The csv reader ends a record at the CR of a CRLF, so a record may "start" on the LF
+        // that belongs to the previous line break: step over it before counting.
+        let mut start = next_start.clamp(counted_to, bytes.len());
+        if bytes.get(start) == Some(&b'\n') {
+            start += 1;
+        }
+        line_no += line_breaks(&bytes[counted_to..start]);
+        counted_to = start;
+        let line = line_no;
         let mut cells = Vec::with_capacity(record.len());
         for (i, field) in record.iter().enumerate() {
             let column_name = headers.as_ref().and_then(|h| h.get(i).cloned());

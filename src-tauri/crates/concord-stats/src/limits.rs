@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::paired::{PairedError, LOA_Z};
+use crate::paired::{check_pairs, PairedError, LOA_Z};
 
 /// Bias, SD of the differences and the 95% limits of agreement of a − b; `None` where undefined.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -27,19 +27,7 @@ fn defined(x: f64) -> Option<f64> {
 
 /// Bland–Altman limits of a versus b (same length, finite values).
 pub fn bland_altman(a: &[f64], b: &[f64]) -> Result<AgreementLimits, PairedError> {
-    if a.len() != b.len() {
-        return Err(PairedError::LengthMismatch {
-            a: a.len(),
-            b: b.len(),
-        });
-    }
-    if let Some(index) = a
-        .iter()
-        .zip(b)
-        .position(|(x, y)| !x.is_finite() || !y.is_finite())
-    {
-        return Err(PairedError::NonFinite { index });
-    }
+    check_pairs(a, b)?;
     let n = a.len();
     let nf = n as f64;
     let bias = (n > 0).then(|| a.iter().zip(b).map(|(x, y)| x - y).sum::<f64>() / nf);

@@ -230,8 +230,8 @@ pub fn lin_ccc(a: &[f64], b: &[f64]) -> Option<f64> {
     defined(2.0 * (sab / nf) / denom)
 }
 
-/// The full paired comparison of a versus b (same length, finite values).
-pub fn compare(a: &[f64], b: &[f64]) -> Result<PairedComparison, PairedError> {
+/// Paired data must have equal lengths and finite values.
+pub(crate) fn check_pairs(a: &[f64], b: &[f64]) -> Result<(), PairedError> {
     if a.len() != b.len() {
         return Err(PairedError::LengthMismatch {
             a: a.len(),
@@ -245,6 +245,12 @@ pub fn compare(a: &[f64], b: &[f64]) -> Result<PairedComparison, PairedError> {
     {
         return Err(PairedError::NonFinite { index });
     }
+    Ok(())
+}
+
+/// The full paired comparison of a versus b (same length, finite values).
+pub fn compare(a: &[f64], b: &[f64]) -> Result<PairedComparison, PairedError> {
+    check_pairs(a, b)?;
     let n = a.len();
     let nf = n as f64;
     let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();

@@ -15,10 +15,11 @@
 use super::catalog::{judge_family, source_by_key, source_by_mentalbench_column};
 use super::index::{RaterSpec, SourceSpec, StudyIndex};
 use super::reply::{classify_number, Score};
-use super::table::{display_name, read_table_bytes, Cell, FileFormat, RawTable};
+use super::table::{Cell, RawTable};
+use super::{prepare, Formats};
 use super::{
-    record_file, sha256_hex, FileReport, FileStatus, ImportError, ImportOptions, ImportReport,
-    Issue, Location, OutOfScale, QualityItem, QualityKind,
+    record_file, FileReport, FileStatus, ImportError, ImportOptions, ImportReport, Issue, Location,
+    OutOfScale, QualityItem, QualityKind,
 };
 use crate::rubric::{builtin, Rubric};
 use crate::store::{ImportedRating, NewConversation, RaterKind, SourceKind, Store, StoreError};
@@ -83,44 +84,6 @@ fn find_rubric(store: &Store, key: &str, at: &Location) -> Result<Rubric, Import
             format!("no rubric {key:?} in the study or built in"),
         )
     })
-}
-
-struct Prepared {
-    name: String,
-    sha: String,
-    table: RawTable,
-}
-
-/// Read a file and check it was not imported before; `Ok(None)` when it was.
-fn prepare(
-    store: &Store,
-    path: &Path,
-    sheet: Option<&str>,
-) -> Result<Result<Prepared, FileReport>, ImportError> {
-    let name = display_name(path);
-    let at = Location {
-        file: name.clone(),
-        sheet: None,
-        row: None,
-        column: None,
-    };
-    let format = FileFormat::from_name(&name).ok_or_else(|| {
-        ImportError::one(
-            at.clone(),
-            "unknown_format",
-            "a long-form file must be .csv, .jsonl or .xlsx".to_string(),
-        )
-    })?;
-    let bytes = std::fs::read(path)
-        .map_err(|e| ImportError::one(at, "unreadable", format!("cannot read the file: {e}")))?;
-    let sha = sha256_hex(&bytes);
-    if store.import_by_hash(&sha)?.is_some() {
-        let mut r = FileReport::new(&name, None, "long", &sha);
-        r.status = FileStatus::AlreadyImported;
-        return Ok(Err(r));
-    }
-    let table = read_table_bytes(&name, &bytes, format, sheet).map_err(ImportError::Rejected)?;
-    Ok(Ok(Prepared { name, sha, table }))
 }
 
 fn required(table: &RawTable, names: &[(&str, &str)]) -> Result<Vec<usize>, Vec<Issue>> {
@@ -188,7 +151,7 @@ pub fn import_items(
     sheet: Option<&str>,
     options: &ImportOptions,
 ) -> Result<ImportReport, ImportError> {
-    let p = match prepare(store, path, sheet)? {
+    let p = match prepare(store, path, sheet, "long", "long-form", Formats::Any)? {
         Ok(p) => p,
         Err(done) => {
             return Ok(ImportReport {
@@ -384,7 +347,7 @@ pub fn import_ratings(
     sheet: Option<&str>,
     options: &ImportOptions,
 ) -> Result<ImportReport, ImportError> {
-    let p = match prepare(store, path, sheet)? {
+    let p = match prepare(store, path, sheet, "long", "long-form", Formats::Any)? {
         Ok(p) => p,
         Err(done) => {
             return Ok(ImportReport {

@@ -17,9 +17,10 @@ use super::index::{SourceSpec, StudyIndex};
 use super::mentalalign::{conv_id, conversation_external_id};
 use super::table::{display_name, read_table, FileFormat, RawTable};
 use super::{
-    excerpt, record_file, sha256_hex, FileReport, FileStatus, ImportError, ImportOptions,
-    ImportReport, Issue, Location, QualityItem, QualityKind,
+    excerpt, record_file, FileReport, FileStatus, ImportError, ImportOptions, ImportReport, Issue,
+    QualityItem, QualityKind,
 };
+use super::{prepare, Formats, Prepared};
 use crate::rubric::builtin;
 use crate::store::{NewConversation, Store};
 use std::collections::HashMap;
@@ -41,41 +42,23 @@ pub fn import_file(
     sheet: Option<&str>,
     options: &ImportOptions,
 ) -> Result<ImportReport, ImportError> {
-    let name = display_name(path);
-    let at_file = Location {
-        file: name.clone(),
-        sheet: None,
-        row: None,
-        column: None,
+    let p = match prepare(
+        store,
+        path,
+        sheet,
+        "mentalbench",
+        "MentalBench",
+        Formats::Tabular,
+    )? {
+        Ok(p) => p,
+        Err(done) => {
+            return Ok(ImportReport {
+                options: options.clone(),
+                files: vec![done],
+            })
+        }
     };
-    let format = FileFormat::from_name(&name)
-        .filter(|f| *f != FileFormat::Jsonl)
-        .ok_or_else(|| {
-            ImportError::one(
-                at_file.clone(),
-                "unknown_format",
-                "a MentalBench file must be .csv or .xlsx".to_string(),
-            )
-        })?;
-    let bytes = std::fs::read(path).map_err(|e| {
-        ImportError::one(
-            at_file.clone(),
-            "unreadable",
-            format!("cannot read the file: {e}"),
-        )
-    })?;
-    let sha = sha256_hex(&bytes);
-    if store.import_by_hash(&sha)?.is_some() {
-        let mut r = FileReport::new(&name, None, "mentalbench", &sha);
-        r.status = FileStatus::AlreadyImported;
-        return Ok(ImportReport {
-            options: options.clone(),
-            files: vec![r],
-        });
-    }
-    let table = super::table::read_table_bytes(&name, &bytes, format, sheet)
-        .map_err(ImportError::Rejected)?;
-    drop(bytes);
+    let Prepared { name, sha, table } = p;
     let mut report = FileReport::new(&name, table.sheet.clone(), "mentalbench", &sha);
     let (sources, rows) = validate(&table, &mut report).map_err(ImportError::Rejected)?;
 

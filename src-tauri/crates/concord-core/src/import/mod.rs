@@ -21,7 +21,7 @@ pub mod psycrisis;
 pub mod reply;
 pub mod table;
 
-use crate::store::{StoreError, StudyTx};
+use crate::store::{Store, StoreError, StudyTx};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -445,4 +445,65 @@ pub fn excerpt(text: &str, chars: usize) -> String {
         out.push('…');
     }
     out.replace('\n', " ")
+}
+
+/// Which file formats an importer takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Formats {
+    /// CSV, JSON Lines or XLSX.
+    Any,
+    /// CSV or XLSX (layouts of one row per conversation).
+    Tabular,
+}
+
+/// A file read and parsed into raw rows, not imported before.
+pub(crate) struct Prepared {
+    pub name: String,
+    pub sha: String,
+    pub table: table::RawTable,
+}
+
+/// The first phase every importer shares: name the file, check its format, read its bytes, stop
+/// (with an "already imported" report of kind `kind`) when the same bytes were imported before,
+/// and read the raw rows. `Err` inside `Ok` is that already-imported report. `noun` names the
+/// layout in the error for a wrong format ("a MentalBench file must be …").
+pub(crate) fn prepare(
+    store: &Store,
+    path: &std::path::Path,
+    sheet: Option<&str>,
+    kind: &str,
+    noun: &str,
+    formats: Formats,
+) -> Result<Result<Prepared, FileReport>, ImportError> {
+    let name = table::display_name(path);
+    let at = Location {
+        file: name.clone(),
+        sheet: None,
+        row: None,
+        column: None,
+    };
+    let format = table::FileFormat::from_name(&name)
+        .filter(|f| formats == Formats::Any || *f != table::FileFormat::Jsonl)
+        .ok_or_else(|| {
+            let expected = match formats {
+                Formats::Any => ".csv, .jsonl or .xlsx",
+                Formats::Tabular => ".csv or .xlsx",
+            };
+            ImportError::one(
+                at.clone(),
+                "unknown_format",
+                format!("a {noun} file must be {expected}"),
+            )
+        })?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| ImportError::one(at, "unreadable", format!("cannot read the file: {e}")))?;
+    let sha = sha256_hex(&bytes);
+    if store.import_by_hash(&sha)?.is_some() {
+        let mut r = FileReport::new(&name, None, kind, &sha);
+        r.status = FileStatus::AlreadyImported;
+        return Ok(Err(r));
+    }
+    let table =
+        table::read_table_bytes(&name, &bytes, format, sheet).map_err(ImportError::Rejected)?;
+    Ok(Ok(Prepared { name, sha, table }))
 }

@@ -14,11 +14,12 @@
 use super::catalog::{judge_family, source_by_key};
 use super::index::{RaterSpec, SourceSpec, StudyIndex};
 use super::reply::{classify_number, crisis_reply, Score};
-use super::table::{display_name, read_table_bytes, Cell, FileFormat, RawTable};
+use super::table::{Cell, RawTable};
 use super::{
     excerpt, normalize_context, record_file, sha256_hex, FileReport, FileStatus, ImportError,
     ImportOptions, ImportReport, Issue, Location, QualityItem, QualityKind,
 };
+use super::{prepare, Formats, Prepared};
 use crate::rubric::{builtin, Rubric};
 use crate::store::{ImportedRating, NewConversation, NewJudgement, RaterKind, SourceKind, Store};
 use std::collections::HashMap;
@@ -69,40 +70,23 @@ pub fn import_file(
     file: &CrisisFile,
     options: &ImportOptions,
 ) -> Result<ImportReport, ImportError> {
-    let name = display_name(path);
-    let at_file = Location {
-        file: name.clone(),
-        sheet: None,
-        row: None,
-        column: None,
+    let p = match prepare(
+        store,
+        path,
+        file.sheet.as_deref(),
+        "psycrisis",
+        "PsyCrisis",
+        Formats::Tabular,
+    )? {
+        Ok(p) => p,
+        Err(done) => {
+            return Ok(ImportReport {
+                options: options.clone(),
+                files: vec![done],
+            })
+        }
     };
-    let format = FileFormat::from_name(&name)
-        .filter(|f| *f != FileFormat::Jsonl)
-        .ok_or_else(|| {
-            ImportError::one(
-                at_file.clone(),
-                "unknown_format",
-                "a PsyCrisis file must be .xlsx or .csv".to_string(),
-            )
-        })?;
-    let bytes = std::fs::read(path).map_err(|e| {
-        ImportError::one(
-            at_file.clone(),
-            "unreadable",
-            format!("cannot read the file: {e}"),
-        )
-    })?;
-    let sha = sha256_hex(&bytes);
-    if store.import_by_hash(&sha)?.is_some() {
-        let mut r = FileReport::new(&name, None, "psycrisis", &sha);
-        r.status = FileStatus::AlreadyImported;
-        return Ok(ImportReport {
-            options: options.clone(),
-            files: vec![r],
-        });
-    }
-    let table = read_table_bytes(&name, &bytes, format, file.sheet.as_deref())
-        .map_err(ImportError::Rejected)?;
+    let Prepared { name, sha, table } = p;
     let rubric = builtin::psycrisis();
     let mut report = FileReport::new(&name, table.sheet.clone(), "psycrisis", &sha);
     let (raters, rows) =

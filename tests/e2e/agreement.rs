@@ -163,7 +163,7 @@ fn the_demo_study_shows_psycrisis_dimensions_and_the_expert_baseline() {
     let select = app.wait_for("[data-testid=ag-rubric]", Duration::from_secs(5));
     app.script(
         "const s = arguments[0]; s.value = 'psycrisis'; s.dispatchEvent(new Event('change')); return 1;",
-        json!([{"element-6066-11e4-a52e-4f735466cecf": select_id(&app, &select)}]),
+        json!([{"element-6066-11e4-a52e-4f735466cecf": select.0}]),
     );
     let binary = app.wait_for("[data-testid=binary-table]", Duration::from_secs(20));
     assert!(
@@ -172,8 +172,4 @@ fn the_demo_study_shows_psycrisis_dimensions_and_the_expert_baseline() {
     );
     app.wait_for("[data-testid=totals-table]", Duration::from_secs(5));
     show(&app, "[data-testid=binary-table]", "agreement-psycrisis");
-}
-
-fn select_id(_app: &App, e: &super::Element) -> String {
-    e.0.clone()
 }

@@ -7,6 +7,9 @@ use concord_core::score_table::{read_long_csv, ColumnNames, ScoreTableError};
 use concord_stats::categorical::{self, AgreementSummary, CategoricalError, CategoricalRatings};
 use concord_stats::icc::{icc_with_missing, IccError, IccEstimate};
 use concord_stats::paired::{compare, PairedError};
+use concord_stats::reml::{
+    reml_icc, BoundaryComponent, Rating, RemlError, RemlIccEstimate, VarianceComponents,
+};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -61,6 +64,19 @@ impl TableArgs {
 pub struct IccArgs {
     #[command(flatten)]
     pub table: TableArgs,
+    /// `anova`: the six forms from complete targets (McGraw & Wong); `reml`: ICC1/ICC2/ICC3 from
+    /// REML variance components, using every rating of an incomplete design.
+    #[arg(long, value_enum, default_value = "anova")]
+    pub method: IccMethod,
+}
+
+/// How `concord stats icc` estimates.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IccMethod {
+    /// Two-way ANOVA mean squares over targets rated by every rater.
+    Anova,
+    /// REML variance components of the crossed and one-way mixed models (lme4's criterion).
+    Reml,
 }
 
 /// `concord stats agreement`
@@ -98,6 +114,9 @@ pub enum StatsError {
     /// The paired input was malformed.
     #[error("comparison: {0}")]
     Paired(#[from] PairedError),
+    /// The REML fit could not use the data.
+    #[error("REML ICC: {0}")]
+    Reml(#[from] RemlError),
     /// The categorical input was malformed.
     #[error("agreement: {0}")]
     Categorical(#[from] CategoricalError),
@@ -146,7 +165,107 @@ struct IccOutput<'a> {
     icc: &'a [IccEstimate],
 }
 
+#[derive(Serialize)]
+struct RemlOutput<'a> {
+    n_targets: usize,
+    n_raters: usize,
+    n_ratings: usize,
+    variance: VarianceComponents,
+    icc: &'a [RemlIccEstimate],
+}
+
+fn run_icc_reml(args: &IccArgs, json: bool) -> Result<String, StatsError> {
+    let table = read_long_csv(&args.table.file, &args.table.columns())?;
+    let numeric = table.numeric()?;
+    let k = numeric.raters.len();
+    let ratings: Vec<Rating> = numeric
+        .cells
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            c.map(|score| Rating {
+                target: i / k,
+                rater: i % k,
+                score,
+            })
+        })
+        .collect();
+    let fit = reml_icc(&ratings)?;
+    let boundary_note = boundary_note(&fit.boundary);
+    if json {
+        if let Some(note) = &boundary_note {
+            eprintln!("note: {note}");
+        }
+        return to_json(&RemlOutput {
+            n_targets: fit.n_targets,
+            n_raters: fit.n_raters,
+            n_ratings: fit.n_ratings,
+            variance: fit.variance,
+            icc: &fit.icc,
+        });
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} ratings of {} targets by {} raters (REML variance components, every rating used)",
+        table.file, fit.n_ratings, fit.n_targets, fit.n_raters
+    );
+    let _ = writeln!(
+        out,
+        "variance: target {:.4}, rater {:.4}, residual {:.4}",
+        fit.variance.target, fit.variance.rater, fit.variance.residual
+    );
+    if let Some(note) = &boundary_note {
+        let _ = writeln!(out, "note: {note}");
+    }
+    let _ = writeln!(
+        out,
+        "{:<6} {:<32} {:>7}  95% CI (profile likelihood)",
+        "type", "model", "ICC"
+    );
+    for e in &fit.icc {
+        let model = match e.form {
+            concord_stats::reml::RemlIccForm::Icc1 => "one-way, score ~ 1 + (1|target)",
+            concord_stats::reml::RemlIccForm::Icc2 => "crossed, absolute agreement",
+            concord_stats::reml::RemlIccForm::Icc3 => "crossed, consistency",
+        };
+        let code = serde_json::to_value(e.form)?;
+        let _ = writeln!(
+            out,
+            "{:<6} {:<32} {:>7}  [{}, {}]",
+            code.as_str().unwrap_or_default(),
+            model,
+            show(Some(e.icc)),
+            show(e.ci95[0]),
+            show(e.ci95[1])
+        );
+    }
+    Ok(out)
+}
+
+/// A sentence naming the variance components estimated at zero, if any.
+fn boundary_note(boundary: &[BoundaryComponent]) -> Option<String> {
+    if boundary.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = boundary
+        .iter()
+        .map(|b| match b {
+            BoundaryComponent::Target => "target variance (crossed model)",
+            BoundaryComponent::Rater => "rater variance",
+            BoundaryComponent::TargetOneWay => "target variance (one-way model)",
+        })
+        .collect();
+    Some(format!(
+        "boundary fit: {} estimated at 0 (the estimate lies on the edge of the parameter space)",
+        names.join(", ")
+    ))
+}
+
 fn run_icc(args: &IccArgs, json: bool) -> Result<String, StatsError> {
+    if args.method == IccMethod::Reml {
+        return run_icc_reml(args, json);
+    }
     let table = read_long_csv(&args.table.file, &args.table.columns())?;
     let numeric = table.numeric()?;
     let result = icc_with_missing(&numeric.cells, table.n_targets(), table.n_raters())?;

@@ -395,3 +395,107 @@ fn errors_name_file_line_and_column() {
         "a missing file is named"
     );
 }
+
+/// One design of the lme4 reference file, written as a long-form CSV.
+fn lme4_case_csv(name: &str) -> (String, Value) {
+    let doc: Value = serde_json::from_str(include_str!(
+        "../../concord-stats/tests/vectors/reml_lme4.json"
+    ))
+    .expect("the lme4 vectors are valid JSON");
+    let case = doc["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("the lme4 vectors hold the {name} design"))
+        .clone();
+    let mut s = String::from("target,rater,score\n");
+    for r in case["ratings"].as_array().unwrap() {
+        s.push_str(&format!("item{},expert{},{}\n", r[0], r[1], r[2]));
+    }
+    (s, case)
+}
+
+#[test]
+fn icc_reml_json_has_the_contract_shape_and_lme4_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, case) = lme4_case_csv("incomplete_k2_of_6");
+    let path = write_csv(&dir, "incomplete.csv", &csv);
+    let v = json_of(&concord(&[
+        "stats",
+        "icc",
+        path.to_str().unwrap(),
+        "--method",
+        "reml",
+        "--json",
+    ]));
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["icc", "n_raters", "n_ratings", "n_targets", "variance"],
+        "the REML output has exactly the contract's keys"
+    );
+    assert_eq!(v["n_targets"], 60, "60 targets in the file");
+    assert_eq!(v["n_raters"], 6, "6 raters in the file");
+    assert_eq!(v["n_ratings"], 120, "every one of the 120 ratings is used");
+    for comp in ["target", "rater", "residual"] {
+        let (a, e) = (
+            v["variance"][comp].as_f64().unwrap(),
+            case["variance"][comp].as_f64().unwrap(),
+        );
+        assert!((a - e).abs() < 1e-4, "σ² {comp}: {a} vs lme4 {e}");
+    }
+    let rows = v["icc"].as_array().unwrap();
+    let types: Vec<&str> = rows.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["ICC1", "ICC2", "ICC3"], "three REML forms in order");
+    for r in rows {
+        let t = r["type"].as_str().unwrap();
+        let (a, e) = (r["icc"].as_f64().unwrap(), case["icc"][t].as_f64().unwrap());
+        assert!((a - e).abs() < 1e-4, "{t}: {a} vs lme4 {e}");
+        let ci = r["ci95"].as_array().unwrap();
+        assert!(
+            ci[0].as_f64().unwrap() < a && a < ci[1].as_f64().unwrap(),
+            "{t}: the interval contains the estimate"
+        );
+    }
+}
+
+#[test]
+fn icc_reml_says_when_a_component_is_on_the_boundary() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, _) = lme4_case_csv("boundary_rater");
+    let path = write_csv(&dir, "boundary.csv", &csv);
+    let out = concord(&["stats", "icc", path.to_str().unwrap(), "--method", "reml"]);
+    assert!(
+        out.status.success(),
+        "a boundary fit is a result, not an error"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("boundary fit") && text.contains("rater variance"),
+        "the text output names the component estimated at 0: {text}"
+    );
+}
+
+#[test]
+fn icc_reml_refuses_a_single_rater_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_csv(&dir, "one.csv", "target,rater,score\na,r1,1\nb,r1,2\n");
+    let out = concord(&[
+        "stats",
+        "icc",
+        path.to_str().unwrap(),
+        "--method",
+        "reml",
+        "--json",
+    ]);
+    assert!(
+        !out.status.success(),
+        "one rater cannot give rater variance"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("2 raters"),
+        "the error says what is needed: {err}"
+    );
+}

@@ -11,6 +11,11 @@
 //!   PABAK, diagnostic accuracy with Wilson intervals.
 //! - [`bootstrap`]: percentile bootstrap with a caller-supplied generator; the MentalAlign interval.
 //! - [`interpret`]: Koo & Li and Landis & Koch labels, interval-decided labels, precision status.
+//! - [`alttest`]: the Alternative Annotator Test (Calderon, Reichart & Dror 2025): can a judge
+//!   replace the human annotators?
+//! - [`reml`]: ICC1/ICC2/ICC3 for incomplete, unbalanced designs from REML variance components
+//!   (lme4's criterion), with profile-likelihood intervals and boundary fits reported.
+//! - [`optimize`]: Brent's minimiser and root finder, a two-parameter Nelder–Mead simplex.
 //! - [`planner`]: Bonett (2002) targets-for-width and width-for-targets.
 //! - [`special`]: incomplete beta, F and t distributions and quantiles.
 //!
@@ -59,13 +64,16 @@
 //! - **Bootstrap percentiles.** numpy's default linear interpolation (Hyndman & Fan type 7);
 //!   R's `boot.ci(type = "perc")` uses a different order-statistic rule, so bounds differ slightly.
 
+pub mod alttest;
 pub mod bootstrap;
 pub mod categorical;
 pub mod icc;
 pub mod interpret;
 pub mod limits;
+pub mod optimize;
 pub mod paired;
 pub mod planner;
+pub mod reml;
 pub mod special;
 
 pub use bootstrap::{percentile_ci, BootstrapInterval, BootstrapOptions};

@@ -122,7 +122,7 @@ pub fn rubric(
     let mut store = open_study(db)?;
     match &args.command {
         RubricCommand::Add { file } => {
-            let text = std::fs::read_to_string(file).map_err(|e| AssignCmdError::Read {
+            let text = concord_core::rubric::read_text(file).map_err(|e| AssignCmdError::Read {
                 path: file.display().to_string(),
                 detail: e.to_string(),
             })?;

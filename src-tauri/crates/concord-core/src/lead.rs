@@ -278,7 +278,7 @@ impl OpenStudy {
     /// Step 1: add a custom rubric file (TOML or JSON) unless the identical rubric is there.
     pub fn add_rubric_path(&mut self, path: &str) -> Result<RubricAdded, LeadError> {
         let path = typed_path(path)?;
-        let text = std::fs::read_to_string(&path).map_err(|e| LeadError::ReadRubric {
+        let text = crate::rubric::read_text(&path).map_err(|e| LeadError::ReadRubric {
             path: path.display().to_string(),
             detail: e.to_string(),
         })?;

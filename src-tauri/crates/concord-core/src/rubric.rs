@@ -144,6 +144,34 @@ pub enum RubricError {
     Invalid { file: String, message: String },
 }
 
+/// The largest rubric file Concord reads (1 MiB; the built-in ones are a few kilobytes).
+pub const MAX_RUBRIC_BYTES: usize = 1 << 20;
+
+/// The text of a rubric file; a file larger than [`MAX_RUBRIC_BYTES`] is refused before it is read.
+pub fn read_text(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let too_big = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "the file is larger than {} KB, so it is not a rubric",
+                MAX_RUBRIC_BYTES / 1024
+            ),
+        )
+    };
+    if file.metadata()?.len() > MAX_RUBRIC_BYTES as u64 {
+        return Err(too_big());
+    }
+    let mut text = String::new();
+    file.take(MAX_RUBRIC_BYTES as u64 + 1)
+        .read_to_string(&mut text)?;
+    if text.len() > MAX_RUBRIC_BYTES {
+        return Err(too_big());
+    }
+    Ok(text)
+}
+
 /// The file formats a rubric can be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RubricFormat {
@@ -154,6 +182,23 @@ pub enum RubricFormat {
 impl Rubric {
     /// Parse and validate a rubric file. `file` names the source in error messages.
     pub fn parse(text: &str, format: RubricFormat, file: &str) -> Result<Rubric, RubricError> {
+        if text.len() > MAX_RUBRIC_BYTES {
+            return Err(RubricError::Invalid {
+                file: file.to_string(),
+                message: format!(
+                    "the rubric file holds {:.1} MB; a rubric is at most {} KB (a few dozen criteria with their anchors)",
+                    text.len() as f64 / 1_048_576.0,
+                    MAX_RUBRIC_BYTES / 1024
+                ),
+            });
+        }
+        if format == RubricFormat::Json {
+            // A key given twice (two labels for one language, say) would let one silently win.
+            crate::import::json::parse(text).map_err(|e| RubricError::Json {
+                file: file.to_string(),
+                message: e.to_string(),
+            })?;
+        }
         let rubric: Rubric = match format {
             RubricFormat::Toml => toml::from_str(text).map_err(|e| RubricError::Toml {
                 file: file.to_string(),

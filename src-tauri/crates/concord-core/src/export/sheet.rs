@@ -15,15 +15,16 @@
 use super::workbook::{codebook, sheet_name, Cells};
 use super::{neutralise, unneutralise, ExportError};
 use crate::assignment::{set_retest_rating, Purpose};
-use crate::import::table::{display_name, read_table_bytes, Cell, FileFormat};
+use crate::import::bounds::ReadLimits;
+use crate::import::table::{
+    display_name, read_file, read_table_bytes, sheet_names, Cell, FileFormat,
+};
 use crate::import::Issue;
 use crate::rubric::{localized, Rubric};
 use crate::store::{RatingInput, RatingOutcome, Store, StoreError};
-use calamine::{Reader, Xlsx};
 use rust_xlsxwriter::{DataValidation, DataValidationRule, Format, Workbook};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
-use std::io::Cursor;
 use std::path::Path;
 
 /// The hidden sheet that names the expert.
@@ -370,15 +371,11 @@ pub fn import_rating_sheet(
         value: None,
         message,
     };
-    let bytes = std::fs::read(path)
-        .map_err(|e| SheetError::Rejected(vec![whole(format!("cannot read the file: {e}"))]))?;
-    let names = Xlsx::new(Cursor::new(&bytes))
-        .map(|wb| wb.sheet_names())
-        .map_err(|e| {
-            SheetError::Rejected(vec![whole(format!(
-                "not an Excel (.xlsx) workbook Concord can read: {e}"
-            ))])
-        })?;
+    let rejected = |issues: Vec<crate::import::Issue>| {
+        SheetError::Rejected(issues.into_iter().map(Into::into).collect())
+    };
+    let bytes = read_file(path, &ReadLimits::from_env()).map_err(rejected)?;
+    let names = sheet_names(&file, &bytes).map_err(rejected)?;
     let read = |sheet: &str| {
         read_table_bytes(&file, &bytes, FileFormat::Xlsx, Some(sheet))
             .map_err(|issues| SheetError::Rejected(issues.into_iter().map(Into::into).collect()))

@@ -329,6 +329,8 @@ pub fn import_items(
 
 /// One validated rating row.
 struct ParsedRating {
+    /// The row it was read from, for messages.
+    row: usize,
     item: String,
     rater: String,
     /// Criterion id.
@@ -468,6 +470,7 @@ pub fn import_ratings(
             .and_then(|c| table.cell(row, c).as_text())
             .filter(|t| !t.trim().is_empty());
         parsed.push(ParsedRating {
+            row: row.number,
             item,
             rater,
             criterion: criterion.id.clone(),
@@ -499,12 +502,13 @@ pub fn import_ratings(
         let rubric_id = tx.add_rubric(&rubric)?;
         let criteria = tx.criterion_ids(rubric_id)?;
         let responses = tx.response_external_ids()?;
-        let unknown: Vec<&String> = {
+        // Each unknown item once, at the first row naming it.
+        let unknown: Vec<(&String, usize)> = {
             let mut seen = HashSet::new();
             parsed
                 .iter()
-                .map(|p| &p.item)
-                .filter(|i| !responses.contains_key(*i) && seen.insert(*i))
+                .filter(|p| !responses.contains_key(&p.item) && seen.insert(&p.item))
+                .map(|p| (&p.item, p.row))
                 .collect()
         };
         if !unknown.is_empty() {
@@ -512,12 +516,12 @@ pub fn import_ratings(
                 unknown
                     .iter()
                     .take(20)
-                    .map(|i| {
+                    .map(|(i, row)| {
                         Issue::error(
                             Location {
                                 file: report.file.clone(),
                                 sheet: report.sheet.clone(),
-                                row: None,
+                                row: Some(*row),
                                 column: Some(item_name.clone()),
                             },
                             "unknown_item",
@@ -531,6 +535,7 @@ pub fn import_ratings(
         let mut rater_ids: HashMap<String, i64> = HashMap::new();
         let mut ratings = Vec::with_capacity(parsed.len());
         for ParsedRating {
+            row: _,
             item,
             rater,
             criterion,

@@ -21,7 +21,7 @@ use super::reply::{classify, expert_object, judge_object, Score, ScoreObject};
 use super::table::{display_name, read_table_bytes, Cell, FileFormat, RawTable};
 use super::{
     excerpt, record_file, sha256_hex, FileReport, FileStatus, ImportError, ImportOptions,
-    ImportReport, Issue, Location, OutOfScale, QualityItem, QualityKind,
+    ImportReport, Issue, Location, OutOfScale, QualityItem, QualityKind, QualityReport,
 };
 use crate::rubric::{builtin, Rubric};
 use crate::store::{ImportedRating, NewConversation, NewJudgement, RaterKind, SourceKind, Store};
@@ -132,25 +132,12 @@ fn import_files_judged(
     options: &ImportOptions,
     judge: Option<&str>,
 ) -> Result<ImportReport, ImportError> {
+    let limits = super::bounds::ReadLimits::from_env();
     let inputs: Vec<(String, Vec<u8>)> = paths
         .iter()
-        .map(|p| {
-            let name = display_name(p);
-            std::fs::read(p).map(|b| (name.clone(), b)).map_err(|e| {
-                Issue::error(
-                    Location {
-                        file: name,
-                        sheet: None,
-                        row: None,
-                        column: None,
-                    },
-                    "unreadable",
-                    format!("cannot read the file: {e}"),
-                )
-            })
-        })
+        .map(|p| super::table::read_file(p, &limits).map(|b| (display_name(p), b)))
         .collect::<Result<_, _>>()
-        .map_err(|i| ImportError::Rejected(vec![i]))?;
+        .map_err(ImportError::Rejected)?;
     import_bytes(store, &inputs, options, judge)
 }
 
@@ -594,15 +581,49 @@ fn parse_file(
                     }
                 }
             };
-            match score_cell(&object, rubric, options.out_of_scale, &at, &mut report) {
-                Ok((values, rationale, extra)) => cells.push(ParsedCell {
-                    conv,
-                    source,
-                    values,
-                    rationale,
-                    extra,
-                    raw_reply: None,
-                }),
+            let mut findings = QualityReport::default();
+            match score_cell(&object, rubric, options.out_of_scale, &at, &mut findings) {
+                Ok((values, rationale, extra)) => {
+                    for item in findings.items {
+                        report.quality.push(item);
+                    }
+                    cells.push(ParsedCell {
+                        conv,
+                        source,
+                        values,
+                        rationale,
+                        extra,
+                        raw_reply: None,
+                    })
+                }
+                // A judge's reply whose scores cannot be read (an attribute given as a nested
+                // object, a word, 3.5) is what the documentation promises to keep verbatim and
+                // report; the reply does not reject the file. An expert's cell is data the lead
+                // must fix, so it does.
+                Err(e) if is_judge => {
+                    parsed_replies -= 1;
+                    report.quality.push(QualityItem {
+                        kind: QualityKind::UnparsedReply,
+                        at: at(),
+                        criterion: None,
+                        value: Some(excerpt(
+                            &format!(
+                                "{}: {text}",
+                                e.first().map(|i| i.message.as_str()).unwrap_or_default()
+                            ),
+                            120,
+                        )),
+                        action: "missing".into(),
+                    });
+                    cells.push(ParsedCell {
+                        conv,
+                        source,
+                        values: Vec::new(),
+                        rationale: None,
+                        extra: Map::new(),
+                        raw_reply: Some(text.clone()),
+                    });
+                }
                 Err(mut e) => issues.append(&mut e),
             }
         }
@@ -650,7 +671,7 @@ fn score_cell(
     rubric: &Rubric,
     policy: OutOfScale,
     at: &dyn Fn() -> Location,
-    report: &mut FileReport,
+    findings: &mut QualityReport,
 ) -> Result<CellValues, Vec<Issue>> {
     let mut values = Vec::with_capacity(rubric.criteria.len());
     let mut rationale = None;
@@ -684,7 +705,7 @@ fn score_cell(
                         OutOfScale::Keep => Some(v),
                         OutOfScale::Missing => None,
                     };
-                    report.quality.push(quality(
+                    findings.push(quality(
                         QualityKind::OutOfScale,
                         &raw,
                         policy_action(policy),
@@ -692,15 +713,11 @@ fn score_cell(
                     values.push((criterion.id.clone(), stored, Some(raw)));
                 }
                 Ok(Score::Null) => {
-                    report
-                        .quality
-                        .push(quality(QualityKind::NullValue, "null", "missing"));
+                    findings.push(quality(QualityKind::NullValue, "null", "missing"));
                     values.push((criterion.id.clone(), None, Some("null".into())));
                 }
                 Ok(Score::Empty) => {
-                    report
-                        .quality
-                        .push(quality(QualityKind::EmptyValue, "", "missing"));
+                    findings.push(quality(QualityKind::EmptyValue, "", "missing"));
                     values.push((criterion.id.clone(), None, Some(String::new())));
                 }
                 Err(msg) => issues.push(Issue::error(
@@ -743,7 +760,7 @@ fn score_cell(
     } else {
         for (pos, criterion) in rubric.criteria.iter().enumerate() {
             if !found[pos] {
-                report.quality.push(QualityItem {
+                findings.push(QualityItem {
                     kind: QualityKind::MissingAttribute,
                     at: at(),
                     criterion: Some(criterion.id.clone()),

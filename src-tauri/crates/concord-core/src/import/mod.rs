@@ -10,10 +10,15 @@
 //! .xlsx) reject the import. Data-quality findings (a 0 or a 6 on a 1–5 scale, a null score, an
 //! empty cell, a judge reply without scores, a PsyCrisis total that disagrees with its parts) are
 //! reported and handled as the user chose ([`OutOfScale`], [`ReplyParsing`]); the choice is
-//! recorded with the import.
+//! recorded with the import. A judge reply whose scores cannot be read (not JSON, an attribute
+//! given as a nested object or a word, a key given twice) is a finding too: the reply is kept
+//! verbatim and reported, and the file imports; an expert's cell that cannot be read is an error.
+//! The first phase never trusts a size a file declares (see [`bounds`]).
 
+pub mod bounds;
 pub mod catalog;
 mod index;
+pub mod json;
 pub mod long;
 pub mod mentalalign;
 pub mod mentalbench;
@@ -495,15 +500,15 @@ pub(crate) fn prepare(
                 format!("a {noun} file must be {expected}"),
             )
         })?;
-    let bytes = std::fs::read(path)
-        .map_err(|e| ImportError::one(at, "unreadable", format!("cannot read the file: {e}")))?;
+    let limits = bounds::ReadLimits::from_env();
+    let bytes = table::read_file(path, &limits).map_err(ImportError::Rejected)?;
     let sha = sha256_hex(&bytes);
     if store.import_by_hash(&sha)?.is_some() {
         let mut r = FileReport::new(&name, None, kind, &sha);
         r.status = FileStatus::AlreadyImported;
         return Ok(Err(r));
     }
-    let table =
-        table::read_table_bytes(&name, &bytes, format, sheet).map_err(ImportError::Rejected)?;
+    let table = table::read_table_within(&name, &bytes, format, sheet, &limits)
+        .map_err(ImportError::Rejected)?;
     Ok(Ok(Prepared { name, sha, table }))
 }

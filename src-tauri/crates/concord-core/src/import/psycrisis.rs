@@ -212,6 +212,22 @@ fn validate(
         .skip(2)
         .filter_map(|(i, h)| rubric.criterion_for_key(h).map(|c| (i, c.id.clone())))
         .collect();
+    // Two columns for one dimension (its name and an alias, say) would let one silently win.
+    for (n, (col, criterion)) in dim_cols.iter().enumerate() {
+        if let Some((first, _)) = dim_cols[..n].iter().find(|(_, c)| c == criterion) {
+            issues.push(Issue::error(
+                table.at(1, Some(*col)),
+                "duplicate_dimension",
+                format!(
+                    "the columns {:?} ({}) and {:?} ({}) are both the dimension {criterion}; which one holds the score is ambiguous: remove one",
+                    table.headers[*first],
+                    super::table::column_letters(*first),
+                    table.headers[*col],
+                    super::table::column_letters(*col),
+                ),
+            ));
+        }
+    }
     let total_col = table
         .headers
         .iter()
@@ -288,8 +304,11 @@ fn validate(
                     value: None,
                     action: "missing".into(),
                 }),
-                Cell::Text(text) => match crisis_reply(text, rubric) {
-                    Ok(reply) => {
+                Cell::Text(text) => {
+                    // A reply whose dict cannot be read, or whose values are not 0/1, is kept
+                    // verbatim and reported (as the documentation promises); it never rejects
+                    // the file.
+                    let read = crisis_reply(text, rubric).and_then(|reply| {
                         let mut values = Vec::new();
                         for (criterion, x) in &reply.values {
                             let scale = &rubric
@@ -299,50 +318,50 @@ fn validate(
                             match classify_number(*x, scale) {
                                 Ok(Score::OnScale(v)) => values.push((criterion.clone(), v)),
                                 Ok(_) => {}
-                                Err(msg) => issues.push(Issue::error(
-                                    at(Some(col)),
-                                    "bad_score",
-                                    format!("{criterion}: {msg}"),
-                                )),
+                                Err(msg) => return Err(format!("{criterion}: {msg}")),
                             }
                         }
-                        check_parts(rubric, &values, reply.total, at(Some(col)), report);
-                        let mut extra = serde_json::Map::new();
-                        if let Some(t) = reply.total {
-                            extra.insert("总分".into(), serde_json::json!(t));
+                        Ok((reply, values))
+                    });
+                    match read {
+                        Ok((reply, values)) => {
+                            check_parts(rubric, &values, reply.total, at(Some(col)), report);
+                            let mut extra = serde_json::Map::new();
+                            if let Some(t) = reply.total {
+                                extra.insert("总分".into(), serde_json::json!(t));
+                            }
+                            if !reply.unknown_keys.is_empty() {
+                                extra.insert(
+                                    "unknown_keys".into(),
+                                    serde_json::json!(reply.unknown_keys),
+                                );
+                            }
+                            scores.push(RowScores {
+                                rater,
+                                values,
+                                rationale: reply.rationale,
+                                extra,
+                                raw_reply: None,
+                            });
                         }
-                        if !reply.unknown_keys.is_empty() {
-                            extra.insert(
-                                "unknown_keys".into(),
-                                serde_json::json!(reply.unknown_keys),
-                            );
+                        Err(msg) => {
+                            report.quality.push(QualityItem {
+                                kind: QualityKind::UnparsedReply,
+                                at: at(Some(col)),
+                                criterion: None,
+                                value: Some(excerpt(&format!("{msg}: {text}"), 100)),
+                                action: "missing".into(),
+                            });
+                            scores.push(RowScores {
+                                rater,
+                                values: Vec::new(),
+                                rationale: None,
+                                extra: serde_json::Map::new(),
+                                raw_reply: Some(text.clone()),
+                            });
                         }
-                        scores.push(RowScores {
-                            rater,
-                            values,
-                            rationale: reply.rationale,
-                            extra,
-                            raw_reply: None,
-                        });
                     }
-                    Err(msg) if !text.contains('{') && !text.contains('｛') => {
-                        report.quality.push(QualityItem {
-                            kind: QualityKind::UnparsedReply,
-                            at: at(Some(col)),
-                            criterion: None,
-                            value: Some(excerpt(&format!("{msg}: {text}"), 100)),
-                            action: "missing".into(),
-                        });
-                        scores.push(RowScores {
-                            rater,
-                            values: Vec::new(),
-                            rationale: None,
-                            extra: serde_json::Map::new(),
-                            raw_reply: Some(text.clone()),
-                        });
-                    }
-                    Err(msg) => issues.push(Issue::error(at(Some(col)), "bad_reply", msg)),
-                },
+                }
                 other => issues.push(Issue::error(
                     at(Some(col)),
                     "bad_reply",
@@ -358,6 +377,13 @@ fn validate(
             for (col, criterion) in &dim_cols {
                 let cell = table.cell(row, *col);
                 if cell.is_blank() {
+                    report.quality.push(QualityItem {
+                        kind: QualityKind::EmptyCell,
+                        at: at(Some(*col)),
+                        criterion: Some(criterion.clone()),
+                        value: None,
+                        action: "missing".into(),
+                    });
                     continue;
                 }
                 let number = match cell {

@@ -33,12 +33,13 @@ pub enum ScoreObject {
 
 /// Read an expert's score cell: it must be one JSON object (a fence is tolerated).
 pub fn expert_object(text: &str) -> Result<Map<String, Value>, String> {
-    match serde_json::from_str::<Value>(strip_fences(text)) {
+    match super::json::parse(strip_fences(text)) {
         Ok(Value::Object(o)) => Ok(o),
         Ok(other) => Err(format!(
             "expected a JSON object with the attribute scores, found {}",
             kind_of(&other)
         )),
+        Err(e) if e.is_data() => Err(e.to_string()),
         Err(e) => Err(format!(
             "not JSON ({e}); expected an object like {{\"Guidance\": 4, …}}"
         )),
@@ -59,8 +60,12 @@ fn kind_of(v: &Value) -> &'static str {
 /// Read a judge's reply. Strict: one JSON object, optionally fenced. Lenient: also the last
 /// `{…}` inside prose, and `"Key": value` pairs salvaged from an object that is not valid JSON.
 pub fn judge_object(text: &str, parsing: ReplyParsing, rubric: &Rubric) -> ScoreObject {
-    if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(strip_fences(text)) {
-        return ScoreObject::Parsed(o);
+    match super::json::parse(strip_fences(text)) {
+        Ok(Value::Object(o)) => return ScoreObject::Parsed(o),
+        // Valid JSON naming a key twice: which score is meant is ambiguous, and salvaging would
+        // pick one silently.
+        Err(e) if e.is_data() => return ScoreObject::Unparsed,
+        _ => {}
     }
     if parsing == ReplyParsing::Strict {
         return ScoreObject::Unparsed;
@@ -69,8 +74,10 @@ pub fn judge_object(text: &str, parsing: ReplyParsing, rubric: &Rubric) -> Score
         return ScoreObject::Unparsed;
     };
     let inner = &text[start..end];
-    if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(inner) {
-        return ScoreObject::Parsed(o);
+    match super::json::parse(inner) {
+        Ok(Value::Object(o)) => return ScoreObject::Parsed(o),
+        Err(e) if e.is_data() => return ScoreObject::Unparsed,
+        _ => {}
     }
     let mut salvaged = Map::new();
     let keys: Vec<&str> = rubric

@@ -3,17 +3,19 @@
 //! object per line) and XLSX workbooks (read with calamine; a formula cell is kept as its formula
 //! text and never evaluated) are read the same way, so every format gets the same checks: the file
 //! is not empty, it really is the format its name says, every text is valid UTF-8 without NUL
-//! bytes, and no single cell exceeds [`MAX_CELL_BYTES`]. Problems name the file, sheet, row and
-//! column.
+//! bytes, and the file stays within [`ReadLimits`] (per cell, row, sheet and file; a workbook is
+//! checked by [`bounds::check_workbook`] before calamine allocates anything for it). Text files may
+//! be UTF-8 (with or without a byte-order mark) or UTF-16 with a byte-order mark; a CSV quote that
+//! is never closed, a row with fewer or more fields than the header, and two columns with the same
+//! header are errors, never silently different data. A cell holding only whitespace reads as empty.
+//! Problems name the file, sheet, row and column.
 
+use super::bounds::{self, Limit, ReadLimits};
 use super::{Issue, Location};
 use calamine::{Data, Reader, Xlsx};
+use std::borrow::Cow;
 use std::io::Cursor;
 use std::path::Path;
-
-/// The largest cell Concord accepts (1 MiB): a therapy answer or a judge reply is a few kilobytes,
-/// so a bigger cell is a broken export, not data.
-pub const MAX_CELL_BYTES: usize = 1 << 20;
 
 /// One cell as read, before any interpretation.
 #[derive(Debug, Clone, PartialEq)]
@@ -159,17 +161,20 @@ fn whole_file(file: &str) -> Location {
     }
 }
 
-/// Check a text value read from a file: no NUL bytes, not larger than [`MAX_CELL_BYTES`]; CRLF line
-/// breaks inside the text become LF.
-pub fn clean_text(text: String, at: impl FnOnce() -> Location) -> Result<String, Issue> {
-    if text.len() > MAX_CELL_BYTES {
-        return Err(Issue::error(
+/// Check a text value read from a file: no NUL bytes, within the cell limit; CRLF line breaks
+/// inside the text become LF.
+pub fn clean_text(
+    text: String,
+    limits: &ReadLimits,
+    at: impl FnOnce() -> Location,
+) -> Result<String, Issue> {
+    if text.len() as u64 > limits.cell_bytes {
+        return Err(limits.exceeded(
             at(),
-            "cell_too_large",
+            Limit::CellBytes,
             format!(
-                "the cell holds {:.1} MB of text; Concord accepts at most {} MB in one cell",
-                text.len() as f64 / 1_048_576.0,
-                MAX_CELL_BYTES / 1_048_576
+                "the cell holds {:.1} MB of text",
+                text.len() as f64 / 1_048_576.0
             ),
         ));
     }
@@ -193,23 +198,64 @@ pub fn read_table(
     format: FileFormat,
     sheet: Option<&str>,
 ) -> Result<RawTable, Vec<Issue>> {
+    let limits = ReadLimits::from_env();
     let file = display_name(path);
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = read_file(path, &limits)?;
+    read_table_within(&file, &bytes, format, sheet, &limits)
+}
+
+/// The bytes of an input file, refusing (before reading it) a file larger than the file limit.
+pub fn read_file(path: &Path, limits: &ReadLimits) -> Result<Vec<u8>, Vec<Issue>> {
+    let file = display_name(path);
+    let unreadable = |e: std::io::Error| {
         vec![Issue::error(
             whole_file(&file),
             "unreadable",
             format!("cannot read the file: {e}"),
         )]
-    })?;
-    read_table_bytes(&file, &bytes, format, sheet)
+    };
+    let handle = std::fs::File::open(path).map_err(unreadable)?;
+    let too_big = |size: u64| {
+        vec![limits.exceeded(
+            whole_file(&file),
+            Limit::FileBytes,
+            format!("the file holds {:.1} MB", size as f64 / 1_048_576.0),
+        )]
+    };
+    let size = handle.metadata().map_err(unreadable)?.len();
+    if size > limits.file_bytes {
+        return Err(too_big(size));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    // The file may grow while it is read: never read past the limit.
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(handle, limits.file_bytes + 1),
+        &mut bytes,
+    )
+    .map_err(unreadable)?;
+    if bytes.len() as u64 > limits.file_bytes {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
 }
 
-/// [`read_table`] over bytes already in memory.
+/// [`read_table`] over bytes already in memory, with the limits from the environment.
 pub fn read_table_bytes(
     file: &str,
     bytes: &[u8],
     format: FileFormat,
     sheet: Option<&str>,
+) -> Result<RawTable, Vec<Issue>> {
+    read_table_within(file, bytes, format, sheet, &ReadLimits::from_env())
+}
+
+/// [`read_table_bytes`] against explicit `limits`.
+pub fn read_table_within(
+    file: &str,
+    bytes: &[u8],
+    format: FileFormat,
+    sheet: Option<&str>,
+    limits: &ReadLimits,
 ) -> Result<RawTable, Vec<Issue>> {
     if bytes.is_empty() {
         return Err(vec![Issue::error(
@@ -218,15 +264,135 @@ pub fn read_table_bytes(
             "the file is empty (0 bytes)".to_string(),
         )]);
     }
-    match format {
-        FileFormat::Csv => read_csv(file, bytes),
-        FileFormat::Jsonl => read_jsonl(file, bytes),
-        FileFormat::Xlsx => read_xlsx(file, bytes, sheet).map(|mut tables| tables.remove(0)),
+    if bytes.len() as u64 > limits.file_bytes {
+        return Err(vec![limits.exceeded(
+            whole_file(file),
+            Limit::FileBytes,
+            format!("the file holds {:.1} MB", bytes.len() as f64 / 1_048_576.0),
+        )]);
+    }
+    let table = match format {
+        FileFormat::Csv => read_csv(file, &decode_text(file, bytes)?, limits),
+        FileFormat::Jsonl => read_jsonl(file, &decode_text(file, bytes)?, limits),
+        FileFormat::Xlsx => read_xlsx(file, bytes, sheet, limits).map(|mut t| t.remove(0)),
+    }?;
+    check_headers(&table)?;
+    Ok(table)
+}
+
+/// The sheet names of a workbook, after the same checks as reading one of its sheets.
+pub fn sheet_names(file: &str, bytes: &[u8]) -> Result<Vec<String>, Vec<Issue>> {
+    let limits = ReadLimits::from_env();
+    let workbook = open_workbook(file, bytes, &limits)?;
+    Ok(workbook.sheet_names())
+}
+
+/// Two columns whose headers read the same (surrounding whitespace and ASCII case ignored, as
+/// [`RawTable::column`] looks them up) would let one silently win: an error naming both.
+fn check_headers(table: &RawTable) -> Result<(), Vec<Issue>> {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut issues = Vec::new();
+    let place = |i: usize| match table.sheet {
+        Some(_) => column_letters(i),
+        None => format!("#{}", i + 1),
+    };
+    for (i, h) in table.headers.iter().enumerate() {
+        if h.is_empty() {
+            continue;
+        }
+        if let Some(&first) = seen.get(&h.to_ascii_lowercase()) {
+            issues.push(Issue::error(
+                Location {
+                    file: table.file.clone(),
+                    sheet: table.sheet.clone(),
+                    row: Some(match table.sheet {
+                        Some(_) => table.rows.first().map_or(1, |r| r.number - r.record),
+                        None => 1,
+                    }),
+                    column: Some(h.clone()),
+                },
+                "duplicate_column",
+                format!(
+                    "the header {h:?} names two columns ({} and {}); which one holds the data is ambiguous: rename or remove one",
+                    place(first),
+                    place(i)
+                ),
+            ));
+        } else {
+            seen.insert(h.to_ascii_lowercase(), i);
+        }
+    }
+    if issues.is_empty() {
+        Ok(())
+    } else {
+        Err(issues)
     }
 }
 
-fn strip_bom(bytes: &[u8]) -> &[u8] {
-    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+/// Text bytes as UTF-8: a UTF-8 byte-order mark is dropped, UTF-16 with a byte-order mark is
+/// decoded, and UTF-16 without one (NUL in every other byte) is refused with a clear message.
+fn decode_text<'a>(file: &str, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>, Vec<Issue>> {
+    let one = |code: &str, message: String| vec![Issue::error(whole_file(file), code, message)];
+    let utf16 = |rest: &[u8], little: bool| -> Result<Cow<'a, [u8]>, Vec<Issue>> {
+        if !rest.len().is_multiple_of(2) {
+            return Err(one(
+                "invalid_utf16",
+                "the file starts with a UTF-16 byte-order mark but has an odd number of bytes (truncated?); save it as UTF-8".to_string(),
+            ));
+        }
+        let units = rest.chunks_exact(2).map(|p| {
+            if little {
+                u16::from_le_bytes([p[0], p[1]])
+            } else {
+                u16::from_be_bytes([p[0], p[1]])
+            }
+        });
+        let mut out = String::with_capacity(rest.len() / 2);
+        for (i, c) in char::decode_utf16(units).enumerate() {
+            match c {
+                Ok(c) => out.push(c),
+                Err(_) => {
+                    return Err(one(
+                        "invalid_utf16",
+                        format!(
+                            "the UTF-16 text is damaged at byte {} (a lone surrogate); save the file as UTF-8",
+                            2 + 2 * i
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(Cow::Owned(out.into_bytes()))
+    };
+    if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        return Ok(Cow::Borrowed(rest));
+    }
+    if let Some(rest) = bytes.strip_prefix(b"\xFF\xFE") {
+        return utf16(rest, true);
+    }
+    if let Some(rest) = bytes.strip_prefix(b"\xFE\xFF") {
+        return utf16(rest, false);
+    }
+    let head = &bytes[..bytes.len().min(512)];
+    if head.len() >= 4 {
+        let zeros_at = |parity: usize| {
+            head.iter()
+                .enumerate()
+                .filter(|(i, &b)| i % 2 == parity && b == 0)
+                .count()
+        };
+        // UTF-16 of mostly ASCII text has a NUL in every other byte; NULs of binary junk fall
+        // on both parities.
+        let (even, odd) = (zeros_at(0), zeros_at(1));
+        let nuls = even + odd;
+        if nuls * 8 >= head.len() && even.max(odd) * 10 >= nuls * 9 {
+            return Err(one(
+                "utf16_without_bom",
+                "the file looks like UTF-16 text without a byte-order mark; save it as UTF-8 (or UTF-16 with a byte-order mark) and import again".to_string(),
+            ));
+        }
+    }
+    Ok(Cow::Borrowed(bytes))
 }
 
 /// Line breaks in `bytes`: LF, CRLF (counted once) and a lone CR.
@@ -238,8 +404,55 @@ fn line_breaks(bytes: &[u8]) -> usize {
         .count()
 }
 
-fn read_csv(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
-    let bytes = strip_bom(bytes);
+/// Where a quoted CSV field that is never closed opens (its 1-based line), read with the csv
+/// crate's rules: a quote opens a quoted field only at the start of a field, `""` inside one is a
+/// quote, and text after the closing quote joins the field. The csv crate itself would read such a
+/// field to the end of the file, swallowing every row after it into one cell.
+fn unclosed_quote(bytes: &[u8]) -> Option<usize> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        FieldStart,
+        Unquoted,
+        Quoted,
+        QuoteInQuoted,
+    }
+    let mut state = State::FieldStart;
+    let (mut line, mut opened) = (1usize, 1usize);
+    for (i, &b) in bytes.iter().enumerate() {
+        let breaks = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
+        state = match (state, b) {
+            (State::FieldStart, b'"') => {
+                opened = line;
+                State::Quoted
+            }
+            (State::Quoted, b'"') => State::QuoteInQuoted,
+            (State::Quoted, _) => State::Quoted,
+            (State::QuoteInQuoted, b'"') => State::Quoted,
+            (_, b',' | b'\n' | b'\r') => State::FieldStart,
+            _ => State::Unquoted,
+        };
+        if breaks {
+            line += 1;
+        }
+    }
+    (state == State::Quoted).then_some(opened)
+}
+
+fn read_csv(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<RawTable, Vec<Issue>> {
+    if let Some(line) = unclosed_quote(bytes) {
+        return Err(vec![Issue::error(
+            Location {
+                file: file.to_string(),
+                sheet: None,
+                row: Some(line),
+                column: None,
+            },
+            "unclosed_quote",
+            format!(
+                "a quoted cell opens on line {line} and is never closed, so every row after it would be read as part of that one cell; close the quote (a quote inside a quoted cell is written twice: \"\")"
+            ),
+        )]);
+    }
     if bytes.starts_with(b"PK\x03\x04") {
         return Err(vec![Issue::error(
             whole_file(file),
@@ -257,6 +470,7 @@ fn read_csv(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
     let mut rows = Vec::new();
     let mut record = csv::ByteRecord::new();
     let mut ordinal = 0usize;
+    let mut cell_count = 0u64;
     let (mut counted_to, mut line_no) = (0usize, 1usize);
     loop {
         // Where the next record starts (the reader's position before reading it).
@@ -290,6 +504,37 @@ fn read_csv(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
         line_no += line_breaks(&bytes[counted_to..start]);
         counted_to = start;
         let line = line_no;
+        let row_at = || Location {
+            file: file.to_string(),
+            sheet: None,
+            row: Some(line),
+            column: None,
+        };
+        if record.len() as u64 > limits.columns {
+            issues.push(limits.exceeded(
+                row_at(),
+                Limit::Columns,
+                format!("the row has {} fields", record.len()),
+            ));
+            break;
+        }
+        cell_count += record.len() as u64;
+        if cell_count > limits.cells {
+            issues.push(limits.exceeded(
+                row_at(),
+                Limit::Cells,
+                format!("the file holds more than {} cells", limits.cells),
+            ));
+            break;
+        }
+        if ordinal as u64 >= limits.rows {
+            issues.push(limits.exceeded(
+                row_at(),
+                Limit::Rows,
+                format!("the file holds more than {} rows", limits.rows),
+            ));
+            break;
+        }
         let mut cells = Vec::with_capacity(record.len());
         for (i, field) in record.iter().enumerate() {
             let column_name = headers.as_ref().and_then(|h| h.get(i).cloned());
@@ -313,8 +558,8 @@ fn read_csv(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
                     continue;
                 }
             };
-            match clean_text(text, at) {
-                Ok(t) if t.is_empty() => cells.push(Cell::Empty),
+            match clean_text(text, limits, at) {
+                Ok(t) if t.trim().is_empty() => cells.push(Cell::Empty),
                 Ok(t) => cells.push(Cell::Text(t)),
                 Err(issue) => issues.push(issue),
             }
@@ -335,16 +580,26 @@ fn read_csv(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
                 }
                 if cells.len() > h.len() && cells[h.len()..].iter().any(|c| !c.is_blank()) {
                     issues.push(Issue::error(
-                        Location {
-                            file: file.to_string(),
-                            sheet: None,
-                            row: Some(line),
-                            column: None,
-                        },
+                        row_at(),
                         "extra_fields",
                         format!(
                             "the row has {} fields but the header names {}",
                             cells.len(),
+                            h.len()
+                        ),
+                    ));
+                } else if record.len() < h.len() {
+                    // A short row is a lost separator or line break, not empty cells: reading it
+                    // as such would shift or drop values silently.
+                    issues.push(Issue::error(
+                        Location {
+                            column: h.get(record.len()).cloned(),
+                            ..row_at()
+                        },
+                        "missing_fields",
+                        format!(
+                            "the row has {} fields but the header names {}; every row needs one field per column (an empty field is two adjacent commas)",
+                            record.len(),
                             h.len()
                         ),
                     ));
@@ -379,11 +634,12 @@ fn read_csv(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
     })
 }
 
-fn read_jsonl(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
-    let bytes = strip_bom(bytes);
+fn read_jsonl(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<RawTable, Vec<Issue>> {
     let mut issues = Vec::new();
     let mut headers: Vec<String> = Vec::new();
+    let mut positions: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut rows = Vec::new();
+    let mut cell_count = 0u64;
     for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let number = index + 1;
         let at = |column: Option<String>| Location {
@@ -396,17 +652,26 @@ fn read_jsonl(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        if line.len() > MAX_CELL_BYTES * 4 {
-            issues.push(Issue::error(
+        // One line is one row: its text may hold several cells, but not more than a row's worth.
+        let line_limit = limits.cell_bytes.saturating_mul(4);
+        if line.len() as u64 > line_limit {
+            issues.push(limits.exceeded(
                 at(None),
-                "cell_too_large",
+                Limit::CellBytes,
                 format!(
-                    "the line holds {:.1} MB; Concord accepts at most {} MB in one cell",
-                    line.len() as f64 / 1_048_576.0,
-                    MAX_CELL_BYTES / 1_048_576
+                    "the line holds {:.1} MB (a line may hold four cells' worth)",
+                    line.len() as f64 / 1_048_576.0
                 ),
             ));
             continue;
+        }
+        if rows.len() as u64 >= limits.rows {
+            issues.push(limits.exceeded(
+                at(None),
+                Limit::Rows,
+                format!("the file holds more than {} rows", limits.rows),
+            ));
+            break;
         }
         let text = match std::str::from_utf8(line) {
             Ok(t) => t,
@@ -422,7 +687,7 @@ fn read_jsonl(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
                 continue;
             }
         };
-        let object = match serde_json::from_str::<serde_json::Value>(text) {
+        let object = match super::json::parse(text) {
             Ok(serde_json::Value::Object(o)) => o,
             Ok(_) => {
                 issues.push(Issue::error(
@@ -442,16 +707,37 @@ fn read_jsonl(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
             }
         };
         let mut cells = vec![Cell::Empty; headers.len()];
-        for (key, value) in object {
-            let key = key.trim().to_string();
-            let position = match headers.iter().position(|h| *h == key) {
-                Some(p) => p,
+        let mut written: std::collections::HashMap<usize, String> =
+            std::collections::HashMap::new();
+        for (raw_key, value) in object {
+            let key = raw_key.trim().to_string();
+            let position = match positions.get(&key.to_ascii_lowercase()) {
+                Some(&p) => p,
                 None => {
+                    if headers.len() as u64 >= limits.columns {
+                        issues.push(limits.exceeded(
+                            at(None),
+                            Limit::Columns,
+                            format!("the file names more than {} different keys", limits.columns),
+                        ));
+                        return Err(issues);
+                    }
+                    positions.insert(key.to_ascii_lowercase(), headers.len());
                     headers.push(key.clone());
                     cells.push(Cell::Empty);
                     headers.len() - 1
                 }
             };
+            if let Some(first) = written.insert(position, raw_key.clone()) {
+                issues.push(Issue::error(
+                    at(Some(key.clone())),
+                    "duplicate_key",
+                    format!(
+                        "the keys {first:?} and {raw_key:?} name the same column; which value is meant is ambiguous"
+                    ),
+                ));
+                continue;
+            }
             let cell = match value {
                 serde_json::Value::Null => Cell::Empty,
                 serde_json::Value::Bool(b) => Cell::Bool(b),
@@ -459,17 +745,28 @@ fn read_jsonl(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
                     Some(x) => Cell::Number(x),
                     None => Cell::Text(n.to_string()),
                 },
-                serde_json::Value::String(s) => match clean_text(s, || at(Some(key.clone()))) {
-                    Ok(s) if s.is_empty() => Cell::Empty,
-                    Ok(s) => Cell::Text(s),
-                    Err(issue) => {
-                        issues.push(issue);
-                        continue;
+                serde_json::Value::String(s) => {
+                    match clean_text(s, limits, || at(Some(key.clone()))) {
+                        Ok(s) if s.trim().is_empty() => Cell::Empty,
+                        Ok(s) => Cell::Text(s),
+                        Err(issue) => {
+                            issues.push(issue);
+                            continue;
+                        }
                     }
-                },
+                }
                 other => Cell::Text(other.to_string()),
             };
             cells[position] = cell;
+        }
+        cell_count += cells.len() as u64;
+        if cell_count > limits.cells {
+            issues.push(limits.exceeded(
+                at(None),
+                Limit::Cells,
+                format!("the file holds more than {} cells", limits.cells),
+            ));
+            break;
         }
         let record = rows.len() + 1;
         rows.push(RawRow {
@@ -477,6 +774,9 @@ fn read_jsonl(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
             record,
             cells,
         });
+        if issues.len() > 200 {
+            break;
+        }
     }
     if !issues.is_empty() {
         return Err(issues);
@@ -496,9 +796,35 @@ fn read_jsonl(file: &str, bytes: &[u8]) -> Result<RawTable, Vec<Issue>> {
     })
 }
 
-/// Read one sheet (the named one, or the first) of an XLSX workbook. Returns a one-element vector
-/// so callers that read every sheet can share the code path.
-fn read_xlsx(file: &str, bytes: &[u8], sheet: Option<&str>) -> Result<Vec<RawTable>, Vec<Issue>> {
+/// Run a calamine call, turning a panic inside it (an arithmetic overflow on a damaged file, say)
+/// into an error instead of a crash. Allocation failures cannot be caught: those are prevented by
+/// [`bounds::check_workbook`] before calamine runs.
+fn guarded<T>(
+    file: &str,
+    what: &str,
+    f: impl FnOnce() -> Result<T, calamine::XlsxError>,
+) -> Result<T, Vec<Issue>> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(vec![Issue::error(
+            whole_file(file),
+            "unreadable_workbook",
+            format!("{what} cannot be read (truncated or damaged?): {e}"),
+        )]),
+        Err(_) => Err(vec![Issue::error(
+            whole_file(file),
+            "unreadable_workbook",
+            format!("{what} cannot be read: the spreadsheet reader failed on damaged content"),
+        )]),
+    }
+}
+
+/// Check a workbook's bytes and open it: the format, then [`bounds::check_workbook`], then calamine.
+fn open_workbook<'a>(
+    file: &str,
+    bytes: &'a [u8],
+    limits: &ReadLimits,
+) -> Result<Xlsx<Cursor<&'a [u8]>>, Vec<Issue>> {
     let one = |code: &str, message: String| vec![Issue::error(whole_file(file), code, message)];
     if !bytes.starts_with(b"PK\x03\x04") {
         let looks_textual = bytes
@@ -515,12 +841,20 @@ fn read_xlsx(file: &str, bytes: &[u8], sheet: Option<&str>) -> Result<Vec<RawTab
             },
         ));
     }
-    let mut workbook = Xlsx::new(Cursor::new(bytes)).map_err(|e| {
-        one(
-            "unreadable_workbook",
-            format!("the workbook cannot be opened (truncated or damaged?): {e}"),
-        )
-    })?;
+    bounds::check_workbook(file, bytes, limits)?;
+    guarded(file, "the workbook", || Xlsx::new(Cursor::new(bytes)))
+}
+
+/// Read one sheet (the named one, or the first) of an XLSX workbook. Returns a one-element vector
+/// so callers that read every sheet can share the code path.
+fn read_xlsx(
+    file: &str,
+    bytes: &[u8],
+    sheet: Option<&str>,
+    limits: &ReadLimits,
+) -> Result<Vec<RawTable>, Vec<Issue>> {
+    let one = |code: &str, message: String| vec![Issue::error(whole_file(file), code, message)];
+    let mut workbook = open_workbook(file, bytes, limits)?;
     let names = workbook.sheet_names();
     let name = match sheet {
         Some(wanted) => names
@@ -545,19 +879,13 @@ fn read_xlsx(file: &str, bytes: &[u8], sheet: Option<&str>) -> Result<Vec<RawTab
             .cloned()
             .ok_or_else(|| one("empty_file", "the workbook has no sheets".to_string()))?,
     };
-    let range = workbook.worksheet_range(&name).map_err(|e| {
-        one(
-            "unreadable_workbook",
-            format!("sheet {name:?} cannot be read (truncated or damaged?): {e}"),
-        )
+    let range = guarded(file, &format!("sheet {name:?}"), || {
+        workbook.worksheet_range(&name)
     })?;
-    let formulas = workbook.worksheet_formula(&name).map_err(|e| {
-        one(
-            "unreadable_workbook",
-            format!("the formulas of sheet {name:?} cannot be read: {e}"),
-        )
+    let formulas = guarded(file, &format!("the formulas of sheet {name:?}"), || {
+        workbook.worksheet_formula(&name)
     })?;
-    sheet_table(file, &name, &range, &formulas).map(|t| vec![t])
+    sheet_table(file, &name, &range, &formulas, limits).map(|t| vec![t])
 }
 
 fn sheet_table(
@@ -565,6 +893,7 @@ fn sheet_table(
     sheet: &str,
     range: &calamine::Range<Data>,
     formulas: &calamine::Range<String>,
+    limits: &ReadLimits,
 ) -> Result<RawTable, Vec<Issue>> {
     let whole = Location {
         file: file.to_string(),
@@ -615,7 +944,7 @@ fn sheet_table(
                 } else {
                     format!("={f}")
                 };
-                match clean_text(text, at) {
+                match clean_text(text, limits, at) {
                     Ok(t) => Cell::Text(t),
                     Err(issue) => {
                         issues.push(issue);
@@ -625,8 +954,8 @@ fn sheet_table(
             } else {
                 match data {
                     Data::Empty => Cell::Empty,
-                    Data::String(s) => match clean_text(s.clone(), at) {
-                        Ok(t) if t.is_empty() => Cell::Empty,
+                    Data::String(s) => match clean_text(s.clone(), limits, at) {
+                        Ok(t) if t.trim().is_empty() => Cell::Empty,
                         Ok(t) => Cell::Text(t),
                         Err(issue) => {
                             issues.push(issue);

@@ -1,12 +1,14 @@
-//! `concord stats icc|agreement|compare`: statistics on a long-form CSV file, printed as text or JSON.
+//! `concord stats icc|agreement|compare|alttest|ppi`: statistics on a long-form CSV file, printed as text or JSON.
 //! The file is read by `concord_core::score_table`; the numbers come from `concord_stats`. JSON
 //! output has exactly the keys of the command-line contract, with NaN and infinities as null.
 
 use clap::{Args, Subcommand};
-use concord_core::score_table::{read_long_csv, ColumnNames, ScoreTableError};
+use concord_core::score_table::{read_long_csv, read_prediction_csv, ColumnNames, ScoreTableError};
+use concord_stats::alttest::{alt_test, AlignmentMetric, AltTestError, AltTestOptions};
 use concord_stats::categorical::{self, AgreementSummary, CategoricalError, CategoricalRatings};
 use concord_stats::icc::{icc_with_missing, IccError, IccEstimate};
 use concord_stats::paired::{compare, PairedError};
+use concord_stats::ppi::ppi_mean;
 use concord_stats::reml::{
     reml_icc, BoundaryComponent, Rating, RemlError, RemlIccEstimate, VarianceComponents,
 };
@@ -31,6 +33,58 @@ pub enum StatsCommand {
     Agreement(AgreementArgs),
     /// Paired comparison of two raters: bias, limits of agreement, errors, correlations, Lin's CCC.
     Compare(CompareArgs),
+    /// The Alternative Annotator Test: can the judge replace the human annotators?
+    Alttest(AltTestArgs),
+    /// PPI++ bias-corrected means per group from judge scores and a subset of expert ratings.
+    Ppi(PpiArgs),
+}
+
+/// `concord stats alttest`
+#[derive(Args, Debug)]
+pub struct AltTestArgs {
+    #[command(flatten)]
+    pub table: TableArgs,
+    /// The rater id of the judge; every other rater is a human annotator.
+    #[arg(long, value_name = "NAME")]
+    pub judge: String,
+    /// ε, the allowance granted to the judge (0.2 for experts, 0.15 skilled, 0.1 crowd workers).
+    #[arg(long, default_value_t = 0.2, value_name = "E")]
+    pub epsilon: f64,
+    /// The false discovery rate q of the Benjamini–Yekutieli procedure.
+    #[arg(long, default_value_t = 0.05, value_name = "A")]
+    pub alpha: f64,
+    /// Alignment score: `accuracy` for categorical labels, `neg_rmse` for numeric scores.
+    #[arg(long, value_enum, default_value = "accuracy")]
+    pub metric: MetricArg,
+}
+
+/// The alignment score of the alt-test.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricArg {
+    /// Share of the remaining annotators giving the same label.
+    Accuracy,
+    /// Negative root mean squared difference from the remaining annotators.
+    #[value(name = "neg_rmse")]
+    NegRmse,
+}
+
+/// `concord stats ppi`
+#[derive(Args, Debug)]
+pub struct PpiArgs {
+    /// CSV with one row per response: group (model), judge score, expert score (empty = unrated).
+    pub file: PathBuf,
+    /// Column holding the group.
+    #[arg(long, default_value = "group", value_name = "COL")]
+    pub group: String,
+    /// Column holding the judge score.
+    #[arg(long = "judge-column", default_value = "judge", value_name = "COL")]
+    pub judge: String,
+    /// Column holding the expert score.
+    #[arg(long = "expert-column", default_value = "expert", value_name = "COL")]
+    pub expert: String,
+    /// 1 − the confidence level.
+    #[arg(long, default_value_t = 0.05, value_name = "A")]
+    pub alpha: f64,
 }
 
 /// The long-form CSV file and its column names.
@@ -117,6 +171,22 @@ pub enum StatsError {
     /// The REML fit could not use the data.
     #[error("REML ICC: {0}")]
     Reml(#[from] RemlError),
+    /// The alt-test could not use the data.
+    #[error("alt-test: {0}")]
+    AltTest(#[from] AltTestError),
+    /// The judge named is not a rater in the file.
+    #[error("{file}: no rater named `{judge}` (the raters are: {available})")]
+    UnknownJudge {
+        /// File name.
+        file: String,
+        /// The name given.
+        judge: String,
+        /// The raters, comma-separated.
+        available: String,
+    },
+    /// An option is out of range.
+    #[error("{0}")]
+    BadOption(String),
     /// The categorical input was malformed.
     #[error("agreement: {0}")]
     Categorical(#[from] CategoricalError),
@@ -131,6 +201,8 @@ pub fn run(args: &StatsArgs, json: bool) -> Result<String, StatsError> {
         StatsCommand::Icc(a) => run_icc(a, json),
         StatsCommand::Agreement(a) => run_agreement(a, json),
         StatsCommand::Compare(a) => run_compare(a, json),
+        StatsCommand::Alttest(a) => run_alttest(a, json),
+        StatsCommand::Ppi(a) => run_ppi(a, json),
     }
 }
 
@@ -422,6 +494,215 @@ fn run_compare(args: &CompareArgs, json: bool) -> Result<String, StatsError> {
     ];
     for (name, v) in rows {
         let _ = writeln!(out, "{name:<24} {v}");
+    }
+    Ok(out)
+}
+
+#[derive(Serialize)]
+struct AltTestAnnotatorOutput<'a> {
+    rater: &'a str,
+    p_value: Option<f64>,
+    won: bool,
+    rho_judge: f64,
+    rho_human: f64,
+}
+
+#[derive(Serialize)]
+struct AltTestOutput<'a> {
+    epsilon: f64,
+    alpha: f64,
+    winning_rate: f64,
+    advantage_probability: f64,
+    passed: bool,
+    annotators: Vec<AltTestAnnotatorOutput<'a>>,
+}
+
+fn run_alttest(args: &AltTestArgs, json: bool) -> Result<String, StatsError> {
+    let table = read_long_csv(&args.table.file, &args.table.columns())?;
+    let Some(judge_index) = table.raters.iter().position(|r| r == &args.judge) else {
+        return Err(StatsError::UnknownJudge {
+            file: table.file.clone(),
+            judge: args.judge.clone(),
+            available: table.raters.join(", "),
+        });
+    };
+    // Labels as numbers: numeric scores as themselves for RMSE, categorical labels by their code
+    // for accuracy (only equality matters there).
+    let (cells, metric): (Vec<Option<f64>>, AlignmentMetric) = match args.metric {
+        MetricArg::NegRmse => (table.numeric()?.cells, AlignmentMetric::NegRmse),
+        MetricArg::Accuracy => {
+            let cats = table.categorical(None)?;
+            (
+                cats.cells.iter().map(|c| c.map(|x| x as f64)).collect(),
+                AlignmentMetric::Accuracy,
+            )
+        }
+    };
+    let k = table.n_raters();
+    let n = table.n_targets();
+    let humans_index: Vec<usize> = (0..k).filter(|&r| r != judge_index).collect();
+    let mut humans = Vec::with_capacity(n * humans_index.len());
+    let mut judge = Vec::with_capacity(n);
+    for t in 0..n {
+        judge.push(cells[t * k + judge_index]);
+        humans.extend(humans_index.iter().map(|&r| cells[t * k + r]));
+    }
+    let options = AltTestOptions {
+        epsilon: args.epsilon,
+        alpha: args.alpha,
+        metric,
+        ..AltTestOptions::default()
+    };
+    let result = alt_test(&humans, n, humans_index.len(), &judge, &options)?;
+    let name = |h: usize| table.raters[humans_index[h]].as_str();
+    if json {
+        return to_json(&AltTestOutput {
+            epsilon: result.epsilon,
+            alpha: result.alpha,
+            winning_rate: result.winning_rate,
+            advantage_probability: result.advantage_probability,
+            passed: result.passed,
+            annotators: result
+                .annotators
+                .iter()
+                .map(|a| AltTestAnnotatorOutput {
+                    rater: name(a.rater),
+                    p_value: a.p_value,
+                    won: a.won,
+                    rho_judge: a.rho_judge,
+                    rho_human: a.rho_human,
+                })
+                .collect(),
+        });
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: can `{}` replace the {} annotators? (alt-test, ε = {}, BY q = {}, {})",
+        table.file,
+        args.judge,
+        humans_index.len(),
+        result.epsilon,
+        result.alpha,
+        match metric {
+            AlignmentMetric::Accuracy => "accuracy",
+            AlignmentMetric::NegRmse => "negative RMSE",
+        }
+    );
+    let _ = writeln!(
+        out,
+        "{:<20} {:>6} {:>8} {:>8} {:>8}  judge wins",
+        "left-out annotator", "items", "p", "ρ judge", "ρ human"
+    );
+    for a in &result.annotators {
+        let _ = writeln!(
+            out,
+            "{:<20} {:>6} {:>8} {:>8.3} {:>8.3}  {}",
+            name(a.rater),
+            a.n_items,
+            show_p(a.p_value),
+            a.rho_judge,
+            a.rho_human,
+            if a.won { "yes" } else { "no" }
+        );
+    }
+    for (h, items) in &result.skipped {
+        let _ = writeln!(
+            out,
+            "{:<20} {:>6}  not tested (fewer than 30 items shared with the judge and another annotator)",
+            name(*h),
+            items
+        );
+    }
+    let _ = writeln!(
+        out,
+        "winning rate ω = {:.3} ({}; passes when ω ≥ 0.5), advantage probability ρ = {:.3}",
+        result.winning_rate,
+        if result.passed { "passed" } else { "failed" },
+        result.advantage_probability
+    );
+    Ok(out)
+}
+
+#[derive(Serialize)]
+struct PpiGroupOutput<'a> {
+    group: &'a str,
+    n_labeled: usize,
+    n_unlabeled: usize,
+    estimate: Option<f64>,
+    ci95: [Option<f64>; 2],
+    lambda: Option<f64>,
+    classical_estimate: Option<f64>,
+    classical_ci95: [Option<f64>; 2],
+}
+
+#[derive(Serialize)]
+struct PpiOutput<'a> {
+    alpha: f64,
+    groups: Vec<PpiGroupOutput<'a>>,
+}
+
+fn run_ppi(args: &PpiArgs, json: bool) -> Result<String, StatsError> {
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        return Err(StatsError::BadOption(format!(
+            "--alpha must be between 0 and 1 (got {})",
+            args.alpha
+        )));
+    }
+    let table = read_prediction_csv(&args.file, &args.group, &args.judge, &args.expert)?;
+    let results: Vec<_> = table
+        .groups
+        .iter()
+        .map(|g| {
+            (
+                g,
+                ppi_mean(&g.expert, &g.judge_labeled, &g.judge_unlabeled, args.alpha),
+            )
+        })
+        .collect();
+    if json {
+        return to_json(&PpiOutput {
+            alpha: args.alpha,
+            groups: results
+                .iter()
+                .map(|(g, r)| PpiGroupOutput {
+                    group: &g.name,
+                    n_labeled: r.n_labeled,
+                    n_unlabeled: r.n_unlabeled,
+                    estimate: r.estimate,
+                    ci95: r.ci,
+                    lambda: r.lambda,
+                    classical_estimate: r.classical_estimate,
+                    classical_ci95: r.classical_ci,
+                })
+                .collect(),
+        });
+    }
+    let level = format!("{:.0}%", (1.0 - args.alpha) * 100.0);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: PPI++ means (power-tuned λ) beside expert-only and judge-only means, {level} CIs",
+        table.file
+    );
+    let _ = writeln!(
+        out,
+        "{:<20} {:>6} {:>7} {:>7} {:>6} {:>20} {:>20} {:>7}",
+        "group", "rated", "unrated", "PPI++", "λ", "PPI++ CI", "expert-only CI", "judge"
+    );
+    for (g, r) in &results {
+        let _ = writeln!(
+            out,
+            "{:<20} {:>6} {:>7} {:>7} {:>6} {:>20} {:>20} {:>7}",
+            g.name,
+            r.n_labeled,
+            r.n_unlabeled,
+            show(r.estimate),
+            show(r.lambda),
+            format!("[{}, {}]", show(r.ci[0]), show(r.ci[1])),
+            format!("[{}, {}]", show(r.classical_ci[0]), show(r.classical_ci[1])),
+            show(r.judge_estimate)
+        );
     }
     Ok(out)
 }

@@ -499,3 +499,234 @@ fn icc_reml_refuses_a_single_rater_clearly() {
         "the error says what is needed: {err}"
     );
 }
+
+fn reference_vectors() -> Value {
+    serde_json::from_str(include_str!(
+        "../../concord-stats/tests/vectors/alttest_ppi.json"
+    ))
+    .expect("the alt-test/PPI vectors are valid JSON")
+}
+
+/// An alt-test case as a long CSV: annotators `h0…`, the judge `llm`.
+fn alttest_csv(case: &Value) -> String {
+    let mut s = String::from("target,rater,score\n");
+    let label = |v: &Value| format!("{}", v.as_f64().unwrap());
+    for (i, row) in case["humans"].as_array().unwrap().iter().enumerate() {
+        for (h, v) in row.as_array().unwrap().iter().enumerate() {
+            if !v.is_null() {
+                s.push_str(&format!("item{i},h{h},{}\n", label(v)));
+            }
+        }
+        let j = &case["judge"][i];
+        if !j.is_null() {
+            s.push_str(&format!("item{i},llm,{}\n", label(j)));
+        }
+    }
+    s
+}
+
+#[test]
+fn alttest_json_has_the_contract_shape_and_reference_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = reference_vectors();
+    for name in [
+        "likert_complete_neg_rmse",
+        "binary_3_of_5_good_judge",
+        "skipped_annotator",
+    ] {
+        let case = doc["alttest"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .expect("the case exists");
+        let path = write_csv(&dir, &format!("{name}.csv"), &alttest_csv(case));
+        let eps = case["epsilon"].to_string();
+        let alpha = case["alpha"].to_string();
+        let v = json_of(&concord(&[
+            "stats",
+            "alttest",
+            path.to_str().unwrap(),
+            "--judge",
+            "llm",
+            "--epsilon",
+            &eps,
+            "--alpha",
+            &alpha,
+            "--metric",
+            case["metric"].as_str().unwrap(),
+            "--json",
+        ]));
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "advantage_probability",
+                "alpha",
+                "annotators",
+                "epsilon",
+                "passed",
+                "winning_rate"
+            ],
+            "{name}: exactly the contract's keys"
+        );
+        for key in ["winning_rate", "advantage_probability", "epsilon", "alpha"] {
+            let (a, e) = (v[key].as_f64().unwrap(), case[key].as_f64().unwrap());
+            assert!((a - e).abs() < 1e-9, "{name} {key}: {a} vs reference {e}");
+        }
+        assert_eq!(v["passed"], case["passed"], "{name}: the verdict");
+        let got = v["annotators"].as_array().unwrap();
+        let want = case["annotators"].as_array().unwrap();
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "{name}: the same annotators are tested"
+        );
+        for g in got {
+            // The file lists raters in order of first appearance, not by index.
+            let w = want
+                .iter()
+                .find(|w| format!("h{}", w["rater"]) == g["rater"].as_str().unwrap())
+                .expect("every tested annotator is one of the reference's, named as in the file");
+            let keys: Vec<&str> = g.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+            assert_eq!(
+                keys,
+                ["p_value", "rater", "rho_human", "rho_judge", "won"],
+                "annotator keys"
+            );
+            assert_eq!(g["won"], w["won"], "{name}: who the judge wins against");
+            let (a, e) = (
+                g["p_value"].as_f64().unwrap(),
+                w["p_value"].as_f64().unwrap(),
+            );
+            assert!((a - e).abs() < 1e-9, "{name}: p {a} vs {e}");
+        }
+    }
+}
+
+#[test]
+fn alttest_refuses_too_few_annotators_and_unknown_judges() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("target,rater,score\n");
+    for i in 0..40 {
+        for r in ["a", "b", "llm"] {
+            csv.push_str(&format!("t{i},{r},{}\n", i % 2));
+        }
+    }
+    let path = write_csv(&dir, "two.csv", &csv);
+    let out = concord(&[
+        "stats",
+        "alttest",
+        path.to_str().unwrap(),
+        "--judge",
+        "llm",
+        "--json",
+    ]);
+    assert!(!out.status.success(), "two annotators are refused");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("at least 3 human annotators"),
+        "the error says why: {err}"
+    );
+    let out = concord(&[
+        "stats",
+        "alttest",
+        path.to_str().unwrap(),
+        "--judge",
+        "gpt",
+        "--json",
+    ]);
+    assert!(!out.status.success(), "an unknown judge is refused");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no rater named `gpt`") && err.contains("llm"),
+        "the error lists the raters: {err}"
+    );
+}
+
+#[test]
+fn ppi_json_has_the_contract_shape_and_ppi_python_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = reference_vectors();
+    let cases = doc["ppi"].as_array().unwrap();
+    let mut csv = String::from("group,judge,expert\n");
+    for case in cases {
+        let g = case["name"].as_str().unwrap();
+        for (e, j) in case["expert"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(case["judge_labeled"].as_array().unwrap())
+        {
+            csv.push_str(&format!(
+                "{g},{},{}\n",
+                j.as_f64().unwrap(),
+                e.as_f64().unwrap()
+            ));
+        }
+        for j in case["judge_unlabeled"].as_array().unwrap() {
+            csv.push_str(&format!("{g},{},\n", j.as_f64().unwrap()));
+        }
+    }
+    let path = write_csv(&dir, "ppi.csv", &csv);
+    let v = json_of(&concord(&[
+        "stats",
+        "ppi",
+        path.to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(v["alpha"], 0.05, "95% intervals by default");
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), cases.len(), "one result per group");
+    for (g, case) in groups.iter().zip(cases) {
+        let keys: Vec<&str> = g.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "ci95",
+                "classical_ci95",
+                "classical_estimate",
+                "estimate",
+                "group",
+                "lambda",
+                "n_labeled",
+                "n_unlabeled"
+            ],
+            "exactly the contract's keys per group"
+        );
+        assert_eq!(g["group"], case["name"], "groups in file order");
+        let pairs = [
+            (&g["estimate"], &case["estimate"]),
+            (&g["lambda"], &case["lambda"]),
+            (&g["ci95"][0], &case["ci"][0]),
+            (&g["ci95"][1], &case["ci"][1]),
+            (&g["classical_estimate"], &case["classical_estimate"]),
+            (&g["classical_ci95"][0], &case["classical_ci"][0]),
+            (&g["classical_ci95"][1], &case["classical_ci"][1]),
+        ];
+        for (a, e) in pairs {
+            let (a, e) = (a.as_f64().unwrap(), e.as_f64().unwrap());
+            assert!(
+                (a - e).abs() <= 1e-9 * e.abs().max(1.0),
+                "{}: {a} vs ppi-python {e}",
+                case["name"]
+            );
+        }
+    }
+}
+
+#[test]
+fn ppi_names_the_line_of_a_bad_score() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_csv(&dir, "bad.csv", "group,judge,expert\nm1,3,4\nm1,x,\n");
+    let out = concord(&["stats", "ppi", path.to_str().unwrap(), "--json"]);
+    assert!(
+        !out.status.success(),
+        "a non-numeric judge score is refused"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("line 3") && err.contains("`judge`"),
+        "file, line and column named: {err}"
+    );
+}

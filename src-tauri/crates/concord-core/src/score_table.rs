@@ -576,3 +576,132 @@ mod tests {
         );
     }
 }
+
+/// Judge scores with expert ratings on a subset, per group (model), for PPI means: a CSV with a
+/// group, a judge-score and an expert-score column (expert empty where unrated).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PredictionTable {
+    /// File name as given.
+    pub file: String,
+    /// One entry per group, in order of first appearance.
+    pub groups: Vec<PredictionGroup>,
+}
+
+/// One group of a [`PredictionTable`].
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct PredictionGroup {
+    /// Group name.
+    pub name: String,
+    /// Expert ratings of the labelled rows.
+    pub expert: Vec<f64>,
+    /// Judge scores of the same rows.
+    pub judge_labeled: Vec<f64>,
+    /// Judge scores of rows without an expert rating.
+    pub judge_unlabeled: Vec<f64>,
+}
+
+/// Read a `group,judge,expert` CSV (column names chosen by the caller, in that order).
+pub fn read_prediction_csv(
+    path: &Path,
+    group: &str,
+    judge: &str,
+    expert: &str,
+) -> Result<PredictionTable, ScoreTableError> {
+    let file = path.display().to_string();
+    let handle = File::open(path).map_err(|source| ScoreTableError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    parse_prediction_csv(handle, &file, group, judge, expert)
+}
+
+/// Parse a `group,judge,expert` CSV from any reader; `file` names it in messages.
+pub fn parse_prediction_csv<R: Read>(
+    reader: R,
+    file: &str,
+    group: &str,
+    judge: &str,
+    expert: &str,
+) -> Result<PredictionTable, ScoreTableError> {
+    let mut csv = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(false)
+        .trim(csv::Trim::All)
+        .from_reader(reader);
+    let headers = csv.headers().map_err(|e| csv_error(file, &e))?.clone();
+    let names: Vec<String> = headers
+        .iter()
+        .map(|h| h.trim_start_matches('\u{feff}').trim().to_string())
+        .collect();
+    if names.is_empty() || names.iter().all(String::is_empty) {
+        return Err(ScoreTableError::NoHeader {
+            file: file.to_string(),
+        });
+    }
+    let find = |column: &str| {
+        names
+            .iter()
+            .position(|n| n == column)
+            .ok_or_else(|| ScoreTableError::UnknownColumn {
+                file: file.to_string(),
+                column: column.to_string(),
+                available: names.join(", "),
+            })
+    };
+    let (gi, ji, ei) = (find(group)?, find(judge)?, find(expert)?);
+    let mut groups: Vec<PredictionGroup> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut record = csv::StringRecord::new();
+    loop {
+        match csv.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => return Err(csv_error(file, &e)),
+        }
+        let line = record.position().map(|p| p.line()).unwrap_or(0);
+        if record.iter().all(str::is_empty) {
+            continue;
+        }
+        let name = record.get(gi).unwrap_or("");
+        if name.is_empty() {
+            return Err(ScoreTableError::EmptyId {
+                file: file.to_string(),
+                line,
+                column: group.to_string(),
+            });
+        }
+        let number = |i: usize, column: &str| {
+            let text = record.get(i).unwrap_or("");
+            parse_score(text).ok_or_else(|| ScoreTableError::NotNumeric {
+                file: file.to_string(),
+                line,
+                column: column.to_string(),
+                value: text.to_string(),
+            })
+        };
+        let j = number(ji, judge)?;
+        let e = match record.get(ei).unwrap_or("") {
+            "" => None,
+            _ => Some(number(ei, expert)?),
+        };
+        let g = *index.entry(name.to_string()).or_insert_with(|| {
+            groups.push(PredictionGroup {
+                name: name.to_string(),
+                ..PredictionGroup::default()
+            });
+            groups.len() - 1
+        });
+        let entry = &mut groups[g];
+        match e {
+            Some(e) => {
+                entry.expert.push(e);
+                entry.judge_labeled.push(j);
+            }
+            None => entry.judge_unlabeled.push(j),
+        }
+    }
+    Ok(PredictionTable {
+        file: file.to_string(),
+        groups,
+    })
+}

@@ -13,6 +13,7 @@
 //! - [`interpret`]: Koo & Li and Landis & Koch labels, interval-decided labels, precision status.
 //! - [`alttest`]: the Alternative Annotator Test (Calderon, Reichart & Dror 2025): can a judge
 //!   replace the human annotators?
+//! - [`ppi`]: PPI++ prediction-powered means (judge scores on all items, experts on a subset).
 //! - [`reml`]: ICC1/ICC2/ICC3 for incomplete, unbalanced designs from REML variance components
 //!   (lme4's criterion), with profile-likelihood intervals and boundary fits reported.
 //! - [`optimize`]: Brent's minimiser and root finder, a two-parameter Nelder–Mead simplex.
@@ -73,6 +74,7 @@ pub mod limits;
 pub mod optimize;
 pub mod paired;
 pub mod planner;
+pub mod ppi;
 pub mod reml;
 pub mod special;
 

@@ -5,13 +5,19 @@
 use clap::{Args, Subcommand};
 use concord_core::score_table::{read_long_csv, read_prediction_csv, ColumnNames, ScoreTableError};
 use concord_stats::alttest::{alt_test, AlignmentMetric, AltTestError, AltTestOptions};
-use concord_stats::categorical::{self, AgreementSummary, CategoricalError, CategoricalRatings};
+use concord_stats::bootstrap::BootstrapOptions;
+use concord_stats::categorical::{
+    self, AgreementSummary, AlphaMetric, CategoricalError, CategoricalRatings, SpecificAgreement,
+    Weights,
+};
 use concord_stats::icc::{icc_with_missing, IccError, IccEstimate};
 use concord_stats::paired::{compare, PairedError};
 use concord_stats::ppi::ppi_mean;
 use concord_stats::reml::{
     reml_icc, BoundaryComponent, Rating, RemlError, RemlIccEstimate, VarianceComponents,
 };
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -141,6 +147,12 @@ pub struct AgreementArgs {
     /// The declared category set in order, e.g. `0,1` or `1,2,3,4,5` (default: the observed labels).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub categories: Option<Vec<String>>,
+    /// Seed of the bootstrap behind Krippendorff's α intervals (same seed, same bounds).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Resamples of that bootstrap.
+    #[arg(long, default_value_t = 1000)]
+    pub resamples: usize,
 }
 
 /// `concord stats compare`
@@ -401,8 +413,47 @@ fn run_agreement(args: &AgreementArgs, json: bool) -> Result<String, StatsError>
     if !numeric {
         summary.krippendorff_alpha.interval = None;
     }
+    let specific = categorical::specific_agreement_binary(&ratings);
+    let ac1 = categorical::gwet_ac2_interval(&ratings, Weights::Unweighted, 0.95);
+    let options = BootstrapOptions {
+        resamples: args.resamples,
+        ..BootstrapOptions::default()
+    };
+    let alpha_ci = |metric: AlphaMetric, wanted: bool| {
+        if !wanted {
+            return [None, None];
+        }
+        // One stream per metric so that each interval depends only on the seed.
+        let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+        categorical::krippendorff_alpha_bootstrap(&ratings, metric, &options, &mut rng)
+            .map_or([None, None], |b| [b.lower, b.upper])
+    };
+    let alpha_ci95 = AlphaIntervals {
+        nominal: alpha_ci(
+            AlphaMetric::Nominal,
+            summary.krippendorff_alpha.nominal.is_some(),
+        ),
+        ordinal: alpha_ci(
+            AlphaMetric::Ordinal,
+            summary.krippendorff_alpha.ordinal.is_some(),
+        ),
+        interval: alpha_ci(
+            AlphaMetric::Interval,
+            summary.krippendorff_alpha.interval.is_some(),
+        ),
+    };
+    let output = AgreementOutput {
+        summary: &summary,
+        specific_agreement: specific,
+        gwet_ac1_ci95: ac1.map_or([None, None], |c| [Some(c.ci[0]), Some(c.ci[1])]),
+        krippendorff_alpha_ci95: alpha_ci95,
+        bootstrap: BootstrapSettings {
+            resamples: args.resamples,
+            seed: args.seed,
+        },
+    };
     if json {
-        return to_json(&summary);
+        return to_json(&output);
     }
     let mut out = String::new();
     let _ = writeln!(
@@ -434,7 +485,57 @@ fn run_agreement(args: &AgreementArgs, json: bool) -> Result<String, StatsError>
     for (name, v) in rows {
         let _ = writeln!(out, "{name:<32} {:>7}", show(v));
     }
+    let ci = |c: [Option<f64>; 2]| format!("[{}, {}]", show(c[0]), show(c[1]));
+    let _ = writeln!(
+        out,
+        "Gwet's AC1 95% CI (Gwet's variance, as irrCAC) {}",
+        ci(output.gwet_ac1_ci95)
+    );
+    let _ = writeln!(
+        out,
+        "Krippendorff's alpha 95% CI (item bootstrap, {} resamples, seed {}): nominal {}, ordinal {}, interval {}",
+        args.resamples,
+        args.seed,
+        ci(output.krippendorff_alpha_ci95.nominal),
+        ci(output.krippendorff_alpha_ci95.ordinal),
+        ci(output.krippendorff_alpha_ci95.interval)
+    );
+    if let Some(s) = specific {
+        let _ = writeln!(
+            out,
+            "specific agreement: positive ({}) {}, negative ({}) {}",
+            cats.categories[1],
+            show(s.positive),
+            cats.categories[0],
+            show(s.negative)
+        );
+    }
     Ok(out)
+}
+
+#[derive(Serialize)]
+struct AlphaIntervals {
+    nominal: [Option<f64>; 2],
+    ordinal: [Option<f64>; 2],
+    interval: [Option<f64>; 2],
+}
+
+#[derive(Serialize)]
+struct BootstrapSettings {
+    resamples: usize,
+    seed: u64,
+}
+
+/// The agreement summary's keys plus the intervals and specific agreement.
+#[derive(Serialize)]
+struct AgreementOutput<'a> {
+    #[serde(flatten)]
+    summary: &'a AgreementSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    specific_agreement: Option<SpecificAgreement>,
+    gwet_ac1_ci95: [Option<f64>; 2],
+    krippendorff_alpha_ci95: AlphaIntervals,
+    bootstrap: BootstrapSettings,
 }
 
 #[derive(Serialize)]

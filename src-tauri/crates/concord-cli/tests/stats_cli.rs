@@ -730,3 +730,83 @@ fn ppi_names_the_line_of_a_bad_score() {
         "file, line and column named: {err}"
     );
 }
+
+#[test]
+fn agreement_adds_specific_agreement_and_intervals_for_two_categories() {
+    let doc: Value = serde_json::from_str(include_str!(
+        "../../concord-stats/tests/vectors/agreement_ci.json"
+    ))
+    .expect("valid JSON");
+    let case = doc["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "binary_four_raters_missing")
+        .expect("the case exists")
+        .clone();
+    let mut csv = String::from("target,rater,score\n");
+    for (i, row) in case["matrix"].as_array().unwrap().iter().enumerate() {
+        for (r, v) in row.as_array().unwrap().iter().enumerate() {
+            if let Some(v) = v.as_f64() {
+                csv.push_str(&format!("t{i},r{r},{}\n", v as i64));
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_csv(&dir, "binary.csv", &csv);
+    let run = || {
+        json_of(&concord(&[
+            "stats",
+            "agreement",
+            path.to_str().unwrap(),
+            "--categories",
+            "0,1",
+            "--json",
+        ]))
+    };
+    let v = run();
+    for key in [
+        "percent_agreement",
+        "cohen_kappa",
+        "fleiss_kappa",
+        "gwet_ac1",
+        "krippendorff_alpha",
+        "n_items",
+        "n_raters",
+    ] {
+        assert!(v.get(key).is_some(), "the existing key {key} is kept");
+    }
+    let sa = &v["specific_agreement"];
+    let keys: Vec<&str> = sa.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["negative", "positive"],
+        "specific agreement has the contract's keys"
+    );
+    for side in ["positive", "negative"] {
+        let (a, e) = (
+            sa[side].as_f64().unwrap(),
+            case["specific"][side].as_f64().unwrap(),
+        );
+        assert!((a - e).abs() < 1e-9, "{side} specific agreement {a} vs {e}");
+    }
+    for (i, e) in case["gwet"]["identity"]["ci"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let a = v["gwet_ac1_ci95"][i].as_f64().unwrap();
+        assert!(
+            (a - e.as_f64().unwrap()).abs() < 1e-9,
+            "AC1 bound {i}: {a} vs irrCAC {e}"
+        );
+    }
+    let ci = &v["krippendorff_alpha_ci95"]["nominal"];
+    let alpha = v["krippendorff_alpha"]["nominal"].as_f64().unwrap();
+    assert!(
+        ci[0].as_f64().unwrap() < alpha && alpha < ci[1].as_f64().unwrap(),
+        "the bootstrap interval brackets α"
+    );
+    assert_eq!(run(), v, "the seeded bootstrap gives the same output twice");
+}

@@ -492,6 +492,155 @@ pub fn krippendorff_alpha(r: &CategoricalRatings, metric: AlphaMetric) -> Option
     defined(1.0 - (n - 1.0) * disagree_obs / disagree_exp)
 }
 
+/// Positive and negative specific agreement for a two-category (binary) rating.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SpecificAgreement {
+    /// Agreement on the second declared category (e.g. `1`, "present").
+    pub positive: Option<f64>,
+    /// Agreement on the first declared category (e.g. `0`, "absent").
+    pub negative: Option<f64>,
+}
+
+/// Specific agreement on category `k`, generalised to many raters and missing ratings
+/// (Uebersax 1982; Fleiss 1971): the share of rater pairs involving a `k` rating in which the
+/// other rating is also `k`, Σ_i n_ik (n_ik − 1) / Σ_i n_ik (n_i − 1) over items rated at least
+/// twice (n_i ratings, n_ik of them `k`). With two raters it is 2a / (2a + b + c), Dice's
+/// coefficient. `None` when no pair involves `k`.
+pub fn specific_agreement(r: &CategoricalRatings, k: usize) -> Option<f64> {
+    let q = r.categories.len();
+    if k >= q {
+        return None;
+    }
+    let counts = r.item_counts();
+    let (mut agree, mut total) = (0.0, 0.0);
+    for item in 0..r.n_items {
+        let row = &counts[item * q..(item + 1) * q];
+        let ni: f64 = row.iter().sum();
+        if ni < 2.0 {
+            continue;
+        }
+        agree += row[k] * (row[k] - 1.0);
+        total += row[k] * (ni - 1.0);
+    }
+    (total > 0.0).then(|| agree / total)
+}
+
+/// Positive (second category) and negative (first category) specific agreement; `None` unless
+/// exactly two categories are declared.
+pub fn specific_agreement_binary(r: &CategoricalRatings) -> Option<SpecificAgreement> {
+    (r.categories.len() == 2).then(|| SpecificAgreement {
+        positive: specific_agreement(r, 1),
+        negative: specific_agreement(r, 0),
+    })
+}
+
+/// A coefficient with its standard error and confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CoefficientInterval {
+    /// The coefficient.
+    pub value: f64,
+    /// Its standard error.
+    pub se: f64,
+    /// The interval [lower, upper].
+    pub ci: [f64; 2],
+}
+
+/// Gwet's AC1/AC2 with the variance of Gwet (2008; 2014, §5) as irrCAC computes it: per-item
+/// terms ac_i* = ac_i − 2(1 − AC)(pe_i − pe)/(1 − pe), with ac_i = (n/n₂)(pa_i − pe·[r_i ≥ 2])/(1 − pe)
+/// and pe_i = T_w/(q(q − 1)) · Σ_k r_ik(1 − π_k)/r_i; Var = Σ (ac_i* − AC)² / (n(n − 1)) over the n
+/// items rated at least once (no finite-population correction); interval AC ± t_{n−1} · SE with
+/// the upper limit capped at 1 (irrCAC leaves the lower one uncapped).
+pub fn gwet_ac2_interval(
+    r: &CategoricalRatings,
+    weights: Weights,
+    level: f64,
+) -> Option<CoefficientInterval> {
+    let q = r.categories.len();
+    if q < 2 || !(level > 0.0 && level < 1.0) {
+        return None;
+    }
+    let w = weight_matrix(&r.categories, weights);
+    let (pa, pi) = gwet_observed(r, &w)?;
+    let tw: f64 = w.iter().sum();
+    let qf = q as f64;
+    let scale = tw / (qf * (qf - 1.0));
+    let pe = scale * pi.iter().map(|p| p * (1.0 - p)).sum::<f64>();
+    let ac = (pa - pe) / (1.0 - pe);
+    if !ac.is_finite() {
+        return None;
+    }
+    let counts = r.item_counts();
+    let rows: Vec<&[f64]> = (0..r.n_items)
+        .map(|i| &counts[i * q..(i + 1) * q])
+        .filter(|row| row.iter().sum::<f64>() >= 1.0)
+        .collect();
+    let n = rows.len() as f64;
+    let n2 = rows
+        .iter()
+        .filter(|row| row.iter().sum::<f64>() >= 2.0)
+        .count() as f64;
+    if n < 2.0 {
+        return None;
+    }
+    let mut ss = 0.0;
+    for row in &rows {
+        let ri: f64 = row.iter().sum();
+        let mut sum_q = 0.0;
+        for k in 0..q {
+            let weighted: f64 = (0..q).map(|l| w[k * q + l] * row[l]).sum();
+            sum_q += row[k] * (weighted - 1.0);
+        }
+        let den = ri * (ri - 1.0);
+        let pa_i = sum_q / if den == 0.0 { -1.0 } else { den };
+        let pe_r2 = if ri >= 2.0 { pe } else { 0.0 };
+        let ac_i = (n / n2) * (pa_i - pe_r2) / (1.0 - pe);
+        let pe_i = scale * (0..q).map(|k| row[k] * (1.0 - pi[k])).sum::<f64>() / ri;
+        let ac_x = ac_i - 2.0 * (1.0 - ac) * (pe_i - pe) / (1.0 - pe);
+        ss += (ac_x - ac) * (ac_x - ac);
+    }
+    let mut se = (ss / (n * (n - 1.0))).sqrt();
+    if se == 0.0 {
+        se = 1e-15;
+    }
+    let t = crate::special::t_critical(1.0 - level, n - 1.0)?;
+    Some(CoefficientInterval {
+        value: ac,
+        se,
+        ci: [ac - t * se, (ac + t * se).min(1.0)],
+    })
+}
+
+impl CategoricalRatings {
+    /// The ratings of the items at `indices` (a bootstrap resample), in that order.
+    pub fn resample(&self, indices: &[usize]) -> CategoricalRatings {
+        let mut cells = Vec::with_capacity(indices.len() * self.n_raters);
+        for &i in indices {
+            cells.extend_from_slice(&self.cells[i * self.n_raters..(i + 1) * self.n_raters]);
+        }
+        CategoricalRatings {
+            categories: self.categories.clone(),
+            n_items: indices.len(),
+            n_raters: self.n_raters,
+            cells,
+        }
+    }
+}
+
+/// Percentile bootstrap interval of Krippendorff's α: items (units) resampled with replacement,
+/// α recomputed per resample, undefined replicates dropped, numpy-style percentiles. The
+/// generator is the caller's (seeded for reproducible bounds).
+pub fn krippendorff_alpha_bootstrap<R: rand::Rng + ?Sized>(
+    r: &CategoricalRatings,
+    metric: AlphaMetric,
+    options: &crate::bootstrap::BootstrapOptions,
+    rng: &mut R,
+) -> Option<crate::bootstrap::BootstrapInterval> {
+    crate::bootstrap::percentile_ci(r.n_items, options, rng, |idx| {
+        krippendorff_alpha(&r.resample(idx), metric)
+    })
+    .ok()
+}
+
 /// Krippendorff's α for the three metrics Concord reports by default.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AlphaByMetric {

@@ -62,6 +62,17 @@
 //! - **Bland–Altman.** Limits bias ± 1.96 SD (SD with n − 1); their 95% CIs use the approximate
 //!   standard error √(3s²/n) of Bland & Altman (1999) with t on n − 1 df; exact intervals based on
 //!   the non-central t (Carkeet 2015) are wider for small n.
+//! - **Gwet's AC1/AC2 intervals.** Gwet's (2008) linearised variance with t on n − 1 df, as irrCAC
+//!   (its `gwet()`), upper limit capped at 1; R `irrCAC::gwet.ac1.raw` is the same formula.
+//! - **Krippendorff's α intervals.** No peer package ships one (Krippendorff's own macro resamples
+//!   pairable values, Hayes & Krippendorff 2007); Concord resamples items (units) with a seeded
+//!   generator and takes numpy-style percentiles, so the bounds depend on the seed.
+//! - **Specific agreement.** Positive/negative agreement generalised to many raters and missing
+//!   ratings by pooling rater pairs over items (Uebersax 1982); equal to 2a/(2a + b + c) for two
+//!   raters.
+//! - **REML ICC.** lme4's REML criterion (agreement with `lmer` to 1e-6 on the test designs);
+//!   intervals by profile likelihood (see [`reml`] for why), which lme4 offers for the
+//!   components but not for their ratio.
 //! - **Bootstrap percentiles.** numpy's default linear interpolation (Hyndman & Fan type 7);
 //!   R's `boot.ci(type = "perc")` uses a different order-statistic rule, so bounds differ slightly.
 

@@ -2,11 +2,13 @@
 //! on and `synchronous = FULL`, so a rating is on disk when its transaction returns. Migrations are
 //! embedded and tracked in `PRAGMA user_version`; a Concord study is recognised by its
 //! `PRAGMA application_id`. A file that is not SQLite, not a study, or written by a newer Concord is
-//! refused before anything is written to it. All writes go through [`Store::write`], one transaction
+//! refused before anything is written to it, and so is one whose schema is not exactly Concord's
+//! (an extra trigger or view, a forged `application_id`) or that is truncated (see `untrusted`). All writes go through [`Store::write`], one transaction
 //! each, so a failed import leaves the study exactly as it was.
 
 mod bulk;
 mod read;
+mod untrusted;
 mod write;
 
 pub use bulk::*;
@@ -52,6 +54,21 @@ pub enum StoreError {
         found: i64,
         supported: i64,
     },
+    #[error("{path}: the file is truncated ({found} bytes; its header records {expected}), so it cannot be read safely; use the complete file. The file was not changed")]
+    Truncated {
+        path: String,
+        found: u64,
+        expected: u64,
+    },
+    #[error("{path}: carries Concord's application id but is not a Concord study ({detail}); the file was not changed")]
+    ForeignSchema { path: String, detail: String },
+    #[error("{path}: holds a {kind} {name:?} (on {table:?}) that Concord never creates; a {kind} in a study file could run code when the study is used, so the file is refused and was not changed")]
+    UnexpectedObject {
+        path: String,
+        kind: String,
+        name: String,
+        table: String,
+    },
     #[error("{path}: cannot write here ({detail}); check the folder's permissions or choose another location")]
     ReadOnly { path: String, detail: String },
     #[error("{path}: cannot read the file: {detail}")]
@@ -74,6 +91,9 @@ impl StoreError {
             StoreError::NotSqlite { .. } => "not_sqlite",
             StoreError::NotAStudy { .. } => "not_a_study",
             StoreError::NewerSchema { .. } => "newer_schema",
+            StoreError::Truncated { .. } => "truncated",
+            StoreError::ForeignSchema { .. } => "foreign_schema",
+            StoreError::UnexpectedObject { .. } => "unexpected_schema_object",
             StoreError::ReadOnly { .. } => "read_only",
             StoreError::Io { .. } => "io",
             StoreError::NotFound { .. } => "not_found",
@@ -126,7 +146,7 @@ pub fn inspect(path: &Path) -> StoreResult<FileKind> {
     if meta.is_dir() {
         return Err(StoreError::NotSqlite { path: p });
     }
-    let mut header = [0u8; 16];
+    let mut header = [0u8; 100];
     let mut file = std::fs::File::open(path).map_err(|e| StoreError::Io {
         path: p.clone(),
         detail: e.to_string(),
@@ -135,14 +155,23 @@ pub fn inspect(path: &Path) -> StoreResult<FileKind> {
         path: p.clone(),
         detail: e.to_string(),
     })?;
-    if got < 16 || &header != b"SQLite format 3\0" {
+    if got < 16 || &header[..16] != b"SQLite format 3\0" {
         return Err(StoreError::NotSqlite { path: p });
     }
+    if got < 100 {
+        return Err(StoreError::Truncated {
+            path: p,
+            found: meta.len(),
+            expected: 100,
+        });
+    }
+    untrusted::check_length(&p, &header, meta.len())?;
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|_| StoreError::NotSqlite { path: p.clone() })?;
+    untrusted::harden(&conn)?;
     let app_id: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(|_| StoreError::NotSqlite { path: p.clone() })?;
@@ -159,6 +188,7 @@ pub fn inspect(path: &Path) -> StoreResult<FileKind> {
             supported: SCHEMA_VERSION,
         });
     }
+    untrusted::verify_schema(&p, &conn, version)?;
     Ok(FileKind::Study { schema: version })
 }
 
@@ -250,6 +280,7 @@ impl Store {
     }
 
     fn configure(&mut self) -> StoreResult<()> {
+        untrusted::harden(&self.conn)?;
         self.conn.busy_timeout(std::time::Duration::from_secs(5))?;
         let mode: String = self
             .conn

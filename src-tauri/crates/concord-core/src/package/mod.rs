@@ -23,6 +23,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
@@ -250,8 +251,31 @@ pub fn export_package(
         .enumerate()
         .map(|(i, &s)| (s, format!("S{:02}", i + 1)))
         .collect();
+    let title = store.title()?;
+    // The id binds the package to this study's content as well as to the seed: with the seed
+    // alone, two studies exporting with the same seed would hand out the same id, and a package
+    // of one would be merged into the other.
+    let study_tag = {
+        let mut digest = Sha256::new();
+        for part in [title.as_str(), rater_name.as_str()] {
+            digest.update(part.as_bytes());
+            digest.update([0]);
+        }
+        for c in &conversations {
+            digest.update(c.1.as_bytes());
+            digest.update([0]);
+            digest.update(c.3.as_bytes());
+            digest.update([0]);
+        }
+        for r in &responses {
+            digest.update(r.3.as_deref().unwrap_or_default().as_bytes());
+            digest.update([0]);
+        }
+        let d = digest.finalize();
+        u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+    };
     let package_id = loop {
-        let candidate = format!("{:016x}", rng.gen::<u64>());
+        let candidate = format!("{:016x}", rng.gen::<u64>() ^ study_tag);
         let taken: Option<i64> = conn
             .query_row("SELECT 1 FROM package WHERE id = ?1", [&candidate], |r| {
                 r.get(0)
@@ -261,7 +285,6 @@ pub fn export_package(
             break candidate;
         }
     };
-    let title = store.title()?;
 
     // Write the package study.
     let mut pkg = Store::create(out, store.clock())?;

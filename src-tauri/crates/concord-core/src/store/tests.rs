@@ -226,3 +226,27 @@ fn reopened_study_keeps_ratings_and_is_wal() {
         .unwrap();
     assert_eq!(fk, 1, "foreign keys must be enforced");
 }
+
+#[test]
+fn every_connection_is_defensive_and_distrusts_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.concord");
+    drop(create_demo_at(&path, clock(), 3).unwrap());
+    let store = Store::open(&path, clock()).unwrap();
+    let defensive = store
+        .conn()
+        .db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE)
+        .unwrap();
+    assert!(
+        defensive,
+        "defensive mode stops a file's schema from corrupting itself"
+    );
+    let trusted: i64 = store
+        .conn()
+        .query_row("PRAGMA trusted_schema", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        trusted, 0,
+        "triggers and views of a file must not call functions with side effects"
+    );
+}

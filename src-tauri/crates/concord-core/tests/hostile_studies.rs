@@ -1,0 +1,199 @@
+//! Study files and rater packages from outside are SQLite databases someone else wrote. Each kind
+//! of hostile file — an extra trigger, an extra view, a forged `application_id`, a newer schema, a
+//! truncated file, a package of another study — is refused with its own message, the file itself is
+//! not changed by the attempt (its bytes are compared), and a refused merge leaves the study as it
+//! was (its overview is compared).
+
+mod lead_common;
+
+use concord_core::assignment::{self, AssignmentOptions};
+use concord_core::package::{self, merge_package, PackageError};
+use concord_core::store::{Store, StoreError, APPLICATION_ID, SCHEMA_VERSION};
+use lead_common::*;
+use std::path::{Path, PathBuf};
+
+/// A study with an assignment, and a package for Ana written from it.
+fn study_and_package(dir: &Path) -> (Store, PathBuf) {
+    study_of(dir, 6)
+}
+
+fn study_of(dir: &Path, conversations: usize) -> (Store, PathBuf) {
+    let mut store = file_study(&dir.join("main.concord"), conversations, &["Ana", "Boris"]);
+    assignment::assign(&mut store, &AssignmentOptions::new(2, 11)).expect("assigned");
+    let out = dir.join("ana.concord");
+    package::export_package(&mut store, "Ana", &out, 5).expect("exported");
+    (store, out)
+}
+
+/// Change a closed study file with plain SQLite (as a hostile author would).
+fn tamper(path: &Path, sql: &str) {
+    let conn = rusqlite::Connection::open(path).expect("the file opens in plain SQLite");
+    conn.execute_batch(sql).expect("tampering SQL runs");
+    // Fold the WAL back so the file on disk is the whole story.
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+        .expect("checkpoint");
+}
+
+/// Opening `path` must fail with `check`, leave its bytes as they were, and say `words`.
+fn open_refused(path: &Path, words: &str, check: impl Fn(&StoreError) -> bool) {
+    let before = std::fs::read(path).expect("read the file");
+    let err = Store::open(path, clock()).expect_err("the hostile file must be refused");
+    assert!(check(&err), "the refusal is of the right kind: {err:?}");
+    assert!(
+        err.to_string().contains(words),
+        "the message says {words:?}: {err}"
+    );
+    assert_eq!(
+        std::fs::read(path).expect("read the file again"),
+        before,
+        "a refused file is not changed"
+    );
+}
+
+/// Merging `package` into `study` must fail with `check` and change neither.
+fn merge_refused(study: &mut Store, package: &Path, check: impl Fn(&PackageError) -> bool) {
+    let overview = study.overview().expect("overview");
+    let bytes = std::fs::read(package).expect("read the package");
+    let err = merge_package(study, package).expect_err("the hostile package must be refused");
+    assert!(check(&err), "the refusal is of the right kind: {err:?}");
+    assert_eq!(
+        study.overview().expect("overview"),
+        overview,
+        "a refused merge leaves the study as it was"
+    );
+    assert_eq!(
+        std::fs::read(package).expect("read the package again"),
+        bytes,
+        "a refused package is not changed"
+    );
+}
+
+fn is_store(err: &PackageError, check: impl Fn(&StoreError) -> bool) -> bool {
+    matches!(err, PackageError::Store(e) if check(e))
+}
+
+#[test]
+fn an_extra_trigger_is_refused_before_it_can_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut study, pkg) = study_and_package(dir.path());
+    tamper(
+        &pkg,
+        "CREATE TABLE loot(x); CREATE TRIGGER steal AFTER INSERT ON rating BEGIN INSERT INTO loot VALUES (new.value); END;",
+    );
+    merge_refused(&mut study, &pkg, |e| {
+        is_store(e, |s| matches!(s, StoreError::UnexpectedObject { .. }))
+    });
+    open_refused(&pkg, "Concord never creates", |e| {
+        matches!(e, StoreError::UnexpectedObject { .. })
+    });
+    // A trigger added beside the study's own tables is refused just the same.
+    let other = dir.path().join("other.concord");
+    drop(file_study(&other, 1, &["Ana"]));
+    tamper(
+        &other,
+        "CREATE TRIGGER wipe AFTER INSERT ON rating BEGIN DELETE FROM conversation; END;",
+    );
+    open_refused(
+        &other,
+        "trigger \"wipe\"",
+        |e| matches!(e, StoreError::UnexpectedObject { kind, .. } if kind == "trigger"),
+    );
+}
+
+#[test]
+fn an_extra_view_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut study, pkg) = study_and_package(dir.path());
+    tamper(&pkg, "CREATE VIEW peek AS SELECT * FROM rating;");
+    merge_refused(&mut study, &pkg, |e| {
+        is_store(
+            e,
+            |s| matches!(s, StoreError::UnexpectedObject { kind, .. } if kind == "view"),
+        )
+    });
+    open_refused(&pkg, "view \"peek\"", |e| {
+        matches!(e, StoreError::UnexpectedObject { .. })
+    });
+}
+
+#[test]
+fn a_forged_application_id_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let forged = dir.path().join("forged.concord");
+    tamper(
+        &forged,
+        &format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION}; CREATE TABLE rating(x);"
+        ),
+    );
+    open_refused(&forged, "not a Concord study", |e| {
+        matches!(e, StoreError::ForeignSchema { .. })
+    });
+    // A table of Concord's name with a different definition is no better.
+    let (mut study, pkg) = study_and_package(dir.path());
+    tamper(
+        &pkg,
+        "DROP TABLE study_meta; CREATE TABLE study_meta(key, value);",
+    );
+    merge_refused(&mut study, &pkg, |e| {
+        is_store(e, |s| matches!(s, StoreError::ForeignSchema { .. }))
+    });
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut study, pkg) = study_and_package(dir.path());
+    tamper(
+        &pkg,
+        &format!("PRAGMA user_version = {};", SCHEMA_VERSION + 1),
+    );
+    merge_refused(&mut study, &pkg, |e| {
+        is_store(e, |s| matches!(s, StoreError::NewerSchema { .. }))
+    });
+    open_refused(&pkg, "newer Concord", |e| {
+        matches!(e, StoreError::NewerSchema { .. })
+    });
+}
+
+#[test]
+fn a_truncated_file_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut study, pkg) = study_and_package(dir.path());
+    // Fold the package's WAL into the file, then cut the file in half.
+    tamper(&pkg, "SELECT 1;");
+    let bytes = std::fs::read(&pkg).expect("read the package");
+    assert!(bytes.len() > 8192, "the package spans several pages");
+    std::fs::write(&pkg, &bytes[..bytes.len() / 2]).expect("truncate");
+    merge_refused(&mut study, &pkg, |e| {
+        is_store(e, |s| matches!(s, StoreError::Truncated { .. }))
+    });
+    open_refused(&pkg, "truncated", |e| {
+        matches!(e, StoreError::Truncated { .. })
+    });
+    std::fs::write(&pkg, &bytes[..60]).expect("truncate within the header");
+    open_refused(&pkg, "truncated", |e| {
+        matches!(e, StoreError::Truncated { .. })
+    });
+}
+
+#[test]
+fn a_package_of_another_study_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut study, _) = study_and_package(dir.path());
+    let other_dir = tempfile::tempdir().expect("temp dir");
+    // Another study, exported with the same seed: its package must not pass for this one's.
+    let (_, foreign) = study_of(other_dir.path(), 7);
+    merge_refused(&mut study, &foreign, |e| {
+        matches!(e, PackageError::UnknownPackage { .. })
+    });
+}
+
+#[test]
+fn genuine_studies_and_packages_pass_the_schema_check() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (study, pkg) = study_and_package(dir.path());
+    drop(study);
+    Store::open(&pkg, clock()).expect("a genuine package opens");
+    Store::open(&dir.path().join("main.concord"), clock()).expect("a genuine study opens");
+}

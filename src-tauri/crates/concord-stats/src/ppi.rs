@@ -128,8 +128,8 @@ mod tests {
         let r = ppi_mean(&expert, &expert, &unlabeled, 0.05);
         let lambda = r.lambda.expect("defined with both parts");
         assert!(
-            lambda > 0.9,
-            "a judge equal to the experts earns λ near 1, got {lambda}"
+            lambda > 0.5,
+            "a judge equal to the experts earns a large λ (Cov/((1 + n/N) Var) ≈ 0.81 here), got {lambda}"
         );
         let width = r.ci[1].unwrap() - r.ci[0].unwrap();
         let classical = r.classical_ci[1].unwrap() - r.classical_ci[0].unwrap();

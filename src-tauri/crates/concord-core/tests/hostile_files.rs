@@ -639,3 +639,21 @@ fn a_judge_reply_with_a_nested_object_is_kept_verbatim_and_reported() {
         "every other reply's scores are imported"
     );
 }
+
+#[test]
+fn a_response_id_already_naming_another_response_is_located() {
+    // Found by the mutation tests: the conflict was detected inside the write and reported
+    // without its file and row.
+    let dir = temp_dir();
+    let path = write(
+        dir.path(),
+        "items.csv",
+        b"conversation_id,context,response_id,source,text\nb2,another person,b1-0,claude,x\n",
+    );
+    let issue = refused("duplicate_id", "items.csv", Some(2), |s| items(s, &path));
+    assert_eq!(
+        issue.at.column.as_deref(),
+        Some("response_id"),
+        "column named"
+    );
+}

@@ -22,7 +22,7 @@ use super::{
     OutOfScale, QualityItem, QualityKind,
 };
 use crate::rubric::{builtin, Rubric};
-use crate::store::{ImportedRating, NewConversation, RaterKind, SourceKind, Store, StoreError};
+use crate::store::{ImportedRating, NewConversation, RaterKind, SourceKind, Store};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -135,6 +135,8 @@ fn source_spec(name: &str) -> SourceSpec {
 }
 
 struct ItemRow {
+    /// The row it was read from, for messages.
+    row: usize,
     conversation: String,
     context: String,
     response: String,
@@ -205,6 +207,7 @@ pub fn import_items(
             continue;
         }
         let item = ItemRow {
+            row: row.number,
             conversation: get(0).unwrap_or_default(),
             context: table.cell(row, cols[1]).as_text().unwrap_or_default(),
             response: get(2).unwrap_or_default(),
@@ -293,7 +296,7 @@ pub fn import_items(
                     at: Location {
                         file: report.file.clone(),
                         sheet: report.sheet.clone(),
-                        row: None,
+                        row: Some(item.row),
                         column: Some(columns.context.clone()),
                     },
                     criterion: None,
@@ -308,11 +311,19 @@ pub fn import_items(
             report.texts_filled += filled as usize;
             match existing.get(&item.response) {
                 Some(&id) if id != response_id => {
-                    return Err(StoreError::Invalid(format!(
-                        "response id {:?} already names another response in the study",
-                        item.response
+                    return Err(ImportError::one(
+                        Location {
+                            file: report.file.clone(),
+                            sheet: report.sheet.clone(),
+                            row: Some(item.row),
+                            column: Some(columns.response.clone()),
+                        },
+                        "duplicate_id",
+                        format!(
+                            "response id {:?} already names another response in the study (a different conversation or source); give this response its own id",
+                            item.response
+                        ),
                     ))
-                    .into())
                 }
                 Some(_) => {}
                 None => tx.set_response_external_id(response_id, &item.response)?,

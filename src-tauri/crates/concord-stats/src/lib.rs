@@ -18,6 +18,8 @@
 //!   (lme4's criterion), with profile-likelihood intervals and boundary fits reported.
 //! - [`optimize`]: Brent's minimiser and root finder, a two-parameter Nelder–Mead simplex.
 //! - [`planner`]: Bonett (2002) targets-for-width and width-for-targets.
+//! - [`rater_quality`]: a rater against the panel — severity with intervals, drift (first vs last
+//!   block, CUSUM change test), test–retest, time on task, straight-lining.
 //! - [`special`]: incomplete beta, F and t distributions and quantiles.
 //!
 //! Undefined results are `None`, never NaN; serialised with serde they become `null`.
@@ -86,6 +88,7 @@ pub mod optimize;
 pub mod paired;
 pub mod planner;
 pub mod ppi;
+pub mod rater_quality;
 pub mod reml;
 pub mod special;
 

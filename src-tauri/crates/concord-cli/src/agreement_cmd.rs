@@ -6,8 +6,9 @@
 
 use crate::import_cmd::{open_for_writing, ImportCmdError};
 use clap::{Args, ValueEnum};
+use concord_core::adjudication::{agreement_report, AdjudicationError, AgreementReference};
 use concord_core::agreement::{
-    self, AgreementCell, AgreementOptions, AgreementReport, Comparison, Level, DEFAULT_SEED,
+    AgreementCell, AgreementOptions, AgreementReport, Comparison, Level, DEFAULT_SEED,
 };
 use concord_core::agreement_table::{render, table, CiChoice, IccChoice, TableFormat, TableView};
 use serde::Serialize;
@@ -49,6 +50,17 @@ pub struct AgreementArgs {
     /// With --format: the interval shown (bootstrap where computed, else F-based; or always F).
     #[arg(long, value_enum, default_value = "bootstrap")]
     ci: CiArg,
+    /// What judges are compared with: the experts' mean, or the consensus after adjudication
+    /// (adjudicated pairs take the decided value; expert–expert cells then show agreement after
+    /// adjudication).
+    #[arg(long, value_enum, default_value = "experts")]
+    reference: ReferenceArg,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ReferenceArg {
+    Experts,
+    Consensus,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,7 +162,14 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         per_expert: args.method == MethodArg::Full || table_wanted,
         exclude_self_family: !args.include_self_family,
     };
-    let report = agreement::report(&store, options)?;
+    let reference = match args.reference {
+        ReferenceArg::Experts => AgreementReference::Experts,
+        ReferenceArg::Consensus => AgreementReference::Consensus,
+    };
+    let report = agreement_report(&store, options, reference).map_err(|e| match e {
+        AdjudicationError::Store(e) => ImportCmdError::Store(e),
+        other => ImportCmdError::Store(concord_core::store::StoreError::Invalid(other.to_string())),
+    })?;
     if let Some(format) = args.format {
         let view = TableView {
             level: match (args.method, args.level) {

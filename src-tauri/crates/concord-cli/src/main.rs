@@ -1,6 +1,7 @@
 //! The `concord` command line: every headless job (demo study, statistics on CSV files, imports,
 //! agreement reports, exports, judge runs) as a thin layer over `concord-core`.
 
+mod adjudication_cmd;
 mod agreement_cmd;
 mod assign_cmd;
 mod export_cmd;
@@ -66,6 +67,10 @@ enum Command {
     Export(export_cmd::ExportArgs),
     /// Filled XLSX rating sheets: import one back as its expert's ratings.
     Sheet(export_cmd::SheetArgs),
+    /// Discrepancies between experts and their adjudication: list, resolve, status.
+    Adjudication(adjudication_cmd::AdjudicationArgs),
+    /// The expert panel's rater quality: severity, drift, test–retest, time, straight-lining.
+    Raters(adjudication_cmd::RatersArgs),
 }
 
 fn main() -> ExitCode {
@@ -111,6 +116,12 @@ fn main() -> ExitCode {
         }
         Command::Sheet(args) => {
             export_cmd::sheet(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Adjudication(args) => {
+            adjudication_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Raters(args) => {
+            adjudication_cmd::raters(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
         }
     };
     match result {

@@ -3,6 +3,7 @@
 //! `concord-stats`, and the LLM judge runner. It never depends on tauri: the desktop shell and the
 //! `concord` CLI are both thin layers over this crate.
 
+pub mod adjudication;
 pub mod agreement;
 pub mod agreement_table;
 pub mod assignment;
@@ -15,6 +16,7 @@ pub mod lead;
 pub mod open_study;
 pub mod package;
 pub mod queue;
+pub mod rater_quality;
 pub mod rubric;
 pub mod score_table;
 pub mod store;

@@ -6,12 +6,16 @@
 //! (an extra trigger or view, a forged `application_id`) or that is truncated (see `untrusted`). All writes go through [`Store::write`], one transaction
 //! each, so a failed import leaves the study exactly as it was.
 
+mod adjudication;
 mod bulk;
+mod panel;
 mod read;
 mod untrusted;
 mod write;
 
+pub use adjudication::*;
 pub use bulk::*;
+pub use panel::*;
 
 pub use read::*;
 pub use write::*;
@@ -31,6 +35,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0003_judge_runs.sql"),
     include_str!("../migrations/0004_lead.sql"),
     include_str!("../migrations/0005_rating_screen.sql"),
+    include_str!("../migrations/0006_adjudication.sql"),
 ];
 
 /// The schema version this build writes and reads.

@@ -1,0 +1,301 @@
+//! `concord adjudication` (discrepancies, resolve, status) and `concord raters quality`: the
+//! clinical panel's workflow after the blind ratings, over `concord_core::adjudication` and
+//! `concord_core::rater_quality`.
+
+use crate::study_cmd::{open_study, StudyCmdError};
+use clap::{Args, Subcommand};
+use concord_core::adjudication::{
+    self, AdjudicationError, DiscrepancyRule, LikertRule, Panel, Resolution, Verdict,
+    DEFAULT_LIKERT_GAP,
+};
+use concord_core::rater_quality::{self, QualityFlag, QualityOptions};
+use concord_core::store::StoreError;
+use serde::Serialize;
+use std::path::Path;
+
+#[derive(Args, Debug)]
+pub struct AdjudicationArgs {
+    #[command(subcommand)]
+    command: AdjudicationCommand,
+}
+
+/// The rule that decides which pairs need adjudication.
+#[derive(Args, Debug, Clone)]
+pub struct RuleArgs {
+    /// 1–5 criteria: values this many points apart (max − min) need adjudication.
+    #[arg(long, default_value_t = DEFAULT_LIKERT_GAP, conflicts_with = "tolerance")]
+    likert_gap: i64,
+    /// 1–5 criteria: instead of the gap, any value more than this many points from the median.
+    #[arg(long)]
+    tolerance: Option<i64>,
+    /// Do not treat flagged items as needing adjudication.
+    #[arg(long)]
+    ignore_flags: bool,
+}
+
+impl RuleArgs {
+    fn rule(&self) -> Result<DiscrepancyRule, AdjudicationError> {
+        let likert = match self.tolerance {
+            Some(points) if points < 0 => return Err(AdjudicationError::BadGap(points)),
+            Some(points) => LikertRule::Tolerance { points },
+            None if self.likert_gap < 1 => return Err(AdjudicationError::BadGap(self.likert_gap)),
+            None => LikertRule::Spread {
+                gap: self.likert_gap,
+            },
+        };
+        Ok(DiscrepancyRule {
+            likert,
+            flagged: !self.ignore_flags,
+        })
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum AdjudicationCommand {
+    /// The (item, criterion) pairs the experts disagree on, with every expert's value.
+    Discrepancies {
+        #[command(flatten)]
+        rule: RuleArgs,
+        /// Also list pairs already decided.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Record a consensus value (or "unratable") for one pair, with a reason.
+    Resolve {
+        #[arg(long)]
+        item: String,
+        #[arg(long)]
+        criterion: String,
+        #[arg(
+            long,
+            required_unless_present = "unratable",
+            conflicts_with = "unratable"
+        )]
+        value: Option<i64>,
+        #[arg(long)]
+        unratable: bool,
+        #[arg(long)]
+        reason: String,
+        #[arg(long)]
+        adjudicator: String,
+    },
+    /// Counts of pairs by status: unanimous, adjudicated, unresolved.
+    Status {
+        #[command(flatten)]
+        rule: RuleArgs,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct RatersArgs {
+    #[command(subcommand)]
+    command: RatersCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum RatersCommand {
+    /// Per expert: severity per criterion with 95% CI, drift, test–retest, time per item,
+    /// straight-lining, and the flags they raise.
+    Quality {
+        /// Include the CUSUM paths (one point per rating) in the JSON.
+        #[arg(long)]
+        paths: bool,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AdjudicationCmdError {
+    #[error(transparent)]
+    Study(#[from] StudyCmdError),
+    #[error(transparent)]
+    Adjudication(#[from] AdjudicationError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("could not print JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+fn json<T: Serialize>(value: &T) -> Result<String, AdjudicationCmdError> {
+    Ok(format!("{}\n", serde_json::to_string_pretty(value)?))
+}
+
+#[derive(Serialize)]
+struct Listed<'a> {
+    item: &'a str,
+    criterion: &'a str,
+    values: Vec<Value<'a>>,
+    reason: adjudication::DiscrepancyReason,
+}
+
+#[derive(Serialize)]
+struct Listing<'a> {
+    items: Vec<Listed<'a>>,
+}
+
+#[derive(Serialize)]
+struct Value<'a> {
+    rater: &'a str,
+    value: i64,
+}
+
+pub fn run(
+    args: &AdjudicationArgs,
+    db: Option<&Path>,
+    as_json: bool,
+) -> Result<String, AdjudicationCmdError> {
+    let mut store = open_study(db)?;
+    match &args.command {
+        AdjudicationCommand::Discrepancies { rule, all } => {
+            let rule = rule.rule()?;
+            let panel = Panel::load(&store, false)?;
+            let pairs = panel.discrepancies(&rule, *all);
+            if as_json {
+                let items: Vec<Listed<'_>> = pairs
+                    .iter()
+                    .map(|p| Listed {
+                        item: &p.item,
+                        criterion: &p.criterion,
+                        values: p
+                            .values
+                            .iter()
+                            .map(|v| Value {
+                                rater: &v.rater,
+                                value: v.value,
+                            })
+                            .collect(),
+                        reason: p.reason,
+                    })
+                    .collect();
+                return json(&Listing { items });
+            }
+            let mut out = format!("{} pairs need adjudication\n", pairs.len());
+            for p in &pairs {
+                let values: Vec<String> = p
+                    .values
+                    .iter()
+                    .map(|v| format!("{} {}", v.rater, v.value))
+                    .collect();
+                let decided = match &p.decision {
+                    Some(d) if d.unratable => " — unratable".to_string(),
+                    Some(d) => format!(" — consensus {}", d.value.unwrap_or_default()),
+                    None => String::new(),
+                };
+                out.push_str(&format!(
+                    "  {} {}: {} ({:?}){decided}\n",
+                    p.item,
+                    p.criterion,
+                    values.join(", "),
+                    p.reason
+                ));
+            }
+            Ok(out)
+        }
+        AdjudicationCommand::Resolve {
+            item,
+            criterion,
+            value,
+            unratable,
+            reason,
+            adjudicator,
+        } => {
+            let verdict = match (value, unratable) {
+                (_, true) => Verdict::Unratable,
+                (Some(v), false) => Verdict::Value { value: *v },
+                (None, false) => Verdict::Unratable,
+            };
+            let decision = adjudication::resolve(
+                &mut store,
+                &Resolution {
+                    item: item.clone(),
+                    criterion: criterion.clone(),
+                    verdict,
+                    reason: reason.clone(),
+                    adjudicator: adjudicator.clone(),
+                },
+            )?;
+            if as_json {
+                return json(&serde_json::json!({
+                    "item": item, "criterion": criterion, "decision": decision
+                }));
+            }
+            Ok(match decision.value {
+                Some(v) => format!("{item} {criterion}: consensus {v} by {adjudicator}\n"),
+                None => format!("{item} {criterion}: unratable, by {adjudicator}\n"),
+            })
+        }
+        AdjudicationCommand::Status { rule } => {
+            let rule = rule.rule()?;
+            let status = Panel::load(&store, false)?.status(&rule);
+            if as_json {
+                return json(&status);
+            }
+            Ok(format!(
+                "{} pairs rated by two or more experts (or flagged): {} unanimous, {} adjudicated ({} unratable), {} unresolved\n",
+                status.pairs, status.unanimous, status.adjudicated, status.unratable, status.unresolved
+            ))
+        }
+    }
+}
+
+pub fn raters(
+    args: &RatersArgs,
+    db: Option<&Path>,
+    as_json: bool,
+) -> Result<String, AdjudicationCmdError> {
+    let store = open_study(db)?;
+    match &args.command {
+        RatersCommand::Quality { paths } => {
+            let options = QualityOptions {
+                paths: *paths,
+                ..QualityOptions::default()
+            };
+            let report = rater_quality::report(&store, &options)?;
+            if as_json {
+                return json(&report);
+            }
+            let mut out = String::new();
+            let show = |x: Option<f64>| x.map_or("—".to_string(), |v| format!("{v:+.2}"));
+            for e in &report.experts {
+                out.push_str(&format!(
+                    "{}: {} ratings on {} items, median {} s per item, {} too fast; straight-lined {}/{}\n",
+                    e.rater,
+                    e.ratings,
+                    e.items,
+                    e.time.median_seconds.map_or("—".to_string(), |m| format!("{m:.0}")),
+                    e.time.too_fast,
+                    e.straight_lining.straight,
+                    e.straight_lining.n
+                ));
+                for c in &e.criteria {
+                    let ci = c.severity.ci95.map_or("—".to_string(), |[lo, hi]| {
+                        format!("[{lo:+.2}, {hi:+.2}]")
+                    });
+                    out.push_str(&format!(
+                        "  {:<16} severity {} {ci}  drift {}{}\n",
+                        c.criterion,
+                        show(c.severity.mean),
+                        show(c.drift.difference),
+                        if c.drift.alarm { " (CUSUM alarm)" } else { "" }
+                    ));
+                }
+                for f in &e.flags {
+                    out.push_str(&format!("  flag: {}\n", flag_text(f)));
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn flag_text(f: &QualityFlag) -> String {
+    match f {
+        QualityFlag::Lenient { criterion } => format!("lenient on {criterion}"),
+        QualityFlag::Severe { criterion } => format!("severe on {criterion}"),
+        QualityFlag::Drift {
+            criterion,
+            direction,
+        } => format!("drifts {direction:?} on {criterion}").to_lowercase(),
+        QualityFlag::TooFast => "too fast".into(),
+        QualityFlag::StraightLining => "straight-lining".into(),
+    }
+}

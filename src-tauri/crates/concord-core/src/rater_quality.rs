@@ -1,0 +1,379 @@
+//! Rater quality, measured per expert from the study's own ratings (the statistics are
+//! `concord_stats::rater_quality`; this module chooses the data and the thresholds):
+//!
+//! - **severity** per criterion: the expert's mean offset from the other experts on shared items,
+//!   with a 95% t interval; flagged *lenient* (or *severe*) when the interval excludes 0 and the
+//!   offset is at least [`QualityOptions::min_offset_likert`] points (binary dimensions:
+//!   [`QualityOptions::min_offset_binary`], a difference of proportions);
+//! - **drift** per criterion over the session, in the order the values were first entered: the
+//!   offsets from the other experts when at least half of the expert's items are shared, else the
+//!   raw values; first vs last quarter and the CUSUM change test (alarm at α = 0.01);
+//! - **test–retest** per criterion from the retest items (ICC(A,1) on 1–5, κ on binary);
+//! - **time per item** from the rating screen, with items faster than
+//!   max([`QualityOptions::too_fast_floor_seconds`], [`QualityOptions::too_fast_fraction`] × the
+//!   panel's median) flagged; an expert is flagged when more than
+//!   [`QualityOptions::too_fast_share`] of their items are that fast;
+//! - **straight-lining**: items with one value on every criterion, flagged when their share is at
+//!   least [`QualityOptions::straight_min_share`] and significantly above the rest of the panel's
+//!   (one-sided binomial p < 0.01; the panel's share counts one pseudo-item each way).
+//!
+//! Nothing is flagged on fewer than [`QualityOptions::min_items`] items.
+
+use crate::store::{Store, StoreError};
+use concord_stats::rater_quality::{
+    drift, mean_with_ci, median, offsets_from_others, straight_lining, test_retest, time_on_task,
+    Direction, Drift, DriftOptions, MeanEstimate, StraightLining, TestRetest,
+};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Thresholds of the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QualityOptions {
+    pub drift: DriftOptions,
+    /// Smallest |offset| (scale points) that flags a 1–5 criterion as lenient or severe.
+    pub min_offset_likert: f64,
+    /// Smallest |offset| (difference of proportions) that flags a binary dimension.
+    pub min_offset_binary: f64,
+    /// An item faster than this many seconds is too fast whatever the panel does.
+    pub too_fast_floor_seconds: f64,
+    /// … or faster than this fraction of the panel's median time per item.
+    pub too_fast_fraction: f64,
+    /// Share of too-fast items above which the expert is flagged.
+    pub too_fast_share: f64,
+    /// Smallest share of straight-lined items that can flag an expert.
+    pub straight_min_share: f64,
+    /// Fewest shared items (severity) or items (time, straight-lining) before anything is
+    /// flagged: below that the numbers are shown but raise no flag.
+    pub min_items: usize,
+    /// Include the CUSUM paths (for plots).
+    pub paths: bool,
+}
+
+impl Default for QualityOptions {
+    fn default() -> Self {
+        QualityOptions {
+            drift: DriftOptions::default(),
+            min_offset_likert: 0.5,
+            min_offset_binary: 0.15,
+            too_fast_floor_seconds: 3.0,
+            too_fast_fraction: 0.25,
+            too_fast_share: 0.2,
+            straight_min_share: 0.25,
+            min_items: 10,
+            paths: false,
+        }
+    }
+}
+
+/// One criterion of one expert.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CriterionQuality {
+    pub criterion: String,
+    pub binary: bool,
+    /// Values the expert entered on this criterion.
+    pub n: usize,
+    /// Mean offset from the other experts over shared items (positive = lenient).
+    pub severity: MeanEstimate,
+    /// `lenient`, `severe`, or none.
+    pub severity_flag: Option<SeverityFlag>,
+    /// Whether `drift` ran on offsets from the panel (else on raw values).
+    pub drift_on_offsets: bool,
+    pub drift: Drift,
+    pub test_retest: TestRetest,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeverityFlag {
+    Lenient,
+    Severe,
+}
+
+/// An expert's time per item.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimeSummary {
+    /// Items with a recorded time.
+    pub n: usize,
+    pub median_seconds: Option<f64>,
+    pub too_fast: usize,
+    pub share_too_fast: Option<f64>,
+}
+
+/// Something about an expert worth a look.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum QualityFlag {
+    Lenient {
+        criterion: String,
+    },
+    Severe {
+        criterion: String,
+    },
+    Drift {
+        criterion: String,
+        direction: Direction,
+    },
+    TooFast,
+    StraightLining,
+}
+
+/// One expert.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExpertQuality {
+    pub rater: String,
+    pub ratings: usize,
+    pub items: usize,
+    pub criteria: Vec<CriterionQuality>,
+    pub time: TimeSummary,
+    pub straight_lining: StraightLining,
+    pub flags: Vec<QualityFlag>,
+}
+
+/// The whole panel.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaterQualityReport {
+    pub experts: Vec<ExpertQuality>,
+    pub panel_median_seconds: Option<f64>,
+    /// Items faster than this are too fast.
+    pub too_fast_below_seconds: f64,
+    pub options: QualityOptions,
+}
+
+/// Rater quality of every expert of the study.
+pub fn report(store: &Store, options: &QualityOptions) -> Result<RaterQualityReport, StoreError> {
+    let experts = store.panel_experts()?;
+    let criteria = store.panel_criteria()?;
+    let mut values = store.expert_values(false)?;
+    let retests = store.expert_retest_values()?;
+    let times = store.expert_item_times()?;
+    let expert_at: HashMap<i64, usize> =
+        experts.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+    let criterion_at: HashMap<i64, usize> = criteria
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id, i))
+        .collect();
+    let k = experts.len();
+    // Order of work: first entry time, then response.
+    values.sort_unstable_by_key(|v| (v.created_at, v.response_id, v.criterion_id));
+
+    // Per criterion: the responses rated, densely indexed, and each expert's series over them.
+    let mut per_criterion: Vec<Vec<&crate::store::ExpertValue>> = vec![Vec::new(); criteria.len()];
+    for v in &values {
+        if let (Some(&c), true) = (
+            criterion_at.get(&v.criterion_id),
+            expert_at.contains_key(&v.rater_id),
+        ) {
+            per_criterion[c].push(v);
+        }
+    }
+    let first_value: HashMap<(i64, i64, i64), i64> = values
+        .iter()
+        .map(|v| ((v.rater_id, v.response_id, v.criterion_id), v.value))
+        .collect();
+    let mut retest_pairs: HashMap<(usize, usize), (Vec<f64>, Vec<f64>)> = HashMap::new();
+    for r in &retests {
+        let (Some(&e), Some(&c)) = (
+            expert_at.get(&r.rater_id),
+            criterion_at.get(&r.criterion_id),
+        ) else {
+            continue;
+        };
+        if let Some(&first) = first_value.get(&(r.rater_id, r.response_id, r.criterion_id)) {
+            let entry = retest_pairs.entry((e, c)).or_default();
+            entry.0.push(first as f64);
+            entry.1.push(r.value as f64);
+        }
+    }
+
+    let mut criterion_quality: Vec<Vec<CriterionQuality>> = vec![Vec::new(); k];
+    for (c, list) in per_criterion.iter().enumerate() {
+        if list.is_empty() {
+            continue;
+        }
+        let criterion = &criteria[c];
+        let mut index: HashMap<i64, usize> = HashMap::new();
+        for v in list {
+            let next = index.len();
+            index.entry(v.response_id).or_insert(next);
+        }
+        let n = index.len();
+        let mut series = vec![vec![f64::NAN; n]; k];
+        let mut order: Vec<Vec<usize>> = vec![Vec::new(); k];
+        for v in list {
+            let e = expert_at[&v.rater_id];
+            let i = index[&v.response_id];
+            series[e][i] = v.value as f64;
+            order[e].push(i);
+        }
+        let refs: Vec<&[f64]> = series.iter().map(|s| s.as_slice()).collect();
+        let offsets = offsets_from_others(&refs);
+        for e in 0..k {
+            if order[e].is_empty() {
+                continue;
+            }
+            let severity = mean_with_ci(&offsets[e]);
+            let shared = severity.n;
+            let on_offsets = shared * 2 >= order[e].len() && shared > 0;
+            let sequence: Vec<f64> = order[e]
+                .iter()
+                .map(|&i| {
+                    if on_offsets {
+                        offsets[e][i]
+                    } else {
+                        series[e][i]
+                    }
+                })
+                .filter(|v| v.is_finite())
+                .collect();
+            let mut d = drift(&sequence, options.drift);
+            if !options.paths {
+                d.path.clear();
+            }
+            let min_offset = if criterion.binary {
+                options.min_offset_binary
+            } else {
+                options.min_offset_likert
+            };
+            let severity_flag = match (severity.mean, severity.ci95) {
+                _ if severity.n < options.min_items => None,
+                (Some(m), Some([lo, _])) if lo > 0.0 && m >= min_offset => {
+                    Some(SeverityFlag::Lenient)
+                }
+                (Some(m), Some([_, hi])) if hi < 0.0 && -m >= min_offset => {
+                    Some(SeverityFlag::Severe)
+                }
+                _ => None,
+            };
+            let (first, second) = retest_pairs
+                .get(&(e, c))
+                .map(|(a, b)| (a.as_slice(), b.as_slice()))
+                .unwrap_or((&[], &[]));
+            criterion_quality[e].push(CriterionQuality {
+                criterion: criterion.key.clone(),
+                binary: criterion.binary,
+                n: order[e].len(),
+                severity,
+                severity_flag,
+                drift_on_offsets: on_offsets,
+                drift: d,
+                test_retest: test_retest(first, second, criterion.binary),
+            });
+        }
+    }
+
+    // Time per item.
+    let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); k];
+    for t in &times {
+        if let Some(&e) = expert_at.get(&t.rater_id) {
+            seconds[e].push(t.seconds);
+        }
+    }
+    let all_times: Vec<f64> = seconds
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|s| *s > 0.0)
+        .collect();
+    let panel_median = median(&all_times);
+    let floor = options
+        .too_fast_floor_seconds
+        .max(panel_median.map_or(0.0, |m| m * options.too_fast_fraction));
+
+    // Straight-lining: per expert, per response (in the order first entered), the values on each
+    // criterion of the response's rubric.
+    let mut items: Vec<Vec<Vec<Option<f64>>>> = vec![Vec::new(); k];
+    {
+        let mut slot: HashMap<(usize, i64), usize> = HashMap::new();
+        for v in &values {
+            let Some(&e) = expert_at.get(&v.rater_id) else {
+                continue;
+            };
+            if !criterion_at.contains_key(&v.criterion_id) {
+                continue;
+            }
+            let pos = *slot.entry((e, v.response_id)).or_insert_with(|| {
+                items[e].push(Vec::new());
+                items[e].len() - 1
+            });
+            items[e][pos].push(Some(v.value as f64));
+        }
+    }
+    let straight_counts: Vec<(usize, usize)> = items
+        .iter()
+        .map(|list| {
+            let s = straight_lining(list, None);
+            (s.straight, s.n)
+        })
+        .collect();
+
+    let mut out = Vec::with_capacity(k);
+    for (e, expert) in experts.iter().enumerate() {
+        let t = time_on_task(&seconds[e], floor);
+        let time = TimeSummary {
+            n: t.n,
+            median_seconds: t.median,
+            too_fast: t.too_fast.len(),
+            share_too_fast: t.share_too_fast,
+        };
+        let (others_straight, others_n) = straight_counts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != e)
+            .fold((0, 0), |(s, n), (_, (a, b))| (s + a, n + b));
+        // The panel's share with one pseudo-item each way (Laplace), so a small panel that never
+        // straight-lined does not make a single straight-lined item significant.
+        let panel_share =
+            (others_n > 0).then(|| (others_straight as f64 + 1.0) / (others_n as f64 + 2.0));
+        let straight = straight_lining(&items[e], panel_share);
+        let mut flags = Vec::new();
+        for c in &criterion_quality[e] {
+            match c.severity_flag {
+                Some(SeverityFlag::Lenient) => flags.push(QualityFlag::Lenient {
+                    criterion: c.criterion.clone(),
+                }),
+                Some(SeverityFlag::Severe) => flags.push(QualityFlag::Severe {
+                    criterion: c.criterion.clone(),
+                }),
+                None => {}
+            }
+            if let (true, Some(direction)) = (c.drift.alarm, c.drift.direction) {
+                flags.push(QualityFlag::Drift {
+                    criterion: c.criterion.clone(),
+                    direction,
+                });
+            }
+        }
+        if time.n >= options.min_items
+            && time
+                .share_too_fast
+                .is_some_and(|s| s > options.too_fast_share)
+        {
+            flags.push(QualityFlag::TooFast);
+        }
+        if straight.n >= options.min_items
+            && straight
+                .share
+                .is_some_and(|s| s >= options.straight_min_share)
+            && straight.p_value.is_some_and(|p| p < 0.01)
+        {
+            flags.push(QualityFlag::StraightLining);
+        }
+        out.push(ExpertQuality {
+            rater: expert.name.clone(),
+            ratings: criterion_quality[e].iter().map(|c| c.n).sum(),
+            items: items[e].len(),
+            criteria: std::mem::take(&mut criterion_quality[e]),
+            time,
+            straight_lining: straight,
+            flags,
+        });
+    }
+    Ok(RaterQualityReport {
+        experts: out,
+        panel_median_seconds: panel_median,
+        too_fast_below_seconds: floor,
+        options: options.clone(),
+    })
+}

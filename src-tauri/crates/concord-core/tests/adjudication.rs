@@ -3,7 +3,7 @@
 //! counts follow, the consensus reference changes agreement only where decisions exist, and a
 //! simulated panel's planted lenient expert and planted drift are found.
 
-mod support;
+mod simulated_panel;
 
 use concord_core::adjudication::{
     self, AdjudicationError, AgreementReference, DiscrepancyReason, DiscrepancyRule, LikertRule,
@@ -11,7 +11,7 @@ use concord_core::adjudication::{
 };
 use concord_core::agreement::{self, AgreementOptions, Comparison, Level};
 use concord_core::rater_quality::{self, QualityFlag, QualityOptions, SeverityFlag};
-use support::panel::{panel_study, PanelSpec};
+use simulated_panel::{panel_study, PanelSpec};
 
 fn small_panel() -> concord_core::store::Store {
     panel_study(

@@ -37,6 +37,18 @@ impl From<concord_core::demo::DemoError> for IpcError {
 
 pub type IpcResult<T> = Result<T, IpcError>;
 
+impl From<concord_core::adjudication::AdjudicationError> for IpcError {
+    fn from(e: concord_core::adjudication::AdjudicationError) -> Self {
+        IpcError::new(e.code(), e.to_string())
+    }
+}
+
+impl From<concord_core::calibration::CalibrationError> for IpcError {
+    fn from(e: concord_core::calibration::CalibrationError) -> Self {
+        IpcError::new(e.code(), e.to_string())
+    }
+}
+
 impl From<concord_core::queue::QueueError> for IpcError {
     fn from(e: concord_core::queue::QueueError) -> Self {
         IpcError::new(e.code(), e.to_string())

@@ -56,6 +56,12 @@ pub fn run() {
             commands::judge::judge_activity,
             commands::judge::judge_runs,
             commands::judge::judge_failures,
+            commands::panel::adjudication_review,
+            commands::panel::adjudication_resolve,
+            commands::panel::rater_quality,
+            commands::panel::calibration_status,
+            commands::panel::calibration_item,
+            commands::panel::calibration_answer,
         ])
         .run(tauri::generate_context!())
         .unwrap_or_else(|e| {

@@ -3,6 +3,7 @@
 
 pub mod agreement;
 pub mod judge;
+pub mod panel;
 pub mod rating;
 pub mod setup;
 pub mod study;

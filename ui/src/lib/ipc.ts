@@ -25,6 +25,13 @@ import type {
   RunPreview,
   RunSettings,
   RunStatus,
+  AdjudicationReview,
+  CalibrationItem,
+  CalibrationStatus,
+  DecisionView,
+  DiscrepancyRule,
+  RaterQualityReport,
+  Resolution,
 } from "./bindings";
 
 export type { IpcError };
@@ -84,6 +91,13 @@ export const ipc = {
   judgeActivity: () => call<JudgeActivity>("judge_activity"),
   judgeRuns: () => call<RunStatus[]>("judge_runs"),
   judgeFailures: (runId: number) => call<CallFailure[]>("judge_failures", { runId }),
+  adjudicationReview: (rule: DiscrepancyRule) => call<AdjudicationReview>("adjudication_review", { rule }),
+  adjudicationResolve: (resolution: Resolution) => call<DecisionView>("adjudication_resolve", { resolution }),
+  raterQuality: () => call<RaterQualityReport>("rater_quality"),
+  calibrationStatus: (raterId: number) => call<CalibrationStatus>("calibration_status", { raterId }),
+  calibrationItem: (raterId: number, item: number) => call<CalibrationItem>("calibration_item", { raterId, item }),
+  calibrationAnswer: (raterId: number, item: number, values: [string, number][]) =>
+    call<CalibrationItem>("calibration_answer", { raterId, item, values }),
 };
 
 /** Subscribe to an app event (e.g. `ratings-changed`); returns the unsubscribe function. */

@@ -5,7 +5,7 @@
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
 use concord_core::adjudication::{
-    self, AdjudicationError, DiscrepancyRule, LikertRule, Panel, Resolution, Verdict,
+    self, AdjudicationError, DiscrepancyRule, LikertRule, Panel, Resolution, Ruling,
     DEFAULT_LIKERT_GAP,
 };
 use concord_core::rater_quality::{self, QualityFlag, QualityOptions};
@@ -198,17 +198,17 @@ pub fn run(
             reason,
             adjudicator,
         } => {
-            let verdict = match (value, unratable) {
-                (_, true) => Verdict::Unratable,
-                (Some(v), false) => Verdict::Value { value: *v },
-                (None, false) => Verdict::Unratable,
+            let ruling = match (value, unratable) {
+                (_, true) => Ruling::Unratable,
+                (Some(v), false) => Ruling::Value { value: *v },
+                (None, false) => Ruling::Unratable,
             };
             let decision = adjudication::resolve(
                 &mut store,
                 &Resolution {
                     item: item.clone(),
                     criterion: criterion.clone(),
-                    verdict,
+                    ruling,
                     reason: reason.clone(),
                     adjudicator: adjudicator.clone(),
                 },

@@ -4,6 +4,7 @@
 mod adjudication_cmd;
 mod agreement_cmd;
 mod assign_cmd;
+mod calibration_cmd;
 mod export_cmd;
 mod import_cmd;
 mod judge_cmd;
@@ -69,6 +70,8 @@ enum Command {
     Sheet(export_cmd::SheetArgs),
     /// Discrepancies between experts and their adjudication: list, resolve, status.
     Adjudication(adjudication_cmd::AdjudicationArgs),
+    /// Calibration: gold items with keys, the pass rule, experts' status, the lead's override.
+    Calibration(calibration_cmd::CalibrationArgs),
     /// The expert panel's rater quality: severity, drift, test–retest, time, straight-lining.
     Raters(adjudication_cmd::RatersArgs),
 }
@@ -119,6 +122,9 @@ fn main() -> ExitCode {
         }
         Command::Adjudication(args) => {
             adjudication_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Calibration(args) => {
+            calibration_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
         }
         Command::Raters(args) => {
             adjudication_cmd::raters(&args, cli.db.as_deref(), cli.json).map_err(Into::into)

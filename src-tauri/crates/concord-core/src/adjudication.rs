@@ -364,11 +364,73 @@ impl Panel {
     }
 }
 
+/// One pair as the adjudicator's screen shows it: the user's message, the answer, the criterion
+/// and every expert's value and rationale — never the answer's source or a judge's score.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ReviewPair {
+    pub pair: DiscrepantPair,
+    pub context: String,
+    pub answer: Option<String>,
+    /// The criterion's label in every language the rubric gives.
+    pub label: crate::rubric::LocalText,
+    pub min: i64,
+    pub max: i64,
+    pub binary: bool,
+}
+
+/// The adjudicator's screen: status counts and the pairs to decide (decided ones after them).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AdjudicationReview {
+    pub rule: DiscrepancyRule,
+    pub status: AdjudicationStatus,
+    pub pairs: Vec<ReviewPair>,
+}
+
+/// Everything the adjudicator's screen shows under `rule`.
+pub fn review(
+    store: &Store,
+    rule: &DiscrepancyRule,
+) -> Result<AdjudicationReview, AdjudicationError> {
+    let panel = Panel::load(store, true)?;
+    let mut listed = panel.discrepancies(rule, true);
+    // Undecided first, each group in item order.
+    listed.sort_by_key(|p| p.decision.is_some());
+    let rubrics: HashMap<i64, crate::rubric::Rubric> = store.rubrics()?.into_iter().collect();
+    let mut pairs = Vec::with_capacity(listed.len());
+    for pair in listed {
+        let Some(criterion) = panel.criterion(pair.criterion_id).cloned() else {
+            continue;
+        };
+        let (context, answer) = store.response_texts(pair.response_id)?;
+        let label = rubrics
+            .get(&criterion.rubric_id)
+            .and_then(|r| r.criterion(&criterion.key))
+            .map(|c| c.label.clone())
+            .unwrap_or_default();
+        pairs.push(ReviewPair {
+            pair,
+            context,
+            answer,
+            label,
+            min: criterion.min,
+            max: criterion.max,
+            binary: criterion.binary,
+        });
+    }
+    Ok(AdjudicationReview {
+        rule: *rule,
+        status: panel.status(rule),
+        pairs,
+    })
+}
+
 /// What an adjudicator decides on a pair.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Verdict {
+pub enum Ruling {
     /// The consensus value.
     Value { value: i64 },
     /// The pair cannot be rated (e.g. the answer is empty or not in the rubric's language).
@@ -381,7 +443,7 @@ pub enum Verdict {
 pub struct Resolution {
     pub item: String,
     pub criterion: String,
-    pub verdict: Verdict,
+    pub ruling: Ruling,
     pub reason: String,
     pub adjudicator: String,
 }
@@ -408,8 +470,8 @@ pub fn resolve(store: &mut Store, r: &Resolution) -> Result<DecisionView, Adjudi
             item: r.item.clone(),
             criterion: r.criterion.clone(),
         })?;
-    let value = match r.verdict {
-        Verdict::Value { value } => {
+    let value = match r.ruling {
+        Ruling::Value { value } => {
             if value < criterion.min || value > criterion.max {
                 return Err(AdjudicationError::OffScale {
                     criterion: criterion.key,
@@ -420,7 +482,7 @@ pub fn resolve(store: &mut Store, r: &Resolution) -> Result<DecisionView, Adjudi
             }
             Some(value)
         }
-        Verdict::Unratable => None,
+        Ruling::Unratable => None,
     };
     if !store.pair_has_expert_value(response.id, criterion.id)? {
         return Err(AdjudicationError::NothingRated {

@@ -7,6 +7,7 @@ pub mod adjudication;
 pub mod agreement;
 pub mod agreement_table;
 pub mod assignment;
+pub mod calibration;
 pub mod clock;
 pub mod demo;
 pub mod export;

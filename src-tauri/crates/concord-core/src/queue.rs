@@ -39,6 +39,10 @@ pub enum QueueError {
     },
     #[error("a flag needs a reason")]
     EmptyReason,
+    #[error("this expert starts with the calibration items; the regular queue opens after passing them (or when the lead allows it)")]
+    CalibrationPending,
+    #[error(transparent)]
+    Calibration(#[from] crate::calibration::CalibrationError),
     #[error(transparent)]
     Assignment(#[from] AssignmentError),
     #[error(transparent)]
@@ -60,6 +64,8 @@ impl QueueError {
             QueueError::NoSuchCriterion(_) => "no_such_criterion",
             QueueError::OffScale { .. } => "off_scale",
             QueueError::EmptyReason => "empty_reason",
+            QueueError::CalibrationPending => "calibration_pending",
+            QueueError::Calibration(e) => e.code(),
             QueueError::Assignment(_) => "assignment",
             QueueError::Store(e) => e.code(),
         }
@@ -211,6 +217,9 @@ pub fn create_profile(
 /// in an order shuffled with their stored seed (and recorded as their assignment).
 pub fn open_queue(store: &mut Store, rater_id: i64) -> Result<QueueSummary, QueueError> {
     let name = is_expert(store, rater_id)?;
+    if !crate::calibration::may_rate(store, rater_id)? {
+        return Err(QueueError::CalibrationPending);
+    }
     let (own, any): (i64, i64) = store.conn().query_row(
         "SELECT (SELECT COUNT(*) FROM assignment WHERE rater_id = ?1),
                 (SELECT COUNT(*) FROM assignment a JOIN rater r ON r.id = a.rater_id WHERE r.kind = 'expert')",
@@ -366,6 +375,9 @@ fn own_values(
 /// [`open_queue`] and [`leave_item`].
 pub fn rating_item(store: &Store, rater_id: i64, item: i64) -> Result<RatingItem, QueueError> {
     is_expert(store, rater_id)?;
+    if !crate::calibration::may_rate(store, rater_id)? {
+        return Err(QueueError::CalibrationPending);
+    }
     let s = slot(store, rater_id, item)?;
     let (context, answer, language): (String, Option<String>, Option<String>) =
         store.conn().query_row(

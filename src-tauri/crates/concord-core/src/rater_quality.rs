@@ -24,6 +24,127 @@ use concord_stats::rater_quality::{
     drift, mean_with_ci, median, offsets_from_others, straight_lining, test_retest, time_on_task,
     Direction, Drift, DriftOptions, MeanEstimate, StraightLining, TestRetest,
 };
+
+/// A mean offset with its 95% t interval (see `concord_stats::rater_quality::MeanEstimate`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SeverityEstimate {
+    pub n: usize,
+    pub mean: Option<f64>,
+    pub sd: Option<f64>,
+    pub ci95: Option<[f64; 2]>,
+}
+
+impl From<MeanEstimate> for SeverityEstimate {
+    fn from(m: MeanEstimate) -> Self {
+        SeverityEstimate {
+            n: m.n,
+            mean: m.mean,
+            sd: m.sd,
+            ci95: m.ci95,
+        }
+    }
+}
+
+/// Which way a drift went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum DriftDirection {
+    Up,
+    Down,
+}
+
+/// Drift over a session (see `concord_stats::rater_quality::Drift`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SessionDrift {
+    pub n: usize,
+    pub block: usize,
+    pub first_mean: Option<f64>,
+    pub last_mean: Option<f64>,
+    pub difference: Option<f64>,
+    pub difference_ci95: Option<[f64; 2]>,
+    pub cusum_max: Option<f64>,
+    pub cusum_p: Option<f64>,
+    pub alarm: bool,
+    pub change_at: Option<usize>,
+    pub direction: Option<DriftDirection>,
+    /// The standardised CUSUM path, when asked for (for plots).
+    pub path: Vec<f64>,
+}
+
+impl From<Drift> for SessionDrift {
+    fn from(d: Drift) -> Self {
+        SessionDrift {
+            n: d.n,
+            block: d.block,
+            first_mean: d.first_mean,
+            last_mean: d.last_mean,
+            difference: d.difference,
+            difference_ci95: d.difference_ci95,
+            cusum_max: d.cusum_max,
+            cusum_p: d.cusum_p,
+            alarm: d.alarm,
+            change_at: d.change_at,
+            direction: d.direction.map(|x| match x {
+                Direction::Up => DriftDirection::Up,
+                Direction::Down => DriftDirection::Down,
+            }),
+            path: d.path,
+        }
+    }
+}
+
+/// Test–retest agreement (see `concord_stats::rater_quality::TestRetest`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Retest {
+    pub n: usize,
+    pub icc_a1: Option<f64>,
+    pub icc_ci95: Option<[f64; 2]>,
+    pub kappa: Option<f64>,
+    pub exact: Option<f64>,
+    pub within_one: Option<f64>,
+}
+
+impl From<TestRetest> for Retest {
+    fn from(t: TestRetest) -> Self {
+        Retest {
+            n: t.n,
+            icc_a1: t.icc_a1,
+            icc_ci95: t.icc_ci95,
+            kappa: t.kappa,
+            exact: t.exact,
+            within_one: t.within_one,
+        }
+    }
+}
+
+/// Straight-lining (see `concord_stats::rater_quality::StraightLining`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct StraightLines {
+    pub n: usize,
+    pub straight: usize,
+    pub share: Option<f64>,
+    pub panel_share: Option<f64>,
+    pub longest_run: usize,
+    pub p_value: Option<f64>,
+}
+
+impl From<StraightLining> for StraightLines {
+    fn from(s: StraightLining) -> Self {
+        StraightLines {
+            n: s.n,
+            straight: s.straight,
+            share: s.share,
+            panel_share: s.panel_share,
+            longest_run: s.longest_run,
+            p_value: s.p_value,
+        }
+    }
+}
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -68,23 +189,25 @@ impl Default for QualityOptions {
 
 /// One criterion of one expert.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CriterionQuality {
     pub criterion: String,
     pub binary: bool,
     /// Values the expert entered on this criterion.
     pub n: usize,
     /// Mean offset from the other experts over shared items (positive = lenient).
-    pub severity: MeanEstimate,
+    pub severity: SeverityEstimate,
     /// `lenient`, `severe`, or none.
     pub severity_flag: Option<SeverityFlag>,
     /// Whether `drift` ran on offsets from the panel (else on raw values).
     pub drift_on_offsets: bool,
-    pub drift: Drift,
-    pub test_retest: TestRetest,
+    pub drift: SessionDrift,
+    pub test_retest: Retest,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum SeverityFlag {
     Lenient,
     Severe,
@@ -92,6 +215,7 @@ pub enum SeverityFlag {
 
 /// An expert's time per item.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TimeSummary {
     /// Items with a recorded time.
     pub n: usize,
@@ -103,6 +227,7 @@ pub struct TimeSummary {
 /// Something about an expert worth a look.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum QualityFlag {
     Lenient {
         criterion: String,
@@ -112,7 +237,7 @@ pub enum QualityFlag {
     },
     Drift {
         criterion: String,
-        direction: Direction,
+        direction: DriftDirection,
     },
     TooFast,
     StraightLining,
@@ -120,23 +245,26 @@ pub enum QualityFlag {
 
 /// One expert.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ExpertQuality {
     pub rater: String,
     pub ratings: usize,
     pub items: usize,
     pub criteria: Vec<CriterionQuality>,
     pub time: TimeSummary,
-    pub straight_lining: StraightLining,
+    pub straight_lining: StraightLines,
     pub flags: Vec<QualityFlag>,
 }
 
 /// The whole panel.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RaterQualityReport {
     pub experts: Vec<ExpertQuality>,
     pub panel_median_seconds: Option<f64>,
     /// Items faster than this are too fast.
     pub too_fast_below_seconds: f64,
+    #[cfg_attr(feature = "ts", ts(skip))]
     pub options: QualityOptions,
 }
 
@@ -254,11 +382,11 @@ pub fn report(store: &Store, options: &QualityOptions) -> Result<RaterQualityRep
                 criterion: criterion.key.clone(),
                 binary: criterion.binary,
                 n: order[e].len(),
-                severity,
+                severity: severity.into(),
                 severity_flag,
                 drift_on_offsets: on_offsets,
-                drift: d,
-                test_retest: test_retest(first, second, criterion.binary),
+                drift: d.into(),
+                test_retest: test_retest(first, second, criterion.binary).into(),
             });
         }
     }
@@ -366,7 +494,7 @@ pub fn report(store: &Store, options: &QualityOptions) -> Result<RaterQualityRep
             items: items[e].len(),
             criteria: std::mem::take(&mut criterion_quality[e]),
             time,
-            straight_lining: straight,
+            straight_lining: straight.into(),
             flags,
         });
     }

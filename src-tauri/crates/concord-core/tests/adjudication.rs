@@ -7,7 +7,7 @@ mod simulated_panel;
 
 use concord_core::adjudication::{
     self, AdjudicationError, AgreementReference, DiscrepancyReason, DiscrepancyRule, LikertRule,
-    Panel, Resolution, Verdict,
+    Panel, Resolution, Ruling,
 };
 use concord_core::agreement::{self, AgreementOptions, Comparison, Level};
 use concord_core::rater_quality::{self, QualityFlag, QualityOptions, SeverityFlag};
@@ -26,11 +26,11 @@ fn small_panel() -> concord_core::store::Store {
     )
 }
 
-fn resolution(item: &str, criterion: &str, verdict: Verdict) -> Resolution {
+fn resolution(item: &str, criterion: &str, ruling: Ruling) -> Resolution {
     Resolution {
         item: item.to_string(),
         criterion: criterion.to_string(),
-        verdict,
+        ruling,
         reason: "discussed the answer's second paragraph".to_string(),
         adjudicator: "Dr Lead".to_string(),
     }
@@ -105,7 +105,7 @@ fn resolving_records_provenance_keeps_ratings_and_moves_the_status() {
         &resolution(
             &pairs[0].item,
             &pairs[0].criterion,
-            Verdict::Value { value: 3 },
+            Ruling::Value { value: 3 },
         ),
     )
     .expect("a consensus value is recorded");
@@ -116,7 +116,7 @@ fn resolving_records_provenance_keeps_ratings_and_moves_the_status() {
     );
     adjudication::resolve(
         &mut store,
-        &resolution(&pairs[1].item, &pairs[1].criterion, Verdict::Unratable),
+        &resolution(&pairs[1].item, &pairs[1].criterion, Ruling::Unratable),
     )
     .expect("unratable is recorded");
     adjudication::resolve(
@@ -124,7 +124,7 @@ fn resolving_records_provenance_keeps_ratings_and_moves_the_status() {
         &resolution(
             &pairs[2].item,
             &pairs[2].criterion,
-            Verdict::Value { value: 4 },
+            Ruling::Value { value: 4 },
         ),
     )
     .expect("a third decision");
@@ -134,7 +134,7 @@ fn resolving_records_provenance_keeps_ratings_and_moves_the_status() {
         &resolution(
             &pairs[0].item,
             &pairs[0].criterion,
-            Verdict::Value { value: 2 },
+            Ruling::Value { value: 2 },
         ),
     )
     .expect("a revised decision");
@@ -211,7 +211,7 @@ fn resolving_refuses_what_it_cannot_record() {
     assert!(
         matches!(
             bad(
-                resolution("no-such-item", "empathy", Verdict::Unratable),
+                resolution("no-such-item", "empathy", Ruling::Unratable),
                 &mut store
             ),
             AdjudicationError::UnknownItem(_)
@@ -221,7 +221,7 @@ fn resolving_refuses_what_it_cannot_record() {
     assert!(
         matches!(
             bad(
-                resolution(&pair.item, "kindness", Verdict::Unratable),
+                resolution(&pair.item, "kindness", Ruling::Unratable),
                 &mut store
             ),
             AdjudicationError::UnknownCriterion { .. }
@@ -231,14 +231,14 @@ fn resolving_refuses_what_it_cannot_record() {
     assert!(
         matches!(
             bad(
-                resolution(&pair.item, &pair.criterion, Verdict::Value { value: 6 }),
+                resolution(&pair.item, &pair.criterion, Ruling::Value { value: 6 }),
                 &mut store
             ),
             AdjudicationError::OffScale { .. }
         ),
         "a value off the 1–5 scale"
     );
-    let mut empty = resolution(&pair.item, &pair.criterion, Verdict::Unratable);
+    let mut empty = resolution(&pair.item, &pair.criterion, Ruling::Unratable);
     empty.reason = "  ".into();
     assert!(
         matches!(bad(empty, &mut store), AdjudicationError::EmptyReason),
@@ -295,7 +295,7 @@ fn the_experts_reference_is_exactly_the_plain_report_and_consensus_moves_only_wi
         v.sort_unstable();
         adjudication::resolve(
             &mut store,
-            &resolution(&p.item, &p.criterion, Verdict::Value { value: v[1] }),
+            &resolution(&p.item, &p.criterion, Ruling::Value { value: v[1] }),
         )
         .unwrap();
     }

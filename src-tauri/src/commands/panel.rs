@@ -1,0 +1,70 @@
+//! Commands of the lead's panel screens: adjudication (the pairs to decide, with the experts'
+//! values and rationales but never a source, model or judge score; recording a decision), rater
+//! quality, and the expert's calibration items before their regular queue.
+
+use crate::error::IpcResult;
+use crate::state::AppState;
+use concord_core::adjudication::{
+    self, AdjudicationReview, DecisionView, DiscrepancyRule, Resolution,
+};
+use concord_core::calibration::{self, CalibrationItem, CalibrationStatus};
+use concord_core::rater_quality::{self, QualityOptions, RaterQualityReport};
+
+#[tauri::command]
+pub async fn adjudication_review(
+    state: tauri::State<'_, AppState>,
+    rule: DiscrepancyRule,
+) -> IpcResult<AdjudicationReview> {
+    state.with_study(|s| Ok(adjudication::review(s.store(), &rule)?))
+}
+
+#[tauri::command]
+pub async fn adjudication_resolve(
+    state: tauri::State<'_, AppState>,
+    resolution: Resolution,
+) -> IpcResult<DecisionView> {
+    state.with_study(|s| Ok(adjudication::resolve(s.store_mut(), &resolution)?))
+}
+
+#[tauri::command]
+pub async fn rater_quality(state: tauri::State<'_, AppState>) -> IpcResult<RaterQualityReport> {
+    let options = QualityOptions {
+        paths: true,
+        ..QualityOptions::default()
+    };
+    state.with_study(|s| Ok(rater_quality::report(s.store(), &options)?))
+}
+
+#[tauri::command]
+pub async fn calibration_status(
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+) -> IpcResult<CalibrationStatus> {
+    state.with_study(|s| Ok(calibration::status_for(s.store(), rater_id)?))
+}
+
+#[tauri::command]
+pub async fn calibration_item(
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+    item: usize,
+) -> IpcResult<CalibrationItem> {
+    state.with_study(|s| Ok(calibration::item_for(s.store(), rater_id, item)?))
+}
+
+#[tauri::command]
+pub async fn calibration_answer(
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+    item: usize,
+    values: Vec<(String, i64)>,
+) -> IpcResult<CalibrationItem> {
+    state.with_study(|s| {
+        Ok(calibration::answer_for(
+            s.store_mut(),
+            rater_id,
+            item,
+            &values,
+        )?)
+    })
+}

@@ -6,6 +6,7 @@
 mod agreement;
 mod judge;
 mod overview;
+mod panel;
 mod rating;
 mod setup;
 

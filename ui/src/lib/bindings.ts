@@ -606,3 +606,157 @@ export type JudgeStarted = { plan: RunPlan, note: string | null, };
 export type JudgeActivity = { run_id: number | null, progress: Progress | null, };
 
 export type JudgeFinished = { run_id: number, report: RunReport | null, error: IpcError | null, };
+
+export type LikertRule = { "kind": "spread", gap: number, } | { "kind": "tolerance", points: number, };
+
+export type DiscrepancyRule = { likert: LikertRule, 
+/**
+ * Every criterion of a response an expert flagged needs adjudication too.
+ */
+flagged: boolean, };
+
+export type DiscrepancyReason = "spread" | "outside_tolerance" | "disagreement" | "flagged";
+
+export type ExpertOpinion = { rater: string, value: number, rationale: string | null, };
+
+export type DecisionView = { value: number | null, unratable: boolean, reason: string, adjudicator: string, 
+/**
+ * Milliseconds since the epoch.
+ */
+decided_at: number, };
+
+export type DiscrepantPair = { 
+/**
+ * The response's name (its external id, else its number).
+ */
+item: string, criterion: string, reason: DiscrepancyReason, values: Array<ExpertOpinion>, 
+/**
+ * The latest decision, when there is one.
+ */
+decision: DecisionView | null, };
+
+export type AdjudicationStatus = { 
+/**
+ * Pairs with at least two expert values, or flagged.
+ */
+pairs: number, unanimous: number, 
+/**
+ * Decided pairs (those marked unratable included).
+ */
+adjudicated: number, 
+/**
+ * Of the adjudicated, those marked unratable.
+ */
+unratable: number, unresolved: number, };
+
+export type ReviewPair = { pair: DiscrepantPair, context: string, answer: string | null, 
+/**
+ * The criterion's label in every language the rubric gives.
+ */
+label: { [key in string]?: string }, min: number, max: number, binary: boolean, };
+
+export type AdjudicationReview = { rule: DiscrepancyRule, status: AdjudicationStatus, pairs: Array<ReviewPair>, };
+
+export type Ruling = { "kind": "value", value: number, } | { "kind": "unratable" };
+
+export type Resolution = { item: string, criterion: string, ruling: Ruling, reason: string, adjudicator: string, };
+
+export type SeverityEstimate = { n: number, mean: number | null, sd: number | null, ci95: [number, number] | null, };
+
+export type DriftDirection = "up" | "down";
+
+export type SessionDrift = { n: number, block: number, first_mean: number | null, last_mean: number | null, difference: number | null, difference_ci95: [number, number] | null, cusum_max: number | null, cusum_p: number | null, alarm: boolean, change_at: number | null, direction: DriftDirection | null, 
+/**
+ * The standardised CUSUM path, when asked for (for plots).
+ */
+path: Array<number>, };
+
+export type Retest = { n: number, icc_a1: number | null, icc_ci95: [number, number] | null, kappa: number | null, exact: number | null, within_one: number | null, };
+
+export type StraightLines = { n: number, straight: number, share: number | null, panel_share: number | null, longest_run: number, p_value: number | null, };
+
+export type CriterionQuality = { criterion: string, binary: boolean, 
+/**
+ * Values the expert entered on this criterion.
+ */
+n: number, 
+/**
+ * Mean offset from the other experts over shared items (positive = lenient).
+ */
+severity: SeverityEstimate, 
+/**
+ * `lenient`, `severe`, or none.
+ */
+severity_flag: SeverityFlag | null, 
+/**
+ * Whether `drift` ran on offsets from the panel (else on raw values).
+ */
+drift_on_offsets: boolean, drift: SessionDrift, test_retest: Retest, };
+
+export type SeverityFlag = "lenient" | "severe";
+
+export type TimeSummary = { 
+/**
+ * Items with a recorded time.
+ */
+n: number, median_seconds: number | null, too_fast: number, share_too_fast: number | null, };
+
+export type QualityFlag = { "kind": "lenient", criterion: string, } | { "kind": "severe", criterion: string, } | { "kind": "drift", criterion: string, direction: DriftDirection, } | { "kind": "too_fast" } | { "kind": "straight_lining" };
+
+export type ExpertQuality = { rater: string, ratings: number, items: number, criteria: Array<CriterionQuality>, time: TimeSummary, straight_lining: StraightLines, flags: Array<QualityFlag>, };
+
+export type RaterQualityReport = { experts: Array<ExpertQuality>, panel_median_seconds: number | null, 
+/**
+ * Items faster than this are too fast.
+ */
+too_fast_below_seconds: number, };
+
+export type PassRule = { 
+/**
+ * A 1–5 answer counts as right within this many points of the key.
+ */
+likert_tolerance: number, 
+/**
+ * Smallest share of right 1–5 answers.
+ */
+likert_min_share: number, 
+/**
+ * Smallest share of binary answers equal to the key.
+ */
+binary_min_share: number, };
+
+export type CalibrationState = "not_required" | "in_progress" | "passed" | "failed" | "overridden";
+
+export type CalibrationStatus = { rater: string, state: CalibrationState, 
+/**
+ * Gold items, and how many the expert has answered.
+ */
+items: number, answered: number, 
+/**
+ * Share of 1–5 answers within the tolerance (over answered pairs).
+ */
+likert_share: number | null, 
+/**
+ * Share of binary answers on the key.
+ */
+binary_share: number | null, rule: PassRule, 
+/**
+ * The lead's override: (lead, reason).
+ */
+overridden_by: [string, string] | null, 
+/**
+ * Whether the regular queue is open to this expert.
+ */
+may_rate: boolean, };
+
+export type CalibrationCriterion = { key: string, label: { [key in string]?: string }, description: { [key in string]?: string }, scale: Scale, anchors: Array<Anchor>, answer: number | null, key_value: number | null, explanation: string | null, 
+/**
+ * The answer counts as right under the pass rule.
+ */
+right: boolean | null, };
+
+export type CalibrationItem = { 
+/**
+ * 1-based number among the gold items.
+ */
+item: number, total: number, context: string, answer: string | null, criteria: Array<CalibrationCriterion>, answered: boolean, };

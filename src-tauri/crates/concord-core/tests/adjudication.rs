@@ -443,3 +443,58 @@ fn a_planted_drift_raises_the_cusum_alarm_for_that_expert_only() {
         mean_diff(ana)
     );
 }
+
+#[test]
+fn the_long_export_carries_consensus_rows_with_their_provenance() {
+    let mut store = small_panel();
+    let mut plain = Vec::new();
+    let before =
+        concord_core::export::write_long_csv(&store, &mut plain, Default::default()).unwrap();
+    let pairs = Panel::load(&store, false)
+        .unwrap()
+        .discrepancies(&DiscrepancyRule::default(), false);
+    adjudication::resolve(
+        &mut store,
+        &resolution(
+            &pairs[0].item,
+            &pairs[0].criterion,
+            Ruling::Value { value: 4 },
+        ),
+    )
+    .unwrap();
+    adjudication::resolve(
+        &mut store,
+        &resolution(&pairs[1].item, &pairs[1].criterion, Ruling::Unratable),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let after = concord_core::export::write_long_csv(&store, &mut out, Default::default()).unwrap();
+    assert_eq!(
+        after.ratings, before.ratings,
+        "the experts' ratings are exported as before"
+    );
+    assert_eq!(
+        after.rows,
+        before.rows + 2,
+        "one consensus row per decided pair"
+    );
+    let text = String::from_utf8(out).unwrap();
+    let consensus: Vec<&str> = text.lines().filter(|l| l.contains(",consensus,")).collect();
+    assert_eq!(consensus.len(), 2, "two consensus rows: {consensus:?}");
+    assert!(
+        consensus
+            .iter()
+            .any(|l| l.contains("Dr Lead,adjudicator,") && l.contains(",consensus,4,,discussed")),
+        "a decided value with its adjudicator and reason: {consensus:?}"
+    );
+    assert!(
+        consensus
+            .iter()
+            .any(|l| l.contains(",consensus,,unratable,discussed")),
+        "an unratable pair has no value and says so: {consensus:?}"
+    );
+    assert!(
+        text.starts_with(std::str::from_utf8(&plain).unwrap().lines().next().unwrap()),
+        "same header"
+    );
+}

@@ -1,6 +1,7 @@
 //! Rating CSVs. The long form has one row per rating (conversation, response, source, rater,
 //! rater kind, rubric, criterion, occasion — `first` or the blind `retest` — value, raw value,
-//! rationale, created and updated times in ISO-8601 UTC); the wide form one row per response ×
+//! rationale, created and updated times in ISO-8601 UTC), followed by the adjudicators' consensus
+//! decisions (occasion `consensus`, rater kind `adjudicator`, the reason as rationale); the wide form one row per response ×
 //! rater × occasion with one column per criterion. Both are UTF-8; the Excel-friendly option adds
 //! a byte-order mark and CRLF line ends. Text cells are neutralised against formula injection.
 
@@ -140,9 +141,40 @@ pub fn write_long_csv<W: Write>(
         w.write_record(record.iter().map(|c| c.as_ref()))?;
         Ok(())
     })?;
+    // Consensus decisions follow the ratings, with their provenance: occasion `consensus`, the
+    // adjudicator as rater (kind `adjudicator`), the reason as rationale; an unratable pair has no
+    // value and the raw value `unratable`.
+    let consensus = store.consensus_rows()?;
+    for c in &consensus {
+        let (context, text) = texts.get(c.decision.response_id)?;
+        let mut record = vec![
+            neutralise(&c.conversation),
+            neutralise(&c.response),
+            neutralise(&c.source),
+            neutralise(&c.decision.adjudicator),
+            Cow::Borrowed("adjudicator"),
+            neutralise(&c.rubric),
+            neutralise(&c.criterion),
+            Cow::Borrowed("consensus"),
+            Cow::Owned(opt(c.decision.value)),
+            Cow::Borrowed(if c.decision.value.is_none() {
+                "unratable"
+            } else {
+                ""
+            }),
+            neutralise(&c.decision.reason),
+            iso_utc(c.decision.decided_at).into(),
+            iso_utc(c.decision.decided_at).into(),
+        ];
+        if options.texts {
+            record.push(neutralise(&context));
+            record.push(neutralise(&text));
+        }
+        w.write_record(record.iter().map(|c| c.as_ref()))?;
+    }
     w.flush()?;
     Ok(CsvSummary {
-        rows: n,
+        rows: n + consensus.len(),
         ratings: n,
     })
 }

@@ -44,6 +44,17 @@ pub struct CalibrationOverride {
     pub decided_at: Millis,
 }
 
+/// A consensus decision with the names exports use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsensusRow {
+    pub conversation: String,
+    pub response: String,
+    pub source: String,
+    pub rubric: String,
+    pub criterion: String,
+    pub decision: Decision,
+}
+
 impl StudyTx<'_> {
     /// Record a decision (a new row; earlier decisions on the pair stay).
     pub fn add_decision(
@@ -221,5 +232,41 @@ impl Store {
                 },
             )
             .optional()?)
+    }
+
+    /// The latest decision on every decided pair with its names, in export order (conversation,
+    /// source, response, rubric, criterion position).
+    pub fn consensus_rows(&self) -> StoreResult<Vec<ConsensusRow>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT v.external_id, COALESCE(p.external_id, CAST(p.id AS TEXT)), s.key, r.key, c.key,
+                    a.response_id, a.criterion_id, a.value, a.reason, a.adjudicator, a.decided_at
+             FROM adjudication a
+             JOIN response p ON p.id = a.response_id
+             JOIN conversation v ON v.id = p.conversation_id
+             JOIN source s ON s.id = p.source_id
+             JOIN criterion c ON c.id = a.criterion_id
+             JOIN rubric r ON r.id = c.rubric_id
+             WHERE a.id = (SELECT MAX(b.id) FROM adjudication b
+                           WHERE b.response_id = a.response_id AND b.criterion_id = a.criterion_id)
+             ORDER BY v.external_id, s.key, a.response_id, r.id, c.position",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(ConsensusRow {
+                conversation: r.get(0)?,
+                response: r.get(1)?,
+                source: r.get(2)?,
+                rubric: r.get(3)?,
+                criterion: r.get(4)?,
+                decision: Decision {
+                    response_id: r.get(5)?,
+                    criterion_id: r.get(6)?,
+                    value: r.get(7)?,
+                    reason: r.get(8)?,
+                    adjudicator: r.get(9)?,
+                    decided_at: r.get(10)?,
+                },
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 }

@@ -79,6 +79,14 @@ enum AdjudicationCommand {
         #[arg(long)]
         adjudicator: String,
     },
+    /// The assignment's "add a rater on disagreement" option: give every response with an
+    /// undecided discrepancy to one more expert (fewest items first, ties by the seed).
+    AddRaters {
+        #[command(flatten)]
+        rule: RuleArgs,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Counts of pairs by status: unanimous, adjudicated, unresolved.
     Status {
         #[command(flatten)]
@@ -222,6 +230,25 @@ pub fn run(
                 Some(v) => format!("{item} {criterion}: consensus {v} by {adjudicator}\n"),
                 None => format!("{item} {criterion}: unratable, by {adjudicator}\n"),
             })
+        }
+        AdjudicationCommand::AddRaters { rule, seed } => {
+            let rule = rule.rule()?;
+            let done = adjudication::add_rater_on_disagreement(&mut store, &rule, *seed)?;
+            if as_json {
+                return json(&done);
+            }
+            let mut out = format!(
+                "{} responses given to one more expert; {} already with every expert\n",
+                done.added.len(),
+                done.no_expert_left
+            );
+            for a in &done.added {
+                out.push_str(&format!(
+                    "  {} → {} (item {} of their queue)\n",
+                    a.item, a.rater, a.position
+                ));
+            }
+            Ok(out)
         }
         AdjudicationCommand::Status { rule } => {
             let rule = rule.rule()?;

@@ -522,6 +522,113 @@ pub fn decided_values(
         .collect())
 }
 
+/// One response given to one more expert because the first ones disagreed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AddedRater {
+    pub item: String,
+    pub rater: String,
+    /// Its place in the expert's queue (1-based).
+    pub position: i64,
+}
+
+/// What [`add_rater_on_disagreement`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Escalation {
+    pub added: Vec<AddedRater>,
+    /// Discrepant responses every expert already has.
+    pub no_expert_left: usize,
+}
+
+/// The assignment's "add a rater on disagreement" option: every response with an undecided
+/// discrepancy under `rule` goes to one more expert — the one with the fewest regular items among
+/// those who neither rated nor hold it (ties broken by a stream seeded with `seed`) — at the end of
+/// that expert's queue. A response already escalated (held by an expert who has not rated it yet)
+/// is not escalated again.
+pub fn add_rater_on_disagreement(
+    store: &mut Store,
+    rule: &DiscrepancyRule,
+    seed: u64,
+) -> Result<Escalation, AdjudicationError> {
+    use rand::seq::SliceRandom;
+    let panel = Panel::load(store, false)?;
+    let mut responses: Vec<(i64, String)> = Vec::new();
+    for p in panel.discrepancies(rule, false) {
+        if responses.last().map(|(r, _)| *r) != Some(p.response_id) {
+            responses.push((p.response_id, p.item.clone()));
+        }
+    }
+    let assignments = store.expert_assignments()?;
+    let mut load: HashMap<i64, usize> = panel.experts.iter().map(|e| (e.id, 0)).collect();
+    let mut holders: HashMap<i64, Vec<i64>> = HashMap::new();
+    for (rater, response) in &assignments {
+        *load.entry(*rater).or_default() += 1;
+        holders.entry(*response).or_default().push(*rater);
+    }
+    let mut raters_of: HashMap<i64, Vec<i64>> = HashMap::new();
+    for ((response, _), values) in &panel.pairs {
+        let e = raters_of.entry(*response).or_default();
+        for v in values {
+            if !e.contains(&v.rater_id) {
+                e.push(v.rater_id);
+            }
+        }
+    }
+    let mut order: Vec<i64> = panel.experts.iter().map(|e| e.id).collect();
+    order.shuffle(&mut crate::assignment::seeded(seed, 0xad1d));
+    let name: HashMap<i64, String> = panel
+        .experts
+        .iter()
+        .map(|e| (e.id, e.name.clone()))
+        .collect();
+    let mut plan: Vec<(i64, i64, String)> = Vec::new();
+    let mut no_expert_left = 0;
+    for (response, item) in responses {
+        let rated = raters_of.get(&response).cloned().unwrap_or_default();
+        let held = holders.get(&response).cloned().unwrap_or_default();
+        if held.iter().any(|h| !rated.contains(h)) {
+            continue;
+        }
+        let pick = order
+            .iter()
+            .filter(|e| !rated.contains(e) && !held.contains(e))
+            .min_by_key(|e| load.get(e).copied().unwrap_or(0))
+            .copied();
+        match pick {
+            Some(e) => {
+                *load.entry(e).or_default() += 1;
+                holders.entry(response).or_default().push(e);
+                plan.push((e, response, item));
+            }
+            None => no_expert_left += 1,
+        }
+    }
+    let added = store.write(|tx| -> Result<Vec<AddedRater>, AdjudicationError> {
+        let mut added = Vec::with_capacity(plan.len());
+        for (rater, response, item) in &plan {
+            let position = tx.append_regular_assignment(*rater, *response)?;
+            added.push(AddedRater {
+                item: item.clone(),
+                rater: name.get(rater).cloned().unwrap_or_default(),
+                position,
+            });
+        }
+        if !added.is_empty() {
+            tx.audit(
+                "lead",
+                "add_rater_on_disagreement",
+                &serde_json::json!({ "added": added.len(), "seed": seed }),
+            )?;
+        }
+        Ok(added)
+    })?;
+    Ok(Escalation {
+        added,
+        no_expert_left,
+    })
+}
+
 /// What judges are compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

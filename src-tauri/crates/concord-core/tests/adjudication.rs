@@ -498,3 +498,56 @@ fn the_long_export_carries_consensus_rows_with_their_provenance() {
         "same header"
     );
 }
+
+#[test]
+fn disagreement_adds_one_more_expert_with_balanced_loads_and_only_once() {
+    use concord_core::store::{NewRater, RaterKind, StoreError};
+    let mut store = small_panel();
+    store
+        .write(|tx| {
+            for (i, name) in ["Dana", "Emil"].iter().enumerate() {
+                tx.upsert_rater(&NewRater {
+                    kind: RaterKind::Expert,
+                    name,
+                    model_id: None,
+                    family: None,
+                    queue_seed: 10 + i as i64,
+                })?;
+            }
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+    let rule = DiscrepancyRule::default();
+    let discrepant: std::collections::BTreeSet<String> = Panel::load(&store, false)
+        .unwrap()
+        .discrepancies(&rule, false)
+        .into_iter()
+        .map(|p| p.item)
+        .collect();
+    let first = adjudication::add_rater_on_disagreement(&mut store, &rule, 9).unwrap();
+    assert_eq!(
+        first.added.len(),
+        discrepant.len(),
+        "every response with a discrepancy gets exactly one more expert"
+    );
+    assert!(
+        first
+            .added
+            .iter()
+            .all(|a| a.rater == "Dana" || a.rater == "Emil"),
+        "only experts who have not rated the response are added"
+    );
+    let dana = first.added.iter().filter(|a| a.rater == "Dana").count();
+    let emil = first.added.len() - dana;
+    assert!(
+        dana.abs_diff(emil) <= 1,
+        "loads stay balanced: Dana {dana}, Emil {emil}"
+    );
+    let again = adjudication::add_rater_on_disagreement(&mut store, &rule, 9).unwrap();
+    assert!(
+        again.added.is_empty(),
+        "a response already escalated is not escalated twice"
+    );
+    let items = concord_core::assignment::expert_items(&store, "Dana").unwrap();
+    assert_eq!(items.len(), dana, "the added items are in Dana's queue");
+}

@@ -3,7 +3,7 @@
 //! open flags, time per item, and the names responses go by outside the study. Plain scans;
 //! callers index them in memory.
 
-use super::{Store, StoreResult};
+use super::{Store, StoreResult, StudyTx};
 use crate::clock::Millis;
 use rusqlite::{params, OptionalExtension};
 
@@ -218,5 +218,37 @@ impl Store {
             params![response_id, criterion_id],
             |r| r.get(0),
         )?)
+    }
+
+    /// Every expert's regular assignments: (rater, response).
+    pub fn expert_assignments(&self) -> StoreResult<Vec<(i64, i64)>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT a.rater_id, a.response_id FROM assignment a JOIN rater r ON r.id = a.rater_id
+             WHERE r.kind = 'expert' AND a.purpose = 'regular'",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+impl StudyTx<'_> {
+    /// Give `response` to `rater` as a regular item at the end of their queue; returns its
+    /// position.
+    pub fn append_regular_assignment(
+        &mut self,
+        rater_id: i64,
+        response_id: i64,
+    ) -> StoreResult<i64> {
+        let position: i64 = self.tx.query_row(
+            "SELECT COALESCE(MAX(position), 0) + 1 FROM assignment WHERE rater_id = ?1",
+            [rater_id],
+            |r| r.get(0),
+        )?;
+        self.tx.execute(
+            "INSERT INTO assignment(rater_id, response_id, position, purpose)
+             VALUES (?1, ?2, ?3, 'regular')",
+            params![rater_id, response_id, position],
+        )?;
+        Ok(position)
     }
 }

@@ -55,8 +55,8 @@ impl From<concord_core::queue::QueueError> for IpcError {
     }
 }
 
-impl From<concord_core::lead::LeadError> for IpcError {
-    fn from(e: concord_core::lead::LeadError) -> Self {
+impl From<concord_core::usecase::UseCaseError> for IpcError {
+    fn from(e: concord_core::usecase::UseCaseError) -> Self {
         IpcError::new(e.code(), e.to_string())
     }
 }

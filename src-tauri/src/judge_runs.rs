@@ -1,7 +1,7 @@
 //! The judge run of the desktop app, carried out in the background. A run can take hours, so it
-//! never holds the open study's lock: it gets a second connection to the same study file (SQLite
-//! in WAL mode lets the window keep reading and rating alongside it) and its own thread, which
-//! blocks in `concord_core::judge::execute_run`. While it runs, progress goes to the window as
+//! never holds the open study's lock: the core's `start_judge_run` (the same job the CLI runs)
+//! gives it a second connection to the same study file (SQLite in WAL mode lets the window keep
+//! reading and rating alongside it), and its own thread blocks in `JudgeSession::execute`. While it runs, progress goes to the window as
 //! `judge-progress` events; at most once a second, and once at the end, the open study's cached
 //! agreement reports are dropped and `ratings-changed` is emitted so the agreement panel shows
 //! the judge's new ratings. Only one run goes at a time; its cancel token lives here so the
@@ -11,9 +11,9 @@ use crate::commands::rating::RATINGS_CHANGED;
 use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 use concord_core::judge::{
-    self, key, ApiKey, CancelToken, Execution, KeySource, Progress, RunPlan, RunReport, RunSettings,
+    key, CancellationToken, Execution, KeyChoice, Progress, RunPhase, RunPlan, RunReport,
+    RunSettings,
 };
-use concord_core::store::Store;
 use serde::{Deserialize, Serialize};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -27,17 +27,6 @@ pub const JUDGE_FINISHED: &str = "judge-finished";
 
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 const REFRESH_EVERY: Duration = Duration::from_secs(1);
-
-/// Where the API key comes from. A key typed into the window (`api_key`) is used for this run
-/// only and, when asked and a keyring account is named, saved to the OS keyring; it is never
-/// written to the study. No `Debug`: the typed key must not reach a log.
-#[derive(Clone, Default, Deserialize, ts_rs::TS)]
-pub struct KeyChoice {
-    pub env_var: Option<String>,
-    pub keyring_account: Option<String>,
-    pub api_key: Option<String>,
-    pub save_to_keyring: bool,
-}
 
 /// What the Start button sends.
 #[derive(Clone, Deserialize, ts_rs::TS)]
@@ -73,7 +62,7 @@ pub struct JudgeFinished {
 
 struct ActiveRun {
     run_id: i64,
-    cancel: CancelToken,
+    cancel: CancellationToken,
     last: Option<Progress>,
 }
 
@@ -152,21 +141,10 @@ impl JudgeRuns {
             retry_failed: request.retry_failed,
             ..Execution::default()
         };
-        let (api_key, note) = resolve_key(&request.key)?;
-        let (plan, path, clock) = state.with_study(|s| {
-            let path = s.store().path().map(|p| p.to_path_buf()).ok_or_else(|| {
-                IpcError::new(
-                    "judge_settings",
-                    "a study held only in memory cannot be judged from the window",
-                )
-            })?;
-            let clock = s.store().clock();
-            // Opening a run adds the judge rater and the run's rows: the cached reports go.
-            let plan = judge::open_run(s.store_mut(), &request.settings)?;
-            Ok((plan, path, clock))
-        })?;
-        let mut store = Store::open(&path, clock)?;
-        let cancel = CancelToken::new();
+        let resolved = key::resolve_choice(&request.key)?;
+        let session = state.with_study(|s| Ok(s.start_judge_run(&request.settings)?))?;
+        let plan = session.plan.clone();
+        let cancel = CancellationToken::new();
         let run_id = plan.run_id;
         *slot = Some(ActiveRun {
             run_id,
@@ -179,15 +157,7 @@ impl JudgeRuns {
             .spawn(move || {
                 let app = worker_app;
                 let guard = ClearOnDrop(app.clone());
-                let result = judge::execute_run(
-                    &mut store,
-                    run_id,
-                    &exec,
-                    api_key,
-                    &cancel,
-                    &mut reporter(&app),
-                );
-                drop(store);
+                let result = session.execute(&exec, resolved.key, &cancel, &mut reporter(&app));
                 refresh_reports(&app, None);
                 let finished = match result {
                     Ok(report) => JudgeFinished {
@@ -212,7 +182,10 @@ impl JudgeRuns {
                 format!("could not start the judge's thread: {e}"),
             ));
         }
-        Ok(JudgeStarted { plan, note })
+        Ok(JudgeStarted {
+            plan,
+            note: resolved.note,
+        })
     }
 }
 
@@ -226,7 +199,7 @@ fn reporter(app: &AppHandle) -> impl FnMut(&Progress) + '_ {
         app.state::<JudgeRuns>().remember(p);
         let now = Instant::now();
         let due = last_emit.is_none_or(|t| now.duration_since(t) >= PROGRESS_EVERY);
-        if p.phase != "sending" || due {
+        if p.phase != RunPhase::Sending || due {
             let _ = app.emit(JUDGE_PROGRESS, p);
             last_emit = Some(now);
         }
@@ -254,82 +227,5 @@ struct ClearOnDrop(AppHandle);
 impl Drop for ClearOnDrop {
     fn drop(&mut self) {
         self.0.state::<JudgeRuns>().clear();
-    }
-}
-
-/// The key for a run: a key typed into the window first (saved to the keyring when asked), else
-/// the keyring account or environment variable named; none when nothing is named (a local model).
-fn resolve_key(choice: &KeyChoice) -> IpcResult<(Option<ApiKey>, Option<String>)> {
-    let named = |s: &Option<String>| {
-        s.as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-    };
-    let account = named(&choice.keyring_account);
-    if let Some(typed) = named(&choice.api_key) {
-        let key = ApiKey::new(typed);
-        let note = match (&account, choice.save_to_keyring) {
-            (Some(account), true) => match key::save_to_keyring(account, &key) {
-                Ok(()) => None,
-                Err(e) => Some(format!("the key was used for this run but not saved: {e}")),
-            },
-            (None, true) => {
-                Some("name a keyring account to save the key; it was used for this run only".into())
-            }
-            _ => None,
-        };
-        return Ok((Some(key), note));
-    }
-    let resolved = key::resolve(&KeySource {
-        keyring_account: account,
-        env_var: named(&choice.env_var),
-    })?;
-    Ok((resolved.key, resolved.note))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_typed_key_wins_and_nothing_named_means_no_key() {
-        let (key, note) = resolve_key(&KeyChoice {
-            api_key: Some("  sk-typed ".into()),
-            env_var: Some("CONCORD_SHELL_TEST_UNSET".into()),
-            ..KeyChoice::default()
-        })
-        .expect("a typed key needs no other source");
-        assert_eq!(
-            key.map(|k| k.expose().to_string()).as_deref(),
-            Some("sk-typed"),
-            "the typed key, trimmed, is the run's key"
-        );
-        assert!(note.is_none(), "nothing to report: {note:?}");
-        let (key, _) = resolve_key(&KeyChoice {
-            env_var: Some("   ".into()),
-            ..KeyChoice::default()
-        })
-        .expect("a blank source is no source");
-        assert!(key.is_none(), "a local model needs no key");
-        let missing = resolve_key(&KeyChoice {
-            env_var: Some("CONCORD_SHELL_TEST_UNSET".into()),
-            ..KeyChoice::default()
-        });
-        assert_eq!(
-            missing.err().map(|e| e.code),
-            Some("judge_key".to_string()),
-            "an unset variable is a key error naming it"
-        );
-        let (_, note) = resolve_key(&KeyChoice {
-            api_key: Some("sk-typed".into()),
-            save_to_keyring: true,
-            ..KeyChoice::default()
-        })
-        .expect("saving without an account still runs");
-        assert!(
-            note.is_some_and(|n| n.contains("keyring account")),
-            "asking to save without an account is explained"
-        );
     }
 }

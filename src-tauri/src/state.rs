@@ -3,9 +3,10 @@
 //! app-data folder, which is created as the demo study on first launch.
 
 use crate::error::{IpcError, IpcResult};
-use concord_core::clock::SystemClock;
+use concord_core::clock::{fresh_seed, SystemClock};
 use concord_core::open_study::OpenStudy;
 use concord_core::study_location::{self, StudyPath, STUDY_ENV};
+use concord_core::usecase::{self, WhenMissing};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -37,9 +38,15 @@ impl AppState {
                 "no_location",
                 "This system has no app-data folder; start Concord with --study FILE.",
             )),
-            Some(p) => study_location::open_or_create_demo(p, Arc::new(SystemClock), launch_seed())
-                .map(OpenStudy::new)
-                .map_err(IpcError::from),
+            // A study named on the command line that does not exist yet becomes the demo.
+            Some(p) => usecase::open(
+                p,
+                WhenMissing::CreateDemo,
+                Arc::new(SystemClock),
+                fresh_seed(),
+            )
+            .map(|opened| opened.study)
+            .map_err(IpcError::from),
         };
         AppState {
             study: Mutex::new(study),
@@ -62,18 +69,4 @@ impl AppState {
             Err(e) => Err(e.clone()),
         }
     }
-}
-
-/// Seed for randomised state created at launch (the demo's queue orders), drawn once at the edge.
-fn launch_seed() -> u64 {
-    fresh_seed()
-}
-
-/// A new seed for randomised state the user creates (a new rater's queue order). Randomness enters
-/// here, at the edge; the core only ever receives seeds, which it stores.
-pub fn fresh_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed)
 }

@@ -24,7 +24,7 @@ pub async fn create_rater_profile(
     state: tauri::State<'_, AppState>,
     name: String,
 ) -> IpcResult<RaterProfile> {
-    let seed = crate::state::fresh_seed();
+    let seed = concord_core::clock::fresh_seed();
     state.with_study(|s| Ok(s.create_profile(&name, seed)?))
 }
 

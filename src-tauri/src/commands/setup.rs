@@ -1,20 +1,23 @@
 //! Commands of the lead's setup wizard (rubric, import, experts, sample and assignment, progress,
-//! packages, exports). Each makes one call into `concord_core::lead` on the open study; seeds for
-//! new randomised state are drawn here, at the edge. Imports, merged packages and filled sheets
+//! packages, exports). Each parses its typed paths and makes one call into `concord_core::usecase`
+//! on the open study — the same jobs the `concord` CLI runs; seeds for new randomised state are
+//! drawn here, at the edge. Imports, merged packages and filled sheets
 //! change many ratings at once: they go through the core's `store_mut()` (which drops the cached
 //! agreement reports) and are announced with the `ratings-changed` event so the agreement panel
 //! reloads.
 
 use crate::commands::rating::RATINGS_CHANGED;
 use crate::error::IpcResult;
-use crate::state::{fresh_seed, AppState};
+use crate::state::AppState;
 use concord_core::assignment::{
     AssignmentOptions, AssignmentSummary, AssignmentTable, ExpertAdded, RubricAdded,
 };
-use concord_core::lead::{
-    ImportOutcome, ImportRequest, PackageWritten, RatingsFormat, SheetOutcome, WrittenFile,
-};
+use concord_core::clock::fresh_seed;
 use concord_core::package::MergeReport;
+use concord_core::usecase::{
+    typed_output, typed_path, ImportOutcome, ImportRequest, PackageWritten, RatingsExport,
+    RatingsFormat, SheetOutcome, WrittenFile,
+};
 use tauri::Emitter;
 
 /// Tell other screens that ratings changed in bulk (the payload names what brought them).
@@ -90,6 +93,7 @@ pub async fn setup_export_package(
     out: Option<String>,
 ) -> IpcResult<PackageWritten> {
     let seed = fresh_seed();
+    let out = typed_output(out.as_deref())?;
     state.with_study(|s| Ok(s.export_package(&expert, out.as_deref(), seed)?))
 }
 
@@ -99,6 +103,7 @@ pub async fn setup_merge_package(
     state: tauri::State<'_, AppState>,
     path: String,
 ) -> IpcResult<MergeReport> {
+    let path = typed_path(&path)?;
     let report = state.with_study(|s| Ok(s.merge_package(&path)?))?;
     if report.changed() {
         announce(&app, "merge");
@@ -113,7 +118,12 @@ pub async fn setup_export_ratings(
     out: Option<String>,
     excel: bool,
 ) -> IpcResult<WrittenFile> {
-    state.with_study(|s| Ok(s.export_ratings(format, out.as_deref(), excel)?))
+    let out = typed_output(out.as_deref())?;
+    let export = RatingsExport {
+        excel,
+        ..RatingsExport::new(format)
+    };
+    state.with_study(|s| Ok(s.export_ratings(&export, out.as_deref())?.into()))
 }
 
 #[tauri::command]
@@ -122,7 +132,8 @@ pub async fn setup_export_sheet(
     expert: String,
     out: Option<String>,
 ) -> IpcResult<WrittenFile> {
-    state.with_study(|s| Ok(s.export_sheet(&expert, out.as_deref())?))
+    let out = typed_output(out.as_deref())?;
+    state.with_study(|s| Ok(s.export_sheet(&expert, out.as_deref())?.into()))
 }
 
 #[tauri::command]
@@ -131,7 +142,7 @@ pub async fn setup_import_sheet(
     state: tauri::State<'_, AppState>,
     path: String,
 ) -> IpcResult<SheetOutcome> {
-    let outcome = state.with_study(|s| Ok(s.import_sheet(&path)?))?;
+    let outcome = state.with_study(|s| Ok(s.import_sheet_outcome(&path)?))?;
     if outcome.report.is_some() {
         announce(&app, "sheet");
     }

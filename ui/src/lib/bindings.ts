@@ -579,9 +579,9 @@ per_second: number,
  */
 eta_ms: number | null, 
 /**
- * `sending`, `waiting_for_batch`, `finished` or `cancelled`.
+ * What the run is doing.
  */
-phase: string, };
+phase: RunPhase, };
 
 export type RunReport = { run_id: number, cancelled: boolean, 
 /**
@@ -594,6 +594,8 @@ requeued: number,
 finished_now: number, status: RunStatus, };
 
 export type KeyChoice = { env_var: string | null, keyring_account: string | null, api_key: string | null, save_to_keyring: boolean, };
+
+export type RunPhase = "sending" | "waiting_for_batch" | "finished" | "cancelled";
 
 export type JudgeStart = { settings: RunSettings, concurrency: number, 
 /**

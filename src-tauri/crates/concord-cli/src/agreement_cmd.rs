@@ -4,7 +4,8 @@
 //! (both levels, per-expert and expert–expert comparisons, Bland–Altman, Lin's CCC, binary
 //! dimensions and totals) as the desktop panel receives it.
 
-use crate::import_cmd::{open_for_writing, ImportCmdError};
+use crate::import_cmd::ImportCmdError;
+use crate::study_cmd::open_study;
 use clap::{Args, ValueEnum};
 use concord_core::adjudication::{agreement_report, AdjudicationError, AgreementReference};
 use concord_core::agreement::{
@@ -145,7 +146,7 @@ fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
 }
 
 pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String, ImportCmdError> {
-    let store = open_for_writing(db)?;
+    let study = open_study(db)?;
     let table_wanted = args.format.is_some();
     let levels = match (args.method, args.level) {
         _ if table_wanted => vec![Level::System, Level::Item],
@@ -166,7 +167,7 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         ReferenceArg::Experts => AgreementReference::Experts,
         ReferenceArg::Consensus => AgreementReference::Consensus,
     };
-    let report = agreement_report(&store, options, reference).map_err(|e| match e {
+    let report = agreement_report(study.store(), options, reference).map_err(|e| match e {
         AdjudicationError::Store(e) => ImportCmdError::Store(e),
         other => ImportCmdError::Store(concord_core::store::StoreError::Invalid(other.to_string())),
     })?;

@@ -3,9 +3,9 @@
 //! `concord assignment` (the per-expert progress table).
 
 use crate::study_cmd::{open_study, StudyCmdError};
-use concord_core::assignment::{
-    self, AssignmentError, AssignmentOptions, AssignmentSummary, AssignmentTable,
-};
+use concord_core::assignment::{AssignmentOptions, AssignmentSummary, AssignmentTable};
+use concord_core::clock::fresh_seed;
+use concord_core::usecase::UseCaseError;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -13,9 +13,7 @@ pub enum AssignCmdError {
     #[error(transparent)]
     Study(#[from] StudyCmdError),
     #[error(transparent)]
-    Assignment(#[from] AssignmentError),
-    #[error("{path}: cannot read the rubric file: {detail}")]
-    Read { path: String, detail: String },
+    Job(#[from] UseCaseError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -81,14 +79,6 @@ pub enum RubricCommand {
     Add { file: PathBuf },
 }
 
-/// A seed drawn from the clock at the edge of the program (the core only receives seeds).
-pub fn clock_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed)
-}
-
 fn json<T: serde::Serialize>(value: &T) -> Result<String, AssignCmdError> {
     Ok(format!("{}\n", serde_json::to_string_pretty(value)?))
 }
@@ -98,10 +88,10 @@ pub fn expert(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, AssignCmdError> {
-    let mut store = open_study(db)?;
+    let mut study = open_study(db)?;
     match &args.command {
         ExpertCommand::Add { name } => {
-            let added = assignment::add_expert(&mut store, name, clock_seed())?;
+            let added = study.add_expert(name, fresh_seed())?;
             if as_json {
                 return json(&added);
             }
@@ -119,18 +109,10 @@ pub fn rubric(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, AssignCmdError> {
-    let mut store = open_study(db)?;
+    let mut study = open_study(db)?;
     match &args.command {
         RubricCommand::Add { file } => {
-            let text = concord_core::rubric::read_text(file).map_err(|e| AssignCmdError::Read {
-                path: file.display().to_string(),
-                detail: e.to_string(),
-            })?;
-            let name = file
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let added = assignment::add_rubric_file(&mut store, &text, &name)?;
+            let added = study.add_rubric_file(file)?;
             if as_json {
                 return json(&added);
             }
@@ -151,7 +133,7 @@ pub fn assign(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, AssignCmdError> {
-    let mut store = open_study(db)?;
+    let mut study = open_study(db)?;
     let options = AssignmentOptions {
         k: args.k,
         seed: args.seed,
@@ -165,9 +147,9 @@ pub fn assign(
         replace: args.replace,
     };
     let summary = if args.preview {
-        assignment::preview(&store, &options)?
+        study.preview_assignment(&options)?
     } else {
-        assignment::assign(&mut store, &options)?
+        study.assign(&options)?
     };
     if as_json {
         return json(&summary);
@@ -210,8 +192,8 @@ fn render_summary(s: &AssignmentSummary, preview: bool) -> String {
 }
 
 pub fn table(db: Option<&Path>, as_json: bool) -> Result<String, AssignCmdError> {
-    let store = open_study(db)?;
-    let t = assignment::progress(&store)?;
+    let study = open_study(db)?;
+    let t = study.assignment_table()?;
     if as_json {
         return json(&t);
     }

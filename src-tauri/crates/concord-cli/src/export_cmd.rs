@@ -1,12 +1,12 @@
 //! `concord export ratings --format csv|wide-csv|xlsx --out FILE [--excel]`, `concord export
 //! sheet --rater NAME --out FILE.xlsx` (the fill-in rating sheet) and `concord sheet import FILE`
-//! (a filled sheet back as that expert's ratings). Files are written beside the target and
+//! (a filled sheet back as that expert's ratings). Without `--out` a file goes to the study's
+//! export folder (`<study>-exports/`), as in the window. Files are written beside the target and
 //! renamed into place, so a failed export never leaves half a file.
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use concord_core::export::sheet::SheetError;
-use concord_core::export::{self, CsvOptions, ExportError, WorkbookOptions};
-use std::io::{BufWriter, Write};
+use concord_core::usecase::{RatingsExport, RatingsFormat, UseCaseError};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -14,11 +14,9 @@ pub enum ExportCmdError {
     #[error(transparent)]
     Study(#[from] StudyCmdError),
     #[error(transparent)]
-    Export(#[from] ExportError),
+    Job(#[from] UseCaseError),
     #[error("{0}")]
     Sheet(#[from] SheetError),
-    #[error("{path}: cannot write: {detail}")]
-    Write { path: String, detail: String },
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -45,8 +43,10 @@ pub enum ExportCommand {
     Ratings {
         #[arg(long, value_enum, default_value = "csv")]
         format: Format,
+        /// Where to write it (default: `<study>-ratings-long.csv`, `-ratings-wide.csv` or
+        /// `-results.xlsx` in the study's export folder, `<study>-exports/` beside the study).
         #[arg(long, value_name = "FILE")]
-        out: PathBuf,
+        out: Option<PathBuf>,
         /// CSV for Excel: byte-order mark and CRLF line ends.
         #[arg(long)]
         excel: bool,
@@ -61,8 +61,9 @@ pub enum ExportCommand {
     Sheet {
         #[arg(long, value_name = "NAME")]
         rater: String,
+        /// Where to write it (default: `<study>-sheet-<name>.xlsx` in the study's export folder).
         #[arg(long, value_name = "FILE.xlsx")]
-        out: PathBuf,
+        out: Option<PathBuf>,
     },
 }
 
@@ -78,40 +79,8 @@ pub enum SheetCommand {
     Import { file: PathBuf },
 }
 
-/// A sibling path to write to before renaming into place.
-fn partial(out: &Path) -> PathBuf {
-    let mut name = out.file_name().unwrap_or_default().to_os_string();
-    name.push(".partial");
-    out.with_file_name(name)
-}
-
-fn io_error(path: &Path, e: impl std::fmt::Display) -> ExportCmdError {
-    ExportCmdError::Write {
-        path: path.display().to_string(),
-        detail: e.to_string(),
-    }
-}
-
-/// Write through `f` into a temporary sibling, then rename it to `out`.
-fn write_atomically<T>(
-    out: &Path,
-    f: impl FnOnce(&Path) -> Result<T, ExportCmdError>,
-) -> Result<T, ExportCmdError> {
-    let tmp = partial(out);
-    match f(&tmp) {
-        Ok(v) => {
-            std::fs::rename(&tmp, out).map_err(|e| io_error(out, e))?;
-            Ok(v)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
-}
-
 pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, ExportCmdError> {
-    let store = open_study(db)?;
+    let study = open_study(db)?;
     match &args.command {
         ExportCommand::Ratings {
             format,
@@ -120,67 +89,52 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
             texts,
             no_agreement,
         } => {
-            let options = CsvOptions {
+            let export = RatingsExport {
+                format: match format {
+                    Format::Csv => RatingsFormat::LongCsv,
+                    Format::WideCsv => RatingsFormat::WideCsv,
+                    Format::Xlsx => RatingsFormat::Xlsx,
+                },
                 excel: *excel,
                 texts: *texts,
+                agreement: !no_agreement,
             };
-            let doc = match format {
-                Format::Csv | Format::WideCsv => {
-                    let summary = write_atomically(out, |tmp| {
-                        let file = std::fs::File::create(tmp).map_err(|e| io_error(out, e))?;
-                        let mut w = BufWriter::new(file);
-                        let s = if *format == Format::Csv {
-                            export::write_long_csv(&store, &mut w, options)?
-                        } else {
-                            export::write_wide_csv(&store, &mut w, options)?
-                        };
-                        w.flush().map_err(|e| io_error(out, e))?;
-                        Ok(s)
-                    })?;
-                    serde_json::to_value(summary)?
-                }
-                Format::Xlsx => {
-                    let options = WorkbookOptions {
-                        agreement: !no_agreement,
-                        ..WorkbookOptions::default()
-                    };
-                    let summary = write_atomically(out, |tmp| {
-                        Ok(export::write_workbook(&store, tmp, &options)?)
-                    })?;
-                    serde_json::to_value(summary)?
-                }
-            };
+            let written = study.export_ratings(&export, out.as_deref())?;
             if json {
-                return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
+                return Ok(format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&written.summary)?
+                ));
             }
             Ok(format!(
                 "Wrote {} ({} ratings)\n",
-                out.display(),
-                doc.get("ratings").and_then(|v| v.as_u64()).unwrap_or(0)
+                written.path.display(),
+                written.summary.ratings()
             ))
         }
         ExportCommand::Sheet { rater, out } => {
-            let summary = write_atomically(out, |tmp| {
-                Ok(export::write_rating_sheet(&store, rater, tmp)?)
-            })?;
+            let written = study.export_sheet(rater, out.as_deref())?;
             if json {
-                return Ok(format!("{}\n", serde_json::to_string_pretty(&summary)?));
+                return Ok(format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&written.summary)?
+                ));
             }
             Ok(format!(
                 "Wrote the rating sheet of {} to {} ({} items)\n",
-                summary.rater,
-                out.display(),
-                summary.rows
+                written.summary.rater,
+                written.path.display(),
+                written.summary.rows
             ))
         }
     }
 }
 
 pub fn sheet(args: &SheetArgs, db: Option<&Path>, json: bool) -> Result<String, ExportCmdError> {
-    let mut store = open_study(db)?;
+    let mut study = open_study(db)?;
     match &args.command {
         SheetCommand::Import { file } => {
-            let report = export::import_rating_sheet(&mut store, file)?;
+            let report = study.import_sheet(file)?;
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
             }

@@ -3,18 +3,16 @@
 //! ratings), then print what was imported and the data-quality report. Every import is
 //! all-or-nothing; a refused import prints each problem with its file, sheet, row and column.
 
-use crate::study_cmd::{study_path, StudyCmdError};
+use crate::study_cmd::{open_as, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
-use concord_core::clock::SystemClock;
-use concord_core::import::long::{self, ItemColumns, RatingColumns};
+use concord_core::import::long::{ItemColumns, RatingColumns};
 use concord_core::import::{
-    mentalalign, mentalbench, psycrisis, FileReport, FileStatus, ImportError, ImportOptions,
-    ImportReport, OutOfScale, QualityKind, ReplyParsing,
+    psycrisis, FileReport, FileStatus, ImportError, ImportOptions, ImportReport, OutOfScale,
+    QualityKind, ReplyParsing,
 };
-use concord_core::store::{RaterKind, Store, StoreError};
-use concord_core::study_location::{self, StudyPath};
+use concord_core::store::{RaterKind, StoreError};
+use concord_core::usecase::{ImportJob, WhenMissing};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
@@ -141,28 +139,6 @@ pub enum ImportCmdError {
     Json(#[from] serde_json::Error),
 }
 
-/// Open the study for a command that writes to it: an existing study, a new empty study at an
-/// explicit path, or the default study (created as the demo on first use, like the app does).
-pub fn open_for_writing(db: Option<&Path>) -> Result<Store, ImportCmdError> {
-    let path = study_path(db)?;
-    match &path {
-        StudyPath::Default(_) => Ok(study_location::open_or_create_demo(
-            &path,
-            Arc::new(SystemClock),
-            seed_from_clock(),
-        )
-        .map_err(StudyCmdError::from)?),
-        StudyPath::Explicit(p) => Ok(Store::open_or_create(p, Arc::new(SystemClock))?),
-    }
-}
-
-fn seed_from_clock() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed)
-}
-
 pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, ImportCmdError> {
     let options = ImportOptions {
         out_of_scale: match args.out_of_scale {
@@ -175,18 +151,26 @@ pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, I
         },
         seed: args.seed,
     };
-    let mut store = open_for_writing(db)?;
-    let report = match &args.format {
-        ImportFormat::Mentalalign { dir, judge } => {
-            if let Some(judge) = judge {
-                mentalalign::import_dir_as(&mut store, dir, &options, judge)?
-            } else {
-                mentalalign::import_dir(&mut store, dir, &options)?
-            }
-        }
-        ImportFormat::Mentalbench { file, sheet } => {
-            mentalbench::import_file(&mut store, file, sheet.as_deref(), &options)?
-        }
+    let job = job(&args.format);
+    // An import into a file that does not exist yet creates an empty study there.
+    let mut study = open_as(db, WhenMissing::CreateEmpty)?.study;
+    let report = study.import(&job, &options)?;
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+    }
+    Ok(render(&report))
+}
+
+fn job(format: &ImportFormat) -> ImportJob {
+    match format {
+        ImportFormat::Mentalalign { dir, judge } => ImportJob::MentalAlign {
+            dir: dir.clone(),
+            judge: judge.clone(),
+        },
+        ImportFormat::Mentalbench { file, sheet } => ImportJob::MentalBench {
+            file: file.clone(),
+            sheet: sheet.clone(),
+        },
         ImportFormat::Psycrisis {
             file,
             source,
@@ -194,18 +178,16 @@ pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, I
             judge,
             expert,
             sheet,
-        } => psycrisis::import_file(
-            &mut store,
-            file,
-            &psycrisis::CrisisFile {
+        } => ImportJob::PsyCrisis {
+            file: file.clone(),
+            crisis: psycrisis::CrisisFile {
                 source_key: source.clone(),
                 source_name: source_name.clone(),
                 judge: judge.clone(),
                 expert: expert.clone(),
                 sheet: sheet.clone(),
             },
-            &options,
-        )?,
+        },
         ImportFormat::LongItems {
             file,
             rubric,
@@ -215,20 +197,18 @@ pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, I
             source_col,
             text_col,
             sheet,
-        } => long::import_items(
-            &mut store,
-            file,
-            rubric,
-            &ItemColumns {
+        } => ImportJob::LongItems {
+            file: file.clone(),
+            rubric: rubric.clone(),
+            columns: ItemColumns {
                 conversation: conversation_col.clone(),
                 context: context_col.clone(),
                 response: response_col.clone(),
                 source: source_col.clone(),
                 text: text_col.clone(),
             },
-            sheet.as_deref(),
-            &options,
-        )?,
+            sheet: sheet.clone(),
+        },
         ImportFormat::LongRatings {
             file,
             rubric,
@@ -239,11 +219,10 @@ pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, I
             rationale_col,
             kind,
             sheet,
-        } => long::import_ratings(
-            &mut store,
-            file,
-            rubric,
-            &RatingColumns {
+        } => ImportJob::LongRatings {
+            file: file.clone(),
+            rubric: rubric.clone(),
+            columns: RatingColumns {
                 item: item_col.clone(),
                 rater: rater_col.clone(),
                 criterion: criterion_col.clone(),
@@ -254,14 +233,9 @@ pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, I
                     KindArg::Judge => RaterKind::Judge,
                 },
             },
-            sheet.as_deref(),
-            &options,
-        )?,
-    };
-    if json {
-        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+            sheet: sheet.clone(),
+        },
     }
-    Ok(render(&report))
 }
 
 fn render(report: &ImportReport) -> String {

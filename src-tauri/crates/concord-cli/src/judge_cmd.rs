@@ -8,8 +8,8 @@
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
 use concord_core::judge::{
-    self, key, ApiKey, CancelToken, Execution, JudgeError, KeyError, KeySource, Prices, Progress,
-    PromptTemplate, ProviderKind, ResponseSelection, RunSettings, RunStatus,
+    self, key, ApiKey, CancellationToken, Execution, JudgeError, KeyChoice, KeyError, Prices,
+    Progress, PromptTemplate, ProviderKind, ResponseSelection, RunSettings, RunStatus,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write as _;
@@ -148,10 +148,10 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
     match &args.command {
         JudgeCommand::Run(a) => run_judge(a, db, json),
         JudgeCommand::Status { run } => {
-            let store = open_study(db)?;
+            let study = open_study(db)?;
             let list = match run {
-                Some(id) => vec![judge::run_status(&store, *id)?],
-                None => judge::runs(&store)?,
+                Some(id) => vec![judge::run_status(study.store(), *id)?],
+                None => judge::runs(study.store())?,
             };
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&list)?));
@@ -162,8 +162,8 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
             Ok(list.iter().map(render_status).collect())
         }
         JudgeCommand::Failures { run } => {
-            let store = open_study(db)?;
-            let fails = judge::failures(&store, *run)?;
+            let study = open_study(db)?;
+            let fails = judge::failures(study.store(), *run)?;
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&fails)?));
             }
@@ -248,18 +248,11 @@ fn settings_from(a: &RunArgs) -> Result<RunSettings, JudgeCmdError> {
 }
 
 fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, JudgeCmdError> {
-    let mut store = open_study(db)?;
+    let mut study = open_study(db)?;
     let mut settings = settings_from(a)?;
     if let Some(file) = &a.prompt_file {
-        let preview = judge::preview_run(&store, &settings)?;
-        let rubric = store
-            .rubrics()
-            .map_err(JudgeError::from)?
-            .into_iter()
-            .find(|(_, r)| r.id == preview.rubric)
-            .map(|(_, r)| r)
-            .ok_or_else(|| JudgeCmdError::Usage("the run's rubric is missing".into()))?;
-        let base = PromptTemplate::default_for(&rubric);
+        let preview = judge::preview_run(study.store(), &settings)?;
+        let base = judge::default_prompt(study.store(), Some(&preview.rubric))?;
         settings.prompt = Some(PromptTemplate {
             format: base.format,
             system: a.system_file.as_deref().map(read_text).transpose()?,
@@ -270,7 +263,7 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
             "--system-file goes with --prompt-file".into(),
         ));
     }
-    let preview = judge::preview_run(&store, &settings)?;
+    let preview = judge::preview_run(study.store(), &settings)?;
     let e = &preview.estimate;
     eprintln!(
         "concord: {} calls ({} responses × {} repetitions, rubric {}); estimated {} input + {} output tokens ≈ ${:.4}",
@@ -291,14 +284,16 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
             preview.settings_sha256
         ));
     }
-    let resolved = key::resolve(&KeySource {
+    let resolved = key::resolve_choice(&KeyChoice {
         keyring_account: a.keyring_account.clone(),
         env_var: a.api_key_env.clone(),
+        ..KeyChoice::default()
     })?;
     if let Some(note) = &resolved.note {
         eprintln!("concord: {note}");
     }
-    let plan = judge::open_run(&mut store, &settings)?;
+    let session = study.start_judge_run(&settings)?;
+    let plan = session.plan.clone();
     if plan.resumed {
         eprintln!(
             "concord: resuming judge run {} (same settings, hash {}): {} of {} done, {} failed",
@@ -342,12 +337,10 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
             p.failed, p.in_flight, p.per_second, p.cost_usd
         ));
     };
-    let report = judge::execute_run(
-        &mut store,
-        plan.run_id,
+    let report = session.execute(
         &exec,
         resolved.key,
-        &CancelToken::new(),
+        &CancellationToken::new(),
         &mut on_progress,
     )?;
     bar.finish_and_clear();

@@ -1,9 +1,10 @@
 //! `concord package export --rater NAME --out FILE.concord` writes one expert's blinded package;
 //! `concord package merge FILE.concord` brings a returned package back and lists any conflicts.
 
-use crate::assign_cmd::clock_seed;
 use crate::study_cmd::{open_study, StudyCmdError};
-use concord_core::package::{self, MergeReport, PackageError};
+use concord_core::clock::fresh_seed;
+use concord_core::package::MergeReport;
+use concord_core::usecase::UseCaseError;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -11,7 +12,7 @@ pub enum PackageCmdError {
     #[error(transparent)]
     Study(#[from] StudyCmdError),
     #[error(transparent)]
-    Package(#[from] PackageError),
+    Job(#[from] UseCaseError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -28,8 +29,10 @@ pub enum PackageCommand {
     Export {
         #[arg(long, value_name = "NAME")]
         rater: String,
+        /// Where to write it (default: `<study>-package-<name>.concord` in the study's export
+        /// folder, `<study>-exports/` beside the study, numbered when taken).
         #[arg(long, value_name = "FILE.concord")]
-        out: PathBuf,
+        out: Option<PathBuf>,
         /// Seed of the package id and source codes (default: drawn from the clock).
         #[arg(long)]
         seed: Option<u64>,
@@ -39,19 +42,20 @@ pub enum PackageCommand {
 }
 
 pub fn run(args: &PackageArgs, db: Option<&Path>, json: bool) -> Result<String, PackageCmdError> {
-    let mut store = open_study(db)?;
+    let mut study = open_study(db)?;
     match &args.command {
         PackageCommand::Export { rater, out, seed } => {
-            let summary =
-                package::export_package(&mut store, rater, out, seed.unwrap_or_else(clock_seed))?;
+            let written =
+                study.export_package(rater, out.as_deref(), seed.unwrap_or_else(fresh_seed))?;
+            let summary = &written.summary;
             if json {
-                return Ok(format!("{}\n", serde_json::to_string_pretty(&summary)?));
+                return Ok(format!("{}\n", serde_json::to_string_pretty(summary)?));
             }
             Ok(format!(
                 "Wrote package {} for {} to {}: {} items ({} responses of {} conversations), {} of their ratings\n",
                 summary.package_id,
                 summary.rater,
-                out.display(),
+                written.path,
                 summary.assignments,
                 summary.responses,
                 summary.conversations,
@@ -59,7 +63,7 @@ pub fn run(args: &PackageArgs, db: Option<&Path>, json: bool) -> Result<String, 
             ))
         }
         PackageCommand::Merge { file } => {
-            let report = package::merge_package(&mut store, file)?;
+            let report = study.merge_package(file)?;
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
             }

@@ -2,10 +2,12 @@
 //! desktop app's first screen shows, as text or JSON), and the shared way every command opens the
 //! study named by `--db`, `CONCORD_STUDY` or the default location.
 
-use concord_core::clock::SystemClock;
-use concord_core::demo::{create_demo_at, DemoError};
-use concord_core::store::{inspect, FileKind, Store, StoreError, StudyOverview};
+use concord_core::clock::{fresh_seed, SystemClock};
+use concord_core::demo::DemoError;
+use concord_core::open_study::OpenStudy;
+use concord_core::store::{StoreError, StudyOverview};
 use concord_core::study_location::{self, StudyPath, STUDY_ENV};
+use concord_core::usecase::{self, Opened, WhenMissing};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -27,52 +29,34 @@ pub fn study_path(db: Option<&Path>) -> Result<StudyPath, StudyCmdError> {
     study_location::resolve(db, env.as_deref()).ok_or(StudyCmdError::NoDefaultLocation)
 }
 
-/// Open the study every command works on; the default study is created (as the demo) on first use,
-/// exactly as the desktop app does; an explicit path must already be a study.
-pub fn open_study(db: Option<&Path>) -> Result<Store, StudyCmdError> {
+/// Open the study a command works on (see [`usecase::open`]): the default study is created as
+/// the demo on first use, exactly as the desktop app does; an explicit path that does not exist
+/// follows `when_missing`.
+pub fn open_as(db: Option<&Path>, when_missing: WhenMissing) -> Result<Opened, StudyCmdError> {
     let path = study_path(db)?;
-    match &path {
-        StudyPath::Default(_) => Ok(study_location::open_or_create_demo(
-            &path,
-            Arc::new(SystemClock),
-            seed_from_clock(),
-        )?),
-        StudyPath::Explicit(p) => Ok(Store::open(p, Arc::new(SystemClock))?),
-    }
+    Ok(usecase::open(
+        &path,
+        when_missing,
+        Arc::new(SystemClock),
+        fresh_seed(),
+    )?)
 }
 
-/// A seed for new randomised state (queue orders) drawn from the clock at the edge of the program;
-/// the core itself only ever receives seeds.
-fn seed_from_clock() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed)
+/// Open an existing study for a command that reads it; a missing explicit file is refused and
+/// nothing is created.
+pub fn open_study(db: Option<&Path>) -> Result<OpenStudy, StudyCmdError> {
+    Ok(open_as(db, WhenMissing::Refuse)?.study)
 }
 
 pub fn demo(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
-    let path = study_path(db)?;
-    let p = path.path();
-    let (store, created) = match inspect(p)? {
-        FileKind::Study { .. } => (Store::open(p, Arc::new(SystemClock))?, false),
-        FileKind::Absent => {
-            if let (StudyPath::Default(_), Some(folder)) = (&path, p.parent()) {
-                std::fs::create_dir_all(folder).map_err(|e| StoreError::ReadOnly {
-                    path: p.display().to_string(),
-                    detail: e.to_string(),
-                })?;
-            }
-            (
-                create_demo_at(p, Arc::new(SystemClock), seed_from_clock())?,
-                true,
-            )
-        }
-    };
-    let overview = store.overview()?;
+    let Opened { study, created } = open_as(db, WhenMissing::CreateDemo)?;
+    let overview = study.store().overview()?;
     if json {
         let doc = serde_json::json!({ "created": created, "overview": overview });
         return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
     }
+    let p = study_path(db)?;
+    let p = p.path();
     let head = if created {
         format!("Created the demo study at {}\n", p.display())
     } else {
@@ -85,8 +69,8 @@ pub fn demo(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
 }
 
 pub fn overview(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
-    let store = open_study(db)?;
-    let overview = store.overview()?;
+    let study = open_study(db)?;
+    let overview = study.store().overview()?;
     if json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&overview)?));
     }
@@ -129,14 +113,16 @@ pub fn profiles(
     lock: Option<bool>,
     json: bool,
 ) -> Result<String, StudyCmdError> {
-    let mut store = open_study(db)?;
+    let mut study = open_study(db)?;
     if let Some(locked) = lock {
-        concord_core::queue::set_profiles_locked(&mut store, locked).map_err(|e| match e {
-            concord_core::queue::QueueError::Store(s) => StudyCmdError::Store(s),
-            other => StudyCmdError::Store(StoreError::Invalid(other.to_string())),
-        })?;
+        concord_core::queue::set_profiles_locked(study.store_mut(), locked).map_err(
+            |e| match e {
+                concord_core::queue::QueueError::Store(s) => StudyCmdError::Store(s),
+                other => StudyCmdError::Store(StoreError::Invalid(other.to_string())),
+            },
+        )?;
     }
-    let profiles = concord_core::queue::profiles(&store).map_err(|e| match e {
+    let profiles = concord_core::queue::profiles(study.store()).map_err(|e| match e {
         concord_core::queue::QueueError::Store(s) => StudyCmdError::Store(s),
         other => StudyCmdError::Store(StoreError::Invalid(other.to_string())),
     })?;

@@ -141,3 +141,106 @@ fn profiles_can_be_restricted_and_reopened() {
     let doc: serde_json::Value = serde_json::from_slice(&open.stdout).expect("JSON");
     assert_eq!(doc["locked"], false, "--unlock reopens them");
 }
+
+#[test]
+fn commands_that_read_a_study_refuse_a_missing_file_and_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("typo.concord");
+    let db = typo.to_str().unwrap();
+    let elsewhere = dir.path().join("in.concord");
+    let elsewhere = elsewhere.to_str().unwrap();
+    let commands: [&[&str]; 12] = [
+        &["agreement", "--method", "mentalalign", "--json"],
+        &["overview"],
+        &["profiles", "--lock"],
+        &["judge", "status"],
+        &["judge", "failures", "1"],
+        &["assignment"],
+        &["assign", "--k", "2", "--seed", "1"],
+        &["expert", "add", "Ana"],
+        &["export", "ratings", "--format", "csv"],
+        &["export", "sheet", "--rater", "Ana"],
+        &["package", "merge", elsewhere],
+        &["sheet", "import", elsewhere],
+    ];
+    for args in commands {
+        let mut full = vec!["--db", db];
+        full.extend_from_slice(args);
+        let out = concord(&full);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "`concord {}` must fail on a study file that does not exist",
+            args.join(" ")
+        );
+        assert!(
+            err.contains("typo.concord") && err.contains("no such study file"),
+            "`concord {}` names the missing file and says so: {err}",
+            args.join(" ")
+        );
+        assert!(
+            !typo.exists(),
+            "`concord {}` must not create the missing study",
+            args.join(" ")
+        );
+        assert!(
+            !dir.path().join("typo-exports").exists(),
+            "`concord {}` must not create an export folder for it",
+            args.join(" ")
+        );
+    }
+    // The explicit create paths still create: the demo, and an import into a new file.
+    let demo = dir.path().join("new-demo.concord");
+    let out = concord(&["--db", demo.to_str().unwrap(), "demo"]);
+    assert!(
+        out.status.success() && demo.exists(),
+        "`concord demo` creates the study it is pointed at: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let items = dir.path().join("items.csv");
+    std::fs::write(
+        &items,
+        "conversation_id,context,response_id,source,text\nc1,I feel low,c1-0,original,Talk to me\n",
+    )
+    .unwrap();
+    let fresh = dir.path().join("fresh.concord");
+    let out = concord(&[
+        "--db",
+        fresh.to_str().unwrap(),
+        "import",
+        "long-items",
+        items.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success() && fresh.exists(),
+        "an import into a new file creates the study: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn exports_without_out_go_to_the_study_export_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("lab.concord");
+    let db = study.to_str().unwrap();
+    assert!(
+        concord(&["--db", db, "demo"]).status.success(),
+        "the demo study is created"
+    );
+    let out = concord(&["--db", db, "export", "ratings", "--format", "csv"]);
+    assert!(
+        out.status.success(),
+        "an export without --out succeeds: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected = dir.path().join("lab-exports").join("lab-ratings-long.csv");
+    assert!(
+        expected.exists(),
+        "the default file is the one the window writes: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("lab-ratings-long.csv"),
+        "the path written is printed"
+    );
+}

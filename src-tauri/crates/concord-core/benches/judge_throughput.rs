@@ -7,7 +7,7 @@
 mod judge_server;
 
 use concord_core::judge::{
-    execute_run, open_run, CancelToken, Execution, ProviderKind, RunSettings,
+    execute_run, open_run, CancellationToken, Execution, ProviderKind, RunSettings,
 };
 use judge_server::{study_with_items, FakeJudge};
 use std::time::{Duration, Instant};
@@ -38,7 +38,7 @@ fn main() {
         run,
         &exec,
         None,
-        &CancelToken::new(),
+        &CancellationToken::new(),
         &mut |_| {},
     )
     .expect("the run executes");

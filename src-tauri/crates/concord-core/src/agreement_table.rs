@@ -324,16 +324,12 @@ fn icc_name(view: &TableView) -> &'static str {
 }
 
 fn csv_field(s: &str) -> String {
-    // Neutralise spreadsheet formulas and quote as RFC 4180 requires.
-    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.parse::<f64>().is_err() {
-        format!("'{s}")
-    } else {
-        s.to_string()
-    };
+    // Neutralise spreadsheet formulas (the exports' one guard) and quote as RFC 4180 requires.
+    let s = crate::export::neutralise(s);
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s
+        s.into_owned()
     }
 }
 
@@ -518,6 +514,16 @@ mod tests {
             "formula neutralised and quoted"
         );
         assert_eq!(csv_field("-0.5"), "-0.5", "numbers stay numbers");
+        assert_eq!(
+            csv_field("+1"),
+            "'+1",
+            "the exports' guard: a leading + is defused even when it reads as a number"
+        );
+        assert_eq!(
+            csv_field("-inf"),
+            "'-inf",
+            "only plain decimal numbers escape the guard"
+        );
     }
 }
 

@@ -24,6 +24,16 @@ impl Clock for SystemClock {
     }
 }
 
+/// A seed for new randomised state (a new rater's queue order, a package's codes) drawn from the
+/// system time. Only the front ends call it, at the edge of the program; the core's logic only
+/// ever receives seeds, which it stores, so the same seed gives the same study.
+pub fn fresh_seed() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x5eed)
+}
+
 /// A clock for tests: starts at a given instant and moves forward by `step_ms` at every reading.
 #[derive(Debug)]
 pub struct SteppingClock {

@@ -6,6 +6,7 @@
 //! is refused (never averaged), as are empty target or rater ids and, when numbers are asked for,
 //! scores that are not finite numbers.
 
+use crate::import::table::{read_table_bytes, FileFormat};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fs::File;
@@ -210,51 +211,38 @@ pub fn read_long_csv(path: &Path, columns: &ColumnNames) -> Result<LongTable, Sc
     parse_long_csv(handle, &file, columns)
 }
 
-fn csv_error(file: &str, e: &csv::Error) -> ScoreTableError {
-    if let csv::ErrorKind::Io(io) = e.kind() {
-        return ScoreTableError::Io {
-            file: file.to_string(),
-            source: std::io::Error::new(io.kind(), io.to_string()),
-        };
-    }
-    let line = e.position().map(|p| p.line()).unwrap_or(0);
-    let message = match e.kind() {
-        csv::ErrorKind::UnequalLengths {
-            expected_len, len, ..
-        } => {
-            format!("{len} fields where the header has {expected_len}")
-        }
-        csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
-        _ => e.to_string(),
-    };
-    ScoreTableError::Unparsable {
-        file: file.to_string(),
-        line,
-        message,
-    }
-}
-
-/// Parse a long-form CSV from any reader; `file` names it in messages.
+/// Parse a long-form CSV from any reader; `file` names it in messages. The rows are read by the
+/// importers' CSV reader (`import::table`), so byte-order marks, CRLF line ends and quoted line
+/// breaks give the same line numbers here as in an import.
 pub fn parse_long_csv<R: Read>(
-    reader: R,
+    mut reader: R,
     file: &str,
     columns: &ColumnNames,
 ) -> Result<LongTable, ScoreTableError> {
-    let mut csv = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(false)
-        .trim(csv::Trim::All)
-        .from_reader(reader);
-    let headers = csv.headers().map_err(|e| csv_error(file, &e))?.clone();
-    let names: Vec<String> = headers
-        .iter()
-        .map(|h| h.trim_start_matches('\u{feff}').trim().to_string())
-        .collect();
-    if names.is_empty() || names.iter().all(String::is_empty) {
-        return Err(ScoreTableError::NoHeader {
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|source| ScoreTableError::Io {
             file: file.to_string(),
-        });
-    }
+            source,
+        })?;
+    let table =
+        read_table_bytes(file, &bytes, FileFormat::Csv, None).map_err(|issues| {
+            match issues.into_iter().next() {
+                Some(issue) if issue.code == "empty_file" => ScoreTableError::NoHeader {
+                    file: file.to_string(),
+                },
+                Some(issue) => ScoreTableError::Unparsable {
+                    file: file.to_string(),
+                    line: issue.at.row.unwrap_or(0) as u64,
+                    message: issue.message,
+                },
+                None => ScoreTableError::NoHeader {
+                    file: file.to_string(),
+                },
+            }
+        })?;
+    let names = &table.headers;
     let find = |column: &str| {
         names
             .iter()
@@ -276,19 +264,26 @@ pub fn parse_long_csv<R: Read>(
     let mut target_index: HashMap<String, usize> = HashMap::new();
     let mut rater_index: HashMap<String, usize> = HashMap::new();
     let mut entries: HashMap<(usize, usize), RawCell> = HashMap::new();
-    let mut record = csv::StringRecord::new();
-    loop {
-        match csv.read_record(&mut record) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => return Err(csv_error(file, &e)),
+    for row in &table.rows {
+        let line = row.number as u64;
+        if row.cells.len() != names.len() {
+            return Err(ScoreTableError::Unparsable {
+                file: file.to_string(),
+                line,
+                message: format!(
+                    "{} fields where the header has {}",
+                    row.cells.len(),
+                    names.len()
+                ),
+            });
         }
-        let line = record.position().map(|p| p.line()).unwrap_or(0);
-        if record.iter().all(str::is_empty) {
-            continue;
-        }
+        let record: Vec<String> = row
+            .cells
+            .iter()
+            .map(|c| c.as_text().unwrap_or_default().trim().to_string())
+            .collect();
         let id = |index: usize, column: &str| -> Result<String, ScoreTableError> {
-            let v = record.get(index).unwrap_or("");
+            let v = record.get(index).map_or("", String::as_str);
             if v.is_empty() {
                 Err(ScoreTableError::EmptyId {
                     file: file.to_string(),
@@ -309,7 +304,7 @@ pub fn parse_long_csv<R: Read>(
             raters.push(rater.clone());
             raters.len() - 1
         });
-        let text = record.get(si).unwrap_or("").to_string();
+        let text = record.get(si).cloned().unwrap_or_default();
         if let Some(first) = entries.get(&(t, r)) {
             return Err(ScoreTableError::Duplicate {
                 file: file.to_string(),
@@ -513,6 +508,30 @@ mod tests {
             n.cells,
             vec![Some(3.0), None, Some(4.0), None],
             "an empty score and an absent row are both missing"
+        );
+    }
+
+    #[test]
+    fn crlf_and_quoted_line_breaks_give_the_lines_an_editor_shows() {
+        // Lines: 1 header, 2–3 a rating whose target id spans a quoted CRLF, 4 another, 5 the
+        // repeat of line 4.
+        let e =
+            parse("target,rater,score\r\n\"t\r\n1\",r1,3\r\nt2,r1,4\r\nt2,r1,5\r\n").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ScoreTableError::Duplicate {
+                    line: 5,
+                    first_line: 4,
+                    ..
+                }
+            ),
+            "with CRLF line ends and a quoted line break the repeat is on line 5, first on 4: {e}"
+        );
+        let e = parse("target,rater,score\r\nt1,r1,3\r\nt1\r\n").unwrap_err();
+        assert!(
+            matches!(e, ScoreTableError::Unparsable { line: 3, .. }),
+            "a short row after CRLF lines is located on its own line: {e}"
         );
     }
 

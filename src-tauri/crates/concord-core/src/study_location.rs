@@ -1,13 +1,10 @@
 //! Where the study lives. The desktop app and the CLI agree on one default study in the OS
 //! app-data folder (`<data dir>/concord/default.concord`), which the `CONCORD_STUDY` environment
-//! variable or an explicit path overrides. Opening the default for the first time creates the demo
-//! study there; an explicit path is never created inside a folder that does not exist.
+//! variable or an explicit path overrides. Opening a study for a job is
+//! [`crate::usecase::open`]: the default is created as the demo study on first use; an explicit
+//! path is never created inside a folder that does not exist.
 
-use crate::clock::Clock;
-use crate::demo::{create_demo_at, DemoError};
-use crate::store::{inspect, FileKind, Store};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// The environment variable that points the app and the CLI at a study file.
 pub const STUDY_ENV: &str = "CONCORD_STUDY";
@@ -43,28 +40,4 @@ pub fn resolve(explicit: Option<&Path>, env_value: Option<&str>) -> Option<Study
         return Some(StudyPath::Explicit(PathBuf::from(v)));
     }
     default_study_path().map(StudyPath::Default)
-}
-
-/// Open the study at `path`; if nothing is there yet, create the demo study there (creating the
-/// app-data folder only for the default location).
-pub fn open_or_create_demo(
-    path: &StudyPath,
-    clock: Arc<dyn Clock>,
-    seed: u64,
-) -> Result<Store, DemoError> {
-    let p = path.path();
-    match inspect(p)? {
-        FileKind::Study { .. } => Ok(Store::open(p, clock)?),
-        FileKind::Absent => {
-            if let (StudyPath::Default(_), Some(folder)) = (path, p.parent()) {
-                std::fs::create_dir_all(folder).map_err(|e| {
-                    crate::store::StoreError::ReadOnly {
-                        path: p.display().to_string(),
-                        detail: e.to_string(),
-                    }
-                })?;
-            }
-            create_demo_at(p, clock, seed)
-        }
-    }
 }

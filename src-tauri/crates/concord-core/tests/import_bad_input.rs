@@ -400,3 +400,45 @@ fn importing_the_same_file_twice_changes_nothing() {
     );
     assert_eq!(fingerprint(&study), before, "nothing changed");
 }
+
+#[test]
+fn crlf_row_numbers_in_every_csv_importer() {
+    // Each file: CRLF line ends, a quoted CRLF inside the first data row (lines 2–3), and the
+    // problem on line 5 — the line an editor shows, not the record count or a doubled count.
+    let dir = temp_dir();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).expect("test file written");
+        p
+    };
+    let ratings_csv = write(
+        "ratings.csv",
+        "item,rater,criterion,score,rationale\r\n\
+         b1-0,Expert A,Guidance,4,\"clear\r\nsteps\"\r\n\
+         b1-0,Expert A,Empathy,3,warm\r\n\
+         b1-0,Expert A,guidance,5,again\r\n",
+    );
+    refused("duplicate_rating", "ratings.csv", Some(5), |s| {
+        ratings(s, &ratings_csv)
+    });
+    let items_csv = write(
+        "items.csv",
+        "conversation_id,context,response_id,source,text\r\n\
+         c1,\"I feel\r\nlow\",c1-0,original,Talk to me\r\n\
+         c1,I feel low,c1-1,gpt4o,Try a walk\r\n\
+         c2,Work is hard,c1-0,gemini,Rest a little\r\n",
+    );
+    refused("duplicate_id", "items.csv", Some(5), |s| {
+        items(s, &items_csv)
+    });
+    let bench_csv = write(
+        "bench.csv",
+        "ConvID,context,response,Gemini\r\n\
+         1,\"I cannot\r\nsleep\",Try a routine,Breathe\r\n\
+         2,My friend left,Ask gently,Give it time\r\n\
+         1,I feel alone,Join a club,Call home\r\n",
+    );
+    refused("duplicate_id", "bench.csv", Some(5), |s| {
+        mentalbench::import_file(s, &bench_csv, None, &ImportOptions::default())
+    });
+}

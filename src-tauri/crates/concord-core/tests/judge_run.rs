@@ -6,8 +6,8 @@
 mod judge_server;
 
 use concord_core::judge::{
-    self, execute_run, open_run, CancelToken, Execution, ProviderKind, ResponseSelection,
-    RunSettings,
+    self, execute_run, open_run, CancellationToken, Execution, ProviderKind, ResponseSelection,
+    RunPhase, RunSettings,
 };
 use concord_core::store::Store;
 use judge_server::{always_fails, expected_binary, expected_score, study_with_items, FakeJudge};
@@ -71,7 +71,15 @@ fn ratings_of(path: &Path, response: i64) -> HashMap<String, i64> {
 }
 
 fn run_to_end(store: &mut Store, run: i64, exec: &Execution) -> judge::RunReport {
-    execute_run(store, run, exec, None, &CancelToken::new(), &mut |_| {}).expect("the run executes")
+    execute_run(
+        store,
+        run,
+        exec,
+        None,
+        &CancellationToken::new(),
+        &mut |_| {},
+    )
+    .expect("the run executes")
 }
 
 #[test]
@@ -189,7 +197,7 @@ fn anthropic_psycrisis_reads_the_dict_and_sends_the_key_header() {
         plan.run_id,
         &quick(4),
         Some(judge::ApiKey::new("sk-ant-test")),
-        &CancelToken::new(),
+        &CancellationToken::new(),
         &mut |_| {},
     )
     .unwrap();
@@ -248,7 +256,7 @@ fn a_crash_and_resume_never_resends_finished_calls() {
             run,
             &quick(8),
             None,
-            &CancelToken::new(),
+            &CancellationToken::new(),
             &mut |p| {
                 if p.done >= 40 {
                     panic!("simulated crash");
@@ -327,7 +335,7 @@ fn cancel_returns_unfinished_rows_and_changed_settings_make_a_new_run() {
     let (mut store, _) = study_with_items(&path, &judge_server::mentalbench(), 120);
     let s = settings(&server, ProviderKind::OpenaiCompatible);
     let run = open_run(&mut store, &s).unwrap().run_id;
-    let cancel = CancelToken::new();
+    let cancel = CancellationToken::new();
     let c2 = cancel.clone();
     let report = execute_run(&mut store, run, &quick(8), None, &cancel, &mut |p| {
         if p.done >= 30 {
@@ -449,7 +457,7 @@ fn the_api_key_never_reaches_the_study_file() {
         run,
         &quick(4),
         key,
-        &CancelToken::new(),
+        &CancellationToken::new(),
         &mut |_| {},
     )
     .unwrap();
@@ -497,7 +505,7 @@ fn batch_mode_both_providers_submit_once_and_collect() {
         let mut exec = quick(4);
         exec.batch_max_requests = 12;
         // Cancel once the first batches are submitted: they must be polled, not resubmitted.
-        let cancel = CancelToken::new();
+        let cancel = CancellationToken::new();
         let c2 = cancel.clone();
         let first = execute_run(
             &mut store,
@@ -506,7 +514,7 @@ fn batch_mode_both_providers_submit_once_and_collect() {
             Some(judge::ApiKey::new("sk-batch")),
             &cancel,
             &mut |p| {
-                if p.phase == "waiting_for_batch" {
+                if p.phase == RunPhase::WaitingForBatch {
                     c2.cancel();
                 }
             },
@@ -525,7 +533,7 @@ fn batch_mode_both_providers_submit_once_and_collect() {
             run,
             &exec,
             Some(judge::ApiKey::new("sk-batch")),
-            &CancelToken::new(),
+            &CancellationToken::new(),
             &mut |_| {},
         )
         .unwrap();

@@ -94,4 +94,4 @@ pub mod special;
 
 pub use bootstrap::{percentile_ci, BootstrapInterval, BootstrapOptions};
 pub use icc::{icc_all, icc_c1_a1_pairs, icc_with_missing, IccEstimate, IccForm, IccTable};
-pub use paired::{compare, PairedComparison};
+pub use paired::{compare, MeanDifference, PairedComparison};

@@ -55,6 +55,50 @@ pub struct PairedComparison {
     pub lin_ccc: Option<f64>,
 }
 
+/// Bias (mean of a − b) and mean squared difference, accumulated one pair at a time so a caller
+/// that walks its pairs once (the agreement engine) needs no copy of them. `None` without pairs.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MeanDifference {
+    n: usize,
+    sum: f64,
+    sum_sq: f64,
+}
+
+impl MeanDifference {
+    /// Add the pair (a, b): its difference a − b.
+    pub fn add(&mut self, a: f64, b: f64) {
+        let d = a - b;
+        self.n += 1;
+        self.sum += d;
+        self.sum_sq += d * d;
+    }
+
+    /// Pairs added.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Mean of a − b.
+    pub fn bias(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64)
+    }
+
+    /// Mean of (a − b)².
+    pub fn mse(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum_sq / self.n as f64)
+    }
+}
+
+impl FromIterator<(f64, f64)> for MeanDifference {
+    fn from_iter<I: IntoIterator<Item = (f64, f64)>>(pairs: I) -> Self {
+        let mut m = MeanDifference::default();
+        for (a, b) in pairs {
+            m.add(a, b);
+        }
+        m
+    }
+}
+
 /// Malformed paired input.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum PairedError {
@@ -254,8 +298,9 @@ pub fn compare(a: &[f64], b: &[f64]) -> Result<PairedComparison, PairedError> {
     let n = a.len();
     let nf = n as f64;
     let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-    let bias = (n > 0).then(|| mean(&diffs));
-    let mse = (n > 0).then(|| diffs.iter().map(|d| d * d).sum::<f64>() / nf);
+    let moments: MeanDifference = a.iter().copied().zip(b.iter().copied()).collect();
+    let bias = moments.bias();
+    let mse = moments.mse();
     let mae = (n > 0).then(|| diffs.iter().map(|d| d.abs()).sum::<f64>() / nf);
     let sd_diff = match bias {
         Some(m) if n >= 2 => {
@@ -319,6 +364,29 @@ mod tests {
         }
         let d = (((n0 - n1) * (n0 - n2)) as f64).sqrt();
         (d > 0.0).then(|| s as f64 / d)
+    }
+
+    #[test]
+    fn mean_difference_is_bias_and_mse_by_hand() {
+        let a = [3.0, 4.0, 2.0, 5.0];
+        let b = [2.0, 4.0, 4.0, 1.0];
+        let m: MeanDifference = a.iter().copied().zip(b.iter().copied()).collect();
+        // Differences 1, 0, −2, 4: mean 3/4, mean square 21/4.
+        assert_eq!(m.n(), 4, "every pair counts");
+        assert_eq!(m.bias(), Some(0.75), "bias is the mean of a − b");
+        assert_eq!(m.mse(), Some(5.25), "MSE is the mean squared difference");
+        let empty = MeanDifference::default();
+        assert_eq!(
+            (empty.bias(), empty.mse()),
+            (None, None),
+            "no pairs, no estimate"
+        );
+        let full = compare(&a, &b).unwrap();
+        assert_eq!(
+            (full.bias, full.mse),
+            (m.bias(), m.mse()),
+            "the full comparison reports the same two numbers"
+        );
     }
 
     #[test]

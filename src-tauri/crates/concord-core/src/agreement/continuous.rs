@@ -11,7 +11,7 @@ use concord_stats::bootstrap::{percentile_ci, BootstrapOptions};
 use concord_stats::icc::{icc_all, icc_c1_a1_resampled, IccForm};
 use concord_stats::interpret::{precision_status, PrecisionStatus};
 use concord_stats::limits::bland_altman;
-use concord_stats::paired::lin_ccc;
+use concord_stats::paired::{lin_ccc, MeanDifference};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -143,7 +143,7 @@ pub(crate) fn compute(
     let n_sources = data.sources.len();
     let mut per_source = vec![(0.0f64, 0.0f64, 0usize); n_sources];
     let mut item_pairs: Vec<(f64, f64)> = Vec::new();
-    let (mut sum_d, mut sum_d2) = (0.0, 0.0);
+    let mut differences = MeanDifference::default();
     for (i, response) in data.responses.iter().enumerate() {
         if excluded[response.source] {
             continue;
@@ -152,9 +152,7 @@ pub(crate) fn compute(
         if r.is_nan() || j.is_nan() {
             continue;
         }
-        let d = j - r;
-        sum_d += d;
-        sum_d2 += d * d;
+        differences.add(j, r);
         let s = &mut per_source[response.source];
         s.0 += r;
         s.1 += j;
@@ -164,14 +162,8 @@ pub(crate) fn compute(
         }
     }
     let n_pairs = per_source.iter().map(|s| s.2).sum::<usize>();
-    let (bias, mse) = if n_pairs > 0 {
-        (
-            finite(sum_d / n_pairs as f64),
-            finite(sum_d2 / n_pairs as f64),
-        )
-    } else {
-        (None, None)
-    };
+    let bias = differences.bias().and_then(finite);
+    let mse = differences.mse().and_then(finite);
     let targets: Vec<(f64, f64)> = match spec.level {
         Level::System => per_source
             .iter()

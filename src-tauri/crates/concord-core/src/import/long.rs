@@ -16,7 +16,7 @@ use super::catalog::{judge_family, source_by_key, source_by_mentalbench_column};
 use super::index::{RaterSpec, SourceSpec, StudyIndex};
 use super::reply::{classify_number, Score};
 use super::table::{Cell, RawTable};
-use super::{prepare, Formats};
+use super::{prepare, Formats, Prepared};
 use super::{
     record_file, FileReport, FileStatus, ImportError, ImportOptions, ImportReport, Issue, Location,
     OutOfScale, QualityItem, QualityKind,
@@ -154,8 +154,8 @@ pub fn import_items(
     options: &ImportOptions,
 ) -> Result<ImportReport, ImportError> {
     let p = match prepare(store, path, sheet, "long", "long-form", Formats::Any)? {
-        Ok(p) => p,
-        Err(done) => {
+        Prepared::Read(p) => p,
+        Prepared::AlreadyImported(done) => {
             return Ok(ImportReport {
                 options: options.clone(),
                 files: vec![done],
@@ -361,8 +361,8 @@ pub fn import_ratings(
     options: &ImportOptions,
 ) -> Result<ImportReport, ImportError> {
     let p = match prepare(store, path, sheet, "long", "long-form", Formats::Any)? {
-        Ok(p) => p,
-        Err(done) => {
+        Prepared::Read(p) => p,
+        Prepared::AlreadyImported(done) => {
             return Ok(ImportReport {
                 options: options.clone(),
                 files: vec![done],

@@ -20,7 +20,7 @@ use super::{
     excerpt, record_file, FileReport, FileStatus, ImportError, ImportOptions, ImportReport, Issue,
     QualityItem, QualityKind,
 };
-use super::{prepare, Formats, Prepared};
+use super::{prepare, Formats, Prepared, ReadFile};
 use crate::rubric::builtin;
 use crate::store::{NewConversation, Store};
 use std::collections::HashMap;
@@ -50,15 +50,15 @@ pub fn import_file(
         "MentalBench",
         Formats::Tabular,
     )? {
-        Ok(p) => p,
-        Err(done) => {
+        Prepared::Read(p) => p,
+        Prepared::AlreadyImported(done) => {
             return Ok(ImportReport {
                 options: options.clone(),
                 files: vec![done],
             })
         }
     };
-    let Prepared { name, sha, table } = p;
+    let ReadFile { name, sha, table } = p;
     let mut report = FileReport::new(&name, table.sheet.clone(), "mentalbench", &sha);
     let (sources, rows) = validate(&table, &mut report).map_err(ImportError::Rejected)?;
 

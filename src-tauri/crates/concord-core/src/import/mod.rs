@@ -383,15 +383,7 @@ pub struct ImportReport {
     pub files: Vec<FileReport>,
 }
 
-/// Hex SHA-256 of a file's bytes.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
-}
+pub(crate) use crate::digest::sha256_hex;
 
 /// A rater's queue seed derived from the import seed and the rater's name (stable, so
 /// re-running an import on a fresh study gives the same queues).
@@ -461,8 +453,16 @@ pub(crate) enum Formats {
     Tabular,
 }
 
+/// What the first phase found: a file to import, or bytes that were imported before.
+pub(crate) enum Prepared {
+    /// Read and parsed into raw rows; not imported before.
+    Read(ReadFile),
+    /// The same bytes were imported before: the report saying so (nothing more to do).
+    AlreadyImported(FileReport),
+}
+
 /// A file read and parsed into raw rows, not imported before.
-pub(crate) struct Prepared {
+pub(crate) struct ReadFile {
     pub name: String,
     pub sha: String,
     pub table: table::RawTable,
@@ -470,7 +470,7 @@ pub(crate) struct Prepared {
 
 /// The first phase every importer shares: name the file, check its format, read its bytes, stop
 /// (with an "already imported" report of kind `kind`) when the same bytes were imported before,
-/// and read the raw rows. `Err` inside `Ok` is that already-imported report. `noun` names the
+/// and read the raw rows. `noun` names the
 /// layout in the error for a wrong format ("a MentalBench file must be …").
 pub(crate) fn prepare(
     store: &Store,
@@ -479,7 +479,7 @@ pub(crate) fn prepare(
     kind: &str,
     noun: &str,
     formats: Formats,
-) -> Result<Result<Prepared, FileReport>, ImportError> {
+) -> Result<Prepared, ImportError> {
     let name = table::display_name(path);
     let at = Location {
         file: name.clone(),
@@ -506,9 +506,9 @@ pub(crate) fn prepare(
     if store.import_by_hash(&sha)?.is_some() {
         let mut r = FileReport::new(&name, None, kind, &sha);
         r.status = FileStatus::AlreadyImported;
-        return Ok(Err(r));
+        return Ok(Prepared::AlreadyImported(r));
     }
     let table = table::read_table_within(&name, &bytes, format, sheet, &limits)
         .map_err(ImportError::Rejected)?;
-    Ok(Ok(Prepared { name, sha, table }))
+    Ok(Prepared::Read(ReadFile { name, sha, table }))
 }

@@ -19,7 +19,7 @@ use super::{
     excerpt, normalize_context, record_file, sha256_hex, FileReport, FileStatus, ImportError,
     ImportOptions, ImportReport, Issue, Location, QualityItem, QualityKind,
 };
-use super::{prepare, Formats, Prepared};
+use super::{prepare, Formats, Prepared, ReadFile};
 use crate::rubric::{builtin, Rubric};
 use crate::store::{ImportedRating, NewConversation, NewJudgement, RaterKind, SourceKind, Store};
 use std::collections::HashMap;
@@ -78,15 +78,15 @@ pub fn import_file(
         "PsyCrisis",
         Formats::Tabular,
     )? {
-        Ok(p) => p,
-        Err(done) => {
+        Prepared::Read(p) => p,
+        Prepared::AlreadyImported(done) => {
             return Ok(ImportReport {
                 options: options.clone(),
                 files: vec![done],
             })
         }
     };
-    let Prepared { name, sha, table } = p;
+    let ReadFile { name, sha, table } = p;
     let rubric = builtin::psycrisis();
     let mut report = FileReport::new(&name, table.sheet.clone(), "psycrisis", &sha);
     let (raters, rows) =

@@ -6,9 +6,10 @@
 //! a batch and that record being written leads to a second submission of those calls. Cancelling
 //! stops submitting and polling but leaves submitted batches to be collected on resume.
 
+use super::context::CallContext;
 use super::http::{read_completion, request_body, CallError};
 use super::ledger::{self, CallOutcome, CallResult};
-use super::runner::{CallContext, Meter, Progress};
+use super::progress::{Meter, Progress, RunPhase};
 use super::settings::ProviderKind;
 use super::JudgeError;
 use crate::store::Store;
@@ -57,19 +58,15 @@ fn call_of(custom_id: &str) -> Option<i64> {
     custom_id.strip_prefix("call-")?.parse().ok()
 }
 
-fn multipart(boundary: &str, jsonl: &str) -> Vec<u8> {
-    let mut b = Vec::with_capacity(jsonl.len() + 512);
-    b.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n\
-             --{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"concord-batch.jsonl\"\r\n\
-             Content-Type: application/jsonl\r\n\r\n"
-        )
-        .as_bytes(),
-    );
-    b.extend_from_slice(jsonl.as_bytes());
-    b.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    b
+/// The `files` upload of an OpenAI batch: `purpose=batch` and the JSONL request file.
+fn batch_upload(jsonl: &str) -> Result<reqwest::multipart::Form, CallError> {
+    let file = reqwest::multipart::Part::text(jsonl.to_string())
+        .file_name("concord-batch.jsonl")
+        .mime_str("application/jsonl")
+        .map_err(|e| CallError::Transport(e.to_string()))?;
+    Ok(reqwest::multipart::Form::new()
+        .text("purpose", "batch")
+        .part("file", file))
 }
 
 async fn submit(ctx: &CallContext, lines: Vec<(i64, Value)>) -> Result<String, JudgeError> {
@@ -88,17 +85,13 @@ async fn submit(ctx: &CallContext, lines: Vec<(i64, Value)>) -> Result<String, J
                 );
                 jsonl.push('\n');
             }
-            let boundary = format!("concord-batch-{salt}");
-            let form = multipart(&boundary, &jsonl);
-            let file = retrying(ctx, salt, || {
+            let jsonl = &jsonl;
+            let file = retrying(ctx, salt, || async move {
+                // A form is consumed by sending it, so every attempt builds its own.
                 let rb = e
                     .request(reqwest::Method::POST, &e.url("files"))
-                    .header(
-                        reqwest::header::CONTENT_TYPE,
-                        format!("multipart/form-data; boundary={boundary}"),
-                    )
-                    .body(form.clone());
-                e.send_json(rb, timeout, clock)
+                    .multipart(batch_upload(jsonl)?);
+                e.send_json(rb, timeout, clock).await
             })
             .await?;
             let file_id = file
@@ -311,7 +304,7 @@ pub(crate) fn drive(
         match runtime.block_on(submit(ctx, lines)) {
             Ok(provider_id) => {
                 ledger::record_batch(store, run_id, &provider_id, &hashes)?;
-                progress(&meter.snapshot(in_batches(store)?, "waiting_for_batch"));
+                progress(&meter.snapshot(in_batches(store)?, RunPhase::WaitingForBatch));
             }
             Err(e) => {
                 let back: Vec<CallResult> = jobs
@@ -409,7 +402,7 @@ pub(crate) fn drive(
                 meter.add(tally);
             }
             ledger::close_batch(store, row)?;
-            progress(&meter.snapshot(in_batches(store)?, "waiting_for_batch"));
+            progress(&meter.snapshot(in_batches(store)?, RunPhase::WaitingForBatch));
         }
         if !ledger::open_batches(store, run_id)?.is_empty() {
             sleep_or_cancel(ctx, runtime, Duration::from_millis(ctx.exec.batch_poll_ms));

@@ -131,9 +131,96 @@ pub fn resolve(source: &KeySource) -> Result<ResolvedKey, KeyError> {
     }
 }
 
+/// Where a run's key comes from, as the window and the CLI name it: a key typed in (used for
+/// this run only and, when asked and a keyring account is named, saved to the OS keyring), else
+/// the keyring account or the environment variable named; blank names count as none. No
+/// `Debug`: a typed key must not reach a log.
+#[derive(Clone, Default, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct KeyChoice {
+    pub env_var: Option<String>,
+    pub keyring_account: Option<String>,
+    pub api_key: Option<String>,
+    pub save_to_keyring: bool,
+}
+
+/// The key for a run from a [`KeyChoice`]: a typed key first (saved to the keyring when asked;
+/// a keyring that refuses becomes a note), else [`resolve`]; none when nothing is named (a
+/// local model).
+pub fn resolve_choice(choice: &KeyChoice) -> Result<ResolvedKey, KeyError> {
+    let named = |s: &Option<String>| {
+        s.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let account = named(&choice.keyring_account);
+    if let Some(typed) = named(&choice.api_key) {
+        let key = ApiKey::new(typed);
+        let note = match (&account, choice.save_to_keyring) {
+            (Some(account), true) => match save_to_keyring(account, &key) {
+                Ok(()) => None,
+                Err(e) => Some(format!("the key was used for this run but not saved: {e}")),
+            },
+            (None, true) => {
+                Some("name a keyring account to save the key; it was used for this run only".into())
+            }
+            _ => None,
+        };
+        return Ok(ResolvedKey {
+            key: Some(key),
+            note,
+        });
+    }
+    resolve(&KeySource {
+        keyring_account: account,
+        env_var: named(&choice.env_var),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_typed_key_wins_and_nothing_named_means_no_key() {
+        let typed = resolve_choice(&KeyChoice {
+            api_key: Some("  sk-typed ".into()),
+            env_var: Some("CONCORD_KEY_TEST_UNSET".into()),
+            ..KeyChoice::default()
+        })
+        .expect("a typed key needs no other source");
+        assert_eq!(
+            typed.key.map(|k| k.expose().to_string()).as_deref(),
+            Some("sk-typed"),
+            "the typed key, trimmed, is the run's key"
+        );
+        assert!(typed.note.is_none(), "nothing to report: {:?}", typed.note);
+        let blank = resolve_choice(&KeyChoice {
+            env_var: Some("   ".into()),
+            ..KeyChoice::default()
+        })
+        .expect("a blank source is no source");
+        assert!(blank.key.is_none(), "a local model needs no key");
+        let missing = resolve_choice(&KeyChoice {
+            env_var: Some("CONCORD_KEY_TEST_UNSET".into()),
+            ..KeyChoice::default()
+        });
+        assert!(
+            matches!(missing, Err(KeyError::EnvMissing(ref v)) if v == "CONCORD_KEY_TEST_UNSET"),
+            "an unset variable is a key error naming it"
+        );
+        let unsaved = resolve_choice(&KeyChoice {
+            api_key: Some("sk-typed".into()),
+            save_to_keyring: true,
+            ..KeyChoice::default()
+        })
+        .expect("saving without an account still runs");
+        assert!(
+            unsaved.note.is_some_and(|n| n.contains("keyring account")),
+            "asking to save without an account is explained"
+        );
+    }
 
     #[test]
     fn debug_never_shows_the_key() {

@@ -251,7 +251,7 @@ fn resolve(store: &Store, settings: &RunSettings) -> Result<Resolved, JudgeError
     settings.rubric = Some(rubric.id.clone());
     settings.prompt = Some(template.clone());
     let identity = settings.identity(&rubric.id, &template);
-    let settings_sha256 = super::sha256_hex(identity.to_string().as_bytes());
+    let settings_sha256 = crate::digest::sha256_hex(identity.to_string().as_bytes());
     Ok(Resolved {
         rubric_id,
         rubric,

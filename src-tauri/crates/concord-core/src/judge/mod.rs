@@ -11,8 +11,8 @@
 //!    resumes an earlier run; nothing is written.
 //! 2. [`open_run`] — create the run (or find the one with the same settings hash) and its rows.
 //! 3. [`execute_run`] — send the pending calls with an [`Execution`] (concurrency, rate limits,
-//!    retries, timeouts), reporting [`Progress`] to a callback and stopping when a [`CancelToken`]
-//!    is cancelled. Cancelled and in-flight rows go back to pending.
+//!    retries, timeouts), reporting [`Progress`] to a callback and stopping when a
+//!    [`CancellationToken`] is cancelled. Cancelled and in-flight rows go back to pending.
 //! 4. [`runs`], [`run_status`], [`failures`] — what the runs hold, with raw outputs of failures.
 //!
 //! Repetitions: every repetition's scores are kept in the run's `judge_call` rows; the *rating*
@@ -22,23 +22,27 @@
 //! to the study.
 
 pub mod batch;
+mod context;
 pub mod http;
 pub mod key;
 pub mod ledger;
 pub mod pacing;
+pub mod progress;
 pub mod prompt;
 pub mod runner;
 pub mod settings;
 pub mod verdict;
 
-pub use key::{ApiKey, KeyError, KeySource};
+pub use key::{ApiKey, KeyChoice, KeyError, KeySource};
 pub use ledger::{
     default_prompt, failures, open_run, preview_run, run_status, runs, CallFailure, CostEstimate,
     RunPlan, RunPreview, RunStatus,
 };
+pub use progress::{Progress, RunPhase};
 pub use prompt::{PromptTemplate, ReplyFormat};
-pub use runner::{execute_run, CancelToken, Progress, RunReport};
+pub use runner::{execute_run, RunReport};
 pub use settings::{Execution, Prices, ProviderKind, ResponseSelection, RunSettings};
+pub use tokio_util::sync::CancellationToken;
 pub use verdict::{read_reply, ReplyError, Verdict};
 
 use crate::store::StoreError;
@@ -109,13 +113,6 @@ pub fn family_of_model(model: &str) -> Option<&'static str> {
         .iter()
         .find(|(needle, _)| m.contains(needle))
         .map(|(_, family)| *family)
-}
-
-/// SHA-256 of `bytes` as lowercase hex.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -8,82 +8,21 @@
 //! process died is sent again on resume (nothing of it was recorded).
 
 use super::batch;
+use super::context::CallContext;
 use super::http::{request_body, CallError, Endpoint};
 use super::key::ApiKey;
-use super::ledger::{self, CallOutcome, CallResult, Job, LoadedRun, RunStatus, Tally};
-use super::pacing::{backoff_delay, RateLimiter};
+use super::ledger::{self, CallOutcome, CallResult, Job, RunStatus};
+use super::pacing::RateLimiter;
+use super::progress::{Meter, Progress, RunPhase};
 use super::prompt::estimate_tokens;
 use super::settings::Execution;
-use super::verdict::read_reply;
 use super::JudgeError;
-use crate::clock::Clock;
 use crate::store::Store;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Notify, Semaphore};
-
-/// Cancels a run from any thread; cloning gives another handle to the same token.
-#[derive(Debug, Clone, Default)]
-pub struct CancelToken(Arc<CancelInner>);
-
-#[derive(Debug, Default)]
-struct CancelInner {
-    cancelled: AtomicBool,
-    notify: Notify,
-}
-
-impl CancelToken {
-    pub fn new() -> CancelToken {
-        CancelToken::default()
-    }
-
-    pub fn cancel(&self) {
-        self.0.cancelled.store(true, Ordering::SeqCst);
-        self.0.notify.notify_waiters();
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        self.0.cancelled.load(Ordering::SeqCst)
-    }
-
-    /// Completes once the token is cancelled.
-    pub async fn cancelled(&self) {
-        loop {
-            let notified = self.0.notify.notified();
-            if self.is_cancelled() {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
-
-/// Where a run stands, reported after every write.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct Progress {
-    pub run_id: i64,
-    pub total: u64,
-    pub done: u64,
-    pub failed: u64,
-    /// Claimed and not yet answered (requests open, queued or in a provider batch).
-    pub in_flight: u64,
-    pub pending: u64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cost_usd: f64,
-    pub elapsed_ms: i64,
-    /// Calls finished per second in this session.
-    pub per_second: f64,
-    /// Estimated time to finish the calls left, at this session's rate.
-    pub eta_ms: Option<i64>,
-    /// `sending`, `waiting_for_batch`, `finished` or `cancelled`.
-    pub phase: String,
-}
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
 /// What one execution did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -96,118 +35,6 @@ pub struct RunReport {
     /// Calls finished (done or failed) in this session.
     pub finished_now: u64,
     pub status: RunStatus,
-}
-
-pub(crate) struct Meter {
-    run_id: i64,
-    total: u64,
-    done: u64,
-    failed: u64,
-    input_tokens: u64,
-    output_tokens: u64,
-    prices: super::Prices,
-    clock: Arc<dyn Clock>,
-    started_ms: i64,
-    finished_now: u64,
-}
-
-impl Meter {
-    fn new(status: &RunStatus, prices: super::Prices, clock: Arc<dyn Clock>) -> Meter {
-        Meter {
-            run_id: status.id,
-            total: status.total as u64,
-            done: status.done as u64,
-            failed: status.failed as u64,
-            input_tokens: status.input_tokens as u64,
-            output_tokens: status.output_tokens as u64,
-            prices,
-            started_ms: clock.now_ms(),
-            clock,
-            finished_now: 0,
-        }
-    }
-
-    pub(crate) fn add(&mut self, t: Tally) {
-        self.done += t.done;
-        self.failed += t.failed;
-        self.input_tokens += t.input_tokens;
-        self.output_tokens += t.output_tokens;
-        self.finished_now += t.done + t.failed;
-    }
-
-    pub(crate) fn snapshot(&self, in_flight: u64, phase: &str) -> Progress {
-        let elapsed_ms = (self.clock.now_ms() - self.started_ms).max(0);
-        let left = self.total.saturating_sub(self.done + self.failed);
-        let per_second = if elapsed_ms > 0 {
-            self.finished_now as f64 * 1000.0 / elapsed_ms as f64
-        } else {
-            0.0
-        };
-        let eta_ms = (per_second > 0.0).then(|| (left as f64 / per_second * 1000.0) as i64);
-        Progress {
-            run_id: self.run_id,
-            total: self.total,
-            done: self.done,
-            failed: self.failed,
-            in_flight,
-            pending: left.saturating_sub(in_flight),
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-            cost_usd: self.prices.cost(self.input_tokens, self.output_tokens),
-            elapsed_ms,
-            per_second,
-            eta_ms,
-            phase: phase.to_string(),
-        }
-    }
-}
-
-/// What every request of a run shares.
-pub(crate) struct CallContext {
-    pub endpoint: Endpoint,
-    pub run: LoadedRun,
-    pub exec: Execution,
-    pub limiter: RateLimiter,
-    pub clock: Arc<dyn Clock>,
-    pub cancel: CancelToken,
-}
-
-impl CallContext {
-    pub(crate) fn timeout(&self) -> Duration {
-        Duration::from_millis(self.exec.timeout_ms)
-    }
-
-    /// The seeded jitter stream of one call (the same call always backs off the same way).
-    pub(crate) fn rng_for(&self, salt: i64) -> ChaCha8Rng {
-        ChaCha8Rng::seed_from_u64(
-            self.exec.jitter_seed ^ (salt as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        )
-    }
-
-    pub(crate) async fn backoff(&self, retry: u32, err: &CallError, rng: &mut ChaCha8Rng) -> bool {
-        let delay = backoff_delay(
-            retry,
-            Duration::from_millis(self.exec.backoff_base_ms),
-            Duration::from_millis(self.exec.backoff_cap_ms),
-            err.retry_after(),
-            rng,
-        );
-        tokio::select! {
-            _ = tokio::time::sleep(delay) => true,
-            _ = self.cancel.cancelled() => false,
-        }
-    }
-
-    /// Turn a completion text into an outcome with the rubric's parser.
-    pub(crate) fn judge(&self, text: &str) -> CallOutcome {
-        match read_reply(text, self.run.template.format, &self.run.rubric) {
-            Ok(v) => CallOutcome::Scored(v),
-            Err(e) => CallOutcome::Failed {
-                kind: e.code().to_string(),
-                reason: e.to_string(),
-            },
-        }
-    }
 }
 
 fn released(job: &Job, attempts: u32) -> CallResult {
@@ -326,7 +153,7 @@ pub fn execute_run(
     run_id: i64,
     exec: &Execution,
     key: Option<ApiKey>,
-    cancel: &CancelToken,
+    cancel: &CancellationToken,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunReport, JudgeError> {
     exec.validate()?;
@@ -349,7 +176,7 @@ pub fn execute_run(
         clock,
         cancel: cancel.clone(),
     });
-    progress(&meter.snapshot(0, "sending"));
+    progress(&meter.snapshot(0, RunPhase::Sending));
     let outcome = if ctx.run.settings.batch {
         batch::drive(store, &ctx, &runtime, &mut meter, progress)
     } else {
@@ -362,7 +189,11 @@ pub fn execute_run(
     let status = ledger::run_status(store, run_id)?;
     let mut last = meter.snapshot(
         status.in_flight as u64,
-        if cancelled { "cancelled" } else { "finished" },
+        if cancelled {
+            RunPhase::Cancelled
+        } else {
+            RunPhase::Finished
+        },
     );
     last.pending = status.pending as u64;
     progress(&last);
@@ -426,7 +257,7 @@ fn live(
                 let tally = ledger::record(store, &ctx.run, &batch)?;
                 outstanding -= batch.len();
                 meter.add(tally);
-                progress(&meter.snapshot(outstanding as u64, "sending"));
+                progress(&meter.snapshot(outstanding as u64, RunPhase::Sending));
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {

@@ -1,30 +1,134 @@
-//! The lead's setup wizard on an open study: one entry point per step (custom rubric file, data
-//! import, experts, sample and assignment, packages, exports and the fill-in sheet), each a thin
-//! composition of the importers, `assignment`, `package` and `export` modules with the desktop's
-//! conventions added — typed absolute paths, default output files in the study's export folder
-//! (`<study>-exports/` beside the study), outputs written to a temporary sibling and renamed into
-//! place, and rejections (bad rows, bad cells) returned as data the wizard lists instead of one
-//! long error message. Writes that bring many ratings in (imports, merges, filled sheets) go
-//! through [`OpenStudy::store_mut`], which drops the cached agreement reports.
+//! The jobs a person can start, as one set of functions on an [`OpenStudy`] that the `concord`
+//! command line and the desktop window both call: open or create a study, import a dataset by
+//! format, add rubrics and experts, sample and assign, write and merge rater packages, export
+//! ratings and fill-in sheets (to a chosen path or a default file in the study's export folder,
+//! `<study>-exports/` beside the study, written to a temporary sibling and renamed into place),
+//! and start or resume a judge run. The front ends only parse their input, call one of these and
+//! print or serialise the answer. The setup wizard's shapes (a typed absolute path, rejections
+//! returned as data it lists instead of one long message) are thin adapters over the same jobs.
+//! Writes that bring many ratings in (imports, merges, filled sheets, judge runs) go through
+//! [`OpenStudy::store_mut`], which drops the cached agreement reports.
 
 use crate::assignment::{
     self, AssignmentError, AssignmentOptions, AssignmentSummary, AssignmentTable, ExpertAdded,
     RubricAdded,
 };
+use crate::clock::Clock;
+use crate::demo::DemoError;
+use crate::export::sheet::SheetError;
 use crate::export::{
-    self, CellError, CsvOptions, ExportError, SheetImportReport, SheetSummary, WorkbookOptions,
+    self, CellError, CsvOptions, CsvSummary, ExportError, SheetImportReport, SheetSummary,
+    WorkbookOptions, WorkbookSummary,
 };
 use crate::import::long::{self, ItemColumns, RatingColumns};
 use crate::import::{
     mentalalign, mentalbench, psycrisis, ImportError, ImportOptions, ImportReport, Issue,
     OutOfScale, ReplyParsing,
 };
+use crate::judge::{self, JudgeError, RunPlan, RunSettings};
 use crate::open_study::OpenStudy;
 use crate::package::{self, MergeReport, PackageError, PackageSummary};
-use crate::store::{RaterKind, StoreError};
+use crate::store::{inspect, FileKind, RaterKind, Store, StoreError};
+use crate::study_location::StudyPath;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What to do when the study file a job names does not exist yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenMissing {
+    /// Refuse with "no such study file" and create nothing (every job that reads a study).
+    Refuse,
+    /// Create a new, empty study there (an import into a new file).
+    CreateEmpty,
+    /// Create the demo study there (`concord demo`, the window's first launch).
+    CreateDemo,
+}
+
+/// A study opened for a job, and whether opening it created the file.
+#[derive(Debug)]
+pub struct Opened {
+    pub study: OpenStudy,
+    pub created: bool,
+}
+
+/// Open the study at `path` for a job. The default study in the app-data folder is always
+/// created as the demo on first use (its folder too), as the window and the CLI have always
+/// agreed; an explicit path follows `when_missing`, and is never created inside a folder that
+/// does not exist. A file that is not a Concord study is refused unchanged either way. `seed`
+/// orders the queues of a demo study created here.
+pub fn open(
+    path: &StudyPath,
+    when_missing: WhenMissing,
+    clock: Arc<dyn Clock>,
+    seed: u64,
+) -> Result<Opened, DemoError> {
+    let p = path.path();
+    let created = match inspect(p)? {
+        FileKind::Study { .. } => None,
+        FileKind::Absent => match (path, when_missing) {
+            (StudyPath::Default(_), _) | (StudyPath::Explicit(_), WhenMissing::CreateDemo) => {
+                if let (StudyPath::Default(_), Some(folder)) = (path, p.parent()) {
+                    std::fs::create_dir_all(folder).map_err(|e| StoreError::ReadOnly {
+                        path: p.display().to_string(),
+                        detail: e.to_string(),
+                    })?;
+                }
+                Some(crate::demo::create_demo_at(p, clock.clone(), seed)?)
+            }
+            (StudyPath::Explicit(_), WhenMissing::CreateEmpty) => {
+                Some(Store::create(p, clock.clone())?)
+            }
+            (StudyPath::Explicit(_), WhenMissing::Refuse) => {
+                return Err(StoreError::Missing {
+                    path: p.display().to_string(),
+                }
+                .into())
+            }
+        },
+    };
+    let (store, created) = match created {
+        Some(store) => (store, true),
+        None => (Store::open(p, clock)?, false),
+    };
+    Ok(Opened {
+        study: OpenStudy::new(store),
+        created,
+    })
+}
+
+/// One import, by format, with everything that format takes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ImportJob {
+    /// Every MentalAlign-70k workbook in `dir` (the human file and any judge files); `judge`
+    /// names the judge of files whose sheet name is not a model id.
+    MentalAlign { dir: PathBuf, judge: Option<String> },
+    /// MentalBench-100k answer texts (CSV or XLSX).
+    MentalBench {
+        file: PathBuf,
+        sheet: Option<String>,
+    },
+    /// A PsyCrisis workbook.
+    PsyCrisis {
+        file: PathBuf,
+        crisis: psycrisis::CrisisFile,
+    },
+    /// Generic long-form items of `rubric`.
+    LongItems {
+        file: PathBuf,
+        rubric: String,
+        columns: ItemColumns,
+        sheet: Option<String>,
+    },
+    /// Generic long-form ratings of `rubric`.
+    LongRatings {
+        file: PathBuf,
+        rubric: String,
+        columns: RatingColumns,
+        sheet: Option<String>,
+    },
+}
 
 /// The formats the wizard imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,7 +147,7 @@ pub enum ImportFormat {
     LongRatings,
 }
 
-/// What the import step asks for.
+/// What the wizard's import step asks for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ImportRequest {
@@ -68,6 +172,54 @@ pub struct ImportRequest {
     /// Long-form ratings: raters not yet in the study are LLM judges instead of experts.
     #[serde(default)]
     pub judges: bool,
+}
+
+impl ImportRequest {
+    /// The import job the request describes (its path must be absolute).
+    pub fn job(&self) -> Result<ImportJob, UseCaseError> {
+        let path = typed_path(&self.path)?;
+        let given = |v: &Option<String>| v.clone().filter(|s| !s.trim().is_empty());
+        let rubric = given(&self.rubric).unwrap_or_else(|| "mentalbench".into());
+        Ok(match self.format {
+            ImportFormat::Mentalalign => ImportJob::MentalAlign {
+                dir: path,
+                judge: given(&self.judge),
+            },
+            ImportFormat::Mentalbench => ImportJob::MentalBench {
+                file: path,
+                sheet: None,
+            },
+            ImportFormat::Psycrisis => ImportJob::PsyCrisis {
+                file: path,
+                crisis: psycrisis::CrisisFile {
+                    source_key: given(&self.source).ok_or(UseCaseError::MissingSource)?,
+                    source_name: None,
+                    judge: given(&self.judge),
+                    expert: given(&self.expert),
+                    sheet: None,
+                },
+            },
+            ImportFormat::LongItems => ImportJob::LongItems {
+                file: path,
+                rubric,
+                columns: ItemColumns::default(),
+                sheet: None,
+            },
+            ImportFormat::LongRatings => ImportJob::LongRatings {
+                file: path,
+                rubric,
+                columns: RatingColumns {
+                    new_rater_kind: if self.judges {
+                        RaterKind::Judge
+                    } else {
+                        RaterKind::Expert
+                    },
+                    ..RatingColumns::default()
+                },
+                sheet: None,
+            },
+        })
+    }
 }
 
 /// An import that happened (`report`) or was refused because of problems in the input
@@ -110,6 +262,62 @@ impl RatingsFormat {
     }
 }
 
+/// A rating export: the format and its options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RatingsExport {
+    pub format: RatingsFormat,
+    /// CSV for Excel: byte-order mark and CRLF line ends.
+    pub excel: bool,
+    /// CSV: add the context and the response text to each row.
+    pub texts: bool,
+    /// Workbook: include the agreement sheet.
+    pub agreement: bool,
+}
+
+impl RatingsExport {
+    /// `format` with the defaults: plain CSV without texts, workbook with its agreement sheet.
+    pub fn new(format: RatingsFormat) -> RatingsExport {
+        RatingsExport {
+            format,
+            excel: false,
+            texts: false,
+            agreement: true,
+        }
+    }
+}
+
+/// What a rating export wrote: a CSV's rows or a workbook's sheets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum RatingsSummary {
+    Csv(CsvSummary),
+    Workbook(WorkbookSummary),
+}
+
+impl RatingsSummary {
+    /// Ratings in the file.
+    pub fn ratings(&self) -> usize {
+        match self {
+            RatingsSummary::Csv(s) => s.ratings,
+            RatingsSummary::Workbook(s) => s.ratings,
+        }
+    }
+}
+
+/// A rating export written to `path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RatingsWritten {
+    pub path: PathBuf,
+    pub summary: RatingsSummary,
+}
+
+/// A fill-in rating sheet written to `path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SheetWritten {
+    pub path: PathBuf,
+    pub summary: SheetSummary,
+}
+
 /// A file the wizard wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -117,6 +325,24 @@ pub struct WrittenFile {
     pub path: String,
     /// Ratings in the file (rating exports) or items in it (rating sheets).
     pub count: usize,
+}
+
+impl From<RatingsWritten> for WrittenFile {
+    fn from(w: RatingsWritten) -> Self {
+        WrittenFile {
+            path: w.path.display().to_string(),
+            count: w.summary.ratings(),
+        }
+    }
+}
+
+impl From<SheetWritten> for WrittenFile {
+    fn from(w: SheetWritten) -> Self {
+        WrittenFile {
+            path: w.path.display().to_string(),
+            count: w.summary.rows,
+        }
+    }
 }
 
 /// A rater package written for one expert.
@@ -127,8 +353,38 @@ pub struct PackageWritten {
     pub summary: PackageSummary,
 }
 
+/// A judge run opened (or found again, with the same settings) and ready to send its calls over
+/// its own connection to the study file, so the study's other work (a window that keeps
+/// rating) never waits for it.
+#[derive(Debug)]
+pub struct JudgeSession {
+    pub plan: RunPlan,
+    store: Store,
+}
+
+impl JudgeSession {
+    /// Send the run's pending calls (see [`judge::execute_run`]); blocks until the run is
+    /// finished or `cancel` is cancelled.
+    pub fn execute(
+        mut self,
+        exec: &judge::Execution,
+        key: Option<judge::ApiKey>,
+        cancel: &judge::CancellationToken,
+        progress: &mut dyn FnMut(&judge::Progress),
+    ) -> Result<judge::RunReport, JudgeError> {
+        judge::execute_run(
+            &mut self.store,
+            self.plan.run_id,
+            exec,
+            key,
+            cancel,
+            progress,
+        )
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
-pub enum LeadError {
+pub enum UseCaseError {
     #[error("type a full (absolute) path, e.g. /home/me/study/data.csv; {0:?} is relative")]
     RelativePath(String),
     #[error("a path is needed")]
@@ -149,38 +405,45 @@ pub enum LeadError {
     Store(#[from] StoreError),
 }
 
-impl LeadError {
+impl UseCaseError {
     /// A stable machine-readable code for the UI.
     pub fn code(&self) -> &'static str {
         match self {
-            LeadError::RelativePath(_) | LeadError::EmptyPath => "path",
-            LeadError::ReadRubric { .. } => "unreadable",
-            LeadError::MissingSource => "missing_source",
-            LeadError::Write { .. } => "io",
-            LeadError::Assignment(AssignmentError::Rubric(_)) => "rubric",
-            LeadError::Assignment(AssignmentError::Store(e)) => e.code(),
-            LeadError::Assignment(_) => "assignment",
-            LeadError::Package(PackageError::Store(e)) => e.code(),
-            LeadError::Package(_) => "package",
-            LeadError::Export(ExportError::Store(e)) => e.code(),
-            LeadError::Export(_) => "export",
-            LeadError::Store(e) => e.code(),
+            UseCaseError::RelativePath(_) | UseCaseError::EmptyPath => "path",
+            UseCaseError::ReadRubric { .. } => "unreadable",
+            UseCaseError::MissingSource => "missing_source",
+            UseCaseError::Write { .. } => "io",
+            UseCaseError::Assignment(AssignmentError::Rubric(_)) => "rubric",
+            UseCaseError::Assignment(AssignmentError::Store(e)) => e.code(),
+            UseCaseError::Assignment(_) => "assignment",
+            UseCaseError::Package(PackageError::Store(e)) => e.code(),
+            UseCaseError::Package(_) => "package",
+            UseCaseError::Export(ExportError::Store(e)) => e.code(),
+            UseCaseError::Export(_) => "export",
+            UseCaseError::Store(e) => e.code(),
         }
     }
 }
 
 /// A typed path, which must be absolute: the app's working folder means nothing to its user.
-pub fn typed_path(text: &str) -> Result<PathBuf, LeadError> {
+pub fn typed_path(text: &str) -> Result<PathBuf, UseCaseError> {
     let text = text.trim();
     if text.is_empty() {
-        return Err(LeadError::EmptyPath);
+        return Err(UseCaseError::EmptyPath);
     }
     let path = PathBuf::from(text);
     if path.is_absolute() {
         Ok(path)
     } else {
-        Err(LeadError::RelativePath(text.to_string()))
+        Err(UseCaseError::RelativePath(text.to_string()))
     }
+}
+
+/// A typed output path: blank means "the default file", anything else must be absolute.
+pub fn typed_output(text: Option<&str>) -> Result<Option<PathBuf>, UseCaseError> {
+    text.filter(|t| !t.trim().is_empty())
+        .map(typed_path)
+        .transpose()
 }
 
 /// A file-name fragment from a person's name: letters and digits kept (any script), the rest `-`.
@@ -222,8 +485,8 @@ pub fn unused_path(dir: &Path, name: &str) -> PathBuf {
         .expect("some numbered name is free")
 }
 
-fn io(path: &Path, e: impl std::fmt::Display) -> LeadError {
-    LeadError::Write {
+fn io(path: &Path, e: impl std::fmt::Display) -> UseCaseError {
+    UseCaseError::Write {
         path: path.display().to_string(),
         detail: e.to_string(),
     }
@@ -232,8 +495,8 @@ fn io(path: &Path, e: impl std::fmt::Display) -> LeadError {
 /// Write through `f` into `<out>.partial`, then rename it to `out`; a failure leaves no file.
 fn write_atomically<T>(
     out: &Path,
-    f: impl FnOnce(&Path) -> Result<T, LeadError>,
-) -> Result<T, LeadError> {
+    f: impl FnOnce(&Path) -> Result<T, UseCaseError>,
+) -> Result<T, UseCaseError> {
     let mut name = out.file_name().unwrap_or_default().to_os_string();
     name.push(".partial");
     let tmp = out.with_file_name(name);
@@ -259,26 +522,24 @@ impl OpenStudy {
             .unwrap_or_else(|| "study".into())
     }
 
-    /// Where an output goes: the typed absolute path, or `default` in the export folder (which is
-    /// created).
-    fn output_path(&self, typed: Option<&str>, default: &str) -> Result<PathBuf, LeadError> {
-        match typed.filter(|t| !t.trim().is_empty()) {
-            Some(t) => typed_path(t),
+    /// Where an output goes: `out` when given, else `default` in the export folder (created).
+    fn output_path(&self, out: Option<&Path>, default: &str) -> Result<PathBuf, UseCaseError> {
+        match out {
+            Some(p) => Ok(p.to_path_buf()),
             None => Ok(self.created_export_dir()?.join(default)),
         }
     }
 
     /// The export folder, created when missing.
-    fn created_export_dir(&self) -> Result<PathBuf, LeadError> {
+    fn created_export_dir(&self) -> Result<PathBuf, UseCaseError> {
         let dir = self.export_dir()?;
         std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
         Ok(dir)
     }
 
-    /// Step 1: add a custom rubric file (TOML or JSON) unless the identical rubric is there.
-    pub fn add_rubric_path(&mut self, path: &str) -> Result<RubricAdded, LeadError> {
-        let path = typed_path(path)?;
-        let text = crate::rubric::read_text(&path).map_err(|e| LeadError::ReadRubric {
+    /// Add a custom rubric file (TOML or JSON) unless the identical rubric is there.
+    pub fn add_rubric_file(&mut self, path: &Path) -> Result<RubricAdded, UseCaseError> {
+        let text = crate::rubric::read_text(path).map_err(|e| UseCaseError::ReadRubric {
             path: path.display().to_string(),
             detail: e.to_string(),
         })?;
@@ -289,76 +550,58 @@ impl OpenStudy {
         Ok(assignment::add_rubric_file(self.store_mut(), &text, &name)?)
     }
 
-    /// Step 2: import a released dataset or a long-form file. `seed` orders the queues of raters
-    /// the import creates.
+    /// The wizard's step 1: [`Self::add_rubric_file`] at a typed absolute path.
+    pub fn add_rubric_path(&mut self, path: &str) -> Result<RubricAdded, UseCaseError> {
+        self.add_rubric_file(&typed_path(path)?)
+    }
+
+    /// Import a released dataset or a long-form file (all or nothing).
+    pub fn import(
+        &mut self,
+        job: &ImportJob,
+        options: &ImportOptions,
+    ) -> Result<ImportReport, ImportError> {
+        let store = self.store_mut();
+        match job {
+            ImportJob::MentalAlign { dir, judge } => match judge {
+                Some(judge) => mentalalign::import_dir_as(store, dir, options, judge),
+                None => mentalalign::import_dir(store, dir, options),
+            },
+            ImportJob::MentalBench { file, sheet } => {
+                mentalbench::import_file(store, file, sheet.as_deref(), options)
+            }
+            ImportJob::PsyCrisis { file, crisis } => {
+                psycrisis::import_file(store, file, crisis, options)
+            }
+            ImportJob::LongItems {
+                file,
+                rubric,
+                columns,
+                sheet,
+            } => long::import_items(store, file, rubric, columns, sheet.as_deref(), options),
+            ImportJob::LongRatings {
+                file,
+                rubric,
+                columns,
+                sheet,
+            } => long::import_ratings(store, file, rubric, columns, sheet.as_deref(), options),
+        }
+    }
+
+    /// The wizard's step 2: [`Self::import`] with strict reply parsing, problems in the input
+    /// returned as data. `seed` orders the queues of raters the import creates.
     pub fn import_data(
         &mut self,
         request: &ImportRequest,
         seed: u64,
-    ) -> Result<ImportOutcome, LeadError> {
-        let path = typed_path(&request.path)?;
+    ) -> Result<ImportOutcome, UseCaseError> {
+        let job = request.job()?;
         let options = ImportOptions {
             out_of_scale: request.out_of_scale,
             replies: ReplyParsing::Strict,
             seed,
         };
-        let rubric = request
-            .rubric
-            .clone()
-            .filter(|r| !r.trim().is_empty())
-            .unwrap_or_else(|| "mentalbench".into());
-        let given = |v: &Option<String>| v.clone().filter(|s| !s.trim().is_empty());
-        if request.format == ImportFormat::Psycrisis && given(&request.source).is_none() {
-            return Err(LeadError::MissingSource);
-        }
-        let store = self.store_mut();
-        let result = match request.format {
-            ImportFormat::Mentalalign => match given(&request.judge) {
-                Some(judge) => mentalalign::import_dir_as(store, &path, &options, &judge),
-                None => mentalalign::import_dir(store, &path, &options),
-            },
-            ImportFormat::Mentalbench => mentalbench::import_file(store, &path, None, &options),
-            ImportFormat::Psycrisis => psycrisis::import_file(
-                store,
-                &path,
-                &psycrisis::CrisisFile {
-                    source_key: given(&request.source).unwrap_or_default(),
-                    source_name: None,
-                    judge: given(&request.judge),
-                    expert: given(&request.expert),
-                    sheet: None,
-                },
-                &options,
-            ),
-            ImportFormat::LongItems => long::import_items(
-                store,
-                &path,
-                &rubric,
-                &ItemColumns::default(),
-                None,
-                &options,
-            ),
-            ImportFormat::LongRatings => long::import_ratings(
-                store,
-                &path,
-                &rubric,
-                &RatingColumns {
-                    item: "item".into(),
-                    rater: "rater".into(),
-                    criterion: "criterion".into(),
-                    score: "score".into(),
-                    rationale: "rationale".into(),
-                    new_rater_kind: if request.judges {
-                        RaterKind::Judge
-                    } else {
-                        RaterKind::Expert
-                    },
-                },
-                None,
-                &options,
-            ),
-        };
-        match result {
+        match self.import(&job, &options) {
             Ok(report) => Ok(ImportOutcome {
                 report: Some(report),
                 issues: Vec::new(),
@@ -371,39 +614,42 @@ impl OpenStudy {
         }
     }
 
-    /// Step 3: add an expert by name (an existing expert of that name is returned as is).
-    pub fn add_expert(&mut self, name: &str, queue_seed: u64) -> Result<ExpertAdded, LeadError> {
+    /// Add an expert by name (an existing expert of that name is returned as is).
+    pub fn add_expert(&mut self, name: &str, queue_seed: u64) -> Result<ExpertAdded, UseCaseError> {
         Ok(assignment::add_expert(self.store_mut(), name, queue_seed)?)
     }
 
-    /// Step 4: what `options` would assign, without writing anything.
+    /// What `options` would assign, without writing anything.
     pub fn preview_assignment(
         &self,
         options: &AssignmentOptions,
-    ) -> Result<AssignmentSummary, LeadError> {
+    ) -> Result<AssignmentSummary, UseCaseError> {
         Ok(assignment::preview(self.store(), options)?)
     }
 
-    /// Step 4: draw the sample and write the assignment.
-    pub fn assign(&mut self, options: &AssignmentOptions) -> Result<AssignmentSummary, LeadError> {
+    /// Draw the sample and write the assignment.
+    pub fn assign(
+        &mut self,
+        options: &AssignmentOptions,
+    ) -> Result<AssignmentSummary, UseCaseError> {
         Ok(assignment::assign(self.store_mut(), options)?)
     }
 
-    /// Step 5: the assignment with every expert's progress.
-    pub fn assignment_table(&self) -> Result<AssignmentTable, LeadError> {
+    /// The assignment with every expert's progress.
+    pub fn assignment_table(&self) -> Result<AssignmentTable, UseCaseError> {
         Ok(assignment::progress(self.store())?)
     }
 
-    /// Step 6: write `expert`'s package to the typed path, or to
-    /// `<study>-package-<expert>.concord` in the export folder (numbered when taken).
+    /// Write `expert`'s package to `out`, or to `<study>-package-<expert>.concord` in the export
+    /// folder (numbered when taken). `seed` draws the package id and the source codes.
     pub fn export_package(
         &mut self,
         expert: &str,
-        out: Option<&str>,
+        out: Option<&Path>,
         seed: u64,
-    ) -> Result<PackageWritten, LeadError> {
-        let path = match out.filter(|t| !t.trim().is_empty()) {
-            Some(t) => typed_path(t)?,
+    ) -> Result<PackageWritten, UseCaseError> {
+        let path = match out {
+            Some(p) => p.to_path_buf(),
             None => {
                 let name = format!(
                     "{}-package-{}.concord",
@@ -420,27 +666,26 @@ impl OpenStudy {
         })
     }
 
-    /// Step 6: merge a returned package; conflicts are listed, the study keeps its values.
-    pub fn merge_package(&mut self, path: &str) -> Result<MergeReport, LeadError> {
-        let path = typed_path(path)?;
-        Ok(package::merge_package(self.store_mut(), &path)?)
+    /// Merge a returned package; conflicts are listed, the study keeps its values.
+    pub fn merge_package(&mut self, path: &Path) -> Result<MergeReport, UseCaseError> {
+        Ok(package::merge_package(self.store_mut(), path)?)
     }
 
-    /// Step 7: every rating as a long or wide CSV (`excel`: byte-order mark and CRLF) or the
-    /// results workbook, to the typed path or a default file in the export folder.
+    /// Every rating as a long or wide CSV or the results workbook, to `out` or a default file
+    /// in the export folder.
     pub fn export_ratings(
-        &mut self,
-        format: RatingsFormat,
-        out: Option<&str>,
-        excel: bool,
-    ) -> Result<WrittenFile, LeadError> {
+        &self,
+        export: &RatingsExport,
+        out: Option<&Path>,
+    ) -> Result<RatingsWritten, UseCaseError> {
+        let format = export.format;
         let path = self.output_path(out, &format.default_name(&self.study_stem()))?;
         let options = CsvOptions {
-            excel,
-            texts: false,
+            excel: export.excel,
+            texts: export.texts,
         };
         let store = self.store();
-        let count = write_atomically(&path, |tmp| match format {
+        let summary = write_atomically(&path, |tmp| match format {
             RatingsFormat::LongCsv | RatingsFormat::WideCsv => {
                 let file = std::fs::File::create(tmp).map_err(|e| io(&path, e))?;
                 let mut w = std::io::BufWriter::new(file);
@@ -450,47 +695,69 @@ impl OpenStudy {
                     export::write_wide_csv(store, &mut w, options)?
                 };
                 w.flush().map_err(|e| io(&path, e))?;
-                Ok(summary.ratings)
+                Ok(RatingsSummary::Csv(summary))
             }
             RatingsFormat::Xlsx => {
-                Ok(export::write_workbook(store, tmp, &WorkbookOptions::default())?.ratings)
+                let options = WorkbookOptions {
+                    agreement: export.agreement,
+                    ..WorkbookOptions::default()
+                };
+                Ok(RatingsSummary::Workbook(export::write_workbook(
+                    store, tmp, &options,
+                )?))
             }
         })?;
-        Ok(WrittenFile {
-            path: path.display().to_string(),
-            count,
-        })
+        Ok(RatingsWritten { path, summary })
     }
 
-    /// Step 7: the fill-in rating sheet of `expert`, to the typed path or
-    /// `<study>-sheet-<expert>.xlsx` in the export folder.
-    pub fn export_sheet(&self, expert: &str, out: Option<&str>) -> Result<WrittenFile, LeadError> {
+    /// The fill-in rating sheet of `expert`, to `out` or `<study>-sheet-<expert>.xlsx` in the
+    /// export folder.
+    pub fn export_sheet(
+        &self,
+        expert: &str,
+        out: Option<&Path>,
+    ) -> Result<SheetWritten, UseCaseError> {
         let name = format!("{}-sheet-{}.xlsx", self.study_stem(), name_slug(expert));
         let path = self.output_path(out, &name)?;
-        let summary: SheetSummary = write_atomically(&path, |tmp| {
+        let summary = write_atomically(&path, |tmp| {
             Ok(export::write_rating_sheet(self.store(), expert, tmp)?)
         })?;
-        Ok(WrittenFile {
-            path: path.display().to_string(),
-            count: summary.rows,
-        })
+        Ok(SheetWritten { path, summary })
     }
 
-    /// Step 7: import a filled rating sheet as its expert's ratings (all or nothing).
-    pub fn import_sheet(&mut self, path: &str) -> Result<SheetOutcome, LeadError> {
+    /// Import a filled rating sheet as its expert's ratings (all or nothing).
+    pub fn import_sheet(&mut self, path: &Path) -> Result<SheetImportReport, SheetError> {
+        export::import_rating_sheet(self.store_mut(), path)
+    }
+
+    /// The wizard's step 7: [`Self::import_sheet`] at a typed path, bad cells returned as data.
+    pub fn import_sheet_outcome(&mut self, path: &str) -> Result<SheetOutcome, UseCaseError> {
         let path = typed_path(path)?;
-        match export::import_rating_sheet(self.store_mut(), &path) {
+        match self.import_sheet(&path) {
             Ok(report) => Ok(SheetOutcome {
                 report: Some(report),
                 errors: Vec::new(),
             }),
-            Err(export::sheet::SheetError::Rejected(errors)) => Ok(SheetOutcome {
+            Err(SheetError::Rejected(errors)) => Ok(SheetOutcome {
                 report: None,
                 errors,
             }),
-            Err(export::sheet::SheetError::Export(e)) => Err(e.into()),
-            Err(export::sheet::SheetError::Store(e)) => Err(e.into()),
+            Err(SheetError::Export(e)) => Err(e.into()),
+            Err(SheetError::Store(e)) => Err(e.into()),
         }
+    }
+
+    /// Open (or resume, when the same settings ran before) a judge run, and a second connection
+    /// to the study file to send its calls on. Opening adds the judge rater and the run's rows,
+    /// so the cached agreement reports are dropped.
+    pub fn start_judge_run(&mut self, settings: &RunSettings) -> Result<JudgeSession, JudgeError> {
+        let path = self.store().path().map(Path::to_path_buf).ok_or_else(|| {
+            JudgeError::Settings("a study held only in memory cannot run a judge".into())
+        })?;
+        let clock = self.store().clock();
+        let plan = judge::open_run(self.store_mut(), settings)?;
+        let store = Store::open(&path, clock)?;
+        Ok(JudgeSession { plan, store })
     }
 }
 
@@ -525,11 +792,11 @@ mod tests {
     #[test]
     fn typed_paths_must_be_absolute() {
         assert!(
-            matches!(typed_path("data.csv"), Err(LeadError::RelativePath(_))),
+            matches!(typed_path("data.csv"), Err(UseCaseError::RelativePath(_))),
             "a relative path is refused with its own error"
         );
         assert!(
-            matches!(typed_path("   "), Err(LeadError::EmptyPath)),
+            matches!(typed_path("   "), Err(UseCaseError::EmptyPath)),
             "a blank path is refused"
         );
         let abs = std::env::temp_dir().join("x.csv");
@@ -629,7 +896,7 @@ mod tests {
             "the second package exists"
         );
         let merged = s
-            .merge_package(&first.path)
+            .merge_package(Path::new(&first.path))
             .expect("merge of an untouched package");
         assert!(
             merged.conflicts.is_empty() && merged.inserted == 0,
@@ -637,7 +904,13 @@ mod tests {
         );
 
         let csv = s
-            .export_ratings(RatingsFormat::LongCsv, None, true)
+            .export_ratings(
+                &RatingsExport {
+                    excel: true,
+                    ..RatingsExport::new(RatingsFormat::LongCsv)
+                },
+                None,
+            )
             .expect("csv written");
         let bytes = std::fs::read(&csv.path).expect("csv on disk");
         assert!(
@@ -645,9 +918,9 @@ mod tests {
             "the Excel option adds a byte-order mark before the header"
         );
         let sheet = s.export_sheet("Ben", None).expect("sheet written");
-        assert_eq!(sheet.count, 8, "one sheet row per assigned item");
+        assert_eq!(sheet.summary.rows, 8, "one sheet row per assigned item");
         let back = s
-            .import_sheet(&sheet.path)
+            .import_sheet_outcome(&sheet.path.display().to_string())
             .expect("the untouched sheet reads back");
         let report = back.report.expect("an untouched sheet is accepted");
         assert_eq!(
@@ -656,15 +929,13 @@ mod tests {
             "an untouched sheet is Ben's and brings no values"
         );
         let bad = s
-            .import_sheet(&write(dir.path(), "notes.xlsx", "not a workbook"))
+            .import_sheet_outcome(&write(dir.path(), "notes.xlsx", "not a workbook"))
             .expect("a refused sheet is an outcome, not an error");
         assert!(
             bad.report.is_none() && !bad.errors.is_empty(),
             "a file that is not a workbook is refused with its problems listed"
         );
-        let refused = s
-            .export_ratings(RatingsFormat::WideCsv, Some("relative.csv"), false)
-            .expect_err("relative output path refused");
+        let refused = typed_output(Some("relative.csv")).expect_err("relative output path refused");
         assert_eq!(refused.code(), "path", "path errors have their own code");
     }
 
@@ -707,14 +978,14 @@ mod tests {
             7,
         );
         assert!(
-            matches!(psy, Err(LeadError::MissingSource)),
+            matches!(psy, Err(UseCaseError::MissingSource)),
             "PsyCrisis needs its answering source"
         );
         let rubric = s.add_rubric_path(&write(dir.path(), "r.toml", "id = 3"));
         assert!(
             matches!(
                 rubric,
-                Err(LeadError::Assignment(AssignmentError::Rubric(_)))
+                Err(UseCaseError::Assignment(AssignmentError::Rubric(_)))
             ),
             "an invalid rubric file is refused by the core's validation"
         );

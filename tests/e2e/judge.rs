@@ -7,8 +7,6 @@
 use super::App;
 use rusqlite::Connection;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -18,11 +16,18 @@ use std::time::Duration;
 const MALFORMED: &str =
     "I would rather not score this one. <b>bold claim</b> <img src=x onerror=\"window.__judgeInjected=1\">";
 
-/// A minimal HTTP/1.1 chat-completions server: one thread per connection, one request each
-/// (`Connection: close`), a fixed latency so the run is visibly in progress for a while.
+/// A small chat-completions server (axum on a loopback port) with a fixed latency, so the run is
+/// visibly in progress for a while.
 struct TinyJudge {
     base_url: String,
     requests: Arc<AtomicU64>,
+}
+
+/// What the server shares between requests.
+#[derive(Clone)]
+struct TinyState {
+    requests: Arc<AtomicU64>,
+    latency: Duration,
 }
 
 fn scores_reply(n: u64) -> String {
@@ -44,70 +49,52 @@ fn scores_reply(n: u64) -> String {
     Value::Object(obj).to_string()
 }
 
-fn serve(mut socket: TcpStream, requests: &AtomicU64, latency: Duration) -> std::io::Result<()> {
-    let mut reader = BufReader::new(socket.try_clone()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line)?;
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            if name.eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-    }
-    let mut body = vec![0u8; length];
-    reader.read_exact(&mut body)?;
-    let (status, payload) = if request_line.starts_with("POST")
-        && request_line.contains("/chat/completions")
-    {
-        let n = requests.fetch_add(1, Ordering::SeqCst) + 1;
-        std::thread::sleep(latency);
-        let content = if n == 3 {
-            MALFORMED.to_string()
-        } else {
-            scores_reply(n)
-        };
-        let reply = json!({
-            "id": format!("chatcmpl-{n}"),
-            "object": "chat.completion",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": body.len() / 4, "completion_tokens": 40},
-        });
-        ("200 OK", reply.to_string())
+async fn complete(
+    axum::extract::State(state): axum::extract::State<TinyState>,
+    body: axum::body::Bytes,
+) -> axum::Json<Value> {
+    let n = state.requests.fetch_add(1, Ordering::SeqCst) + 1;
+    tokio::time::sleep(state.latency).await;
+    let content = if n == 3 {
+        MALFORMED.to_string()
     } else {
-        (
-            "404 Not Found",
-            json!({"error": {"message": "not here"}}).to_string(),
-        )
+        scores_reply(n)
     };
-    write!(
-        socket,
-        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
-        payload.len()
-    )?;
-    socket.flush()
+    axum::Json(json!({
+        "id": format!("chatcmpl-{n}"),
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": body.len() / 4, "completion_tokens": 40},
+    }))
 }
 
 impl TinyJudge {
     fn start(latency: Duration) -> TinyJudge {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port for the judge");
+        let listener =
+            std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port for the judge");
+        listener
+            .set_nonblocking(true)
+            .expect("a non-blocking listener");
         let addr = listener.local_addr().expect("the judge's address");
         let requests = Arc::new(AtomicU64::new(0));
-        let counter = requests.clone();
+        let app = axum::Router::new()
+            .route("/v1/chat/completions", axum::routing::post(complete))
+            .with_state(TinyState {
+                requests: requests.clone(),
+                latency,
+            });
         std::thread::spawn(move || {
-            for socket in listener.incoming().flatten() {
-                let counter = counter.clone();
-                std::thread::spawn(move || {
-                    let _ = serve(socket, &counter, latency);
-                });
-            }
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime for the judge");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener)
+                    .expect("the judge's listener on the runtime");
+                axum::serve(listener, app)
+                    .await
+                    .expect("the judge serves until the test ends");
+            });
         });
         TinyJudge {
             base_url: format!("http://{addr}/v1"),

@@ -201,6 +201,83 @@ pub struct PairedScores {
     pub b: Vec<f64>,
 }
 
+/// A score CSV read by the importers' CSV reader (`import::table`), so byte-order marks, CRLF
+/// line ends and quoted line breaks give the same line numbers as in an import: the header names
+/// and each non-blank row as (line, trimmed cells), every row as long as the header.
+struct ScoreRows {
+    file: String,
+    names: Vec<String>,
+    rows: Vec<(u64, Vec<String>)>,
+}
+
+impl ScoreRows {
+    /// The position of the column named exactly `column`.
+    fn find(&self, column: &str) -> Result<usize, ScoreTableError> {
+        self.names
+            .iter()
+            .position(|n| n == column)
+            .ok_or_else(|| ScoreTableError::UnknownColumn {
+                file: self.file.clone(),
+                column: column.to_string(),
+                available: self.names.join(", "),
+            })
+    }
+}
+
+fn read_rows<R: Read>(mut reader: R, file: &str) -> Result<ScoreRows, ScoreTableError> {
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|source| ScoreTableError::Io {
+            file: file.to_string(),
+            source,
+        })?;
+    let no_header = || ScoreTableError::NoHeader {
+        file: file.to_string(),
+    };
+    let table =
+        read_table_bytes(file, &bytes, FileFormat::Csv, None).map_err(|issues| {
+            match issues.into_iter().next() {
+                Some(issue) if issue.code != "empty_file" => ScoreTableError::Unparsable {
+                    file: file.to_string(),
+                    line: issue.at.row.unwrap_or(0) as u64,
+                    message: issue.message,
+                },
+                _ => no_header(),
+            }
+        })?;
+    let names = table.headers;
+    if names.iter().all(String::is_empty) {
+        return Err(no_header());
+    }
+    let mut rows = Vec::with_capacity(table.rows.len());
+    for row in table.rows {
+        let line = row.number as u64;
+        if row.cells.len() != names.len() {
+            return Err(ScoreTableError::Unparsable {
+                file: file.to_string(),
+                line,
+                message: format!(
+                    "{} fields where the header has {}",
+                    row.cells.len(),
+                    names.len()
+                ),
+            });
+        }
+        let cells = row
+            .cells
+            .iter()
+            .map(|c| c.as_text().unwrap_or_default().trim().to_string())
+            .collect();
+        rows.push((line, cells));
+    }
+    Ok(ScoreRows {
+        file: file.to_string(),
+        names,
+        rows,
+    })
+}
+
 /// Read a long-form CSV file.
 pub fn read_long_csv(path: &Path, columns: &ColumnNames) -> Result<LongTable, ScoreTableError> {
     let file = path.display().to_string();
@@ -215,48 +292,15 @@ pub fn read_long_csv(path: &Path, columns: &ColumnNames) -> Result<LongTable, Sc
 /// importers' CSV reader (`import::table`), so byte-order marks, CRLF line ends and quoted line
 /// breaks give the same line numbers here as in an import.
 pub fn parse_long_csv<R: Read>(
-    mut reader: R,
+    reader: R,
     file: &str,
     columns: &ColumnNames,
 ) -> Result<LongTable, ScoreTableError> {
-    let mut bytes = Vec::new();
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|source| ScoreTableError::Io {
-            file: file.to_string(),
-            source,
-        })?;
-    let table =
-        read_table_bytes(file, &bytes, FileFormat::Csv, None).map_err(|issues| {
-            match issues.into_iter().next() {
-                Some(issue) if issue.code == "empty_file" => ScoreTableError::NoHeader {
-                    file: file.to_string(),
-                },
-                Some(issue) => ScoreTableError::Unparsable {
-                    file: file.to_string(),
-                    line: issue.at.row.unwrap_or(0) as u64,
-                    message: issue.message,
-                },
-                None => ScoreTableError::NoHeader {
-                    file: file.to_string(),
-                },
-            }
-        })?;
-    let names = &table.headers;
-    let find = |column: &str| {
-        names
-            .iter()
-            .position(|n| n == column)
-            .ok_or_else(|| ScoreTableError::UnknownColumn {
-                file: file.to_string(),
-                column: column.to_string(),
-                available: names.join(", "),
-            })
-    };
+    let table = read_rows(reader, file)?;
     let (ti, ri, si) = (
-        find(&columns.target)?,
-        find(&columns.rater)?,
-        find(&columns.score)?,
+        table.find(&columns.target)?,
+        table.find(&columns.rater)?,
+        table.find(&columns.score)?,
     );
 
     let mut targets: Vec<String> = Vec::new();
@@ -264,24 +308,8 @@ pub fn parse_long_csv<R: Read>(
     let mut target_index: HashMap<String, usize> = HashMap::new();
     let mut rater_index: HashMap<String, usize> = HashMap::new();
     let mut entries: HashMap<(usize, usize), RawCell> = HashMap::new();
-    for row in &table.rows {
-        let line = row.number as u64;
-        if row.cells.len() != names.len() {
-            return Err(ScoreTableError::Unparsable {
-                file: file.to_string(),
-                line,
-                message: format!(
-                    "{} fields where the header has {}",
-                    row.cells.len(),
-                    names.len()
-                ),
-            });
-        }
-        let record: Vec<String> = row
-            .cells
-            .iter()
-            .map(|c| c.as_text().unwrap_or_default().trim().to_string())
-            .collect();
+    for (line, record) in &table.rows {
+        let line = *line;
         let id = |index: usize, column: &str| -> Result<String, ScoreTableError> {
             let v = record.get(index).map_or("", String::as_str);
             if v.is_empty() {
@@ -642,46 +670,13 @@ pub fn parse_prediction_csv<R: Read>(
     judge: &str,
     expert: &str,
 ) -> Result<PredictionTable, ScoreTableError> {
-    let mut csv = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(false)
-        .trim(csv::Trim::All)
-        .from_reader(reader);
-    let headers = csv.headers().map_err(|e| csv_error(file, &e))?.clone();
-    let names: Vec<String> = headers
-        .iter()
-        .map(|h| h.trim_start_matches('\u{feff}').trim().to_string())
-        .collect();
-    if names.is_empty() || names.iter().all(String::is_empty) {
-        return Err(ScoreTableError::NoHeader {
-            file: file.to_string(),
-        });
-    }
-    let find = |column: &str| {
-        names
-            .iter()
-            .position(|n| n == column)
-            .ok_or_else(|| ScoreTableError::UnknownColumn {
-                file: file.to_string(),
-                column: column.to_string(),
-                available: names.join(", "),
-            })
-    };
-    let (gi, ji, ei) = (find(group)?, find(judge)?, find(expert)?);
+    let table = read_rows(reader, file)?;
+    let (gi, ji, ei) = (table.find(group)?, table.find(judge)?, table.find(expert)?);
     let mut groups: Vec<PredictionGroup> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
-    let mut record = csv::StringRecord::new();
-    loop {
-        match csv.read_record(&mut record) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => return Err(csv_error(file, &e)),
-        }
-        let line = record.position().map(|p| p.line()).unwrap_or(0);
-        if record.iter().all(str::is_empty) {
-            continue;
-        }
-        let name = record.get(gi).unwrap_or("");
+    for (line, record) in &table.rows {
+        let line = *line;
+        let name = record.get(gi).map_or("", String::as_str);
         if name.is_empty() {
             return Err(ScoreTableError::EmptyId {
                 file: file.to_string(),
@@ -690,7 +685,7 @@ pub fn parse_prediction_csv<R: Read>(
             });
         }
         let number = |i: usize, column: &str| {
-            let text = record.get(i).unwrap_or("");
+            let text = record.get(i).map_or("", String::as_str);
             parse_score(text).ok_or_else(|| ScoreTableError::NotNumeric {
                 file: file.to_string(),
                 line,
@@ -699,7 +694,7 @@ pub fn parse_prediction_csv<R: Read>(
             })
         };
         let j = number(ji, judge)?;
-        let e = match record.get(ei).unwrap_or("") {
+        let e = match record.get(ei).map_or("", String::as_str) {
             "" => None,
             _ => Some(number(ei, expert)?),
         };

@@ -1,11 +1,17 @@
-//! A judge server for tests and the throughput bench: a hand-written HTTP/1.1 server on a
-//! loopback port (port 0, so the OS picks a free one) that speaks the OpenAI chat-completions and
+//! A judge server for tests and the throughput bench: an axum (hyper) HTTP server on a loopback
+//! port (port 0, so the OS picks a free one) that speaks the OpenAI chat-completions and
 //! Anthropic Messages protocols and both batch APIs, answers deterministically per item (the
 //! response text carries `item #N`), injects faults on request, counts calls per item and tracks
 //! the most requests it had open at once. It also builds the studies the tests judge.
 
-#![allow(dead_code)]
+#![allow(dead_code)] // each test binary that includes this module uses a different part of it
 
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequest, Multipart, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
+use axum::Router;
 use concord_core::clock::SteppingClock;
 use concord_core::rubric::{builtin, Rubric};
 use concord_core::store::{NewConversation, NewSource, SourceKind, Store};
@@ -16,8 +22,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 
 /// The fault an item meets, by `item % 10`, when faults are on: 0 → one 429 with Retry-After: 1,
 /// 1 → one 500, 2 → one reply slower than the client's timeout, 3 → one truncated body, 4 → one
@@ -112,21 +116,21 @@ impl FakeJudge {
             "the test server must only listen on loopback"
         );
         *state.base.lock().unwrap() = format!("http://{addr}/v1");
-        let st = state.clone();
+        let app = Router::new().fallback(handle).with_state(state.clone());
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .unwrap();
             rt.block_on(async move {
-                let listener = TcpListener::from_std(std_listener).unwrap();
-                loop {
-                    let Ok((socket, _)) = listener.accept().await else {
-                        continue;
-                    };
-                    let _ = socket.set_nodelay(true);
-                    tokio::spawn(serve(socket, st.clone()));
-                }
+                let listener = tokio::net::TcpListener::from_std(std_listener)
+                    .unwrap()
+                    .tap_io(|tcp| {
+                        let _ = tcp.set_nodelay(true);
+                    });
+                axum::serve(listener, app)
+                    .await
+                    .expect("the test server runs until the test ends");
             });
         });
         FakeJudge {
@@ -141,132 +145,117 @@ impl FakeJudge {
     }
 }
 
-struct Request {
-    method: String,
+/// What the routes need of a request.
+struct Call {
+    method: Method,
     path: String,
-    headers: HashMap<String, String>,
-    body: Vec<u8>,
-}
-
-async fn read_request(socket: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Request> {
-    loop {
-        if let Some(end) = find(buf, b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).to_string();
-            let mut lines = head.split("\r\n");
-            let mut first = lines.next()?.split(' ');
-            let method = first.next()?.to_string();
-            let path = first.next()?.to_string();
-            let headers: HashMap<String, String> = lines
-                .filter_map(|l| l.split_once(':'))
-                .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-                .collect();
-            let len: usize = headers
-                .get("content-length")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            while buf.len() < end + 4 + len {
-                let mut chunk = [0u8; 65536];
-                let n = socket.read(&mut chunk).await.ok()?;
-                if n == 0 {
-                    return None;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-            }
-            let body = buf[end + 4..end + 4 + len].to_vec();
-            buf.drain(..end + 4 + len);
-            return Some(Request {
-                method,
-                path,
-                headers,
-                body,
-            });
-        }
-        let mut chunk = [0u8; 65536];
-        let n = socket.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+    headers: HeaderMap,
+    body: Bytes,
+    /// The file part of a multipart upload (`/files`), read with axum's multipart extractor.
+    upload: Option<String>,
 }
 
 enum Reply {
     Json(u16, String, Vec<(String, String)>),
+    /// A 200 whose Content-Length promises more than is sent before the connection drops.
     Truncated(String),
+    /// No answer before the client's timeout.
     Slow,
 }
 
-async fn write_reply(
-    socket: &mut TcpStream,
-    status: u16,
-    body: &str,
-    extra: &[(String, String)],
-) -> bool {
-    let reason = match status {
-        200 => "OK",
-        401 => "Unauthorized",
-        404 => "Not Found",
-        429 => "Too Many Requests",
-        _ => "Error",
-    };
-    let mut head = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in extra {
-        head.push_str(&format!("{k}: {v}\r\n"));
+/// Counts a live request as open until its handler ends or the client goes away (hyper drops
+/// the handler's future when the connection closes).
+struct Open<'a>(&'a ServerState);
+
+impl<'a> Open<'a> {
+    fn new(state: &'a ServerState) -> Open<'a> {
+        let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        state.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        Open(state)
     }
-    head.push_str("\r\n");
-    let mut bytes = head.into_bytes();
-    bytes.extend_from_slice(body.as_bytes());
-    socket.write_all(&bytes).await.is_ok()
 }
 
-async fn serve(mut socket: TcpStream, state: Arc<ServerState>) {
-    let mut buf = Vec::new();
-    while let Some(req) = read_request(&mut socket, &mut buf).await {
-        state.requests.fetch_add(1, Ordering::SeqCst);
-        let live = req.method == "POST"
-            && (req.path.ends_with("/chat/completions") || req.path.ends_with("/messages"));
-        if live {
-            let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-            state.max_in_flight.fetch_max(now, Ordering::SeqCst);
-        }
-        let reply = route(&req, &state).await;
-        let keep = match reply {
-            Reply::Json(status, body, extra) => {
-                if state.latency > Duration::ZERO && live {
-                    tokio::time::sleep(state.latency).await;
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn handle(State(state): State<Arc<ServerState>>, request: Request) -> Response {
+    state.requests.fetch_add(1, Ordering::SeqCst);
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let headers = request.headers().clone();
+    let (body, upload) = if method == Method::POST && path.ends_with("/files") {
+        (Bytes::new(), read_upload(request, &state).await)
+    } else {
+        let bytes = axum::body::to_bytes(request.into_body(), usize::MAX)
+            .await
+            .unwrap_or_default();
+        (bytes, None)
+    };
+    let call = Call {
+        method,
+        path,
+        headers,
+        body,
+        upload,
+    };
+    let live = call.method == Method::POST
+        && (call.path.ends_with("/chat/completions") || call.path.ends_with("/messages"));
+    let _open = live.then(|| Open::new(&state));
+    match route(&call, &state).await {
+        Reply::Json(status, body, extra) => {
+            if state.latency > Duration::ZERO && live {
+                tokio::time::sleep(state.latency).await;
+            }
+            let mut response = (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                [(header::CONTENT_TYPE, "application/json")],
+                body,
+            )
+                .into_response();
+            for (k, v) in extra {
+                if let (Ok(name), Ok(value)) = (
+                    header::HeaderName::try_from(k.as_str()),
+                    HeaderValue::from_str(&v),
+                ) {
+                    response.headers_mut().insert(name, value);
                 }
-                write_reply(&mut socket, status, &body, &extra).await
             }
-            Reply::Truncated(body) => {
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-                    body.len() + 200
-                );
-                let _ = socket.write_all(head.as_bytes()).await;
-                let _ = socket.write_all(&body.as_bytes()[..body.len() / 3]).await;
-                let _ = socket.flush().await;
-                false
-            }
-            Reply::Slow => {
-                tokio::time::sleep(state.slow).await;
-                false
-            }
-        };
-        if live {
-            state.in_flight.fetch_sub(1, Ordering::SeqCst);
+            response
         }
-        if !keep {
-            let _ = socket.shutdown().await;
-            return;
+        Reply::Truncated(body) => {
+            // The stream fails after a third of the body, so hyper closes the connection short
+            // of the promised length.
+            let sent = Bytes::from(body.as_bytes()[..body.len() / 3].to_vec());
+            let chunks: Vec<Result<Bytes, std::io::Error>> =
+                vec![Ok(sent), Err(std::io::Error::other("cut short on purpose"))];
+            let mut response = Response::new(Body::from_stream(futures_util::stream::iter(chunks)));
+            let headers = response.headers_mut();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len() + 200));
+            response
+        }
+        Reply::Slow => {
+            tokio::time::sleep(state.slow).await;
+            StatusCode::GATEWAY_TIMEOUT.into_response()
         }
     }
+}
+
+/// The `file` part of a multipart upload, as text.
+async fn read_upload(request: Request, state: &Arc<ServerState>) -> Option<String> {
+    let mut form = Multipart::from_request(request, state).await.ok()?;
+    while let Ok(Some(field)) = form.next_field().await {
+        if field.name() == Some("file") {
+            return field.text().await.ok();
+        }
+    }
+    None
 }
 
 /// The item number written in a request (`item #N`).
@@ -347,16 +336,15 @@ fn completion_json(anthropic: bool, text: &str, prompt_len: usize) -> Value {
     }
 }
 
-fn authorized(req: &Request, state: &ServerState, anthropic: bool) -> bool {
+fn authorized(req: &Call, state: &ServerState, anthropic: bool) -> bool {
     let Some(key) = &state.expected_key else {
         return true;
     };
+    let header = |name: &str| req.headers.get(name).and_then(|v| v.to_str().ok());
     let seen = if anthropic {
-        req.headers.get("x-api-key").cloned()
+        header("x-api-key").map(str::to_string)
     } else {
-        req.headers
-            .get("authorization")
-            .and_then(|v| v.strip_prefix("Bearer ").map(str::to_string))
+        header("authorization").and_then(|v| v.strip_prefix("Bearer ").map(str::to_string))
     };
     seen.as_deref() == Some(key.as_str())
 }
@@ -380,7 +368,7 @@ fn count(state: &ServerState, item: u64) -> u32 {
     *c
 }
 
-async fn route(req: &Request, state: &Arc<ServerState>) -> Reply {
+async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
     let anthropic_path = req.path.contains("/messages");
     if !authorized(req, state, anthropic_path) {
         state.unauthorized.fetch_add(1, Ordering::SeqCst);
@@ -448,16 +436,10 @@ async fn route(req: &Request, state: &Arc<ServerState>) -> Reply {
             Reply::Json(200, reply.to_string(), vec![])
         }
         ("POST", "/files") => {
-            let ct = req.headers.get("content-type").cloned().unwrap_or_default();
-            let boundary = ct.split("boundary=").nth(1).unwrap_or("").to_string();
-            let raw = String::from_utf8_lossy(&req.body).to_string();
-            let file_part = raw
-                .split(&format!("--{boundary}"))
-                .find(|p| p.contains("name=\"file\""))
-                .unwrap_or("");
-            let content = file_part
-                .split_once("\r\n\r\n")
-                .map(|(_, c)| c.trim_end_matches("\r\n").to_string())
+            let content = req
+                .upload
+                .as_deref()
+                .map(|c| c.trim_end_matches("\r\n").to_string())
                 .unwrap_or_default();
             let id = format!("file-{}", state.next_id.fetch_add(1, Ordering::SeqCst));
             state.files.lock().unwrap().insert(id.clone(), content);

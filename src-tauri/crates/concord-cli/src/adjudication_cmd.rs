@@ -151,11 +151,11 @@ pub fn run(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, AdjudicationCmdError> {
-    let mut store = open_study(db)?;
+    let mut study = open_study(db)?;
     match &args.command {
         AdjudicationCommand::Discrepancies { rule, all } => {
             let rule = rule.rule()?;
-            let panel = Panel::load(&store, false)?;
+            let panel = Panel::load(study.store(), false)?;
             let pairs = panel.discrepancies(&rule, *all);
             if as_json {
                 let items: Vec<Listed<'_>> = pairs
@@ -212,7 +212,7 @@ pub fn run(
                 (None, false) => Ruling::Unratable,
             };
             let decision = adjudication::resolve(
-                &mut store,
+                study.store_mut(),
                 &Resolution {
                     item: item.clone(),
                     criterion: criterion.clone(),
@@ -233,7 +233,7 @@ pub fn run(
         }
         AdjudicationCommand::AddRaters { rule, seed } => {
             let rule = rule.rule()?;
-            let done = adjudication::add_rater_on_disagreement(&mut store, &rule, *seed)?;
+            let done = adjudication::add_rater_on_disagreement(study.store_mut(), &rule, *seed)?;
             if as_json {
                 return json(&done);
             }
@@ -252,7 +252,7 @@ pub fn run(
         }
         AdjudicationCommand::Status { rule } => {
             let rule = rule.rule()?;
-            let status = Panel::load(&store, false)?.status(&rule);
+            let status = Panel::load(study.store(), false)?.status(&rule);
             if as_json {
                 return json(&status);
             }
@@ -269,14 +269,14 @@ pub fn raters(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, AdjudicationCmdError> {
-    let store = open_study(db)?;
+    let study = open_study(db)?;
     match &args.command {
         RatersCommand::Quality { paths } => {
             let options = QualityOptions {
                 paths: *paths,
                 ..QualityOptions::default()
             };
-            let report = rater_quality::report(&store, &options)?;
+            let report = rater_quality::report(study.store(), &options)?;
             if as_json {
                 return json(&report);
             }

@@ -89,7 +89,7 @@ pub fn run(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, CalibrationCmdError> {
-    let mut store = open_study(db)?;
+    let mut study = open_study(db)?;
     match &args.command {
         CalibrationCommand::Key {
             item,
@@ -97,7 +97,7 @@ pub fn run(
             value,
             explanation,
         } => {
-            calibration::set_key(&mut store, item, criterion, *value, explanation)?;
+            calibration::set_key(study.store_mut(), item, criterion, *value, explanation)?;
             Ok(format!("{item} {criterion}: key {value}\n"))
         }
         CalibrationCommand::Rule {
@@ -110,7 +110,7 @@ pub fn run(
                 likert_min_share: *likert_min_share,
                 binary_min_share: *binary_min_share,
             };
-            calibration::set_pass_rule(&mut store, &rule)?;
+            calibration::set_pass_rule(study.store_mut(), &rule)?;
             if as_json {
                 return json(&rule);
             }
@@ -122,7 +122,7 @@ pub fn run(
             ))
         }
         CalibrationCommand::Status => {
-            let all = calibration::statuses(&store)?;
+            let all = calibration::statuses(study.store())?;
             if as_json {
                 return json(&serde_json::json!({ "experts": all }));
             }
@@ -152,7 +152,7 @@ pub fn run(
             item,
             values,
         } => {
-            let shown = calibration::answer(&mut store, rater, *item, values)?;
+            let shown = calibration::answer(study.store_mut(), rater, *item, values)?;
             if as_json {
                 return json(&shown);
             }
@@ -173,7 +173,7 @@ pub fn run(
             lead,
             reason,
         } => {
-            let status = calibration::override_gate(&mut store, rater, lead, reason)?;
+            let status = calibration::override_gate(study.store_mut(), rater, lead, reason)?;
             if as_json {
                 return json(&status);
             }

@@ -3,5 +3,5 @@
 
 fn main() {
     println!("cargo:rerun-if-changed=ui/dist");
-    tauri_build::build()
+    tauri_build::build();
 }

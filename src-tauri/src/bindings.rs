@@ -32,6 +32,7 @@ pub fn typescript() -> String {
     use concord_core::rubric::*;
     use concord_core::store::*;
     declarations!(
+        concord_core::error_code::ErrorCode,
         crate::error::IpcError,
         crate::commands::study::StudyStatus,
         StudyOverview,
@@ -156,5 +157,6 @@ pub fn typescript() -> String {
         concord_core::calibration::CalibrationStatus,
         concord_core::calibration::CalibrationCriterion,
         concord_core::calibration::CalibrationItem,
+        crate::events::RatingsChanged,
     )
 }

@@ -1,20 +1,22 @@
-//! The one error shape the UI ever receives: `{code, message}`. `code` is stable and machine-readable
-//! (`not_a_study`, `newer_schema`, …); `message` is a sentence for the person at the screen.
+//! The one error shape the UI ever receives: `{code, message}`. `code` is an
+//! [`ErrorCode`] (stable, machine-readable, `not_a_study`, `newer_schema`, …, typed in the UI's
+//! bindings); `message` is a sentence for the person at the screen.
 
+pub use concord_core::error_code::ErrorCode;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(serde::Deserialize))]
 #[derive(ts_rs::TS)]
 pub struct IpcError {
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
 }
 
 impl IpcError {
-    pub fn new(code: &str, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         IpcError {
-            code: code.to_string(),
+            code,
             message: message.into(),
         }
     }
@@ -30,7 +32,7 @@ impl From<concord_core::demo::DemoError> for IpcError {
     fn from(e: concord_core::demo::DemoError) -> Self {
         match e {
             concord_core::demo::DemoError::Store(s) => s.into(),
-            other => IpcError::new("demo", other.to_string()),
+            other => IpcError::new(ErrorCode::Demo, other.to_string()),
         }
     }
 }
@@ -69,6 +71,6 @@ impl From<concord_core::judge::JudgeError> for IpcError {
 
 impl From<concord_core::judge::KeyError> for IpcError {
     fn from(e: concord_core::judge::KeyError) -> Self {
-        IpcError::new("judge_key", e.to_string())
+        IpcError::new(ErrorCode::JudgeKey, e.to_string())
     }
 }

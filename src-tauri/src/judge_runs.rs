@@ -7,8 +7,8 @@
 //! the judge's new ratings. Only one run goes at a time; its cancel token lives here so the
 //! Cancel button can reach it. API keys are held in memory for the run only.
 
-use crate::commands::rating::RATINGS_CHANGED;
-use crate::error::{IpcError, IpcResult};
+use crate::error::{ErrorCode, IpcError, IpcResult};
+use crate::events::{ratings_changed, RatingsChanged, JUDGE_FINISHED, JUDGE_PROGRESS};
 use crate::state::AppState;
 use concord_core::judge::{
     key, CancellationToken, Execution, KeyChoice, Progress, RunPhase, RunPlan, RunReport,
@@ -18,12 +18,6 @@ use serde::{Deserialize, Serialize};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tauri::{AppHandle, Emitter, Manager};
-
-/// Event with the running judge's [`Progress`], at most every [`PROGRESS_EVERY`] while sending and
-/// always for the last report.
-pub const JUDGE_PROGRESS: &str = "judge-progress";
-/// Event with a [`JudgeFinished`] when the run's thread ends (finished, cancelled or failed).
-pub const JUDGE_FINISHED: &str = "judge-finished";
 
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 const REFRESH_EVERY: Duration = Duration::from_secs(1);
@@ -76,7 +70,7 @@ impl JudgeRuns {
     fn slot(&self) -> IpcResult<MutexGuard<'_, Option<ActiveRun>>> {
         self.active.lock().map_err(|_| {
             IpcError::new(
-                "internal",
+                ErrorCode::Internal,
                 "the judge-run lock was poisoned; restart Concord",
             )
         })
@@ -129,7 +123,7 @@ impl JudgeRuns {
         let mut slot = self.slot()?;
         if let Some(a) = slot.as_ref() {
             return Err(IpcError::new(
-                "judge_busy",
+                ErrorCode::JudgeBusy,
                 format!(
                     "judge run {} is still going; wait for it or cancel it before starting another",
                     a.run_id
@@ -178,7 +172,7 @@ impl JudgeRuns {
         if let Err(e) = spawned {
             *slot = None;
             return Err(IpcError::new(
-                "judge_runtime",
+                ErrorCode::JudgeRuntime,
                 format!("could not start the judge's thread: {e}"),
             ));
         }
@@ -218,7 +212,12 @@ fn refresh_reports(app: &AppHandle, progress: Option<&Progress>) {
         s.invalidate_reports();
         Ok(())
     });
-    let _ = app.emit(RATINGS_CHANGED, progress);
+    ratings_changed(
+        app,
+        RatingsChanged::Judge {
+            progress: progress.cloned(),
+        },
+    );
 }
 
 /// Frees the run slot when the worker ends, even if it panicked.

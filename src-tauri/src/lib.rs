@@ -6,6 +6,7 @@
 pub mod bindings;
 pub mod commands;
 pub mod error;
+pub mod events;
 pub mod judge_runs;
 pub mod state;
 

@@ -2,7 +2,7 @@
 //! from `--study FILE`, the `CONCORD_STUDY` environment variable, or the default study in the OS
 //! app-data folder, which is created as the demo study on first launch.
 
-use crate::error::{IpcError, IpcResult};
+use crate::error::{ErrorCode, IpcError, IpcResult};
 use concord_core::clock::{fresh_seed, SystemClock};
 use concord_core::open_study::OpenStudy;
 use concord_core::study_location::{self, StudyPath, STUDY_ENV};
@@ -35,7 +35,7 @@ impl AppState {
         let path = study_location::resolve(explicit.as_deref(), env.as_deref());
         let study = match &path {
             None => Err(IpcError::new(
-                "no_location",
+                ErrorCode::NoLocation,
                 "This system has no app-data folder; start Concord with --study FILE.",
             )),
             // A study named on the command line that does not exist yet becomes the demo.
@@ -56,9 +56,12 @@ impl AppState {
 
     /// The open study, or the error that explains why there is none.
     pub fn study(&self) -> IpcResult<MutexGuard<'_, Result<OpenStudy, IpcError>>> {
-        self.study
-            .lock()
-            .map_err(|_| IpcError::new("internal", "the study lock was poisoned; restart Concord"))
+        self.study.lock().map_err(|_| {
+            IpcError::new(
+                ErrorCode::Internal,
+                "the study lock was poisoned; restart Concord",
+            )
+        })
     }
 
     /// Run `f` on the open study.

@@ -2,7 +2,7 @@
 //! in-memory reports, updated with each new rating), exports beside the study, and the precision
 //! planner.
 
-use crate::error::{IpcError, IpcResult};
+use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::state::AppState;
 use concord_core::agreement::{AgreementOptions, AgreementReport};
 use concord_core::agreement_table::{AgreementTable, MoreTargets, TableFormat, TableView};
@@ -60,6 +60,6 @@ pub async fn plan_more(
 ) -> IpcResult<MoreTargets> {
     state.with_study(|s| {
         s.plan_more(&options, view, &criterion, &rater, &reference, width)
-            .map_err(|e| IpcError::new("plan", e.to_string()))
+            .map_err(|e| IpcError::new(ErrorCode::Plan, e.to_string()))
     })
 }

@@ -5,14 +5,11 @@
 //! a durable commit never stalls the window.
 
 use crate::error::IpcResult;
+use crate::events::{ratings_changed, RatingsChanged};
 use crate::state::AppState;
 use concord_core::queue::{
     self, ItemProgress, QueueSummary, RaterProfile, RaterProfiles, RatingItem,
 };
-use tauri::Emitter;
-
-/// Event emitted after any rating is saved.
-pub const RATINGS_CHANGED: &str = "ratings-changed";
 
 #[tauri::command]
 pub async fn rater_profiles(state: tauri::State<'_, AppState>) -> IpcResult<RaterProfiles> {
@@ -55,8 +52,12 @@ pub async fn rate(
     value: i64,
 ) -> IpcResult<ItemProgress> {
     let progress = state.with_study(|s| Ok(s.rate(rater_id, item, &criterion, value)?))?;
-    // The value is already committed; a window that misses the event only updates later.
-    let _ = app.emit(RATINGS_CHANGED, &progress);
+    ratings_changed(
+        &app,
+        RatingsChanged::Rated {
+            progress: progress.clone(),
+        },
+    );
     Ok(progress)
 }
 

@@ -6,8 +6,8 @@
 //! agreement reports) and are announced with the `ratings-changed` event so the agreement panel
 //! reloads.
 
-use crate::commands::rating::RATINGS_CHANGED;
 use crate::error::IpcResult;
+use crate::events::{ratings_changed, RatingsChanged};
 use crate::state::AppState;
 use concord_core::assignment::{
     AssignmentOptions, AssignmentSummary, AssignmentTable, ExpertAdded, RubricAdded,
@@ -18,13 +18,6 @@ use concord_core::usecase::{
     typed_output, typed_path, ImportOutcome, ImportRequest, PackageWritten, RatingsExport,
     RatingsFormat, SheetOutcome, WrittenFile,
 };
-use tauri::Emitter;
-
-/// Tell other screens that ratings changed in bulk (the payload names what brought them).
-fn announce(app: &tauri::AppHandle, what: &str) {
-    // The change is already committed; a window that misses the event only updates later.
-    let _ = app.emit(RATINGS_CHANGED, what);
-}
 
 /// The folder default outputs are written to (`<study>-exports` beside the study).
 #[tauri::command]
@@ -49,7 +42,7 @@ pub async fn setup_import(
     let seed = fresh_seed();
     let outcome = state.with_study(|s| Ok(s.import_data(&request, seed)?))?;
     if outcome.report.is_some() {
-        announce(&app, "import");
+        ratings_changed(&app, RatingsChanged::Import);
     }
     Ok(outcome)
 }
@@ -106,7 +99,7 @@ pub async fn setup_merge_package(
     let path = typed_path(&path)?;
     let report = state.with_study(|s| Ok(s.merge_package(&path)?))?;
     if report.changed() {
-        announce(&app, "merge");
+        ratings_changed(&app, RatingsChanged::Merge);
     }
     Ok(report)
 }
@@ -144,7 +137,7 @@ pub async fn setup_import_sheet(
 ) -> IpcResult<SheetOutcome> {
     let outcome = state.with_study(|s| Ok(s.import_sheet_outcome(&path)?))?;
     if outcome.report.is_some() {
-        announce(&app, "sheet");
+        ratings_changed(&app, RatingsChanged::Sheet);
     }
     Ok(outcome)
 }

@@ -1,7 +1,9 @@
 // Generated from the Rust IPC types by ts-rs. Do not edit by hand:
 // run `CONCORD_BLESS=1 cargo test bindings` after changing a Rust type.
 
-export type IpcError = { code: string, message: string, };
+export type ErrorCode = "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_key" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "missing_source" | "newer_schema" | "no_location" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "path" | "plan" | "profiles_locked" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable";
+
+export type IpcError = { code: ErrorCode, message: string, };
 
 export type StudyStatus = { path: string | null, is_default: boolean, error: IpcError | null, };
 
@@ -762,3 +764,5 @@ export type CalibrationItem = {
  * 1-based number among the gold items.
  */
 item: number, total: number, context: string, answer: string | null, criteria: Array<CalibrationCriterion>, answered: boolean, };
+
+export type RatingsChanged = { "cause": "rated", progress: ItemProgress, } | { "cause": "import" } | { "cause": "merge" } | { "cause": "sheet" } | { "cause": "judge", progress: Progress | null, };

@@ -6,8 +6,12 @@ import type {
   AgreementOptions,
   AgreementReport,
   AgreementTable,
+  ErrorCode,
   IpcError,
+  JudgeFinished,
   MoreTargets,
+  Progress,
+  RatingsChanged,
   TableFormat,
   TableView,
   ItemProgress,
@@ -36,11 +40,15 @@ import type {
 
 export type { IpcError };
 
+/** A problem the window finds in a form before anything is sent to the core. */
+export type FormError = { code: "form"; message: string };
+
 /** Turn whatever a failed invoke threw into the `{code, message}` shape. */
 export function asIpcError(e: unknown): IpcError {
   if (e && typeof e === "object" && "code" in e && "message" in e) {
     const { code, message } = e as { code: unknown; message: unknown };
-    return { code: String(code), message: String(message) };
+    // The shell only ever sends an ErrorCode (see src-tauri/src/error.rs).
+    return { code: String(code) as ErrorCode, message: String(message) };
   }
   return { code: "internal", message: String(e) };
 }
@@ -100,9 +108,19 @@ export const ipc = {
     call<CalibrationItem>("calibration_answer", { raterId, item, values }),
 };
 
-/** Subscribe to an app event (e.g. `ratings-changed`); returns the unsubscribe function. */
-export async function onEvent<T>(name: string, handler: (payload: T) => void): Promise<() => void> {
-  return listen<T>(name, (e) => handler(e.payload));
+/** The events the shell sends, each with its one payload type (src-tauri/src/events.rs). */
+export type AppEvents = {
+  "ratings-changed": RatingsChanged;
+  "judge-progress": Progress;
+  "judge-finished": JudgeFinished;
+};
+
+/** Subscribe to an app event; returns the unsubscribe function. */
+export async function onEvent<K extends keyof AppEvents>(
+  name: K,
+  handler: (payload: AppEvents[K]) => void,
+): Promise<() => void> {
+  return listen<AppEvents[K]>(name, (e) => handler(e.payload));
 }
 
 // The lead's setup wizard (commands/setup.rs).

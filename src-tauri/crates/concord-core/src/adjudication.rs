@@ -15,6 +15,7 @@
 use crate::agreement::{
     AgreementData, AgreementEngine, AgreementOptions, AgreementReport, Comparison,
 };
+use crate::error_code::ErrorCode;
 use crate::store::{
     Decision, ExpertValue, PanelCriterion, PanelExpert, PanelResponse, Store, StoreError,
 };
@@ -131,15 +132,15 @@ pub enum AdjudicationError {
 }
 
 impl AdjudicationError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            AdjudicationError::UnknownItem(_) => "unknown_item",
-            AdjudicationError::UnknownCriterion { .. } => "unknown_criterion",
-            AdjudicationError::OffScale { .. } => "off_scale",
-            AdjudicationError::NothingRated { .. } => "nothing_rated",
-            AdjudicationError::EmptyReason => "empty_reason",
-            AdjudicationError::EmptyAdjudicator => "empty_adjudicator",
-            AdjudicationError::BadGap(_) => "bad_gap",
+            AdjudicationError::UnknownItem(_) => ErrorCode::UnknownItem,
+            AdjudicationError::UnknownCriterion { .. } => ErrorCode::UnknownCriterion,
+            AdjudicationError::OffScale { .. } => ErrorCode::OffScale,
+            AdjudicationError::NothingRated { .. } => ErrorCode::NothingRated,
+            AdjudicationError::EmptyReason => ErrorCode::EmptyReason,
+            AdjudicationError::EmptyAdjudicator => ErrorCode::EmptyAdjudicator,
+            AdjudicationError::BadGap(_) => ErrorCode::BadGap,
             AdjudicationError::Store(e) => e.code(),
         }
     }

@@ -7,6 +7,7 @@
 //! name and reason). Calibration answers are kept apart from the study's ratings, so they never
 //! enter agreement.
 
+use crate::error_code::ErrorCode;
 use crate::rubric::{Anchor, LocalText, Scale};
 use crate::store::{CalibrationAnswer, CalibrationKey, PanelResponse, Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -69,18 +70,18 @@ pub enum CalibrationError {
 }
 
 impl CalibrationError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            CalibrationError::UnknownItem(_) => "unknown_item",
-            CalibrationError::UnknownCriterion { .. } => "unknown_criterion",
-            CalibrationError::OffScale { .. } => "off_scale",
-            CalibrationError::UnknownExpert(_) => "unknown_expert",
-            CalibrationError::NoSuchItem { .. } => "no_such_item",
-            CalibrationError::Incomplete { .. } => "incomplete",
-            CalibrationError::EmptyExplanation => "empty_explanation",
-            CalibrationError::EmptyOverride => "empty_override",
-            CalibrationError::BadRule => "bad_rule",
-            CalibrationError::StoredRule(_) => "stored_rule",
+            CalibrationError::UnknownItem(_) => ErrorCode::UnknownItem,
+            CalibrationError::UnknownCriterion { .. } => ErrorCode::UnknownCriterion,
+            CalibrationError::OffScale { .. } => ErrorCode::OffScale,
+            CalibrationError::UnknownExpert(_) => ErrorCode::UnknownExpert,
+            CalibrationError::NoSuchItem { .. } => ErrorCode::NoSuchItem,
+            CalibrationError::Incomplete { .. } => ErrorCode::Incomplete,
+            CalibrationError::EmptyExplanation => ErrorCode::EmptyExplanation,
+            CalibrationError::EmptyOverride => ErrorCode::EmptyOverride,
+            CalibrationError::BadRule => ErrorCode::BadRule,
+            CalibrationError::StoredRule(_) => ErrorCode::StoredRule,
             CalibrationError::Store(e) => e.code(),
         }
     }

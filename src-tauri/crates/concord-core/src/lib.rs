@@ -11,6 +11,7 @@ pub mod calibration;
 pub mod clock;
 pub mod demo;
 pub mod digest;
+pub mod error_code;
 pub mod export;
 pub mod import;
 pub mod judge;

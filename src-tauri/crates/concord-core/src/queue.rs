@@ -8,6 +8,7 @@
 //! the history; time on each item and the place in the queue are recorded.
 
 use crate::assignment::{add_expert, set_retest_rating, AssignmentError};
+use crate::error_code::ErrorCode;
 use crate::rubric::{Anchor, Group, LocalText, Rubric, RubricFormat, Scale};
 use crate::store::{RaterKind, RatingInput, RatingOutcome, Store, StoreError};
 use rand::seq::SliceRandom;
@@ -56,17 +57,17 @@ impl From<rusqlite::Error> for QueueError {
 }
 
 impl QueueError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            QueueError::ProfilesLocked(_) => "profiles_locked",
-            QueueError::NotAnExpert(_) => "not_an_expert",
-            QueueError::NoSuchItem { .. } => "no_such_item",
-            QueueError::NoSuchCriterion(_) => "no_such_criterion",
-            QueueError::OffScale { .. } => "off_scale",
-            QueueError::EmptyReason => "empty_reason",
-            QueueError::CalibrationPending => "calibration_pending",
+            QueueError::ProfilesLocked(_) => ErrorCode::ProfilesLocked,
+            QueueError::NotAnExpert(_) => ErrorCode::NotAnExpert,
+            QueueError::NoSuchItem { .. } => ErrorCode::NoSuchItem,
+            QueueError::NoSuchCriterion(_) => ErrorCode::NoSuchCriterion,
+            QueueError::OffScale { .. } => ErrorCode::OffScale,
+            QueueError::EmptyReason => ErrorCode::EmptyReason,
+            QueueError::CalibrationPending => ErrorCode::CalibrationPending,
             QueueError::Calibration(e) => e.code(),
-            QueueError::Assignment(_) => "assignment",
+            QueueError::Assignment(_) => ErrorCode::Assignment,
             QueueError::Store(e) => e.code(),
         }
     }

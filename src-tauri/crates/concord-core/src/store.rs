@@ -21,6 +21,7 @@ pub use read::*;
 pub use write::*;
 
 use crate::clock::{Clock, Millis};
+use crate::error_code::ErrorCode;
 use rusqlite::{Connection, OpenFlags};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -88,22 +89,22 @@ pub enum StoreError {
 
 impl StoreError {
     /// A stable machine-readable code for the UI and scripts.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            StoreError::Missing { .. } => "study_missing",
-            StoreError::MissingFolder { .. } => "folder_missing",
-            StoreError::AlreadyExists { .. } => "already_exists",
-            StoreError::NotSqlite { .. } => "not_sqlite",
-            StoreError::NotAStudy { .. } => "not_a_study",
-            StoreError::NewerSchema { .. } => "newer_schema",
-            StoreError::Truncated { .. } => "truncated",
-            StoreError::ForeignSchema { .. } => "foreign_schema",
-            StoreError::UnexpectedObject { .. } => "unexpected_schema_object",
-            StoreError::ReadOnly { .. } => "read_only",
-            StoreError::Io { .. } => "io",
-            StoreError::NotFound { .. } => "not_found",
-            StoreError::Invalid(_) => "invalid",
-            StoreError::Sqlite(_) => "database",
+            StoreError::Missing { .. } => ErrorCode::StudyMissing,
+            StoreError::MissingFolder { .. } => ErrorCode::FolderMissing,
+            StoreError::AlreadyExists { .. } => ErrorCode::AlreadyExists,
+            StoreError::NotSqlite { .. } => ErrorCode::NotSqlite,
+            StoreError::NotAStudy { .. } => ErrorCode::NotAStudy,
+            StoreError::NewerSchema { .. } => ErrorCode::NewerSchema,
+            StoreError::Truncated { .. } => ErrorCode::Truncated,
+            StoreError::ForeignSchema { .. } => ErrorCode::ForeignSchema,
+            StoreError::UnexpectedObject { .. } => ErrorCode::UnexpectedSchemaObject,
+            StoreError::ReadOnly { .. } => ErrorCode::ReadOnly,
+            StoreError::Io { .. } => ErrorCode::Io,
+            StoreError::NotFound { .. } => ErrorCode::NotFound,
+            StoreError::Invalid(_) => ErrorCode::Invalid,
+            StoreError::Sqlite(_) => ErrorCode::Database,
         }
     }
 }

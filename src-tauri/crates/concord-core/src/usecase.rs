@@ -15,6 +15,7 @@ use crate::assignment::{
 };
 use crate::clock::Clock;
 use crate::demo::DemoError;
+use crate::error_code::ErrorCode;
 use crate::export::sheet::SheetError;
 use crate::export::{
     self, CellError, CsvOptions, CsvSummary, ExportError, SheetImportReport, SheetSummary,
@@ -407,19 +408,19 @@ pub enum UseCaseError {
 
 impl UseCaseError {
     /// A stable machine-readable code for the UI.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            UseCaseError::RelativePath(_) | UseCaseError::EmptyPath => "path",
-            UseCaseError::ReadRubric { .. } => "unreadable",
-            UseCaseError::MissingSource => "missing_source",
-            UseCaseError::Write { .. } => "io",
-            UseCaseError::Assignment(AssignmentError::Rubric(_)) => "rubric",
+            UseCaseError::RelativePath(_) | UseCaseError::EmptyPath => ErrorCode::Path,
+            UseCaseError::ReadRubric { .. } => ErrorCode::Unreadable,
+            UseCaseError::MissingSource => ErrorCode::MissingSource,
+            UseCaseError::Write { .. } => ErrorCode::Io,
+            UseCaseError::Assignment(AssignmentError::Rubric(_)) => ErrorCode::Rubric,
             UseCaseError::Assignment(AssignmentError::Store(e)) => e.code(),
-            UseCaseError::Assignment(_) => "assignment",
+            UseCaseError::Assignment(_) => ErrorCode::Assignment,
             UseCaseError::Package(PackageError::Store(e)) => e.code(),
-            UseCaseError::Package(_) => "package",
+            UseCaseError::Package(_) => ErrorCode::Package,
             UseCaseError::Export(ExportError::Store(e)) => e.code(),
-            UseCaseError::Export(_) => "export",
+            UseCaseError::Export(_) => ErrorCode::Export,
             UseCaseError::Store(e) => e.code(),
         }
     }

@@ -45,6 +45,7 @@ pub use settings::{Execution, Prices, ProviderKind, ResponseSelection, RunSettin
 pub use tokio_util::sync::CancellationToken;
 pub use verdict::{read_reply, ReplyError, Verdict};
 
+use crate::error_code::ErrorCode;
 use crate::store::StoreError;
 
 /// Why a judge run could not be planned or carried out. Failures of single calls are not errors:
@@ -73,17 +74,17 @@ pub enum JudgeError {
 
 impl JudgeError {
     /// A stable machine-readable code for the UI and scripts.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             JudgeError::Store(e) => e.code(),
-            JudgeError::Settings(_) => "judge_settings",
-            JudgeError::Template { .. } => "judge_template",
-            JudgeError::NoSuchRun(_) => "not_found",
-            JudgeError::Rubric(_) => "judge_rubric",
-            JudgeError::Runtime(_) => "judge_runtime",
-            JudgeError::Client(_) => "judge_client",
-            JudgeError::Batch(_) => "judge_batch",
-            JudgeError::Key(_) => "judge_key",
+            JudgeError::Settings(_) => ErrorCode::JudgeSettings,
+            JudgeError::Template { .. } => ErrorCode::JudgeTemplate,
+            JudgeError::NoSuchRun(_) => ErrorCode::NotFound,
+            JudgeError::Rubric(_) => ErrorCode::JudgeRubric,
+            JudgeError::Runtime(_) => ErrorCode::JudgeRuntime,
+            JudgeError::Client(_) => ErrorCode::JudgeClient,
+            JudgeError::Batch(_) => ErrorCode::JudgeBatch,
+            JudgeError::Key(_) => ErrorCode::JudgeKey,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Where a run stands: the [`Progress`] reported to the caller after every write (the CLI's
-//! progress bar, the window's `judge-progress` event) with its [`RunPhase`], and the [`Meter`]
+//! progress bar, the window's `judge-progress` event) with its [`RunPhase`], and the `Meter`
 //! that keeps the session's counts, tokens, cost and rate. Both the live sender
 //! ([`super::runner`]) and the batch driver ([`super::batch`]) report through it.
 

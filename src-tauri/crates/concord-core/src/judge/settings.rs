@@ -81,7 +81,7 @@ impl Prices {
     }
 }
 
-/// A judge run's settings. Everything but `prices` is its identity (see [`RunSettings::identity`]).
+/// A judge run's settings. Everything but `prices` is its identity (see `RunSettings::identity`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RunSettings {

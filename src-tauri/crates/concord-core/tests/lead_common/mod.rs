@@ -1,7 +1,7 @@
 //! Shared helpers of the lead-workflow tests: a synthetic study (MentalBench rubric, conversations
 //! in categories, several named sources, experts and one judge) on a fixed clock.
 
-#![allow(dead_code)]
+#![allow(dead_code)] // each test binary that includes this module uses a different part of it
 
 use concord_core::clock::SteppingClock;
 use concord_core::rubric::builtin;

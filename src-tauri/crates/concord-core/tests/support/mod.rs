@@ -2,7 +2,7 @@
 //! fixed clock, workbook writing (rust_xlsxwriter) for synthetic release-shaped files, and a
 //! fingerprint of everything an import can change, to prove a failed import changed nothing.
 
-#![allow(dead_code)]
+#![allow(dead_code)] // each test binary that includes this module uses a different part of it
 
 use concord_core::clock::SteppingClock;
 use concord_core::store::Store;

@@ -1,0 +1,151 @@
+//! The stable, machine-readable codes of the errors the window can receive (`{code, message}`):
+//! one enum, exported to the UI's generated bindings, so a screen can match on a code the
+//! compiler knows. Each error type's `code()` says which one it is.
+
+use serde::{Deserialize, Serialize};
+
+/// What went wrong, for the UI and scripts (serialised in snake_case, e.g. `not_a_study`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    AlreadyExists,
+    Assignment,
+    BadGap,
+    BadRule,
+    CalibrationPending,
+    Database,
+    Demo,
+    EmptyAdjudicator,
+    EmptyExplanation,
+    EmptyOverride,
+    EmptyReason,
+    Export,
+    FolderMissing,
+    ForeignSchema,
+    Incomplete,
+    Internal,
+    Invalid,
+    Io,
+    JudgeBatch,
+    JudgeBusy,
+    JudgeClient,
+    JudgeKey,
+    JudgeRubric,
+    JudgeRuntime,
+    JudgeSettings,
+    JudgeTemplate,
+    MissingSource,
+    NewerSchema,
+    NoLocation,
+    NoSuchCriterion,
+    NoSuchItem,
+    NotAStudy,
+    NotAnExpert,
+    NotFound,
+    NotSqlite,
+    NothingRated,
+    OffScale,
+    Package,
+    Path,
+    Plan,
+    ProfilesLocked,
+    ReadOnly,
+    Rubric,
+    StoredRule,
+    StudyMissing,
+    Truncated,
+    UnexpectedSchemaObject,
+    UnknownCriterion,
+    UnknownExpert,
+    UnknownItem,
+    Unreadable,
+}
+
+impl ErrorCode {
+    /// The code as it is serialised.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::AlreadyExists => "already_exists",
+            ErrorCode::Assignment => "assignment",
+            ErrorCode::BadGap => "bad_gap",
+            ErrorCode::BadRule => "bad_rule",
+            ErrorCode::CalibrationPending => "calibration_pending",
+            ErrorCode::Database => "database",
+            ErrorCode::Demo => "demo",
+            ErrorCode::EmptyAdjudicator => "empty_adjudicator",
+            ErrorCode::EmptyExplanation => "empty_explanation",
+            ErrorCode::EmptyOverride => "empty_override",
+            ErrorCode::EmptyReason => "empty_reason",
+            ErrorCode::Export => "export",
+            ErrorCode::FolderMissing => "folder_missing",
+            ErrorCode::ForeignSchema => "foreign_schema",
+            ErrorCode::Incomplete => "incomplete",
+            ErrorCode::Internal => "internal",
+            ErrorCode::Invalid => "invalid",
+            ErrorCode::Io => "io",
+            ErrorCode::JudgeBatch => "judge_batch",
+            ErrorCode::JudgeBusy => "judge_busy",
+            ErrorCode::JudgeClient => "judge_client",
+            ErrorCode::JudgeKey => "judge_key",
+            ErrorCode::JudgeRubric => "judge_rubric",
+            ErrorCode::JudgeRuntime => "judge_runtime",
+            ErrorCode::JudgeSettings => "judge_settings",
+            ErrorCode::JudgeTemplate => "judge_template",
+            ErrorCode::MissingSource => "missing_source",
+            ErrorCode::NewerSchema => "newer_schema",
+            ErrorCode::NoLocation => "no_location",
+            ErrorCode::NoSuchCriterion => "no_such_criterion",
+            ErrorCode::NoSuchItem => "no_such_item",
+            ErrorCode::NotAStudy => "not_a_study",
+            ErrorCode::NotAnExpert => "not_an_expert",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::NotSqlite => "not_sqlite",
+            ErrorCode::NothingRated => "nothing_rated",
+            ErrorCode::OffScale => "off_scale",
+            ErrorCode::Package => "package",
+            ErrorCode::Path => "path",
+            ErrorCode::Plan => "plan",
+            ErrorCode::ProfilesLocked => "profiles_locked",
+            ErrorCode::ReadOnly => "read_only",
+            ErrorCode::Rubric => "rubric",
+            ErrorCode::StoredRule => "stored_rule",
+            ErrorCode::StudyMissing => "study_missing",
+            ErrorCode::Truncated => "truncated",
+            ErrorCode::UnexpectedSchemaObject => "unexpected_schema_object",
+            ErrorCode::UnknownCriterion => "unknown_criterion",
+            ErrorCode::UnknownExpert => "unknown_expert",
+            ErrorCode::UnknownItem => "unknown_item",
+            ErrorCode::Unreadable => "unreadable",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Codes compare with their serialised text, so a test can say `assert_eq!(e.code(), "io")`.
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn codes_serialise_as_their_text() {
+        for code in [ErrorCode::NotAStudy, ErrorCode::JudgeKey, ErrorCode::Io] {
+            assert_eq!(
+                serde_json::to_string(&code).expect("a code serialises"),
+                format!("\"{}\"", code.as_str()),
+                "the JSON the window receives is the code's text"
+            );
+        }
+    }
+}

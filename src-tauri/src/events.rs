@@ -1,0 +1,39 @@
+//! The events the shell sends the window, each with exactly one payload type (exported to the UI's
+//! generated bindings, where `ipc.ts` maps each event name to its payload): `ratings-changed`
+//! carries a [`RatingsChanged`], `judge-progress` a judge [`Progress`],
+//! `judge-finished` a [`JudgeFinished`](crate::judge_runs::JudgeFinished).
+
+use concord_core::judge::Progress;
+use concord_core::queue::ItemProgress;
+use serde::Serialize;
+use tauri::{AppHandle, Emitter};
+
+/// Event: ratings in the study changed (payload [`RatingsChanged`]).
+pub const RATINGS_CHANGED: &str = "ratings-changed";
+/// Event: the running judge's progress, throttled while sending and always for the last report.
+pub const JUDGE_PROGRESS: &str = "judge-progress";
+/// Event: the judge run's thread ended (finished, cancelled or failed).
+pub const JUDGE_FINISHED: &str = "judge-finished";
+
+/// What changed the ratings: the one payload of `ratings-changed`.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum RatingsChanged {
+    /// A value saved on the rating screen, with the item's progress.
+    Rated { progress: ItemProgress },
+    /// A dataset imported in the setup wizard.
+    Import,
+    /// A returned rater package merged.
+    Merge,
+    /// A filled rating sheet imported.
+    Sheet,
+    /// A judge run wrote ratings over its own connection: its progress while it runs, none at
+    /// the end.
+    Judge { progress: Option<Progress> },
+}
+
+/// Tell the window that ratings changed. The change is already committed; a window that misses
+/// the event only updates later.
+pub fn ratings_changed(app: &AppHandle, change: RatingsChanged) {
+    let _ = app.emit(RATINGS_CHANGED, change);
+}

@@ -141,6 +141,7 @@ pub fn typescript() -> String {
         concord_core::adjudication::AdjudicationReview,
         concord_core::adjudication::Ruling,
         concord_core::adjudication::Resolution,
+        concord_core::adjudication::ConsensusAgreement,
         concord_core::rater_quality::SeverityEstimate,
         concord_core::rater_quality::DriftDirection,
         concord_core::rater_quality::SessionDrift,

@@ -27,6 +27,7 @@ pub fn run() {
             commands::study::study_status,
             commands::agreement::agreement_report,
             commands::agreement::agreement_table,
+            commands::agreement::agreement_consensus,
             commands::agreement::export_agreement,
             commands::agreement::save_figure,
             commands::agreement::plan_more,

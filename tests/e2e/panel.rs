@@ -253,3 +253,47 @@ fn the_raters_view_flags_a_planted_lenient_expert() {
     app.wait_for("[data-testid=severity-plot] svg", Duration::from_secs(10));
     app.screenshot("raters");
 }
+
+#[test]
+fn the_agreement_panel_compares_judges_with_the_consensus() {
+    use concord_core::adjudication::{self, Resolution, Ruling};
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("consensus.concord");
+    {
+        let mut store = create_demo_at(&study, Arc::new(SystemClock), 7).expect("demo study");
+        let pairs = Panel::load(&store, false)
+            .unwrap()
+            .discrepancies(&DiscrepancyRule::default(), false);
+        for p in pairs.iter().take(2) {
+            adjudication::resolve(
+                &mut store,
+                &Resolution {
+                    item: p.item.clone(),
+                    criterion: p.criterion.clone(),
+                    ruling: Ruling::Value { value: 3 },
+                    reason: "agreed in the panel meeting".into(),
+                    adjudicator: "Dr Lead".into(),
+                },
+            )
+            .expect("decided");
+        }
+    }
+    let app = App::launch(&study);
+    open(&app, "nav-agreement");
+    app.wait_for("[data-testid=agreement-table]", Duration::from_secs(60));
+    assert!(
+        app.try_find("[data-testid=consensus-note]").is_none(),
+        "the experts' mean is the default reference"
+    );
+    app.script(
+        "const s = document.querySelector('[data-testid=ag-reference]'); s.value = 'consensus'; s.dispatchEvent(new Event('change')); return 1;",
+        serde_json::json!([]),
+    );
+    app.wait_for_attribute(
+        "[data-testid=consensus-note]",
+        "data-adjudicated",
+        "2",
+        Duration::from_secs(30),
+    );
+    app.screenshot("agreement-consensus");
+}

@@ -4,6 +4,7 @@
 
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::state::AppState;
+use concord_core::adjudication::{consensus_agreement, ConsensusAgreement};
 use concord_core::agreement::{AgreementOptions, AgreementReport};
 use concord_core::agreement_table::{AgreementTable, MoreTargets, TableFormat, TableView};
 
@@ -13,6 +14,17 @@ pub async fn agreement_report(
     options: AgreementOptions,
 ) -> IpcResult<AgreementReport> {
     state.with_study(|s| Ok(s.agreement(&options)?.clone()))
+}
+
+/// The report and table against the consensus after adjudication (computed afresh: decisions are
+/// few and the panel asks for this view on demand).
+#[tauri::command]
+pub async fn agreement_consensus(
+    state: tauri::State<'_, AppState>,
+    options: AgreementOptions,
+    view: TableView,
+) -> IpcResult<ConsensusAgreement> {
+    state.with_study(|s| Ok(consensus_agreement(s.store(), options, view)?))
 }
 
 #[tauri::command]

@@ -665,6 +665,8 @@ export type Ruling = { "kind": "value", value: number, } | { "kind": "unratable"
 
 export type Resolution = { item: string, criterion: string, ruling: Ruling, reason: string, adjudicator: string, };
 
+export type ConsensusAgreement = { report: AgreementReport, table: AgreementTable, status: AdjudicationStatus, };
+
 export type SeverityEstimate = { n: number, mean: number | null, sd: number | null, ci95: [number, number] | null, };
 
 export type DriftDirection = "up" | "down";

@@ -30,6 +30,7 @@ import type {
   RunSettings,
   RunStatus,
   AdjudicationReview,
+  ConsensusAgreement,
   CalibrationItem,
   CalibrationStatus,
   DecisionView,
@@ -77,6 +78,8 @@ export const ipc = {
   leaveItem: (raterId: number, item: number, seconds: number, nextItem: number) =>
     call<null>("leave_item", { raterId, item, seconds, nextItem }),
   agreementReport: (options: AgreementOptions) => call<AgreementReport>("agreement_report", { options }),
+  agreementConsensus: (options: AgreementOptions, view: TableView) =>
+    call<ConsensusAgreement>("agreement_consensus", { options, view }),
   agreementTable: (options: AgreementOptions, view: TableView) =>
     call<AgreementTable>("agreement_table", { options, view }),
   exportAgreement: (options: AgreementOptions, view: TableView, format: TableFormat) =>

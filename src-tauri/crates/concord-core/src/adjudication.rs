@@ -229,18 +229,21 @@ impl Panel {
     pub fn load(store: &Store, with_rationale: bool) -> Result<Panel, AdjudicationError> {
         let experts = store.panel_experts()?;
         let criteria = store.panel_criteria()?;
-        let mut values = store.expert_values(with_rationale)?;
         let expert_name: HashMap<i64, usize> =
             experts.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
-        values.sort_unstable_by_key(|v| {
-            (
-                v.response_id,
-                v.criterion_id,
-                expert_name.get(&v.rater_id).copied().unwrap_or(usize::MAX),
-            )
-        });
+        // Sort on plain integer keys (response, criterion, the expert's place by name).
+        let mut values: Vec<(i64, i64, usize, ExpertValue)> = store
+            .expert_values(with_rationale)?
+            .into_iter()
+            .map(|v| {
+                let rank = expert_name.get(&v.rater_id).copied().unwrap_or(usize::MAX);
+                (v.response_id, v.criterion_id, rank, v)
+            })
+            .collect();
+        values
+            .sort_unstable_by_key(|(response, criterion, rank, _)| (*response, *criterion, *rank));
         let mut pairs: Vec<((i64, i64), Vec<ExpertValue>)> = Vec::new();
-        for v in values {
+        for (_, _, _, v) in values {
             let key = (v.response_id, v.criterion_id);
             match pairs.last_mut() {
                 Some((k, group)) if *k == key => group.push(v),
@@ -709,6 +712,33 @@ pub fn agreement_report(
             Ok(report)
         }
     }
+}
+
+/// The agreement panel against the consensus: the report, its table for one view, and how many
+/// pairs are decided or still unresolved (unresolved pairs keep the experts' values).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ConsensusAgreement {
+    pub report: AgreementReport,
+    pub table: crate::agreement_table::AgreementTable,
+    pub status: AdjudicationStatus,
+}
+
+/// [`agreement_report`] against the consensus with its table for `view` and the status counts
+/// under the default discrepancy rule.
+pub fn consensus_agreement(
+    store: &Store,
+    options: AgreementOptions,
+    view: crate::agreement_table::TableView,
+) -> Result<ConsensusAgreement, AdjudicationError> {
+    let report = agreement_report(store, options, AgreementReference::Consensus)?;
+    let table = crate::agreement_table::table(&report, view);
+    let status = Panel::load(store, false)?.status(&DiscrepancyRule::default());
+    Ok(ConsensusAgreement {
+        report,
+        table,
+        status,
+    })
 }
 
 #[cfg(test)]

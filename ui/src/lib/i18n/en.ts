@@ -421,6 +421,10 @@ export const en = {
   "cal.start": "Start rating",
   "cal.failed": "Calibration not passed. Please talk to your project lead before rating.",
   "cal.back": "Back",
+  "ag.reference": "Reference",
+  "ag.reference.experts": "experts' mean",
+  "ag.reference.consensus": "consensus after adjudication",
+  "ag.consensusNote": "Against the consensus: {adjudicated} adjudicated pairs take the decided value (unratable ones are left out); {unresolved} unresolved pairs keep the experts' values. Expert–expert cells show agreement after adjudication.",
 } as const;
 
 export type MessageKey = keyof typeof en;

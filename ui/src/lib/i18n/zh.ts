@@ -423,4 +423,8 @@ export const zh: Record<MessageKey, string> = {
   "cal.start": "开始评分",
   "cal.failed": "校准未通过。请在评分前与项目负责人沟通。",
   "cal.back": "返回",
+  "ag.reference": "参照",
+  "ag.reference.experts": "专家均值",
+  "ag.reference.consensus": "裁定后的共识",
+  "ag.consensusNote": "以共识为参照：{adjudicated} 条已裁定条目采用裁定分数（无法评分的条目不计）；{unresolved} 条未解决条目保留专家分数。专家之间的单元格显示裁定后的一致性。",
 };

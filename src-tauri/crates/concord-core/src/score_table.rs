@@ -564,6 +564,19 @@ mod tests {
     }
 
     #[test]
+    fn prediction_tables_count_crlf_lines_like_an_editor() {
+        // Lines: 1 header, 2–3 a row whose group spans a quoted CRLF, 4 a judge score that is
+        // not a number.
+        let text = "group,judge,expert\r\n\"g\r\n1\",3,4\r\ng1,high,\r\n";
+        let e =
+            parse_prediction_csv(text.as_bytes(), "p.csv", "group", "judge", "expert").unwrap_err();
+        assert!(
+            matches!(e, ScoreTableError::NotNumeric { line: 4, .. }),
+            "the bad judge score is on line 4 of the file: {e}"
+        );
+    }
+
+    #[test]
     fn duplicates_are_refused_with_both_lines() {
         let e = parse("target,rater,score\nt1,r1,3\nt1,r1,4\n").unwrap_err();
         let msg = e.to_string();

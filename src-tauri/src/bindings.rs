@@ -35,6 +35,8 @@ pub fn typescript() -> String {
         concord_core::error_code::ErrorCode,
         crate::error::IpcError,
         crate::commands::study::StudyStatus,
+        crate::commands::security::StudySecurity,
+        crate::commands::security::SecurityOutcome,
         StudyOverview,
         RubricSummary,
         CriterionSummary,

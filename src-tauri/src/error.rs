@@ -74,3 +74,9 @@ impl From<concord_core::judge::KeyError> for IpcError {
         IpcError::new(ErrorCode::JudgeKey, e.to_string())
     }
 }
+
+impl From<concord_core::study_security::SecurityError> for IpcError {
+    fn from(e: concord_core::study_security::SecurityError) -> Self {
+        IpcError::new(e.code(), e.to_string())
+    }
+}

@@ -25,6 +25,12 @@ pub fn run() {
         .invoke_handler(tauri::generate_handler![
             commands::study::study_overview,
             commands::study::study_status,
+            commands::security::study_security,
+            commands::security::unlock_study,
+            commands::security::lock_study,
+            commands::security::encrypt_open_study,
+            commands::security::change_passphrase,
+            commands::security::set_idle_lock,
             commands::agreement::agreement_report,
             commands::agreement::agreement_table,
             commands::agreement::agreement_consensus,

@@ -8,6 +8,7 @@ mod judge;
 mod overview;
 mod panel;
 mod rating;
+mod security;
 mod setup;
 
 use serde_json::{json, Value};

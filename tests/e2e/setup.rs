@@ -222,8 +222,13 @@ fn lead_sets_up_a_three_expert_study_from_a_csv_to_a_package_and_a_rating_csv() 
     );
     let shot = app.screenshot("setup-wizard");
 
-    // Step 6: one expert's package, written beside the study by default.
+    // Step 6: one expert's package, sealed under a passphrase, written beside the study by default.
     click(&app, "[data-testid=step-packages]");
+    fill(
+        &app,
+        "[data-testid=package-passphrase]",
+        "told to Ana by phone",
+    );
     click(
         &app,
         "[data-testid=package-row][data-name='Ana Ruiz'] [data-testid=package-export]",
@@ -244,11 +249,22 @@ fn lead_sets_up_a_three_expert_study_from_a_csv_to_a_package_and_a_rating_csv() 
         Some(tmp.path().join("lead-exports").as_path()),
         "the default package goes into the study's export folder"
     );
-    let head = std::fs::read(&package).expect("the package file exists on disk");
+    let bytes = std::fs::read(&package).expect("the package file exists on disk");
     assert!(
-        head.starts_with(b"SQLite format 3\0"),
-        "a package is itself a study file"
+        !bytes.starts_with(b"SQLite format 3\0") && !bytes.windows(8).any(|w| w == b"Ana Ruiz"),
+        "a package is an encrypted study file: no readable header, no expert name in its bytes"
     );
+    let sealed = concord_core::store::Store::open_with(
+        &package,
+        std::sync::Arc::new(concord_core::clock::SystemClock),
+        Some(&concord_core::store::Passphrase::new("told to Ana by phone").unwrap()),
+    )
+    .expect("the package opens with the passphrase the lead typed");
+    assert!(
+        sealed.package_seal().unwrap().is_some(),
+        "and carries its seal"
+    );
+    drop(sealed);
 
     // Step 7: the long CSV (Excel-friendly by default), checked on disk.
     click(&app, "[data-testid=step-exports]");

@@ -5,5 +5,6 @@ pub mod agreement;
 pub mod judge;
 pub mod panel;
 pub mod rating;
+pub mod security;
 pub mod setup;
 pub mod study;

@@ -14,6 +14,7 @@ use concord_core::assignment::{
 };
 use concord_core::clock::fresh_seed;
 use concord_core::package::MergeReport;
+use concord_core::store::Passphrase;
 use concord_core::usecase::{
     typed_output, typed_path, ImportOutcome, ImportRequest, PackageWritten, RatingsExport,
     RatingsFormat, SheetOutcome, WrittenFile,
@@ -84,10 +85,12 @@ pub async fn setup_export_package(
     state: tauri::State<'_, AppState>,
     expert: String,
     out: Option<String>,
+    package_passphrase: String,
 ) -> IpcResult<PackageWritten> {
     let seed = fresh_seed();
     let out = typed_output(out.as_deref())?;
-    state.with_study(|s| Ok(s.export_package(&expert, out.as_deref(), seed)?))
+    let passphrase = Passphrase::new(package_passphrase)?;
+    state.with_study(|s| Ok(s.export_package(&expert, out.as_deref(), seed, &passphrase)?))
 }
 
 #[tauri::command]
@@ -95,9 +98,11 @@ pub async fn setup_merge_package(
     app: tauri::AppHandle,
     state: tauri::State<'_, AppState>,
     path: String,
+    package_passphrase: String,
 ) -> IpcResult<MergeReport> {
     let path = typed_path(&path)?;
-    let report = state.with_study(|s| Ok(s.merge_package(&path)?))?;
+    let passphrase = Passphrase::new(package_passphrase)?;
+    let report = state.with_study(|s| Ok(s.merge_package(&path, &passphrase)?))?;
     if report.changed() {
         ratings_changed(&app, RatingsChanged::Merge);
     }

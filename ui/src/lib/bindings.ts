@@ -1,11 +1,23 @@
 // Generated from the Rust IPC types by ts-rs. Do not edit by hand:
 // run `CONCORD_BLESS=1 cargo test bindings` after changing a Rust type.
 
-export type ErrorCode = "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_key" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "missing_source" | "newer_schema" | "no_location" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "path" | "plan" | "profiles_locked" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable";
+export type ErrorCode = "already_encrypted" | "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_key" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "wrong_passphrase";
 
 export type IpcError = { code: ErrorCode, message: string, };
 
 export type StudyStatus = { path: string | null, is_default: boolean, error: IpcError | null, };
+
+export type StudySecurity = { encrypted: boolean, 
+/**
+ * The study waits behind the unlock screen.
+ */
+locked: boolean, idle_lock_minutes: number, 
+/**
+ * Seconds without input before the window locks (the minutes, unless overridden).
+ */
+idle_lock_seconds: number, };
+
+export type SecurityOutcome = { note: string | null, };
 
 export type StudyOverview = { path: string, title: string, schema_version: number, rubrics: Array<RubricSummary>, conversations: number, responses: number, sources: Array<SourceCount>, raters: Array<RaterSummary>, ratings: number, };
 
@@ -175,7 +187,12 @@ export type WrittenFile = { path: string,
 /**
  * Ratings in the file (rating exports) or items in it (rating sheets).
  */
-count: number, };
+count: number, 
+/**
+ * Set when the study is encrypted: the file written is not (see
+ * [`crate::export::plain_copy_warning`]).
+ */
+warning: string | null, };
 
 export type PackageWritten = { path: string, summary: PackageSummary, };
 

@@ -21,6 +21,8 @@ import type {
   RatingItem,
   StudyOverview,
   StudyStatus,
+  StudySecurity,
+  SecurityOutcome,
   CallFailure,
   JudgeActivity,
   JudgeStart,
@@ -64,6 +66,19 @@ async function call<T>(command: string, args?: Record<string, unknown>): Promise
 
 export const ipc = {
   studyStatus: () => call<StudyStatus>("study_status"),
+  studySecurity: () => call<StudySecurity>("study_security"),
+  unlockStudy: (passphrase: string, remember: boolean) =>
+    call<SecurityOutcome>("unlock_study", { passphraseText: passphrase, remember }),
+  lockStudy: () => call<boolean>("lock_study"),
+  encryptStudy: (passphrase: string, remember: boolean) =>
+    call<SecurityOutcome>("encrypt_open_study", { newPassphrase: passphrase, remember }),
+  changePassphrase: (current: string, next: string, remember: boolean) =>
+    call<SecurityOutcome>("change_passphrase", {
+      currentPassphrase: current,
+      newPassphrase: next,
+      remember,
+    }),
+  setIdleLock: (minutes: number) => call<number>("set_idle_lock", { minutes }),
   studyOverview: () => call<StudyOverview>("study_overview"),
   raterProfiles: () => call<RaterProfiles>("rater_profiles"),
   createRaterProfile: (name: string) => call<RaterProfile>("create_rater_profile", { name }),
@@ -154,9 +169,14 @@ export const setupIpc = {
     call<AssignmentSummary>("setup_preview_assignment", { options }),
   assign: (options: AssignmentOptions) => call<AssignmentSummary>("setup_assign", { options }),
   assignmentTable: () => call<AssignmentTable>("setup_assignment_table"),
-  exportPackage: (expert: string, out: string) =>
-    call<PackageWritten>("setup_export_package", { expert, out: outPath(out) }),
-  mergePackage: (path: string) => call<MergeReport>("setup_merge_package", { path }),
+  exportPackage: (expert: string, out: string, passphrase: string) =>
+    call<PackageWritten>("setup_export_package", {
+      expert,
+      out: outPath(out),
+      packagePassphrase: passphrase,
+    }),
+  mergePackage: (path: string, passphrase: string) =>
+    call<MergeReport>("setup_merge_package", { path, packagePassphrase: passphrase }),
   exportRatings: (format: RatingsFormat, out: string, excel: boolean) =>
     call<WrittenFile>("setup_export_ratings", { format, out: outPath(out), excel }),
   exportSheet: (expert: string, out: string) =>

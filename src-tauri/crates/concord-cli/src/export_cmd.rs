@@ -79,6 +79,22 @@ pub enum SheetCommand {
     Import { file: PathBuf },
 }
 
+/// An export of an encrypted study is a plain file: say so on stderr and in the JSON document.
+fn warn_if_plain_copy(warning: Option<&String>, doc: serde_json::Value) -> serde_json::Value {
+    let Some(warning) = warning else {
+        return doc;
+    };
+    eprintln!("concord: warning: {warning}");
+    let mut doc = doc;
+    if let Some(map) = doc.as_object_mut() {
+        map.insert(
+            "warning".to_string(),
+            serde_json::Value::String(warning.clone()),
+        );
+    }
+    doc
+}
+
 pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, ExportCmdError> {
     let study = open_study(db)?;
     match &args.command {
@@ -100,11 +116,12 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
                 agreement: !no_agreement,
             };
             let written = study.export_ratings(&export, out.as_deref())?;
+            let doc = warn_if_plain_copy(
+                written.warning.as_ref(),
+                serde_json::to_value(&written.summary)?,
+            );
             if json {
-                return Ok(format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&written.summary)?
-                ));
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
             }
             Ok(format!(
                 "Wrote {} ({} ratings)\n",
@@ -114,11 +131,12 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
         }
         ExportCommand::Sheet { rater, out } => {
             let written = study.export_sheet(rater, out.as_deref())?;
+            let doc = warn_if_plain_copy(
+                written.warning.as_ref(),
+                serde_json::to_value(&written.summary)?,
+            );
             if json {
-                return Ok(format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&written.summary)?
-                ));
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
             }
             Ok(format!(
                 "Wrote the rating sheet of {} to {} ({} items)\n",

@@ -29,6 +29,10 @@ struct Cli {
     /// Print one JSON document on stdout (NaN and infinities print as null).
     #[arg(long, global = true)]
     json: bool,
+    /// The environment variable holding the passphrase of an encrypted study (never pass the
+    /// passphrase itself as an argument).
+    #[arg(long, global = true, value_name = "VAR", default_value = study_cmd::PASSPHRASE_ENV)]
+    passphrase_env: String,
     #[command(subcommand)]
     command: Command,
 }
@@ -39,6 +43,8 @@ enum Command {
     Demo,
     /// Show what the study holds: rubrics, conversations, responses per source, raters, ratings.
     Overview,
+    /// Encrypt, decrypt or re-key the study (passphrases from environment variables).
+    Study(study_cmd::StudyArgs),
     /// List the expert profiles; --lock restricts the rating screen to them, --unlock reopens it.
     Profiles {
         #[arg(long, conflicts_with = "unlock")]
@@ -78,9 +84,13 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    study_cmd::set_passphrase_env(&cli.passphrase_env);
     let result: Result<String, Box<dyn std::error::Error>> = match cli.command {
         Command::Demo => study_cmd::demo(cli.db.as_deref(), cli.json).map_err(Into::into),
         Command::Overview => study_cmd::overview(cli.db.as_deref(), cli.json).map_err(Into::into),
+        Command::Study(args) => {
+            study_cmd::study(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
         Command::Profiles { lock, unlock } => {
             let change = if lock {
                 Some(true)

@@ -1,7 +1,10 @@
-//! `concord package export --rater NAME --out FILE.concord` writes one expert's blinded package;
-//! `concord package merge FILE.concord` brings a returned package back and lists any conflicts.
+//! `concord package export --rater NAME --out FILE.concord` writes one expert's blinded package,
+//! sealed (encrypted and authenticated) under the package passphrase in the environment variable
+//! named by `--package-passphrase-env` (default `CONCORD_PACKAGE_PASSPHRASE`), which the lead
+//! gives the expert separately; `concord package merge FILE.concord` checks a returned package's
+//! seal, brings it back and lists any conflicts.
 
-use crate::study_cmd::{open_study, StudyCmdError};
+use crate::study_cmd::{open_study, required_passphrase, StudyCmdError};
 use concord_core::clock::fresh_seed;
 use concord_core::package::MergeReport;
 use concord_core::usecase::UseCaseError;
@@ -36,23 +39,45 @@ pub enum PackageCommand {
         /// Seed of the package id and source codes (default: drawn from the clock).
         #[arg(long)]
         seed: Option<u64>,
+        /// The environment variable holding the package's passphrase (at least 8 characters).
+        #[arg(long, value_name = "VAR", default_value = PACKAGE_PASSPHRASE_ENV)]
+        package_passphrase_env: String,
     },
-    /// Merge a returned package: new ratings and revisions come in, conflicts are listed.
-    Merge { file: PathBuf },
+    /// Merge a returned package: its seal is checked, new ratings and revisions come in,
+    /// conflicts are listed.
+    Merge {
+        file: PathBuf,
+        /// The environment variable holding the package's passphrase.
+        #[arg(long, value_name = "VAR", default_value = PACKAGE_PASSPHRASE_ENV)]
+        package_passphrase_env: String,
+    },
 }
+
+/// The environment variable that holds a package's passphrase unless another is named.
+pub const PACKAGE_PASSPHRASE_ENV: &str = "CONCORD_PACKAGE_PASSPHRASE";
 
 pub fn run(args: &PackageArgs, db: Option<&Path>, json: bool) -> Result<String, PackageCmdError> {
     let mut study = open_study(db)?;
     match &args.command {
-        PackageCommand::Export { rater, out, seed } => {
-            let written =
-                study.export_package(rater, out.as_deref(), seed.unwrap_or_else(fresh_seed))?;
+        PackageCommand::Export {
+            rater,
+            out,
+            seed,
+            package_passphrase_env,
+        } => {
+            let passphrase = required_passphrase(package_passphrase_env)?;
+            let written = study.export_package(
+                rater,
+                out.as_deref(),
+                seed.unwrap_or_else(fresh_seed),
+                &passphrase,
+            )?;
             let summary = &written.summary;
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(summary)?));
             }
             Ok(format!(
-                "Wrote package {} for {} to {}: {} items ({} responses of {} conversations), {} of their ratings\n",
+                "Wrote package {} for {} to {}: {} items ({} responses of {} conversations), {} of their ratings; sealed with the passphrase in {package_passphrase_env}: give it to the expert separately, not with the file\n",
                 summary.package_id,
                 summary.rater,
                 written.path,
@@ -62,8 +87,12 @@ pub fn run(args: &PackageArgs, db: Option<&Path>, json: bool) -> Result<String, 
                 summary.ratings + summary.retest_ratings
             ))
         }
-        PackageCommand::Merge { file } => {
-            let report = study.merge_package(file)?;
+        PackageCommand::Merge {
+            file,
+            package_passphrase_env,
+        } => {
+            let passphrase = required_passphrase(package_passphrase_env)?;
+            let report = study.merge_package(file, &passphrase)?;
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
             }

@@ -1,24 +1,79 @@
-//! Study-level commands: `concord demo` (create the demo study) and `concord overview` (what the
-//! desktop app's first screen shows, as text or JSON), and the shared way every command opens the
-//! study named by `--db`, `CONCORD_STUDY` or the default location.
+//! Study-level commands: `concord demo` (create the demo study), `concord overview` (what the
+//! desktop app's first screen shows, as text or JSON), `concord study encrypt|decrypt|rekey`, and
+//! the shared way every command opens the study named by `--db`, `CONCORD_STUDY` or the default
+//! location — an encrypted one with the passphrase in the environment variable named by
+//! `--passphrase-env` (never an argument, so it stays out of shell histories and process lists).
 
 use concord_core::clock::{fresh_seed, SystemClock};
 use concord_core::demo::DemoError;
 use concord_core::open_study::OpenStudy;
-use concord_core::store::{StoreError, StudyOverview};
+use concord_core::store::{
+    decrypt_study, encrypt_study, rekey_study, Passphrase, StoreError, StudyOverview,
+};
 use concord_core::study_location::{self, StudyPath, STUDY_ENV};
 use concord_core::usecase::{self, Opened, WhenMissing};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+/// The environment variable that holds a study's passphrase unless `--passphrase-env` names another.
+pub const PASSPHRASE_ENV: &str = "CONCORD_PASSPHRASE";
+/// The environment variable that holds `rekey`'s new passphrase unless `--new-passphrase-env`
+/// names another.
+pub const NEW_PASSPHRASE_ENV: &str = "CONCORD_NEW_PASSPHRASE";
+
+/// The variable named by `--passphrase-env`, set once by `main` before any study is opened.
+static PASSPHRASE_VAR: OnceLock<String> = OnceLock::new();
+
+/// Record the variable named by `--passphrase-env` (called once, at the start).
+pub fn set_passphrase_env(var: &str) {
+    let _ = PASSPHRASE_VAR.set(var.to_string());
+}
+
+fn passphrase_var() -> &'static str {
+    PASSPHRASE_VAR
+        .get()
+        .map(String::as_str)
+        .unwrap_or(PASSPHRASE_ENV)
+}
+
+/// The passphrase for the study, if its variable is set (a plain study needs none).
+pub fn study_passphrase() -> Result<Option<Passphrase>, StudyCmdError> {
+    match std::env::var(passphrase_var()) {
+        Ok(v) if !v.is_empty() => Ok(Some(Passphrase::new(v)?)),
+        _ => Ok(None),
+    }
+}
+
+/// The passphrase in the variable `var`, which must be set.
+pub fn required_passphrase(var: &str) -> Result<Passphrase, StudyCmdError> {
+    Passphrase::from_env(var).map_err(|_| StudyCmdError::NoPassphrase {
+        var: var.to_string(),
+    })
+}
+
+/// Name the variable to set when an encrypted study was opened without a passphrase.
+fn explain(e: StoreError) -> StudyCmdError {
+    match e {
+        StoreError::PassphraseNeeded { path } => StudyCmdError::PassphraseNeeded {
+            path,
+            var: passphrase_var().to_string(),
+        },
+        other => StudyCmdError::Store(other),
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StudyCmdError {
     #[error("no study given and no default app-data folder on this system; pass --db FILE")]
     NoDefaultLocation,
+    #[error("{path}: this study is encrypted: set its passphrase in the environment variable {var} (or name another variable with --passphrase-env). The file was not changed")]
+    PassphraseNeeded { path: String, var: String },
+    #[error("no passphrase: the environment variable {var} is not set (or empty)")]
+    NoPassphrase { var: String },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
-    Demo(#[from] DemoError),
+    Demo(DemoError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -34,12 +89,23 @@ pub fn study_path(db: Option<&Path>) -> Result<StudyPath, StudyCmdError> {
 /// follows `when_missing`.
 pub fn open_as(db: Option<&Path>, when_missing: WhenMissing) -> Result<Opened, StudyCmdError> {
     let path = study_path(db)?;
-    Ok(usecase::open(
+    let key = study_passphrase()?;
+    Ok(usecase::open_with(
         &path,
         when_missing,
         Arc::new(SystemClock),
         fresh_seed(),
+        key.as_ref(),
     )?)
+}
+
+impl From<DemoError> for StudyCmdError {
+    fn from(e: DemoError) -> Self {
+        match e {
+            DemoError::Store(s) => explain(s),
+            other => StudyCmdError::Demo(other),
+        }
+    }
 }
 
 /// Open an existing study for a command that reads it; a missing explicit file is refused and
@@ -144,4 +210,56 @@ pub fn profiles(
         ));
     }
     Ok(out)
+}
+
+/// `concord study encrypt|decrypt|rekey`.
+#[derive(clap::Args, Debug)]
+pub struct StudyArgs {
+    #[command(subcommand)]
+    pub command: StudyCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum StudyCommand {
+    /// Encrypt the study with the passphrase in the --passphrase-env variable (at least 8
+    /// characters). The study is rewritten into a new file that replaces the old one.
+    Encrypt,
+    /// Decrypt the study (its passphrase in the --passphrase-env variable) into a plain file.
+    Decrypt,
+    /// Change the passphrase: the current one in the --passphrase-env variable, the new one in
+    /// the --new-passphrase-env variable.
+    Rekey {
+        #[arg(long, value_name = "VAR", default_value = NEW_PASSPHRASE_ENV)]
+        new_passphrase_env: String,
+    },
+}
+
+pub fn study(args: &StudyArgs, db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
+    let path = study_path(db)?;
+    let p = path.path();
+    let current = || required_passphrase(passphrase_var());
+    let (action, encrypted) = match &args.command {
+        StudyCommand::Encrypt => {
+            encrypt_study(p, &current()?)?;
+            ("encrypted", true)
+        }
+        StudyCommand::Decrypt => {
+            decrypt_study(p, &current()?)?;
+            ("decrypted", false)
+        }
+        StudyCommand::Rekey { new_passphrase_env } => {
+            let new = required_passphrase(new_passphrase_env)?;
+            rekey_study(p, &current()?, &new)?;
+            ("re-keyed", true)
+        }
+    };
+    if json {
+        let doc = serde_json::json!({
+            "study": p.display().to_string(),
+            "action": action,
+            "encrypted": encrypted,
+        });
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
+    }
+    Ok(format!("{} {action}\n", p.display()))
 }

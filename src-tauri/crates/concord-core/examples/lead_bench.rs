@@ -9,7 +9,8 @@ use concord_core::export::{write_workbook, WorkbookOptions};
 use concord_core::package::{export_package, merge_package};
 use concord_core::rubric::builtin;
 use concord_core::store::{
-    ImportedRating, NewConversation, NewRater, NewSource, RaterKind, SourceKind, Store, StoreError,
+    ImportedRating, NewConversation, NewRater, NewSource, Passphrase, RaterKind, SourceKind, Store,
+    StoreError,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -158,16 +159,18 @@ fn main() {
     );
     assignment::assign(&mut main, &AssignmentOptions::new(1, 2)).expect("assigned");
     let pkg_path = dir.join("ana.concord");
-    export_package(&mut main, "Ana", &pkg_path, 3).expect("package");
-    let mut pkg = Store::open(
+    let pass = Passphrase::new("lead bench package").expect("passphrase");
+    export_package(&mut main, "Ana", &pkg_path, 3, &pass).expect("package");
+    let mut pkg = Store::open_with(
         &pkg_path,
         Arc::new(SteppingClock::new(1_700_100_000_000, 1)),
+        Some(&pass),
     )
     .expect("package opens");
     let in_package = rate_assigned(&mut pkg, "Ana", usize::MAX, 1);
     drop(pkg);
     let t = Instant::now();
-    let report = merge_package(&mut main, &pkg_path).expect("merge");
+    let report = merge_package(&mut main, &pkg_path, &pass).expect("merge");
     let merge_s = t.elapsed().as_secs_f64();
     println!(
         "package merge: {} ratings in the package, {} inserted, {} conflicts, in {:.3} s (goal ≤ 1 s)",
@@ -177,7 +180,7 @@ fn main() {
         merge_s
     );
     let t = Instant::now();
-    let again = merge_package(&mut main, &pkg_path).expect("merge again");
+    let again = merge_package(&mut main, &pkg_path, &pass).expect("merge again");
     println!(
         "package merge again (idempotent): {} unchanged, nothing written = {}, in {:.3} s",
         again.unchanged,

@@ -192,7 +192,17 @@ pub fn create_demo_at(
     clock: std::sync::Arc<dyn crate::clock::Clock>,
     seed: u64,
 ) -> Result<Store, DemoError> {
-    let mut store = Store::create(path, clock)?;
+    create_demo_with(path, clock, seed, None)
+}
+
+/// [`create_demo_at`], encrypted with `key` when one is given.
+pub fn create_demo_with(
+    path: &std::path::Path,
+    clock: std::sync::Arc<dyn crate::clock::Clock>,
+    seed: u64,
+    key: Option<&crate::store::Passphrase>,
+) -> Result<Store, DemoError> {
+    let mut store = Store::create_with(path, clock, key)?;
     if let Err(e) = populate_demo(&mut store, seed) {
         drop(store);
         // The file was created by us a moment ago and holds nothing else: remove it.

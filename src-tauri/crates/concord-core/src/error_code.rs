@@ -9,11 +9,14 @@ use serde::{Deserialize, Serialize};
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
+    AlreadyEncrypted,
     AlreadyExists,
     Assignment,
     BadGap,
     BadRule,
     CalibrationPending,
+    Converting,
+    Damaged,
     Database,
     Demo,
     EmptyAdjudicator,
@@ -23,6 +26,7 @@ pub enum ErrorCode {
     Export,
     FolderMissing,
     ForeignSchema,
+    InUse,
     Incomplete,
     Internal,
     Invalid,
@@ -35,6 +39,7 @@ pub enum ErrorCode {
     JudgeRuntime,
     JudgeSettings,
     JudgeTemplate,
+    Keyring,
     MissingSource,
     NewerSchema,
     NoLocation,
@@ -42,11 +47,14 @@ pub enum ErrorCode {
     NoSuchItem,
     NotAStudy,
     NotAnExpert,
+    NotEncrypted,
     NotFound,
     NotSqlite,
     NothingRated,
     OffScale,
     Package,
+    PassphraseNeeded,
+    PassphraseRefused,
     Path,
     Plan,
     ProfilesLocked,
@@ -60,17 +68,21 @@ pub enum ErrorCode {
     UnknownExpert,
     UnknownItem,
     Unreadable,
+    WrongPassphrase,
 }
 
 impl ErrorCode {
     /// The code as it is serialised.
     pub fn as_str(self) -> &'static str {
         match self {
+            ErrorCode::AlreadyEncrypted => "already_encrypted",
             ErrorCode::AlreadyExists => "already_exists",
             ErrorCode::Assignment => "assignment",
             ErrorCode::BadGap => "bad_gap",
             ErrorCode::BadRule => "bad_rule",
             ErrorCode::CalibrationPending => "calibration_pending",
+            ErrorCode::Converting => "converting",
+            ErrorCode::Damaged => "damaged",
             ErrorCode::Database => "database",
             ErrorCode::Demo => "demo",
             ErrorCode::EmptyAdjudicator => "empty_adjudicator",
@@ -80,6 +92,7 @@ impl ErrorCode {
             ErrorCode::Export => "export",
             ErrorCode::FolderMissing => "folder_missing",
             ErrorCode::ForeignSchema => "foreign_schema",
+            ErrorCode::InUse => "in_use",
             ErrorCode::Incomplete => "incomplete",
             ErrorCode::Internal => "internal",
             ErrorCode::Invalid => "invalid",
@@ -92,6 +105,7 @@ impl ErrorCode {
             ErrorCode::JudgeRuntime => "judge_runtime",
             ErrorCode::JudgeSettings => "judge_settings",
             ErrorCode::JudgeTemplate => "judge_template",
+            ErrorCode::Keyring => "keyring",
             ErrorCode::MissingSource => "missing_source",
             ErrorCode::NewerSchema => "newer_schema",
             ErrorCode::NoLocation => "no_location",
@@ -99,11 +113,14 @@ impl ErrorCode {
             ErrorCode::NoSuchItem => "no_such_item",
             ErrorCode::NotAStudy => "not_a_study",
             ErrorCode::NotAnExpert => "not_an_expert",
+            ErrorCode::NotEncrypted => "not_encrypted",
             ErrorCode::NotFound => "not_found",
             ErrorCode::NotSqlite => "not_sqlite",
             ErrorCode::NothingRated => "nothing_rated",
             ErrorCode::OffScale => "off_scale",
             ErrorCode::Package => "package",
+            ErrorCode::PassphraseNeeded => "passphrase_needed",
+            ErrorCode::PassphraseRefused => "passphrase_refused",
             ErrorCode::Path => "path",
             ErrorCode::Plan => "plan",
             ErrorCode::ProfilesLocked => "profiles_locked",
@@ -117,6 +134,7 @@ impl ErrorCode {
             ErrorCode::UnknownExpert => "unknown_expert",
             ErrorCode::UnknownItem => "unknown_item",
             ErrorCode::Unreadable => "unreadable",
+            ErrorCode::WrongPassphrase => "wrong_passphrase",
         }
     }
 }

@@ -23,4 +23,5 @@ pub mod rubric;
 pub mod score_table;
 pub mod store;
 pub mod study_location;
+pub mod study_security;
 pub mod usecase;

@@ -4,17 +4,22 @@
 //! `PRAGMA application_id`. A file that is not SQLite, not a study, or written by a newer Concord is
 //! refused before anything is written to it, and so is one whose schema is not exactly Concord's
 //! (an extra trigger or view, a forged `application_id`) or that is truncated (see `untrusted`). All writes go through [`Store::write`], one transaction
-//! each, so a failed import leaves the study exactly as it was.
+//! each, so a failed import leaves the study exactly as it was. A study may be encrypted
+//! ([`cipher`]): it is then opened with its [`Passphrase`], which the open store keeps in memory
+//! (wiped when dropped) only to open a second connection to the same file.
 
 mod adjudication;
 mod bulk;
+pub mod cipher;
 mod panel;
 mod read;
+pub mod seal;
 mod untrusted;
 mod write;
 
 pub use adjudication::*;
 pub use bulk::*;
+pub use cipher::{decrypt_study, encrypt_study, is_encrypted, rekey_study, Passphrase};
 pub use panel::*;
 
 pub use read::*;
@@ -37,6 +42,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0004_lead.sql"),
     include_str!("../migrations/0005_rating_screen.sql"),
     include_str!("../migrations/0006_adjudication.sql"),
+    include_str!("../migrations/0007_package_seal.sql"),
 ];
 
 /// The schema version this build writes and reads.
@@ -66,6 +72,8 @@ pub enum StoreError {
         found: u64,
         expected: u64,
     },
+    #[error("{path}: the encrypted file is damaged or truncated (a page is missing or fails its authentication), so it cannot be read safely; use the complete file. The file was not changed")]
+    Damaged { path: String },
     #[error("{path}: carries Concord's application id but is not a Concord study ({detail}); the file was not changed")]
     ForeignSchema { path: String, detail: String },
     #[error("{path}: holds a {kind} {name:?} (on {table:?}) that Concord never creates; a {kind} in a study file could run code when the study is used, so the file is refused and was not changed")]
@@ -81,6 +89,22 @@ pub enum StoreError {
     Io { path: String, detail: String },
     #[error("{what} {key:?} does not exist in this study")]
     NotFound { what: &'static str, key: String },
+    #[error(
+        "{path}: this study is encrypted; give its passphrase to open it. The file was not changed"
+    )]
+    PassphraseNeeded { path: String },
+    #[error("{path}: wrong passphrase (or not a Concord study); the file was not changed")]
+    WrongPassphrase { path: String },
+    #[error("passphrase refused: {0}")]
+    PassphraseRefused(String),
+    #[error(
+        "{path}: already encrypted; use rekey to change its passphrase. The file was not changed"
+    )]
+    AlreadyEncrypted { path: String },
+    #[error("{path}: not encrypted, so it has no passphrase to remove or change; the file was not changed")]
+    NotEncrypted { path: String },
+    #[error("{path}: the study is open elsewhere (another Concord window or command); close it there and try again. The file was not changed")]
+    InUse { path: String },
     #[error("{0}")]
     Invalid(String),
     #[error("study database error: {0}")]
@@ -98,11 +122,18 @@ impl StoreError {
             StoreError::NotAStudy { .. } => ErrorCode::NotAStudy,
             StoreError::NewerSchema { .. } => ErrorCode::NewerSchema,
             StoreError::Truncated { .. } => ErrorCode::Truncated,
+            StoreError::Damaged { .. } => ErrorCode::Damaged,
             StoreError::ForeignSchema { .. } => ErrorCode::ForeignSchema,
             StoreError::UnexpectedObject { .. } => ErrorCode::UnexpectedSchemaObject,
             StoreError::ReadOnly { .. } => ErrorCode::ReadOnly,
             StoreError::Io { .. } => ErrorCode::Io,
             StoreError::NotFound { .. } => ErrorCode::NotFound,
+            StoreError::PassphraseNeeded { .. } => ErrorCode::PassphraseNeeded,
+            StoreError::WrongPassphrase { .. } => ErrorCode::WrongPassphrase,
+            StoreError::PassphraseRefused(_) => ErrorCode::PassphraseRefused,
+            StoreError::AlreadyEncrypted { .. } => ErrorCode::AlreadyEncrypted,
+            StoreError::NotEncrypted { .. } => ErrorCode::NotEncrypted,
+            StoreError::InUse { .. } => ErrorCode::InUse,
             StoreError::Invalid(_) => ErrorCode::Invalid,
             StoreError::Sqlite(_) => ErrorCode::Database,
         }
@@ -116,6 +147,10 @@ pub struct Store {
     conn: Connection,
     clock: Arc<dyn Clock>,
     path: Option<PathBuf>,
+    /// The passphrase of an encrypted study (kept to open a second connection to it).
+    key: Option<Passphrase>,
+    /// The seal a rater package carries, renewed by every write made through Concord.
+    seal: Option<seal::SealKey>,
 }
 
 impl std::fmt::Debug for Store {
@@ -128,7 +163,7 @@ impl std::fmt::Debug for Store {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileKind {
     Absent,
-    Study { schema: i64 },
+    Study { schema: i64, encrypted: bool },
 }
 
 fn display(path: &Path) -> String {
@@ -136,8 +171,13 @@ fn display(path: &Path) -> String {
 }
 
 /// Look at `path` without changing it: absent, a Concord study (with its schema version), or an error
-/// saying why it is not one.
+/// saying why it is not one. An encrypted study needs its passphrase ([`inspect_with`]).
 pub fn inspect(path: &Path) -> StoreResult<FileKind> {
+    inspect_with(path, None)
+}
+
+/// [`inspect`], opening an encrypted study with `key` (which a plain study does not need).
+pub fn inspect_with(path: &Path, key: Option<&Passphrase>) -> StoreResult<FileKind> {
     let p = display(path);
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
@@ -152,50 +192,54 @@ pub fn inspect(path: &Path) -> StoreResult<FileKind> {
     if meta.is_dir() {
         return Err(StoreError::NotSqlite { path: p });
     }
-    let mut header = [0u8; 100];
-    let mut file = std::fs::File::open(path).map_err(|e| StoreError::Io {
-        path: p.clone(),
-        detail: e.to_string(),
-    })?;
-    let got = file.read(&mut header).map_err(|e| StoreError::Io {
-        path: p.clone(),
-        detail: e.to_string(),
-    })?;
-    if got < 16 || &header[..16] != b"SQLite format 3\0" {
-        return Err(StoreError::NotSqlite { path: p });
+    let encrypted = match cipher::read_header(path)? {
+        cipher::Header::Plain => false,
+        cipher::Header::Other => return Err(StoreError::NotSqlite { path: p }),
+        cipher::Header::Opaque if key.is_none() => {
+            return Err(StoreError::PassphraseNeeded { path: p })
+        }
+        cipher::Header::Opaque => true,
+    };
+    if !encrypted {
+        let mut header = [0u8; 100];
+        let mut file = std::fs::File::open(path).map_err(|e| StoreError::Io {
+            path: p.clone(),
+            detail: e.to_string(),
+        })?;
+        let got = file.read(&mut header).map_err(|e| StoreError::Io {
+            path: p.clone(),
+            detail: e.to_string(),
+        })?;
+        if got < 100 {
+            return Err(StoreError::Truncated {
+                path: p,
+                found: meta.len(),
+                expected: 100,
+            });
+        }
+        untrusted::check_length(&p, &header, meta.len())?;
     }
-    if got < 100 {
-        return Err(StoreError::Truncated {
-            path: p,
-            found: meta.len(),
-            expected: 100,
-        });
-    }
-    untrusted::check_length(&p, &header, meta.len())?;
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|_| StoreError::NotSqlite { path: p.clone() })?;
-    untrusted::harden(&conn)?;
-    let app_id: i32 = conn
-        .query_row("PRAGMA application_id", [], |r| r.get(0))
-        .map_err(|_| StoreError::NotSqlite { path: p.clone() })?;
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(|_| StoreError::NotSqlite { path: p.clone() })?;
-    if app_id != APPLICATION_ID {
-        return Err(StoreError::NotAStudy { path: p });
-    }
-    if version > SCHEMA_VERSION {
-        return Err(StoreError::NewerSchema {
-            path: p,
-            found: version,
-            supported: SCHEMA_VERSION,
-        });
-    }
+    let (app_id, version) = match (encrypted, key) {
+        (true, Some(key)) => {
+            cipher::apply_key(&conn, key)?;
+            untrusted::harden(&conn)?;
+            cipher::check_keyed_length(&conn, path)?;
+            cipher::keyed_identity(&conn, path)?
+        }
+        _ => {
+            untrusted::harden(&conn)?;
+            cipher::keyed_identity(&conn, path)
+                .map_err(|_| StoreError::NotSqlite { path: p.clone() })?
+        }
+    };
+    let schema = cipher::check_identity(path, app_id, version)?;
     untrusted::verify_schema(&p, &conn, version)?;
-    Ok(FileKind::Study { schema: version })
+    Ok(FileKind::Study { schema, encrypted })
 }
 
 fn map_open_error(path: &Path, e: rusqlite::Error) -> StoreError {
@@ -212,21 +256,59 @@ fn map_open_error(path: &Path, e: rusqlite::Error) -> StoreError {
 }
 
 impl Store {
-    /// Open an existing study.
+    /// Open an existing plain study.
     pub fn open(path: &Path, clock: Arc<dyn Clock>) -> StoreResult<Store> {
-        match inspect(path)? {
-            FileKind::Absent => Err(StoreError::Missing {
+        Store::open_with(path, clock, None)
+    }
+
+    /// Open an existing study; an encrypted one with `key` (a plain one ignores it).
+    pub fn open_with(
+        path: &Path,
+        clock: Arc<dyn Clock>,
+        key: Option<&Passphrase>,
+    ) -> StoreResult<Store> {
+        if std::fs::symlink_metadata(path).is_err() {
+            return Err(StoreError::Missing {
+                path: display(path),
+            });
+        }
+        match cipher::read_header(path)? {
+            cipher::Header::Plain => match inspect(path)? {
+                FileKind::Absent => Err(StoreError::Missing {
+                    path: display(path),
+                }),
+                FileKind::Study { .. } => Store::open_file(path, clock, None),
+            },
+            cipher::Header::Other => Err(StoreError::NotSqlite {
                 path: display(path),
             }),
-            FileKind::Study { .. } => Store::open_file(path, clock),
+            cipher::Header::Opaque => match key {
+                None => Err(StoreError::PassphraseNeeded {
+                    path: display(path),
+                }),
+                Some(key) => Store::open_file(path, clock, Some(key)),
+            },
         }
     }
 
-    /// Create a new, empty study; refuses if anything exists at `path`.
+    /// Create a new, empty plain study; refuses if anything exists at `path`.
     pub fn create(path: &Path, clock: Arc<dyn Clock>) -> StoreResult<Store> {
-        if inspect(path)? != FileKind::Absent {
-            return Err(StoreError::AlreadyExists {
-                path: display(path),
+        Store::create_with(path, clock, None)
+    }
+
+    /// Create a new, empty study, encrypted with `key` when one is given; refuses if anything
+    /// exists at `path`.
+    pub fn create_with(
+        path: &Path,
+        clock: Arc<dyn Clock>,
+        key: Option<&Passphrase>,
+    ) -> StoreResult<Store> {
+        if std::fs::symlink_metadata(path).is_ok() {
+            return Err(match inspect(path) {
+                Err(e) if !matches!(e, StoreError::PassphraseNeeded { .. }) => e,
+                _ => StoreError::AlreadyExists {
+                    path: display(path),
+                },
             });
         }
         if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
@@ -237,15 +319,49 @@ impl Store {
                 });
             }
         }
-        Store::open_file(path, clock)
+        if let Some(key) = key {
+            key.check_new()?;
+        }
+        Store::open_file(path, clock, key)
     }
 
     /// Open the study at `path`, creating an empty one if nothing is there.
     pub fn open_or_create(path: &Path, clock: Arc<dyn Clock>) -> StoreResult<Store> {
-        match inspect(path)? {
-            FileKind::Absent => Store::create(path, clock),
-            FileKind::Study { .. } => Store::open_file(path, clock),
+        Store::open_or_create_with(path, clock, None)
+    }
+
+    /// [`Store::open_or_create`] with a passphrase: opens an encrypted study, or creates one.
+    pub fn open_or_create_with(
+        path: &Path,
+        clock: Arc<dyn Clock>,
+        key: Option<&Passphrase>,
+    ) -> StoreResult<Store> {
+        if std::fs::symlink_metadata(path).is_err() {
+            Store::create_with(path, clock, key)
+        } else {
+            Store::open_with(path, clock, key)
         }
+    }
+
+    /// A second connection to the same study file (for work on another thread), opened with the
+    /// same passphrase.
+    pub fn reopen(&self) -> StoreResult<Store> {
+        match &self.path {
+            Some(p) => Store::open_with(p, self.clock.clone(), self.key.as_ref()),
+            None => Err(StoreError::Invalid(
+                "an in-memory study cannot be opened twice".to_string(),
+            )),
+        }
+    }
+
+    /// Whether this study is encrypted.
+    pub fn is_encrypted(&self) -> bool {
+        self.key.is_some()
+    }
+
+    /// The passphrase this study was opened with (for a second connection elsewhere).
+    pub fn passphrase(&self) -> Option<&Passphrase> {
+        self.key.as_ref()
     }
 
     /// A study that lives only in memory (tests, scratch computations).
@@ -255,13 +371,19 @@ impl Store {
             conn,
             clock,
             path: None,
+            key: None,
+            seal: None,
         };
         store.configure()?;
         store.migrate()?;
         Ok(store)
     }
 
-    fn open_file(path: &Path, clock: Arc<dyn Clock>) -> StoreResult<Store> {
+    fn open_file(
+        path: &Path,
+        clock: Arc<dyn Clock>,
+        key: Option<&Passphrase>,
+    ) -> StoreResult<Store> {
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -269,10 +391,27 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| map_open_error(path, e))?;
+        if let Some(key) = key {
+            cipher::apply_key(&conn, key)?;
+            // An existing encrypted file is checked before anything is written to it, as
+            // `inspect` checks a plain one; a new (empty) one has nothing to check yet.
+            if std::fs::metadata(path)
+                .map(|m| m.len() > 0)
+                .unwrap_or(false)
+            {
+                untrusted::harden(&conn)?;
+                cipher::check_keyed_length(&conn, path)?;
+                let (app_id, version) = cipher::keyed_identity(&conn, path)?;
+                cipher::check_identity(path, app_id, version)?;
+                untrusted::verify_schema(&display(path), &conn, version)?;
+            }
+        }
         let mut store = Store {
             conn,
             clock,
             path: Some(path.to_path_buf()),
+            key: key.cloned(),
+            seal: None,
         };
         store.configure().map_err(|e| match e {
             StoreError::Sqlite(e) => map_open_error(path, e),
@@ -282,6 +421,10 @@ impl Store {
             StoreError::Sqlite(e) => map_open_error(path, e),
             other => other,
         })?;
+        store.seal = match &store.key {
+            Some(key) => seal::SealKey::for_store(&store, key)?,
+            None => None,
+        };
         Ok(store)
     }
 
@@ -363,6 +506,9 @@ impl Store {
             .map_err(StoreError::from)?;
         let mut study_tx = StudyTx { tx, now };
         let out = f(&mut study_tx)?;
+        if let Some(seal) = &self.seal {
+            seal.renew(&study_tx)?;
+        }
         study_tx.tx.commit().map_err(StoreError::from)?;
         Ok(out)
     }

@@ -29,7 +29,7 @@ use crate::import::{
 use crate::judge::{self, JudgeError, RunPlan, RunSettings};
 use crate::open_study::OpenStudy;
 use crate::package::{self, MergeReport, PackageError, PackageSummary};
-use crate::store::{inspect, FileKind, RaterKind, Store, StoreError};
+use crate::store::{inspect_with, FileKind, Passphrase, RaterKind, Store, StoreError};
 use crate::study_location::StudyPath;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -65,8 +65,20 @@ pub fn open(
     clock: Arc<dyn Clock>,
     seed: u64,
 ) -> Result<Opened, DemoError> {
+    open_with(path, when_missing, clock, seed, None)
+}
+
+/// [`open`] with a passphrase: an encrypted study is opened with it, and a study created here is
+/// created encrypted with it.
+pub fn open_with(
+    path: &StudyPath,
+    when_missing: WhenMissing,
+    clock: Arc<dyn Clock>,
+    seed: u64,
+    key: Option<&Passphrase>,
+) -> Result<Opened, DemoError> {
     let p = path.path();
-    let created = match inspect(p)? {
+    let created = match inspect_with(p, key)? {
         FileKind::Study { .. } => None,
         FileKind::Absent => match (path, when_missing) {
             (StudyPath::Default(_), _) | (StudyPath::Explicit(_), WhenMissing::CreateDemo) => {
@@ -76,10 +88,10 @@ pub fn open(
                         detail: e.to_string(),
                     })?;
                 }
-                Some(crate::demo::create_demo_at(p, clock.clone(), seed)?)
+                Some(crate::demo::create_demo_with(p, clock.clone(), seed, key)?)
             }
             (StudyPath::Explicit(_), WhenMissing::CreateEmpty) => {
-                Some(Store::create(p, clock.clone())?)
+                Some(Store::create_with(p, clock.clone(), key)?)
             }
             (StudyPath::Explicit(_), WhenMissing::Refuse) => {
                 return Err(StoreError::Missing {
@@ -91,7 +103,7 @@ pub fn open(
     };
     let (store, created) = match created {
         Some(store) => (store, true),
-        None => (Store::open(p, clock)?, false),
+        None => (Store::open_with(p, clock, key)?, false),
     };
     Ok(Opened {
         study: OpenStudy::new(store),
@@ -310,6 +322,8 @@ impl RatingsSummary {
 pub struct RatingsWritten {
     pub path: PathBuf,
     pub summary: RatingsSummary,
+    /// Set when the study is encrypted: the file written is not.
+    pub warning: Option<String>,
 }
 
 /// A fill-in rating sheet written to `path`.
@@ -317,6 +331,8 @@ pub struct RatingsWritten {
 pub struct SheetWritten {
     pub path: PathBuf,
     pub summary: SheetSummary,
+    /// Set when the study is encrypted: the file written is not.
+    pub warning: Option<String>,
 }
 
 /// A file the wizard wrote.
@@ -326,6 +342,9 @@ pub struct WrittenFile {
     pub path: String,
     /// Ratings in the file (rating exports) or items in it (rating sheets).
     pub count: usize,
+    /// Set when the study is encrypted: the file written is not (see
+    /// [`crate::export::plain_copy_warning`]).
+    pub warning: Option<String>,
 }
 
 impl From<RatingsWritten> for WrittenFile {
@@ -333,6 +352,7 @@ impl From<RatingsWritten> for WrittenFile {
         WrittenFile {
             path: w.path.display().to_string(),
             count: w.summary.ratings(),
+            warning: w.warning,
         }
     }
 }
@@ -342,6 +362,7 @@ impl From<SheetWritten> for WrittenFile {
         WrittenFile {
             path: w.path.display().to_string(),
             count: w.summary.rows,
+            warning: w.warning,
         }
     }
 }
@@ -641,13 +662,22 @@ impl OpenStudy {
         Ok(assignment::progress(self.store())?)
     }
 
-    /// Write `expert`'s package to `out`, or to `<study>-package-<expert>.concord` in the export
-    /// folder (numbered when taken). `seed` draws the package id and the source codes.
+    /// The warning an export of an encrypted study carries (none for a plain study).
+    fn plain_copy_warning(&self, file: &Path) -> Option<String> {
+        self.store()
+            .is_encrypted()
+            .then(|| crate::export::plain_copy_warning(file))
+    }
+
+    /// Write `expert`'s package, sealed under `passphrase`, to `out`, or to
+    /// `<study>-package-<expert>.concord` in the export folder (numbered when taken). `seed`
+    /// draws the package id and the source codes.
     pub fn export_package(
         &mut self,
         expert: &str,
         out: Option<&Path>,
         seed: u64,
+        passphrase: &Passphrase,
     ) -> Result<PackageWritten, UseCaseError> {
         let path = match out {
             Some(p) => p.to_path_buf(),
@@ -660,16 +690,21 @@ impl OpenStudy {
                 unused_path(&self.created_export_dir()?, &name)
             }
         };
-        let summary = package::export_package(self.store_mut(), expert, &path, seed)?;
+        let summary = package::export_package(self.store_mut(), expert, &path, seed, passphrase)?;
         Ok(PackageWritten {
             path: path.display().to_string(),
             summary,
         })
     }
 
-    /// Merge a returned package; conflicts are listed, the study keeps its values.
-    pub fn merge_package(&mut self, path: &Path) -> Result<MergeReport, UseCaseError> {
-        Ok(package::merge_package(self.store_mut(), path)?)
+    /// Merge a returned package (opened with `passphrase`); conflicts are listed, the study
+    /// keeps its values.
+    pub fn merge_package(
+        &mut self,
+        path: &Path,
+        passphrase: &Passphrase,
+    ) -> Result<MergeReport, UseCaseError> {
+        Ok(package::merge_package(self.store_mut(), path, passphrase)?)
     }
 
     /// Every rating as a long or wide CSV or the results workbook, to `out` or a default file
@@ -708,7 +743,12 @@ impl OpenStudy {
                 )?))
             }
         })?;
-        Ok(RatingsWritten { path, summary })
+        let warning = self.plain_copy_warning(&path);
+        Ok(RatingsWritten {
+            path,
+            summary,
+            warning,
+        })
     }
 
     /// The fill-in rating sheet of `expert`, to `out` or `<study>-sheet-<expert>.xlsx` in the
@@ -723,7 +763,12 @@ impl OpenStudy {
         let summary = write_atomically(&path, |tmp| {
             Ok(export::write_rating_sheet(self.store(), expert, tmp)?)
         })?;
-        Ok(SheetWritten { path, summary })
+        let warning = self.plain_copy_warning(&path);
+        Ok(SheetWritten {
+            path,
+            summary,
+            warning,
+        })
     }
 
     /// Import a filled rating sheet as its expert's ratings (all or nothing).
@@ -752,12 +797,14 @@ impl OpenStudy {
     /// to the study file to send its calls on. Opening adds the judge rater and the run's rows,
     /// so the cached agreement reports are dropped.
     pub fn start_judge_run(&mut self, settings: &RunSettings) -> Result<JudgeSession, JudgeError> {
-        let path = self.store().path().map(Path::to_path_buf).ok_or_else(|| {
-            JudgeError::Settings("a study held only in memory cannot run a judge".into())
-        })?;
-        let clock = self.store().clock();
+        if self.store().path().is_none() {
+            return Err(JudgeError::Settings(
+                "a study held only in memory cannot run a judge".into(),
+            ));
+        }
         let plan = judge::open_run(self.store_mut(), settings)?;
-        let store = Store::open(&path, clock)?;
+        // The run's own connection, opened with the study's passphrase when it is encrypted.
+        let store = self.store().reopen()?;
         Ok(JudgeSession { plan, store })
     }
 }
@@ -879,8 +926,13 @@ mod tests {
         let loads: Vec<usize> = table.experts.iter().map(|e| e.assigned).collect();
         assert_eq!(loads, vec![8, 8, 8], "12 responses × k=2 over 3 experts");
 
-        let first = s.export_package("Ana", None, 9).expect("package written");
-        let second = s.export_package("Ana", None, 9).expect("second package");
+        let pass = Passphrase::new("lead test passphrase").unwrap();
+        let first = s
+            .export_package("Ana", None, 9, &pass)
+            .expect("package written");
+        let second = s
+            .export_package("Ana", None, 9, &pass)
+            .expect("second package");
         assert!(
             first
                 .path
@@ -897,7 +949,7 @@ mod tests {
             "the second package exists"
         );
         let merged = s
-            .merge_package(Path::new(&first.path))
+            .merge_package(Path::new(&first.path), &pass)
             .expect("merge of an untouched package");
         assert!(
             merged.conflicts.is_empty() && merged.inserted == 0,

@@ -394,17 +394,25 @@ fn rubric_reader(cases: usize) -> Tally {
     })
 }
 
+/// The passphrase the fuzzed packages are sealed with (mutations of an encrypted file mostly fail
+/// its page authentication, which is one more refusal the merge must survive).
+const PACKAGE_PASS: &str = "fuzzed package passphrase";
+
+fn package_pass() -> concord_core::store::Passphrase {
+    concord_core::store::Passphrase::new(PACKAGE_PASS).expect("passphrase")
+}
+
 /// A study file with an assignment; returns the study and a valid package and fill-in sheet.
 fn lead_seeds(dir: &Path) -> (Vec<u8>, Vec<u8>) {
     let mut store = lead_common::file_study(&dir.join("main.concord"), 4, &["Ana", "Boris"]);
     assignment::assign(&mut store, &AssignmentOptions::new(2, 11)).expect("assigned");
     let pkg = dir.join("ana.concord");
-    package::export_package(&mut store, "Ana", &pkg, 5).expect("exported");
+    package::export_package(&mut store, "Ana", &pkg, 5, &package_pass()).expect("exported");
     // Fold the package's WAL into its file so the bytes are the whole package.
-    drop(
-        rusqlite::Connection::open(&pkg)
-            .and_then(|c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")),
-    );
+    drop(rusqlite::Connection::open(&pkg).and_then(|c| {
+        c.pragma_update(None, "key", PACKAGE_PASS)?;
+        c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+    }));
     let sheet = dir.join("ana.xlsx");
     write_rating_sheet(&store, "Ana", &sheet).expect("sheet written");
     (
@@ -435,7 +443,7 @@ fn sqlite_reader(cases: usize) -> Tally {
         std::fs::write(&path, &bytes).map_err(|e| e.to_string())?;
         let mut study = study.borrow_mut();
         let before = study.overview().map_err(|e| e.to_string())?;
-        match merge_package(&mut study, &path) {
+        match merge_package(&mut study, &path, &package_pass()) {
             Ok(_) => Ok(Outcome::Imported),
             Err(_) if study.overview().map_err(|e| e.to_string())? == before => {
                 Ok(Outcome::Refused)

@@ -2,15 +2,22 @@
 //! of hostile file — an extra trigger, an extra view, a forged `application_id`, a newer schema, a
 //! truncated file, a package of another study — is refused with its own message, the file itself is
 //! not changed by the attempt (its bytes are compared), and a refused merge leaves the study as it
-//! was (its overview is compared).
+//! was (its overview is compared). Packages are encrypted, so the hostile author here is one who
+//! has the package passphrase.
 
 mod lead_common;
 
 use concord_core::assignment::{self, AssignmentOptions};
 use concord_core::package::{self, merge_package, PackageError};
-use concord_core::store::{Store, StoreError, APPLICATION_ID, SCHEMA_VERSION};
+use concord_core::store::{Passphrase, Store, StoreError, APPLICATION_ID, SCHEMA_VERSION};
 use lead_common::*;
 use std::path::{Path, PathBuf};
+
+const PACKAGE_PASS: &str = "hostile test package";
+
+fn pass() -> Passphrase {
+    Passphrase::new(PACKAGE_PASS).expect("passphrase")
+}
 
 /// A study with an assignment, and a package for Ana written from it.
 fn study_and_package(dir: &Path) -> (Store, PathBuf) {
@@ -21,13 +28,21 @@ fn study_of(dir: &Path, conversations: usize) -> (Store, PathBuf) {
     let mut store = file_study(&dir.join("main.concord"), conversations, &["Ana", "Boris"]);
     assignment::assign(&mut store, &AssignmentOptions::new(2, 11)).expect("assigned");
     let out = dir.join("ana.concord");
-    package::export_package(&mut store, "Ana", &out, 5).expect("exported");
+    package::export_package(&mut store, "Ana", &out, 5, &pass()).expect("exported");
     (store, out)
 }
 
-/// Change a closed study file with plain SQLite (as a hostile author would).
+/// Change a closed study file with plain SQLite (as a hostile author would; a package with its
+/// passphrase).
 fn tamper(path: &Path, sql: &str) {
     let conn = rusqlite::Connection::open(path).expect("the file opens in plain SQLite");
+    let plain = std::fs::read(path)
+        .map(|b| b.is_empty() || b.starts_with(b"SQLite format 3\0"))
+        .unwrap_or(true);
+    if !plain {
+        conn.pragma_update(None, "key", PACKAGE_PASS)
+            .expect("keyed");
+    }
     conn.execute_batch(sql).expect("tampering SQL runs");
     // Fold the WAL back so the file on disk is the whole story.
     conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
@@ -37,7 +52,8 @@ fn tamper(path: &Path, sql: &str) {
 /// Opening `path` must fail with `check`, leave its bytes as they were, and say `words`.
 fn open_refused(path: &Path, words: &str, check: impl Fn(&StoreError) -> bool) {
     let before = std::fs::read(path).expect("read the file");
-    let err = Store::open(path, clock()).expect_err("the hostile file must be refused");
+    let err = Store::open_with(path, clock(), Some(&pass()))
+        .expect_err("the hostile file must be refused");
     assert!(check(&err), "the refusal is of the right kind: {err:?}");
     assert!(
         err.to_string().contains(words),
@@ -54,7 +70,8 @@ fn open_refused(path: &Path, words: &str, check: impl Fn(&StoreError) -> bool) {
 fn merge_refused(study: &mut Store, package: &Path, check: impl Fn(&PackageError) -> bool) {
     let overview = study.overview().expect("overview");
     let bytes = std::fs::read(package).expect("read the package");
-    let err = merge_package(study, package).expect_err("the hostile package must be refused");
+    let err =
+        merge_package(study, package, &pass()).expect_err("the hostile package must be refused");
     assert!(check(&err), "the refusal is of the right kind: {err:?}");
     assert_eq!(
         study.overview().expect("overview"),
@@ -165,14 +182,20 @@ fn a_truncated_file_is_refused() {
     let bytes = std::fs::read(&pkg).expect("read the package");
     assert!(bytes.len() > 8192, "the package spans several pages");
     std::fs::write(&pkg, &bytes[..bytes.len() / 2]).expect("truncate");
-    merge_refused(&mut study, &pkg, |e| {
-        is_store(e, |s| matches!(s, StoreError::Truncated { .. }))
-    });
-    open_refused(&pkg, "truncated", |e| {
-        matches!(e, StoreError::Truncated { .. })
-    });
-    std::fs::write(&pkg, &bytes[..60]).expect("truncate within the header");
-    open_refused(&pkg, "truncated", |e| {
+    // An encrypted package cut short either records more pages than it has, or its schema pages
+    // are gone and fail their authentication: both say "truncated".
+    let cut =
+        |s: &StoreError| matches!(s, StoreError::Truncated { .. } | StoreError::Damaged { .. });
+    merge_refused(&mut study, &pkg, |e| is_store(e, cut));
+    open_refused(&pkg, "truncated", cut);
+    // A plain study cut inside its 100-byte header (an encrypted file that short is not told
+    // apart from any other short file).
+    drop(study);
+    let main = dir.path().join("main.concord");
+    tamper(&main, "SELECT 1;");
+    let bytes = std::fs::read(&main).expect("read the study");
+    std::fs::write(&main, &bytes[..60]).expect("truncate within the header");
+    open_refused(&main, "truncated", |e| {
         matches!(e, StoreError::Truncated { .. })
     });
 }
@@ -185,7 +208,7 @@ fn a_package_of_another_study_is_refused() {
     // Another study, exported with the same seed: its package must not pass for this one's.
     let (_, foreign) = study_of(other_dir.path(), 7);
     merge_refused(&mut study, &foreign, |e| {
-        matches!(e, PackageError::UnknownPackage { .. })
+        matches!(e, PackageError::NotIssuedHere { .. })
     });
 }
 
@@ -194,6 +217,6 @@ fn genuine_studies_and_packages_pass_the_schema_check() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (study, pkg) = study_and_package(dir.path());
     drop(study);
-    Store::open(&pkg, clock()).expect("a genuine package opens");
+    Store::open_with(&pkg, clock(), Some(&pass())).expect("a genuine package opens");
     Store::open(&dir.path().join("main.concord"), clock()).expect("a genuine study opens");
 }

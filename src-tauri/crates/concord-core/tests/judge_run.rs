@@ -489,6 +489,58 @@ fn the_api_key_never_reaches_the_study_file() {
         !status.contains(KEY),
         "the key is not in what status reports"
     );
+
+    // The same study encrypted: neither the API key nor the study's passphrase is in its bytes,
+    // in its content once decrypted, or in anything printed about the open study.
+    const PASSPHRASE: &str = "study passphrase 7c1d";
+    drop(store);
+    let pass = concord_core::store::Passphrase::new(PASSPHRASE).unwrap();
+    concord_core::store::encrypt_study(&path, &pass).unwrap();
+    let store = Store::open_with(
+        &path,
+        std::sync::Arc::new(concord_core::clock::SystemClock),
+        Some(&pass),
+    )
+    .unwrap();
+    let printed = format!("{store:?} {pass:?}");
+    assert!(
+        !printed.contains(PASSPHRASE),
+        "a printed study or passphrase never shows the passphrase: {printed}"
+    );
+    let wrong = Store::open_with(
+        &path,
+        std::sync::Arc::new(concord_core::clock::SystemClock),
+        Some(&concord_core::store::Passphrase::new("wrong 7c1d guess").unwrap()),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        !wrong.contains("7c1d"),
+        "an error about a passphrase never repeats it: {wrong}"
+    );
+    let mut on_disk = std::fs::read(&path).unwrap();
+    on_disk.extend(std::fs::read(&wal).unwrap_or_default());
+    for secret in [KEY, PASSPHRASE] {
+        assert!(
+            !on_disk
+                .windows(secret.len())
+                .any(|w| w == secret.as_bytes()),
+            "{secret:?} is not in the encrypted study or its WAL"
+        );
+    }
+    drop(store);
+    let copy = dir.path().join("copy.concord");
+    std::fs::copy(&path, &copy).unwrap();
+    concord_core::store::decrypt_study(&copy, &pass).unwrap();
+    let content = std::fs::read(&copy).unwrap();
+    for secret in [KEY, PASSPHRASE] {
+        assert!(
+            !content
+                .windows(secret.len())
+                .any(|w| w == secret.as_bytes()),
+            "{secret:?} is not stored anywhere in the study's content"
+        );
+    }
 }
 
 #[test]

@@ -7,7 +7,7 @@ mod lead_common;
 
 use concord_core::assignment::{self, set_retest_rating, AssignmentOptions, Purpose};
 use concord_core::package::{self, merge_package, Occasion, PackageError};
-use concord_core::store::{RatingInput, Store};
+use concord_core::store::{Passphrase, RatingInput, Store};
 use lead_common::*;
 use std::path::Path;
 
@@ -75,14 +75,30 @@ fn later_clock() -> std::sync::Arc<concord_core::clock::SteppingClock> {
     ))
 }
 
-fn count(path: &Path, sql: &str) -> i64 {
+/// The passphrase the lead seals Ana's package with.
+fn pass() -> Passphrase {
+    Passphrase::new("correct horse battery").expect("a passphrase")
+}
+
+/// A raw connection to a study or (keyed) package file, for checks below the store.
+fn raw(path: &Path) -> rusqlite::Connection {
     let conn = rusqlite::Connection::open(path).expect("opens");
+    let head = std::fs::read(path).expect("bytes");
+    if !head.starts_with(b"SQLite format 3\0") {
+        conn.pragma_update(None, "key", "correct horse battery")
+            .expect("keyed");
+    }
+    conn
+}
+
+fn count(path: &Path, sql: &str) -> i64 {
+    let conn = raw(path);
     conn.query_row(sql, [], |r| r.get(0)).expect("query")
 }
 
 /// Everything a merge can change, as one comparable value.
 fn fingerprint(path: &Path) -> Vec<String> {
-    let conn = rusqlite::Connection::open(path).expect("opens");
+    let conn = raw(path);
     let mut out = Vec::new();
     for sql in [
         "SELECT rater_id || ':' || response_id || ':' || criterion_id || '=' || IFNULL(value,'-') || '|' || IFNULL(rationale,'') || '@' || updated_at FROM rating ORDER BY id",
@@ -109,7 +125,7 @@ fn package_holds_only_the_experts_own_work_and_no_source_names() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut store = setup(dir.path());
     let out = dir.path().join("ana.concord");
-    let summary = package::export_package(&mut store, "Ana", &out, 5).expect("exported");
+    let summary = package::export_package(&mut store, "Ana", &out, 5, &pass()).expect("exported");
     let items = assignment::expert_items(&store, "Ana").expect("items");
     assert_eq!(
         summary.assignments,
@@ -125,7 +141,8 @@ fn package_holds_only_the_experts_own_work_and_no_source_names() {
         "the package is one closed file, no WAL beside it"
     );
 
-    let pkg = Store::open(&out, later_clock()).expect("the package opens as a study");
+    let pkg =
+        Store::open_with(&out, later_clock(), Some(&pass())).expect("the package opens as a study");
     let raters = pkg.raters().expect("raters");
     assert_eq!(
         raters.len(),
@@ -193,11 +210,11 @@ fn round_trip_merges_new_ratings_revisions_and_history_once() {
     let mut store = setup(dir.path());
     let main = dir.path().join("main.concord");
     let out = dir.path().join("ana.concord");
-    package::export_package(&mut store, "Ana", &out, 5).expect("exported");
+    package::export_package(&mut store, "Ana", &out, 5, &pass()).expect("exported");
     let before_export_items = first_showings(&store, "Ana");
 
     // Ana works in her package: revises item 0, rates items 2 and 3, does a retest, flags one.
-    let mut pkg = Store::open(&out, later_clock()).expect("package opens");
+    let mut pkg = Store::open_with(&out, later_clock(), Some(&pass())).expect("package opens");
     let ana_pkg = rater_id(&pkg, "Ana");
     let pkg_items = first_showings(&pkg, "Ana");
     rate_all(
@@ -237,7 +254,7 @@ fn round_trip_merges_new_ratings_revisions_and_history_once() {
     .expect("package work saved");
     drop(pkg);
 
-    let report = merge_package(&mut store, &out).expect("merged");
+    let report = merge_package(&mut store, &out, &pass()).expect("merged");
     assert!(
         report.conflicts.is_empty(),
         "nothing changed in the study, so no conflict: {:?}",
@@ -273,7 +290,7 @@ fn round_trip_merges_new_ratings_revisions_and_history_once() {
 
     let before = fingerprint(&main);
     let mut store = Store::open(&main, clock()).expect("reopens");
-    let again = merge_package(&mut store, &out).expect("merged again");
+    let again = merge_package(&mut store, &out, &pass()).expect("merged again");
     assert!(
         !again.changed(),
         "a second merge of the same package writes nothing: {again:?}"
@@ -295,13 +312,13 @@ fn a_rating_changed_on_both_sides_is_a_conflict_and_the_study_keeps_its_value() 
     let dir = tempfile::tempdir().expect("temp dir");
     let mut store = setup(dir.path());
     let out = dir.path().join("ana.concord");
-    package::export_package(&mut store, "Ana", &out, 9).expect("exported");
+    package::export_package(&mut store, "Ana", &out, 9, &pass()).expect("exported");
     let items = first_showings(&store, "Ana");
     let ana = rater_id(&store, "Ana");
     // In the study: item 1 becomes 3 (was 2); item 4 gets a fresh rating 5.
     rate_all(&mut store, ana, items[1].response_id, 3, None);
     rate_all(&mut store, ana, items[4].response_id, 5, None);
-    let mut pkg = Store::open(&out, later_clock()).expect("package opens");
+    let mut pkg = Store::open_with(&out, later_clock(), Some(&pass())).expect("package opens");
     let ana_pkg = rater_id(&pkg, "Ana");
     let pkg_items = first_showings(&pkg, "Ana");
     rate_all(
@@ -315,7 +332,7 @@ fn a_rating_changed_on_both_sides_is_a_conflict_and_the_study_keeps_its_value() 
     rate_all(&mut pkg, ana_pkg, pkg_items[5].response_id, 2, None);
     drop(pkg);
 
-    let report = merge_package(&mut store, &out).expect("merge runs");
+    let report = merge_package(&mut store, &out, &pass()).expect("merge runs");
     assert_eq!(
         report.conflicts.len(),
         7,
@@ -345,7 +362,7 @@ fn a_rating_changed_on_both_sides_is_a_conflict_and_the_study_keeps_its_value() 
         Some((Some(3), None)),
         "the study keeps its own value when both changed"
     );
-    let again = merge_package(&mut store, &out).expect("merge again");
+    let again = merge_package(&mut store, &out, &pass()).expect("merge again");
     assert_eq!(
         again.conflicts.len(),
         7,
@@ -361,26 +378,33 @@ fn foreign_or_plain_study_files_are_refused() {
     let other_dir = tempfile::tempdir().expect("temp dir");
     let mut other = setup(other_dir.path());
     let foreign = other_dir.path().join("ana.concord");
-    package::export_package(&mut other, "Ana", &foreign, 5).expect("exported");
-    let err = merge_package(&mut store, &foreign).expect_err("not from this study");
+    package::export_package(&mut other, "Ana", &foreign, 5, &pass()).expect("exported");
+    let err = merge_package(&mut store, &foreign, &pass()).expect_err("not from this study");
     assert!(
-        matches!(err, PackageError::UnknownPackage { .. }),
+        matches!(err, PackageError::NotIssuedHere { .. }),
         "a package from another study is refused: {err}"
     );
     let plain = dir.path().join("plain.concord");
     drop(file_study(&plain, 1, &["Ana"]));
-    let err = merge_package(&mut store, &plain).expect_err("a plain study");
+    let err = merge_package(&mut store, &plain, &pass()).expect_err("a plain study");
     assert!(
-        matches!(err, PackageError::NotAPackage { .. }),
-        "a study that is not a package is refused: {err}"
+        matches!(err, PackageError::NotSealed { .. }),
+        "a study that is not a (sealed) package is refused: {err}"
     );
-    let err = package::export_package(&mut store, "gpt-4o-judge", &dir.path().join("j.concord"), 1)
-        .expect_err("judges get no package");
+    let err = package::export_package(
+        &mut store,
+        "gpt-4o-judge",
+        &dir.path().join("j.concord"),
+        1,
+        &pass(),
+    )
+    .expect_err("judges get no package");
     assert!(
         matches!(err, PackageError::NotAnExpert(_)),
         "judges get no package: {err}"
     );
-    let err = package::export_package(&mut store, "Ana", &plain, 1).expect_err("file exists");
+    let err =
+        package::export_package(&mut store, "Ana", &plain, 1, &pass()).expect_err("file exists");
     assert!(
         matches!(err, PackageError::Store(_)),
         "an existing file is never overwritten: {err}"

@@ -8,8 +8,24 @@
 //! dataset's text as a formula (CSV injection); XLSX cells are written as strings, never formulas.
 //! A text that is a plain negative number (`-3`, `-0.5`) is left alone, and numeric values are
 //! written as numbers. Timestamps are ISO-8601 UTC.
+//!
+//! An export of an encrypted study is a plain file: it comes with [`plain_copy_warning`] (the
+//! CLI prints it, the window shows it before writing). Concord deliberately offers no encrypted
+//! ZIP/XLSX instead: Excel, R and SPSS cannot open an AES ZIP, so the analyst would unpack it into
+//! a plain file anyway, and a password-protected XLSX needs Office's own encryption format, which
+//! no maintained Rust writer produces; the honest safeguard is to say what the file is.
 
 pub mod csv;
+
+/// What to tell the person who exports from an encrypted study: the file written is not.
+pub fn plain_copy_warning(file: &std::path::Path) -> String {
+    format!(
+        "{} is a plain, unencrypted file: the study is encrypted, this export is not. Keep it on an \
+         encrypted disk, do not send it by e-mail, and delete it when the analysis is done",
+        file.display()
+    )
+}
+
 pub mod sheet;
 pub mod workbook;
 

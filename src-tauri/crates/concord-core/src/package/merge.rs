@@ -9,6 +9,9 @@
 //! | changed | changed to the package's value | already merged, nothing to do |
 //! | changed | changed to another value | conflict: reported, the study keeps its value |
 //!
+//! Before any of this the package's seal is checked (see [`check_seal`]); a package that fails is
+//! refused and the study is not touched.
+//!
 //! History rows are merged by content, so a second merge of the same package adds nothing, and
 //! nothing at all is written when there is nothing to merge. Progress (first shown, completed,
 //! time spent) and the expert's flags come back too.
@@ -16,7 +19,8 @@
 use super::{criterion_keys, HistoryRow, PackageError, META_PACKAGE_ID, META_PACKAGE_RATER};
 use crate::clock::Millis;
 use crate::import::table::display_name;
-use crate::store::Store;
+use crate::store::seal::SealState;
+use crate::store::{Passphrase, Store};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -114,10 +118,94 @@ struct MainRating {
     updated_at: Millis,
 }
 
-/// Merge the package at `path` into `store` (see the module documentation).
-pub fn merge_package(store: &mut Store, path: &Path) -> Result<MergeReport, PackageError> {
+/// Check a returned package's seal against what this study issued and merged, in this order:
+/// issued by this study (its id and the package id), its items as issued, its state as its seal
+/// vouches (before any save in Concord: as issued), and not older than a return already merged.
+pub fn check_seal(store: &Store, pkg: &Store, file: &str) -> Result<SealState, PackageError> {
+    let file = file.to_string();
+    let seal = pkg
+        .package_seal()?
+        .ok_or_else(|| PackageError::NotSealed { file: file.clone() })?;
+    let not_issued = |detail: String| PackageError::NotIssuedHere {
+        file: file.clone(),
+        detail,
+    };
+    let ours = store.study_id()?;
+    if ours.as_deref() != Some(seal.study.as_str()) {
+        return Err(not_issued(format!(
+            "it names study {} as its issuer",
+            seal.study
+        )));
+    }
+    let record = store
+        .package_seal_record(&seal.package)?
+        .ok_or_else(|| not_issued(format!("this study never issued package {}", seal.package)))?;
+    let (Some(issue), Some(issue_state)) = (record.issue.as_deref(), record.issue_state.as_deref())
+    else {
+        return Err(not_issued(format!(
+            "package {} was issued without a seal",
+            seal.package
+        )));
+    };
+    if pkg.meta(META_PACKAGE_ID)?.as_deref() != Some(seal.package.as_str()) {
+        return Err(PackageError::AlteredAfterIssue {
+            file,
+            detail: "its package id no longer matches its seal".to_string(),
+        });
+    }
+    if seal.issue_now != issue || !seal.issue_matches {
+        return Err(PackageError::AlteredAfterIssue {
+            file,
+            detail: "its conversations, responses or rubric differ from what was issued"
+                .to_string(),
+        });
+    }
+    if seal.seq == 0 {
+        if !seal.mac_valid || !seal.state_matches || seal.state != issue_state {
+            return Err(PackageError::AlteredAfterIssue {
+                file,
+                detail: "its ratings or progress were changed before any save in Concord"
+                    .to_string(),
+            });
+        }
+    } else if !seal.mac_valid || !seal.state_matches {
+        return Err(PackageError::AlteredAfterReturn {
+            file,
+            seq: seal.seq,
+        });
+    }
+    if let Some(merged) = record.merged_seq {
+        if seal.seq < merged {
+            let rater = pkg.meta(META_PACKAGE_RATER)?.unwrap_or_default();
+            return Err(PackageError::Replayed {
+                file,
+                id: seal.package.clone(),
+                rater,
+                seq: seal.seq,
+                merged,
+            });
+        }
+        if seal.seq == merged && record.merged_state.as_deref() != Some(seal.state.as_str()) {
+            return Err(PackageError::Forked {
+                file,
+                id: seal.package.clone(),
+                seq: seal.seq,
+            });
+        }
+    }
+    Ok(seal)
+}
+
+/// Merge the package at `path`, opened with `passphrase`, into `store` (see the module
+/// documentation).
+pub fn merge_package(
+    store: &mut Store,
+    path: &Path,
+    passphrase: &Passphrase,
+) -> Result<MergeReport, PackageError> {
     let file = display_name(path);
-    let pkg = Store::open(path, store.clock())?;
+    let pkg = Store::open_with(path, store.clock(), Some(passphrase))?;
+    let seal = check_seal(store, &pkg, &file)?;
     let package_id = pkg
         .meta(META_PACKAGE_ID)?
         .ok_or_else(|| PackageError::NotAPackage { file: file.clone() })?;
@@ -519,6 +607,9 @@ pub fn merge_package(store: &mut Store, path: &Path) -> Result<MergeReport, Pack
                 "UPDATE package SET merged_at = ?2 WHERE id = ?1",
                 params![package_id, now],
             )?;
+        }
+        tx.record_package_return(&package_id, seal.seq, &seal.state)?;
+        if report.changed() {
             tx.audit(
                 "lead",
                 "package_merged",

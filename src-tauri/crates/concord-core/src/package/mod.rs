@@ -5,6 +5,13 @@
 //! each source becomes an opaque code, shuffled per package, with the mapping kept in the main
 //! study under the package's id.
 //!
+//! A package is sealed ([`crate::store::seal`]): it is an encrypted study, under a passphrase the
+//! lead chooses at export and passes to the expert separately (by phone, not in the e-mail that
+//! carries the file), and it carries a seal that every write through Concord renews. The merge
+//! refuses a package not issued by this study, one altered outside Concord after issue or after
+//! the expert's last save, and an older return replayed after a newer one was merged — each with
+//! its own error, before anything is written to the study.
+//!
 //! [`merge_package`] brings a returned package back. It is idempotent (merging the same package
 //! twice changes nothing) and never overwrites silently: for every rating it compares three
 //! values — the base recorded when the package was written, the package's and the study's. A
@@ -17,7 +24,7 @@ pub use merge::{merge_package, MergeConflict, MergeReport, Occasion};
 
 use crate::clock::Millis;
 use crate::store::{
-    NewConversation, NewRater, NewSource, RaterKind, SourceKind, Store, StoreError,
+    NewConversation, NewRater, NewSource, Passphrase, RaterKind, SourceKind, Store, StoreError,
 };
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -43,6 +50,24 @@ pub enum PackageError {
     NotAPackage { file: String },
     #[error("{file}: package {id} was not written from this study")]
     UnknownPackage { file: String, id: String },
+    #[error("{file}: not a sealed package (it is not encrypted or carries no seal: written by an earlier Concord or another program); nothing was merged. Export a new package for this expert")]
+    NotSealed { file: String },
+    #[error("{file}: this package was not issued by this study ({detail}); nothing was merged")]
+    NotIssuedHere { file: String, detail: String },
+    #[error("{file}: altered outside Concord after it was issued ({detail}); nothing was merged")]
+    AlteredAfterIssue { file: String, detail: String },
+    #[error("{file}: altered outside Concord after the expert's return (its content no longer matches the seal of return {seq}, the expert's last save in Concord); nothing was merged")]
+    AlteredAfterReturn { file: String, seq: i64 },
+    #[error("{file}: a replayed package: this is return {seq} of package {id}, but the newer return {merged} from {rater:?} was already merged; nothing was merged")]
+    Replayed {
+        file: String,
+        id: String,
+        rater: String,
+        seq: i64,
+        merged: i64,
+    },
+    #[error("{file}: return {seq} of package {id} differs from the return {seq} already merged (the package was copied and rated in two places); nothing was merged")]
+    Forked { file: String, id: String, seq: i64 },
     #[error("{file}: package {id} belongs to {expected:?} but holds ratings of {found:?}")]
     WrongRater {
         file: String,
@@ -145,14 +170,17 @@ pub(crate) fn expert_id(store: &Store, name: &str) -> Result<(i64, String, i64),
     Ok((id, name, seed))
 }
 
-/// Write the package of expert `rater` to `out` (which must not exist). `seed` draws the package
-/// id and the shuffled source codes (passed in, like all randomness).
+/// Write the package of expert `rater` to `out` (which must not exist), encrypted with
+/// `passphrase` and sealed. `seed` draws the package id and the shuffled source codes (passed in,
+/// like all randomness).
 pub fn export_package(
     store: &mut Store,
     rater: &str,
     out: &Path,
     seed: u64,
+    passphrase: &Passphrase,
 ) -> Result<PackageSummary, PackageError> {
+    passphrase.check_new()?;
     let (rater_id, rater_name, queue_seed) = expert_id(store, rater)?;
     let conn = store.conn();
 
@@ -285,9 +313,24 @@ pub fn export_package(
             break candidate;
         }
     };
+    // The study's own id names the issuer in the seal; a new one mixes the seed with the study's
+    // path and the time, so two studies never share one.
+    let study_id = match store.study_id()? {
+        Some(id) => id,
+        None => {
+            let mut h = Sha256::new();
+            h.update(rng.gen::<u64>().to_le_bytes());
+            h.update(store.now_ms().to_le_bytes());
+            h.update(store.path_string().as_bytes());
+            h.finalize()[..16]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        }
+    };
 
     // Write the package study.
-    let mut pkg = Store::create(out, store.clock())?;
+    let mut pkg = Store::create_with(out, store.clock(), Some(passphrase))?;
     let written = pkg.write(|tx| -> Result<(), PackageError> {
         tx.set_meta("title", &format!("{title} — {rater_name}"))?;
         tx.set_meta(META_PACKAGE_ID, &package_id)?;
@@ -431,11 +474,15 @@ pub fn export_package(
         }
         Ok(())
     });
+    let sealed = written.and_then(|()| Ok(pkg.seal_package(&study_id, &package_id)?));
     drop(pkg);
-    if let Err(e) = written {
-        remove_package_file(out);
-        return Err(e);
-    }
+    let sealed = match sealed {
+        Ok(s) => s,
+        Err(e) => {
+            remove_package_file(out);
+            return Err(e);
+        }
+    };
 
     // Record the package, its codes and the base values in the study.
     let file_name = out
@@ -473,6 +520,8 @@ pub fn export_package(
         }
         drop(src);
         drop(base);
+        tx.ensure_study_id(&study_id)?;
+        tx.record_package_seal(&package_id, &sealed)?;
         tx.audit(
             "lead",
             "package_exported",

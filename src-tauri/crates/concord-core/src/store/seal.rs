@@ -1,0 +1,349 @@
+//! The seal of a rater package: how a lead's study can tell a package it issued, untouched since
+//! Concord last wrote it, from anything else.
+//!
+//! A package is an encrypted study. Its content is digested (SHA-256 over every row of every
+//! table, in a fixed order, non-null columns only, so a later migration that adds empty columns
+//! or tables does not change a digest) in two parts: the *issued* part — rubrics, criteria,
+//! sources, conversations and responses, which the lead sent and nothing in Concord changes — and
+//! the *state* — ratings, history, flags, progress and everything else the expert's Concord
+//! writes. The package keeps `seal.*` entries in its `study_meta`: the issuing study's id, the
+//! package id, the issued digest, a return number, the state digest, and an HMAC-SHA256 over all
+//! of them keyed from the package passphrase. Every write Concord makes to a package renews the
+//! seal in the same transaction (return number + 1), so an edit made by any other program leaves
+//! the state not matching its seal.
+//!
+//! The issuing study records, per package, the issued digest and the state at issue, and the
+//! highest return number merged with its state digest: a package whose items differ from what was
+//! issued, whose state does not match its seal, or whose return number is older than one already
+//! merged is refused by the merge (see `package::merge`).
+
+use super::{Passphrase, Store, StoreError, StoreResult, StudyTx};
+use hmac::{Hmac, Mac};
+use rusqlite::{params, types::ValueRef, Connection, OptionalExtension};
+use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// The tables whose rows the lead issued (the package's items); every other table is state.
+const ISSUED_TABLES: &[&str] = &["conversation", "criterion", "response", "rubric", "source"];
+
+/// `study_meta` key of a study's own random id (the issuer named in its packages).
+pub const META_STUDY_ID: &str = "study.id";
+
+const SEAL_STUDY: &str = "seal.study";
+const SEAL_PACKAGE: &str = "seal.package";
+const SEAL_ISSUE: &str = "seal.issue";
+const SEAL_SEQ: &str = "seal.seq";
+const SEAL_STATE: &str = "seal.state";
+const SEAL_MAC: &str = "seal.mac";
+
+/// The key that signs one package's seal, derived from the package passphrase and package id.
+pub struct SealKey {
+    package: String,
+    mac_key: Zeroizing<Vec<u8>>,
+}
+
+impl std::fmt::Debug for SealKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SealKey")
+            .field("package", &self.package)
+            .finish_non_exhaustive()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl SealKey {
+    fn derive(key: &Passphrase, package: &str) -> SealKey {
+        let mut mac = <HmacSha256 as Mac>::new_from_slice(key.expose().as_bytes())
+            .expect("HMAC accepts a key of any length");
+        mac.update(b"concord package seal v1\n");
+        mac.update(package.as_bytes());
+        SealKey {
+            package: package.to_string(),
+            mac_key: Zeroizing::new(mac.finalize().into_bytes().to_vec()),
+        }
+    }
+
+    /// The seal key of an open package (a study that carries a seal), if it is one.
+    pub(crate) fn for_store(store: &Store, key: &Passphrase) -> StoreResult<Option<SealKey>> {
+        Ok(meta(store.conn(), SEAL_PACKAGE)?.map(|package| SealKey::derive(key, &package)))
+    }
+
+    fn mac(&self, study: &str, issue: &str, seq: i64, state: &str) -> String {
+        let mut mac = <HmacSha256 as Mac>::new_from_slice(&self.mac_key)
+            .expect("HMAC accepts a key of any length");
+        mac.update(format!("{}\n{study}\n{issue}\n{seq}\n{state}", self.package).as_bytes());
+        hex(&mac.finalize().into_bytes())
+    }
+
+    /// Renew the seal after a write made through Concord (inside that write's transaction).
+    pub(crate) fn renew(&self, tx: &StudyTx<'_>) -> StoreResult<()> {
+        let c = tx.conn();
+        let study = meta(c, SEAL_STUDY)?.unwrap_or_default();
+        let issue = meta(c, SEAL_ISSUE)?.unwrap_or_default();
+        let seq = meta(c, SEAL_SEQ)?
+            .and_then(|s| s.parse::<i64>().ok())
+            .unwrap_or(0)
+            + 1;
+        let state = digest(c, Part::State)?;
+        let mac = self.mac(&study, &issue, seq, &state);
+        set_meta(c, SEAL_SEQ, &seq.to_string())?;
+        set_meta(c, SEAL_STATE, &state)?;
+        set_meta(c, SEAL_MAC, &mac)?;
+        Ok(())
+    }
+}
+
+fn meta(c: &Connection, key: &str) -> StoreResult<Option<String>> {
+    Ok(
+        c.query_row("SELECT value FROM study_meta WHERE key = ?1", [key], |r| {
+            r.get(0)
+        })
+        .optional()?,
+    )
+}
+
+fn set_meta(c: &Connection, key: &str, value: &str) -> StoreResult<()> {
+    c.execute(
+        "INSERT INTO study_meta(key, value) VALUES (?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        params![key, value],
+    )?;
+    Ok(())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Issued,
+    State,
+}
+
+/// SHA-256 (hex) of one part of a study's content.
+fn digest(c: &Connection, part: Part) -> StoreResult<String> {
+    let tables: Vec<(String, bool)> = c
+        .prepare(
+            "SELECT name, wr FROM pragma_table_list
+             WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? != 0)))?
+        .collect::<Result<_, _>>()?;
+    let mut hash = Sha256::new();
+    for (table, without_rowid) in tables {
+        if ISSUED_TABLES.contains(&table.as_str()) != (part == Part::Issued) {
+            continue;
+        }
+        let columns: Vec<String> = c
+            .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?
+            .query_map([&table], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let order = if without_rowid {
+            (1..=columns.len())
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        } else {
+            "rowid".to_string()
+        };
+        let filter = if table == "study_meta" {
+            "WHERE key NOT LIKE 'seal.%'"
+        } else {
+            ""
+        };
+        let quoted = table.replace('"', "\"\"");
+        let mut stmt = c.prepare(&format!(
+            "SELECT * FROM \"{quoted}\" {filter} ORDER BY {order}"
+        ))?;
+        let mut rows = stmt.query([])?;
+        let mut first = true;
+        while let Some(row) = rows.next()? {
+            if first {
+                hash.update(b"T");
+                hash.update(table.as_bytes());
+                hash.update([0]);
+                first = false;
+            }
+            hash.update(b"R");
+            for (i, name) in columns.iter().enumerate() {
+                let tag_and_bytes: Option<(u8, Vec<u8>)> = match row.get_ref(i)? {
+                    ValueRef::Null => None,
+                    ValueRef::Integer(v) => Some((b'i', v.to_le_bytes().to_vec())),
+                    ValueRef::Real(v) => Some((b'f', v.to_bits().to_le_bytes().to_vec())),
+                    ValueRef::Text(t) => Some((b't', t.to_vec())),
+                    ValueRef::Blob(b) => Some((b'b', b.to_vec())),
+                };
+                if let Some((tag, bytes)) = tag_and_bytes {
+                    hash.update(name.as_bytes());
+                    hash.update([0, tag]);
+                    hash.update((bytes.len() as u64).to_le_bytes());
+                    hash.update(&bytes);
+                }
+            }
+        }
+    }
+    Ok(hex(&hash.finalize()))
+}
+
+/// What the issuing study records of a package when it seals it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuedSeal {
+    /// Digest of the package's items.
+    pub issue: String,
+    /// Digest of its state (ratings, progress, …) as issued.
+    pub state: String,
+}
+
+/// A package's seal as found, checked against its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealState {
+    /// The issuing study's id.
+    pub study: String,
+    pub package: String,
+    /// The return number: 0 as issued, + 1 for every write Concord made since.
+    pub seq: i64,
+    /// The state digest the seal vouches for.
+    pub state: String,
+    /// Whether the seal's own MAC is right (the seal entries were not edited).
+    pub mac_valid: bool,
+    /// Whether the items still digest to what the seal says was issued.
+    pub issue_matches: bool,
+    /// The items' digest now.
+    pub issue_now: String,
+    /// Whether the state still digests to what the seal vouches for.
+    pub state_matches: bool,
+}
+
+/// The issuing study's record of one package's seal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageSealRecord {
+    pub issue: Option<String>,
+    pub issue_state: Option<String>,
+    pub merged_seq: Option<i64>,
+    pub merged_state: Option<String>,
+}
+
+impl Store {
+    /// Seal a package just written (return number 0) as issued by study `study` under id
+    /// `package`; from now on every write through this store renews the seal. Needs the store to
+    /// be encrypted: the seal key comes from its passphrase.
+    pub fn seal_package(&mut self, study: &str, package: &str) -> StoreResult<IssuedSeal> {
+        let key = self.key.clone().ok_or_else(|| {
+            StoreError::Invalid("a package is sealed only when it is encrypted".to_string())
+        })?;
+        let seal = SealKey::derive(&key, package);
+        let c = self.conn();
+        let issued = IssuedSeal {
+            issue: digest(c, Part::Issued)?,
+            state: digest(c, Part::State)?,
+        };
+        let mac = seal.mac(study, &issued.issue, 0, &issued.state);
+        self.seal = None;
+        self.write(|tx| -> StoreResult<()> {
+            let c = tx.conn();
+            set_meta(c, SEAL_STUDY, study)?;
+            set_meta(c, SEAL_PACKAGE, package)?;
+            set_meta(c, SEAL_ISSUE, &issued.issue)?;
+            set_meta(c, SEAL_SEQ, "0")?;
+            set_meta(c, SEAL_STATE, &issued.state)?;
+            set_meta(c, SEAL_MAC, &mac)?;
+            Ok(())
+        })?;
+        self.seal = Some(seal);
+        Ok(issued)
+    }
+
+    /// This package's seal checked against its content, or `None` when it carries no seal (or is
+    /// not encrypted, so no seal key can be derived).
+    pub fn package_seal(&self) -> StoreResult<Option<SealState>> {
+        let (Some(key), c) = (self.key.as_ref(), self.conn()) else {
+            return Ok(None);
+        };
+        let (Some(study), Some(package), Some(issue), Some(seq), Some(state), Some(mac)) = (
+            meta(c, SEAL_STUDY)?,
+            meta(c, SEAL_PACKAGE)?,
+            meta(c, SEAL_ISSUE)?,
+            meta(c, SEAL_SEQ)?,
+            meta(c, SEAL_STATE)?,
+            meta(c, SEAL_MAC)?,
+        ) else {
+            return Ok(None);
+        };
+        let seq_num = seq.parse::<i64>().unwrap_or(-1);
+        let expected = SealKey::derive(key, &package).mac(&study, &issue, seq_num, &state);
+        let issue_now = digest(c, Part::Issued)?;
+        let state_now = digest(c, Part::State)?;
+        Ok(Some(SealState {
+            mac_valid: seq_num >= 0 && expected == mac,
+            issue_matches: issue_now == issue,
+            issue_now,
+            state_matches: state_now == state,
+            study,
+            package,
+            seq: seq_num,
+            state,
+        }))
+    }
+
+    /// This study's own id, if it has issued a package yet.
+    pub fn study_id(&self) -> StoreResult<Option<String>> {
+        meta(self.conn(), META_STUDY_ID)
+    }
+
+    /// The seal recorded for package `package` when it was issued, and its last merged return.
+    pub fn package_seal_record(&self, package: &str) -> StoreResult<Option<PackageSealRecord>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT issue_digest, issue_state, merged_seq, merged_state FROM package
+                 WHERE id = ?1",
+                [package],
+                |r| {
+                    Ok(PackageSealRecord {
+                        issue: r.get(0)?,
+                        issue_state: r.get(1)?,
+                        merged_seq: r.get(2)?,
+                        merged_state: r.get(3)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+}
+
+impl StudyTx<'_> {
+    /// This study's id, set to `candidate` if it has none yet.
+    pub fn ensure_study_id(&mut self, candidate: &str) -> StoreResult<String> {
+        if let Some(id) = meta(self.conn(), META_STUDY_ID)? {
+            return Ok(id);
+        }
+        set_meta(self.conn(), META_STUDY_ID, candidate)?;
+        Ok(candidate.to_string())
+    }
+
+    /// Record the seal of package `package` as issued.
+    pub fn record_package_seal(&mut self, package: &str, seal: &IssuedSeal) -> StoreResult<()> {
+        self.conn().execute(
+            "UPDATE package SET issue_digest = ?2, issue_state = ?3 WHERE id = ?1",
+            params![package, seal.issue, seal.state],
+        )?;
+        Ok(())
+    }
+
+    /// Record that return `seq` (state digest `state`) of package `package` was merged.
+    pub fn record_package_return(
+        &mut self,
+        package: &str,
+        seq: i64,
+        state: &str,
+    ) -> StoreResult<()> {
+        self.conn().execute(
+            "UPDATE package SET merged_seq = ?2, merged_state = ?3
+             WHERE id = ?1 AND (merged_seq IS NOT ?2 OR merged_state IS NOT ?3)",
+            params![package, seq, state],
+        )?;
+        Ok(())
+    }
+}

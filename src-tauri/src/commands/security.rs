@@ -1,0 +1,148 @@
+//! Commands of the unlock screen and the study's security actions: whether the open study is
+//! encrypted or locked and its idle lock; unlock (with "remember in the system keyring" as an
+//! explicit choice), lock (the study and its passphrase leave memory), "Encrypt this study…",
+//! "Change passphrase…" and the idle-lock minutes. Passphrases arrive as arguments of these
+//! calls only and are never returned, logged or stored in the study.
+
+use crate::error::{IpcError, IpcResult};
+use crate::state::{locked_error, AppState};
+use concord_core::clock::SystemClock;
+use concord_core::error_code::ErrorCode;
+use concord_core::open_study::OpenStudy;
+use concord_core::store::Passphrase;
+use concord_core::study_security::{self, Conversion, DEFAULT_IDLE_LOCK_MINUTES};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What the window needs to know to guard the open study.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct StudySecurity {
+    pub encrypted: bool,
+    /// The study waits behind the unlock screen.
+    pub locked: bool,
+    pub idle_lock_minutes: u32,
+    /// Seconds without input before the window locks (the minutes, unless overridden).
+    pub idle_lock_seconds: u32,
+}
+
+/// The outcome of an unlock or a conversion: a note when the keyring would not remember.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct SecurityOutcome {
+    pub note: Option<String>,
+}
+
+fn study_file(state: &AppState) -> IpcResult<PathBuf> {
+    state
+        .path
+        .as_ref()
+        .map(|p| p.path().to_path_buf())
+        .ok_or_else(|| IpcError::new(ErrorCode::NoLocation, "no study file is open"))
+}
+
+fn passphrase(text: String) -> IpcResult<Passphrase> {
+    Ok(Passphrase::new(text)?)
+}
+
+#[tauri::command]
+pub fn study_security(state: tauri::State<'_, AppState>) -> IpcResult<StudySecurity> {
+    let guard = state.study()?;
+    let (encrypted, locked, minutes) = match guard.as_ref() {
+        Ok(s) => (
+            s.store().is_encrypted(),
+            false,
+            study_security::idle_lock_minutes(s.store())?,
+        ),
+        Err(e) if e.code == ErrorCode::PassphraseNeeded => (true, true, DEFAULT_IDLE_LOCK_MINUTES),
+        Err(e) => return Err(e.clone()),
+    };
+    Ok(StudySecurity {
+        encrypted,
+        locked,
+        idle_lock_minutes: minutes,
+        idle_lock_seconds: state.idle_override.unwrap_or(minutes * 60),
+    })
+}
+
+#[tauri::command]
+pub async fn unlock_study(
+    state: tauri::State<'_, AppState>,
+    passphrase_text: String,
+    remember: bool,
+) -> IpcResult<SecurityOutcome> {
+    let path = study_file(&state)?;
+    let key = passphrase(passphrase_text)?;
+    let (store, note) = study_security::unlock(&path, Arc::new(SystemClock), &key, remember)?;
+    state.replace(Ok(OpenStudy::new(store)))?;
+    Ok(SecurityOutcome { note })
+}
+
+/// Lock an encrypted study (a plain one has no passphrase to unlock it with: false).
+#[tauri::command]
+pub async fn lock_study(state: tauri::State<'_, AppState>) -> IpcResult<bool> {
+    let path = study_file(&state)?;
+    let mut guard = state.study()?;
+    let encrypted = matches!(guard.as_ref(), Ok(s) if s.store().is_encrypted());
+    if encrypted {
+        *guard = Err(locked_error(&path));
+    }
+    Ok(encrypted)
+}
+
+/// Close the open study, convert it, and open it again (as before when the conversion failed).
+fn convert(state: &AppState, conversion: Conversion, remember: bool) -> IpcResult<SecurityOutcome> {
+    let path = study_file(state)?;
+    let mut guard = state.study()?;
+    let before = match guard.as_ref() {
+        Ok(s) => s.store().passphrase().cloned(),
+        Err(e) => return Err(e.clone()),
+    };
+    // Dropping the open study closes its connection, so the file can be replaced.
+    *guard = Err(IpcError::new(
+        ErrorCode::Converting,
+        "the study is being converted",
+    ));
+    let (reopened, outcome) = study_security::convert_and_reopen(
+        &path,
+        Arc::new(SystemClock),
+        before.as_ref(),
+        &conversion,
+        remember,
+    );
+    *guard = reopened.map(OpenStudy::new).map_err(IpcError::from);
+    Ok(SecurityOutcome { note: outcome? })
+}
+
+/// "Encrypt this study…": encrypt the open plain study with a new passphrase.
+#[tauri::command]
+pub async fn encrypt_open_study(
+    state: tauri::State<'_, AppState>,
+    new_passphrase: String,
+    remember: bool,
+) -> IpcResult<SecurityOutcome> {
+    let new = passphrase(new_passphrase)?;
+    convert(&state, Conversion::Encrypt { new }, remember)
+}
+
+/// "Change passphrase…": re-key the open encrypted study.
+#[tauri::command]
+pub async fn change_passphrase(
+    state: tauri::State<'_, AppState>,
+    current_passphrase: String,
+    new_passphrase: String,
+    remember: bool,
+) -> IpcResult<SecurityOutcome> {
+    let current = passphrase(current_passphrase)?;
+    let new = passphrase(new_passphrase)?;
+    convert(&state, Conversion::Rekey { current, new }, remember)
+}
+
+#[tauri::command]
+pub async fn set_idle_lock(state: tauri::State<'_, AppState>, minutes: u32) -> IpcResult<u32> {
+    state.with_study(|s| {
+        Ok(study_security::set_idle_lock_minutes(
+            s.store_mut(),
+            minutes,
+        )?)
+    })
+}

@@ -4,6 +4,7 @@
 //! Journeys of later screens live in sibling modules and use only this harness.
 
 mod agreement;
+mod hostile;
 mod judge;
 mod overview;
 mod panel;

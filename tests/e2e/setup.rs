@@ -14,7 +14,7 @@ const EXPERTS: [&str; 3] = ["Ana Ruiz", "Ben Okafor", "Chen Wei"];
 
 /// Six synthetic conversations in the MentalBench-100k layout: context, the original answer and
 /// two models' answers (texts written for this test; one has a comma, one a line break).
-fn write_bench_csv(dir: &Path) -> PathBuf {
+pub(super) fn write_bench_csv(dir: &Path) -> PathBuf {
     let rows = [
         (
             "I keep failing my driving test and feel stupid.",
@@ -70,7 +70,7 @@ fn write_bench_csv(dir: &Path) -> PathBuf {
 }
 
 /// Replace an input's value as a person would (clear, then type), so Svelte's binding sees it.
-fn fill(app: &App, css: &str, text: &str) {
+pub(super) fn fill(app: &App, css: &str, text: &str) {
     let input = app.wait_for(css, Duration::from_secs(10));
     app.script(
         "const e = document.querySelector(arguments[0]); e.value = ''; \
@@ -80,13 +80,13 @@ fn fill(app: &App, css: &str, text: &str) {
     app.type_into(&input, text);
 }
 
-fn click(app: &App, css: &str) {
+pub(super) fn click(app: &App, css: &str) {
     let e: Element = app.wait_for(css, Duration::from_secs(10));
     app.click(&e);
 }
 
 /// Wait until `css`'s text satisfies `ok`; returns that text.
-fn wait_text(app: &App, css: &str, what: &str, ok: impl Fn(&str) -> bool) -> String {
+pub(super) fn wait_text(app: &App, css: &str, what: &str, ok: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Some(e) = app.try_find(css) {

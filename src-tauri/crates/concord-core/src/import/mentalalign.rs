@@ -54,7 +54,8 @@ struct ParsedCell {
 struct ParsedFile {
     rater: RaterSpec,
     sources: Vec<SourceSpec>,
-    conversations: Vec<(u64, String)>,
+    /// (ConvID, context, the row it was read from).
+    conversations: Vec<(u64, String, usize)>,
     cells: Vec<ParsedCell>,
     report: FileReport,
 }
@@ -222,7 +223,7 @@ pub fn import_bytes(
                 source_ids.push(index.source(tx, s)?);
             }
             let mut conv_ids = HashMap::with_capacity(f.conversations.len());
-            for (n, context) in &f.conversations {
+            for (n, context, row) in &f.conversations {
                 let ext = conversation_external_id(*n);
                 let c = index.conversation(
                     tx,
@@ -243,7 +244,7 @@ pub fn import_bytes(
                         at: Location {
                             file: f.report.file.clone(),
                             sheet: f.report.sheet.clone(),
-                            row: None,
+                            row: Some(*row),
                             column: Some("context".into()),
                         },
                         criterion: None,
@@ -519,7 +520,7 @@ fn parse_file(
             .unwrap_or_default()
             .trim()
             .to_string();
-        conversations.push((conv, context));
+        conversations.push((conv, context, row.number));
         for &(col, source) in &column_source {
             let at = || table.at(row.number, Some(col));
             let cell = table.cell(row, col);

@@ -57,6 +57,12 @@ impl From<concord_core::queue::QueueError> for IpcError {
     }
 }
 
+impl From<concord_core::signoff::SignoffError> for IpcError {
+    fn from(e: concord_core::signoff::SignoffError) -> Self {
+        IpcError::new(e.code(), e.to_string())
+    }
+}
+
 impl From<concord_core::usecase::UseCaseError> for IpcError {
     fn from(e: concord_core::usecase::UseCaseError) -> Self {
         IpcError::new(e.code(), e.to_string())

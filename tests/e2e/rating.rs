@@ -327,3 +327,86 @@ fn keypress_to_next_item_latency_over_fifty_items() {
         "timings are real durations"
     );
 }
+
+/// Sign-off in the window: an expert rates two items, opens "Sign off", sets a signing passphrase
+/// (typed twice), signs with it after a wrong attempt is refused, and sees the signature; the
+/// study file then holds the signature with its meaning and hash, only a salted hash of the
+/// passphrase, a locked rating that the screen refuses to change, and an intact audit chain.
+#[test]
+fn an_expert_sets_a_passphrase_and_signs_off_in_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("signoff.concord");
+    let app = App::launch(&study);
+    start_rating_as(&app, "Signing expert");
+    rate_current_item_with_keys(&app);
+    rate_current_item_with_keys(&app);
+    let open = app.wait_for("[data-testid=signoff-button]", Duration::from_secs(5));
+    app.click(&open);
+    app.wait_for("[data-testid=signoff-dialog]", Duration::from_secs(10));
+    assert!(
+        app.text_of("[data-testid=signoff-meaning]")
+            .contains("my own independent judgement"),
+        "the dialog states what signing means"
+    );
+    let new = app.wait_for("[data-testid=signoff-new]", Duration::from_secs(5));
+    app.click(&new);
+    app.type_into(&new, "calm harbour 7");
+    let repeat = app.wait_for("[data-testid=signoff-repeat]", Duration::from_secs(5));
+    app.click(&repeat);
+    app.type_into(&repeat, "calm harbour 7");
+    let set = app.wait_for("[data-testid=signoff-set]", Duration::from_secs(5));
+    app.click(&set);
+    let pass = app.wait_for("[data-testid=signoff-passphrase]", Duration::from_secs(30));
+    app.click(&pass);
+    app.type_into(&pass, "wrong harbour 7");
+    app.click(&app.wait_for("[data-testid=signoff-sign]", Duration::from_secs(5)));
+    let refusal = app.wait_for("[data-testid=signoff-error]", Duration::from_secs(30));
+    assert!(
+        app.text(&refusal).contains("wrong signing passphrase"),
+        "a wrong passphrase is refused"
+    );
+    let pass = app.wait_for("[data-testid=signoff-passphrase]", Duration::from_secs(5));
+    app.click(&pass);
+    app.type_into(&pass, "calm harbour 7");
+    app.click(&app.wait_for("[data-testid=signoff-sign]", Duration::from_secs(5)));
+    let signed = app.wait_for("[data-testid=signature]", Duration::from_secs(30));
+    assert_eq!(
+        app.attribute(&signed, "data-matches").as_deref(),
+        Some("true"),
+        "the new signature is shown as matching its ratings"
+    );
+    app.screenshot("signoff-signed");
+    drop(app);
+
+    let conn = rusqlite::Connection::open(&study).unwrap();
+    let (signer, meaning, ratings, sha): (String, String, i64, String) = conn
+        .query_row(
+            "SELECT signer, meaning, ratings, ratings_sha256 FROM signature",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(signer, "Signing expert", "the signer's name is recorded");
+    assert!(
+        meaning.contains("independent judgement"),
+        "with the meaning"
+    );
+    assert!(
+        ratings > 0 && sha.len() == 64,
+        "and the hash of the signed ratings"
+    );
+    let stored: String = conn
+        .query_row("SELECT salt || hash FROM signing_key", [], |r| r.get(0))
+        .unwrap();
+    assert!(
+        !stored.contains("harbour"),
+        "the passphrase itself is not stored"
+    );
+    drop(conn);
+    let store = Store::open(&study, Arc::new(SystemClock)).unwrap();
+    assert_eq!(
+        concord_core::audit::verify(&store).unwrap().broken,
+        None,
+        "the window's ratings and the signature are sealed into an intact audit chain"
+    );
+}

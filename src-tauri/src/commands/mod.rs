@@ -7,4 +7,5 @@ pub mod panel;
 pub mod rating;
 pub mod security;
 pub mod setup;
+pub mod signoff;
 pub mod study;

@@ -19,6 +19,7 @@ import type {
   RaterProfile,
   RaterProfiles,
   RatingItem,
+  SignoffState,
   StudyOverview,
   StudyStatus,
   StudySecurity,
@@ -92,6 +93,10 @@ export const ipc = {
     call<null>("flag_item", { raterId, item, reason }),
   leaveItem: (raterId: number, item: number, seconds: number, nextItem: number) =>
     call<null>("leave_item", { raterId, item, seconds, nextItem }),
+  signoffState: (raterId: number) => call<SignoffState>("signoff_state", { raterId }),
+  setSigningPassphrase: (raterId: number, passphrase: string, current: string | null) =>
+    call<SignoffState>("set_signing_passphrase", { raterId, passphrase, current }),
+  signOff: (raterId: number, passphrase: string) => call<SignoffState>("sign_off", { raterId, passphrase }),
   agreementReport: (options: AgreementOptions) => call<AgreementReport>("agreement_report", { options }),
   agreementConsensus: (options: AgreementOptions, view: TableView) =>
     call<ConsensusAgreement>("agreement_consensus", { options, view }),

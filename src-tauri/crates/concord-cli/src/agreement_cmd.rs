@@ -167,6 +167,7 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         ReferenceArg::Experts => AgreementReference::Experts,
         ReferenceArg::Consensus => AgreementReference::Consensus,
     };
+    let options_record = options.clone();
     let report = agreement_report(study.store(), options, reference).map_err(|e| match e {
         AdjudicationError::Store(e) => ImportCmdError::Store(e),
         other => ImportCmdError::Store(concord_core::store::StoreError::Invalid(other.to_string())),
@@ -200,7 +201,11 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
             FormatArg::Md => TableFormat::Md,
             FormatArg::Latex => TableFormat::Latex,
         };
-        return Ok(render(&table(&report, view), format));
+        let provenance = concord_core::provenance::Provenance::of(
+            study.store(),
+            serde_json::json!({ "agreement": &options_record, "table": view, "reference": format!("{:?}", args.reference) }),
+        )?;
+        return Ok(render(&table(&report, view), format, &provenance));
     }
     match args.method {
         MethodArg::Mentalalign => {

@@ -6,6 +6,7 @@
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use concord_core::export::sheet::SheetError;
+use concord_core::phi::review;
 use concord_core::usecase::{RatingsExport, RatingsFormat, UseCaseError};
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,8 @@ pub enum ExportCmdError {
     Job(#[from] UseCaseError),
     #[error("{0}")]
     Sheet(#[from] SheetError),
+    #[error(transparent)]
+    Phi(#[from] review::PhiError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -56,6 +59,9 @@ pub enum ExportCommand {
         /// Leave the agreement sheet out of the workbook.
         #[arg(long)]
         no_agreement: bool,
+        /// Write even though PHI findings are not reviewed yet; the reason goes to the audit trail.
+        #[arg(long, value_name = "REASON")]
+        override_phi: Option<String>,
     },
     /// The fill-in XLSX rating sheet of one expert.
     Sheet {
@@ -64,6 +70,9 @@ pub enum ExportCommand {
         /// Where to write it (default: `<study>-sheet-<name>.xlsx` in the study's export folder).
         #[arg(long, value_name = "FILE.xlsx")]
         out: Option<PathBuf>,
+        /// Write even though PHI findings are not reviewed yet; the reason goes to the audit trail.
+        #[arg(long, value_name = "REASON")]
+        override_phi: Option<String>,
     },
 }
 
@@ -96,7 +105,8 @@ fn warn_if_plain_copy(warning: Option<&String>, doc: serde_json::Value) -> serde
 }
 
 pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, ExportCmdError> {
-    let study = open_study(db)?;
+    let mut study = open_study(db)?;
+    let by = crate::phi_cmd::actor(None);
     match &args.command {
         ExportCommand::Ratings {
             format,
@@ -104,7 +114,9 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
             excel,
             texts,
             no_agreement,
+            override_phi,
         } => {
+            review::require_reviewed(study.store_mut(), "an export", override_phi.as_deref(), &by)?;
             let export = RatingsExport {
                 format: match format {
                     Format::Csv => RatingsFormat::LongCsv,
@@ -129,7 +141,17 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
                 written.summary.ratings()
             ))
         }
-        ExportCommand::Sheet { rater, out } => {
+        ExportCommand::Sheet {
+            rater,
+            out,
+            override_phi,
+        } => {
+            review::require_reviewed(
+                study.store_mut(),
+                "a rating sheet",
+                override_phi.as_deref(),
+                &by,
+            )?;
             let written = study.export_sheet(rater, out.as_deref())?;
             let doc = warn_if_plain_copy(
                 written.warning.as_ref(),

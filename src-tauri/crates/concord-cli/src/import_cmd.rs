@@ -135,6 +135,8 @@ pub enum ImportCmdError {
     Store(#[from] StoreError),
     #[error("{0}")]
     Import(#[from] ImportError),
+    #[error(transparent)]
+    Phi(#[from] concord_core::phi::review::PhiError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -155,10 +157,17 @@ pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, I
     // An import into a file that does not exist yet creates an empty study there.
     let mut study = open_as(db, WhenMissing::CreateEmpty)?.study;
     let report = study.import(&job, &options)?;
+    // The PHI guard scans what the import brought in; the findings are reported with it.
+    let phi =
+        concord_core::phi::review::scan(study.store_mut(), false, &crate::phi_cmd::actor(None))?;
     if json {
-        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+        let mut doc = serde_json::to_value(&report)?;
+        if let Some(obj) = doc.as_object_mut() {
+            obj.insert("phi".into(), serde_json::to_value(&phi)?);
+        }
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
     }
-    Ok(render(&report))
+    Ok(render(&report) + &crate::phi_cmd::render_summary(&phi))
 }
 
 fn job(format: &ImportFormat) -> ImportJob {

@@ -4,11 +4,14 @@
 mod adjudication_cmd;
 mod agreement_cmd;
 mod assign_cmd;
+mod audit_cmd;
 mod calibration_cmd;
 mod export_cmd;
 mod import_cmd;
 mod judge_cmd;
 mod package_cmd;
+mod phi_cmd;
+mod signoff_cmd;
 mod stats_cmd;
 mod study_cmd;
 
@@ -80,6 +83,12 @@ enum Command {
     Calibration(calibration_cmd::CalibrationArgs),
     /// The expert panel's rater quality: severity, drift, test–retest, time, straight-lining.
     Raters(adjudication_cmd::RatersArgs),
+    /// The PHI guard: scan texts for identifiers, redact them or keep them with a reason.
+    Phi(phi_cmd::PhiArgs),
+    /// The tamper-evident audit trail: verify the chain, list entries.
+    Audit(audit_cmd::AuditArgs),
+    /// Expert sign-off: signing passphrase, signing an assignment, signatures and their standing.
+    Signoff(signoff_cmd::SignoffArgs),
 }
 
 fn main() -> ExitCode {
@@ -139,6 +148,13 @@ fn main() -> ExitCode {
         Command::Raters(args) => {
             adjudication_cmd::raters(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
         }
+        Command::Audit(args) => {
+            audit_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Signoff(args) => {
+            signoff_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Phi(args) => phi_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into),
     };
     match result {
         Ok(out) => {

@@ -7,6 +7,7 @@
 use crate::study_cmd::{open_study, required_passphrase, StudyCmdError};
 use concord_core::clock::fresh_seed;
 use concord_core::package::MergeReport;
+use concord_core::phi::review;
 use concord_core::usecase::UseCaseError;
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,8 @@ pub enum PackageCmdError {
     Study(#[from] StudyCmdError),
     #[error(transparent)]
     Job(#[from] UseCaseError),
+    #[error(transparent)]
+    Phi(#[from] review::PhiError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -39,6 +42,9 @@ pub enum PackageCommand {
         /// Seed of the package id and source codes (default: drawn from the clock).
         #[arg(long)]
         seed: Option<u64>,
+        /// Write even though PHI findings are not reviewed yet; the reason goes to the audit trail.
+        #[arg(long, value_name = "REASON")]
+        override_phi: Option<String>,
         /// The environment variable holding the package's passphrase (at least 8 characters).
         #[arg(long, value_name = "VAR", default_value = PACKAGE_PASSPHRASE_ENV)]
         package_passphrase_env: String,
@@ -64,7 +70,14 @@ pub fn run(args: &PackageArgs, db: Option<&Path>, json: bool) -> Result<String, 
             out,
             seed,
             package_passphrase_env,
+            override_phi,
         } => {
+            review::require_reviewed(
+                study.store_mut(),
+                "a rater package",
+                override_phi.as_deref(),
+                &crate::phi_cmd::actor(None),
+            )?;
             let passphrase = required_passphrase(package_passphrase_env)?;
             let written = study.export_package(
                 rater,

@@ -1,12 +1,13 @@
 //! Import and agreement benchmark (a plain binary, `harness = false`).
 //!
-//! `cargo bench -p concord-core --bench import_agreement -- [RELEASE_DIR]`
+//! `cargo bench -p concord-core --bench import_agreement -- [RELEASE_DIR] [--audit-only]`
 //!
 //! 1. MentalAlign-70k at full scale: the release's human file and judge files from RELEASE_DIR
 //!    (synthetic files of the same shape when absent), plus synthetic `gemini-2.5-flash` and
 //!    `o4-mini` judge files, so 1 human + 4 judges = 350,000 ratings; imported into a fresh study
 //!    file in a child process whose peak resident memory is read from `/proc/self/status`.
 //! 2. A MentalBench-100k-shaped CSV: 10,000 conversations × 10 answers = 100,000 responses.
+//!    Then `audit verify` on that study, three times (`--audit-only` stops here).
 //! 3. The agreement report over the imported release (1,000 bootstrap resamples per
 //!    system-level cell, item level and CSS/ARS groups included) and the recomputation after one
 //!    new rating.
@@ -279,6 +280,29 @@ fn main() {
     println!(
         "MentalAlign-70k import (human + 4 judges): {import_ms:.0} ms wall, {cpu:.0} ms CPU, peak RSS {rss:.0} MB, {ratings} ratings written"
     );
+
+    // The audit chain over the imported study: every link, every entry's hash and the digest of
+    // all rating rows recomputed from the file.
+    {
+        let store = Store::open(&db, Arc::new(SystemClock)).expect("imported study");
+        for round in 1..=3 {
+            let start = Instant::now();
+            let check = concord_core::audit::verify(&store).expect("verify runs");
+            let ms = start.elapsed().as_secs_f64() * 1e3;
+            assert!(
+                check.broken.is_none(),
+                "the imported study verifies: {:?}",
+                check.broken
+            );
+            println!(
+                "audit verify, round {round}: {ms:.0} ms ({} entries, {ratings} ratings sealed)",
+                check.entries
+            );
+        }
+    }
+    if args.iter().any(|a| a == "--audit-only") {
+        return;
+    }
 
     let csv = work.path().join("mentalbench-100k.csv");
     write_mentalbench_csv(&csv, 10_000);

@@ -3,6 +3,9 @@
 //! on a study file, beside the floor for the same durability on the same disk: a bare rusqlite
 //! INSERT + COMMIT into a one-table database with the same pragmas, in the same run.
 //!
+//! The same saves also go, in alternation, to a second study with the audit chain switched off:
+//! the chain's cost is the ratio of the two in one run.
+//!
 //! Run: `cargo bench -p concord-core --bench rating_save [-- SAVES]`
 
 use concord_core::clock::SystemClock;
@@ -35,25 +38,60 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
 
     // Concord: one rater works through the demo queue, one value per call, cycling values so
-    // every call after the first pass is a revision (history row + update).
-    let mut store = create_demo_at(&dir.path().join("bench.concord"), Arc::new(SystemClock), 7)
+    // every call after the first pass is a revision (history row + update). The same saves go
+    // to two studies in alternation: one sealing each save into the audit chain (as Concord
+    // always does) and one with the chain switched off, the plain save it is compared with.
+    let mut chained = create_demo_at(&dir.path().join("bench.concord"), Arc::new(SystemClock), 7)
         .expect("demo study");
-    let rater = queue::create_profile(&mut store, "Bench rater", 3)
-        .expect("profile")
-        .id;
-    let q = queue::open_queue(&mut store, rater).expect("queue");
-    let items: Vec<_> = (1..=q.total)
-        .map(|i| queue::rating_item(&store, rater, i).expect("item"))
-        .collect();
+    let mut plain = create_demo_at(&dir.path().join("plain.concord"), Arc::new(SystemClock), 7)
+        .expect("demo study");
+    plain
+        .disable_audit_chain_for_comparison()
+        .expect("plain study");
+    let setup = |store: &mut concord_core::store::Store| {
+        let rater = queue::create_profile(store, "Bench rater", 3)
+            .expect("profile")
+            .id;
+        let q = queue::open_queue(store, rater).expect("queue");
+        let items: Vec<_> = (1..=q.total)
+            .map(|i| queue::rating_item(store, rater, i).expect("item"))
+            .collect();
+        (rater, items)
+    };
+    let (rater, items) = setup(&mut chained);
+    let (plain_rater, plain_items) = setup(&mut plain);
     let mut concord = Vec::with_capacity(saves);
+    let mut unchained = Vec::with_capacity(saves);
     for n in 0..saves {
         let item = &items[n % items.len()];
         let c = &item.criteria[(n / items.len()) % item.criteria.len()];
         let value = c.scale.min() + (n as i64 % (c.scale.max() - c.scale.min() + 1));
-        let t = Instant::now();
-        queue::rate(&mut store, rater, item.item, &c.key, value).expect("durable save");
-        concord.push(t.elapsed().as_secs_f64() * 1e3);
+        let plain_item = &plain_items[n % plain_items.len()];
+        let mut save = |chain: bool| {
+            let t = Instant::now();
+            if chain {
+                queue::rate(&mut chained, rater, item.item, &c.key, value).expect("durable save");
+            } else {
+                queue::rate(&mut plain, plain_rater, plain_item.item, &c.key, value)
+                    .expect("durable save");
+            }
+            t.elapsed().as_secs_f64() * 1e3
+        };
+        // Alternate which goes first, so neither always meets a warmer cache.
+        if n % 2 == 0 {
+            concord.push(save(true));
+            unchained.push(save(false));
+        } else {
+            unchained.push(save(false));
+            concord.push(save(true));
+        }
     }
+    let intact = concord_core::audit::verify(&chained).expect("verify");
+    assert!(
+        intact.broken.is_none(),
+        "every benchmarked save was sealed into an intact chain: {:?}",
+        intact.broken
+    );
 
     // Peer: the durability floor on the same disk.
     let peer_path = dir.path().join("floor.sqlite");
@@ -76,7 +114,13 @@ fn main() {
         floor.push(t.elapsed().as_secs_f64() * 1e3);
     }
 
-    let (c50, c99) = summary("concord queue::rate (durable)", concord);
+    let (p50, p99) = summary("concord queue::rate without the audit chain", unchained);
+    let (c50, c99) = summary("concord queue::rate (durable, audit chain)", concord);
+    println!(
+        "ratio chained / plain: p50 {:.2}x, p99 {:.2}x",
+        c50 / p50,
+        c99 / p99
+    );
     let (f50, f99) = summary("bare SQLite insert + commit (same pragmas)", floor);
     println!(
         "ratio concord / floor: p50 {:.2}x, p99 {:.2}x",

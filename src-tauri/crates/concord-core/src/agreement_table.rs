@@ -12,6 +12,7 @@
 //! point estimates alone.
 
 use crate::agreement::{AgreementCell, AgreementReport, CiMethod, Comparison, Level, Precision};
+use crate::provenance::Provenance;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -334,12 +335,16 @@ fn csv_field(s: &str) -> String {
 }
 
 /// Render the table as CSV (one line per cell, machine-readable), Markdown or LaTeX (APA style
-/// "ICC [95% CI]", one column per judge).
-pub fn render(t: &AgreementTable, format: TableFormat) -> String {
+/// "ICC [95% CI]", one column per judge), with its reproducibility record: the CSV repeats it in
+/// three last columns (`audit_head`, `concord_version`, `options`), Markdown ends with it, LaTeX
+/// opens with it as comments.
+pub fn render(t: &AgreementTable, format: TableFormat, provenance: &Provenance) -> String {
     let mut out = String::new();
+    let head = provenance.audit_head.clone().unwrap_or_default();
+    let options = provenance.options.to_string();
     match format {
         TableFormat::Csv => {
-            out.push_str("criterion,attribute,group,is_group,rater,reference,level,icc_form,icc,ci_low,ci_high,ci_method,bias,mse,n_targets,n_pairs,status,verdict\n");
+            out.push_str("criterion,attribute,group,is_group,rater,reference,level,icc_form,icc,ci_low,ci_high,ci_method,bias,mse,n_targets,n_pairs,status,verdict,audit_head,concord_version,options\n");
             for row in &t.rows {
                 for (col, cell) in t.columns.iter().zip(&row.cells) {
                     let Some(c) = cell else { continue };
@@ -364,6 +369,9 @@ pub fn render(t: &AgreementTable, format: TableFormat) -> String {
                         c.verdict
                             .map(|v| format!("{v:?}").to_lowercase())
                             .unwrap_or_default(),
+                        head.clone(),
+                        csv_field(&provenance.concord_version),
+                        csv_field(&options),
                     ];
                     out.push_str(&fields.join(","));
                     out.push('\n');
@@ -420,6 +428,9 @@ pub fn render(t: &AgreementTable, format: TableFormat) -> String {
                     .replace('{', "\\{")
                     .replace('}', "\\}")
             };
+            for line in provenance.line().lines() {
+                let _ = writeln!(out, "% {line}");
+            }
             out.push_str("\\begin{table}[ht]\n\\centering\n");
             let _ = writeln!(
                 out,
@@ -462,6 +473,9 @@ pub fn render(t: &AgreementTable, format: TableFormat) -> String {
             }
             out.push_str("\\hline\n\\end{tabular}\n\\end{table}\n");
         }
+    }
+    if format == TableFormat::Md {
+        let _ = writeln!(out, "\n_{}_", provenance.line().replace('_', "\\_"));
     }
     out
 }

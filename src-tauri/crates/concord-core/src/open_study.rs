@@ -142,6 +142,46 @@ impl OpenStudy {
     }
 }
 
+/// Expert sign-off from the rating screen.
+impl OpenStudy {
+    /// The expert's signing state (their own signatures only).
+    pub fn signoff_state(
+        &self,
+        rater_id: i64,
+    ) -> Result<crate::signoff::SignoffState, crate::signoff::SignoffError> {
+        crate::signoff::state(&self.store, rater_id)
+    }
+
+    /// Set (or replace, given the current one) the expert's signing passphrase.
+    pub fn set_signing_passphrase(
+        &mut self,
+        rater_id: i64,
+        current: Option<&str>,
+        passphrase: &str,
+        salt_seed: u64,
+    ) -> Result<crate::signoff::SignoffState, crate::signoff::SignoffError> {
+        crate::signoff::set_passphrase(
+            &mut self.store,
+            rater_id,
+            current,
+            passphrase,
+            salt_seed,
+            crate::signoff::ITERATIONS,
+        )?;
+        crate::signoff::state(&self.store, rater_id)
+    }
+
+    /// Sign the expert's assigned ratings after checking the passphrase.
+    pub fn sign_off(
+        &mut self,
+        rater_id: i64,
+        passphrase: &str,
+    ) -> Result<crate::signoff::SignoffState, crate::signoff::SignoffError> {
+        crate::signoff::sign_assignment(&mut self.store, rater_id, passphrase)?;
+        crate::signoff::state(&self.store, rater_id)
+    }
+}
+
 /// The agreement table, its exports, and figures saved beside the study.
 impl OpenStudy {
     /// The agreement table for `options` seen as `view`.
@@ -177,7 +217,11 @@ impl OpenStudy {
             comparison_slug(view.comparison),
             format.extension()
         );
-        self.save_export(&name, render(&t, format).as_bytes())
+        let provenance = crate::provenance::Provenance::of(
+            &self.store,
+            serde_json::json!({ "agreement": options, "table": view }),
+        )?;
+        self.save_export(&name, render(&t, format, &provenance).as_bytes())
     }
 
     /// The study's export folder, `<study name>-exports` beside the study file (not created here).

@@ -7,22 +7,28 @@
 //! each, so a failed import leaves the study exactly as it was. A study may be encrypted
 //! ([`cipher`]): it is then opened with its [`Passphrase`], which the open store keeps in memory
 //! (wiped when dropped) only to open a second connection to the same file.
+//! Each write is sealed into the audit chain (`audit`) as it commits.
 
 mod adjudication;
+mod audit;
 mod bulk;
 pub mod cipher;
 mod panel;
+mod phi;
 mod read;
 pub mod seal;
+mod signoff;
 mod untrusted;
 mod write;
 
 pub use adjudication::*;
+pub use audit::{AuditEntry, ChainBreak, ChainCheck, TRACKED_TABLES};
 pub use bulk::*;
 pub use cipher::{decrypt_study, encrypt_study, is_encrypted, rekey_study, Passphrase};
 pub use panel::*;
-
+pub use phi::*;
 pub use read::*;
+pub use signoff::*;
 pub use write::*;
 
 use crate::clock::{Clock, Millis};
@@ -43,6 +49,9 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0005_rating_screen.sql"),
     include_str!("../migrations/0006_adjudication.sql"),
     include_str!("../migrations/0007_package_seal.sql"),
+    include_str!("../migrations/0008_phi_guard.sql"),
+    include_str!("../migrations/0009_audit_chain.sql"),
+    include_str!("../migrations/0010_signoff.sql"),
 ];
 
 /// The schema version this build writes and reads.
@@ -151,6 +160,10 @@ pub struct Store {
     key: Option<Passphrase>,
     /// The seal a rater package carries, renewed by every write made through Concord.
     seal: Option<seal::SealKey>,
+    /// Row changes the audit triggers saw since the last seal.
+    pending: audit::PendingCell,
+    /// Off only in the rating-save benchmark's comparison study.
+    sealing: bool,
 }
 
 impl std::fmt::Debug for Store {
@@ -373,6 +386,8 @@ impl Store {
             path: None,
             key: None,
             seal: None,
+            pending: Default::default(),
+            sealing: true,
         };
         store.configure()?;
         store.migrate()?;
@@ -412,6 +427,8 @@ impl Store {
             path: Some(path.to_path_buf()),
             key: key.cloned(),
             seal: None,
+            pending: Default::default(),
+            sealing: true,
         };
         store.configure().map_err(|e| match e {
             StoreError::Sqlite(e) => map_open_error(path, e),
@@ -457,6 +474,11 @@ impl Store {
                 supported: SCHEMA_VERSION,
             });
         }
+        let before = if version < SCHEMA_VERSION && audit::has_chain(&self.conn)? {
+            Some(audit::before_migration(&self.conn)?)
+        } else {
+            None
+        };
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = self.conn.transaction()?;
             tx.execute_batch(sql)?;
@@ -466,7 +488,26 @@ impl Store {
             ))?;
             tx.commit()?;
         }
+        let now = self.clock.now_ms();
+        match before {
+            Some(before) => {
+                audit::seal_migration(&self.conn, before, now, version, SCHEMA_VERSION)?
+            }
+            None => {
+                audit::ensure_chain(&self.conn, now, SCHEMA_VERSION)?;
+            }
+        }
+        audit::install(&self.conn, &self.pending)?;
         Ok(())
+    }
+
+    /// Switch the audit chain off for this connection: no triggers, no entries. Only for the
+    /// rating-save benchmark, which compares a save with and without the chain in one run; a
+    /// study written this way fails `audit verify`.
+    #[doc(hidden)]
+    pub fn disable_audit_chain_for_comparison(&mut self) -> StoreResult<()> {
+        self.sealing = false;
+        audit::uninstall(&self.conn)
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -500,16 +541,40 @@ impl Store {
         E: From<StoreError>,
     {
         let now = self.clock.now_ms();
+        let snapshot = audit::snapshot(&self.pending);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(StoreError::from)?;
-        let mut study_tx = StudyTx { tx, now };
-        let out = f(&mut study_tx)?;
-        if let Some(seal) = &self.seal {
-            seal.renew(&study_tx)?;
+        let mut study_tx = StudyTx {
+            tx,
+            now,
+            events: Vec::new(),
+            pending: self.pending.clone(),
+            change_reason: None,
+        };
+        let out = match f(&mut study_tx) {
+            Ok(out) => out,
+            Err(e) => {
+                audit::restore(&self.pending, snapshot);
+                return Err(e);
+            }
+        };
+        let audited = if self.sealing {
+            study_tx.seal()
+        } else {
+            Ok(())
+        };
+        let committed = audited
+            .and_then(|()| match &self.seal {
+                Some(seal) => seal.renew(&study_tx),
+                None => Ok(()),
+            })
+            .and_then(|()| study_tx.tx.commit().map_err(StoreError::from));
+        if let Err(e) = committed {
+            audit::restore(&self.pending, snapshot);
+            return Err(e.into());
         }
-        study_tx.tx.commit().map_err(StoreError::from)?;
         Ok(out)
     }
 }

@@ -272,8 +272,16 @@ fn workbook_has_codebook_expert_sheets_and_agreement_without_formulas() {
         export::write_workbook(&store, &path, &WorkbookOptions::default()).expect("workbook");
     assert_eq!(
         summary.sheets,
-        vec!["Codebook", "Ana", "Boris", "Agreement"],
-        "codebook, one sheet per expert, agreement"
+        vec!["Codebook", "Ana", "Boris", "Agreement", "Provenance"],
+        "codebook, one sheet per expert, agreement, reproducibility record"
+    );
+    let provenance = sheet_cells(&path, "Provenance");
+    assert_eq!(
+        provenance.get((2, 1)),
+        Some(&Data::String(
+            store.audit_head().expect("head").expect("a chain")
+        )),
+        "the workbook names the audit-chain head of the data it was written from"
     );
     let ana = sheet_cells(&path, "Ana");
     let header: Vec<String> = (0..ana.width())

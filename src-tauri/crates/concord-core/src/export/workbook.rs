@@ -323,6 +323,35 @@ pub fn write_workbook(
         sheets.push(name);
     }
 
+    // The reproducibility record: which data (the audit chain's head), which Concord, which
+    // options.
+    {
+        let provenance = crate::provenance::Provenance::of(
+            store,
+            serde_json::json!({
+                "workbook": { "agreement": options.agreement, "language": options.language },
+                "agreement": if options.agreement { Some("mentalalign defaults per rubric (seed 42, 1000 resamples)") } else { None },
+            }),
+        )?;
+        let name = sheet_name("Provenance", &mut taken);
+        let ws = wb.add_worksheet();
+        ws.set_name(&name)?;
+        let rows = [
+            ("concord_version", provenance.concord_version.clone()),
+            (
+                "audit_head",
+                provenance.audit_head.clone().unwrap_or_default(),
+            ),
+            ("options", provenance.options.to_string()),
+        ];
+        cells.header(ws, &["key".to_string(), "value".to_string()], &bold)?;
+        for (i, (k, v)) in rows.iter().enumerate() {
+            cells.text(ws, i as u32 + 1, 0, k)?;
+            cells.text(ws, i as u32 + 1, 1, v)?;
+        }
+        sheets.push(name);
+    }
+
     wb.save(path).map_err(|e| match e {
         rust_xlsxwriter::XlsxError::IoError(io) => ExportError::Io {
             path: path.display().to_string(),

@@ -250,3 +250,117 @@ fn every_connection_is_defensive_and_distrusts_the_schema() {
         "triggers and views of a file must not call functions with side effects"
     );
 }
+
+/// A study written before the audit chain: every migration before the chain's, a rating and an
+/// unchained log entry. Opening it starts the chain at the upgrade, says so, and seals the rows
+/// it found; later edits outside Concord are caught, and a later schema upgrade keeps them caught.
+#[test]
+fn an_older_study_gets_a_chain_that_starts_at_the_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.concord");
+    let chain = MIGRATIONS
+        .iter()
+        .position(|m| m.contains("ADD COLUMN prev_hash"))
+        .expect("the chain has a migration");
+    {
+        let conn = Connection::open(&path).unwrap();
+        for (i, sql) in MIGRATIONS[..chain].iter().enumerate() {
+            conn.execute_batch(sql).unwrap();
+            conn.execute_batch(&format!(
+                "PRAGMA user_version = {}; PRAGMA application_id = {APPLICATION_ID};",
+                i + 1
+            ))
+            .unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO audit_log(at, actor, action, detail_json) VALUES (1, 'lead', 'import', '{}');
+             INSERT INTO rubric(key, version, name_json, source_toml) VALUES ('r', 1, '{}', '');
+             INSERT INTO criterion(rubric_id, key, position, scale_kind, scale_min, scale_max,
+                 label_json, description_json, anchors_json) VALUES (1, 'c', 0, 'likert', 1, 5, '{}', '{}', '{}');
+             INSERT INTO source(key, name, kind) VALUES ('s', 'S', 'llm');
+             INSERT INTO conversation(external_id, rubric_id, context) VALUES ('c1', 1, 'hello');
+             INSERT INTO response(conversation_id, source_id, text) VALUES (1, 1, 'hi');
+             INSERT INTO rater(kind, name, queue_seed, created_at) VALUES ('expert', 'E', 1, 1);
+             INSERT INTO rating(rater_id, response_id, criterion_id, value, origin, created_at, updated_at)
+                 VALUES (1, 1, 1, 4, 'screen', 1, 1);",
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path, clock()).unwrap();
+    let check = store.verify_audit_chain().unwrap();
+    assert_eq!(check.broken, None, "the upgraded study verifies");
+    assert!(
+        check.started_at_upgrade,
+        "the chain says it starts at the upgrade"
+    );
+    assert_eq!(
+        (check.unchained, check.started_at),
+        (1, Some(2)),
+        "the one earlier entry stays unchained; the chain starts right after it"
+    );
+    drop(store);
+    let conn = Connection::open(&path).unwrap();
+    conn.execute("UPDATE rating SET value = 1", []).unwrap();
+    drop(conn);
+    let store = Store::open(&path, clock()).unwrap();
+    let broken = store.verify_audit_chain().unwrap().broken;
+    assert_eq!(
+        broken.as_ref().and_then(|b| b.table.as_deref()),
+        Some("rating"),
+        "a rating changed after the upgrade is caught: {broken:?}"
+    );
+}
+
+#[test]
+fn a_failed_write_leaves_no_entry_and_the_next_one_still_verifies() {
+    let mut store = Store::in_memory(clock()).unwrap();
+    populate_demo(&mut store, 3).unwrap();
+    let before = store.audit_entries(None, None).unwrap().len();
+    let crit = store.criterion_id("mentalbench", "empathy").unwrap();
+    let failed: StoreResult<()> = store.write(|tx| {
+        tx.set_rating(&RatingInput {
+            rater_id: 1,
+            response_id: 1,
+            criterion_id: crit,
+            value: Some(2),
+            raw_value: None,
+            rationale: None,
+            origin: "screen",
+        })?;
+        Err(StoreError::Invalid("the caller gives up".into()))
+    });
+    assert!(failed.is_err(), "the write was refused");
+    assert_eq!(
+        store.audit_entries(None, None).unwrap().len(),
+        before,
+        "a rolled-back write seals nothing"
+    );
+    store
+        .write(|tx| {
+            // Two values, so at least one differs from what the demo holds.
+            for value in [1, 5] {
+                tx.set_rating(&RatingInput {
+                    rater_id: 1,
+                    response_id: 1,
+                    criterion_id: crit,
+                    value: Some(value),
+                    raw_value: None,
+                    rationale: None,
+                    origin: "screen",
+                })?;
+            }
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+    let entries = store.audit_entries(None, None).unwrap();
+    let last = entries.last().unwrap();
+    assert!(
+        last.action.starts_with("rating."),
+        "screen ratings are entries of their own: {last:?}"
+    );
+    assert_eq!(
+        store.verify_audit_chain().unwrap().broken,
+        None,
+        "the rows the rolled-back write touched were not counted into the seal"
+    );
+}

@@ -117,6 +117,11 @@ struct StoredRating {
 pub struct StudyTx<'c> {
     pub(crate) tx: Transaction<'c>,
     pub(crate) now: Millis,
+    /// Events to seal into the audit chain when the transaction commits.
+    pub(crate) events: Vec<super::audit::Event>,
+    pub(crate) pending: super::audit::PendingCell,
+    /// The reason given for the rating change being written (needed for signed ratings).
+    pub(crate) change_reason: Option<String>,
 }
 
 impl StudyTx<'_> {
@@ -138,17 +143,19 @@ impl StudyTx<'_> {
         Ok(())
     }
 
-    /// Append an entry to the study's audit log.
+    /// Record an event for the study's audit chain (who, what, details such as from → to and a
+    /// reason); it is sealed into the chain when the transaction commits.
     pub fn audit(
         &mut self,
         actor: &str,
         action: &str,
         detail: &serde_json::Value,
     ) -> StoreResult<()> {
-        self.tx.execute(
-            "INSERT INTO audit_log(at, actor, action, detail_json) VALUES (?1, ?2, ?3, ?4)",
-            params![self.now, actor, action, detail.to_string()],
-        )?;
+        self.events.push(super::audit::Event::Described {
+            actor: actor.to_string(),
+            action: action.to_string(),
+            detail: detail.clone(),
+        });
         Ok(())
     }
 
@@ -339,6 +346,16 @@ impl StudyTx<'_> {
                         input.origin,
                         self.now
                     ])?;
+                self.record_rating_event(super::audit::Event::Rating {
+                    rater_id: input.rater_id,
+                    response_id: input.response_id,
+                    criterion_id: input.criterion_id,
+                    from: None,
+                    to: input.value,
+                    origin: input.origin.to_string(),
+                    reason: self.change_reason.clone(),
+                    after_signature: None,
+                });
                 Ok(RatingOutcome::Inserted)
             }
             Some(StoredRating {
@@ -354,6 +371,12 @@ impl StudyTx<'_> {
                     && rationale.as_deref() == input.rationale
                 {
                     return Ok(RatingOutcome::Unchanged);
+                }
+                let signed = self.rating_lock(id)?;
+                if let (Some((signature, signer)), None) = (&signed, &self.change_reason) {
+                    return Err(StoreError::Invalid(format!(
+                        "this rating was signed off by {signer} (signature {signature}); a change needs a reason"
+                    )));
                 }
                 self.tx
                     .prepare_cached(
@@ -377,9 +400,37 @@ impl StudyTx<'_> {
                         input.origin,
                         self.now
                     ])?;
+                self.record_rating_event(super::audit::Event::Rating {
+                    rater_id: input.rater_id,
+                    response_id: input.response_id,
+                    criterion_id: input.criterion_id,
+                    from: Some(value),
+                    to: input.value,
+                    origin: input.origin.to_string(),
+                    reason: self.change_reason.clone(),
+                    after_signature: signed.map(|(s, _)| s),
+                });
                 Ok(RatingOutcome::Updated { previous: value })
             }
         }
+    }
+
+    /// Change a rating with a reason — the only way to change one an expert has signed off. The
+    /// reason and the signature it departs from are recorded in the audit chain.
+    pub fn set_rating_with_reason(
+        &mut self,
+        input: &RatingInput<'_>,
+        reason: &str,
+    ) -> StoreResult<RatingOutcome> {
+        if reason.trim().is_empty() {
+            return Err(StoreError::Invalid(
+                "a change to a signed rating needs a reason".into(),
+            ));
+        }
+        self.change_reason = Some(reason.trim().to_string());
+        let out = self.set_rating(input);
+        self.change_reason = None;
+        out
     }
 
     /// Values from the screen must lie on the criterion's scale; imported raw values that do not

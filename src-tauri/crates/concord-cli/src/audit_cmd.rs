@@ -1,0 +1,141 @@
+//! `concord audit verify` recomputes the study's audit chain and the sealed state of its rating
+//! tables: `intact: N entries` with exit 0, or a non-zero exit naming the first broken entry (or
+//! the table changed outside Concord). `concord audit log` lists entries, filtered by rater, item
+//! and time.
+
+use crate::study_cmd::{study_path, StudyCmdError};
+use clap::{Args, Subcommand};
+use concord_core::audit::{self, LogFilter};
+use concord_core::clock::SystemClock;
+use concord_core::export::iso_utc;
+use concord_core::store::{Store, StoreError};
+use std::path::Path;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuditCmdError {
+    #[error(transparent)]
+    Study(#[from] StudyCmdError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("audit chain broken: {0}")]
+    Broken(String),
+    #[error("{0:?} is not a time: use an ISO date or date-time (2026-11-30, 2026-11-30T14:05Z) or milliseconds since 1970")]
+    BadTime(String),
+    #[error("could not print JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    #[command(subcommand)]
+    command: AuditCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum AuditCommand {
+    /// Recompute the chain; exit 0 when intact, non-zero naming the first broken entry.
+    Verify,
+    /// List audit entries (all, or filtered).
+    Log {
+        /// Entries by or about this rater.
+        #[arg(long)]
+        rater: Option<String>,
+        /// Entries about this item (response id, or conversation/source).
+        #[arg(long)]
+        item: Option<String>,
+        /// From this time on (ISO date/date-time or epoch milliseconds).
+        #[arg(long)]
+        since: Option<String>,
+        /// Up to this time.
+        #[arg(long)]
+        until: Option<String>,
+    },
+}
+
+fn time(text: &Option<String>) -> Result<Option<i64>, AuditCmdError> {
+    text.as_deref()
+        .map(|t| audit::parse_time(t).ok_or_else(|| AuditCmdError::BadTime(t.to_string())))
+        .transpose()
+}
+
+pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, AuditCmdError> {
+    // An existing study only: verifying must never create one.
+    let path = study_path(db)?;
+    let store = Store::open(path.path(), Arc::new(SystemClock))?;
+    match &args.command {
+        AuditCommand::Verify => {
+            let check = audit::verify(&store)?;
+            if let Some(b) = &check.broken {
+                if json {
+                    // The JSON document still goes to stdout; the exit status says it is broken.
+                    println!("{}", serde_json::to_string_pretty(&check)?);
+                }
+                return Err(AuditCmdError::Broken(b.message.clone()));
+            }
+            if json {
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&check)?));
+            }
+            let mut out = format!("intact: {} entries\n", check.entries);
+            if let Some(head) = &check.head {
+                out.push_str(&format!("head: {head}\n"));
+            }
+            if check.started_at_upgrade {
+                out.push_str(&format!(
+                    "the chain starts at entry {} (the upgrade of this study); {} earlier entries are not chained\n",
+                    check.started_at.unwrap_or(0),
+                    check.unchained
+                ));
+            }
+            Ok(out)
+        }
+        AuditCommand::Log {
+            rater,
+            item,
+            since,
+            until,
+        } => {
+            let filter = LogFilter {
+                rater: rater.clone(),
+                item: item.clone(),
+                since: time(since)?,
+                until: time(until)?,
+            };
+            let entries = audit::log(&store, &filter)?;
+            if json {
+                let doc: Vec<serde_json::Value> = entries
+                    .iter()
+                    .map(|e| {
+                        let mut v = serde_json::to_value(e).unwrap_or_default();
+                        v["time"] = serde_json::json!(iso_utc(e.entry.at));
+                        v
+                    })
+                    .collect();
+                return Ok(format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&serde_json::json!({ "entries": doc }))?
+                ));
+            }
+            let mut out = String::new();
+            for e in &entries {
+                out.push_str(&format!(
+                    "#{:<6} {} {:<20} {:<18} {}{}{}\n",
+                    e.entry.id,
+                    iso_utc(e.entry.at),
+                    e.rater.as_deref().unwrap_or(&e.entry.actor),
+                    e.entry.action,
+                    e.item
+                        .as_deref()
+                        .map(|i| format!("{i} "))
+                        .unwrap_or_default(),
+                    e.criterion
+                        .as_deref()
+                        .map(|c| format!("{c} "))
+                        .unwrap_or_default(),
+                    e.entry.detail
+                ));
+            }
+            Ok(out)
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! `concord signoff …`: expert sign-off from the command line. `passphrase --rater NAME` sets the
+//! expert's signing passphrase (read from an environment variable, never an argument);
+//! `sign --rater NAME` signs their assignment after checking it; `list` shows every signature and
+//! whether its ratings still match; `revise` changes a signed rating, which needs a reason.
+
+use crate::study_cmd::{open_study, StudyCmdError};
+use clap::{Args, Subcommand};
+use concord_core::export::iso_utc;
+use concord_core::signoff::{self, SignatureStatus, SignoffError, ITERATIONS};
+use concord_core::store::{RatingInput, StoreError};
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SignoffCmdError {
+    #[error(transparent)]
+    Study(#[from] StudyCmdError),
+    #[error(transparent)]
+    Signoff(#[from] SignoffError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the signing passphrase is read from the environment variable {0}, which is not set")]
+    MissingPassphrase(String),
+    #[error("no response {0:?} in this study")]
+    UnknownItem(String),
+    #[error("could not print JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+#[derive(Args, Debug)]
+pub struct SignoffArgs {
+    #[command(subcommand)]
+    command: SignoffCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum SignoffCommand {
+    /// Set the expert's signing passphrase (replacing one needs the current one).
+    Passphrase {
+        #[arg(long, value_name = "NAME")]
+        rater: String,
+        /// Environment variable holding the new passphrase.
+        #[arg(long, default_value = "CONCORD_SIGNING_PASSPHRASE", value_name = "VAR")]
+        passphrase_env: String,
+        /// Environment variable holding the current passphrase (when replacing one).
+        #[arg(long, value_name = "VAR")]
+        current_passphrase_env: Option<String>,
+    },
+    /// Sign off the expert's assigned ratings ("these ratings are my own independent judgement").
+    Sign {
+        #[arg(long, value_name = "NAME")]
+        rater: String,
+        #[arg(long, default_value = "CONCORD_SIGNING_PASSPHRASE", value_name = "VAR")]
+        passphrase_env: String,
+    },
+    /// Every signature: who signed what, when, and whether the ratings still match.
+    List,
+    /// Change a signed rating (recorded with the reason, shown as changed after signature).
+    Revise {
+        #[arg(long, value_name = "NAME")]
+        rater: String,
+        /// The response (its external id, or conversation/source).
+        #[arg(long, value_name = "ID")]
+        item: String,
+        #[arg(long, value_name = "KEY")]
+        criterion: String,
+        #[arg(long)]
+        value: i64,
+        #[arg(long)]
+        reason: String,
+    },
+}
+
+fn secret(var: &str) -> Result<String, SignoffCmdError> {
+    std::env::var(var).map_err(|_| SignoffCmdError::MissingPassphrase(var.to_string()))
+}
+
+fn render(list: &[SignatureStatus]) -> String {
+    let mut out = String::new();
+    for s in list {
+        out.push_str(&format!(
+            "#{} {} signed {} ratings ({}) at {}: \"{}\" — {}\n",
+            s.signature.id,
+            s.signature.signer,
+            s.signature.ratings,
+            s.signature.scope,
+            iso_utc(s.signature.signed_at),
+            s.signature.meaning,
+            if s.matches {
+                "matches".to_string()
+            } else {
+                format!(
+                    "CHANGED after signature ({} ratings)",
+                    s.changed_after_signature
+                )
+            }
+        ));
+    }
+    if list.is_empty() {
+        out.push_str("no signatures\n");
+    }
+    out
+}
+
+pub fn run(args: &SignoffArgs, db: Option<&Path>, json: bool) -> Result<String, SignoffCmdError> {
+    let mut study = open_study(db)?;
+    let store = study.store_mut();
+    match &args.command {
+        SignoffCommand::Passphrase {
+            rater,
+            passphrase_env,
+            current_passphrase_env,
+        } => {
+            let new = secret(passphrase_env)?;
+            let current = current_passphrase_env.as_deref().map(secret).transpose()?;
+            signoff::set_passphrase(
+                store,
+                rater.as_str(),
+                current.as_deref(),
+                &new,
+                concord_core::clock::fresh_seed(),
+                ITERATIONS,
+            )?;
+            Ok(format!("Signing passphrase set for {rater}\n"))
+        }
+        SignoffCommand::Sign {
+            rater,
+            passphrase_env,
+        } => {
+            let status = signoff::sign_assignment(store, rater.as_str(), &secret(passphrase_env)?)?;
+            if json {
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&status)?));
+            }
+            Ok(render(std::slice::from_ref(&status)))
+        }
+        SignoffCommand::List => {
+            let list = signoff::signatures(store)?;
+            if json {
+                return Ok(format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&serde_json::json!({ "signatures": list }))?
+                ));
+            }
+            Ok(render(&list))
+        }
+        SignoffCommand::Revise {
+            rater,
+            item,
+            criterion,
+            value,
+            reason,
+        } => {
+            let (rater_id, _) = store
+                .expert_by_name(rater)?
+                .ok_or_else(|| SignoffError::UnknownExpert(rater.clone()))?;
+            let response_id = *store
+                .response_labels()?
+                .iter()
+                .find(|(_, label)| *label == item)
+                .ok_or_else(|| SignoffCmdError::UnknownItem(item.clone()))?
+                .0;
+            let rubric = store
+                .rubrics()?
+                .into_iter()
+                .find(|(_, r)| r.criteria.iter().any(|c| c.id == *criterion))
+                .map(|(_, r)| r.id)
+                .ok_or_else(|| StoreError::NotFound {
+                    what: "criterion",
+                    key: criterion.clone(),
+                })?;
+            let criterion_id = store.criterion_id(&rubric, criterion)?;
+            store.write(|tx| {
+                tx.set_rating_with_reason(
+                    &RatingInput {
+                        rater_id,
+                        response_id,
+                        criterion_id,
+                        value: Some(*value),
+                        raw_value: None,
+                        rationale: None,
+                        origin: "cli",
+                    },
+                    reason,
+                )
+            })?;
+            Ok(format!(
+                "Changed {rater}'s {criterion} on {item} to {value}: {reason}\n"
+            ))
+        }
+    }
+}

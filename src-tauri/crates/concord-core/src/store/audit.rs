@@ -1,0 +1,886 @@
+//! The tamper-evident audit trail. Every write transaction that changes result data appends
+//! entries to `audit_log` whose SHA-256 `hash` covers the previous entry's hash, the entry's own
+//! fields and `state`: a digest of every row of the tracked tables (ratings, their history,
+//! retest ratings, flags, assignments) after the transaction. The digest is a multiset hash — the
+//! lane-wise wrapping sum of the SHA-256 of each row's canonical encoding — so a write updates it
+//! in O(1) per changed row: temporary triggers, created on Concord's own connection only, feed
+//! every inserted, deleted and updated row to `concord_audit_row`, which adds or subtracts its
+//! hash. A change made with any other tool fires no trigger, so the tables stop matching the
+//! sealed state; an edited, inserted or deleted entry breaks the hash links. [`verify`] checks
+//! both and names the first broken entry or the table that no longer matches.
+//!
+//! One entry per event when a transaction records up to [`EVENTS_PER_ENTRY_LIMIT`] rating events;
+//! bulk writes (imports, judge results, merges) record one entry with the count and a SHA-256 of
+//! their events, and the state digest covers every row they wrote. A study from before the chain
+//! gets a `chain.start` entry at the upgrade that says so and seals the state it found.
+
+use super::{Store, StoreResult, StudyTx};
+use crate::clock::Millis;
+use rusqlite::functions::FunctionFlags;
+use rusqlite::types::ValueRef;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+use sha2::{Digest as _, Sha256};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// The tables whose rows the chain seals (those that exist in this study).
+pub const TRACKED_TABLES: &[&str] = &[
+    "rating",
+    "rating_history",
+    "retest_rating",
+    "flag",
+    "assignment",
+    "signature",
+    "signed_rating",
+    "adjudication",
+];
+
+/// More rating events than this in one transaction are sealed as one batch entry.
+pub const EVENTS_PER_ENTRY_LIMIT: usize = 64;
+
+const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// A multiset digest: the lane-wise wrapping sum of row hashes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowDigest([u64; 4]);
+
+impl RowDigest {
+    fn lanes(hash: &[u8]) -> [u64; 4] {
+        let mut out = [0u64; 4];
+        for (i, lane) in out.iter_mut().enumerate() {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&hash[i * 8..i * 8 + 8]);
+            *lane = u64::from_le_bytes(b);
+        }
+        out
+    }
+    fn add_hash(&mut self, hash: &[u8]) {
+        for (a, b) in self.0.iter_mut().zip(Self::lanes(hash)) {
+            *a = a.wrapping_add(b);
+        }
+    }
+    fn sub_hash(&mut self, hash: &[u8]) {
+        for (a, b) in self.0.iter_mut().zip(Self::lanes(hash)) {
+            *a = a.wrapping_sub(b);
+        }
+    }
+    fn add(&mut self, other: &RowDigest) {
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a = a.wrapping_add(b);
+        }
+    }
+    fn is_zero(&self) -> bool {
+        self.0 == [0; 4]
+    }
+    fn to_hex(self) -> String {
+        self.0.iter().map(|l| format!("{l:016x}")).collect()
+    }
+    fn from_hex(s: &str) -> Option<RowDigest> {
+        if s.len() != 64 {
+            return None;
+        }
+        let mut out = [0u64; 4];
+        for (i, lane) in out.iter_mut().enumerate() {
+            *lane = u64::from_str_radix(&s[i * 16..i * 16 + 16], 16).ok()?;
+        }
+        Some(RowDigest(out))
+    }
+}
+
+/// Digests per table, serialised as `table=hex;…` in table order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct State(BTreeMap<String, RowDigest>);
+
+impl State {
+    fn encode(&self) -> String {
+        self.0
+            .iter()
+            .filter(|(_, d)| !d.is_zero())
+            .map(|(t, d)| format!("{t}={}", d.to_hex()))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+    fn decode(s: &str) -> Option<State> {
+        let mut map = BTreeMap::new();
+        for part in s.split(';').filter(|p| !p.is_empty()) {
+            let (t, h) = part.split_once('=')?;
+            map.insert(t.to_string(), RowDigest::from_hex(h)?);
+        }
+        Some(State(map))
+    }
+    /// `self + (after - before)`, table by table.
+    fn moved_by(&self, before: &State, after: &State) -> State {
+        let mut out = self.clone();
+        for (t, d) in &after.0 {
+            out.0.entry(t.clone()).or_default().add(d);
+        }
+        for (t, d) in &before.0 {
+            let e = out.0.entry(t.clone()).or_default();
+            for (a, b) in e.0.iter_mut().zip(d.0) {
+                *a = a.wrapping_sub(b);
+            }
+        }
+        out
+    }
+    fn get(&self, table: &str) -> RowDigest {
+        self.0.get(table).copied().unwrap_or_default()
+    }
+}
+
+/// Row changes seen by the triggers of one connection since the last seal.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Pending {
+    delta: BTreeMap<String, RowDigest>,
+    rows: BTreeMap<String, (u64, u64)>,
+}
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+pub(crate) type PendingCell = Arc<Mutex<Pending>>;
+
+fn encode_value(h: &mut Sha256, v: ValueRef<'_>) {
+    match v {
+        ValueRef::Null => h.update([0u8]),
+        ValueRef::Integer(i) => {
+            h.update([1u8]);
+            h.update(i.to_le_bytes());
+        }
+        ValueRef::Real(f) => {
+            h.update([2u8]);
+            h.update(f.to_bits().to_le_bytes());
+        }
+        ValueRef::Text(t) => {
+            h.update([3u8]);
+            h.update((t.len() as u64).to_le_bytes());
+            h.update(t);
+        }
+        ValueRef::Blob(b) => {
+            h.update([4u8]);
+            h.update((b.len() as u64).to_le_bytes());
+            h.update(b);
+        }
+    }
+}
+
+fn row_hash<'a>(table: &str, values: impl Iterator<Item = ValueRef<'a>>) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update((table.len() as u64).to_le_bytes());
+    h.update(table.as_bytes());
+    for v in values {
+        encode_value(&mut h, v);
+    }
+    h.finalize().into()
+}
+
+fn lock(cell: &PendingCell) -> std::sync::MutexGuard<'_, Pending> {
+    // A panic while holding the lock cannot leave the digest half-updated (each update is a
+    // plain value replacement), so a poisoned lock is still usable.
+    cell.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn existing_tables(conn: &Connection) -> StoreResult<Vec<(String, Vec<String>)>> {
+    let mut out = Vec::new();
+    for table in TRACKED_TABLES {
+        let mut stmt = conn.prepare(&format!("PRAGMA main.table_info({table})"))?;
+        let cols: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(1))?
+            .collect::<Result<_, _>>()?;
+        if !cols.is_empty() {
+            out.push((table.to_string(), cols));
+        }
+    }
+    Ok(out)
+}
+
+/// Register `concord_audit_row` and create the temporary triggers on this connection. Called
+/// after every migration, so the triggers follow the current columns.
+pub(crate) fn install(conn: &Connection, cell: &PendingCell) -> StoreResult<()> {
+    let sink = cell.clone();
+    conn.create_scalar_function(
+        "concord_audit_row",
+        -1,
+        FunctionFlags::SQLITE_UTF8,
+        move |ctx| {
+            let sign: i64 = ctx.get(0)?;
+            let table: String = ctx.get(1)?;
+            let hash = row_hash(&table, (2..ctx.len()).map(|i| ctx.get_raw(i)));
+            let mut p = lock(&sink);
+            let d = p.delta.entry(table.clone()).or_default();
+            if sign > 0 {
+                d.add_hash(&hash);
+            } else {
+                d.sub_hash(&hash);
+            }
+            let rows = p.rows.entry(table).or_default();
+            if sign > 0 {
+                rows.0 += 1;
+            } else {
+                rows.1 += 1;
+            }
+            Ok(rusqlite::types::Null)
+        },
+    )?;
+    let mut sql = String::new();
+    for (table, cols) in existing_tables(conn)? {
+        let list = |prefix: &str| {
+            cols.iter()
+                .map(|c| format!("{prefix}.\"{c}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (new, old) = (list("NEW"), list("OLD"));
+        sql.push_str(&format!(
+            "DROP TRIGGER IF EXISTS temp.concord_audit_{table}_ins;
+             DROP TRIGGER IF EXISTS temp.concord_audit_{table}_del;
+             DROP TRIGGER IF EXISTS temp.concord_audit_{table}_upd;
+             CREATE TEMP TRIGGER concord_audit_{table}_ins AFTER INSERT ON main.{table}
+             BEGIN SELECT concord_audit_row(1, '{table}', {new}); END;
+             CREATE TEMP TRIGGER concord_audit_{table}_del AFTER DELETE ON main.{table}
+             BEGIN SELECT concord_audit_row(-1, '{table}', {old}); END;
+             CREATE TEMP TRIGGER concord_audit_{table}_upd AFTER UPDATE ON main.{table}
+             BEGIN SELECT concord_audit_row(-1, '{table}', {old});
+                   SELECT concord_audit_row(1, '{table}', {new}); END;"
+        ));
+    }
+    conn.execute_batch(&sql)?;
+    Ok(())
+}
+
+/// Drop this connection's audit triggers (the benchmark's comparison study only).
+pub(crate) fn uninstall(conn: &Connection) -> StoreResult<()> {
+    let mut sql = String::new();
+    for table in TRACKED_TABLES {
+        for suffix in ["ins", "del", "upd"] {
+            sql.push_str(&format!(
+                "DROP TRIGGER IF EXISTS temp.concord_audit_{table}_{suffix};"
+            ));
+        }
+    }
+    conn.execute_batch(&sql)?;
+    Ok(())
+}
+
+/// The digest of every row of the tracked tables, read from the file.
+fn full_state(conn: &Connection) -> StoreResult<State> {
+    let mut state = State::default();
+    for (table, cols) in existing_tables(conn)? {
+        let mut digest = RowDigest::default();
+        let list = cols
+            .iter()
+            .map(|c| format!("\"{c}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut stmt = conn.prepare(&format!("SELECT {list} FROM main.{table}"))?;
+        let n = cols.len();
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let hash = row_hash(
+                &table,
+                (0..n).map(|i| row.get_ref(i).unwrap_or(ValueRef::Null)),
+            );
+            digest.add_hash(&hash);
+        }
+        state.0.insert(table, digest);
+    }
+    Ok(state)
+}
+
+fn entry_hash(
+    prev: &str,
+    id: i64,
+    at: Millis,
+    actor: &str,
+    action: &str,
+    detail: &str,
+    state: &str,
+) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        prev,
+        &id.to_string(),
+        &at.to_string(),
+        actor,
+        action,
+        detail,
+        state,
+    ] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One event a transaction records, sealed into the chain when it commits.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Event {
+    /// A described event: who, what, and the details (from → to, reason…).
+    Described {
+        actor: String,
+        action: String,
+        detail: serde_json::Value,
+    },
+    /// A rating value written through `set_rating`.
+    Rating {
+        rater_id: i64,
+        response_id: i64,
+        criterion_id: i64,
+        from: Option<Option<i64>>,
+        to: Option<i64>,
+        origin: String,
+        reason: Option<String>,
+        /// The signature the changed rating was locked by.
+        after_signature: Option<i64>,
+    },
+}
+
+impl Event {
+    fn parts(&self) -> (String, String, serde_json::Value) {
+        match self {
+            Event::Described {
+                actor,
+                action,
+                detail,
+            } => (actor.clone(), action.clone(), detail.clone()),
+            Event::Rating {
+                rater_id,
+                response_id,
+                criterion_id,
+                from,
+                to,
+                origin,
+                reason,
+                after_signature,
+            } => {
+                let mut detail = serde_json::json!({
+                    "rater_id": rater_id,
+                    "response_id": response_id,
+                    "criterion_id": criterion_id,
+                    "to": to,
+                    "origin": origin,
+                });
+                if let Some(prev) = from {
+                    detail["from"] = serde_json::json!(prev);
+                }
+                if let Some(r) = reason {
+                    detail["reason"] = serde_json::json!(r);
+                }
+                if let Some(s) = after_signature {
+                    detail["after_signature"] = serde_json::json!(s);
+                }
+                let action = match (from, to) {
+                    (None, _) => "rating.enter",
+                    (Some(_), None) => "rating.clear",
+                    (Some(_), Some(_)) => "rating.revise",
+                };
+                (format!("rater:{rater_id}"), action.to_string(), detail)
+            }
+        }
+    }
+}
+
+/// The last chained entry: id, hash, state.
+fn head(conn: &Connection) -> StoreResult<Option<(i64, String, State)>> {
+    let row: Option<(i64, String, String)> = conn
+        .query_row(
+            "SELECT id, hash, state FROM audit_log WHERE hash IS NOT NULL ORDER BY id DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    Ok(row.map(|(id, hash, state)| (id, hash, State::decode(&state).unwrap_or_default())))
+}
+
+fn next_id(conn: &Connection) -> StoreResult<i64> {
+    Ok(
+        conn.query_row("SELECT COALESCE(MAX(id), 0) + 1 FROM audit_log", [], |r| {
+            r.get(0)
+        })?,
+    )
+}
+
+fn insert_entry(
+    conn: &Connection,
+    prev: &str,
+    at: Millis,
+    actor: &str,
+    action: &str,
+    detail: &str,
+    state: &str,
+) -> StoreResult<(i64, String)> {
+    let id = next_id(conn)?;
+    let hash = entry_hash(prev, id, at, actor, action, detail, state);
+    conn.prepare_cached(
+        "INSERT INTO audit_log(id, at, actor, action, detail_json, prev_hash, hash, state)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![id, at, actor, action, detail, prev, hash, state])?;
+    conn.prepare_cached(
+        "INSERT INTO study_meta(key, value) VALUES ('audit.head', ?1)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    )?
+    .execute([format!("{id}:{hash}")])?;
+    Ok((id, hash))
+}
+
+/// Start the chain if this study has none (a new study, or one from before the chain), sealing
+/// the rows it holds now. Returns whether a chain was started.
+pub(crate) fn ensure_chain(conn: &Connection, now: Millis, schema: i64) -> StoreResult<bool> {
+    if head(conn)?.is_some() {
+        return Ok(false);
+    }
+    let earlier: i64 = conn.query_row("SELECT COUNT(*) FROM audit_log", [], |r| r.get(0))?;
+    let state = full_state(conn)?;
+    let rows: i64 = {
+        let mut n = 0;
+        for table in existing_tables(conn)? {
+            n += conn.query_row(&format!("SELECT COUNT(*) FROM main.{}", table.0), [], |r| {
+                r.get::<_, i64>(0)
+            })?;
+        }
+        n
+    };
+    let detail = if earlier == 0 && rows == 0 {
+        serde_json::json!({"note": "audit chain starts with the study", "schema": schema})
+    } else {
+        serde_json::json!({
+            "note": "audit chain starts here, at the upgrade to a Concord with an audit chain; \
+                     earlier log entries are not chained and the rows found now are sealed as they were",
+            "schema": schema,
+            "earlier_entries": earlier,
+            "rows_sealed": rows,
+        })
+    };
+    let tx = conn.unchecked_transaction()?;
+    insert_entry(
+        &tx,
+        GENESIS,
+        now,
+        "concord",
+        "chain.start",
+        &detail.to_string(),
+        &state.encode(),
+    )?;
+    tx.commit()?;
+    Ok(true)
+}
+
+/// Whether this file already carries a chain (checked before migrating it).
+pub(crate) fn has_chain(conn: &Connection) -> StoreResult<bool> {
+    let mut stmt = conn.prepare("PRAGMA main.table_info(audit_log)")?;
+    let cols: Vec<String> = stmt
+        .query_map([], |r| r.get::<_, String>(1))?
+        .collect::<Result<_, _>>()?;
+    if !cols.iter().any(|c| c == "hash") {
+        return Ok(false);
+    }
+    Ok(head(conn)?.is_some())
+}
+
+/// The sealed rows as they are before a migration of a chained study.
+pub(crate) struct BeforeMigration(State);
+
+pub(crate) fn before_migration(conn: &Connection) -> StoreResult<BeforeMigration> {
+    Ok(BeforeMigration(full_state(conn)?))
+}
+
+/// After migrating a chained study: one entry that carries the rows the migration changed into
+/// the sealed state (changes made outside Concord before the upgrade stay visible to `verify`).
+pub(crate) fn seal_migration(
+    conn: &Connection,
+    before: BeforeMigration,
+    now: Millis,
+    from: i64,
+    to: i64,
+) -> StoreResult<()> {
+    let Some((_, prev, sealed)) = head(conn)? else {
+        return Ok(());
+    };
+    let after = full_state(conn)?;
+    if after == before.0 {
+        return Ok(());
+    }
+    let state = sealed.moved_by(&before.0, &after);
+    let tx = conn.unchecked_transaction()?;
+    insert_entry(
+        &tx,
+        &prev,
+        now,
+        "concord",
+        "schema.upgrade",
+        &serde_json::json!({"from": from, "to": to}).to_string(),
+        &state.encode(),
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Discard what the triggers saw (a rolled-back transaction), restoring an earlier snapshot.
+pub(crate) fn restore(cell: &PendingCell, snapshot: Pending) {
+    *lock(cell) = snapshot;
+}
+
+pub(crate) fn snapshot(cell: &PendingCell) -> Pending {
+    lock(cell).clone()
+}
+
+impl StudyTx<'_> {
+    /// Seal this transaction's events and row changes into the chain (called by `Store::write`
+    /// just before it commits).
+    pub(crate) fn seal(&mut self) -> StoreResult<()> {
+        let pending = std::mem::take(&mut *lock(&self.pending));
+        let events = std::mem::take(&mut self.events);
+        if events.is_empty() && pending.is_empty() {
+            return Ok(());
+        }
+        let (mut prev, mut state) = match head(&self.tx)? {
+            Some((_, hash, state)) => (hash, state),
+            None => (GENESIS.to_string(), State::default()),
+        };
+        for (table, d) in &pending.delta {
+            state.0.entry(table.clone()).or_default().add(d);
+        }
+        let state = state.encode();
+        let ratings = events
+            .iter()
+            .filter(|e| matches!(e, Event::Rating { .. }))
+            .count();
+        let mut entries: Vec<(String, String, serde_json::Value)> = Vec::new();
+        if ratings > EVENTS_PER_ENTRY_LIMIT {
+            let mut digest = Sha256::new();
+            let mut raters = std::collections::BTreeSet::new();
+            for e in &events {
+                if let Event::Rating { rater_id, .. } = e {
+                    raters.insert(*rater_id);
+                    digest.update(e.parts().2.to_string().as_bytes());
+                }
+            }
+            let digest: String = digest
+                .finalize()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            entries.push((
+                "concord".into(),
+                "rating.batch".into(),
+                serde_json::json!({"ratings": ratings, "rater_ids": raters, "events_sha256": digest}),
+            ));
+            entries.extend(
+                events
+                    .iter()
+                    .filter(|e| !matches!(e, Event::Rating { .. }))
+                    .map(Event::parts),
+            );
+        } else {
+            entries.extend(events.iter().map(Event::parts));
+        }
+        if entries.is_empty() {
+            let rows: BTreeMap<&String, serde_json::Value> = pending
+                .rows
+                .iter()
+                .map(|(t, (ins, del))| (t, serde_json::json!({"added": ins, "removed": del})))
+                .collect();
+            entries.push((
+                "concord".into(),
+                "write".into(),
+                serde_json::json!({ "rows": rows }),
+            ));
+        }
+        for (actor, action, detail) in entries {
+            let (_, hash) = insert_entry(
+                &self.tx,
+                &prev,
+                self.now,
+                &actor,
+                &action,
+                &detail.to_string(),
+                &state,
+            )?;
+            prev = hash;
+        }
+        Ok(())
+    }
+
+    /// Record a rating event (sealed at commit).
+    pub(crate) fn record_rating_event(&mut self, event: Event) {
+        self.events.push(event);
+    }
+}
+
+/// One entry of the audit trail.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AuditEntry {
+    pub id: i64,
+    pub at: Millis,
+    pub actor: String,
+    pub action: String,
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
+    pub detail: serde_json::Value,
+    /// `None` for entries written before the chain started.
+    pub hash: Option<String>,
+}
+
+/// What [`verify`] found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ChainCheck {
+    /// Chained entries checked.
+    pub entries: usize,
+    /// Entries from before the chain started (not covered by it).
+    pub unchained: usize,
+    /// The hash of the last entry.
+    pub head: Option<String>,
+    /// The id of the `chain.start` entry and whether it started at an upgrade of an older study.
+    pub started_at: Option<i64>,
+    pub started_at_upgrade: bool,
+    /// The first problem, if any.
+    pub broken: Option<ChainBreak>,
+}
+
+/// The first place where the file no longer matches its chain.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ChainBreak {
+    /// The first entry that fails (for table mismatches: the last entry, whose seal the tables no
+    /// longer match).
+    pub entry: Option<i64>,
+    /// The table whose rows differ from the sealed state.
+    pub table: Option<String>,
+    pub message: String,
+}
+
+struct Row {
+    id: i64,
+    at: Millis,
+    actor: String,
+    action: String,
+    detail: String,
+    prev: Option<String>,
+    hash: Option<String>,
+    state: Option<String>,
+}
+
+impl Store {
+    /// Recompute the chain and the state of the tracked tables.
+    pub fn verify_audit_chain(&self) -> StoreResult<ChainCheck> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT id, at, actor, action, detail_json, prev_hash, hash, state FROM audit_log ORDER BY id",
+        )?;
+        let rows: Vec<Row> = stmt
+            .query_map([], |r| {
+                Ok(Row {
+                    id: r.get(0)?,
+                    at: r.get(1)?,
+                    actor: r.get(2)?,
+                    action: r.get(3)?,
+                    detail: r.get(4)?,
+                    prev: r.get(5)?,
+                    hash: r.get(6)?,
+                    state: r.get(7)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut check = ChainCheck {
+            entries: 0,
+            unchained: 0,
+            head: None,
+            started_at: None,
+            started_at_upgrade: false,
+            broken: None,
+        };
+        let broken = |entry: i64, message: String| ChainBreak {
+            entry: Some(entry),
+            table: None,
+            message,
+        };
+        let mut last: Option<(i64, String, String)> = None;
+        for row in &rows {
+            let Some(hash) = &row.hash else {
+                if last.is_some() {
+                    check.broken = Some(broken(
+                        row.id,
+                        format!(
+                            "entry {} has no hash: it was inserted outside Concord",
+                            row.id
+                        ),
+                    ));
+                    return Ok(check);
+                }
+                check.unchained += 1;
+                continue;
+            };
+            let prev = row.prev.clone().unwrap_or_default();
+            let state = row.state.clone().unwrap_or_default();
+            match &last {
+                None => {
+                    if row.action != "chain.start" || prev != GENESIS {
+                        check.broken = Some(broken(
+                            row.id,
+                            format!(
+                                "entry {} is the first chained entry but not the chain's start: entries before it were deleted or it was inserted outside Concord",
+                                row.id
+                            ),
+                        ));
+                        return Ok(check);
+                    }
+                    check.started_at = Some(row.id);
+                    check.started_at_upgrade = row.detail.contains("earlier_entries");
+                }
+                Some((last_id, last_hash, _)) => {
+                    if row.id != last_id + 1 {
+                        check.broken = Some(broken(
+                            row.id,
+                            format!(
+                                "entry {} follows entry {last_id}: {} entr{} between them {} deleted outside Concord",
+                                row.id,
+                                row.id - last_id - 1,
+                                if row.id - last_id - 1 == 1 { "y" } else { "ies" },
+                                if row.id - last_id - 1 == 1 { "was" } else { "were" }
+                            ),
+                        ));
+                        return Ok(check);
+                    }
+                    if prev != *last_hash {
+                        check.broken = Some(broken(
+                            row.id,
+                            format!(
+                                "entry {} does not link to entry {last_id}: one of them was changed or inserted outside Concord",
+                                row.id
+                            ),
+                        ));
+                        return Ok(check);
+                    }
+                }
+            }
+            let recomputed = entry_hash(
+                &prev,
+                row.id,
+                row.at,
+                &row.actor,
+                &row.action,
+                &row.detail,
+                &state,
+            );
+            if recomputed != *hash {
+                check.broken = Some(broken(
+                    row.id,
+                    format!(
+                        "entry {} ({}) does not match its hash: it was changed outside Concord",
+                        row.id, row.action
+                    ),
+                ));
+                return Ok(check);
+            }
+            check.entries += 1;
+            last = Some((row.id, hash.clone(), state));
+        }
+        let Some((last_id, last_hash, last_state)) = last else {
+            check.broken = Some(ChainBreak {
+                entry: None,
+                table: None,
+                message: "the study has no audit chain (its entries were deleted outside Concord)"
+                    .into(),
+            });
+            return Ok(check);
+        };
+        let recorded: Option<String> = conn
+            .query_row(
+                "SELECT value FROM study_meta WHERE key = 'audit.head'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if recorded.as_deref() != Some(format!("{last_id}:{last_hash}").as_str()) {
+            let said = recorded
+                .as_deref()
+                .and_then(|r| r.split_once(':'))
+                .map(|(id, _)| format!("entry {id}"))
+                .unwrap_or_else(|| "no entry".to_string());
+            check.broken = Some(ChainBreak {
+                entry: Some(last_id),
+                table: None,
+                message: format!(
+                    "the chain ends at entry {last_id} but the study records {said} as its last: entries after {last_id} were deleted, or its head was changed, outside Concord"
+                ),
+            });
+            return Ok(check);
+        }
+        check.head = Some(last_hash);
+        let sealed = State::decode(&last_state).unwrap_or_default();
+        let actual = full_state(conn)?;
+        for (table, _) in existing_tables(conn)? {
+            if sealed.get(&table) != actual.get(&table) {
+                check.broken = Some(ChainBreak {
+                    entry: Some(last_id),
+                    table: Some(table.clone()),
+                    message: format!(
+                        "the {table} table does not match the state sealed by entry {last_id}, the last one: a row was changed, inserted or deleted outside Concord"
+                    ),
+                });
+                return Ok(check);
+            }
+        }
+        Ok(check)
+    }
+
+    /// Rater names by id (to show audit entries).
+    pub fn rater_names(&self) -> StoreResult<BTreeMap<i64, String>> {
+        let mut stmt = self.conn().prepare("SELECT id, name FROM rater")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Item names of responses by id: the response's external id, else
+    /// `<conversation>/<source key>` (to show audit entries).
+    pub fn response_labels(&self) -> StoreResult<BTreeMap<i64, String>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT p.id, COALESCE(p.external_id, c.external_id || '/' || s.key)
+             FROM response p JOIN conversation c ON c.id = p.conversation_id
+             JOIN source s ON s.id = p.source_id",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Criterion keys by id (to show audit entries).
+    pub fn criterion_keys(&self) -> StoreResult<BTreeMap<i64, String>> {
+        let mut stmt = self.conn().prepare("SELECT id, key FROM criterion")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The hash of the chain's last entry (what exports cite).
+    pub fn audit_head(&self) -> StoreResult<Option<String>> {
+        Ok(head(self.conn())?.map(|(_, h, _)| h))
+    }
+
+    /// Audit entries between two instants (inclusive), oldest first.
+    pub fn audit_entries(
+        &self,
+        since: Option<Millis>,
+        until: Option<Millis>,
+    ) -> StoreResult<Vec<AuditEntry>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, at, actor, action, detail_json, hash FROM audit_log
+             WHERE (?1 IS NULL OR at >= ?1) AND (?2 IS NULL OR at <= ?2) ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![since, until], |r| {
+            let detail: String = r.get(4)?;
+            Ok(AuditEntry {
+                id: r.get(0)?,
+                at: r.get(1)?,
+                actor: r.get(2)?,
+                action: r.get(3)?,
+                detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::String(detail)),
+                hash: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}

@@ -1,0 +1,426 @@
+//! The PHI guard's tables: the lead's term list, findings with their review status, and the texts
+//! waiting to be scanned (marked by triggers whenever a context or response text is written).
+
+use super::{Store, StoreResult, StudyTx};
+use crate::phi::{PhiKind, PhiSpan, PhiTerm};
+use rusqlite::{params, OptionalExtension};
+use serde::Serialize;
+
+/// Which text of an item a finding is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum PhiField {
+    /// The conversation's user message.
+    Context,
+    /// A response's text.
+    Text,
+}
+
+impl PhiField {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PhiField::Context => "context",
+            PhiField::Text => "text",
+        }
+    }
+}
+
+/// One text of the study, named as findings name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhiText {
+    pub conversation_id: i64,
+    /// `None` for the conversation's context.
+    pub response_id: Option<i64>,
+    /// The conversation's external id (context), or the response's external id, else
+    /// `<conversation>/<source key>`.
+    pub item: String,
+    pub text: String,
+}
+
+impl PhiText {
+    pub fn field(&self) -> PhiField {
+        if self.response_id.is_some() {
+            PhiField::Text
+        } else {
+            PhiField::Context
+        }
+    }
+}
+
+/// Review status of a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum PhiStatus {
+    Open,
+    Kept,
+    Redacted,
+}
+
+impl PhiStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PhiStatus::Open => "open",
+            PhiStatus::Kept => "kept",
+            PhiStatus::Redacted => "redacted",
+        }
+    }
+    fn parse(s: &str) -> PhiStatus {
+        match s {
+            "kept" => PhiStatus::Kept,
+            "redacted" => PhiStatus::Redacted,
+            _ => PhiStatus::Open,
+        }
+    }
+}
+
+/// A stored finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PhiFinding {
+    pub id: i64,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub kind: PhiKind,
+    pub item: String,
+    pub field: PhiField,
+    /// Character offsets into the text as it was when the finding was made.
+    pub start: usize,
+    pub end: usize,
+    pub status: PhiStatus,
+    /// The matched text; gone once redacted.
+    pub excerpt: Option<String>,
+    pub reason: Option<String>,
+    pub resolved_by: Option<String>,
+    #[serde(skip)]
+    pub conversation_id: i64,
+    #[serde(skip)]
+    pub response_id: Option<i64>,
+}
+
+const TEXTS: &str = "SELECT c.id, NULL, c.external_id, c.context FROM conversation c";
+const RESPONSE_TEXTS: &str = "SELECT p.conversation_id, p.id,
+        COALESCE(p.external_id, c.external_id || '/' || s.key), p.text
+     FROM response p JOIN conversation c ON c.id = p.conversation_id
+     JOIN source s ON s.id = p.source_id WHERE p.text IS NOT NULL";
+
+const FINDING_COLUMNS: &str =
+    "SELECT f.id, f.kind, f.start, f.\"end\", f.status, f.excerpt, f.reason,
+        f.resolved_by, f.conversation_id, f.response_id,
+        CASE WHEN f.response_id IS NULL THEN c.external_id
+             ELSE COALESCE(p.external_id, c.external_id || '/' || s.key) END
+     FROM phi_finding f JOIN conversation c ON c.id = f.conversation_id
+     LEFT JOIN response p ON p.id = f.response_id LEFT JOIN source s ON s.id = p.source_id";
+
+fn text_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PhiText> {
+    Ok(PhiText {
+        conversation_id: r.get(0)?,
+        response_id: r.get(1)?,
+        item: r.get(2)?,
+        text: r.get(3)?,
+    })
+}
+
+fn finding_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PhiFinding> {
+    let kind: String = r.get(1)?;
+    let status: String = r.get(4)?;
+    let response_id: Option<i64> = r.get(9)?;
+    Ok(PhiFinding {
+        id: r.get(0)?,
+        kind: PhiKind::parse(&kind).unwrap_or(PhiKind::RecordId),
+        start: r.get::<_, i64>(2)? as usize,
+        end: r.get::<_, i64>(3)? as usize,
+        status: PhiStatus::parse(&status),
+        excerpt: r.get(5)?,
+        reason: r.get(6)?,
+        resolved_by: r.get(7)?,
+        conversation_id: r.get(8)?,
+        response_id,
+        item: r.get(10)?,
+        field: if response_id.is_some() {
+            PhiField::Text
+        } else {
+            PhiField::Context
+        },
+    })
+}
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn read_texts(conn: &rusqlite::Connection) -> StoreResult<Vec<PhiText>> {
+    let mut out = Vec::new();
+    for sql in [TEXTS, RESPONSE_TEXTS] {
+        let mut stmt = conn.prepare(sql)?;
+        let rows = stmt.query_map([], text_row)?;
+        for row in rows {
+            out.push(row?);
+        }
+    }
+    Ok(out)
+}
+
+fn read_findings(
+    conn: &rusqlite::Connection,
+    status: Option<PhiStatus>,
+) -> StoreResult<Vec<PhiFinding>> {
+    let sql = format!("{FINDING_COLUMNS} WHERE (?1 IS NULL OR f.status = ?1) ORDER BY f.id");
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([status.map(PhiStatus::as_str)], finding_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+impl Store {
+    /// The lead's names and places.
+    pub fn phi_terms(&self) -> StoreResult<Vec<PhiTerm>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT kind, text FROM phi_term ORDER BY id")?;
+        let rows = stmt.query_map([], |r| {
+            let kind: String = r.get(0)?;
+            Ok(PhiTerm {
+                kind: if kind == "place" {
+                    PhiKind::Place
+                } else {
+                    PhiKind::Name
+                },
+                text: r.get(1)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Findings, all or those with one status, oldest first.
+    pub fn phi_findings(&self, status: Option<PhiStatus>) -> StoreResult<Vec<PhiFinding>> {
+        read_findings(self.conn(), status)
+    }
+
+    /// How many findings still wait for a decision.
+    pub fn open_phi_findings(&self) -> StoreResult<usize> {
+        let n: i64 = self.conn().query_row(
+            "SELECT COUNT(*) FROM phi_finding WHERE status = 'open'",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
+    }
+
+    /// Every context and response text of the study.
+    pub fn phi_texts(&self) -> StoreResult<Vec<PhiText>> {
+        read_texts(self.conn())
+    }
+}
+
+impl StudyTx<'_> {
+    /// Replace the lead's term list.
+    pub fn set_phi_terms(&mut self, terms: &[PhiTerm]) -> StoreResult<()> {
+        self.tx.execute("DELETE FROM phi_term", [])?;
+        let mut stmt = self
+            .tx
+            .prepare("INSERT OR IGNORE INTO phi_term(kind, text) VALUES (?1, ?2)")?;
+        for t in terms {
+            let kind = if t.kind == PhiKind::Place {
+                "place"
+            } else {
+                "name"
+            };
+            stmt.execute(params![kind, t.text])?;
+        }
+        Ok(())
+    }
+
+    /// The texts to scan — every text when `all`, else those written since the last scan — and
+    /// clear the marks.
+    pub fn take_phi_pending(&mut self, all: bool) -> StoreResult<Vec<PhiText>> {
+        let texts = if all {
+            read_texts(&self.tx)?
+        } else {
+            let mut out = Vec::new();
+            let mut stmt = self.tx.prepare(&format!(
+                "{TEXTS} WHERE c.id IN (SELECT conversation_id FROM phi_pending WHERE response_id = 0)"
+            ))?;
+            for row in stmt.query_map([], text_row)? {
+                out.push(row?);
+            }
+            let mut stmt = self.tx.prepare(&format!(
+                "{RESPONSE_TEXTS} AND p.id IN (SELECT response_id FROM phi_pending WHERE response_id <> 0)"
+            ))?;
+            for row in stmt.query_map([], text_row)? {
+                out.push(row?);
+            }
+            out
+        };
+        self.tx.execute("DELETE FROM phi_pending", [])?;
+        Ok(texts)
+    }
+
+    /// One text with the current content (after a redaction).
+    pub fn phi_text(
+        &self,
+        conversation_id: i64,
+        response_id: Option<i64>,
+    ) -> StoreResult<Option<PhiText>> {
+        let (sql, id) = match response_id {
+            None => (format!("{TEXTS} WHERE c.id = ?1"), conversation_id),
+            Some(r) => (format!("{RESPONSE_TEXTS} AND p.id = ?1"), r),
+        };
+        Ok(self.tx.query_row(&sql, [id], text_row).optional()?)
+    }
+
+    /// Replace the open findings of one text by `spans` (from a fresh scan of `text`), except
+    /// spans whose class and matched text a reviewer already decided to keep in this text. An
+    /// open finding that is found again keeps its id (its offsets follow the text). Returns how
+    /// many open findings the text now has.
+    pub fn replace_phi_findings(
+        &mut self,
+        text: &PhiText,
+        spans: &[PhiSpan],
+    ) -> StoreResult<usize> {
+        let response = text.response_id.unwrap_or(0);
+        let earlier: Vec<(i64, String, String, String)> = {
+            let mut stmt = self.tx.prepare_cached(
+                "SELECT id, kind, excerpt_sha256, status FROM phi_finding WHERE conversation_id = ?1
+                   AND COALESCE(response_id, 0) = ?2 AND status IN ('open', 'kept') ORDER BY id",
+            )?;
+            let rows = stmt.query_map(params![text.conversation_id, response], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?;
+            rows.collect::<Result<_, _>>()?
+        };
+        if spans.is_empty() && earlier.is_empty() {
+            return Ok(0);
+        }
+        let mut reused = vec![false; earlier.len()];
+        let chars: Vec<char> = text.text.chars().collect();
+        let mut open = 0;
+        for s in spans {
+            let excerpt: String = chars[s.start.min(chars.len())..s.end.min(chars.len())]
+                .iter()
+                .collect();
+            let sha = sha256_hex(&excerpt);
+            let kind = s.kind.as_str();
+            if earlier
+                .iter()
+                .any(|(_, k, h, status)| status == "kept" && k == kind && *h == sha)
+            {
+                continue;
+            }
+            open += 1;
+            let same = earlier
+                .iter()
+                .enumerate()
+                .position(|(i, (_, k, h, status))| {
+                    !reused[i] && status == "open" && k == kind && *h == sha
+                });
+            if let Some(i) = same {
+                reused[i] = true;
+                self.tx
+                    .prepare_cached(
+                        "UPDATE phi_finding SET start = ?2, \"end\" = ?3 WHERE id = ?1",
+                    )?
+                    .execute(params![earlier[i].0, s.start as i64, s.end as i64])?;
+                continue;
+            }
+            self.tx
+                .prepare_cached(
+                    "INSERT INTO phi_finding(conversation_id, response_id, kind, start, \"end\",
+                         excerpt, excerpt_sha256, found_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )?
+                .execute(params![
+                    text.conversation_id,
+                    text.response_id,
+                    kind,
+                    s.start as i64,
+                    s.end as i64,
+                    excerpt,
+                    sha,
+                    self.now
+                ])?;
+        }
+        for (i, (id, _, _, status)) in earlier.iter().enumerate() {
+            if !reused[i] && status == "open" {
+                self.tx
+                    .prepare_cached("DELETE FROM phi_finding WHERE id = ?1")?
+                    .execute([id])?;
+            }
+        }
+        Ok(open)
+    }
+
+    /// Findings by id (only those that exist).
+    pub fn phi_findings_by_id(&self, ids: &[i64]) -> StoreResult<Vec<PhiFinding>> {
+        let mut out = Vec::with_capacity(ids.len());
+        let sql = format!("{FINDING_COLUMNS} WHERE f.id = ?1");
+        let mut stmt = self.tx.prepare_cached(&sql)?;
+        for id in ids {
+            if let Some(f) = stmt.query_row([id], finding_row).optional()? {
+                out.push(f);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Open findings (all, for the selection by class).
+    pub fn open_phi_findings_in_tx(&self) -> StoreResult<Vec<PhiFinding>> {
+        read_findings(&self.tx, Some(PhiStatus::Open))
+    }
+
+    /// Record a reviewer's decision on a finding; a redacted finding forgets its matched text.
+    pub fn resolve_phi_finding(
+        &mut self,
+        id: i64,
+        status: PhiStatus,
+        reason: Option<&str>,
+        by: &str,
+    ) -> StoreResult<()> {
+        self.tx
+            .prepare_cached(
+                "UPDATE phi_finding SET status = ?2, reason = ?3, resolved_by = ?4, resolved_at = ?5,
+                     excerpt = CASE WHEN ?2 = 'redacted' THEN NULL ELSE excerpt END
+                 WHERE id = ?1",
+            )?
+            .execute(params![id, status.as_str(), reason, by, self.now])?;
+        Ok(())
+    }
+
+    /// Unmark one text as waiting for a scan.
+    pub fn clear_phi_pending(
+        &mut self,
+        conversation_id: i64,
+        response_id: Option<i64>,
+    ) -> StoreResult<()> {
+        self.tx.execute(
+            "DELETE FROM phi_pending WHERE conversation_id = ?1 AND response_id = ?2",
+            params![conversation_id, response_id.unwrap_or(0)],
+        )?;
+        Ok(())
+    }
+
+    /// Overwrite one text (a redaction); the scan marks it pending again through the triggers.
+    pub fn set_phi_text(
+        &mut self,
+        conversation_id: i64,
+        response_id: Option<i64>,
+        text: &str,
+    ) -> StoreResult<()> {
+        match response_id {
+            None => self.tx.execute(
+                "UPDATE conversation SET context = ?2 WHERE id = ?1",
+                params![conversation_id, text],
+            )?,
+            Some(r) => self.tx.execute(
+                "UPDATE response SET text = ?2 WHERE id = ?1",
+                params![r, text],
+            )?,
+        };
+        Ok(())
+    }
+}
+
+/// SHA-256 (hex) of a text, as findings and the audit trail record redacted originals.
+pub fn text_sha256(text: &str) -> String {
+    sha256_hex(text)
+}

@@ -1,0 +1,37 @@
+//! Commands of the expert's sign-off on the rating screen: the expert's own signing state, setting
+//! the signing passphrase, and signing their assigned ratings. The passphrase crosses IPC once per
+//! call and is never stored or returned; only the expert's own signatures come back.
+
+use crate::error::IpcResult;
+use crate::state::AppState;
+use concord_core::signoff::SignoffState;
+
+#[tauri::command]
+pub async fn signoff_state(
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+) -> IpcResult<SignoffState> {
+    state.with_study(|s| Ok(s.signoff_state(rater_id)?))
+}
+
+#[tauri::command]
+pub async fn set_signing_passphrase(
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+    current: Option<String>,
+    passphrase: String,
+) -> IpcResult<SignoffState> {
+    let seed = crate::state::fresh_seed();
+    state.with_study(|s| {
+        Ok(s.set_signing_passphrase(rater_id, current.as_deref(), &passphrase, seed)?)
+    })
+}
+
+#[tauri::command]
+pub async fn sign_off(
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+    passphrase: String,
+) -> IpcResult<SignoffState> {
+    state.with_study(|s| Ok(s.sign_off(rater_id, &passphrase)?))
+}

@@ -115,9 +115,11 @@ fn every_edit_outside_concord_is_caught_and_named() {
         ("rating-changed", "UPDATE rating SET value = CASE WHEN value = 1 THEN 2 ELSE 1 END WHERE id = (SELECT MIN(id) FROM rating)", "rating table"),
         ("rating-inserted", "INSERT INTO rating(rater_id, response_id, criterion_id, value, origin, created_at, updated_at) SELECT (SELECT id FROM rater WHERE name = 'Dr Tamper'), response_id, criterion_id, 3, 'screen', 1, 1 FROM rating LIMIT 1", "rating table"),
         ("rating-deleted", "DELETE FROM rating WHERE id = (SELECT MAX(id) FROM rating WHERE id NOT IN (SELECT rating_id FROM rating_history))", "rating table"),
-        ("history-changed", "DROP TRIGGER rating_history_no_update; UPDATE rating_history SET value = 99", "rating_history table"),
+        // The append-only triggers are dropped for the edit and put back as they were, so the
+        // file's schema is Concord's again and only the chain can tell.
+        ("history-changed", "DROP TRIGGER rating_history_no_update; UPDATE rating_history SET value = 99; CREATE TRIGGER rating_history_no_update BEFORE UPDATE ON rating_history BEGIN SELECT RAISE(ABORT, 'rating history is append-only'); END;", "rating_history table"),
         ("history-inserted", "INSERT INTO rating_history(rating_id, value, origin, valid_from, replaced_at) SELECT MIN(id), 4, 'screen', 1, 2 FROM rating", "rating_history table"),
-        ("history-deleted", "DROP TRIGGER rating_history_no_delete; DELETE FROM rating_history", "rating_history table"),
+        ("history-deleted", "DROP TRIGGER rating_history_no_delete; DELETE FROM rating_history; CREATE TRIGGER rating_history_no_delete BEFORE DELETE ON rating_history WHEN (SELECT COUNT(*) FROM rating WHERE id = OLD.rating_id) > 0 BEGIN SELECT RAISE(ABORT, 'rating history is append-only'); END;", "rating_history table"),
         ("entry-changed", "UPDATE audit_log SET actor = 'someone else' WHERE id = 2", "entry 2"),
         ("entry-inserted", "INSERT INTO audit_log(id, at, actor, action, detail_json, prev_hash, hash, state) SELECT id + 1000, at, actor, action, detail_json, prev_hash, hash, state FROM audit_log WHERE id = (SELECT MAX(id) FROM audit_log)", "entr"),
         ("entry-inserted-unchained", "INSERT INTO audit_log(at, actor, action, detail_json) VALUES (1, 'x', 'rating.enter', '{}')", "entr"),

@@ -21,7 +21,7 @@ pub async fn set_signing_passphrase(
     current: Option<String>,
     passphrase: String,
 ) -> IpcResult<SignoffState> {
-    let seed = crate::state::fresh_seed();
+    let seed = concord_core::clock::fresh_seed();
     state.with_study(|s| {
         Ok(s.set_signing_passphrase(rater_id, current.as_deref(), &passphrase, seed)?)
     })

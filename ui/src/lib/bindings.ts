@@ -77,20 +77,6 @@ answer: string | null, language: string | null, rubric_name: { [key in string]?:
 
 export type ItemProgress = { item: number, missing: number, complete: boolean, completed: number, total: number, outcome: RatingOutcome, };
 
-export type SignoffState = { has_passphrase: boolean, meaning: string, signatures: Array<SignatureStatus>, };
-
-export type SignatureStatus = { 
-/**
- * The signed ratings still hash to what was signed.
- */
-matches: boolean, 
-/**
- * Signed ratings changed (or removed) after signing.
- */
-changed_after_signature: number, id: number, rater_id: number, signer: string, meaning: string, scope: string, signed_at: number, ratings: number, ratings_sha256: string, };
-
-export type SignatureRecord = { id: number, rater_id: number, signer: string, meaning: string, scope: string, signed_at: number, ratings: number, ratings_sha256: string, };
-
 export type ImportFormat = "mentalalign" | "mentalbench" | "psycrisis" | "long_items" | "long_ratings";
 
 export type ImportRequest = { format: ImportFormat, 

@@ -67,7 +67,7 @@ enum PhiCommand {
         #[arg(long, value_name = "FILE")]
         terms: Option<PathBuf>,
     },
-    /// Replace the selected identifiers by typed placeholders ([PHONE], [EMAIL], …) in the texts.
+    /// Replace the selected identifiers by typed placeholders (`[PHONE]`, `[EMAIL]`, …) in the texts.
     Redact {
         #[command(flatten)]
         select: Select,

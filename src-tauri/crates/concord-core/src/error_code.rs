@@ -68,6 +68,11 @@ pub enum ErrorCode {
     UnknownExpert,
     UnknownItem,
     Unreadable,
+    AlreadyResolved,
+    NoPassphrase,
+    NothingToSign,
+    PhiUnreviewed,
+    WeakPassphrase,
     WrongPassphrase,
 }
 
@@ -134,6 +139,11 @@ impl ErrorCode {
             ErrorCode::UnknownExpert => "unknown_expert",
             ErrorCode::UnknownItem => "unknown_item",
             ErrorCode::Unreadable => "unreadable",
+            ErrorCode::AlreadyResolved => "already_resolved",
+            ErrorCode::NoPassphrase => "no_passphrase",
+            ErrorCode::NothingToSign => "nothing_to_sign",
+            ErrorCode::PhiUnreviewed => "phi_unreviewed",
+            ErrorCode::WeakPassphrase => "weak_passphrase",
             ErrorCode::WrongPassphrase => "wrong_passphrase",
         }
     }

@@ -6,6 +6,7 @@
 //! show as changed after signing. [`signatures`] lists who signed what and whether it still
 //! matches. Signing inside a rater package works the same (a package is a study file).
 
+use crate::error_code::ErrorCode;
 use crate::store::{SignatureRecord, SignedValue, SigningKey, Store, StoreError};
 use rand::{RngCore, SeedableRng};
 use serde::Serialize;
@@ -34,13 +35,13 @@ pub enum SignoffError {
 }
 
 impl SignoffError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            SignoffError::UnknownExpert(_) => "not_found",
-            SignoffError::NoPassphrase(_) => "no_passphrase",
-            SignoffError::WrongPassphrase(_) => "wrong_passphrase",
-            SignoffError::WeakPassphrase => "weak_passphrase",
-            SignoffError::NothingToSign(_) => "nothing_to_sign",
+            SignoffError::UnknownExpert(_) => ErrorCode::UnknownExpert,
+            SignoffError::NoPassphrase(_) => ErrorCode::NoPassphrase,
+            SignoffError::WrongPassphrase(_) => ErrorCode::WrongPassphrase,
+            SignoffError::WeakPassphrase => ErrorCode::WeakPassphrase,
+            SignoffError::NothingToSign(_) => ErrorCode::NothingToSign,
             SignoffError::Store(e) => e.code(),
         }
     }

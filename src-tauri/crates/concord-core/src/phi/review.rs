@@ -6,6 +6,7 @@
 //! unless the lead overrides with a reason (also audited).
 
 use super::{redact as redact_text, PhiKind, PhiSpan, Scanner};
+use crate::error_code::ErrorCode;
 use crate::store::{text_sha256, PhiFinding, PhiStatus, PhiText, Store, StoreError, StudyTx};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -25,12 +26,12 @@ pub enum PhiError {
 }
 
 impl PhiError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            PhiError::Unreviewed { .. } => "phi_unreviewed",
-            PhiError::ReasonRequired => "reason_required",
-            PhiError::UnknownFinding(_) => "not_found",
-            PhiError::AlreadyResolved { .. } => "already_resolved",
+            PhiError::Unreviewed { .. } => ErrorCode::PhiUnreviewed,
+            PhiError::ReasonRequired => ErrorCode::EmptyReason,
+            PhiError::UnknownFinding(_) => ErrorCode::NotFound,
+            PhiError::AlreadyResolved { .. } => ErrorCode::AlreadyResolved,
             PhiError::Store(e) => e.code(),
         }
     }

@@ -6,7 +6,7 @@
 //! in O(1) per changed row: temporary triggers, created on Concord's own connection only, feed
 //! every inserted, deleted and updated row to `concord_audit_row`, which adds or subtracts its
 //! hash. A change made with any other tool fires no trigger, so the tables stop matching the
-//! sealed state; an edited, inserted or deleted entry breaks the hash links. [`verify`] checks
+//! sealed state; an edited, inserted or deleted entry breaks the hash links. [`Store::verify_audit_chain`] checks
 //! both and names the first broken entry or the table that no longer matches.
 //!
 //! One entry per event when a transaction records up to [`EVENTS_PER_ENTRY_LIMIT`] rating events;
@@ -625,7 +625,7 @@ pub struct AuditEntry {
     pub hash: Option<String>,
 }
 
-/// What [`verify`] found.
+/// What [`Store::verify_audit_chain`] found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ChainCheck {

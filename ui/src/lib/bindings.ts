@@ -1,7 +1,7 @@
 // Generated from the Rust IPC types by ts-rs. Do not edit by hand:
 // run `CONCORD_BLESS=1 cargo test bindings` after changing a Rust type.
 
-export type ErrorCode = "already_encrypted" | "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_key" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "wrong_passphrase";
+export type ErrorCode = "already_encrypted" | "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_key" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "already_resolved" | "no_passphrase" | "nothing_to_sign" | "phi_unreviewed" | "weak_passphrase" | "wrong_passphrase";
 
 export type IpcError = { code: ErrorCode, message: string, };
 
@@ -76,6 +76,20 @@ export type RatingItem = { item: number, total: number, completed: number, conte
 answer: string | null, language: string | null, rubric_name: { [key in string]?: string }, groups: Array<Group>, criteria: Array<ItemCriterion>, rationale: string | null, flagged: boolean, };
 
 export type ItemProgress = { item: number, missing: number, complete: boolean, completed: number, total: number, outcome: RatingOutcome, };
+
+export type SignoffState = { has_passphrase: boolean, meaning: string, signatures: Array<SignatureStatus>, };
+
+export type SignatureStatus = { 
+/**
+ * The signed ratings still hash to what was signed.
+ */
+matches: boolean, 
+/**
+ * Signed ratings changed (or removed) after signing.
+ */
+changed_after_signature: number, id: number, rater_id: number, signer: string, meaning: string, scope: string, signed_at: number, ratings: number, ratings_sha256: string, };
+
+export type SignatureRecord = { id: number, rater_id: number, signer: string, meaning: string, scope: string, signed_at: number, ratings: number, ratings_sha256: string, };
 
 export type ImportFormat = "mentalalign" | "mentalbench" | "psycrisis" | "long_items" | "long_ratings";
 

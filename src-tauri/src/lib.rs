@@ -34,6 +34,7 @@ pub fn run() {
             commands::agreement::agreement_report,
             commands::agreement::agreement_table,
             commands::agreement::agreement_consensus,
+            commands::agreement::judge_verdicts,
             commands::agreement::export_agreement,
             commands::agreement::save_figure,
             commands::agreement::plan_more,

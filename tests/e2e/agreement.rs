@@ -1,7 +1,8 @@
 //! Journeys on the agreement panel: the released MentalAlign-70k files, imported into a study,
 //! show the paper's headline figure in the real window; figures are drawn and exported; a rating
-//! saved while the panel is open updates it without a reload; the demo study shows its binary
-//! (PsyCrisis) section.
+//! saved while the panel is open updates it without a reload; the demo study shows the judge's
+//! verdict card, the expert baseline's method and the leaderboard, and its binary (PsyCrisis)
+//! section.
 
 use super::App;
 use concord_core::clock::SystemClock;
@@ -160,6 +161,42 @@ fn the_demo_study_shows_psycrisis_dimensions_and_the_expert_baseline() {
     app.wait_for("[data-testid=agreement-table]", Duration::from_secs(30));
     // The demo has two experts on the same responses, so an expert band and verdicts exist.
     app.wait_for("[data-testid=verdict]", Duration::from_secs(10));
+    // The verdict card: can the judge replace the experts? Each finding with its rule and source.
+    let card = app.wait_for("[data-testid=verdict-card]", Duration::from_secs(30));
+    let text = app.text(&card);
+    for needle in [
+        "Alternative Annotator Test",
+        "ICC against the expert band",
+        "Bias (PPI++)",
+        "Rule:",
+        "Calderon, Reichart & Dror",
+        "Angelopoulos, Duchi & Zrnic",
+    ] {
+        assert!(
+            text.contains(needle),
+            "the verdict card shows {needle:?}: {text}"
+        );
+    }
+    assert!(
+        text.contains("at least 3 human annotators"),
+        "with two experts the card says why the alt-test cannot run: {text}"
+    );
+    let baseline = app.text_of("[data-testid=expert-baseline]");
+    assert!(
+        baseline.contains("REML"),
+        "the expert baseline names its method: {baseline}"
+    );
+    let board = app.wait_for("[data-testid=leaderboard]", Duration::from_secs(5));
+    let rows = app.script(
+        "return document.querySelectorAll('[data-testid=leaderboard-row]').length;",
+        json!([]),
+    );
+    assert!(
+        rows.as_u64().unwrap_or(0) >= 2,
+        "the leaderboard lists the demo's rated models: {}",
+        app.text(&board)
+    );
+    show(&app, "[data-testid=verdicts]", "agreement-verdicts");
     let select = app.wait_for("[data-testid=ag-rubric]", Duration::from_secs(5));
     app.script(
         "const s = arguments[0]; s.value = 'psycrisis'; s.dispatchEvent(new Event('change')); return 1;",

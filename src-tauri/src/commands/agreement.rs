@@ -1,10 +1,11 @@
-//! Commands of the researcher's agreement panel: the report and its table (from the open study's
+//! Commands of the researcher's agreement panel: the report and its table, the judge verdicts (from the open study's
 //! in-memory reports, updated with each new rating), exports beside the study, and the precision
 //! planner.
 
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::state::AppState;
 use concord_core::adjudication::{consensus_agreement, ConsensusAgreement};
+use concord_core::agreement::verdict::{VerdictOptions, VerdictReport};
 use concord_core::agreement::{AgreementOptions, AgreementReport};
 use concord_core::agreement_table::{AgreementTable, MoreTargets, TableFormat, TableView};
 
@@ -25,6 +26,15 @@ pub async fn agreement_consensus(
     view: TableView,
 ) -> IpcResult<ConsensusAgreement> {
     state.with_study(|s| Ok(consensus_agreement(s.store(), options, view)?))
+}
+
+#[tauri::command]
+pub async fn judge_verdicts(
+    state: tauri::State<'_, AppState>,
+    options: AgreementOptions,
+    verdict: VerdictOptions,
+) -> IpcResult<VerdictReport> {
+    state.with_study(|s| Ok(s.judge_verdicts(&options, &verdict)?))
 }
 
 #[tauri::command]

@@ -519,6 +519,76 @@ export type TableFormat = "csv" | "md" | "latex";
 
 export type MoreTargets = { planning_icc: number, current_targets: number, current_width: number | null, desired_width: number, needed_targets: number, more_targets: number, };
 
+export type VerdictOptions = { 
+/**
+ * ε of the alt-test (0.2 for expert annotators).
+ */
+epsilon: number, 
+/**
+ * q of the Benjamini–Yekutieli procedure, and 1 − the confidence level of the intervals.
+ */
+alpha: number, };
+
+export type ExpertBaseline = { criterion: string, attribute: string, 
+/**
+ * How it was computed, in words (model, design, what was used).
+ */
+method: string, n_responses: number, n_experts: number, n_ratings: number, icc_a1: number | null, ci95_a1: [number | null, number | null], icc_c1: number | null, ci95_c1: [number | null, number | null], 
+/**
+ * Variance components estimated at zero, by name.
+ */
+boundary: Array<string>, 
+/**
+ * Why no baseline could be computed, when none was.
+ */
+note: string | null, };
+
+export type AltTestFinding = { winning_rate: number, advantage_probability: number, passed: boolean, 
+/**
+ * Experts tested (left out in turn).
+ */
+n_experts: number, 
+/**
+ * `accuracy` or `neg_rmse`.
+ */
+metric: string, };
+
+export type Finding = { 
+/**
+ * `true` supports replacement, `false` argues against, `None` not computable.
+ */
+ok: boolean | null, 
+/**
+ * The result in words ("ω = 0.80, ρ = 0.91: passed").
+ */
+summary: string, rule: string, citation: string, };
+
+export type VerdictCard = { 
+/**
+ * The judge's model id (or name).
+ */
+judge: string, criterion: string, attribute: string, 
+/**
+ * `true` only when every finding supports replacement.
+ */
+can_replace: boolean, alt_test: AltTestFinding | null, alt_test_finding: Finding, 
+/**
+ * ICC(A,1) of (expert, judge) pairs and its 95% CI.
+ */
+icc_a1: number | null, icc_ci95: [number | null, number | null], band: [number, number] | null, band_verdict: Verdict | null, icc_finding: Finding, 
+/**
+ * Judge-only mean minus PPI++ mean over all the judge's responses.
+ */
+ppi_bias: number | null, ppi_finding: Finding, };
+
+export type LeaderboardRow = { judge: string, criterion: string, attribute: string, 
+/**
+ * The rated model (source) name.
+ */
+source: string, n_judged: number, n_expert: number, judge_mean: number | null, judge_ci95: [number | null, number | null], ppi_mean: number | null, ppi_ci95: [number | null, number | null], ppi_lambda: number | null, expert_mean: number | null, expert_ci95: [number | null, number | null], };
+
+export type VerdictReport = { options: VerdictOptions, baselines: Array<ExpertBaseline>, cards: Array<VerdictCard>, leaderboard: Array<LeaderboardRow>, };
+
 export type ProviderKind = "openai-compatible" | "anthropic";
 
 export type ResponseSelection = { "kind": "all" } | { "kind": "expert-rated" } | { "kind": "sample", n: number, };

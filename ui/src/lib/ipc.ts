@@ -7,6 +7,8 @@ import type {
   AgreementReport,
   AgreementTable,
   ErrorCode,
+  VerdictOptions,
+  VerdictReport,
   IpcError,
   JudgeFinished,
   MoreTargets,
@@ -100,6 +102,8 @@ export const ipc = {
   agreementReport: (options: AgreementOptions) => call<AgreementReport>("agreement_report", { options }),
   agreementConsensus: (options: AgreementOptions, view: TableView) =>
     call<ConsensusAgreement>("agreement_consensus", { options, view }),
+  judgeVerdicts: (options: AgreementOptions, verdict: VerdictOptions) =>
+    call<VerdictReport>("judge_verdicts", { options, verdict }),
   agreementTable: (options: AgreementOptions, view: TableView) =>
     call<AgreementTable>("agreement_table", { options, view }),
   exportAgreement: (options: AgreementOptions, view: TableView, format: TableFormat) =>

@@ -1,4 +1,5 @@
-//! `concord export ratings --format csv|wide-csv|xlsx --out FILE [--excel]`, `concord export
+//! `concord export methods --out DIR` (the self-recomputing methods appendix), `concord export
+//! ratings --format csv|wide-csv|xlsx --out FILE [--excel]`, `concord export
 //! sheet --rater NAME --out FILE.xlsx` (the fill-in rating sheet) and `concord sheet import FILE`
 //! (a filled sheet back as that expert's ratings). Without `--out` a file goes to the study's
 //! export folder (`<study>-exports/`), as in the window. Files are written beside the target and
@@ -22,6 +23,8 @@ pub enum ExportCmdError {
     Phi(#[from] review::PhiError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Methods(#[from] concord_core::methods::MethodsError),
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +45,16 @@ pub struct ExportArgs {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum ExportCommand {
+    /// The methods appendix: agreement table, ratings, methods paragraph and a Python script that
+    /// recomputes every number of the table (`python DIR/recompute.py DIR`).
+    Methods {
+        /// Rubric of the table.
+        #[arg(long, default_value = "mentalbench")]
+        rubric: String,
+        /// Directory to write into (created when missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Every rating of the study as CSV (long or wide) or an XLSX workbook.
     Ratings {
         #[arg(long, value_enum, default_value = "csv")]
@@ -108,6 +121,22 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
     let mut study = open_study(db)?;
     let by = crate::phi_cmd::actor(None);
     match &args.command {
+        ExportCommand::Methods { rubric, out } => {
+            let options = concord_core::agreement::AgreementOptions::mentalalign(rubric);
+            let mut study = concord_core::open_study::OpenStudy::new(store);
+            let written = concord_core::methods::write_methods_appendix(
+                &mut study,
+                &options,
+                out,
+                env!("CARGO_PKG_VERSION"),
+            )?;
+            let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+            Ok(if json {
+                serde_json::to_string_pretty(&serde_json::json!({ "written": names }))? + "\n"
+            } else {
+                format!("wrote the methods appendix:\n  {}\n", names.join("\n  "))
+            })
+        }
         ExportCommand::Ratings {
             format,
             out,

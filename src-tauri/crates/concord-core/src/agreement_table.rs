@@ -356,7 +356,7 @@ pub fn render(t: &AgreementTable, format: TableFormat, provenance: &Provenance) 
                         csv_field(&col.rater),
                         csv_field(&col.reference),
                         t.view.level.as_str().to_string(),
-                        icc_name(&t.view).to_string(),
+                        csv_field(icc_name(&t.view)),
                         num(c.icc, 6),
                         num(c.ci95[0], 6),
                         num(c.ci95[1], 6),

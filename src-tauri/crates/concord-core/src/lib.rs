@@ -16,6 +16,7 @@ pub mod error_code;
 pub mod export;
 pub mod import;
 pub mod judge;
+pub mod methods;
 pub mod open_study;
 pub mod package;
 pub mod phi;

@@ -4,7 +4,10 @@
 //! cached reports never disagree with the file: a value from the rating screen is applied to each
 //! cached report; anything bulkier (an import, a judge run, a merged package) drops the cache.
 
-use crate::agreement::{AgreementEngine, AgreementOptions, AgreementReport, Comparison};
+use crate::agreement::verdict::{judge_verdicts, VerdictOptions, VerdictReport};
+use crate::agreement::{
+    AgreementData, AgreementEngine, AgreementOptions, AgreementReport, Comparison,
+};
 use crate::agreement_table::{
     plan_more, render, table, AgreementTable, IccChoice, MoreTargets, PlanError, TableFormat,
     TableView,
@@ -57,6 +60,26 @@ impl OpenStudy {
 
     /// The agreement report for `options`, from memory when it was computed before.
     pub fn agreement(&mut self, options: &AgreementOptions) -> StoreResult<&AgreementReport> {
+        Ok(self.engine(options)?.report())
+    }
+
+    /// "Can this judge replace the experts?": expert baselines, verdict cards and the leaderboard
+    /// for the rubric of `options`, over the same in-memory ratings as its agreement report.
+    pub fn judge_verdicts(
+        &mut self,
+        options: &AgreementOptions,
+        verdict: &VerdictOptions,
+    ) -> StoreResult<VerdictReport> {
+        Ok(judge_verdicts(self.engine(options)?.data(), verdict))
+    }
+
+    /// The in-memory ratings behind the report for `options`.
+    pub fn agreement_data(&mut self, options: &AgreementOptions) -> StoreResult<&AgreementData> {
+        Ok(self.engine(options)?.data())
+    }
+
+    /// The cached engine for `options`, loaded from the study when it is not in memory.
+    fn engine(&mut self, options: &AgreementOptions) -> StoreResult<&AgreementEngine> {
         let found = self
             .reports
             .iter()
@@ -72,7 +95,7 @@ impl OpenStudy {
                 self.reports.len() - 1
             }
         };
-        Ok(self.reports[index].report())
+        Ok(&self.reports[index])
     }
 
     /// Enter a value from the rating screen and bring every cached report up to date.

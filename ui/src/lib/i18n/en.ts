@@ -462,6 +462,23 @@ export const en = {
   "security.done": "Done: the study is encrypted with the new passphrase. Keep it safe; without it the study cannot be opened.",
   "security.idleMinutes": "Lock after this many idle minutes",
   "security.saveIdle": "Save",
+  "ag.verdicts": "Can this judge replace your experts?",
+  "ag.verdictsHint": "Per judge and attribute: the Alternative Annotator Test, the judge's ICC against the experts' own agreement, and its bias after prediction-powered correction — each with its rule.",
+  "ag.baseline": "Expert baseline",
+  "ag.canReplace": "can replace the experts",
+  "ag.cannotReplace": "cannot replace the experts yet",
+  "ag.altTest": "Alternative Annotator Test",
+  "ag.iccBand": "ICC against the expert band",
+  "ag.ppiBias": "Bias (PPI++)",
+  "ag.rule": "Rule",
+  "ag.leaderboard": "Leaderboard of rated models",
+  "ag.model": "Model",
+  "ag.judgeOnly": "Judge only",
+  "ag.ppiMean": "PPI++ corrected",
+  "ag.expertOnly": "Experts only",
+  "ag.verdictAttribute": "Attribute",
+  "ag.verdictsLoading": "Computing verdicts…",
+  "ag.noVerdicts": "No judge has rated this rubric yet.",
 } as const;
 
 export type MessageKey = keyof typeof en;

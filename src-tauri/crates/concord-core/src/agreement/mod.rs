@@ -35,6 +35,7 @@
 mod binary;
 mod continuous;
 pub mod data;
+pub mod verdict;
 
 pub use binary::{BinaryCell, Rate, TotalsCell};
 pub use data::{AgreementData, ApplyError, Touched};

@@ -1,0 +1,231 @@
+//! Judge verdicts on an incomplete design (each response rated by 3 of 5 experts, as Concord's
+//! assignment produces): the expert baseline is the REML ICC over every expert rating; a judge
+//! close to the truth passes the alt-test and sits in the expert band; a judge with a +1 bias
+//! fails, and PPI++ (experts rate half the responses, judges all) both detects the bias and moves its leaderboard means back to the experts'.
+
+use concord_core::agreement::data::{RaterInfo, ResponseInfo, SourceInfo};
+use concord_core::agreement::verdict::{judge_verdicts, VerdictOptions};
+use concord_core::agreement::AgreementData;
+use concord_core::rubric::builtin;
+use concord_core::store::RaterKind;
+use concord_stats::reml::{reml_icc, Rating};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const SOURCES: usize = 4;
+
+fn normal(rng: &mut ChaCha8Rng) -> f64 {
+    let (u, v): (f64, f64) = (rng.gen_range(f64::EPSILON..1.0), rng.gen());
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+}
+
+/// `experts` experts (each response rated by 3 of them, or all when fewer), a close judge and a
+/// judge biased by +1, `per_source` responses from each of four sources.
+fn design(experts: usize, per_source: usize, seed: u64) -> AgreementData {
+    let rubric = builtin::mentalbench();
+    let sources = (0..SOURCES)
+        .map(|i| SourceInfo {
+            id: i as i64 + 1,
+            key: format!("model{i}"),
+            name: format!("model {i}"),
+            family: None,
+        })
+        .collect();
+    let mut raters: Vec<RaterInfo> = (0..experts)
+        .map(|i| RaterInfo {
+            id: i as i64 + 1,
+            name: format!("Expert {i}"),
+            kind: RaterKind::Expert,
+            model_id: None,
+            family: None,
+        })
+        .collect();
+    for (k, name) in ["close-judge", "biased-judge"].iter().enumerate() {
+        raters.push(RaterInfo {
+            id: (experts + k) as i64 + 1,
+            name: name.to_string(),
+            kind: RaterKind::Judge,
+            model_id: Some(name.to_string()),
+            family: None,
+        });
+    }
+    let responses: Vec<ResponseInfo> = (0..SOURCES * per_source)
+        .map(|i| ResponseInfo {
+            id: i as i64 + 1,
+            source: i % SOURCES,
+        })
+        .collect();
+    let mut data = AgreementData::new(&rubric, sources, raters, responses.clone());
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let expert_effect: Vec<f64> = (0..experts).map(|_| 0.2 * normal(&mut rng)).collect();
+    let score = |x: f64| x.round().clamp(1.0, 5.0);
+    for r in &responses {
+        for criterion in 1..=7 {
+            let truth = 2.2 + 0.5 * r.source as f64 + 0.8 * normal(&mut rng);
+            // Experts rate every other response (the expensive subset); judges rate all.
+            let k = if ((r.id - 1) as usize / SOURCES).is_multiple_of(2) {
+                experts.min(3)
+            } else {
+                0
+            };
+            let first = rng.gen_range(0..experts);
+            for step in 0..k {
+                let e = (first + step) % experts;
+                let v = score(truth + expert_effect[e] + 0.7 * normal(&mut rng));
+                data.apply(e as i64 + 1, r.id, criterion, Some(v))
+                    .expect("known ids");
+            }
+            let close = score(truth + 0.2 * normal(&mut rng));
+            let biased = score(truth + 1.0 + 0.7 * normal(&mut rng));
+            data.apply(experts as i64 + 1, r.id, criterion, Some(close))
+                .expect("known ids");
+            data.apply(experts as i64 + 2, r.id, criterion, Some(biased))
+                .expect("known ids");
+        }
+    }
+    data
+}
+
+#[test]
+fn incomplete_design_verdicts_separate_a_close_judge_from_a_biased_one() {
+    let data = design(5, 60, 3);
+    let report = judge_verdicts(&data, &VerdictOptions::default());
+    assert_eq!(report.baselines.len(), 7, "one baseline per attribute");
+    let base = &report.baselines[0];
+    assert!(
+        base.method.contains("incomplete") && base.method.contains("REML"),
+        "the panel says which method it used: {}",
+        base.method
+    );
+    // The baseline is the REML ICC(A,1) of every expert rating.
+    let mut ratings = Vec::new();
+    for e in 0..5 {
+        for (i, v) in data.series(e, 0).iter().enumerate() {
+            if !v.is_nan() {
+                ratings.push(Rating {
+                    target: i,
+                    rater: e,
+                    score: *v,
+                });
+            }
+        }
+    }
+    assert_eq!(
+        ratings.len(),
+        120 * 3,
+        "three of five experts rated each expert-rated response"
+    );
+    let fit = reml_icc(&ratings).expect("a valid design");
+    assert_eq!(base.n_ratings, 360, "every expert rating is used");
+    assert_eq!(
+        base.icc_a1,
+        Some(fit.icc[1].icc),
+        "the baseline is REML ICC(A,1)"
+    );
+
+    assert_eq!(report.cards.len(), 14, "two judges × seven attributes");
+    for card in &report.cards {
+        let alt = card
+            .alt_test
+            .as_ref()
+            .expect("five experts allow the alt-test");
+        assert_eq!(
+            alt.metric, "neg_rmse",
+            "Likert attributes use negative RMSE"
+        );
+        for f in [&card.alt_test_finding, &card.icc_finding, &card.ppi_finding] {
+            assert!(
+                !f.rule.is_empty() && !f.citation.is_empty(),
+                "every finding states its rule and source"
+            );
+        }
+        if card.judge == "biased-judge" {
+            assert!(
+                !alt.passed,
+                "{}: a +1-biased judge fails the alt-test",
+                card.attribute
+            );
+            assert_eq!(
+                card.ppi_finding.ok,
+                Some(false),
+                "{}: PPI++ detects the bias",
+                card.attribute
+            );
+            let bias = card.ppi_bias.expect("defined");
+            assert!(
+                bias > 0.5,
+                "{}: the bias is about +1 (got {bias})",
+                card.attribute
+            );
+            assert!(
+                !card.can_replace,
+                "a biased judge cannot replace the experts"
+            );
+        } else {
+            assert!(
+                alt.passed,
+                "{}: a judge closer to the truth than any expert passes (ω = {})",
+                card.attribute, alt.winning_rate
+            );
+            assert_ne!(
+                card.icc_finding.ok,
+                Some(false),
+                "{}: the close judge is not below the expert band ({})",
+                card.attribute,
+                card.icc_finding.summary
+            );
+        }
+    }
+    assert_eq!(
+        report.leaderboard.len(),
+        2 * 7 * SOURCES,
+        "judge × attribute × model rows"
+    );
+    let rows: Vec<_> = report
+        .leaderboard
+        .iter()
+        .filter(|r| r.judge == "biased-judge")
+        .collect();
+    let mean = |f: &dyn Fn(&&concord_core::agreement::verdict::LeaderboardRow) -> f64| {
+        rows.iter().map(f).sum::<f64>() / rows.len() as f64
+    };
+    let inflated = mean(&|r| r.judge_mean.unwrap() - r.expert_mean.unwrap());
+    let corrected = mean(&|r| (r.ppi_mean.unwrap() - r.expert_mean.unwrap()).abs());
+    assert!(
+        inflated > 0.5,
+        "the biased judge's means lie above the experts' by {inflated} on average"
+    );
+    assert!(
+        corrected < inflated / 2.0,
+        "PPI++ brings the means back towards the experts' (mean gap {corrected} vs {inflated})"
+    );
+}
+
+#[test]
+fn two_experts_say_why_the_alt_test_is_missing() {
+    let data = design(2, 30, 4);
+    let report = judge_verdicts(&data, &VerdictOptions::default());
+    let card = &report.cards[0];
+    assert!(
+        card.alt_test.is_none(),
+        "two experts are too few for the alt-test"
+    );
+    assert_eq!(
+        card.alt_test_finding.ok, None,
+        "not computable is neither pass nor fail"
+    );
+    assert!(
+        card.alt_test_finding.summary.contains("at least 3"),
+        "the card says what is needed: {}",
+        card.alt_test_finding.summary
+    );
+    assert!(
+        !card.can_replace,
+        "no verdict of replacement without the alt-test"
+    );
+    assert!(
+        report.baselines[0].method.contains("complete"),
+        "two experts rating everything is a complete design: {}",
+        report.baselines[0].method
+    );
+}

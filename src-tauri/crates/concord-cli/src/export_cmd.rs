@@ -123,7 +123,6 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
     match &args.command {
         ExportCommand::Methods { rubric, out } => {
             let options = concord_core::agreement::AgreementOptions::mentalalign(rubric);
-            let mut study = concord_core::open_study::OpenStudy::new(store);
             let written = concord_core::methods::write_methods_appendix(
                 &mut study,
                 &options,

@@ -49,7 +49,12 @@ pub fn appendix_view() -> TableView {
 }
 
 /// The methods paragraph (Markdown) for a report computed with `options`.
-pub fn methods_paragraph(options: &AgreementOptions, software: &str, n_ratings: usize) -> String {
+pub fn methods_paragraph(
+    options: &AgreementOptions,
+    software: &str,
+    n_ratings: usize,
+    audit_head: Option<&str>,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -84,7 +89,7 @@ Whether a judge can replace the experts: the Alternative Annotator Test (Caldero
     let _ = writeln!(
         s,
         "\nOptions: rubric `{}`; levels {}; attribute groups {}; per-expert comparisons {}; self-family exclusion {}; bootstrap seed {} and {} resamples. \
-No audit log head is recorded for this study version, so none is cited. \
+{} \
 `recompute.py` in this directory recomputes every number of `agreement.csv` from `ratings.csv` and `study.json` with pingouin and numpy (`python recompute.py .`).",
         options.rubric,
         options
@@ -97,7 +102,11 @@ No audit log head is recorded for this study version, so none is cited. \
         if options.per_expert { "on" } else { "off" },
         if options.exclude_self_family { "on" } else { "off" },
         options.seed,
-        options.resamples
+        options.resamples,
+        match audit_head {
+            Some(h) => format!("The study's audit chain head when the table was computed: `{h}` (`concord audit verify` prints it while the data are unchanged)."),
+            None => "The study has no audit entries, so no audit chain head is cited.".to_string(),
+        }
     );
     s
 }
@@ -121,6 +130,10 @@ pub fn write_methods_appendix(
         source,
     })?;
     let table = study.agreement_table(options, appendix_view())?;
+    let provenance = crate::provenance::Provenance::of(
+        study.store(),
+        serde_json::json!({ "agreement": options, "table": appendix_view() }),
+    )?;
     let data = study.agreement_data(options)?;
     let criteria: Vec<serde_json::Value> = data
         .criteria
@@ -171,7 +184,7 @@ pub fn write_methods_appendix(
         ("ratings.csv", ratings),
         (
             "agreement.csv",
-            render(&table, TableFormat::Csv).into_bytes(),
+            render(&table, TableFormat::Csv, &provenance).into_bytes(),
         ),
         (
             "study.json",
@@ -179,7 +192,13 @@ pub fn write_methods_appendix(
         ),
         (
             "methods.md",
-            methods_paragraph(options, software, summary.ratings).into_bytes(),
+            methods_paragraph(
+                options,
+                software,
+                summary.ratings,
+                provenance.audit_head.as_deref(),
+            )
+            .into_bytes(),
         ),
         ("recompute.py", RECOMPUTE_SCRIPT.as_bytes().to_vec()),
     ];

@@ -171,5 +171,12 @@ pub fn typescript() -> String {
         concord_core::calibration::CalibrationCriterion,
         concord_core::calibration::CalibrationItem,
         crate::events::RatingsChanged,
+        concord_core::phi::review::PhiScanSummary,
+        PhiField,
+        PhiStatus,
+        PhiFinding,
+        concord_core::phi::review::PhiReviewItem,
+        concord_core::phi::review::PhiReview,
+        concord_core::usecase::PhiDecision,
     )
 }

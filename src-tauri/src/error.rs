@@ -63,6 +63,12 @@ impl From<concord_core::signoff::SignoffError> for IpcError {
     }
 }
 
+impl From<concord_core::phi::review::PhiError> for IpcError {
+    fn from(e: concord_core::phi::review::PhiError) -> Self {
+        IpcError::new(e.code(), e.to_string())
+    }
+}
+
 impl From<concord_core::usecase::UseCaseError> for IpcError {
     fn from(e: concord_core::usecase::UseCaseError) -> Self {
         IpcError::new(e.code(), e.to_string())

@@ -61,6 +61,8 @@ pub fn run() {
             commands::setup::setup_export_ratings,
             commands::setup::setup_export_sheet,
             commands::setup::setup_import_sheet,
+            commands::phi::phi_review,
+            commands::phi::phi_decide,
             commands::judge::judge_default_prompt,
             commands::judge::judge_preview,
             commands::judge::judge_start,

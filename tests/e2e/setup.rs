@@ -316,3 +316,181 @@ fn lead_sets_up_a_three_expert_study_from_a_csv_to_a_package_and_a_rating_csv() 
         shot.display()
     );
 }
+
+/// Journey of the PHI guard in the window: a file whose texts hold a phone number and an e-mail
+/// address is imported and the import reports both; the rating export is refused while they are
+/// open and written once the lead types an override reason; in the review queue the lead sees each
+/// finding in its context, redacts the phone number and keeps the address with a reason (refused
+/// without one); then the export goes through without an override. The study file holds the
+/// placeholder instead of the number, and the audit trail the override, the redaction and the
+/// kept original with their reasons.
+#[test]
+fn lead_reviews_phi_found_at_import_and_exports_are_gated_until_then() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().join("phi.concord");
+    let csv = tmp.path().join("phi-sample.csv");
+    std::fs::write(
+        &csv,
+        "context,response,Gemini,gpt-4o\n\
+         \"Please call me on 415-555-0132 tonight, I can't cope.\",\"I hear you.\",\"You are not alone.\",\"Let's talk.\"\n\
+         \"I wrote to my old therapist at jo.doe@example.org and got no answer.\",\"That hurts.\",\"Try again?\",\"Maybe she moved.\"\n",
+    )
+    .expect("the test CSV is written");
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    click(&app, "[data-testid=nav-setup]");
+    click(&app, "[data-testid=step-import]");
+    click(&app, "[data-testid=format-mentalbench]");
+    fill(
+        &app,
+        "[data-testid=import-path]",
+        &csv.display().to_string(),
+    );
+    click(&app, "[data-testid=import-run]");
+    let report = app.wait_for("[data-testid=import-phi]", Duration::from_secs(30));
+    assert_eq!(
+        (
+            app.attribute(&report, "data-found").as_deref(),
+            app.attribute(&report, "data-open").as_deref()
+        ),
+        (Some("2"), Some("2")),
+        "the import reports the phone number and the e-mail address it brought in"
+    );
+
+    // Exports are refused while the findings are open; an override with a reason writes.
+    click(&app, "[data-testid=step-exports]");
+    click(&app, "[data-testid=export-long_csv]");
+    let refused = wait_text(&app, "[data-testid=setup-error]", "the PHI refusal", |t| {
+        !t.is_empty()
+    });
+    assert!(
+        refused.contains("not reviewed"),
+        "the refusal says why: {refused:?}"
+    );
+    assert!(
+        app.try_find("[data-testid=written-long_csv]").is_none(),
+        "nothing was written"
+    );
+    fill(
+        &app,
+        "[data-testid=phi-override-reason]",
+        "copy for the ethics board's secure drive",
+    );
+    click(&app, "[data-testid=export-long_csv]");
+    wait_text(
+        &app,
+        "[data-testid=written-long_csv]",
+        "the CSV written under the override",
+        |t| t.contains(".csv"),
+    );
+
+    // The review queue: each finding in its context; redact one, keep the other with a reason.
+    click(&app, "[data-testid=phi-gate-review]");
+    let counts = app.wait_for("[data-testid=phi-counts]", Duration::from_secs(10));
+    assert_eq!(
+        app.attribute(&counts, "data-open").as_deref(),
+        Some("2"),
+        "both findings wait for a decision"
+    );
+    let phone_item = "[data-testid=phi-item][data-kind=phone]";
+    let context = app.text_of(&format!("{phone_item} [data-testid=phi-context]"));
+    assert!(
+        context.contains("Please call me on 415-555-0132 tonight"),
+        "the phone number is shown in its context: {context:?}"
+    );
+    click(&app, &format!("{phone_item} [data-testid=phi-redact]"));
+    app.wait_for_attribute(
+        "[data-testid=phi-counts]",
+        "data-redacted",
+        "1",
+        Duration::from_secs(10),
+    );
+    click(
+        &app,
+        "[data-testid=phi-item][data-kind=email] [data-testid=phi-keep]",
+    );
+    let no_reason = wait_text(&app, "[data-testid=phi-error]", "a reason request", |t| {
+        !t.is_empty()
+    });
+    assert!(
+        no_reason.contains("reason"),
+        "keeping an original without a reason is refused: {no_reason:?}"
+    );
+    fill(
+        &app,
+        "[data-testid=phi-keep-reason]",
+        "the therapist's public work address",
+    );
+    click(
+        &app,
+        "[data-testid=phi-item][data-kind=email] [data-testid=phi-keep]",
+    );
+    app.wait_for_attribute(
+        "[data-testid=phi-counts]",
+        "data-open",
+        "0",
+        Duration::from_secs(10),
+    );
+    let shot = app.screenshot("phi-review");
+
+    // With nothing open, the export goes through without an override.
+    click(&app, "[data-testid=step-exports]");
+    if app.try_find("[data-testid=phi-override-reason]").is_some() {
+        fill(&app, "[data-testid=phi-override-reason]", "");
+    }
+    click(&app, "[data-testid=export-wide_csv]");
+    wait_text(
+        &app,
+        "[data-testid=written-wide_csv]",
+        "the CSV written after review",
+        |t| t.contains(".csv"),
+    );
+
+    let store = concord_core::store::Store::open(
+        &study,
+        std::sync::Arc::new(concord_core::clock::SystemClock),
+    )
+    .expect("the study opens beside the window");
+    let texts = store.phi_texts().unwrap();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.text == "Please call me on [PHONE] tonight, I can't cope.")
+            && !texts.iter().any(|t| t.text.contains("415-555-0132")),
+        "the stored text holds the placeholder, never the number"
+    );
+    let log = concord_core::audit::log(&store, &Default::default()).unwrap();
+    let detail = |action: &str| {
+        log.iter()
+            .filter(|e| e.entry.action == action)
+            .map(|e| e.entry.detail.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        detail("phi.override")
+            .iter()
+            .map(|d| d["reason"].as_str())
+            .collect::<Vec<_>>(),
+        vec![Some("copy for the ethics board's secure drive")],
+        "exactly one override, with its reason, is in the audit trail"
+    );
+    assert_eq!(
+        detail("phi.redact").len(),
+        1,
+        "the redaction is in the audit trail"
+    );
+    assert_eq!(
+        detail("phi.keep")
+            .iter()
+            .map(|d| d["reason"].as_str())
+            .collect::<Vec<_>>(),
+        vec![Some("the therapist's public work address")],
+        "the kept original is in the audit trail with its reason"
+    );
+    assert_eq!(
+        concord_core::audit::verify(&store).unwrap().broken,
+        None,
+        "the chain stays intact through the window's decisions"
+    );
+    println!("PHI review in the window: screenshot {}", shot.display());
+}

@@ -4,6 +4,7 @@
 pub mod agreement;
 pub mod judge;
 pub mod panel;
+pub mod phi;
 pub mod rating;
 pub mod security;
 pub mod setup;

@@ -1,5 +1,6 @@
 //! Commands of the lead's setup wizard (rubric, import, experts, sample and assignment, progress,
-//! packages, exports). Each parses its typed paths and makes one call into `concord_core::usecase`
+//! packages, exports). Packages, rating exports and sheets pass the PHI gate: refused while
+//! findings are open unless the lead types a reason to override. Each parses its typed paths and makes one call into `concord_core::usecase`
 //! on the open study — the same jobs the `concord` CLI runs; seeds for new randomised state are
 //! drawn here, at the edge. Imports, merged packages and filled sheets
 //! change many ratings at once: they go through the core's `store_mut()` (which drops the cached
@@ -16,8 +17,8 @@ use concord_core::clock::fresh_seed;
 use concord_core::package::MergeReport;
 use concord_core::store::Passphrase;
 use concord_core::usecase::{
-    typed_output, typed_path, ImportOutcome, ImportRequest, PackageWritten, RatingsExport,
-    RatingsFormat, SheetOutcome, WrittenFile,
+    desktop_actor, typed_output, typed_path, ImportOutcome, ImportRequest, PackageWritten, PhiGate,
+    RatingsExport, RatingsFormat, SheetOutcome, WrittenFile,
 };
 
 /// The folder default outputs are written to (`<study>-exports` beside the study).
@@ -86,11 +87,17 @@ pub async fn setup_export_package(
     expert: String,
     out: Option<String>,
     package_passphrase: String,
+    override_phi: Option<String>,
 ) -> IpcResult<PackageWritten> {
     let seed = fresh_seed();
     let out = typed_output(out.as_deref())?;
     let passphrase = Passphrase::new(package_passphrase)?;
-    state.with_study(|s| Ok(s.export_package(&expert, out.as_deref(), seed, &passphrase)?))
+    let actor = desktop_actor();
+    let gate = PhiGate {
+        actor: &actor,
+        override_reason: override_phi.as_deref(),
+    };
+    state.with_study(|s| Ok(s.export_package(&expert, out.as_deref(), seed, &passphrase, gate)?))
 }
 
 #[tauri::command]
@@ -115,13 +122,19 @@ pub async fn setup_export_ratings(
     format: RatingsFormat,
     out: Option<String>,
     excel: bool,
+    override_phi: Option<String>,
 ) -> IpcResult<WrittenFile> {
     let out = typed_output(out.as_deref())?;
     let export = RatingsExport {
         excel,
         ..RatingsExport::new(format)
     };
-    state.with_study(|s| Ok(s.export_ratings(&export, out.as_deref())?.into()))
+    let actor = desktop_actor();
+    let gate = PhiGate {
+        actor: &actor,
+        override_reason: override_phi.as_deref(),
+    };
+    state.with_study(|s| Ok(s.export_ratings(&export, out.as_deref(), gate)?.into()))
 }
 
 #[tauri::command]
@@ -129,9 +142,15 @@ pub async fn setup_export_sheet(
     state: tauri::State<'_, AppState>,
     expert: String,
     out: Option<String>,
+    override_phi: Option<String>,
 ) -> IpcResult<WrittenFile> {
     let out = typed_output(out.as_deref())?;
-    state.with_study(|s| Ok(s.export_sheet(&expert, out.as_deref())?.into()))
+    let actor = desktop_actor();
+    let gate = PhiGate {
+        actor: &actor,
+        override_reason: override_phi.as_deref(),
+    };
+    state.with_study(|s| Ok(s.export_sheet(&expert, out.as_deref(), gate)?.into()))
 }
 
 #[tauri::command]

@@ -123,7 +123,11 @@ expert: string | null,
  */
 judges: boolean, };
 
-export type ImportOutcome = { report: ImportReport | null, issues: Array<Issue>, };
+export type ImportOutcome = { report: ImportReport | null, issues: Array<Issue>, 
+/**
+ * The PHI scan of the texts the import brought in (when it happened).
+ */
+phi: PhiScanSummary | null, };
 
 export type ImportReport = { options: ImportOptions, files: Array<FileReport>, };
 
@@ -869,3 +873,49 @@ export type CalibrationItem = {
 item: number, total: number, context: string, answer: string | null, criteria: Array<CalibrationCriterion>, answered: boolean, };
 
 export type RatingsChanged = { "cause": "rated", progress: ItemProgress, } | { "cause": "import" } | { "cause": "merge" } | { "cause": "sheet" } | { "cause": "judge", progress: Progress | null, };
+
+export type PhiScanSummary = { 
+/**
+ * Texts scanned.
+ */
+texts: number, 
+/**
+ * Open findings in the scanned texts.
+ */
+found: number, 
+/**
+ * Open findings in the whole study afterwards.
+ */
+open: number, 
+/**
+ * Open findings per class in the whole study.
+ */
+by_kind: { [key in string]?: number }, };
+
+export type PhiField = "context" | "text";
+
+export type PhiStatus = "open" | "kept" | "redacted";
+
+export type PhiFinding = { id: number, kind: string, item: string, field: PhiField, 
+/**
+ * Character offsets into the text as it was when the finding was made.
+ */
+start: number, end: number, status: PhiStatus, 
+/**
+ * The matched text; gone once redacted.
+ */
+excerpt: string | null, reason: string | null, resolved_by: string | null, };
+
+export type PhiReviewItem = { before: string, matched: string, after: string, id: number, kind: string, item: string, field: PhiField, 
+/**
+ * Character offsets into the text as it was when the finding was made.
+ */
+start: number, end: number, status: PhiStatus, 
+/**
+ * The matched text; gone once redacted.
+ */
+excerpt: string | null, reason: string | null, resolved_by: string | null, };
+
+export type PhiReview = { open: number, kept: number, redacted: number, items: Array<PhiReviewItem>, };
+
+export type PhiDecision = { "kind": "redact" } | { "kind": "keep", reason: string, };

@@ -160,6 +160,8 @@ import type {
   ImportRequest,
   MergeReport,
   PackageWritten,
+  PhiDecision,
+  PhiReview,
   RatingsFormat,
   RubricAdded,
   SheetOutcome,
@@ -168,6 +170,9 @@ import type {
 
 /** An optional typed output path: blank means the default file in the study's export folder. */
 const outPath = (out: string) => (out.trim() === "" ? null : out.trim());
+
+/** The lead's reason to write despite open PHI findings; blank means no override. */
+const phiOverride = (reason: string) => (reason.trim() === "" ? null : reason.trim());
 
 export const setupIpc = {
   exportDir: () => call<string>("setup_export_dir"),
@@ -178,17 +183,29 @@ export const setupIpc = {
     call<AssignmentSummary>("setup_preview_assignment", { options }),
   assign: (options: AssignmentOptions) => call<AssignmentSummary>("setup_assign", { options }),
   assignmentTable: () => call<AssignmentTable>("setup_assignment_table"),
-  exportPackage: (expert: string, out: string, passphrase: string) =>
+  exportPackage: (expert: string, out: string, passphrase: string, overridePhi = "") =>
     call<PackageWritten>("setup_export_package", {
       expert,
       out: outPath(out),
       packagePassphrase: passphrase,
+      overridePhi: phiOverride(overridePhi),
     }),
   mergePackage: (path: string, passphrase: string) =>
     call<MergeReport>("setup_merge_package", { path, packagePassphrase: passphrase }),
-  exportRatings: (format: RatingsFormat, out: string, excel: boolean) =>
-    call<WrittenFile>("setup_export_ratings", { format, out: outPath(out), excel }),
-  exportSheet: (expert: string, out: string) =>
-    call<WrittenFile>("setup_export_sheet", { expert, out: outPath(out) }),
+  exportRatings: (format: RatingsFormat, out: string, excel: boolean, overridePhi = "") =>
+    call<WrittenFile>("setup_export_ratings", {
+      format,
+      out: outPath(out),
+      excel,
+      overridePhi: phiOverride(overridePhi),
+    }),
+  exportSheet: (expert: string, out: string, overridePhi = "") =>
+    call<WrittenFile>("setup_export_sheet", {
+      expert,
+      out: outPath(out),
+      overridePhi: phiOverride(overridePhi),
+    }),
   importSheet: (path: string) => call<SheetOutcome>("setup_import_sheet", { path }),
+  phiReview: () => call<PhiReview>("phi_review"),
+  phiDecide: (ids: number[], decision: PhiDecision) => call<PhiReview>("phi_decide", { ids, decision }),
 };

@@ -8,7 +8,7 @@
 use crate::study_cmd::{open_study, StudyCmdError};
 use concord_core::export::sheet::SheetError;
 use concord_core::phi::review;
-use concord_core::usecase::{RatingsExport, RatingsFormat, UseCaseError};
+use concord_core::usecase::{PhiGate, RatingsExport, RatingsFormat, UseCaseError};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -144,7 +144,6 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
             no_agreement,
             override_phi,
         } => {
-            review::require_reviewed(study.store_mut(), "an export", override_phi.as_deref(), &by)?;
             let export = RatingsExport {
                 format: match format {
                     Format::Csv => RatingsFormat::LongCsv,
@@ -155,7 +154,11 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
                 texts: *texts,
                 agreement: !no_agreement,
             };
-            let written = study.export_ratings(&export, out.as_deref())?;
+            let gate = PhiGate {
+                actor: &by,
+                override_reason: override_phi.as_deref(),
+            };
+            let written = study.export_ratings(&export, out.as_deref(), gate)?;
             let doc = warn_if_plain_copy(
                 written.warning.as_ref(),
                 serde_json::to_value(&written.summary)?,
@@ -174,13 +177,11 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
             out,
             override_phi,
         } => {
-            review::require_reviewed(
-                study.store_mut(),
-                "a rating sheet",
-                override_phi.as_deref(),
-                &by,
-            )?;
-            let written = study.export_sheet(rater, out.as_deref())?;
+            let gate = PhiGate {
+                actor: &by,
+                override_reason: override_phi.as_deref(),
+            };
+            let written = study.export_sheet(rater, out.as_deref(), gate)?;
             let doc = warn_if_plain_copy(
                 written.warning.as_ref(),
                 serde_json::to_value(&written.summary)?,

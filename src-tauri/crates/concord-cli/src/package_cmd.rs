@@ -8,7 +8,7 @@ use crate::study_cmd::{open_study, required_passphrase, StudyCmdError};
 use concord_core::clock::fresh_seed;
 use concord_core::package::MergeReport;
 use concord_core::phi::review;
-use concord_core::usecase::UseCaseError;
+use concord_core::usecase::{PhiGate, UseCaseError};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -72,18 +72,17 @@ pub fn run(args: &PackageArgs, db: Option<&Path>, json: bool) -> Result<String, 
             package_passphrase_env,
             override_phi,
         } => {
-            review::require_reviewed(
-                study.store_mut(),
-                "a rater package",
-                override_phi.as_deref(),
-                &crate::phi_cmd::actor(None),
-            )?;
             let passphrase = required_passphrase(package_passphrase_env)?;
+            let by = crate::phi_cmd::actor(None);
             let written = study.export_package(
                 rater,
                 out.as_deref(),
                 seed.unwrap_or_else(fresh_seed),
                 &passphrase,
+                PhiGate {
+                    actor: &by,
+                    override_reason: override_phi.as_deref(),
+                },
             )?;
             let summary = &written.summary;
             if json {

@@ -12,6 +12,7 @@ use crate::agreement_table::{
     plan_more, render, table, AgreementTable, IccChoice, MoreTargets, PlanError, TableFormat,
     TableView,
 };
+use crate::phi::review;
 use crate::queue::{self, ItemProgress, QueueError};
 use crate::store::{Store, StoreError, StoreResult};
 use std::path::PathBuf;
@@ -203,6 +204,67 @@ impl OpenStudy {
         crate::signoff::sign_assignment(&mut self.store, rater_id, passphrase)?;
         crate::signoff::state(&self.store, rater_id)
     }
+}
+
+/// Who writes an export, and the lead's reason to write it although PHI findings are open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhiGate<'a> {
+    /// The person recorded in the audit trail.
+    pub actor: &'a str,
+    /// Write despite open findings; the reason goes to the audit trail.
+    pub override_reason: Option<&'a str>,
+}
+
+/// The PHI guard from the window: the review queue and the lead's decisions. Texts change, ratings
+/// do not, so the cached reports stay valid.
+impl OpenStudy {
+    /// Scan the texts written since the last scan (what an import brought in).
+    pub fn scan_phi(&mut self, actor: &str) -> Result<review::PhiScanSummary, review::PhiError> {
+        review::scan(&mut self.store, false, actor)
+    }
+
+    /// Every finding, open ones in their context.
+    pub fn phi_review(&self) -> Result<review::PhiReview, review::PhiError> {
+        review::review_queue(&self.store)
+    }
+
+    /// Redact the findings `ids` (typed placeholders in the stored texts), or keep them with a
+    /// reason; returns the review queue afterwards.
+    pub fn decide_phi(
+        &mut self,
+        ids: &[i64],
+        decision: &PhiDecision,
+        actor: &str,
+    ) -> Result<review::PhiReview, review::PhiError> {
+        let selection = review::Selection::Ids(ids.to_vec());
+        match decision {
+            PhiDecision::Redact => review::redact(&mut self.store, &selection, actor)?,
+            PhiDecision::Keep { reason } => {
+                review::keep(&mut self.store, &selection, reason, actor)?
+            }
+        };
+        review::review_queue(&self.store)
+    }
+
+    /// Refuse to write `what` while findings are open, unless the gate carries a reason.
+    pub fn require_phi_reviewed(
+        &mut self,
+        what: &str,
+        gate: PhiGate<'_>,
+    ) -> Result<(), review::PhiError> {
+        review::require_reviewed(&mut self.store, what, gate.override_reason, gate.actor)
+    }
+}
+
+/// The lead's decision on PHI findings.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PhiDecision {
+    /// Replace each identifier by its typed placeholder.
+    Redact,
+    /// Keep the originals on purpose.
+    Keep { reason: String },
 }
 
 /// The agreement table, its exports, and figures saved beside the study.

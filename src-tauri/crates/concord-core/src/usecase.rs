@@ -28,6 +28,7 @@ use crate::import::{
 };
 use crate::judge::{self, JudgeError, RunPlan, RunSettings};
 use crate::open_study::OpenStudy;
+pub use crate::open_study::{PhiDecision, PhiGate};
 use crate::package::{self, MergeReport, PackageError, PackageSummary};
 use crate::store::{inspect_with, FileKind, Passphrase, RaterKind, Store, StoreError};
 use crate::study_location::StudyPath;
@@ -242,6 +243,8 @@ impl ImportRequest {
 pub struct ImportOutcome {
     pub report: Option<ImportReport>,
     pub issues: Vec<Issue>,
+    /// The PHI scan of the texts the import brought in (when it happened).
+    pub phi: Option<crate::phi::review::PhiScanSummary>,
 }
 
 /// A filled rating sheet that was imported (`report`) or refused with its bad cells (`errors`).
@@ -424,6 +427,8 @@ pub enum UseCaseError {
     #[error(transparent)]
     Export(#[from] ExportError),
     #[error(transparent)]
+    Phi(#[from] crate::phi::review::PhiError),
+    #[error(transparent)]
     Store(#[from] StoreError),
 }
 
@@ -442,9 +447,20 @@ impl UseCaseError {
             UseCaseError::Package(_) => ErrorCode::Package,
             UseCaseError::Export(ExportError::Store(e)) => e.code(),
             UseCaseError::Export(_) => ErrorCode::Export,
+            UseCaseError::Phi(e) => e.code(),
             UseCaseError::Store(e) => e.code(),
         }
     }
+}
+
+/// Who the window's lead is in the audit trail: the operating-system account (`USER`, or
+/// `USERNAME` on Windows), else "lead".
+pub fn desktop_actor() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "lead".to_string())
 }
 
 /// A typed path, which must be absolute: the app's working folder means nothing to its user.
@@ -627,10 +643,12 @@ impl OpenStudy {
             Ok(report) => Ok(ImportOutcome {
                 report: Some(report),
                 issues: Vec::new(),
+                phi: Some(self.scan_phi(&desktop_actor())?),
             }),
             Err(ImportError::Rejected(issues)) => Ok(ImportOutcome {
                 report: None,
                 issues,
+                phi: None,
             }),
             Err(ImportError::Store(e)) => Err(e.into()),
         }
@@ -671,14 +689,17 @@ impl OpenStudy {
 
     /// Write `expert`'s package, sealed under `passphrase`, to `out`, or to
     /// `<study>-package-<expert>.concord` in the export folder (numbered when taken). `seed`
-    /// draws the package id and the source codes.
+    /// draws the package id and the source codes. Refused while PHI findings are open, unless
+    /// `gate` overrides with a reason.
     pub fn export_package(
         &mut self,
         expert: &str,
         out: Option<&Path>,
         seed: u64,
         passphrase: &Passphrase,
+        gate: PhiGate<'_>,
     ) -> Result<PackageWritten, UseCaseError> {
+        self.require_phi_reviewed("a rater package", gate)?;
         let path = match out {
             Some(p) => p.to_path_buf(),
             None => {
@@ -708,12 +729,14 @@ impl OpenStudy {
     }
 
     /// Every rating as a long or wide CSV or the results workbook, to `out` or a default file
-    /// in the export folder.
+    /// in the export folder. Refused while PHI findings are open, unless `gate` overrides.
     pub fn export_ratings(
-        &self,
+        &mut self,
         export: &RatingsExport,
         out: Option<&Path>,
+        gate: PhiGate<'_>,
     ) -> Result<RatingsWritten, UseCaseError> {
+        self.require_phi_reviewed("an export", gate)?;
         let format = export.format;
         let path = self.output_path(out, &format.default_name(&self.study_stem()))?;
         let options = CsvOptions {
@@ -752,12 +775,14 @@ impl OpenStudy {
     }
 
     /// The fill-in rating sheet of `expert`, to `out` or `<study>-sheet-<expert>.xlsx` in the
-    /// export folder.
+    /// export folder. Refused while PHI findings are open, unless `gate` overrides.
     pub fn export_sheet(
-        &self,
+        &mut self,
         expert: &str,
         out: Option<&Path>,
+        gate: PhiGate<'_>,
     ) -> Result<SheetWritten, UseCaseError> {
+        self.require_phi_reviewed("a rating sheet", gate)?;
         let name = format!("{}-sheet-{}.xlsx", self.study_stem(), name_slug(expert));
         let path = self.output_path(out, &name)?;
         let summary = write_atomically(&path, |tmp| {
@@ -815,6 +840,12 @@ mod tests {
     use crate::clock::SteppingClock;
     use crate::store::Store;
     use std::sync::Arc;
+
+    /// A lead who never overrides the PHI gate.
+    const LEAD: PhiGate<'static> = PhiGate {
+        actor: "test lead",
+        override_reason: None,
+    };
 
     fn study(dir: &Path) -> OpenStudy {
         let store = Store::create(
@@ -928,10 +959,10 @@ mod tests {
 
         let pass = Passphrase::new("lead test passphrase").unwrap();
         let first = s
-            .export_package("Ana", None, 9, &pass)
+            .export_package("Ana", None, 9, &pass, LEAD)
             .expect("package written");
         let second = s
-            .export_package("Ana", None, 9, &pass)
+            .export_package("Ana", None, 9, &pass, LEAD)
             .expect("second package");
         assert!(
             first
@@ -963,6 +994,7 @@ mod tests {
                     ..RatingsExport::new(RatingsFormat::LongCsv)
                 },
                 None,
+                LEAD,
             )
             .expect("csv written");
         let bytes = std::fs::read(&csv.path).expect("csv on disk");
@@ -970,7 +1002,7 @@ mod tests {
             bytes.starts_with(b"\xEF\xBB\xBFconversation_id,"),
             "the Excel option adds a byte-order mark before the header"
         );
-        let sheet = s.export_sheet("Ben", None).expect("sheet written");
+        let sheet = s.export_sheet("Ben", None, LEAD).expect("sheet written");
         assert_eq!(sheet.summary.rows, 8, "one sheet row per assigned item");
         let back = s
             .import_sheet_outcome(&sheet.path.display().to_string())
@@ -1041,6 +1073,162 @@ mod tests {
                 Err(UseCaseError::Assignment(AssignmentError::Rubric(_)))
             ),
             "an invalid rubric file is refused by the core's validation"
+        );
+    }
+
+    #[test]
+    fn phi_found_at_import_gates_exports_until_each_finding_is_decided() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = study(dir.path());
+        let csv = "context,response,Gemini,gpt-4o\n\
+            Call me on 415-555-0132 tonight,Ask them gently,Give it time,Write to them\n\
+            My email is jo.doe@example.org,Join a club,Call home,Volunteer locally\n";
+        let outcome = s
+            .import_data(
+                &ImportRequest {
+                    format: ImportFormat::Mentalbench,
+                    path: write(dir.path(), "phi.csv", csv),
+                    out_of_scale: OutOfScale::Keep,
+                    rubric: None,
+                    source: None,
+                    judge: None,
+                    expert: None,
+                    judges: false,
+                },
+                7,
+            )
+            .expect("the import runs");
+        let phi = outcome
+            .phi
+            .expect("an import that happened reports its PHI scan");
+        assert_eq!(
+            (phi.found, phi.open),
+            (2, 2),
+            "the phone number and the e-mail address are reported with the import"
+        );
+        s.add_expert("Ana", 1).unwrap();
+        let mut options = AssignmentOptions::new(1, 42);
+        options.sample = Some(2);
+        s.assign(&options).unwrap();
+        let pass = Passphrase::new("lead test passphrase").unwrap();
+        let refused = s.export_package("Ana", None, 9, &pass, LEAD);
+        assert!(
+            matches!(&refused, Err(e) if e.code() == ErrorCode::PhiUnreviewed),
+            "a package is refused while findings are open: {refused:?}"
+        );
+        let refused = s.export_ratings(&RatingsExport::new(RatingsFormat::LongCsv), None, LEAD);
+        assert!(
+            matches!(&refused, Err(e) if e.code() == ErrorCode::PhiUnreviewed),
+            "so is a rating export"
+        );
+
+        let queue = s.phi_review().unwrap();
+        let phone = queue
+            .items
+            .iter()
+            .find(|i| i.finding.kind == crate::phi::PhiKind::Phone)
+            .expect("the phone number is in the queue");
+        assert_eq!(
+            (
+                phone.before.as_str(),
+                phone.matched.as_str(),
+                phone.after.as_str()
+            ),
+            ("Call me on ", "415-555-0132", " tonight"),
+            "an open finding is shown in its context"
+        );
+        let email = queue
+            .items
+            .iter()
+            .find(|i| i.finding.kind == crate::phi::PhiKind::Email)
+            .expect("the e-mail address is in the queue")
+            .finding
+            .id;
+        let after = s
+            .decide_phi(&[phone.finding.id], &PhiDecision::Redact, "test lead")
+            .unwrap();
+        assert_eq!(
+            (after.open, after.redacted),
+            (1, 1),
+            "one redacted, one open"
+        );
+        let kept = s.decide_phi(
+            &[email],
+            &PhiDecision::Keep {
+                reason: "  ".into(),
+            },
+            "test lead",
+        );
+        assert!(
+            matches!(&kept, Err(e) if e.code() == ErrorCode::EmptyReason),
+            "keeping an original needs a reason"
+        );
+        let after = s
+            .decide_phi(
+                &[email],
+                &PhiDecision::Keep {
+                    reason: "a made-up address in a role-play".into(),
+                },
+                "test lead",
+            )
+            .unwrap();
+        assert_eq!((after.open, after.kept), (0, 1), "nothing is open any more");
+        let texts = s.store().phi_texts().unwrap();
+        assert!(
+            texts.iter().any(|t| t.text == "Call me on [PHONE] tonight")
+                && !texts.iter().any(|t| t.text.contains("415-555-0132")),
+            "the redacted number is gone from the stored text, replaced by its placeholder"
+        );
+        s.export_package("Ana", None, 9, &pass, LEAD)
+            .expect("with every finding decided the package is written");
+    }
+
+    #[test]
+    fn an_override_with_a_reason_writes_despite_open_findings_and_is_audited() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = study(dir.path());
+        let csv = "context,response,Gemini,gpt-4o\nCall me on 415-555-0132,a,b,c\n";
+        s.import_data(
+            &ImportRequest {
+                format: ImportFormat::Mentalbench,
+                path: write(dir.path(), "phi.csv", csv),
+                out_of_scale: OutOfScale::Keep,
+                rubric: None,
+                source: None,
+                judge: None,
+                expert: None,
+                judges: false,
+            },
+            7,
+        )
+        .unwrap();
+        let blank = PhiGate {
+            actor: "test lead",
+            override_reason: Some("   "),
+        };
+        assert!(
+            s.export_ratings(&RatingsExport::new(RatingsFormat::LongCsv), None, blank)
+                .is_err(),
+            "a blank override reason is no override"
+        );
+        let gate = PhiGate {
+            actor: "test lead",
+            override_reason: Some("internal copy for the ethics board"),
+        };
+        s.export_ratings(&RatingsExport::new(RatingsFormat::LongCsv), None, gate)
+            .expect("an override with a reason writes the export");
+        let log = crate::audit::log(s.store(), &Default::default()).unwrap();
+        let entry = log
+            .iter()
+            .find(|e| e.entry.action == "phi.override")
+            .expect("the override is in the audit trail");
+        assert_eq!(
+            (
+                entry.entry.actor.as_str(),
+                entry.entry.detail["reason"].as_str()
+            ),
+            ("test lead", Some("internal copy for the ethics board")),
+            "with who overrode and why"
         );
     }
 }

@@ -38,3 +38,9 @@ export function local(text: { [k: string]: string | undefined } | undefined): st
   if (!text) return "";
   return text[i18n.lang] ?? text["en"] ?? Object.values(text).find((v) => v !== undefined) ?? "";
 }
+
+/** The label of a PHI identifier class (`phone`, `email`, …); an unknown class shows as is. */
+export function phiKindLabel(kind: string): string {
+  const key = `phi.kind.${kind}`;
+  return key in en ? t(key as MessageKey) : kind;
+}

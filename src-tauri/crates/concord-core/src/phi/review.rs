@@ -124,6 +124,83 @@ pub fn findings(store: &Store, status: Option<PhiStatus>) -> Result<Vec<PhiFindi
     Ok(store.phi_findings(status)?)
 }
 
+/// Characters of the surrounding text the review queue shows on each side of a finding.
+pub const CONTEXT_CHARS: usize = 60;
+
+/// A finding as the review queue shows it: for an open one, the identifier in its context
+/// (`before`, `matched`, `after`, from the text as it is now); for a decided one, the decision.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PhiReviewItem {
+    #[serde(flatten)]
+    pub finding: PhiFinding,
+    pub before: String,
+    pub matched: String,
+    pub after: String,
+}
+
+/// The review queue: every finding (open first), with counts per status.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PhiReview {
+    pub open: usize,
+    pub kept: usize,
+    pub redacted: usize,
+    pub items: Vec<PhiReviewItem>,
+}
+
+/// The review queue of the study's findings (texts not scanned yet are not in it: imports scan
+/// what they bring in, and [`require_reviewed`] scans before it decides).
+pub fn review_queue(store: &Store) -> Result<PhiReview, PhiError> {
+    let all = store.phi_findings(None)?;
+    let count = |s: PhiStatus| all.iter().filter(|f| f.status == s).count();
+    let (open, kept, redacted) = (
+        count(PhiStatus::Open),
+        count(PhiStatus::Kept),
+        count(PhiStatus::Redacted),
+    );
+    let mut texts: BTreeMap<(i64, Option<i64>), Option<Vec<char>>> = BTreeMap::new();
+    let mut items = Vec::with_capacity(all.len());
+    for f in all {
+        let (mut before, mut matched, mut after) = (String::new(), String::new(), String::new());
+        if f.status == PhiStatus::Open {
+            let key = (f.conversation_id, f.response_id);
+            if let std::collections::btree_map::Entry::Vacant(slot) = texts.entry(key) {
+                slot.insert(
+                    store
+                        .phi_text_of(f.conversation_id, f.response_id)?
+                        .map(|t| t.text.chars().collect()),
+                );
+            }
+            if let Some(Some(chars)) = texts.get(&key) {
+                let end = f.end.min(chars.len());
+                let start = f.start.min(end);
+                before = chars[start.saturating_sub(CONTEXT_CHARS)..start]
+                    .iter()
+                    .collect();
+                matched = chars[start..end].iter().collect();
+                after = chars[end..(end + CONTEXT_CHARS).min(chars.len())]
+                    .iter()
+                    .collect();
+            }
+        }
+        items.push(PhiReviewItem {
+            finding: f,
+            before,
+            matched,
+            after,
+        });
+    }
+    // Open findings first, each group in the order they were found.
+    items.sort_by_key(|i| i.finding.status != PhiStatus::Open);
+    Ok(PhiReview {
+        open,
+        kept,
+        redacted,
+        items,
+    })
+}
+
 fn selected(tx: &StudyTx<'_>, selection: &Selection) -> Result<Vec<PhiFinding>, PhiError> {
     match selection {
         Selection::Ids(ids) => {

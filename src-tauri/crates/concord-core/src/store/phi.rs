@@ -212,6 +212,27 @@ impl Store {
     pub fn phi_texts(&self) -> StoreResult<Vec<PhiText>> {
         read_texts(self.conn())
     }
+
+    /// One text as it is now (the review queue shows findings in it).
+    pub fn phi_text_of(
+        &self,
+        conversation_id: i64,
+        response_id: Option<i64>,
+    ) -> StoreResult<Option<PhiText>> {
+        read_text(self.conn(), conversation_id, response_id)
+    }
+}
+
+fn read_text(
+    conn: &rusqlite::Connection,
+    conversation_id: i64,
+    response_id: Option<i64>,
+) -> StoreResult<Option<PhiText>> {
+    let (sql, id) = match response_id {
+        None => (format!("{TEXTS} WHERE c.id = ?1"), conversation_id),
+        Some(r) => (format!("{RESPONSE_TEXTS} AND p.id = ?1"), r),
+    };
+    Ok(conn.query_row(&sql, [id], text_row).optional()?)
 }
 
 impl StudyTx<'_> {
@@ -263,11 +284,7 @@ impl StudyTx<'_> {
         conversation_id: i64,
         response_id: Option<i64>,
     ) -> StoreResult<Option<PhiText>> {
-        let (sql, id) = match response_id {
-            None => (format!("{TEXTS} WHERE c.id = ?1"), conversation_id),
-            Some(r) => (format!("{RESPONSE_TEXTS} AND p.id = ?1"), r),
-        };
-        Ok(self.tx.query_row(&sql, [id], text_row).optional()?)
+        read_text(&self.tx, conversation_id, response_id)
     }
 
     /// Replace the open findings of one text by `spans` (from a fresh scan of `text`), except

@@ -1,0 +1,23 @@
+//! Commands of the PHI review queue: the findings of the study (open ones in their context) and
+//! the lead's decision on some of them — redact to typed placeholders, or keep with a reason.
+//! Decisions are recorded in the audit trail by the core.
+
+use crate::error::IpcResult;
+use crate::state::AppState;
+use concord_core::phi::review::PhiReview;
+use concord_core::usecase::{desktop_actor, PhiDecision};
+
+#[tauri::command]
+pub async fn phi_review(state: tauri::State<'_, AppState>) -> IpcResult<PhiReview> {
+    state.with_study(|s| Ok(s.phi_review()?))
+}
+
+#[tauri::command]
+pub async fn phi_decide(
+    state: tauri::State<'_, AppState>,
+    ids: Vec<i64>,
+    decision: PhiDecision,
+) -> IpcResult<PhiReview> {
+    let actor = desktop_actor();
+    state.with_study(|s| Ok(s.decide_phi(&ids, &decision, &actor)?))
+}

@@ -37,6 +37,8 @@ pub fn typescript() -> String {
         crate::commands::study::StudyStatus,
         crate::commands::security::StudySecurity,
         crate::commands::security::SecurityOutcome,
+        concord_core::rater_session::SessionInfo,
+        concord_core::rater_session::SessionSource,
         StudyOverview,
         RubricSummary,
         CriterionSummary,

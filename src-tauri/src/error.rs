@@ -92,3 +92,9 @@ impl From<concord_core::study_security::SecurityError> for IpcError {
         IpcError::new(e.code(), e.to_string())
     }
 }
+
+impl From<concord_core::rater_session::SessionError> for IpcError {
+    fn from(e: concord_core::rater_session::SessionError) -> Self {
+        IpcError::new(e.code(), e.to_string())
+    }
+}

@@ -30,6 +30,8 @@ pub enum RatingsChanged {
     /// A judge run wrote ratings over its own connection: its progress while it runs, none at
     /// the end.
     Judge { progress: Option<Progress> },
+    /// A rater session ended: the lead's screens reload what they were refused during it.
+    SessionLeft,
 }
 
 /// Tell the window that ratings changed. The change is already committed; a window that misses

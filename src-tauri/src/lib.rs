@@ -1,16 +1,19 @@
 //! The Concord desktop shell: a Tauri 2 window over `concord-core`. It owns the app state (the open
 //! study), the thin `#[tauri::command]`s (one core call each: no SQL, no statistics here), the IPC
 //! types and the single `{code, message}` error shape, and the TypeScript bindings generated from
-//! the Rust types for the UI.
+//! the Rust types for the UI. Every call passes the session guard ([`session::permits`]) before its
+//! command runs, on top of the Tauri capabilities the shell grants by session.
 
 pub mod bindings;
 pub mod commands;
 pub mod error;
 pub mod events;
 pub mod judge_runs;
+pub mod session;
 pub mod state;
 
 use state::AppState;
+use tauri::Manager;
 
 /// Command-line flag that opens a specific study file (`concord-app --study FILE`).
 pub const STUDY_FLAG: &str = "--study";
@@ -19,12 +22,13 @@ pub const STUDY_FLAG: &str = "--study";
 pub fn run() {
     let args: Vec<String> = std::env::args().collect();
     let state = AppState::open(state::study_arg(&args));
-    tauri::Builder::default()
-        .manage(state)
-        .manage(judge_runs::JudgeRuns::default())
-        .invoke_handler(tauri::generate_handler![
+    let handler: Box<dyn Fn(tauri::ipc::Invoke) -> bool + Send + Sync> =
+        Box::new(tauri::generate_handler![
             commands::study::study_overview,
             commands::study::study_status,
+            commands::session::rater_session,
+            commands::session::start_rater_session,
+            commands::session::leave_rater_session,
             commands::security::study_security,
             commands::security::unlock_study,
             commands::security::lock_study,
@@ -76,7 +80,24 @@ pub fn run() {
             commands::panel::calibration_status,
             commands::panel::calibration_item,
             commands::panel::calibration_answer,
-        ])
+        ]);
+    tauri::Builder::default()
+        .manage(state)
+        .manage(judge_runs::JudgeRuns::default())
+        .setup(|app| {
+            session::grant_rater(app.handle())?;
+            let current = app.state::<AppState>().session();
+            session::grant_lead_if_lead(app.handle(), current);
+            Ok(())
+        })
+        .invoke_handler(move |invoke| {
+            let current = invoke.message.webview().state::<AppState>().session();
+            if let Err(refused) = session::permits(current, invoke.message.command()) {
+                invoke.resolver.reject(refused);
+                return true;
+            }
+            handler(invoke)
+        })
         .run(tauri::generate_context!())
         .unwrap_or_else(|e| {
             eprintln!("Concord could not start its window: {e}");

@@ -3,17 +3,21 @@
 //! app-data folder, which is created as the demo study on first launch. An encrypted study opens
 //! with a passphrase remembered in the keyring, else it stays locked (error code
 //! `passphrase_needed`) until the unlock screen supplies one; locking drops the open study, and
-//! with it the passphrase, from memory.
+//! with it the passphrase, from memory. The state also holds whom the window works for (the
+//! [`Session`]: lead mode, a locked study's picker, or one expert), decided by the shell from the
+//! study, never by the page.
 
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use concord_core::clock::{fresh_seed, SystemClock};
 use concord_core::demo::DemoError;
 use concord_core::open_study::OpenStudy;
+use concord_core::rater_session::{self, Session};
 use concord_core::store::StoreError;
 use concord_core::study_location::{self, StudyPath, STUDY_ENV};
 use concord_core::study_security;
 use concord_core::usecase::{self, WhenMissing};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Environment variable that overrides the idle lock in seconds (tests, kiosk set-ups).
@@ -24,6 +28,11 @@ pub struct AppState {
     pub path: Option<StudyPath>,
     /// The idle lock in seconds when `CONCORD_IDLE_LOCK_SECONDS` sets it.
     pub idle_override: Option<u32>,
+    /// Whom the window works for; `None` until a study is open (an encrypted one behind the unlock
+    /// screen), which grants nothing of lead mode.
+    session: Mutex<Option<Session>>,
+    /// Whether Tauri has granted the lead commands to the window (it cannot take them back).
+    lead_granted: AtomicBool,
 }
 
 /// The error that keeps an encrypted study locked until a passphrase is given.
@@ -90,17 +99,58 @@ impl AppState {
             .ok()
             .and_then(|v| v.trim().parse().ok())
             .filter(|s: &u32| *s > 0);
+        let session = study
+            .as_ref()
+            .ok()
+            .map(|s| rater_session::at_open(s.store()).unwrap_or(Session::Picking));
         AppState {
             study: Mutex::new(study),
             path,
             idle_override,
+            session: Mutex::new(session),
+            lead_granted: AtomicBool::new(false),
         }
     }
 
-    /// Replace the open study (or the reason there is none): unlocking, locking, converting.
+    /// Replace the open study (or the reason there is none): unlocking, locking, converting. A
+    /// rater session survives; otherwise the newly opened study decides the session.
     pub fn replace(&self, study: Result<OpenStudy, IpcError>) -> IpcResult<()> {
-        *self.study()? = study;
+        let mut guard = self.study()?;
+        *guard = study;
+        if let Ok(s) = guard.as_ref() {
+            let mut session = self.session_guard();
+            if matches!(*session, None | Some(Session::Lead)) {
+                *session = Some(rater_session::at_open(s.store()).unwrap_or(Session::Picking));
+            }
+        }
         Ok(())
+    }
+
+    fn session_guard(&self) -> MutexGuard<'_, Option<Session>> {
+        // The session is a plain value: a panic elsewhere cannot leave it half-written.
+        self.session.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whom the window works for (a study not yet open counts as the picker: nothing of lead mode).
+    pub fn session(&self) -> Session {
+        self.session_guard().unwrap_or(Session::Picking)
+    }
+
+    pub fn set_session(&self, session: Session) {
+        *self.session_guard() = Some(session);
+    }
+
+    /// The expert of the rater session; refused outside one.
+    pub fn rater_id(&self) -> IpcResult<i64> {
+        Ok(self.session().rater_id()?)
+    }
+
+    pub fn lead_granted(&self) -> bool {
+        self.lead_granted.load(Ordering::SeqCst)
+    }
+
+    pub fn mark_lead_granted(&self) {
+        self.lead_granted.store(true, Ordering::SeqCst);
     }
 
     /// The open study, or the error that explains why there is none.

@@ -105,7 +105,8 @@ fn released_files_reproduce_the_papers_headline_in_the_window_and_update_live() 
         }
     }
 
-    // A rating saved while the panel is open updates it, with no reload of the page.
+    // Ratings saved in a rater session update the lead's open panel when the session ends (its
+    // reloads are refused during the session), with no reload of the page.
     let before: i64 = app.text_of("[data-testid=expert-ratings]").parse().unwrap();
     app.script("document.querySelector('[data-testid=agreement-panel]').dataset.marker = 'same-page'; return 1;", json!([]));
     let result = app.script_async(
@@ -113,9 +114,11 @@ fn released_files_reproduce_the_papers_headline_in_the_window_and_update_live() 
          const invoke = window.__TAURI_INTERNALS__.invoke;
          (async () => {
            const me = await invoke('create_rater_profile', { name: 'Live expert' });
-           await invoke('open_queue', { raterId: me.id });
-           const item = await invoke('rating_item', { raterId: me.id, item: 1 });
-           for (const c of item.criteria) await invoke('rate', { raterId: me.id, item: 1, criterion: c.key, value: 3 });
+           await invoke('start_rater_session', { raterId: me.id });
+           await invoke('open_queue');
+           const item = await invoke('rating_item', { item: 1 });
+           for (const c of item.criteria) await invoke('rate', { item: 1, criterion: c.key, value: 3 });
+           await invoke('leave_rater_session', { leadPassphrase: null });
            return item.criteria.length;
          })().then(done, e => done('ERROR ' + JSON.stringify(e)));",
         json!([]),

@@ -9,6 +9,7 @@ mod judge;
 mod overview;
 mod panel;
 mod rating;
+mod roles;
 mod security;
 mod setup;
 

@@ -89,7 +89,7 @@ fn an_encrypted_study_opens_through_the_unlock_screen_and_the_idle_lock_returns_
     );
     let answer = app.script_async(
         "const done = arguments[arguments.length - 1];
-         window.__TAURI_INTERNALS__.invoke('study_overview')
+         window.__TAURI_INTERNALS__.invoke('open_queue')
            .then(() => done('open'), (e) => done(e.code));",
         json!([]),
     );

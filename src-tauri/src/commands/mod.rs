@@ -7,6 +7,7 @@ pub mod panel;
 pub mod phi;
 pub mod rating;
 pub mod security;
+pub mod session;
 pub mod setup;
 pub mod signoff;
 pub mod study;

@@ -36,29 +36,27 @@ pub async fn rater_quality(state: tauri::State<'_, AppState>) -> IpcResult<Rater
 }
 
 #[tauri::command]
-pub async fn calibration_status(
-    state: tauri::State<'_, AppState>,
-    rater_id: i64,
-) -> IpcResult<CalibrationStatus> {
+pub async fn calibration_status(state: tauri::State<'_, AppState>) -> IpcResult<CalibrationStatus> {
+    let rater_id = state.rater_id()?;
     state.with_study(|s| Ok(calibration::status_for(s.store(), rater_id)?))
 }
 
 #[tauri::command]
 pub async fn calibration_item(
     state: tauri::State<'_, AppState>,
-    rater_id: i64,
     item: usize,
 ) -> IpcResult<CalibrationItem> {
+    let rater_id = state.rater_id()?;
     state.with_study(|s| Ok(calibration::item_for(s.store(), rater_id, item)?))
 }
 
 #[tauri::command]
 pub async fn calibration_answer(
     state: tauri::State<'_, AppState>,
-    rater_id: i64,
     item: usize,
     values: Vec<(String, i64)>,
 ) -> IpcResult<CalibrationItem> {
+    let rater_id = state.rater_id()?;
     state.with_study(|s| {
         Ok(calibration::answer_for(
             s.store_mut(),

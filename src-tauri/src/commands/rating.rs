@@ -2,7 +2,8 @@
 //! `concord_core::queue` — no source, model, judge score or other rater's value ever crosses IPC
 //! from here. Every saved value is announced with a `ratings-changed` event so other screens (the
 //! agreement panel) can update live. The commands are `async` so they run off the main thread and
-//! a durable commit never stalls the window.
+//! a durable commit never stalls the window. The expert is the shell's rater session, never an
+//! argument the page could choose.
 
 use crate::error::IpcResult;
 use crate::events::{ratings_changed, RatingsChanged};
@@ -26,19 +27,14 @@ pub async fn create_rater_profile(
 }
 
 #[tauri::command]
-pub async fn open_queue(
-    state: tauri::State<'_, AppState>,
-    rater_id: i64,
-) -> IpcResult<QueueSummary> {
+pub async fn open_queue(state: tauri::State<'_, AppState>) -> IpcResult<QueueSummary> {
+    let rater_id = state.rater_id()?;
     state.with_study(|s| Ok(s.open_queue(rater_id)?))
 }
 
 #[tauri::command]
-pub async fn rating_item(
-    state: tauri::State<'_, AppState>,
-    rater_id: i64,
-    item: i64,
-) -> IpcResult<RatingItem> {
+pub async fn rating_item(state: tauri::State<'_, AppState>, item: i64) -> IpcResult<RatingItem> {
+    let rater_id = state.rater_id()?;
     state.with_study(|s| Ok(queue::rating_item(s.store(), rater_id, item)?))
 }
 
@@ -46,11 +42,11 @@ pub async fn rating_item(
 pub async fn rate(
     app: tauri::AppHandle,
     state: tauri::State<'_, AppState>,
-    rater_id: i64,
     item: i64,
     criterion: String,
     value: i64,
 ) -> IpcResult<ItemProgress> {
+    let rater_id = state.rater_id()?;
     let progress = state.with_study(|s| Ok(s.rate(rater_id, item, &criterion, value)?))?;
     ratings_changed(
         &app,
@@ -64,30 +60,30 @@ pub async fn rate(
 #[tauri::command]
 pub async fn set_rationale(
     state: tauri::State<'_, AppState>,
-    rater_id: i64,
     item: i64,
     rationale: String,
 ) -> IpcResult<()> {
+    let rater_id = state.rater_id()?;
     state.with_study(|s| Ok(s.set_rationale(rater_id, item, &rationale)?))
 }
 
 #[tauri::command]
 pub async fn flag_item(
     state: tauri::State<'_, AppState>,
-    rater_id: i64,
     item: i64,
     reason: String,
 ) -> IpcResult<()> {
+    let rater_id = state.rater_id()?;
     state.with_study(|s| Ok(s.flag_item(rater_id, item, &reason)?))
 }
 
 #[tauri::command]
 pub async fn leave_item(
     state: tauri::State<'_, AppState>,
-    rater_id: i64,
     item: i64,
     seconds: f64,
     next_item: i64,
 ) -> IpcResult<()> {
+    let rater_id = state.rater_id()?;
     state.with_study(|s| Ok(s.leave_item(rater_id, item, seconds, next_item)?))
 }

@@ -66,6 +66,7 @@ pub fn study_security(state: tauri::State<'_, AppState>) -> IpcResult<StudySecur
 
 #[tauri::command]
 pub async fn unlock_study(
+    app: tauri::AppHandle,
     state: tauri::State<'_, AppState>,
     passphrase_text: String,
     remember: bool,
@@ -74,6 +75,7 @@ pub async fn unlock_study(
     let key = passphrase(passphrase_text)?;
     let (store, note) = study_security::unlock(&path, Arc::new(SystemClock), &key, remember)?;
     state.replace(Ok(OpenStudy::new(store)))?;
+    crate::session::grant_lead_if_lead(&app, state.session());
     Ok(SecurityOutcome { note })
 }
 

@@ -1,26 +1,25 @@
 //! Commands of the expert's sign-off on the rating screen: the expert's own signing state, setting
 //! the signing passphrase, and signing their assigned ratings. The passphrase crosses IPC once per
-//! call and is never stored or returned; only the expert's own signatures come back.
+//! call and is never stored or returned; only the expert's own signatures come back. The expert is
+//! the shell's rater session.
 
 use crate::error::IpcResult;
 use crate::state::AppState;
 use concord_core::signoff::SignoffState;
 
 #[tauri::command]
-pub async fn signoff_state(
-    state: tauri::State<'_, AppState>,
-    rater_id: i64,
-) -> IpcResult<SignoffState> {
+pub async fn signoff_state(state: tauri::State<'_, AppState>) -> IpcResult<SignoffState> {
+    let rater_id = state.rater_id()?;
     state.with_study(|s| Ok(s.signoff_state(rater_id)?))
 }
 
 #[tauri::command]
 pub async fn set_signing_passphrase(
     state: tauri::State<'_, AppState>,
-    rater_id: i64,
     current: Option<String>,
     passphrase: String,
 ) -> IpcResult<SignoffState> {
+    let rater_id = state.rater_id()?;
     let seed = concord_core::clock::fresh_seed();
     state.with_study(|s| {
         Ok(s.set_signing_passphrase(rater_id, current.as_deref(), &passphrase, seed)?)
@@ -30,8 +29,8 @@ pub async fn set_signing_passphrase(
 #[tauri::command]
 pub async fn sign_off(
     state: tauri::State<'_, AppState>,
-    rater_id: i64,
     passphrase: String,
 ) -> IpcResult<SignoffState> {
+    let rater_id = state.rater_id()?;
     state.with_study(|s| Ok(s.sign_off(rater_id, &passphrase)?))
 }

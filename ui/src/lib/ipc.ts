@@ -22,6 +22,7 @@ import type {
   RaterProfiles,
   RatingItem,
   SignoffState,
+  SessionInfo,
   StudyOverview,
   StudyStatus,
   StudySecurity,
@@ -85,20 +86,23 @@ export const ipc = {
   studyOverview: () => call<StudyOverview>("study_overview"),
   raterProfiles: () => call<RaterProfiles>("rater_profiles"),
   createRaterProfile: (name: string) => call<RaterProfile>("create_rater_profile", { name }),
-  openQueue: (raterId: number) => call<QueueSummary>("open_queue", { raterId }),
-  ratingItem: (raterId: number, item: number) => call<RatingItem>("rating_item", { raterId, item }),
-  rate: (raterId: number, item: number, criterion: string, value: number) =>
-    call<ItemProgress>("rate", { raterId, item, criterion, value }),
-  setRationale: (raterId: number, item: number, rationale: string) =>
-    call<null>("set_rationale", { raterId, item, rationale }),
-  flagItem: (raterId: number, item: number, reason: string) =>
-    call<null>("flag_item", { raterId, item, reason }),
-  leaveItem: (raterId: number, item: number, seconds: number, nextItem: number) =>
-    call<null>("leave_item", { raterId, item, seconds, nextItem }),
-  signoffState: (raterId: number) => call<SignoffState>("signoff_state", { raterId }),
-  setSigningPassphrase: (raterId: number, passphrase: string, current: string | null) =>
-    call<SignoffState>("set_signing_passphrase", { raterId, passphrase, current }),
-  signOff: (raterId: number, passphrase: string) => call<SignoffState>("sign_off", { raterId, passphrase }),
+  // The expert of these calls is the shell's rater session, never an argument.
+  raterSession: () => call<SessionInfo>("rater_session"),
+  startRaterSession: (raterId: number) => call<SessionInfo>("start_rater_session", { raterId }),
+  leaveRaterSession: (leadPassphrase: string | null) =>
+    call<SessionInfo>("leave_rater_session", { leadPassphrase }),
+  openQueue: () => call<QueueSummary>("open_queue"),
+  ratingItem: (item: number) => call<RatingItem>("rating_item", { item }),
+  rate: (item: number, criterion: string, value: number) =>
+    call<ItemProgress>("rate", { item, criterion, value }),
+  setRationale: (item: number, rationale: string) => call<null>("set_rationale", { item, rationale }),
+  flagItem: (item: number, reason: string) => call<null>("flag_item", { item, reason }),
+  leaveItem: (item: number, seconds: number, nextItem: number) =>
+    call<null>("leave_item", { item, seconds, nextItem }),
+  signoffState: () => call<SignoffState>("signoff_state"),
+  setSigningPassphrase: (passphrase: string, current: string | null) =>
+    call<SignoffState>("set_signing_passphrase", { passphrase, current }),
+  signOff: (passphrase: string) => call<SignoffState>("sign_off", { passphrase }),
   agreementReport: (options: AgreementOptions) => call<AgreementReport>("agreement_report", { options }),
   agreementConsensus: (options: AgreementOptions, view: TableView) =>
     call<ConsensusAgreement>("agreement_consensus", { options, view }),
@@ -129,10 +133,10 @@ export const ipc = {
   adjudicationReview: (rule: DiscrepancyRule) => call<AdjudicationReview>("adjudication_review", { rule }),
   adjudicationResolve: (resolution: Resolution) => call<DecisionView>("adjudication_resolve", { resolution }),
   raterQuality: () => call<RaterQualityReport>("rater_quality"),
-  calibrationStatus: (raterId: number) => call<CalibrationStatus>("calibration_status", { raterId }),
-  calibrationItem: (raterId: number, item: number) => call<CalibrationItem>("calibration_item", { raterId, item }),
-  calibrationAnswer: (raterId: number, item: number, values: [string, number][]) =>
-    call<CalibrationItem>("calibration_answer", { raterId, item, values }),
+  calibrationStatus: () => call<CalibrationStatus>("calibration_status"),
+  calibrationItem: (item: number) => call<CalibrationItem>("calibration_item", { item }),
+  calibrationAnswer: (item: number, values: [string, number][]) =>
+    call<CalibrationItem>("calibration_answer", { item, values }),
 };
 
 /** The events the shell sends, each with its one payload type (src-tauri/src/events.rs). */

@@ -48,12 +48,16 @@ enum Command {
     Overview,
     /// Encrypt, decrypt or re-key the study (passphrases from environment variables).
     Study(study_cmd::StudyArgs),
-    /// List the expert profiles; --lock restricts the rating screen to them, --unlock reopens it.
+    /// List the expert profiles; --lock restricts the rating screen to them behind the lead
+    /// passphrase (from the variable --lead-passphrase-env names), --unlock reopens it.
     Profiles {
-        #[arg(long, conflicts_with = "unlock")]
+        #[arg(long, conflicts_with = "unlock", requires = "lead_passphrase_env")]
         lock: bool,
         #[arg(long)]
         unlock: bool,
+        /// The environment variable holding the lead passphrase (at least 8 characters).
+        #[arg(long, value_name = "VAR")]
+        lead_passphrase_env: Option<String>,
     },
     /// Agreement statistics on a long-form CSV file (no study needed).
     Stats(stats_cmd::StatsArgs),
@@ -100,7 +104,11 @@ fn main() -> ExitCode {
         Command::Study(args) => {
             study_cmd::study(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
         }
-        Command::Profiles { lock, unlock } => {
+        Command::Profiles {
+            lock,
+            unlock,
+            lead_passphrase_env,
+        } => {
             let change = if lock {
                 Some(true)
             } else if unlock {
@@ -108,7 +116,13 @@ fn main() -> ExitCode {
             } else {
                 None
             };
-            study_cmd::profiles(cli.db.as_deref(), change, cli.json).map_err(Into::into)
+            study_cmd::profiles(
+                cli.db.as_deref(),
+                change,
+                lead_passphrase_env.as_deref(),
+                cli.json,
+            )
+            .map_err(Into::into)
         }
         Command::Stats(args) => stats_cmd::run(&args, cli.json).map_err(Into::into),
         Command::Import(args) => {

@@ -70,6 +70,10 @@ pub enum StudyCmdError {
     PassphraseNeeded { path: String, var: String },
     #[error("no passphrase: the environment variable {var} is not set (or empty)")]
     NoPassphrase { var: String },
+    #[error("--lock needs the lead's passphrase: name the environment variable that holds it with --lead-passphrase-env VAR")]
+    NoLeadPassphrase,
+    #[error(transparent)]
+    Session(#[from] concord_core::rater_session::SessionError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -173,20 +177,35 @@ fn render_overview(o: &StudyOverview) -> String {
     out
 }
 
-/// `concord profiles --lock|--unlock`: restrict the rating screen to the study's existing experts.
+/// `concord profiles --lock|--unlock`: restrict the rating screen to the study's existing experts,
+/// behind the lead passphrase read from the environment variable `lead_passphrase_env` names (it
+/// opens lead mode from the window's rater sessions); `--unlock` drops the lock and the passphrase.
 pub fn profiles(
     db: Option<&Path>,
     lock: Option<bool>,
+    lead_passphrase_env: Option<&str>,
     json: bool,
 ) -> Result<String, StudyCmdError> {
     let mut study = open_study(db)?;
-    if let Some(locked) = lock {
-        concord_core::queue::set_profiles_locked(study.store_mut(), locked).map_err(
-            |e| match e {
-                concord_core::queue::QueueError::Store(s) => StudyCmdError::Store(s),
-                other => StudyCmdError::Store(StoreError::Invalid(other.to_string())),
-            },
-        )?;
+    match lock {
+        Some(true) => {
+            let lead = lead_passphrase_env
+                .ok_or(StudyCmdError::NoLeadPassphrase)
+                .and_then(|var| match std::env::var(var) {
+                    Ok(v) if !v.is_empty() => Ok(v),
+                    _ => Err(StudyCmdError::NoPassphrase {
+                        var: var.to_string(),
+                    }),
+                })?;
+            concord_core::rater_session::lock_profiles(
+                study.store_mut(),
+                &lead,
+                fresh_seed(),
+                concord_core::rater_session::ITERATIONS,
+            )?;
+        }
+        Some(false) => concord_core::rater_session::unlock_profiles(study.store_mut())?,
+        None => {}
     }
     let profiles = concord_core::queue::profiles(study.store()).map_err(|e| match e {
         concord_core::queue::QueueError::Store(s) => StudyCmdError::Store(s),

@@ -129,7 +129,29 @@ fn profiles_can_be_restricted_and_reopened() {
         concord(&["--db", db, "demo"]).status.success(),
         "demo study created"
     );
-    let locked = concord(&["--db", db, "profiles", "--lock", "--json"]);
+    let refused = concord(&["--db", db, "profiles", "--lock", "--json"]);
+    assert!(
+        !refused.status.success(),
+        "a lock without a lead passphrase would leave rater sessions nothing to guard them"
+    );
+    let unset = Command::new(env!("CARGO_BIN_EXE_concord"))
+        .args(["--db", db, "profiles", "--lock"])
+        .args(["--lead-passphrase-env", "CONCORD_TEST_LEAD"])
+        .env_remove("CONCORD_STUDY")
+        .env_remove("CONCORD_TEST_LEAD")
+        .output()
+        .expect("the concord binary runs");
+    assert!(
+        String::from_utf8_lossy(&unset.stderr).contains("CONCORD_TEST_LEAD"),
+        "an unset variable is named in the error"
+    );
+    let locked = Command::new(env!("CARGO_BIN_EXE_concord"))
+        .args(["--db", db, "profiles", "--lock", "--json"])
+        .args(["--lead-passphrase-env", "CONCORD_TEST_LEAD"])
+        .env_remove("CONCORD_STUDY")
+        .env("CONCORD_TEST_LEAD", "lead passphrase")
+        .output()
+        .expect("the concord binary runs");
     let doc: serde_json::Value = serde_json::from_slice(&locked.stdout).expect("JSON");
     assert_eq!(doc["locked"], true, "--lock restricts profiles");
     assert_eq!(
@@ -152,7 +174,12 @@ fn commands_that_read_a_study_refuse_a_missing_file_and_create_nothing() {
     let commands: [&[&str]; 12] = [
         &["agreement", "--method", "mentalalign", "--json"],
         &["overview"],
-        &["profiles", "--lock"],
+        &[
+            "profiles",
+            "--lock",
+            "--lead-passphrase-env",
+            "CONCORD_LEAD",
+        ],
         &["judge", "status"],
         &["judge", "failures", "1"],
         &["assignment"],

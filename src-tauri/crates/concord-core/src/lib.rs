@@ -23,6 +23,7 @@ pub mod phi;
 pub mod provenance;
 pub mod queue;
 pub mod rater_quality;
+pub mod rater_session;
 pub mod rubric;
 pub mod score_table;
 pub mod signoff;

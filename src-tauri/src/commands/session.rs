@@ -1,0 +1,47 @@
+//! Commands of the rater session: what the window's session is, starting one when an expert picks
+//! their profile, and leaving it for lead mode (with the lead passphrase in a locked study). The
+//! session lives in the shell; these are the only calls that change it.
+
+use crate::error::IpcResult;
+use crate::events::{ratings_changed, RatingsChanged};
+use crate::session::grant_lead_if_lead;
+use crate::state::AppState;
+use concord_core::rater_session::{self, SessionInfo};
+
+#[tauri::command]
+pub async fn rater_session(state: tauri::State<'_, AppState>) -> IpcResult<SessionInfo> {
+    let session = state.session();
+    state.with_study(|s| Ok(rater_session::info(s.store(), session)?))
+}
+
+#[tauri::command]
+pub async fn start_rater_session(
+    state: tauri::State<'_, AppState>,
+    rater_id: i64,
+) -> IpcResult<SessionInfo> {
+    let current = state.session();
+    state.with_study(|s| {
+        let session = rater_session::start(s.store_mut(), current, rater_id)?;
+        state.set_session(session);
+        Ok(rater_session::info(s.store(), session)?)
+    })
+}
+
+#[tauri::command]
+pub async fn leave_rater_session(
+    app: tauri::AppHandle,
+    state: tauri::State<'_, AppState>,
+    lead_passphrase: Option<String>,
+) -> IpcResult<SessionInfo> {
+    let current = state.session();
+    let info = state.with_study(|s| {
+        let session = rater_session::leave(s.store_mut(), current, lead_passphrase.as_deref())?;
+        state.set_session(session);
+        Ok(rater_session::info(s.store(), session)?)
+    })?;
+    grant_lead_if_lead(&app, state.session());
+    if info.rater_id.is_none() && !info.picking {
+        ratings_changed(&app, RatingsChanged::SessionLeft);
+    }
+    Ok(info)
+}

@@ -351,8 +351,8 @@ fn run_icc(args: &IccArgs, json: bool) -> Result<String, StatsError> {
         return run_icc_reml(args, json);
     }
     let table = read_long_csv(&args.table.file, &args.table.columns())?;
-    let numeric = table.numeric()?;
-    let result = icc_with_missing(&numeric.cells, table.n_targets(), table.n_raters())?;
+    let cells = table.numeric_cells()?;
+    let result = icc_with_missing(&cells, table.n_targets(), table.n_raters())?;
     if json {
         return to_json(&IccOutput {
             n_targets: result.n_targets,

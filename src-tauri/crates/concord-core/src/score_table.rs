@@ -6,7 +6,9 @@
 //! is refused (never averaged), as are empty target or rater ids and, when numbers are asked for,
 //! scores that are not finite numbers.
 
-use crate::import::table::{read_table_bytes, FileFormat};
+use crate::import::bounds::ReadLimits;
+use crate::import::csv_rows::{CsvRow, CsvRows};
+use crate::import::Issue;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fs::File;
@@ -141,12 +143,20 @@ pub enum ScoreTableError {
 }
 
 /// One rating as read: the trimmed score text (empty = missing) and its line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RawCell {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RawCell<'t> {
     /// Score text, trimmed.
-    pub text: String,
+    pub text: &'t str,
     /// 1-based line in the file.
     pub line: u64,
+}
+
+/// Where a cell's text lies in the table's text buffer, and its line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+struct CellAt {
+    start: usize,
+    len: usize,
+    line: u64,
 }
 
 /// A long-form table pivoted to targets × raters, scores still as text.
@@ -160,8 +170,10 @@ pub struct LongTable {
     pub targets: Vec<String>,
     /// Rater ids, in order of first appearance.
     pub raters: Vec<String>,
+    /// Every score text, one after another (one buffer instead of one allocation per rating).
+    texts: String,
     /// Row-major targets × raters; `None` where no row exists.
-    cells: Vec<Option<RawCell>>,
+    cells: Vec<Option<CellAt>>,
 }
 
 /// Scores as numbers, targets × raters row-major, `None` = missing.
@@ -201,81 +213,69 @@ pub struct PairedScores {
     pub b: Vec<f64>,
 }
 
-/// A score CSV read by the importers' CSV reader (`import::table`), so byte-order marks, CRLF
-/// line ends and quoted line breaks give the same line numbers as in an import: the header names
-/// and each non-blank row as (line, trimmed cells), every row as long as the header.
-struct ScoreRows {
-    file: String,
-    names: Vec<String>,
-    rows: Vec<(u64, Vec<String>)>,
+/// A score CSV read row by row by the importers' streaming CSV reader
+/// ([`crate::import::csv_rows`]), so byte-order marks, CRLF line ends and quoted line breaks give
+/// the same line numbers here as in an import, and memory holds only what the caller keeps.
+struct ScoreRows<'a> {
+    rows: CsvRows<'a>,
 }
 
-impl ScoreRows {
+impl<'a> ScoreRows<'a> {
+    fn open(reader: impl Read + 'a, file: &str) -> Result<Self, ScoreTableError> {
+        let rows = CsvRows::new(file, reader, &ReadLimits::from_env())
+            .map_err(|issues| unparsable(file, issues))?;
+        Ok(ScoreRows { rows })
+    }
+
     /// The position of the column named exactly `column`.
     fn find(&self, column: &str) -> Result<usize, ScoreTableError> {
-        self.names
+        let names = self.rows.headers();
+        names
             .iter()
             .position(|n| n == column)
             .ok_or_else(|| ScoreTableError::UnknownColumn {
-                file: self.file.clone(),
+                file: self.rows.file().to_string(),
                 column: column.to_string(),
-                available: self.names.join(", "),
+                available: names.join(", "),
             })
+    }
+
+    /// Call `visit` with each non-blank row's line and its trimmed cells, every row exactly as
+    /// long as the header.
+    fn each(
+        mut self,
+        mut visit: impl FnMut(u64, &CsvRow<'_>) -> Result<(), ScoreTableError>,
+    ) -> Result<(), ScoreTableError> {
+        let width = self.rows.headers().len();
+        let file = self.rows.file().to_string();
+        while let Some(row) = self.rows.next_row() {
+            let row = row.map_err(|issues| unparsable(&file, issues))?;
+            let line = row.line as u64;
+            if row.len() != width {
+                return Err(ScoreTableError::Unparsable {
+                    file,
+                    line,
+                    message: format!("{} fields where the header has {width}", row.len()),
+                });
+            }
+            visit(line, &row)?;
+        }
+        Ok(())
     }
 }
 
-fn read_rows<R: Read>(mut reader: R, file: &str) -> Result<ScoreRows, ScoreTableError> {
-    let mut bytes = Vec::new();
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|source| ScoreTableError::Io {
+/// The first problem the CSV reader found, as a score-table error.
+fn unparsable(file: &str, issues: Vec<Issue>) -> ScoreTableError {
+    match issues.into_iter().next() {
+        Some(issue) if issue.code != "empty_file" => ScoreTableError::Unparsable {
             file: file.to_string(),
-            source,
-        })?;
-    let no_header = || ScoreTableError::NoHeader {
-        file: file.to_string(),
-    };
-    let table =
-        read_table_bytes(file, &bytes, FileFormat::Csv, None).map_err(|issues| {
-            match issues.into_iter().next() {
-                Some(issue) if issue.code != "empty_file" => ScoreTableError::Unparsable {
-                    file: file.to_string(),
-                    line: issue.at.row.unwrap_or(0) as u64,
-                    message: issue.message,
-                },
-                _ => no_header(),
-            }
-        })?;
-    let names = table.headers;
-    if names.iter().all(String::is_empty) {
-        return Err(no_header());
+            line: issue.at.row.unwrap_or(0) as u64,
+            message: issue.message,
+        },
+        _ => ScoreTableError::NoHeader {
+            file: file.to_string(),
+        },
     }
-    let mut rows = Vec::with_capacity(table.rows.len());
-    for row in table.rows {
-        let line = row.number as u64;
-        if row.cells.len() != names.len() {
-            return Err(ScoreTableError::Unparsable {
-                file: file.to_string(),
-                line,
-                message: format!(
-                    "{} fields where the header has {}",
-                    row.cells.len(),
-                    names.len()
-                ),
-            });
-        }
-        let cells = row
-            .cells
-            .iter()
-            .map(|c| c.as_text().unwrap_or_default().trim().to_string())
-            .collect();
-        rows.push((line, cells));
-    }
-    Ok(ScoreRows {
-        file: file.to_string(),
-        names,
-        rows,
-    })
 }
 
 /// Read a long-form CSV file.
@@ -289,73 +289,106 @@ pub fn read_long_csv(path: &Path, columns: &ColumnNames) -> Result<LongTable, Sc
 }
 
 /// Parse a long-form CSV from any reader; `file` names it in messages. The rows are read by the
-/// importers' CSV reader (`import::table`), so byte-order marks, CRLF line ends and quoted line
-/// breaks give the same line numbers here as in an import.
+/// importers' CSV reader, so byte-order marks, CRLF line ends and quoted line breaks give the
+/// same line numbers here as in an import.
 pub fn parse_long_csv<R: Read>(
     reader: R,
     file: &str,
     columns: &ColumnNames,
 ) -> Result<LongTable, ScoreTableError> {
-    let table = read_rows(reader, file)?;
+    let table = ScoreRows::open(reader, file)?;
     let (ti, ri, si) = (
         table.find(&columns.target)?,
         table.find(&columns.rater)?,
         table.find(&columns.score)?,
     );
 
-    let mut targets: Vec<String> = Vec::new();
-    let mut raters: Vec<String> = Vec::new();
-    let mut target_index: HashMap<String, usize> = HashMap::new();
-    let mut rater_index: HashMap<String, usize> = HashMap::new();
-    let mut entries: HashMap<(usize, usize), RawCell> = HashMap::new();
-    for (line, record) in &table.rows {
-        let line = *line;
-        let id = |index: usize, column: &str| -> Result<String, ScoreTableError> {
-            let v = record.get(index).map_or("", String::as_str);
-            if v.is_empty() {
-                Err(ScoreTableError::EmptyId {
-                    file: file.to_string(),
-                    line,
-                    column: column.to_string(),
-                })
-            } else {
-                Ok(v.to_string())
-            }
+    let mut targets = Interned::default();
+    let mut raters = Interned::default();
+    let mut texts = String::new();
+    // (target, rater, cell) in file order; placed into the grid once its size is known.
+    let mut entries: Vec<(u32, u32, CellAt)> = Vec::new();
+    table.each(|line, row| {
+        let empty = |column: &str| ScoreTableError::EmptyId {
+            file: file.to_string(),
+            line,
+            column: column.to_string(),
         };
-        let target = id(ti, &columns.target)?;
-        let rater = id(ri, &columns.rater)?;
-        let t = *target_index.entry(target.clone()).or_insert_with(|| {
-            targets.push(target.clone());
-            targets.len() - 1
-        });
-        let r = *rater_index.entry(rater.clone()).or_insert_with(|| {
-            raters.push(rater.clone());
-            raters.len() - 1
-        });
-        let text = record.get(si).cloned().unwrap_or_default();
-        if let Some(first) = entries.get(&(t, r)) {
+        let target = row.trimmed(ti);
+        if target.is_empty() {
+            return Err(empty(&columns.target));
+        }
+        let rater = row.trimmed(ri);
+        if rater.is_empty() {
+            return Err(empty(&columns.rater));
+        }
+        let t = targets.index(&target);
+        let r = raters.index(&rater);
+        let score = row.trimmed(si);
+        entries.push((
+            t,
+            r,
+            CellAt {
+                start: texts.len(),
+                len: score.len(),
+                line,
+            },
+        ));
+        texts.push_str(&score);
+        Ok(())
+    })?;
+    let (targets, raters) = (targets.into_names(), raters.into_names());
+    let k = raters.len();
+    let mut cells: Vec<Option<CellAt>> = vec![None; targets.len() * k];
+    for (t, r, cell) in entries {
+        let (t, r) = (t as usize, r as usize);
+        let slot = &mut cells[t * k + r];
+        if let Some(first) = slot {
             return Err(ScoreTableError::Duplicate {
                 file: file.to_string(),
-                line,
+                line: cell.line,
                 first_line: first.line,
-                target,
-                rater,
+                target: targets[t].clone(),
+                rater: raters[r].clone(),
             });
         }
-        entries.insert((t, r), RawCell { text, line });
-    }
-    let k = raters.len();
-    let mut cells = vec![None; targets.len() * k];
-    for ((t, r), cell) in entries {
-        cells[t * k + r] = Some(cell);
+        *slot = Some(cell);
     }
     Ok(LongTable {
         file: file.to_string(),
         columns: columns.clone(),
         targets,
         raters,
+        texts,
         cells,
     })
+}
+
+/// Ids in order of first appearance, each stored once, found by a seeded hash.
+#[derive(Default)]
+struct Interned {
+    index: foldhash::HashMap<Box<str>, u32>,
+}
+
+impl Interned {
+    /// The index of `id`, appending it when new.
+    fn index(&mut self, id: &str) -> u32 {
+        if let Some(&i) = self.index.get(id) {
+            return i;
+        }
+        let i = self.index.len() as u32;
+        self.index.insert(id.into(), i);
+        i
+    }
+
+    /// The ids in order of first appearance.
+    fn into_names(self) -> Vec<String> {
+        let mut names = vec![String::new(); self.index.len()];
+        for (name, i) in self.index {
+            names[i as usize] = name.into_string();
+        }
+        names
+    }
 }
 
 fn parse_score(text: &str) -> Option<f64> {
@@ -374,37 +407,53 @@ impl LongTable {
     }
 
     /// The cell of a target and rater, `None` when no row exists.
-    pub fn cell(&self, target: usize, rater: usize) -> Option<&RawCell> {
-        self.cells[target * self.raters.len() + rater].as_ref()
+    pub fn cell(&self, target: usize, rater: usize) -> Option<RawCell<'_>> {
+        self.cells[target * self.raters.len() + rater].map(|c| self.raw(c))
     }
 
-    fn number(&self, cell: &RawCell) -> Result<Option<f64>, ScoreTableError> {
+    fn raw(&self, at: CellAt) -> RawCell<'_> {
+        RawCell {
+            text: &self.texts[at.start..at.start + at.len],
+            line: at.line,
+        }
+    }
+
+    /// Every cell, row-major; `None` where no row exists.
+    fn all_cells(&self) -> impl Iterator<Item = Option<RawCell<'_>>> {
+        self.cells.iter().map(|c| c.map(|c| self.raw(c)))
+    }
+
+    fn number(&self, cell: RawCell<'_>) -> Result<Option<f64>, ScoreTableError> {
         if cell.text.is_empty() {
             return Ok(None);
         }
-        parse_score(&cell.text)
+        parse_score(cell.text)
             .map(Some)
             .ok_or_else(|| ScoreTableError::NotNumeric {
                 file: self.file.clone(),
                 line: cell.line,
                 column: self.columns.score.clone(),
-                value: cell.text.clone(),
+                value: cell.text.to_string(),
             })
     }
 
-    /// Scores as numbers; empty scores and absent rows are missing.
+    /// The scores as numbers, targets × raters row-major; empty scores and absent rows are
+    /// missing.
+    pub fn numeric_cells(&self) -> Result<Vec<Option<f64>>, ScoreTableError> {
+        self.all_cells()
+            .map(|cell| match cell {
+                None => Ok(None),
+                Some(c) => self.number(c),
+            })
+            .collect()
+    }
+
+    /// Scores as numbers with the target and rater ids; empty scores and absent rows are missing.
     pub fn numeric(&self) -> Result<NumericTable, ScoreTableError> {
-        let mut cells = Vec::with_capacity(self.cells.len());
-        for cell in &self.cells {
-            cells.push(match cell {
-                None => None,
-                Some(c) => self.number(c)?,
-            });
-        }
         Ok(NumericTable {
             targets: self.targets.clone(),
             raters: self.raters.clone(),
-            cells,
+            cells: self.numeric_cells()?,
         })
     }
 
@@ -427,9 +476,9 @@ impl LongTable {
             }
             None => {
                 let mut seen: Vec<String> = Vec::new();
-                for c in self.cells.iter().flatten() {
-                    if !c.text.is_empty() && !seen.contains(&c.text) {
-                        seen.push(c.text.clone());
+                for c in self.all_cells().flatten() {
+                    if !c.text.is_empty() && !seen.iter().any(|s| s == c.text) {
+                        seen.push(c.text.to_string());
                     }
                 }
                 if seen.iter().all(|s| parse_score(s).is_some()) {
@@ -453,15 +502,15 @@ impl LongTable {
             })
         };
         let mut cells = Vec::with_capacity(self.cells.len());
-        for cell in &self.cells {
+        for cell in self.all_cells() {
             cells.push(match cell {
                 Some(c) if !c.text.is_empty() => {
                     Some(
-                        lookup(&c.text).ok_or_else(|| ScoreTableError::UnknownCategory {
+                        lookup(c.text).ok_or_else(|| ScoreTableError::UnknownCategory {
                             file: self.file.clone(),
                             line: c.line,
                             column: self.columns.score.clone(),
-                            value: c.text.clone(),
+                            value: c.text.to_string(),
                             declared: categories.join(","),
                         })?,
                     )
@@ -683,13 +732,13 @@ pub fn parse_prediction_csv<R: Read>(
     judge: &str,
     expert: &str,
 ) -> Result<PredictionTable, ScoreTableError> {
-    let table = read_rows(reader, file)?;
+    let table = ScoreRows::open(reader, file)?;
     let (gi, ji, ei) = (table.find(group)?, table.find(judge)?, table.find(expert)?);
     let mut groups: Vec<PredictionGroup> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
-    for (line, record) in &table.rows {
-        let line = *line;
-        let name = record.get(gi).map_or("", String::as_str);
+    table.each(|line, row| {
+        let cell = |i: usize| row.trimmed(i);
+        let name = cell(gi);
         if name.is_empty() {
             return Err(ScoreTableError::EmptyId {
                 file: file.to_string(),
@@ -698,8 +747,8 @@ pub fn parse_prediction_csv<R: Read>(
             });
         }
         let number = |i: usize, column: &str| {
-            let text = record.get(i).map_or("", String::as_str);
-            parse_score(text).ok_or_else(|| ScoreTableError::NotNumeric {
+            let text = cell(i);
+            parse_score(&text).ok_or_else(|| ScoreTableError::NotNumeric {
                 file: file.to_string(),
                 line,
                 column: column.to_string(),
@@ -707,17 +756,21 @@ pub fn parse_prediction_csv<R: Read>(
             })
         };
         let j = number(ji, judge)?;
-        let e = match record.get(ei).map_or("", String::as_str) {
+        let e = match cell(ei).as_ref() {
             "" => None,
             _ => Some(number(ei, expert)?),
         };
-        let g = *index.entry(name.to_string()).or_insert_with(|| {
-            groups.push(PredictionGroup {
-                name: name.to_string(),
-                ..PredictionGroup::default()
-            });
-            groups.len() - 1
-        });
+        let g = match index.get(name.as_ref()) {
+            Some(&g) => g,
+            None => {
+                groups.push(PredictionGroup {
+                    name: name.to_string(),
+                    ..PredictionGroup::default()
+                });
+                index.insert(name.to_string(), groups.len() - 1);
+                groups.len() - 1
+            }
+        };
         let entry = &mut groups[g];
         match e {
             Some(e) => {
@@ -726,7 +779,8 @@ pub fn parse_prediction_csv<R: Read>(
             }
             None => entry.judge_unlabeled.push(j),
         }
-    }
+        Ok(())
+    })?;
     Ok(PredictionTable {
         file: file.to_string(),
         groups,

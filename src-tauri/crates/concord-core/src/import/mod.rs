@@ -17,6 +17,7 @@
 
 pub mod bounds;
 pub mod catalog;
+pub mod csv_rows;
 mod index;
 pub mod json;
 pub mod long;

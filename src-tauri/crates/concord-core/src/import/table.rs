@@ -11,6 +11,7 @@
 //! Problems name the file, sheet, row and column.
 
 use super::bounds::{self, Limit, ReadLimits};
+use super::csv_rows::CsvRows;
 use super::{Issue, Location};
 use calamine::{Data, Reader, Xlsx};
 use std::borrow::Cow;
@@ -272,7 +273,7 @@ pub fn read_table_within(
         )]);
     }
     let table = match format {
-        FileFormat::Csv => read_csv(file, &decode_text(file, bytes)?, limits),
+        FileFormat::Csv => read_csv(file, bytes, limits),
         FileFormat::Jsonl => read_jsonl(file, &decode_text(file, bytes)?, limits),
         FileFormat::Xlsx => read_xlsx(file, bytes, sheet, limits).map(|mut t| t.remove(0)),
     }?;
@@ -331,7 +332,7 @@ fn check_headers(table: &RawTable) -> Result<(), Vec<Issue>> {
 
 /// Text bytes as UTF-8: a UTF-8 byte-order mark is dropped, UTF-16 with a byte-order mark is
 /// decoded, and UTF-16 without one (NUL in every other byte) is refused with a clear message.
-fn decode_text<'a>(file: &str, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>, Vec<Issue>> {
+pub(super) fn decode_text<'a>(file: &str, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>, Vec<Issue>> {
     let one = |code: &str, message: String| vec![Issue::error(whole_file(file), code, message)];
     let utf16 = |rest: &[u8], little: bool| -> Result<Cow<'a, [u8]>, Vec<Issue>> {
         if !rest.len().is_multiple_of(2) {
@@ -395,218 +396,46 @@ fn decode_text<'a>(file: &str, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>, Vec<Iss
     Ok(Cow::Borrowed(bytes))
 }
 
-/// Line breaks in `bytes`: LF, CRLF (counted once) and a lone CR.
-fn line_breaks(bytes: &[u8]) -> usize {
-    bytes
-        .iter()
-        .enumerate()
-        .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
-        .count()
-}
-
-/// Where a quoted CSV field that is never closed opens (its 1-based line), read with the csv
-/// crate's rules: a quote opens a quoted field only at the start of a field, `""` inside one is a
-/// quote, and text after the closing quote joins the field. The csv crate itself would read such a
-/// field to the end of the file, swallowing every row after it into one cell.
-fn unclosed_quote(bytes: &[u8]) -> Option<usize> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum State {
-        FieldStart,
-        Unquoted,
-        Quoted,
-        QuoteInQuoted,
-    }
-    let mut state = State::FieldStart;
-    let (mut line, mut opened) = (1usize, 1usize);
-    for (i, &b) in bytes.iter().enumerate() {
-        let breaks = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
-        state = match (state, b) {
-            (State::FieldStart, b'"') => {
-                opened = line;
-                State::Quoted
-            }
-            (State::Quoted, b'"') => State::QuoteInQuoted,
-            (State::Quoted, _) => State::Quoted,
-            (State::QuoteInQuoted, b'"') => State::Quoted,
-            (_, b',' | b'\n' | b'\r') => State::FieldStart,
-            _ => State::Unquoted,
-        };
-        if breaks {
-            line += 1;
-        }
-    }
-    (state == State::Quoted).then_some(opened)
-}
-
+/// A whole CSV file read into a table by the streaming reader ([`super::csv_rows`]), collecting
+/// up to 200 problems before giving up. Rows and cells are counted against the limits, since the
+/// table keeps them all.
 fn read_csv(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<RawTable, Vec<Issue>> {
-    if let Some(line) = unclosed_quote(bytes) {
-        return Err(vec![Issue::error(
-            Location {
-                file: file.to_string(),
-                sheet: None,
-                row: Some(line),
-                column: None,
-            },
-            "unclosed_quote",
-            format!(
-                "a quoted cell opens on line {line} and is never closed, so every row after it would be read as part of that one cell; close the quote (a quote inside a quoted cell is written twice: \"\")"
-            ),
-        )]);
-    }
-    if bytes.starts_with(b"PK\x03\x04") {
-        return Err(vec![Issue::error(
-            whole_file(file),
-            "wrong_format",
-            "this is a ZIP archive (an .xlsx workbook?), not CSV text; import it as .xlsx"
-                .to_string(),
-        )]);
-    }
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(bytes);
+    let mut reader = CsvRows::new(file, bytes, limits)?;
+    let headers = reader.headers().to_vec();
     let mut issues = Vec::new();
-    let mut headers: Option<Vec<String>> = None;
     let mut rows = Vec::new();
-    let mut record = csv::ByteRecord::new();
-    let mut ordinal = 0usize;
-    let mut cell_count = 0u64;
-    let (mut counted_to, mut line_no) = (0usize, 1usize);
-    loop {
-        // Where the next record starts (the reader's position before reading it).
-        let next_start = reader.position().byte() as usize;
-        match reader.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => {
-                let line = e.position().map(|p| p.line() as usize);
-                issues.push(Issue::error(
-                    Location {
-                        file: file.to_string(),
-                        sheet: None,
-                        row: line,
-                        column: None,
-                    },
-                    "malformed_csv",
-                    format!("not valid CSV: {e}"),
-                ));
-                break;
-            }
-        }
-        // The record's line number, counted from its starting byte (so quoted line breaks in
-        // earlier records and CRLF endings count exactly as an editor shows them).
-        // The csv reader ends a record at the CR of a CRLF, so a record may "start" on the LF
-        // that belongs to the previous line break: step over it before counting.
-        let mut start = next_start.clamp(counted_to, bytes.len());
-        if bytes.get(start) == Some(&b'\n') {
-            start += 1;
-        }
-        line_no += line_breaks(&bytes[counted_to..start]);
-        counted_to = start;
-        let line = line_no;
-        let row_at = || Location {
-            file: file.to_string(),
-            sheet: None,
-            row: Some(line),
-            column: None,
-        };
-        if record.len() as u64 > limits.columns {
-            issues.push(limits.exceeded(
-                row_at(),
-                Limit::Columns,
-                format!("the row has {} fields", record.len()),
-            ));
-            break;
-        }
-        cell_count += record.len() as u64;
-        if cell_count > limits.cells {
-            issues.push(limits.exceeded(
-                row_at(),
-                Limit::Cells,
-                format!("the file holds more than {} cells", limits.cells),
-            ));
-            break;
-        }
-        if ordinal as u64 >= limits.rows {
-            issues.push(limits.exceeded(
-                row_at(),
-                Limit::Rows,
-                format!("the file holds more than {} rows", limits.rows),
-            ));
-            break;
-        }
-        let mut cells = Vec::with_capacity(record.len());
-        for (i, field) in record.iter().enumerate() {
-            let column_name = headers.as_ref().and_then(|h| h.get(i).cloned());
-            let at = || Location {
-                file: file.to_string(),
-                sheet: None,
-                row: Some(line),
-                column: column_name.clone().or_else(|| Some(format!("#{}", i + 1))),
-            };
-            let text = match std::str::from_utf8(field) {
-                Ok(t) => t.to_string(),
-                Err(e) => {
-                    issues.push(Issue::error(
-                        at(),
-                        "invalid_utf8",
-                        format!(
-                            "the text is not valid UTF-8 (byte {} of the cell); save the file as UTF-8",
-                            e.valid_up_to() + 1
-                        ),
-                    ));
-                    continue;
-                }
-            };
-            match clean_text(text, limits, at) {
-                Ok(t) if t.trim().is_empty() => cells.push(Cell::Empty),
-                Ok(t) => cells.push(Cell::Text(t)),
-                Err(issue) => issues.push(issue),
-            }
-        }
-        match &headers {
-            None => {
-                headers = Some(
-                    cells
-                        .iter()
-                        .map(|c| c.as_text().unwrap_or_default().trim().to_string())
-                        .collect(),
-                )
-            }
-            Some(h) => {
-                ordinal += 1;
-                if cells.iter().all(Cell::is_blank) {
-                    continue;
-                }
-                if cells.len() > h.len() && cells[h.len()..].iter().any(|c| !c.is_blank()) {
-                    issues.push(Issue::error(
-                        row_at(),
-                        "extra_fields",
-                        format!(
-                            "the row has {} fields but the header names {}",
-                            cells.len(),
-                            h.len()
-                        ),
-                    ));
-                } else if record.len() < h.len() {
-                    // A short row is a lost separator or line break, not empty cells: reading it
-                    // as such would shift or drop values silently.
-                    issues.push(Issue::error(
+    let mut cell_count = headers.len() as u64;
+    while let Some(row) = reader.next_row() {
+        match row {
+            Err(mut found) => issues.append(&mut found),
+            Ok(row) => {
+                cell_count += row.len() as u64;
+                if cell_count > limits.cells {
+                    issues.push(limits.exceeded(
                         Location {
-                            column: h.get(record.len()).cloned(),
-                            ..row_at()
+                            file: file.to_string(),
+                            sheet: None,
+                            row: Some(row.line),
+                            column: None,
                         },
-                        "missing_fields",
-                        format!(
-                            "the row has {} fields but the header names {}; every row needs one field per column (an empty field is two adjacent commas)",
-                            record.len(),
-                            h.len()
-                        ),
+                        Limit::Cells,
+                        format!("the file holds more than {} cells", limits.cells),
                     ));
+                    break;
                 }
+                let cells = (0..row.len())
+                    .map(|i| {
+                        let text = row.text(i);
+                        if text.trim().is_empty() {
+                            Cell::Empty
+                        } else {
+                            Cell::Text(text.into_owned())
+                        }
+                    })
+                    .collect();
                 rows.push(RawRow {
-                    number: line,
-                    record: ordinal,
+                    number: row.line,
+                    record: row.record,
                     cells,
                 });
             }
@@ -617,14 +446,6 @@ fn read_csv(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<RawTable, V
     }
     if !issues.is_empty() {
         return Err(issues);
-    }
-    let headers = headers.unwrap_or_default();
-    if headers.iter().all(|h| h.is_empty()) {
-        return Err(vec![Issue::error(
-            whole_file(file),
-            "empty_file",
-            "the file has no header row".to_string(),
-        )]);
     }
     Ok(RawTable {
         file: file.to_string(),

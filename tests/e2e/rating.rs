@@ -374,6 +374,53 @@ fn an_expert_sets_a_passphrase_and_signs_off_in_the_window() {
         "the new signature is shown as matching its ratings"
     );
     app.screenshot("signoff-signed");
+
+    // A signed value changes only with a reason, and is then marked as changed after signature.
+    app.script(
+        "document.querySelector('[data-testid=signoff-dialog] > button').click(); return 1;",
+        json!([]),
+    );
+    app.press("\u{E003}");
+    app.wait_for_attribute(
+        "[data-testid=item-number]",
+        "data-item",
+        "2",
+        Duration::from_secs(10),
+    );
+    assert!(
+        !app.find_all("[data-testid=signed-mark]").is_empty(),
+        "the signed values are marked as signed"
+    );
+    // The first criterion's first level other than the signed "1" (2 on a 1–5 scale, 0 on a
+    // binary one), clicked as a person would.
+    app.script(
+        "const c = document.querySelector('[data-testid=criterion]'); \
+         [...c.querySelectorAll('.level')].find(b => !b.classList.contains('chosen')).click(); \
+         return 1;",
+        json!([]),
+    );
+    let reason = app.wait_for("[data-testid=signed-reason]", Duration::from_secs(10));
+    assert_eq!(
+        app.attribute(
+            &app.wait_for("[data-testid=criterion]", Duration::from_secs(5)),
+            "data-value"
+        )
+        .as_deref(),
+        Some("1"),
+        "the signed value stays as it was until a reason is given"
+    );
+    app.type_into(&reason, &format!("misread the anchor{ENTER}"));
+    app.wait_for(
+        "[data-testid=criterion] [data-testid=changed-after-signature]",
+        Duration::from_secs(10),
+    );
+    let first = app.wait_for("[data-testid=criterion]", Duration::from_secs(5));
+    let shown = app.attribute(&first, "data-value");
+    assert!(
+        matches!(shown.as_deref(), Some("0") | Some("2")),
+        "the changed value is shown: {shown:?}"
+    );
+    app.screenshot("signoff-changed-after-signature");
     drop(app);
 
     let conn = rusqlite::Connection::open(&study).unwrap();
@@ -405,6 +452,23 @@ fn an_expert_sets_a_passphrase_and_signs_off_in_the_window() {
     assert_eq!(
         concord_core::audit::verify(&store).unwrap().broken,
         None,
-        "the window's ratings and the signature are sealed into an intact audit chain"
+        "the window's ratings, the signature and the reasoned change are sealed into an intact audit chain"
+    );
+    let standing = concord_core::signoff::signatures(&store).unwrap();
+    assert_eq!(
+        (standing[0].matches, standing[0].changed_after_signature),
+        (false, 1),
+        "the signature now shows one rating changed after signing"
+    );
+    let log = concord_core::audit::log(&store, &Default::default()).unwrap();
+    let change = log
+        .iter()
+        .rev()
+        .find(|e| e.entry.action == "rating.revise")
+        .expect("the change is in the audit trail");
+    assert_eq!(
+        change.entry.detail["reason"].as_str(),
+        Some("misread the anchor"),
+        "with the reason the expert typed"
     );
 }

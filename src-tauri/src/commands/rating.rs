@@ -45,9 +45,11 @@ pub async fn rate(
     item: i64,
     criterion: String,
     value: i64,
+    reason: Option<String>,
 ) -> IpcResult<ItemProgress> {
     let rater_id = state.rater_id()?;
-    let progress = state.with_study(|s| Ok(s.rate(rater_id, item, &criterion, value)?))?;
+    let progress = state
+        .with_study(|s| Ok(s.rate(rater_id, item, &criterion, value, reason.as_deref())?))?;
     ratings_changed(
         &app,
         RatingsChanged::Rated {

@@ -93,8 +93,8 @@ export const ipc = {
     call<SessionInfo>("leave_rater_session", { leadPassphrase }),
   openQueue: () => call<QueueSummary>("open_queue"),
   ratingItem: (item: number) => call<RatingItem>("rating_item", { item }),
-  rate: (item: number, criterion: string, value: number) =>
-    call<ItemProgress>("rate", { item, criterion, value }),
+  rate: (item: number, criterion: string, value: number, reason: string | null = null) =>
+    call<ItemProgress>("rate", { item, criterion, value, reason }),
   setRationale: (item: number, rationale: string) => call<null>("set_rationale", { item, rationale }),
   flagItem: (item: number, reason: string) => call<null>("flag_item", { item, reason }),
   leaveItem: (item: number, seconds: number, nextItem: number) =>

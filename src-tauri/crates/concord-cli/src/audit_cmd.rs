@@ -24,6 +24,8 @@ pub enum AuditCmdError {
     BadTime(String),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Signoff(#[from] concord_core::signoff::SignoffError),
 }
 
 #[derive(Args, Debug)]
@@ -73,8 +75,12 @@ pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, Au
                 }
                 return Err(AuditCmdError::Broken(b.message.clone()));
             }
+            // Verification also shows who signed what and whether it still matches.
+            let signatures = concord_core::signoff::signatures(&store)?;
             if json {
-                return Ok(format!("{}\n", serde_json::to_string_pretty(&check)?));
+                let mut doc = serde_json::to_value(&check)?;
+                doc["signatures"] = serde_json::to_value(&signatures)?;
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
             }
             let mut out = format!("intact: {} entries\n", check.entries);
             if let Some(head) = &check.head {
@@ -85,6 +91,22 @@ pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, Au
                     "the chain starts at entry {} (the upgrade of this study); {} earlier entries are not chained\n",
                     check.started_at.unwrap_or(0),
                     check.unchained
+                ));
+            }
+            for s in &signatures {
+                let r = &s.signature;
+                out.push_str(&format!(
+                    "signature {}: {} signed {} ratings on {} ({}): {}\n",
+                    r.id,
+                    r.signer,
+                    r.ratings,
+                    iso_utc(r.signed_at),
+                    r.scope,
+                    if s.matches {
+                        "still matches".to_string()
+                    } else {
+                        format!("{} changed after signature", s.changed_after_signature)
+                    }
                 ));
             }
             Ok(out)

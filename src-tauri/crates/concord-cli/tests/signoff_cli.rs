@@ -122,4 +122,21 @@ fn an_expert_signs_and_a_later_change_needs_a_reason_and_shows() {
         text.starts_with("intact: "),
         "signing and the change keep the chain intact: {text}"
     );
+    assert!(
+        text.contains(&format!("{expert} signed ")) && text.contains("1 changed after signature"),
+        "verification shows who signed what and that it no longer matches: {text}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&ok(
+        concord(&["--db", d, "audit", "verify", "--json"], None),
+        "verify --json",
+    ))
+    .unwrap();
+    assert_eq!(
+        (
+            doc["signatures"][0]["signer"].as_str(),
+            doc["signatures"][0]["matches"].as_bool()
+        ),
+        (Some(expert), Some(false)),
+        "and so does its JSON: {doc}"
+    );
 }

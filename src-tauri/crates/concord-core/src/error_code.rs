@@ -75,6 +75,7 @@ pub enum ErrorCode {
     NoPassphrase,
     NothingToSign,
     PhiUnreviewed,
+    SignedRating,
     WeakPassphrase,
     WrongPassphrase,
 }
@@ -149,6 +150,7 @@ impl ErrorCode {
             ErrorCode::NoPassphrase => "no_passphrase",
             ErrorCode::NothingToSign => "nothing_to_sign",
             ErrorCode::PhiUnreviewed => "phi_unreviewed",
+            ErrorCode::SignedRating => "signed_rating",
             ErrorCode::WeakPassphrase => "weak_passphrase",
             ErrorCode::WrongPassphrase => "wrong_passphrase",
         }

@@ -99,16 +99,18 @@ impl OpenStudy {
         Ok(&self.reports[index])
     }
 
-    /// Enter a value from the rating screen and bring every cached report up to date.
+    /// Enter a value from the rating screen and bring every cached report up to date. A value
+    /// the rater signed off changes only with `reason`.
     pub fn rate(
         &mut self,
         rater_id: i64,
         item: i64,
         criterion: &str,
         value: i64,
+        reason: Option<&str>,
     ) -> Result<ItemProgress, QueueError> {
         let (progress, saved) =
-            queue::rate_and_locate(&mut self.store, rater_id, item, criterion, value)?;
+            queue::rate_and_locate(&mut self.store, rater_id, item, criterion, value, reason)?;
         if !saved.retest {
             // A report that cannot take the value in place (a rater it has never seen) is
             // dropped and rebuilt on its next request.

@@ -114,6 +114,10 @@ pub struct ItemCriterion {
     pub scale: Scale,
     pub anchors: Vec<Anchor>,
     pub value: Option<i64>,
+    /// This rater signed the value off: a change needs a reason.
+    pub signed: bool,
+    /// The signed value was changed after the signature (with a reason).
+    pub changed_after_signature: bool,
 }
 
 /// Everything the rating screen shows for one item — and nothing more.
@@ -389,6 +393,12 @@ pub fn rating_item(store: &Store, rater_id: i64, item: i64) -> Result<RatingItem
         )?;
     let (_, rubric) = item_rubric(store, s.response_id)?;
     let values = own_values(store, rater_id, &s)?;
+    // Retest values are never signed: a signature covers the regular ratings.
+    let signed = if s.retest {
+        Vec::new()
+    } else {
+        store.signed_criteria(rater_id, s.response_id)?
+    };
     let (rationale, flagged, total, completed): (Option<String>, bool, i64, i64) = store.conn().query_row(
         "SELECT a.rationale,
                 EXISTS(SELECT 1 FROM flag f WHERE f.rater_id = a.rater_id AND f.response_id = a.response_id
@@ -413,6 +423,10 @@ pub fn rating_item(store: &Store, rater_id: i64, item: i64) -> Result<RatingItem
                 .iter()
                 .find(|(k, _)| *k == c.id)
                 .and_then(|(_, v)| *v),
+            signed: signed.iter().any(|x| x.criterion == c.id),
+            changed_after_signature: signed
+                .iter()
+                .any(|x| x.criterion == c.id && x.changed_after_signature),
         })
         .collect();
     Ok(RatingItem {
@@ -438,7 +452,7 @@ pub fn rate(
     criterion: &str,
     value: i64,
 ) -> Result<ItemProgress, QueueError> {
-    rate_and_locate(store, rater_id, item, criterion, value).map(|(p, _)| p)
+    rate_and_locate(store, rater_id, item, criterion, value, None).map(|(p, _)| p)
 }
 
 /// Which stored rating a value from the screen became (for in-memory agreement updates; never
@@ -455,13 +469,15 @@ pub struct SavedRating {
     pub retest: bool,
 }
 
-/// [`rate`], also saying which stored rating the value became.
+/// [`rate`], also saying which stored rating the value became. A value the rater signed off
+/// changes only with `reason` (recorded in the audit trail against the signature).
 pub fn rate_and_locate(
     store: &mut Store,
     rater_id: i64,
     item: i64,
     criterion: &str,
     value: i64,
+    reason: Option<&str>,
 ) -> Result<(ItemProgress, SavedRating), QueueError> {
     is_expert(store, rater_id)?;
     let s = slot(store, rater_id, item)?;
@@ -499,10 +515,10 @@ pub fn rate_and_locate(
             rationale: rationale.as_deref(),
             origin: "screen",
         };
-        let outcome = if s.retest {
-            set_retest_rating(tx, &input)?
-        } else {
-            tx.set_rating(&input)?
+        let outcome = match (s.retest, reason) {
+            (true, _) => set_retest_rating(tx, &input)?,
+            (false, Some(reason)) => tx.set_rating_with_reason(&input, reason)?,
+            (false, None) => tx.set_rating(&input)?,
         };
         let rated: i64 = tx.conn().query_row(
             &format!(

@@ -149,8 +149,8 @@ pub fn set_passphrase<'a>(
     Ok(())
 }
 
-/// SHA-256 over the signed ratings in their canonical order.
-fn values_sha256(values: &[SignedValue]) -> String {
+/// SHA-256 over the signed ratings in their canonical order (by response, then criterion).
+pub(crate) fn values_sha256(values: &[SignedValue]) -> String {
     let mut h = Sha256::new();
     for v in values {
         let line = serde_json::json!([
@@ -336,6 +336,56 @@ mod tests {
             crate::audit::verify(&store).unwrap().broken,
             None,
             "signing and the reasoned change are sealed into an intact chain"
+        );
+    }
+
+    #[test]
+    fn the_rating_screen_marks_signed_values_and_changes_them_only_with_a_reason() {
+        let (mut store, rater, _, _) = study();
+        set_passphrase(&mut store, "Dr Sign", None, "correct horse", 1, 1000).unwrap();
+        sign_assignment(&mut store, "Dr Sign", "correct horse").unwrap();
+        let item = crate::queue::rating_item(&store, rater, 1).unwrap();
+        assert!(
+            item.criteria
+                .iter()
+                .all(|c| c.signed && !c.changed_after_signature),
+            "every signed value is marked signed and none changed yet"
+        );
+        let c = &item.criteria[0];
+        let other = if c.value == Some(c.scale.min()) {
+            c.scale.max()
+        } else {
+            c.scale.min()
+        };
+        let refused = crate::queue::rate(&mut store, rater, 1, &c.key, other);
+        assert!(
+            matches!(&refused, Err(e) if e.code() == ErrorCode::SignedRating),
+            "without a reason the screen's change is refused with its own code: {refused:?}"
+        );
+        crate::queue::rate_and_locate(
+            &mut store,
+            rater,
+            1,
+            &c.key,
+            other,
+            Some("pressed the wrong key"),
+        )
+        .expect("with a reason the change is saved");
+        let item = crate::queue::rating_item(&store, rater, 1).unwrap();
+        assert_eq!(
+            item.criteria
+                .iter()
+                .map(|c| c.changed_after_signature)
+                .collect::<Vec<_>>(),
+            std::iter::once(true)
+                .chain(std::iter::repeat_n(false, item.criteria.len() - 1))
+                .collect::<Vec<_>>(),
+            "exactly the changed value is marked as changed after signature"
+        );
+        assert_eq!(
+            item.criteria[0].value,
+            Some(other),
+            "and shows its new value"
         );
     }
 }

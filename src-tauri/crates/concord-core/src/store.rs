@@ -114,6 +114,10 @@ pub enum StoreError {
     NotEncrypted { path: String },
     #[error("{path}: the study is open elsewhere (another Concord window or command); close it there and try again. The file was not changed")]
     InUse { path: String },
+    #[error(
+        "this rating was signed off by {signer} (signature {signature}); a change needs a reason"
+    )]
+    SignedRating { signer: String, signature: i64 },
     #[error("{0}")]
     Invalid(String),
     #[error("study database error: {0}")]
@@ -143,6 +147,7 @@ impl StoreError {
             StoreError::AlreadyEncrypted { .. } => ErrorCode::AlreadyEncrypted,
             StoreError::NotEncrypted { .. } => ErrorCode::NotEncrypted,
             StoreError::InUse { .. } => ErrorCode::InUse,
+            StoreError::SignedRating { .. } => ErrorCode::SignedRating,
             StoreError::Invalid(_) => ErrorCode::Invalid,
             StoreError::Sqlite(_) => ErrorCode::Database,
         }

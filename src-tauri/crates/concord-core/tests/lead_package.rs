@@ -410,3 +410,110 @@ fn foreign_or_plain_study_files_are_refused() {
         "an existing file is never overwritten: {err}"
     );
 }
+
+#[test]
+fn a_signature_made_in_the_package_is_recorded_by_the_merge_and_checked_in_the_study() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut store = setup(dir.path());
+    let out = dir.path().join("ana.concord");
+    package::export_package(&mut store, "Ana", &out, 5, &pass()).expect("exported");
+
+    // Ana rates one more item in her package and signs it off before returning it.
+    let mut pkg = Store::open_with(&out, later_clock(), Some(&pass())).expect("package opens");
+    let ana_pkg = rater_id(&pkg, "Ana");
+    let pkg_items = first_showings(&pkg, "Ana");
+    rate_all(&mut pkg, ana_pkg, pkg_items[2].response_id, 2, None);
+    concord_core::signoff::set_passphrase(&mut pkg, "Ana", None, "ana signs here", 3, 1000)
+        .expect("signing passphrase set in the package");
+    let signed = concord_core::signoff::sign_assignment(&mut pkg, "Ana", "ana signs here")
+        .expect("signed in the package");
+    drop(pkg);
+
+    let report = merge_package(&mut store, &out, &pass()).expect("merged");
+    assert_eq!(
+        (report.inserted, report.signatures_added),
+        (7, 1),
+        "the new item's ratings and the signature come back"
+    );
+    let standing = concord_core::signoff::signatures(&store).expect("signatures");
+    assert_eq!(
+        standing.len(),
+        1,
+        "the study records the package's signature"
+    );
+    let s = &standing[0];
+    assert_eq!(
+        (
+            s.signature.signer.as_str(),
+            s.signature.signed_at,
+            s.signature.ratings,
+            s.matches
+        ),
+        (
+            "Ana",
+            signed.signature.signed_at,
+            signed.signature.ratings,
+            true
+        ),
+        "signer, time and count are the package's, and the study's ratings match what was signed"
+    );
+    assert!(
+        s.signature.scope.starts_with("package "),
+        "the scope says it came with a package: {}",
+        s.signature.scope
+    );
+    let log = concord_core::audit::log(&store, &Default::default()).expect("log");
+    assert!(
+        log.iter().any(|e| e.entry.action == "signoff.merge"
+            && e.entry.detail["matched_in_package"] == serde_json::json!(true)),
+        "the merge of the signature is in the audit trail"
+    );
+    assert_eq!(
+        concord_core::audit::verify(&store).expect("verify").broken,
+        None,
+        "the merged signature is sealed into an intact chain"
+    );
+
+    let again = merge_package(&mut store, &out, &pass()).expect("merged again");
+    assert_eq!(
+        again.signatures_added, 0,
+        "a second merge records the signature once"
+    );
+
+    // The merged signature locks the study's copies: a change needs a reason and shows. The
+    // lead works on after Ana's day with the package.
+    drop(store);
+    let mut store = Store::open(
+        &dir.path().join("main.concord"),
+        std::sync::Arc::new(concord_core::clock::SteppingClock::new(
+            1_700_200_000_000,
+            1,
+        )),
+    )
+    .expect("reopens");
+    let ana = rater_id(&store, "Ana");
+    let first_crit = criteria(&store)[0];
+    let item = first_showings(&store, "Ana")[2].response_id;
+    let input = RatingInput {
+        rater_id: ana,
+        response_id: item,
+        criterion_id: first_crit,
+        value: Some(5),
+        raw_value: None,
+        rationale: None,
+        origin: "screen",
+    };
+    assert!(
+        store.write(|tx| tx.set_rating(&input)).is_err(),
+        "a signed rating merged from a package is locked in the study"
+    );
+    store
+        .write(|tx| tx.set_rating_with_reason(&input, "lead corrected a typo with Ana"))
+        .expect("changed with a reason");
+    let standing = concord_core::signoff::signatures(&store).expect("signatures");
+    assert_eq!(
+        (standing[0].matches, standing[0].changed_after_signature),
+        (false, 1),
+        "the study shows the signature no longer matches, one rating changed after it"
+    );
+}

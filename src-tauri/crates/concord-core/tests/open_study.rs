@@ -35,7 +35,7 @@ fn a_rating_updates_the_cached_report_exactly_as_a_fresh_computation() {
         let _ = study.agreement(&options).unwrap();
         for c in &it.criteria {
             let v = if c.value == Some(5) { 1 } else { 5 };
-            study.rate(expert, item, &c.key, v).unwrap();
+            study.rate(expert, item, &c.key, v, None).unwrap();
             changed += 1;
         }
         if changed > 40 {

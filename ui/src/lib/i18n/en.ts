@@ -521,6 +521,14 @@ export const en = {
   "phi.overridePlaceholder": "reason for the override",
   "phi.importClean": "PHI scan: {texts} texts, no possible identifiers open.",
   "phi.importFound": "PHI scan: {texts} texts, {found} possible identifiers found; {open} open in the study.",
+  "sign.changedAfter": "changed after signature",
+  "sign.signedMark": "signed",
+  "sign.rationaleLocked": "Signed off: the rationale is locked.",
+  "sign.reasonIntro": "You signed this value off. Why change it to {value}?",
+  "sign.reason": "reason for the change",
+  "sign.reasonSave": "Change",
+  "sign.reasonCancel": "Keep the signed value",
+  "setup.packages.signatures": "{n} signature(s) by {rater} recorded: the study now checks that it still holds the values signed.",
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -523,4 +523,12 @@ export const zh: Record<MessageKey, string> = {
   "phi.overridePlaceholder": "覆盖理由",
   "phi.importClean": "PHI 扫描：{texts} 段文本，没有未处理的可能标识。",
   "phi.importFound": "PHI 扫描：{texts} 段文本，发现 {found} 个可能标识；研究中仍有 {open} 个未处理。",
+  "sign.changedAfter": "签署后已修改",
+  "sign.signedMark": "已签署",
+  "sign.rationaleLocked": "已签署：理由已锁定。",
+  "sign.reasonIntro": "此评分已签署。为什么改为 {value}？",
+  "sign.reason": "修改理由",
+  "sign.reasonSave": "修改",
+  "sign.reasonCancel": "保留已签署的评分",
+  "setup.packages.signatures": "已记录 {rater} 的 {n} 个签署：研究会核对其仍保存所签署的评分。",
 };

@@ -20,7 +20,7 @@ use super::{criterion_keys, HistoryRow, PackageError, META_PACKAGE_ID, META_PACK
 use crate::clock::Millis;
 use crate::import::table::display_name;
 use crate::store::seal::SealState;
-use crate::store::{Passphrase, Store};
+use crate::store::{Passphrase, SignedValue, Store};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -83,6 +83,8 @@ pub struct MergeReport {
     pub retest_updated: usize,
     pub progress_updated: usize,
     pub flags_added: usize,
+    /// Signatures the expert made in the package, recorded in the study.
+    pub signatures_added: usize,
     pub conflicts: Vec<MergeConflict>,
 }
 
@@ -96,6 +98,7 @@ impl MergeReport {
             + self.retest_updated
             + self.progress_updated
             + self.flags_added
+            + self.signatures_added
             > 0
     }
 }
@@ -376,6 +379,18 @@ pub fn merge_package(
             )));
         }
     }
+    // The expert's signatures made in the package, each with its standing there and the ratings
+    // it covers (package ids, translated below).
+    let pkg_signatures: Vec<(crate::signoff::SignatureStatus, Vec<SignedValue>)> =
+        crate::signoff::signatures(&pkg)
+            .map_err(|e| inconsistent(format!("its signatures cannot be read: {e}")))?
+            .into_iter()
+            .filter(|s| s.signature.rater_id == pkg_rater)
+            .map(|s| {
+                let values = pkg.signed_values(s.signature.id)?;
+                Ok((s, values))
+            })
+            .collect::<Result<_, crate::store::StoreError>>()?;
     drop(pkg);
 
     let mut report = MergeReport {
@@ -602,8 +617,71 @@ pub fn merge_package(
                 report.flags_added += 1;
             }
         }
+        // Signatures travel with the ratings: each is recorded against the study's ratings with
+        // the hash of the values the expert signed, so the study shows whether it still holds
+        // them. One the package itself no longer matched keeps the package's hash (and so shows
+        // as changed after signature here too).
+        for (status, values) in &pkg_signatures {
+            let s = &status.signature;
+            let scope = format!("package {package_id}: {}", s.scope);
+            if tx.has_signature(rater_id, s.signed_at, &scope)? {
+                continue;
+            }
+            let mut mapped = Vec::with_capacity(values.len());
+            for v in values {
+                let (Some((response, _, _)), Some((criterion, _))) =
+                    (responses.get(&v.response_id), criteria.get(&v.criterion_id))
+                else {
+                    continue;
+                };
+                let Some(rating_id) = tx.rating_id(rater_id, *response, *criterion)? else {
+                    continue;
+                };
+                mapped.push(SignedValue {
+                    rating_id,
+                    response_id: *response,
+                    criterion_id: *criterion,
+                    value: v.value,
+                    raw_value: v.raw_value.clone(),
+                    rationale: v.rationale.clone(),
+                });
+            }
+            mapped.sort_by_key(|v| (v.response_id, v.criterion_id));
+            let sha = if status.matches {
+                crate::signoff::values_sha256(&mapped)
+            } else {
+                s.ratings_sha256.clone()
+            };
+            let id = tx.add_signature_at(
+                rater_id,
+                &s.signer,
+                &s.meaning,
+                &scope,
+                s.signed_at,
+                s.ratings,
+                &mapped,
+                &sha,
+            )?;
+            tx.audit(
+                &rater_name,
+                "signoff.merge",
+                &serde_json::json!({
+                    "rater_id": rater_id,
+                    "signature": id,
+                    "package": package_id,
+                    "signer": s.signer,
+                    "meaning": s.meaning,
+                    "signed_at": s.signed_at,
+                    "ratings": s.ratings,
+                    "package_ratings_sha256": s.ratings_sha256,
+                    "ratings_sha256": sha,
+                    "matched_in_package": status.matches,
+                }),
+            )?;
+            report.signatures_added += 1;
+        }
         if report.changed() {
-            c.execute(
+            tx.conn().execute(
                 "UPDATE package SET merged_at = ?2 WHERE id = ?1",
                 params![package_id, now],
             )?;

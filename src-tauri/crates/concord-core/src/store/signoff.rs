@@ -25,6 +25,13 @@ pub struct SignedValue {
     pub rationale: Option<String>,
 }
 
+/// A signed rating as the rating screen marks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedCriterion {
+    pub criterion: String,
+    pub changed_after_signature: bool,
+}
+
 /// A stored signature.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -152,6 +159,28 @@ impl Store {
             .optional()?)
     }
 
+    /// The signed ratings of `rater_id` on `response_id`, by criterion key, each with whether it
+    /// changed after its latest signature (what the rating screen marks).
+    pub fn signed_criteria(
+        &self,
+        rater_id: i64,
+        response_id: i64,
+    ) -> StoreResult<Vec<SignedCriterion>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT c.key, g.updated_at > MAX(s.signed_at)
+             FROM signed_rating l JOIN rating g ON g.id = l.rating_id
+             JOIN signature s ON s.id = l.signature_id JOIN criterion c ON c.id = g.criterion_id
+             WHERE g.rater_id = ?1 AND g.response_id = ?2 GROUP BY g.id",
+        )?;
+        let rows = stmt.query_map([rater_id, response_id], |r| {
+            Ok(SignedCriterion {
+                criterion: r.get(0)?,
+                changed_after_signature: r.get(1)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Signatures that cover a rating (its id).
     pub fn rating_signatures(&self, rating_id: i64) -> StoreResult<Vec<i64>> {
         let mut stmt = self
@@ -180,7 +209,7 @@ impl StudyTx<'_> {
         Ok(())
     }
 
-    /// Store a signature and lock the ratings it covers; returns its id.
+    /// Store a signature made now and lock the ratings it covers; returns its id.
     pub fn add_signature(
         &mut self,
         rater_id: i64,
@@ -190,18 +219,37 @@ impl StudyTx<'_> {
         values: &[SignedValue],
         sha256: &str,
     ) -> StoreResult<i64> {
+        let now = self.now;
+        self.add_signature_at(
+            rater_id,
+            signer,
+            meaning,
+            scope,
+            now,
+            values.len() as i64,
+            values,
+            sha256,
+        )
+    }
+
+    /// Store a signature made at `signed_at` over `ratings` ratings (a merged package's) and lock
+    /// the ratings of `values`; returns its id.
+    #[allow(clippy::too_many_arguments)] // one column each; a signature has no smaller part
+    pub fn add_signature_at(
+        &mut self,
+        rater_id: i64,
+        signer: &str,
+        meaning: &str,
+        scope: &str,
+        signed_at: Millis,
+        ratings: i64,
+        values: &[SignedValue],
+        sha256: &str,
+    ) -> StoreResult<i64> {
         self.tx.execute(
             "INSERT INTO signature(rater_id, signer, meaning, scope, signed_at, ratings, ratings_sha256)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                rater_id,
-                signer,
-                meaning,
-                scope,
-                self.now,
-                values.len() as i64,
-                sha256
-            ],
+            params![rater_id, signer, meaning, scope, signed_at, ratings, sha256],
         )?;
         let id = self.tx.last_insert_rowid();
         let mut stmt = self.tx.prepare(
@@ -211,6 +259,42 @@ impl StudyTx<'_> {
             stmt.execute(params![v.rating_id, id])?;
         }
         Ok(id)
+    }
+
+    /// Whether the study already holds this rater's signature of `signed_at` with `scope` (a
+    /// package merged twice records its signatures once).
+    pub fn has_signature(
+        &self,
+        rater_id: i64,
+        signed_at: Millis,
+        scope: &str,
+    ) -> StoreResult<bool> {
+        Ok(self
+            .tx
+            .query_row(
+                "SELECT 1 FROM signature WHERE rater_id = ?1 AND signed_at = ?2 AND scope = ?3",
+                params![rater_id, signed_at, scope],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// The id of a rater's rating of one response and criterion.
+    pub fn rating_id(
+        &self,
+        rater_id: i64,
+        response_id: i64,
+        criterion_id: i64,
+    ) -> StoreResult<Option<i64>> {
+        Ok(self
+            .tx
+            .query_row(
+                "SELECT id FROM rating WHERE rater_id = ?1 AND response_id = ?2 AND criterion_id = ?3",
+                params![rater_id, response_id, criterion_id],
+                |r| r.get(0),
+            )
+            .optional()?)
     }
 
     /// The signature (id, signer) that locks rating `rating_id`, if any.

@@ -374,9 +374,10 @@ impl StudyTx<'_> {
                 }
                 let signed = self.rating_lock(id)?;
                 if let (Some((signature, signer)), None) = (&signed, &self.change_reason) {
-                    return Err(StoreError::Invalid(format!(
-                        "this rating was signed off by {signer} (signature {signature}); a change needs a reason"
-                    )));
+                    return Err(StoreError::SignedRating {
+                        signer: signer.clone(),
+                        signature: *signature,
+                    });
                 }
                 self.tx
                     .prepare_cached(

@@ -52,7 +52,16 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0008_phi_guard.sql"),
     include_str!("../migrations/0009_audit_chain.sql"),
     include_str!("../migrations/0010_signoff.sql"),
+    include_str!("../migrations/0011_judge_results_audited.sql"),
 ];
+
+/// The schema version of the first migration whose text contains `marker` (0 when none does).
+pub(crate) fn migration_version(marker: &str) -> i64 {
+    MIGRATIONS
+        .iter()
+        .position(|m| m.contains(marker))
+        .map_or(0, |i| i as i64 + 1)
+}
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -480,7 +489,7 @@ impl Store {
             });
         }
         let before = if version < SCHEMA_VERSION && audit::has_chain(&self.conn)? {
-            Some(audit::before_migration(&self.conn)?)
+            Some(audit::before_migration(&self.conn, version)?)
         } else {
             None
         };

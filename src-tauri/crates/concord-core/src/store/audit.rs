@@ -1,7 +1,8 @@
 //! The tamper-evident audit trail. Every write transaction that changes result data appends
 //! entries to `audit_log` whose SHA-256 `hash` covers the previous entry's hash, the entry's own
 //! fields and `state`: a digest of every row of the tracked tables (ratings, their history,
-//! retest ratings, flags, assignments) after the transaction. The digest is a multiset hash — the
+//! retest ratings, flags, assignments, signatures, adjudications, judge runs and their calls —
+//! each call's raw output and scores) after the transaction. The digest is a multiset hash — the
 //! lane-wise wrapping sum of the SHA-256 of each row's canonical encoding — so a write updates it
 //! in O(1) per changed row: temporary triggers, created on Concord's own connection only, feed
 //! every inserted, deleted and updated row to `concord_audit_row`, which adds or subtracts its
@@ -34,6 +35,16 @@ pub const TRACKED_TABLES: &[&str] = &[
     "signature",
     "signed_rating",
     "adjudication",
+    "judge_run",
+    "judge_call",
+];
+
+/// Tables the chain began to seal after it started, with the text that marks the migration
+/// from which on it does: a study chained before that version holds their rows outside its
+/// sealed state, so its upgrade seals them (see [`before_migration`]).
+const TRACKED_SINCE_MARKER: &[(&str, &str)] = &[
+    ("judge_run", "judge results join the audit chain"),
+    ("judge_call", "judge results join the audit chain"),
 ];
 
 /// More rating events than this in one transaction are sealed as one batch entry.
@@ -484,8 +495,16 @@ pub(crate) fn has_chain(conn: &Connection) -> StoreResult<bool> {
 /// The sealed rows as they are before a migration of a chained study.
 pub(crate) struct BeforeMigration(State);
 
-pub(crate) fn before_migration(conn: &Connection) -> StoreResult<BeforeMigration> {
-    Ok(BeforeMigration(full_state(conn)?))
+pub(crate) fn before_migration(conn: &Connection, from: i64) -> StoreResult<BeforeMigration> {
+    let mut state = full_state(conn)?;
+    // Tables the study's chain did not seal yet count as empty before the upgrade, so the
+    // upgrade's entry seals the rows they hold.
+    for (table, marker) in TRACKED_SINCE_MARKER {
+        if from < super::migration_version(marker) {
+            state.0.remove(*table);
+        }
+    }
+    Ok(BeforeMigration(state))
 }
 
 /// After migrating a chained study: one entry that carries the rows the migration changed into
@@ -516,6 +535,51 @@ pub(crate) fn seal_migration(
         &state.encode(),
     )?;
     tx.commit()?;
+    Ok(())
+}
+
+/// Rewrite the chain's last entry as a Concord that did not seal `tables` would have written it
+/// (tests of upgrades from such a version).
+#[cfg(test)]
+pub(crate) fn reseal_head_without(conn: &Connection, tables: &[&str]) -> StoreResult<()> {
+    let (id, at, actor, action, detail, prev, state): (
+        i64,
+        Millis,
+        String,
+        String,
+        String,
+        String,
+        String,
+    ) = conn.query_row(
+        "SELECT id, at, actor, action, detail_json, prev_hash, state FROM audit_log
+         WHERE hash IS NOT NULL ORDER BY id DESC LIMIT 1",
+        [],
+        |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        },
+    )?;
+    let mut sealed = State::decode(&state).unwrap_or_default();
+    for t in tables {
+        sealed.0.remove(*t);
+    }
+    let state = sealed.encode();
+    let hash = entry_hash(&prev, id, at, &actor, &action, &detail, &state);
+    conn.execute(
+        "UPDATE audit_log SET state = ?2, hash = ?3 WHERE id = ?1",
+        params![id, state, hash],
+    )?;
+    conn.execute(
+        "UPDATE study_meta SET value = ?1 WHERE key = 'audit.head'",
+        [format!("{id}:{hash}")],
+    )?;
     Ok(())
 }
 

@@ -364,3 +364,134 @@ fn a_failed_write_leaves_no_entry_and_the_next_one_still_verifies() {
         "the rows the rolled-back write touched were not counted into the seal"
     );
 }
+
+/// A study whose judge run holds two calls, written through Concord (so sealed), closed.
+fn judged_study(path: &std::path::Path) {
+    let mut store = create_demo_at(path, clock(), 1).unwrap();
+    store
+        .write(|tx| {
+            let c = tx.conn();
+            let (rater, rubric): (i64, i64) = c.query_row(
+                "SELECT r.id, (SELECT id FROM rubric ORDER BY id LIMIT 1) FROM rater r ORDER BY r.id LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            c.execute(
+                "INSERT INTO judge_run(rater_id, rubric_id, provider, base_url, model, temperature,
+                     repetitions, settings_json, settings_sha256, user_prompt, prompt_sha256,
+                     created_at, updated_at)
+                 VALUES (?1, ?2, 'openai-compatible', 'http://127.0.0.1:1', 'm', 0.0, 1, '{}', 'x',
+                     'rate this', 'y', 1, 1)",
+                rusqlite::params![rater, rubric],
+            )?;
+            for response in [1, 2] {
+                c.execute(
+                    "INSERT INTO judge_call(run_id, response_id, repetition, state, raw_output,
+                         scores_json, updated_at)
+                     VALUES (1, ?1, 1, 'done', '{\"Empathy\": 4}', '{\"1\": 4}', 1)",
+                    [response],
+                )?;
+            }
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+    assert_eq!(
+        store.verify_audit_chain().unwrap().broken,
+        None,
+        "judge results written through Concord are sealed"
+    );
+}
+
+/// Judge results are sealed into the audit chain: a call's output or scores changed, a call
+/// inserted or deleted, or the run's settings changed with plain SQL is caught and named.
+#[test]
+fn judge_results_changed_outside_concord_are_caught_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("judged.concord");
+    judged_study(&original);
+    for (name, sql, table) in [
+        (
+            "changed scores",
+            "UPDATE judge_call SET scores_json = '{\"1\": 1}' WHERE id = 1",
+            "judge_call",
+        ),
+        (
+            "changed raw output",
+            "UPDATE judge_call SET raw_output = 'forged' WHERE id = 2",
+            "judge_call",
+        ),
+        (
+            "deleted call",
+            "DELETE FROM judge_call WHERE id = 2",
+            "judge_call",
+        ),
+        (
+            "inserted call",
+            "INSERT INTO judge_call(run_id, response_id, repetition, state, scores_json, updated_at)
+             VALUES (1, 3, 1, 'done', '{\"1\": 5}', 1)",
+            "judge_call",
+        ),
+        (
+            "changed run settings",
+            "UPDATE judge_run SET temperature = 0.7",
+            "judge_run",
+        ),
+    ] {
+        let path = dir.path().join(format!("{}.concord", name.replace(' ', "-")));
+        std::fs::copy(&original, &path).unwrap();
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(sql).unwrap();
+        drop(conn);
+        let store = Store::open(&path, clock()).unwrap();
+        let broken = store.verify_audit_chain().unwrap().broken;
+        assert_eq!(
+            broken.as_ref().and_then(|b| b.table.as_deref()),
+            Some(table),
+            "{name} outside Concord is caught and its table named: {broken:?}"
+        );
+    }
+}
+
+/// A study chained before judge results were sealed (emulated: its last seal leaves the judge
+/// tables out, its schema version is the one before) seals the judge rows it holds when it is
+/// upgraded, says so in a schema.upgrade entry, and verifies; a later edit is caught.
+#[test]
+fn an_older_chained_study_seals_its_judge_results_at_the_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("older.concord");
+    judged_study(&path);
+    let since = migration_version("judge results join the audit chain");
+    assert!(
+        since > 0,
+        "the migration that starts sealing judge results exists"
+    );
+    {
+        let conn = Connection::open(&path).unwrap();
+        audit::reseal_head_without(&conn, &["judge_run", "judge_call"]).unwrap();
+        conn.execute_batch(&format!("PRAGMA user_version = {};", since - 1))
+            .unwrap();
+    }
+    let store = Store::open(&path, clock()).unwrap();
+    let check = store.verify_audit_chain().unwrap();
+    assert_eq!(check.broken, None, "the upgraded study verifies");
+    let last = store.audit_entries(None, None).unwrap().pop().unwrap();
+    assert_eq!(
+        last.action, "schema.upgrade",
+        "the upgrade's own entry seals the judge rows it found"
+    );
+    drop(store);
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch("UPDATE judge_call SET scores_json = '{}' WHERE id = 1")
+        .unwrap();
+    drop(conn);
+    let store = Store::open(&path, clock()).unwrap();
+    assert_eq!(
+        store
+            .verify_audit_chain()
+            .unwrap()
+            .broken
+            .and_then(|b| b.table),
+        Some("judge_call".to_string()),
+        "after the upgrade a judge result changed outside Concord is caught"
+    );
+}

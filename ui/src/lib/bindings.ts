@@ -1,7 +1,7 @@
 // Generated from the Rust IPC types by ts-rs. Do not edit by hand:
 // run `CONCORD_BLESS=1 cargo test bindings` after changing a Rust type.
 
-export type ErrorCode = "already_encrypted" | "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_key" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "lead_passphrase" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_rater_session" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "rater_session" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "already_resolved" | "no_passphrase" | "nothing_to_sign" | "phi_unreviewed" | "weak_passphrase" | "wrong_passphrase";
+export type ErrorCode = "already_encrypted" | "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_key" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "lead_passphrase" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_rater_session" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "rater_session" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "already_resolved" | "no_passphrase" | "nothing_to_sign" | "phi_unreviewed" | "signed_rating" | "weak_passphrase" | "wrong_passphrase";
 
 export type IpcError = { code: ErrorCode, message: string, };
 
@@ -91,7 +91,15 @@ export type QueueSummary = { rater_id: number, rater_name: string, total: number
  */
 resume_item: number, };
 
-export type ItemCriterion = { key: string, label: { [key in string]?: string }, description: { [key in string]?: string }, group: string | null, scale: Scale, anchors: Array<Anchor>, value: number | null, };
+export type ItemCriterion = { key: string, label: { [key in string]?: string }, description: { [key in string]?: string }, group: string | null, scale: Scale, anchors: Array<Anchor>, value: number | null, 
+/**
+ * This rater signed the value off: a change needs a reason.
+ */
+signed: boolean, 
+/**
+ * The signed value was changed after the signature (with a reason).
+ */
+changed_after_signature: boolean, };
 
 export type RatingItem = { item: number, total: number, completed: number, context: string, 
 /**
@@ -240,7 +248,11 @@ export type PackageWritten = { path: string, summary: PackageSummary, };
 
 export type PackageSummary = { package_id: string, rater: string, file: string, conversations: number, responses: number, assignments: number, ratings: number, retest_ratings: number, sources: number, };
 
-export type MergeReport = { package_id: string, rater: string, inserted: number, updated: number, unchanged: number, history_added: number, retest_inserted: number, retest_updated: number, progress_updated: number, flags_added: number, conflicts: Array<MergeConflict>, };
+export type MergeReport = { package_id: string, rater: string, inserted: number, updated: number, unchanged: number, history_added: number, retest_inserted: number, retest_updated: number, progress_updated: number, flags_added: number, 
+/**
+ * Signatures the expert made in the package, recorded in the study.
+ */
+signatures_added: number, conflicts: Array<MergeConflict>, };
 
 export type MergeConflict = { 
 /**

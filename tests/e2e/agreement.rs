@@ -210,6 +210,26 @@ fn the_demo_study_shows_psycrisis_dimensions_and_the_expert_baseline() {
         app.text(&binary).contains("Risk assessment"),
         "PsyCrisis dimensions are listed with κ, AC1 and PABAK"
     );
+    let experts_rows = app.find_all("[data-testid=binary-row][data-experts=true]");
+    assert!(
+        !experts_rows.is_empty(),
+        "the experts' own agreement on each dimension is a row of the table"
+    );
+    for css in [
+        "[data-testid=binary-row] [data-testid=binary-positive]",
+        "[data-testid=binary-row] [data-testid=binary-negative]",
+        "[data-testid=binary-row] [data-testid=binary-ac1]",
+        "[data-testid=binary-row] [data-testid=binary-alpha]",
+    ] {
+        let cells = app.find_all(css);
+        assert!(
+            cells.iter().any(|c| {
+                let text = app.text(c);
+                text.contains('[') && text.contains(']')
+            }),
+            "{css} shows an estimate with its 95% interval"
+        );
+    }
     app.wait_for("[data-testid=totals-table]", Duration::from_secs(5));
     show(&app, "[data-testid=binary-table]", "agreement-psycrisis");
 }

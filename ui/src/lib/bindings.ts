@@ -501,7 +501,27 @@ n_items: number,
 /**
  * Responses the experts rated but tied on.
  */
-n_no_consensus: number, percent_agreement: number | null, cohen_kappa: number | null, gwet_ac1: number | null, pabak: number | null, 
+n_no_consensus: number, percent_agreement: number | null, cohen_kappa: number | null, gwet_ac1: number | null, 
+/**
+ * Gwet's 95% interval of AC1.
+ */
+gwet_ac1_ci95: [number, number] | null, pabak: number | null, 
+/**
+ * Positive specific agreement (on "present") with its bootstrap 95% interval.
+ */
+positive_agreement: number | null, positive_agreement_ci95: [number, number] | null, 
+/**
+ * Negative specific agreement (on "absent") with its bootstrap 95% interval.
+ */
+negative_agreement: number | null, negative_agreement_ci95: [number, number] | null, 
+/**
+ * Krippendorff's α (nominal) with its bootstrap 95% interval.
+ */
+krippendorff_alpha: number | null, krippendorff_alpha_ci95: [number, number] | null, 
+/**
+ * The experts among themselves (no judge; sensitivity and specificity do not apply).
+ */
+experts: boolean, 
 /**
  * Judge says present when the experts do.
  */

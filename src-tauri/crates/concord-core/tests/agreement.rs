@@ -273,3 +273,120 @@ fn groups_need_every_member_and_undefined_values_print_as_null() {
     let value = serde_json::to_value(cell).expect("cell serialises");
     assert!(value["icc_c1"].is_null(), "an undefined ICC prints as null");
 }
+
+/// Binary dimensions: positive and negative specific agreement among three experts with missing
+/// ratings (Uebersax's generalisation, computed by hand below), the judge against the experts'
+/// majority (Dice's coefficient), and every coefficient's interval around its estimate.
+#[test]
+fn binary_dimensions_report_specific_agreement_ac1_and_alpha_with_intervals() {
+    let rubric = builtin::psycrisis();
+    let sources = vec![SourceInfo {
+        id: 1,
+        key: "gpt4o".into(),
+        name: "GPT-4o".into(),
+        family: Some("gpt-4o".into()),
+    }];
+    let rater = |id: i64, name: &str, kind| RaterInfo {
+        id,
+        name: name.to_string(),
+        kind,
+        model_id: (kind == RaterKind::Judge).then(|| name.to_string()),
+        family: None,
+    };
+    let raters = vec![
+        rater(1, "E1", RaterKind::Expert),
+        rater(2, "E2", RaterKind::Expert),
+        rater(3, "E3", RaterKind::Expert),
+        rater(4, "judge-x", RaterKind::Judge),
+    ];
+    let responses: Vec<ResponseInfo> = (1..=4).map(|id| ResponseInfo { id, source: 0 }).collect();
+    let mut data = AgreementData::new(&rubric, sources, raters, responses);
+    // Criterion 1, per response: E1, E2, E3 (None: not rated), judge.
+    let table: [[Option<f64>; 4]; 4] = [
+        [Some(1.0), Some(1.0), Some(1.0), Some(1.0)],
+        [Some(1.0), Some(0.0), None, Some(1.0)],
+        [Some(0.0), Some(0.0), Some(1.0), Some(0.0)],
+        [Some(0.0), Some(0.0), None, Some(1.0)],
+    ];
+    for (i, row) in table.iter().enumerate() {
+        for (r, v) in row.iter().enumerate() {
+            if let Some(v) = v {
+                data.apply(r as i64 + 1, i as i64 + 1, 1, Some(*v))
+                    .expect("known rater, response and criterion");
+            }
+        }
+    }
+    let options = AgreementOptions {
+        resamples: 200,
+        ..AgreementOptions::mentalalign("psycrisis")
+    };
+    let report = AgreementEngine::new(data, options).report().clone();
+    let key = &builtin::psycrisis().criteria[0].id;
+    let experts = report
+        .binary
+        .iter()
+        .find(|b| b.experts && &b.criterion == key)
+        .expect("the experts' own agreement is reported");
+    // Pairs involving "present": response 1 gives 3·2 = 6 (all agreeing), response 2 gives 1,
+    // response 3 gives 2; "absent": response 2 gives 1, response 3 gives 2·2 = 4 (2 agreeing),
+    // response 4 gives 2 (2 agreeing).
+    let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-12);
+    assert!(
+        close(experts.positive_agreement, 6.0 / 9.0)
+            && close(experts.negative_agreement, 4.0 / 7.0),
+        "Uebersax's many-rater specific agreement over the missing ratings: {experts:?}"
+    );
+    assert_eq!(
+        experts.n_items, 4,
+        "every response was rated by two or more experts"
+    );
+    let judge = report
+        .binary
+        .iter()
+        .find(|b| !b.experts && &b.criterion == key)
+        .expect("the judge's cell");
+    // Majority: 1, tie (left out), 0, 0; judge 1, ·, 0, 1 → a = 1, d = 1, one disagreement.
+    assert!(
+        close(judge.positive_agreement, 2.0 / 3.0) && close(judge.negative_agreement, 2.0 / 3.0),
+        "two raters: Dice's coefficient on each category: {judge:?}"
+    );
+    for cell in [experts, judge] {
+        for (name, value, ci) in [
+            ("AC1", cell.gwet_ac1, cell.gwet_ac1_ci95),
+            (
+                "alpha",
+                cell.krippendorff_alpha,
+                cell.krippendorff_alpha_ci95,
+            ),
+            (
+                "positive agreement",
+                cell.positive_agreement,
+                cell.positive_agreement_ci95,
+            ),
+        ] {
+            let (Some(v), Some([lo, hi])) = (value, ci) else {
+                panic!(
+                    "{name} of {} has an estimate and an interval: {cell:?}",
+                    cell.judge
+                );
+            };
+            // AC1's interval is centred on it (its lower end uncapped, as irrCAC leaves it); a
+            // percentile bootstrap need not contain the estimate on four items, but it is an
+            // ordered interval of values the statistic can take.
+            assert!(
+                lo <= hi
+                    && (name == "AC1"
+                        || ((-1.0..=1.0).contains(&lo) && (-1.0..=1.0).contains(&hi))),
+                "{name} of {} has an ordered interval of possible values: [{lo}, {hi}]",
+                cell.judge
+            );
+            if name == "AC1" {
+                assert!(
+                    lo <= v && v <= hi,
+                    "AC1 of {} lies in its interval: {v} in [{lo}, {hi}]",
+                    cell.judge
+                );
+            }
+        }
+    }
+}

@@ -529,6 +529,10 @@ export const en = {
   "sign.reasonSave": "Change",
   "sign.reasonCancel": "Keep the signed value",
   "setup.packages.signatures": "{n} signature(s) by {rater} recorded: the study now checks that it still holds the values signed.",
+  "ag.alpha": "α (nominal)",
+  "ag.positive": "positive agr.",
+  "ag.negative": "negative agr.",
+  "ag.binaryMethods": "Judges against the expert consensus (majority; ties left out); the experts' row is all experts as raters over the responses at least two rated (missing ratings allowed). Positive/negative specific agreement as Uebersax (1982) generalised to many raters; AC1 with Gwet's 95% CI (t quantile, as irrCAC); specific agreement and Krippendorff's α with 95% percentile-bootstrap CIs over items (seeded, 1,000 resamples).",
 } as const;
 
 export type MessageKey = keyof typeof en;

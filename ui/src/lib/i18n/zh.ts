@@ -531,4 +531,8 @@ export const zh: Record<MessageKey, string> = {
   "sign.reasonSave": "修改",
   "sign.reasonCancel": "保留已签署的评分",
   "setup.packages.signatures": "已记录 {rater} 的 {n} 个签署：研究会核对其仍保存所签署的评分。",
+  "ag.alpha": "α（名义）",
+  "ag.positive": "阳性一致",
+  "ag.negative": "阴性一致",
+  "ag.binaryMethods": "评审与专家共识（多数；平票不计）比较；“专家”一行把全部专家作为评分者，计入至少两位专家评过的回答（允许缺失）。阳性/阴性特定一致性按 Uebersax（1982）推广到多评分者；AC1 给出 Gwet 95% 置信区间（t 分位数，与 irrCAC 相同）；特定一致性和 Krippendorff α 给出按项目自助法的 95% 百分位区间（固定种子，1000 次重抽样）。",
 };

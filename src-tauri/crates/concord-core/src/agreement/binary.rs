@@ -1,5 +1,9 @@
-//! Binary rubrics (PsyCrisis): per judge and dimension, Cohen's κ, Gwet's AC1, PABAK and the
-//! judge's sensitivity and specificity against the expert consensus; per judge, Pearson, Spearman
+//! Binary rubrics (PsyCrisis): per judge and dimension, Cohen's κ, Gwet's AC1 with its interval,
+//! PABAK, positive and negative specific agreement and Krippendorff's α (nominal) with percentile
+//! bootstrap intervals, and the judge's sensitivity and specificity against the expert
+//! consensus; per dimension the same agreement statistics among the experts themselves (every
+//! expert a rater, missing ratings allowed: Uebersax's generalisation of specific agreement, as
+//! the experts of an assignment rate different subsets); per judge, Pearson, Spearman
 //! and Kendall τ-b between judge and expert totals at item level (every response) and at system
 //! level (per-source mean totals). All numbers come from `concord-stats`.
 //!
@@ -7,15 +11,22 @@
 //! rated the response (with one expert, that expert's value); responses where the experts tie are
 //! left out and counted. A rater's total is the sum of the dimensions, defined only when every
 //! dimension is present; the expert total of a response is the mean of the experts' totals.
+//!
+//! Intervals: AC1 by Gwet's variance with a t quantile (as irrCAC computes it); specific
+//! agreement and α by a percentile bootstrap over items ([`super::AgreementOptions::resamples`]
+//! resamples, each statistic its own ChaCha8 stream seeded from [`super::AgreementOptions::seed`]
+//! and the cell, undefined replicates dropped).
 
 use super::data::AgreementData;
 use super::Level;
 use crate::rubric::Scale;
+use concord_stats::bootstrap::BootstrapOptions;
 use concord_stats::categorical::{
-    cohen_kappa, diagnostic_accuracy, gwet_ac1, pabak, percent_agreement, CategoricalRatings,
-    Weights,
+    cohen_kappa, diagnostic_accuracy, gwet_ac1, gwet_ac2_interval, krippendorff_alpha, pabak,
+    percent_agreement, specific_agreement, AlphaMetric, CategoricalRatings, Weights,
 };
 use concord_stats::paired::{kendall_tau_b, pearson, spearman};
+use rand::SeedableRng;
 use serde::Serialize;
 
 /// A proportion with its Wilson 95% interval.
@@ -44,7 +55,20 @@ pub struct BinaryCell {
     pub percent_agreement: Option<f64>,
     pub cohen_kappa: Option<f64>,
     pub gwet_ac1: Option<f64>,
+    /// Gwet's 95% interval of AC1.
+    pub gwet_ac1_ci95: Option<[f64; 2]>,
     pub pabak: Option<f64>,
+    /// Positive specific agreement (on "present") with its bootstrap 95% interval.
+    pub positive_agreement: Option<f64>,
+    pub positive_agreement_ci95: Option<[f64; 2]>,
+    /// Negative specific agreement (on "absent") with its bootstrap 95% interval.
+    pub negative_agreement: Option<f64>,
+    pub negative_agreement_ci95: Option<[f64; 2]>,
+    /// Krippendorff's α (nominal) with its bootstrap 95% interval.
+    pub krippendorff_alpha: Option<f64>,
+    pub krippendorff_alpha_ci95: Option<[f64; 2]>,
+    /// The experts among themselves (no judge; sensitivity and specificity do not apply).
+    pub experts: bool,
     /// Judge says present when the experts do.
     pub sensitivity: Rate,
     /// Judge says absent when the experts do.
@@ -109,7 +133,109 @@ fn consensus(data: &AgreementData, experts: &[usize], c: usize) -> Vec<Option<Op
         .collect()
 }
 
-pub(crate) fn dimension_cells(data: &AgreementData) -> Vec<BinaryCell> {
+/// The agreement statistics of one table of binary ratings, with their intervals.
+struct Coefficients {
+    ac1_ci95: Option<[f64; 2]>,
+    positive: (Option<f64>, Option<[f64; 2]>),
+    negative: (Option<f64>, Option<[f64; 2]>),
+    alpha: (Option<f64>, Option<[f64; 2]>),
+}
+
+fn coefficients(
+    r: &CategoricalRatings,
+    options: &super::AgreementOptions,
+    cell: u64,
+) -> Coefficients {
+    let boot = BootstrapOptions {
+        resamples: options.resamples,
+        level: 0.95,
+        drop_undefined: true,
+        keep_range: None,
+    };
+    let interval = |stream: u64, f: &dyn Fn(&CategoricalRatings) -> Option<f64>| {
+        let seed = options
+            .seed
+            .wrapping_add(cell.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .wrapping_add(stream);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let value = f(r);
+        let ci = value.and_then(|_| {
+            concord_stats::bootstrap::percentile_ci(r.n_items(), &boot, &mut rng, |idx| {
+                f(&r.resample(idx))
+            })
+            .ok()
+            .and_then(|b| Some([b.lower?, b.upper?]))
+        });
+        (value, ci)
+    };
+    Coefficients {
+        ac1_ci95: gwet_ac2_interval(r, Weights::Unweighted, 0.95).map(|c| c.ci),
+        positive: interval(1, &|x| specific_agreement(x, 1)),
+        negative: interval(2, &|x| specific_agreement(x, 0)),
+        alpha: interval(3, &|x| krippendorff_alpha(x, AlphaMetric::Nominal)),
+    }
+}
+
+/// The experts' own agreement on criterion `c`: every expert a rater, over the responses at
+/// least two of them rated.
+fn experts_cell(
+    data: &AgreementData,
+    experts: &[usize],
+    c: usize,
+    options: &super::AgreementOptions,
+) -> Option<BinaryCell> {
+    if experts.len() < 2 {
+        return None;
+    }
+    let series: Vec<&[f64]> = experts.iter().map(|&e| data.series(e, c)).collect();
+    let mut cells = Vec::new();
+    let mut n_items = 0;
+    for i in 0..data.responses.len() {
+        let row: Vec<Option<usize>> = series
+            .iter()
+            .map(|s| (!s[i].is_nan()).then(|| s[i] as usize))
+            .collect();
+        if row.iter().filter(|v| v.is_some()).count() >= 2 {
+            cells.extend(row);
+            n_items += 1;
+        }
+    }
+    let ratings = CategoricalRatings::new(vec![0.0, 1.0], n_items, experts.len(), cells).ok()?;
+    let k = coefficients(&ratings, options, c as u64 * 1_000_003);
+    let info = &data.criteria[c];
+    let empty = Rate {
+        count: 0,
+        total: 0,
+        estimate: None,
+        ci95: None,
+    };
+    Some(BinaryCell {
+        judge: format!("experts ({})", experts.len()),
+        criterion: info.key.clone(),
+        attribute: info.label.clone(),
+        n_items,
+        n_no_consensus: 0,
+        percent_agreement: percent_agreement(&ratings),
+        cohen_kappa: None,
+        gwet_ac1: gwet_ac1(&ratings),
+        gwet_ac1_ci95: k.ac1_ci95,
+        pabak: None,
+        positive_agreement: k.positive.0,
+        positive_agreement_ci95: k.positive.1,
+        negative_agreement: k.negative.0,
+        negative_agreement_ci95: k.negative.1,
+        krippendorff_alpha: k.alpha.0,
+        krippendorff_alpha_ci95: k.alpha.1,
+        experts: true,
+        sensitivity: empty.clone(),
+        specificity: empty,
+    })
+}
+
+pub(crate) fn dimension_cells(
+    data: &AgreementData,
+    options: &super::AgreementOptions,
+) -> Vec<BinaryCell> {
     let dims = binary_criteria(data);
     let experts = data.experts();
     if dims.is_empty() || experts.is_empty() {
@@ -117,6 +243,7 @@ pub(crate) fn dimension_cells(data: &AgreementData) -> Vec<BinaryCell> {
     }
     let mut out = Vec::new();
     for &c in &dims {
+        out.extend(experts_cell(data, &experts, c, options));
         let reference = consensus(data, &experts, c);
         for j in data.judges() {
             let judged = data.series(j, c);
@@ -141,6 +268,9 @@ pub(crate) fn dimension_cells(data: &AgreementData) -> Vec<BinaryCell> {
             }
             let n_items = truth.len();
             let ratings = CategoricalRatings::new(vec![0.0, 1.0], n_items, 2, cells).ok();
+            let k = ratings
+                .as_ref()
+                .map(|r| coefficients(r, options, (c as u64) * 1_000_003 + j as u64 + 1));
             let accuracy = diagnostic_accuracy(&truth, &said).ok();
             let info = &data.criteria[c];
             let empty = Rate {
@@ -160,7 +290,15 @@ pub(crate) fn dimension_cells(data: &AgreementData) -> Vec<BinaryCell> {
                     .as_ref()
                     .and_then(|r| cohen_kappa(r, Weights::Unweighted)),
                 gwet_ac1: ratings.as_ref().and_then(gwet_ac1),
+                gwet_ac1_ci95: k.as_ref().and_then(|k| k.ac1_ci95),
                 pabak: ratings.as_ref().and_then(pabak).and_then(|p| p.pabak),
+                positive_agreement: k.as_ref().and_then(|k| k.positive.0),
+                positive_agreement_ci95: k.as_ref().and_then(|k| k.positive.1),
+                negative_agreement: k.as_ref().and_then(|k| k.negative.0),
+                negative_agreement_ci95: k.as_ref().and_then(|k| k.negative.1),
+                krippendorff_alpha: k.as_ref().and_then(|k| k.alpha.0),
+                krippendorff_alpha_ci95: k.as_ref().and_then(|k| k.alpha.1),
+                experts: false,
                 sensitivity: accuracy
                     .as_ref()
                     .map(|a| rate(&a.sensitivity))

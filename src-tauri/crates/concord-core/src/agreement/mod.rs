@@ -337,7 +337,7 @@ impl AgreementEngine {
             options: self.options.clone(),
             raters: self.rater_refs(),
             cells,
-            binary: binary::dimension_cells(&self.data),
+            binary: binary::dimension_cells(&self.data, &self.options),
             totals: binary::totals_cells(&self.data),
         };
     }
@@ -382,7 +382,7 @@ impl AgreementEngine {
             self.report.cells[i] = cell;
         }
         if self.data.criteria[touched.criterion].scale == crate::rubric::Scale::Binary {
-            self.report.binary = binary::dimension_cells(&self.data);
+            self.report.binary = binary::dimension_cells(&self.data, &self.options);
             self.report.totals = binary::totals_cells(&self.data);
         }
         if let Some(r) = self.report.raters.get_mut(touched.rater) {

@@ -3,8 +3,25 @@
 // session may make it). Every command of `generate_handler!` is in exactly one list.
 
 /// Callable in every session: the rating screen (the expert comes from the session), the expert's
-/// own sign-off and calibration, the unlock screen and the session itself.
+/// own sign-off and calibration, the unlock screen and the session itself, and the window's own
+/// commands: opening, creating and closing a study (each study opened decides its session afresh,
+/// as relaunching on that file would), file dialogs, Show in folder, zoom, About, and the expert's
+/// Return ratings.
 pub const RATER_COMMANDS: &[&str] = &[
+    "open_study",
+    "new_study",
+    "close_study",
+    "recent_studies",
+    "classify_file",
+    "package_identity",
+    "default_return_path",
+    "return_ratings",
+    "pick_file",
+    "pick_folder",
+    "pick_save",
+    "reveal",
+    "app_info",
+    "set_zoom",
     "study_status",
     "study_security",
     "unlock_study",
@@ -69,4 +86,8 @@ pub const LEAD_COMMANDS: &[&str] = &[
     "rater_quality",
     "phi_review",
     "phi_decide",
+    "list_backups",
+    "backup_now",
+    "restore_backup",
+    "set_backup_folder",
 ];

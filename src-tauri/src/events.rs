@@ -1,7 +1,10 @@
 //! The events the shell sends the window, each with exactly one payload type (exported to the UI's
 //! generated bindings, where `ipc.ts` maps each event name to its payload): `ratings-changed`
 //! carries a [`RatingsChanged`], `judge-progress` a judge [`Progress`],
-//! `judge-finished` a [`JudgeFinished`](crate::judge_runs::JudgeFinished).
+//! `judge-finished` a [`JudgeFinished`](crate::judge_runs::JudgeFinished). The window's own events:
+//! `menu` (the id of the native menu item chosen), `open-file` (a path the desktop handed to the
+//! running app), `backup-taken` (a [`BackupEntry`](concord_core::backup::BackupEntry)) and
+//! `backup-failed` (an [`IpcError`](crate::error::IpcError)).
 
 use concord_core::judge::Progress;
 use concord_core::queue::ItemProgress;
@@ -14,6 +17,15 @@ pub const RATINGS_CHANGED: &str = "ratings-changed";
 pub const JUDGE_PROGRESS: &str = "judge-progress";
 /// Event: the judge run's thread ended (finished, cancelled or failed).
 pub const JUDGE_FINISHED: &str = "judge-finished";
+
+/// Event: a native menu item was chosen (payload: its id, see `menu`).
+pub const MENU: &str = "menu";
+/// Event: the desktop handed the running app a file (payload: its path).
+pub const OPEN_FILE: &str = "open-file";
+/// Event: the open study was backed up (payload: the `BackupEntry`).
+pub const BACKUP_TAKEN: &str = "backup-taken";
+/// Event: a backup failed (payload: the `IpcError`).
+pub const BACKUP_FAILED: &str = "backup-failed";
 
 /// What changed the ratings: the one payload of `ratings-changed`.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]

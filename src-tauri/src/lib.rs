@@ -1,27 +1,37 @@
 //! The Concord desktop shell: a Tauri 2 window over `concord-core`. It owns the app state (the open
-//! study), the thin `#[tauri::command]`s (one core call each: no SQL, no statistics here), the IPC
-//! types and the single `{code, message}` error shape, and the TypeScript bindings generated from
-//! the Rust types for the UI. Every call passes the session guard ([`session::permits`]) before its
-//! command runs, on top of the Tauri capabilities the shell grants by session.
+//! study, which can be switched at runtime), the thin `#[tauri::command]`s (one core call each: no
+//! SQL, no statistics here), the IPC types and the single `{code, message}` error shape, the native
+//! menu, automatic backups, and the TypeScript bindings generated from the Rust types for the UI.
+//! One Concord runs per user: a second launch hands its file to the running window and exits.
+//! Every call passes the session guard ([`session::permits`]) before its command runs, on top of
+//! the Tauri capabilities the shell grants by session.
 
+pub mod backups;
 pub mod bindings;
 pub mod commands;
 pub mod error;
 pub mod events;
 pub mod judge_runs;
+pub mod launch;
+pub mod menu;
 pub mod session;
+pub mod settings;
 pub mod state;
 
 use state::AppState;
-use tauri::Manager;
+use tauri::{Emitter, Manager};
 
-/// Command-line flag that opens a specific study file (`concord-app --study FILE`).
-pub const STUDY_FLAG: &str = "--study";
+pub use launch::STUDY_FLAG;
 
-/// Start the desktop app.
+/// Start the desktop app (or, for `--version`, print the version and build).
 pub fn run() {
     let args: Vec<String> = std::env::args().collect();
-    let state = AppState::open(state::study_arg(&args));
+    let launch = launch::parse(&args);
+    if launch.version {
+        println!("{}", launch::version_line());
+        return;
+    }
+    let state = AppState::open(launch.file);
     let handler: Box<dyn Fn(tauri::ipc::Invoke) -> bool + Send + Sync> =
         Box::new(tauri::generate_handler![
             commands::study::study_overview,
@@ -35,6 +45,24 @@ pub fn run() {
             commands::security::encrypt_open_study,
             commands::security::change_passphrase,
             commands::security::set_idle_lock,
+            commands::desktop::open_study,
+            commands::desktop::new_study,
+            commands::desktop::close_study,
+            commands::desktop::recent_studies,
+            commands::desktop::classify_file,
+            commands::desktop::package_identity,
+            commands::desktop::default_return_path,
+            commands::desktop::return_ratings,
+            commands::desktop::pick_file,
+            commands::desktop::pick_folder,
+            commands::desktop::pick_save,
+            commands::desktop::reveal,
+            commands::desktop::app_info,
+            commands::desktop::list_backups,
+            commands::desktop::backup_now,
+            commands::desktop::restore_backup,
+            commands::desktop::set_backup_folder,
+            commands::desktop::set_zoom,
             commands::agreement::agreement_report,
             commands::agreement::agreement_table,
             commands::agreement::agreement_consensus,
@@ -81,15 +109,48 @@ pub fn run() {
             commands::panel::calibration_item,
             commands::panel::calibration_answer,
         ]);
-    tauri::Builder::default()
+    let app = tauri::Builder::default()
+        .plugin(tauri_plugin_single_instance::init(|app, argv, cwd| {
+            // A second launch (a double-click while Concord runs): its file goes to this window.
+            if let Some(file) = launch::parse(&argv).file {
+                let file = std::path::Path::new(&cwd).join(file);
+                let _ = app.emit(events::OPEN_FILE, file.display().to_string());
+            }
+            if let Some(w) = app.get_webview_window("main") {
+                let _ = w.unminimize();
+                let _ = w.set_focus();
+            }
+        }))
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_opener::init())
         .manage(state)
         .manage(judge_runs::JudgeRuns::default())
+        .manage(backups::BackupWatch::default())
         .setup(|app| {
             session::grant_rater(app.handle())?;
             let current = app.state::<AppState>().session();
             session::grant_lead_if_lead(app.handle(), current);
+            let handle = app.handle().clone();
+            app.manage(settings::DesktopSettings::load(&handle));
+            let opened = handle.state::<AppState>().with_study(|s| {
+                Ok((
+                    s.store().path().map(|p| p.to_path_buf()),
+                    s.store().title()?,
+                ))
+            });
+            if let Ok((Some(path), title)) = opened {
+                commands::desktop::remember(&handle, &path, &title);
+                let _ = handle.state::<AppState>().with_study(|s| {
+                    backups::rebase(&handle, s);
+                    Ok(())
+                });
+            } else {
+                let _ = menu::install(&handle);
+            }
+            backups::start(handle);
             Ok(())
         })
+        .on_menu_event(|app, event| menu::forward(app, event.id().as_ref()))
         .invoke_handler(move |invoke| {
             let current = invoke.message.webview().state::<AppState>().session();
             if let Err(refused) = session::permits(current, invoke.message.command()) {
@@ -98,9 +159,19 @@ pub fn run() {
             }
             handler(invoke)
         })
-        .run(tauri::generate_context!())
+        .build(tauri::generate_context!())
         .unwrap_or_else(|e| {
             eprintln!("Concord could not start its window: {e}");
             std::process::exit(1);
         });
+    app.run(|handle, event| {
+        if let tauri::RunEvent::Exit = event {
+            // Quitting closes the study: back it up when it changed.
+            if let Ok(guard) = handle.state::<AppState>().opened() {
+                if let Ok(study) = guard.study.as_ref() {
+                    backups::on_close(handle, study);
+                }
+            }
+        }
+    });
 }

@@ -1,31 +1,44 @@
-//! App state: the one open study (or the reason it could not be opened, shown in the window), chosen
-//! from `--study FILE`, the `CONCORD_STUDY` environment variable, or the default study in the OS
-//! app-data folder, which is created as the demo study on first launch. An encrypted study opens
-//! with a passphrase remembered in the keyring, else it stays locked (error code
-//! `passphrase_needed`) until the unlock screen supplies one; locking drops the open study, and
-//! with it the passphrase, from memory. The state also holds whom the window works for (the
-//! [`Session`]: lead mode, a locked study's picker, or one expert), decided by the shell from the
-//! study, never by the page.
-
+//! App state: the one open study (or the reason none is open, shown in the window). At launch it
+//! is chosen from the command line (see `launch`), the `CONCORD_STUDY` environment variable, or the
+//! default study in the OS app-data folder, which is created as the demo study on first launch.
+//! While the app runs the study can be switched (File → Open…, a double-clicked file, a second
+//! launch), created, or closed; every switch drops the previous study's cached agreement reports
+//! with it, because they live inside the [`OpenStudy`].
+//!
+//! Every study, at launch or at runtime, is opened by [`open_at`]: an encrypted study (or a sealed
+//! rater package) opens with a passphrase remembered in the keyring, else it stays locked (error
+//! code `passphrase_needed`, its path kept) until the unlock screen supplies one; locking drops
+//! the open study, and with it the passphrase, from memory.
+//!
+//! The state also holds whom the window works for (the [`Session`]: lead mode, a locked study's
+//! picker, or one expert), decided by the shell from the study, never by the page: each study
+//! opened decides it afresh (as a relaunch on that file would); unlocking, locking or converting
+//! the same study keeps a rater session.
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use concord_core::clock::{fresh_seed, SystemClock};
 use concord_core::demo::DemoError;
 use concord_core::open_study::OpenStudy;
 use concord_core::rater_session::{self, Session};
-use concord_core::store::StoreError;
+use concord_core::store::{Passphrase, Store, StoreError};
 use concord_core::study_location::{self, StudyPath, STUDY_ENV};
 use concord_core::study_security;
 use concord_core::usecase::{self, WhenMissing};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Environment variable that overrides the idle lock in seconds (tests, kiosk set-ups).
 pub const IDLE_LOCK_SECONDS_ENV: &str = "CONCORD_IDLE_LOCK_SECONDS";
 
-pub struct AppState {
-    study: Mutex<Result<OpenStudy, IpcError>>,
+/// The study the window shows: where it is, and the open study or why it is not open (locked,
+/// missing, damaged, closed).
+pub struct Opened {
     pub path: Option<StudyPath>,
+    pub study: Result<OpenStudy, IpcError>,
+}
+
+pub struct AppState {
+    opened: Mutex<Opened>,
     /// The idle lock in seconds when `CONCORD_IDLE_LOCK_SECONDS` sets it.
     pub idle_override: Option<u32>,
     /// Whom the window works for; `None` until a study is open (an encrypted one behind the unlock
@@ -35,89 +48,113 @@ pub struct AppState {
     lead_granted: AtomicBool,
 }
 
+/// The session a study just opened starts in (`None` while it is not open).
+fn session_at_open(study: &Result<OpenStudy, IpcError>) -> Option<Session> {
+    study
+        .as_ref()
+        .ok()
+        .map(|s| rater_session::at_open(s.store()).unwrap_or(Session::Picking))
+}
+
 /// The error that keeps an encrypted study locked until a passphrase is given.
-pub fn locked_error(path: &std::path::Path) -> IpcError {
+pub fn locked_error(path: &Path) -> IpcError {
     IpcError::from(StoreError::PassphraseNeeded {
         path: path.display().to_string(),
     })
 }
 
-/// The study file named on the command line (`--study FILE` or `--study=FILE`), if any.
-pub fn study_arg(args: &[String]) -> Option<PathBuf> {
-    let mut it = args.iter().skip(1);
-    while let Some(a) = it.next() {
-        if a == crate::STUDY_FLAG {
-            return it.next().map(PathBuf::from);
+/// Whether `study` is an encrypted study waiting behind the unlock screen.
+pub fn is_locked(study: &Result<OpenStudy, IpcError>) -> bool {
+    matches!(study, Err(e) if e.code == ErrorCode::PassphraseNeeded)
+}
+
+/// Open the study at `p` for the window. An encrypted one opens with the passphrase remembered in
+/// the keyring; without one (or with one that no longer fits, the study having been re-keyed
+/// elsewhere) it stays locked and the unlock screen asks.
+pub fn open_at(p: &StudyPath, when_missing: WhenMissing) -> Result<OpenStudy, IpcError> {
+    let open = |key| usecase::open_with(p, when_missing, Arc::new(SystemClock), fresh_seed(), key);
+    match open(None) {
+        Err(DemoError::Store(StoreError::PassphraseNeeded { path })) => {
+            match study_security::remembered_passphrase(p.path()) {
+                Some(key) => open(Some(&key)).map_err(|e| match e {
+                    DemoError::Store(StoreError::WrongPassphrase { .. }) => {
+                        IpcError::from(StoreError::PassphraseNeeded { path })
+                    }
+                    other => IpcError::from(other),
+                }),
+                None => Err(IpcError::from(StoreError::PassphraseNeeded { path })),
+            }
         }
-        if let Some(v) = a.strip_prefix("--study=") {
-            return Some(PathBuf::from(v));
-        }
+        other => other.map_err(IpcError::from),
     }
-    None
+    .map(|opened| opened.study)
 }
 
 impl AppState {
+    /// Open the study for launch: `explicit` (the command line), else `CONCORD_STUDY`, else the
+    /// default study (created as the demo study when absent).
     pub fn open(explicit: Option<PathBuf>) -> AppState {
-        let env = std::env::var(STUDY_ENV).ok();
+        // Relative paths are made absolute once, here, so the recent list and every later
+        // reopening mean the same file whatever the working folder.
+        let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
+        let explicit = explicit.map(absolute);
+        let env = std::env::var(STUDY_ENV)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| absolute(PathBuf::from(v)).display().to_string());
         let path = study_location::resolve(explicit.as_deref(), env.as_deref());
         let study = match &path {
             None => Err(IpcError::new(
                 ErrorCode::NoLocation,
-                "This system has no app-data folder; start Concord with --study FILE.",
+                "This system has no app-data folder; start Concord with a study file.",
             )),
             // A study named on the command line that does not exist yet becomes the demo.
-            Some(p) => {
-                let open = |key| {
-                    usecase::open_with(
-                        p,
-                        WhenMissing::CreateDemo,
-                        Arc::new(SystemClock),
-                        fresh_seed(),
-                        key,
-                    )
-                };
-                match open(None) {
-                    Err(DemoError::Store(StoreError::PassphraseNeeded { path })) => {
-                        match study_security::remembered_passphrase(p.path()) {
-                            // A remembered passphrase that no longer fits (the study was re-keyed
-                            // elsewhere) leaves the study locked: the unlock screen asks.
-                            Some(key) => open(Some(&key)).map_err(|e| match e {
-                                DemoError::Store(StoreError::WrongPassphrase { .. }) => {
-                                    IpcError::from(StoreError::PassphraseNeeded { path })
-                                }
-                                other => IpcError::from(other),
-                            }),
-                            None => Err(IpcError::from(StoreError::PassphraseNeeded { path })),
-                        }
-                    }
-                    other => other.map_err(IpcError::from),
-                }
-                .map(|opened| opened.study)
-            }
+            Some(p) => open_at(p, WhenMissing::CreateDemo),
         };
         let idle_override = std::env::var(IDLE_LOCK_SECONDS_ENV)
             .ok()
             .and_then(|v| v.trim().parse().ok())
             .filter(|s: &u32| *s > 0);
-        let session = study
-            .as_ref()
-            .ok()
-            .map(|s| rater_session::at_open(s.store()).unwrap_or(Session::Picking));
+        let session = session_at_open(&study);
         AppState {
-            study: Mutex::new(study),
-            path,
+            opened: Mutex::new(Opened { path, study }),
             idle_override,
             session: Mutex::new(session),
             lead_granted: AtomicBool::new(false),
         }
     }
 
-    /// Replace the open study (or the reason there is none): unlocking, locking, converting. A
-    /// rater session survives; otherwise the newly opened study decides the session.
-    pub fn replace(&self, study: Result<OpenStudy, IpcError>) -> IpcResult<()> {
-        let mut guard = self.study()?;
-        *guard = study;
-        if let Ok(s) = guard.as_ref() {
+    /// The opened study and its path.
+    pub fn opened(&self) -> IpcResult<MutexGuard<'_, Opened>> {
+        self.opened.lock().map_err(|_| {
+            IpcError::new(
+                ErrorCode::Internal,
+                "the study lock was poisoned; restart Concord",
+            )
+        })
+    }
+
+    /// Run `f` on the open study.
+    pub fn with_study<T>(&self, f: impl FnOnce(&mut OpenStudy) -> IpcResult<T>) -> IpcResult<T> {
+        let mut guard = self.opened()?;
+        match guard.study.as_mut() {
+            Ok(study) => f(study),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// The file of the study the window has, open or locked.
+    pub fn study_file(&self) -> Option<PathBuf> {
+        let guard = self.opened().ok()?;
+        guard.path.as_ref().map(|p| p.path().to_path_buf())
+    }
+
+    /// Replace the open study of the same file (or the reason there is none): unlocking, locking,
+    /// converting. A rater session survives; otherwise the newly opened study decides the session.
+    pub fn set_study(&self, study: Result<OpenStudy, IpcError>) -> IpcResult<()> {
+        let mut guard = self.opened()?;
+        guard.study = study;
+        if let Ok(s) = guard.study.as_ref() {
             let mut session = self.session_guard();
             if matches!(*session, None | Some(Session::Lead)) {
                 *session = Some(rater_session::at_open(s.store()).unwrap_or(Session::Picking));
@@ -153,22 +190,69 @@ impl AppState {
         self.lead_granted.store(true, Ordering::SeqCst);
     }
 
-    /// The open study, or the error that explains why there is none.
-    pub fn study(&self) -> IpcResult<MutexGuard<'_, Result<OpenStudy, IpcError>>> {
-        self.study.lock().map_err(|_| {
-            IpcError::new(
-                ErrorCode::Internal,
-                "the study lock was poisoned; restart Concord",
-            )
-        })
+    /// Switch the window to the study at `path` (open, or locked behind the unlock screen); the
+    /// old one is closed and its cached reports dropped. `before_close` runs on the study being
+    /// closed (a last backup) while it is still open.
+    pub fn switch(
+        &self,
+        path: &Path,
+        study: Result<OpenStudy, IpcError>,
+        before_close: impl FnOnce(&OpenStudy),
+    ) -> IpcResult<()> {
+        let mut guard = self.opened()?;
+        if let Ok(old) = guard.study.as_ref() {
+            before_close(old);
+        }
+        *self.session_guard() = session_at_open(&study);
+        *guard = Opened {
+            path: Some(StudyPath::Explicit(path.to_path_buf())),
+            study,
+        };
+        Ok(())
     }
 
-    /// Run `f` on the open study.
-    pub fn with_study<T>(&self, f: impl FnOnce(&mut OpenStudy) -> IpcResult<T>) -> IpcResult<T> {
-        let mut guard = self.study()?;
-        match guard.as_mut() {
-            Ok(store) => f(store),
-            Err(e) => Err(e.clone()),
+    /// Close the open study; the window then offers to open or create one.
+    pub fn close(&self, before_close: impl FnOnce(&OpenStudy)) -> IpcResult<()> {
+        let mut guard = self.opened()?;
+        if let Ok(old) = guard.study.as_ref() {
+            before_close(old);
         }
+        *self.session_guard() = None;
+        *guard = Opened {
+            path: None,
+            study: Err(IpcError::new(
+                ErrorCode::NoStudy,
+                "No study is open. Open a study or a rater package, or start a new study.",
+            )),
+        };
+        Ok(())
     }
+}
+
+/// Open the existing study (or rater package) at `path` for the window: open, or locked when it
+/// is encrypted and no remembered passphrase fits. Any other failure (missing, not a study) is
+/// returned as the error and the window keeps its study.
+pub fn open_existing(path: &Path) -> IpcResult<Result<OpenStudy, IpcError>> {
+    match open_at(
+        &StudyPath::Explicit(path.to_path_buf()),
+        WhenMissing::Refuse,
+    ) {
+        Ok(study) => Ok(Ok(study)),
+        Err(e) if e.code == ErrorCode::PassphraseNeeded => Ok(Err(e)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Open the encrypted study at `path` with `key` (a restored backup of the open study).
+pub fn open_keyed(path: &Path, key: &Passphrase) -> IpcResult<OpenStudy> {
+    Ok(OpenStudy::new(Store::open_with(
+        path,
+        Arc::new(SystemClock),
+        Some(key),
+    )?))
+}
+
+/// Create a new, empty study at `path` (refused if anything is there).
+pub fn create_new(path: &Path) -> IpcResult<OpenStudy> {
+    Ok(OpenStudy::new(Store::create(path, Arc::new(SystemClock))?))
 }

@@ -4,6 +4,8 @@
 //! Journeys of later screens live in sibling modules and use only this harness.
 
 mod agreement;
+mod desktop;
+mod figures;
 mod hostile;
 mod judge;
 mod overview;
@@ -12,6 +14,7 @@ mod rating;
 mod roles;
 mod security;
 mod setup;
+mod smoke;
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
@@ -111,9 +114,13 @@ impl Drop for Display {
     }
 }
 
-/// The built desktop binary (cargo builds it for this test target).
+/// The desktop binary under test: the one cargo built for this test target, or — when
+/// `CONCORD_APP_BINARY` names one — another build of it, such as the app installed from the .deb.
 pub fn app_binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_concord-app"))
+    std::env::var_os("CONCORD_APP_BINARY")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_concord-app")))
 }
 
 /// Folder for screenshots and other artefacts a person looks at after a run.
@@ -169,6 +176,8 @@ impl App {
         // The window's own storage (language, last screen) lives beside the study, so tests are
         // independent of each other and a relaunch on the same study sees it again.
         .env("XDG_DATA_HOME", study.with_extension("webdata"))
+        // Its recent-studies list and settings too.
+        .env("XDG_CONFIG_HOME", study.with_extension("config"))
         .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -212,6 +221,11 @@ impl App {
             _turn: turn,
             launched_at,
         }
+    }
+
+    /// The X display the window is on (for a second process that must reach the same desktop).
+    pub fn display_name(&self) -> &str {
+        &self._display.name
     }
 
     fn url(&self, path: &str) -> String {
@@ -319,6 +333,21 @@ impl App {
         self.http.delete(self.url("/actions")).send().ok();
     }
 
+    /// Press `key` while holding `modifier` (e.g. "\u{E009}" Control), as one chord.
+    pub fn chord(&self, modifier: &str, key: &str) {
+        let actions = json!([
+            {"type": "keyDown", "value": modifier},
+            {"type": "keyDown", "value": key},
+            {"type": "keyUp", "value": key},
+            {"type": "keyUp", "value": modifier},
+        ]);
+        self.post(
+            "/actions",
+            json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]}),
+        );
+        self.http.delete(self.url("/actions")).send().ok();
+    }
+
     /// Run asynchronous JavaScript in the page; the script calls `arguments[arguments.length - 1]`
     /// with its result.
     pub fn script_async(&self, body: &str, args: Value) -> Value {
@@ -351,6 +380,54 @@ impl App {
     /// Run JavaScript in the page and return its result.
     pub fn script(&self, body: &str, args: Value) -> Value {
         self.post("/execute/sync", json!({"script": body, "args": args}))["value"].clone()
+    }
+
+    /// Call one of the app's IPC commands from the page, exactly as the window's code does (the
+    /// path a native dialog returns goes into the same command), and return its result, or
+    /// `{"error": …}` when it failed.
+    pub fn invoke(&self, command: &str, args: Value) -> Value {
+        self.script_async(
+            "const done = arguments[arguments.length - 1]; \
+             window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]) \
+               .then((v) => done({ok: v === undefined ? null : v}), (e) => done({error: e}));",
+            json!([command, args]),
+        )
+    }
+
+    /// Run axe-core (the npm package the UI installs) inside the real webview on the screen shown
+    /// now and fail on any serious or critical violation, naming rule, impact and elements.
+    pub fn assert_accessible(&self, screen: &str) {
+        let source_path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/node_modules/axe-core/axe.min.js");
+        let source = std::fs::read_to_string(&source_path).unwrap_or_else(|e| {
+            panic!(
+                "{}: axe-core is a UI dev dependency (npm ci installs it): {e}",
+                source_path.display()
+            )
+        });
+        if self.script("return typeof window.axe", json!([])) != json!("object") {
+            self.script(&format!("{source};\nreturn typeof window.axe;"), json!([]));
+        }
+        let result = self.script_async(
+            "const done = arguments[arguments.length - 1]; \
+             window.axe.run(document, {resultTypes: ['violations']}) \
+               .then((r) => done(r.violations \
+                 .filter((v) => v.impact === 'serious' || v.impact === 'critical') \
+                 .map((v) => ({id: v.id, impact: v.impact, help: v.help, \
+                   nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ') + ' — ' + n.failureSummary)}))), \
+                 (e) => done([{id: 'axe-error', impact: 'critical', help: String(e), nodes: []}]));",
+            json!([]),
+        );
+        let violations = result.as_array().cloned().unwrap_or_default();
+        if !violations.is_empty() {
+            self.screenshot(&format!("axe-{screen}"));
+        }
+        assert!(
+            violations.is_empty(),
+            "axe-core found serious or critical accessibility violations on the {screen} screen \
+             (screenshot tests/artifacts/axe-{screen}.png): {}",
+            serde_json::to_string_pretty(&violations).unwrap_or_default()
+        );
     }
 
     /// Save a screenshot of the X display the window is on as tests/artifacts/<name>.png and

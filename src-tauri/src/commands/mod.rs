@@ -2,6 +2,7 @@
 //! its error to the IPC error shape; no SQL and no statistics live here.
 
 pub mod agreement;
+pub mod desktop;
 pub mod judge;
 pub mod panel;
 pub mod phi;

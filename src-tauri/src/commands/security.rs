@@ -4,6 +4,7 @@
 //! "Change passphrase…" and the idle-lock minutes. Passphrases arrive as arguments of these
 //! calls only and are never returned, logged or stored in the study.
 
+use crate::backups;
 use crate::error::{IpcError, IpcResult};
 use crate::state::{locked_error, AppState};
 use concord_core::clock::SystemClock;
@@ -14,6 +15,7 @@ use concord_core::study_security::{self, Conversion, DEFAULT_IDLE_LOCK_MINUTES};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
+use tauri::AppHandle;
 
 /// What the window needs to know to guard the open study.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -34,10 +36,8 @@ pub struct SecurityOutcome {
 
 fn study_file(state: &AppState) -> IpcResult<PathBuf> {
     state
-        .path
-        .as_ref()
-        .map(|p| p.path().to_path_buf())
-        .ok_or_else(|| IpcError::new(ErrorCode::NoLocation, "no study file is open"))
+        .study_file()
+        .ok_or_else(|| IpcError::new(ErrorCode::NoStudy, "no study file is open"))
 }
 
 fn passphrase(text: String) -> IpcResult<Passphrase> {
@@ -46,8 +46,8 @@ fn passphrase(text: String) -> IpcResult<Passphrase> {
 
 #[tauri::command]
 pub fn study_security(state: tauri::State<'_, AppState>) -> IpcResult<StudySecurity> {
-    let guard = state.study()?;
-    let (encrypted, locked, minutes) = match guard.as_ref() {
+    let guard = state.opened()?;
+    let (encrypted, locked, minutes) = match guard.study.as_ref() {
         Ok(s) => (
             s.store().is_encrypted(),
             false,
@@ -66,7 +66,7 @@ pub fn study_security(state: tauri::State<'_, AppState>) -> IpcResult<StudySecur
 
 #[tauri::command]
 pub async fn unlock_study(
-    app: tauri::AppHandle,
+    app: AppHandle,
     state: tauri::State<'_, AppState>,
     passphrase_text: String,
     remember: bool,
@@ -74,33 +74,48 @@ pub async fn unlock_study(
     let path = study_file(&state)?;
     let key = passphrase(passphrase_text)?;
     let (store, note) = study_security::unlock(&path, Arc::new(SystemClock), &key, remember)?;
-    state.replace(Ok(OpenStudy::new(store)))?;
+    let study = OpenStudy::new(store);
+    backups::rebase(&app, &study);
+    // A study opened locked went into the recent list under its file name: now its title is known.
+    if let Ok(title) = study.store().title() {
+        crate::commands::desktop::remember(&app, &path, &title);
+    }
+    state.set_study(Ok(study))?;
     crate::session::grant_lead_if_lead(&app, state.session());
     Ok(SecurityOutcome { note })
 }
 
-/// Lock an encrypted study (a plain one has no passphrase to unlock it with: false).
+/// Lock an encrypted study (a plain one has no passphrase to unlock it with: false); like closing
+/// it, locking first backs it up when it changed.
 #[tauri::command]
-pub async fn lock_study(state: tauri::State<'_, AppState>) -> IpcResult<bool> {
+pub async fn lock_study(app: AppHandle, state: tauri::State<'_, AppState>) -> IpcResult<bool> {
     let path = study_file(&state)?;
-    let mut guard = state.study()?;
-    let encrypted = matches!(guard.as_ref(), Ok(s) if s.store().is_encrypted());
+    let mut guard = state.opened()?;
+    let encrypted = matches!(guard.study.as_ref(), Ok(s) if s.store().is_encrypted());
     if encrypted {
-        *guard = Err(locked_error(&path));
+        if let Ok(s) = guard.study.as_ref() {
+            backups::on_close(&app, s);
+        }
+        guard.study = Err(locked_error(&path));
     }
     Ok(encrypted)
 }
 
 /// Close the open study, convert it, and open it again (as before when the conversion failed).
-fn convert(state: &AppState, conversion: Conversion, remember: bool) -> IpcResult<SecurityOutcome> {
+fn convert(
+    app: &AppHandle,
+    state: &AppState,
+    conversion: Conversion,
+    remember: bool,
+) -> IpcResult<SecurityOutcome> {
     let path = study_file(state)?;
-    let mut guard = state.study()?;
-    let before = match guard.as_ref() {
+    let mut guard = state.opened()?;
+    let before = match guard.study.as_ref() {
         Ok(s) => s.store().passphrase().cloned(),
         Err(e) => return Err(e.clone()),
     };
     // Dropping the open study closes its connection, so the file can be replaced.
-    *guard = Err(IpcError::new(
+    guard.study = Err(IpcError::new(
         ErrorCode::Converting,
         "the study is being converted",
     ));
@@ -111,24 +126,29 @@ fn convert(state: &AppState, conversion: Conversion, remember: bool) -> IpcResul
         &conversion,
         remember,
     );
-    *guard = reopened.map(OpenStudy::new).map_err(IpcError::from);
+    guard.study = reopened.map(OpenStudy::new).map_err(IpcError::from);
+    if let Ok(s) = guard.study.as_ref() {
+        backups::rebase(app, s);
+    }
     Ok(SecurityOutcome { note: outcome? })
 }
 
 /// "Encrypt this study…": encrypt the open plain study with a new passphrase.
 #[tauri::command]
 pub async fn encrypt_open_study(
+    app: AppHandle,
     state: tauri::State<'_, AppState>,
     new_passphrase: String,
     remember: bool,
 ) -> IpcResult<SecurityOutcome> {
     let new = passphrase(new_passphrase)?;
-    convert(&state, Conversion::Encrypt { new }, remember)
+    convert(&app, &state, Conversion::Encrypt { new }, remember)
 }
 
 /// "Change passphrase…": re-key the open encrypted study.
 #[tauri::command]
 pub async fn change_passphrase(
+    app: AppHandle,
     state: tauri::State<'_, AppState>,
     current_passphrase: String,
     new_passphrase: String,
@@ -136,7 +156,7 @@ pub async fn change_passphrase(
 ) -> IpcResult<SecurityOutcome> {
     let current = passphrase(current_passphrase)?;
     let new = passphrase(new_passphrase)?;
-    convert(&state, Conversion::Rekey { current, new }, remember)
+    convert(&app, &state, Conversion::Rekey { current, new }, remember)
 }
 
 #[tauri::command]

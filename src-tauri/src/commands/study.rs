@@ -2,7 +2,7 @@
 
 use crate::error::IpcResult;
 use crate::state::AppState;
-use concord_core::store::StudyOverview;
+use concord_core::store::{PackageIdentity, StudyOverview};
 use serde::Serialize;
 
 /// The open study's overview, read from SQLite.
@@ -11,23 +11,30 @@ pub fn study_overview(state: tauri::State<'_, AppState>) -> IpcResult<StudyOverv
     state.with_study(|s| Ok(s.store().overview()?))
 }
 
-/// Which study file the app was asked to open, whether or not it opened.
+/// Which study file the window has, whether or not it opened, and whose package it is when it is
+/// a rater package.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct StudyStatus {
     pub path: Option<String>,
     pub is_default: bool,
     pub error: Option<crate::error::IpcError>,
+    pub package: Option<PackageIdentity>,
 }
 
 #[tauri::command]
 pub fn study_status(state: tauri::State<'_, AppState>) -> IpcResult<StudyStatus> {
-    let error = state.study()?.as_ref().err().cloned();
+    let opened = state.opened()?;
+    let package = match opened.study.as_ref() {
+        Ok(s) => s.package_identity()?,
+        Err(_) => None,
+    };
     Ok(StudyStatus {
-        path: state.path.as_ref().map(|p| p.path().display().to_string()),
+        path: opened.path.as_ref().map(|p| p.path().display().to_string()),
         is_default: matches!(
-            state.path,
+            opened.path,
             Some(concord_core::study_location::StudyPath::Default(_))
         ),
-        error,
+        error: opened.study.as_ref().err().cloned(),
+        package,
     })
 }

@@ -1,11 +1,11 @@
 // Generated from the Rust IPC types by ts-rs. Do not edit by hand:
 // run `CONCORD_BLESS=1 cargo test bindings` after changing a Rust type.
 
-export type ErrorCode = "already_encrypted" | "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_key" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "lead_passphrase" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_rater_session" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "rater_session" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "already_resolved" | "no_passphrase" | "nothing_to_sign" | "phi_unreviewed" | "signed_rating" | "weak_passphrase" | "wrong_passphrase";
+export type ErrorCode = "already_encrypted" | "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_key" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "lead_passphrase" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_rater_session" | "no_study" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "rater_session" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "already_resolved" | "no_passphrase" | "nothing_to_sign" | "phi_unreviewed" | "signed_rating" | "weak_passphrase" | "wrong_passphrase";
 
 export type IpcError = { code: ErrorCode, message: string, };
 
-export type StudyStatus = { path: string | null, is_default: boolean, error: IpcError | null, };
+export type StudyStatus = { path: string | null, is_default: boolean, error: IpcError | null, package: PackageIdentity | null, };
 
 export type StudySecurity = { encrypted: boolean, 
 /**
@@ -42,6 +42,46 @@ can_leave: boolean,
 picking: boolean, };
 
 export type SessionSource = "picked" | "package";
+
+export type PackageIdentity = { package_id: string, 
+/**
+ * The expert the package was written for.
+ */
+rater: string, rater_id: number, 
+/**
+ * Items in the expert's queue (retest repeats included).
+ */
+items: number, completed: number, };
+
+export type StudyOpened = { path: string, 
+/**
+ * Set when the file is a rater package: whose it is and how many items it holds.
+ */
+package: PackageIdentity | null, 
+/**
+ * The study (or package) is encrypted and waits for its passphrase on the unlock screen.
+ */
+locked: boolean, 
+/**
+ * Something the person should know (a judge run that was stopped by the switch).
+ */
+note: string | null, };
+
+export type AppInfo = { version: string, build: string, version_line: string, backup_folder: string, };
+
+export type BackupList = { folder: string, backups: Array<BackupEntry>, };
+
+export type FilePurpose = "study" | "package" | "rubric" | "dataset" | "sheet" | "backup";
+
+export type BackupEntry = { path: string, 
+/**
+ * When it was taken, as ISO-8601 UTC (read from its name).
+ */
+taken: string, bytes: number, };
+
+export type RecentStudy = { path: string, title: string, opened_at: number, };
+
+export type FileRole = { "kind": "study" } | { "kind": "package", identity: PackageIdentity, returned: boolean, } | { "kind": "dataset", format: ImportFormat | null, } | { "kind": "encrypted", lead_study: boolean, } | { "kind": "filled_sheet" } | { "kind": "rubric" } | { "kind": "unknown", reason: string, };
 
 export type StudyOverview = { path: string, title: string, schema_version: number, rubrics: Array<RubricSummary>, conversations: number, responses: number, sources: Array<SourceCount>, raters: Array<RaterSummary>, ratings: number, };
 

@@ -144,6 +144,12 @@ export type AppEvents = {
   "ratings-changed": RatingsChanged;
   "judge-progress": Progress;
   "judge-finished": JudgeFinished;
+  /** The id of the native menu item chosen (src-tauri/src/menu.rs). */
+  menu: string;
+  /** A file the desktop handed to the running app (a second launch, a double-click). */
+  "open-file": string;
+  "backup-taken": BackupEntry;
+  "backup-failed": IpcError;
 };
 
 /** Subscribe to an app event; returns the unsubscribe function. */
@@ -213,3 +219,48 @@ export const setupIpc = {
   phiReview: () => call<PhiReview>("phi_review"),
   phiDecide: (ids: number[], decision: PhiDecision) => call<PhiReview>("phi_decide", { ids, decision }),
 };
+
+// The window itself (commands/desktop.rs): which study is open, native dialogs, files handed to
+// the app, backups, zoom and About.
+import type {
+  AppInfo,
+  BackupEntry,
+  BackupList,
+  FilePurpose,
+  FileRole,
+  PackageIdentity,
+  RecentStudy,
+  StudyOpened,
+} from "./bindings";
+import { getCurrentWebview } from "@tauri-apps/api/webview";
+
+export const desktopIpc = {
+  openStudy: (path: string) => call<StudyOpened>("open_study", { path }),
+  newStudy: (path: string) => call<StudyOpened>("new_study", { path }),
+  closeStudy: () => call<string | null>("close_study"),
+  recentStudies: () => call<RecentStudy[]>("recent_studies"),
+  classifyFile: (path: string) => call<FileRole>("classify_file", { path }),
+  packageIdentity: () => call<PackageIdentity | null>("package_identity"),
+  defaultReturnPath: () => call<string>("default_return_path"),
+  returnRatings: (out: string) => call<string>("return_ratings", { out }),
+  /** A native open dialog; null when cancelled. */
+  pickFile: (purpose: FilePurpose) => call<string | null>("pick_file", { purpose }),
+  pickFolder: (title: string) => call<string | null>("pick_folder", { title }),
+  pickSave: (title: string, suggested: string | null) =>
+    call<string | null>("pick_save", { title, suggested }),
+  reveal: (path: string) => call<null>("reveal", { path }),
+  appInfo: () => call<AppInfo>("app_info"),
+  listBackups: () => call<BackupList>("list_backups"),
+  backupNow: () => call<BackupEntry>("backup_now"),
+  restoreBackup: (backup: string, dest: string) =>
+    call<StudyOpened>("restore_backup", { backup, dest }),
+  setBackupFolder: (folder: string | null) => call<string>("set_backup_folder", { folder }),
+  setZoom: (factor: number) => call<null>("set_zoom", { factor }),
+};
+
+/** Files dropped onto the window (their absolute paths); returns the unsubscribe function. */
+export async function onFilesDropped(handler: (paths: string[]) => void): Promise<() => void> {
+  return getCurrentWebview().onDragDropEvent((e) => {
+    if (e.payload.type === "drop") handler(e.payload.paths);
+  });
+}

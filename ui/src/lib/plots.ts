@@ -4,6 +4,22 @@
 import * as Plot from "@observablehq/plot";
 import type { AgreementCell, AgreementTable } from "./bindings";
 
+/**
+ * Make a drawn figure readable by assistive technology: the SVG is one image named by the figure's
+ * title, and the labels Observable Plot puts on its mark groups (`aria-label` on a `g` without a
+ * role, which ARIA does not permit) are dropped.
+ */
+export function accessibleFigure(el: Element): Element {
+  const title = el.querySelector("h2")?.textContent ?? el.getAttribute("aria-label") ?? "";
+  el.querySelectorAll("g[aria-label]").forEach((g) => g.removeAttribute("aria-label"));
+  el.querySelectorAll("svg").forEach((svg) => {
+    if (svg.closest("[class$=swatches], [class*=swatches]")) return;
+    svg.setAttribute("role", "img");
+    if (title) svg.setAttribute("aria-label", title);
+  });
+  return el;
+}
+
 export interface ForestPoint {
   attribute: string;
   rater: string;

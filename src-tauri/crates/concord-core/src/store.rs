@@ -11,8 +11,10 @@
 
 mod adjudication;
 mod audit;
+mod backup;
 mod bulk;
 pub mod cipher;
+mod package_meta;
 mod panel;
 mod phi;
 mod read;
@@ -23,8 +25,10 @@ mod write;
 
 pub use adjudication::*;
 pub use audit::{AuditEntry, ChainBreak, ChainCheck, TRACKED_TABLES};
+pub use backup::{integrity_problems, restore_copy};
 pub use bulk::*;
 pub use cipher::{decrypt_study, encrypt_study, is_encrypted, rekey_study, Passphrase};
+pub use package_meta::{peek_package, PackageIdentity};
 pub use panel::*;
 pub use phi::*;
 pub use read::*;

@@ -1,0 +1,517 @@
+//! Journeys of the window as a desktop product, in the real webview: the expert's package from
+//! opening (behind the unlock screen: a package is sealed under a passphrase) to "Return ratings"
+//! and the lead's merge of the returned file (each file handed in the way the desktop or a dialog
+//! hands it: a typed path on the welcome screen, a file given to the running app); switching
+//! studies backs the closed one up, and a backup restores as a new study; an encrypted study
+//! opened at runtime asks for its passphrase and then locks when idle;
+//! and axe-core finds no serious or critical violation on any screen, in the light and the dark
+//! theme. Native dialogs cannot be driven by WebDriver: the tests feed the path a dialog returns
+//! into the same command the window sends it to.
+
+use super::App;
+use concord_core::assignment::AssignmentOptions;
+use concord_core::clock::SystemClock;
+use concord_core::demo::{create_demo_at, create_demo_with};
+use concord_core::open_study::{OpenStudy, PhiGate};
+use concord_core::store::{integrity_problems, Passphrase};
+use serde_json::json;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const ENTER: &str = "\u{E007}";
+const EXPERT: &str = "Ana Ruiz";
+/// The passphrase the lead seals the package with (and tells the expert by phone).
+const PKG_PASS: &str = "package passphrase by phone";
+
+fn pkg_pass() -> Passphrase {
+    Passphrase::new(PKG_PASS).expect("a passphrase")
+}
+
+fn unlock_with(app: &App, passphrase: &str) {
+    let input = app.wait_for("[data-testid=unlock-passphrase]", Duration::from_secs(30));
+    app.clear(&input);
+    app.type_into(&input, passphrase);
+    app.click(&app.wait_for("[data-testid=unlock-submit]", Duration::from_secs(5)));
+}
+
+/// A demo study with `EXPERT` assigned four conversations, and her package written beside it.
+fn study_with_package(dir: &Path) -> (PathBuf, PathBuf, i64) {
+    let main = dir.join("lead-study.concord");
+    let store = create_demo_at(&main, Arc::new(SystemClock), 3).expect("demo study");
+    let mut study = OpenStudy::new(store);
+    study.add_expert(EXPERT, 5).expect("expert added");
+    let mut options = AssignmentOptions::new(1, 7);
+    options.sample = Some(4);
+    options.experts = vec![EXPERT.to_string()];
+    study.assign(&options).expect("assigned");
+    let pkg = dir.join("ana-package.concord");
+    let written = study
+        .export_package(
+            EXPERT,
+            Some(&pkg),
+            11,
+            &pkg_pass(),
+            PhiGate {
+                actor: "lead",
+                override_reason: None,
+            },
+        )
+        .expect("package written");
+    (main, pkg, written.summary.assignments as i64)
+}
+
+/// Send an app event from the page, as the shell does for the native menu (`menu`) and for a
+/// file the desktop hands to the running app (`open-file`).
+fn emit(app: &App, event: &str, payload: &str) {
+    let r = app.invoke(
+        "plugin:event|emit",
+        json!({"event": event, "payload": payload}),
+    );
+    assert!(r.get("error").is_none(), "emitting {event} failed: {r}");
+}
+
+/// Replace an input's value as a person would, so Svelte's binding sees it.
+fn fill(app: &App, css: &str, text: &str) {
+    let input = app.wait_for(css, Duration::from_secs(10));
+    app.script(
+        "const e = document.querySelector(arguments[0]); e.value = ''; \
+         e.dispatchEvent(new Event('input', {bubbles: true})); return 1;",
+        json!([css]),
+    );
+    app.type_into(&input, text);
+}
+
+/// The ratings `rater` has in the study file at `study` (a sealed package's with its passphrase).
+fn ratings_of(study: &Path, rater: &str) -> i64 {
+    let conn = rusqlite::Connection::open(study).expect("opens");
+    let sealed = std::fs::read(study)
+        .map(|b| !b.starts_with(b"SQLite format 3"))
+        .unwrap_or(false);
+    if sealed {
+        conn.pragma_update(None, "key", PKG_PASS).expect("keyed");
+    }
+    conn.query_row(
+        "SELECT COUNT(*) FROM rating g JOIN rater r ON r.id = g.rater_id WHERE r.name = ?1",
+        [rater],
+        |r| r.get(0),
+    )
+    .expect("counted")
+}
+
+#[test]
+fn an_expert_rates_a_package_returns_it_and_the_lead_merges_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (main, pkg, items) = study_with_package(dir.path());
+    let app = App::launch(&main);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(30));
+
+    // File → Close, then the package's path typed on the welcome screen (the dialog's fallback).
+    emit(&app, "menu", "close");
+    app.wait_for("[data-testid=welcome]", Duration::from_secs(10));
+    let recent = app.text_of("[data-testid=recent-list]");
+    assert!(
+        recent.contains("lead-study"),
+        "the study just closed is among the recent studies: {recent}"
+    );
+    app.assert_accessible("welcome");
+    fill(
+        &app,
+        "[data-testid=welcome-path]",
+        &pkg.display().to_string(),
+    );
+    app.click(&app.wait_for("[data-testid=welcome-path-open]", Duration::from_secs(5)));
+
+    // The package is sealed: the unlock screen asks for the passphrase the lead gave by phone.
+    app.wait_for("[data-testid=unlock-screen]", Duration::from_secs(15));
+    app.assert_accessible("package-unlock");
+    unlock_with(&app, PKG_PASS);
+
+    // Then straight into Ana's queue, saying whose package it is and how many items it holds.
+    let whose = app.text_of("[data-testid=package-whose]");
+    assert!(
+        whose.contains(EXPERT) && whose.contains(&format!("{items} items")),
+        "the banner names the expert and the item count ({items}): {whose}"
+    );
+    app.wait_for(
+        "[data-testid=rating-screen] [data-testid=item-number]",
+        Duration::from_secs(10),
+    );
+    assert!(
+        app.try_find("[data-testid=nav-agreement]").is_none(),
+        "an expert's package shows no lead or researcher screens"
+    );
+    app.assert_accessible("package-rating");
+    let n = app.find_all("[data-testid=criterion]").len();
+    app.press(&format!("{}{ENTER}", "1".repeat(n)));
+    app.wait_for_attribute(
+        "[data-testid=item-number]",
+        "data-item",
+        "2",
+        Duration::from_secs(10),
+    );
+
+    // Every value is committed (each rating is its own durable write) before the file is returned.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ratings_of(&pkg, EXPERT) < n as i64 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // Return ratings: the suggested file beside the package, written and shown.
+    let suggested = app
+        .attribute(
+            &app.wait_for("[data-testid=return-path]", Duration::from_secs(5)),
+            "value",
+        )
+        .unwrap_or_default();
+    let returned = dir.path().join("ana-package-returned.concord");
+    assert_eq!(
+        suggested,
+        returned.display().to_string(),
+        "the file to send back is suggested beside the package"
+    );
+    app.click(&app.wait_for("[data-testid=return-ratings]", Duration::from_secs(5)));
+    let written = app.text_of("[data-testid=return-written]");
+    assert!(
+        written.contains(&returned.display().to_string()),
+        "the window says where the file went: {written}"
+    );
+    assert!(
+        integrity_problems(&returned, Some(&pkg_pass()))
+            .expect("a study file, sealed like the package")
+            .is_empty(),
+        "the returned file passes PRAGMA integrity_check"
+    );
+    assert_eq!(
+        ratings_of(&returned, EXPERT),
+        n as i64,
+        "the returned file holds the values just entered"
+    );
+
+    // The lead's study comes back as a file handed to the running app; the returned package is
+    // routed to the merge step and merged.
+    emit(&app, "open-file", &main.display().to_string());
+    app.wait_for("[data-testid=overview]", Duration::from_secs(15));
+    let before = ratings_of(&main, EXPERT);
+    emit(&app, "open-file", &returned.display().to_string());
+    let merge_path = app.wait_for("[data-testid=merge-path]", Duration::from_secs(10));
+    assert_eq!(
+        app.attribute(&merge_path, "value").as_deref(),
+        Some(returned.display().to_string().as_str()),
+        "a sealed package handed to the lead's study lands in the merge step"
+    );
+    app.assert_accessible("setup-packages");
+    fill(&app, "[data-testid=package-passphrase]", PKG_PASS);
+    app.click(&app.wait_for("[data-testid=merge-run]", Duration::from_secs(5)));
+    app.wait_for("[data-testid=merge-report]", Duration::from_secs(15));
+    assert_eq!(
+        ratings_of(&main, EXPERT),
+        before + n as i64,
+        "the expert's values are in the lead's study after the merge"
+    );
+
+    // Closing the package backed it up (it changed); the backup restores as a new study.
+    let backups_root = main
+        .with_extension("webdata")
+        .join("org.concord.desktop")
+        .join("backups");
+    let folders: Vec<PathBuf> = std::fs::read_dir(&backups_root)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        folders.len(),
+        1,
+        "only the package changed before it was closed, so only it has backups (in {}): {folders:?}",
+        backups_root.display()
+    );
+    let name = folders[0]
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    assert!(
+        name.as_deref()
+            .is_some_and(|n| n.starts_with("ana-package-")),
+        "backups are kept per study, in a folder named after it: {name:?}"
+    );
+    let copies: Vec<PathBuf> = std::fs::read_dir(&folders[0])
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        copies.len(),
+        1,
+        "one backup, taken when the package was closed: {copies:?}"
+    );
+    assert!(
+        integrity_problems(&copies[0], Some(&pkg_pass()))
+            .expect("a study file, encrypted with the package's passphrase")
+            .is_empty(),
+        "the backup passes PRAGMA integrity_check"
+    );
+    emit(&app, "menu", "restore-backup");
+    app.wait_for("[data-testid=dialog-backups]", Duration::from_secs(10));
+    app.assert_accessible("backups-dialog");
+    app.invoke("backup_now", json!({}));
+    emit(&app, "menu", "about");
+    let version = app.text_of("[data-testid=about-version]");
+    assert!(
+        version.starts_with("Concord ") && version.contains("build"),
+        "About shows version and build: {version}"
+    );
+    app.assert_accessible("about-dialog");
+    emit(&app, "menu", "restore-backup");
+    app.wait_for("[data-testid=backup-entry]", Duration::from_secs(10));
+    let restored = dir.path().join("restored.concord");
+    fill(
+        &app,
+        "[data-testid=restore-to]",
+        &restored.display().to_string(),
+    );
+    app.click(&app.wait_for("[data-testid=restore-backup]", Duration::from_secs(5)));
+    app.wait_for_attribute(
+        "[data-testid=study-path]",
+        "data-path",
+        &restored.display().to_string(),
+        Duration::from_secs(15),
+    );
+    assert_eq!(
+        ratings_of(&restored, EXPERT),
+        ratings_of(&main, EXPERT),
+        "the restored study holds the lead study's ratings at the backup"
+    );
+}
+
+#[test]
+fn an_encrypted_study_opened_at_runtime_asks_for_its_passphrase_and_locks_when_idle() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plain = dir.path().join("plain.concord");
+    let secret = dir.path().join("secret.concord");
+    let pass = "runtime switch passphrase";
+    drop(
+        create_demo_with(
+            &secret,
+            Arc::new(SystemClock),
+            8,
+            Some(&Passphrase::new(pass).expect("a passphrase")),
+        )
+        .expect("encrypted demo study"),
+    );
+    let app = App::launch_with(&plain, &[("CONCORD_IDLE_LOCK_SECONDS", "6")]);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(30));
+
+    // Opened from the running window (a double-click while Concord runs): the unlock screen.
+    emit(&app, "open-file", &secret.display().to_string());
+    app.wait_for("[data-testid=unlock-screen]", Duration::from_secs(15));
+    assert!(
+        app.try_find("[data-testid=overview]").is_none(),
+        "nothing of the encrypted study shows before it is unlocked"
+    );
+    let status = app.invoke("study_status", json!({}));
+    assert_eq!(
+        status["ok"]["error"]["code"], "passphrase_needed",
+        "the shell holds the new study locked, not the old one: {status}"
+    );
+    unlock_with(&app, pass);
+    app.wait_for_attribute(
+        "[data-testid=study-path]",
+        "data-path",
+        &secret.display().to_string(),
+        Duration::from_secs(30),
+    );
+    let state = app.text_of("[data-testid=security-state]");
+    assert!(
+        state.contains("encrypted"),
+        "the switched-to study says it is encrypted: {state}"
+    );
+
+    // The idle lock watches the study switched to: untouched for 6 s, it locks.
+    app.wait_for("[data-testid=locked-idle]", Duration::from_secs(40));
+    let locked = app.invoke("study_overview", json!({}));
+    assert_eq!(
+        locked["error"]["code"], "passphrase_needed",
+        "after the idle lock the shell no longer holds the study: {locked}"
+    );
+}
+
+/// Every screen of the lead's and researcher's window, checked with axe-core.
+fn check_every_screen(app: &App, theme: &str) {
+    app.wait_for("[data-testid=overview]", Duration::from_secs(30));
+    app.assert_accessible(&format!("{theme}-overview"));
+    for (nav, ready, name) in [
+        (
+            "nav-agreement",
+            "[data-testid=agreement-table] td",
+            "agreement",
+        ),
+        ("nav-judges", "[data-testid=judge-screen]", "judges"),
+        ("nav-setup", "[data-testid=setup-rubric]", "setup"),
+        ("nav-rate", "[data-testid=rater-picker]", "rater-picker"),
+    ] {
+        app.click(&app.wait_for(&format!("[data-testid={nav}]"), Duration::from_secs(5)));
+        app.wait_for(ready, Duration::from_secs(30));
+        app.assert_accessible(&format!("{theme}-{name}"));
+    }
+    for step in [
+        "import", "experts", "assign", "progress", "packages", "exports",
+    ] {
+        app.click(&app.wait_for("[data-testid=nav-setup]", Duration::from_secs(5)));
+        app.click(&app.wait_for(
+            &format!("[data-testid=step-{step}]"),
+            Duration::from_secs(5),
+        ));
+        app.wait_for(
+            &format!("[data-testid=setup-{step}]"),
+            Duration::from_secs(10),
+        );
+        app.assert_accessible(&format!("{theme}-setup-{step}"));
+    }
+    app.click(&app.wait_for("[data-testid=nav-rate]", Duration::from_secs(5)));
+    let name = app.wait_for("[data-testid=new-profile]", Duration::from_secs(10));
+    app.click(&name);
+    app.type_into(&name, &format!("Axe expert{ENTER}"));
+    app.wait_for(
+        "[data-testid=rating-screen] [data-testid=item-number]",
+        Duration::from_secs(10),
+    );
+    app.assert_accessible(&format!("{theme}-rating"));
+    emit(app, "menu", "shortcuts");
+    app.wait_for("[data-testid=dialog-shortcuts]", Duration::from_secs(5));
+    app.assert_accessible(&format!("{theme}-shortcuts"));
+}
+
+#[test]
+fn every_screen_passes_axe_in_the_light_theme() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let app = App::launch(&dir.path().join("axe-light.concord"));
+    check_every_screen(&app, "light");
+
+    // Ctrl + zooms the whole window in (fewer CSS pixels across), Ctrl 0 restores it.
+    let width = || {
+        app.script("return window.innerWidth;", json!([]))
+            .as_f64()
+            .unwrap_or(0.0)
+    };
+    let before = width();
+    app.click(&app.wait_for("[data-testid=dialog-close]", Duration::from_secs(5)));
+    app.chord("\u{E009}", "=");
+    app.chord("\u{E009}", "=");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while width() >= before && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let zoomed = width();
+    assert!(
+        zoomed < before * 0.95,
+        "two steps of Ctrl + make the content larger: {before} → {zoomed} CSS px wide"
+    );
+    app.chord("\u{E009}", "0");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while (width() - before).abs() > 1.0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        (width() - before).abs() <= 1.0,
+        "Ctrl 0 returns to 100 %: {} vs {before}",
+        width()
+    );
+}
+
+#[test]
+fn the_dark_theme_follows_the_system_and_passes_axe() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let app = App::launch_with(
+        &dir.path().join("axe-dark.concord"),
+        &[("GTK_THEME", "Adwaita:dark")],
+    );
+    app.wait_for("[data-testid=overview]", Duration::from_secs(30));
+    let dark = app.script(
+        "return [window.matchMedia('(prefers-color-scheme: dark)').matches, \
+         getComputedStyle(document.documentElement).getPropertyValue('--paper').trim()];",
+        json!([]),
+    );
+    assert_eq!(
+        dark,
+        json!([true, "#151a1b"]),
+        "with a dark system theme the window uses the dark palette"
+    );
+    check_every_screen(&app, "dark");
+    app.screenshot("dark-rating");
+}
+
+/// A D-Bus session bus of the test's own (single-instance uses the session bus to find the
+/// running Concord), stopped on drop.
+struct SessionBus {
+    daemon: std::process::Child,
+    address: String,
+}
+
+impl SessionBus {
+    fn start() -> SessionBus {
+        let mut daemon = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon starts (the README's setup installs it)");
+        let mut address = String::new();
+        BufReader::new(daemon.stdout.take().expect("dbus-daemon's stdout"))
+            .read_line(&mut address)
+            .expect("dbus-daemon prints its address");
+        let address = address.trim().to_string();
+        assert!(!address.is_empty(), "the bus must report its address");
+        SessionBus { daemon, address }
+    }
+}
+
+impl Drop for SessionBus {
+    fn drop(&mut self) {
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
+    }
+}
+
+#[test]
+fn a_second_launch_hands_its_file_to_the_running_window() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let first = dir.path().join("first.concord");
+    let second = dir.path().join("second.concord");
+    create_demo_at(&second, Arc::new(SystemClock), 4).expect("a second study");
+    let bus = SessionBus::start();
+    let app = App::launch_with(&first, &[("DBUS_SESSION_BUS_ADDRESS", &bus.address)]);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(30));
+
+    // What a double-click does while Concord runs: `concord-app FILE` once more.
+    let started = Instant::now();
+    let status = Command::new(super::app_binary())
+        .arg(&second)
+        .env("DISPLAY", app.display_name())
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .env("XDG_DATA_HOME", first.with_extension("webdata"))
+        .env("XDG_CONFIG_HOME", first.with_extension("config"))
+        .env_remove("CONCORD_STUDY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("the second launch runs");
+    assert!(
+        status.success() && started.elapsed() < Duration::from_secs(30),
+        "the second launch hands its file over and exits ({status:?} after {:?})",
+        started.elapsed()
+    );
+    app.wait_for_attribute(
+        "[data-testid=study-path]",
+        "data-path",
+        &second.display().to_string(),
+        Duration::from_secs(15),
+    );
+    let recent = app.invoke("recent_studies", json!({}));
+    let paths: Vec<&str> = recent["ok"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|r| r["path"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        paths.first().copied(),
+        Some(second.display().to_string().as_str()),
+        "the handed-over study is the most recent one: {recent}"
+    );
+}

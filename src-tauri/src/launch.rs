@@ -1,6 +1,8 @@
 //! The desktop app's command line: `concord-app [FILE]`, `concord-app --study FILE` (the older
 //! spelling, kept), `concord-app --version`. FILE is a study or a rater package — what the desktop
-//! passes on a double-click, and what a second launch forwards to the window already running.
+//! passes on a double-click, and what a second launch forwards to the window already running. Also
+//! what follows once the window exists ([`settle`]): the launch study among the recent ones and as
+//! the base of its first backup.
 
 use std::path::PathBuf;
 
@@ -68,6 +70,28 @@ pub fn version_line() -> String {
         env!("CARGO_PKG_VERSION"),
         env!("CONCORD_BUILD")
     )
+}
+
+/// Once the window exists: remember the study opened at launch among the recent ones (which also
+/// builds the native menu), and take it as the base of its first backup.
+pub fn settle(app: &tauri::AppHandle) {
+    use tauri::Manager;
+    let state = app.state::<crate::state::AppState>();
+    let opened = state.with_study(|s| {
+        Ok((
+            s.store().path().map(|p| p.to_path_buf()),
+            s.store().title()?,
+        ))
+    });
+    if let Ok((Some(path), title)) = opened {
+        crate::commands::desktop::remember(app, &path, &title);
+        let _ = state.with_study(|s| {
+            crate::backups::rebase(app, s);
+            Ok(())
+        });
+    } else {
+        let _ = crate::menu::install(app);
+    }
 }
 
 #[cfg(test)]

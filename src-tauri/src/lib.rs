@@ -132,21 +132,7 @@ pub fn run() {
             session::grant_lead_if_lead(app.handle(), current);
             let handle = app.handle().clone();
             app.manage(settings::DesktopSettings::load(&handle));
-            let opened = handle.state::<AppState>().with_study(|s| {
-                Ok((
-                    s.store().path().map(|p| p.to_path_buf()),
-                    s.store().title()?,
-                ))
-            });
-            if let Ok((Some(path), title)) = opened {
-                commands::desktop::remember(&handle, &path, &title);
-                let _ = handle.state::<AppState>().with_study(|s| {
-                    backups::rebase(&handle, s);
-                    Ok(())
-                });
-            } else {
-                let _ = menu::install(&handle);
-            }
+            launch::settle(&handle);
             backups::start(handle);
             Ok(())
         })

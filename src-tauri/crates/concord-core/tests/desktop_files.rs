@@ -188,7 +188,7 @@ fn an_expert_returns_ratings_the_lead_can_merge_and_files_are_routed_by_kind() {
     let queue = pkg.open_queue(who.rater_id).expect("queue");
     assert_eq!(queue.total, who.items, "the queue is the package's items");
     let first = concord_core::queue::rating_item(pkg.store(), who.rater_id, 1).expect("item 1");
-    pkg.rate(who.rater_id, 1, &first.criteria[0].key, 4)
+    pkg.rate(who.rater_id, 1, &first.criteria[0].key, 4, None)
         .expect("rated");
     let out = dir.path().join("ana-returned.concord");
     assert_eq!(

@@ -121,6 +121,7 @@ pub fn typescript() -> String {
         TableView,
         Verdict,
         TableCell,
+        BandMethod,
         TableRow,
         TableColumn,
         AgreementTable,

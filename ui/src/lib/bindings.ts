@@ -593,11 +593,17 @@ export type TableCell = { icc: number | null, ci95: [number | null, number | nul
  */
 ci_is_f: boolean, bias: number | null, mse: number | null, n_targets: number, n_pairs: number, status: Precision | null, verdict: Verdict | null, };
 
+export type BandMethod = "reml" | "expert_pairs";
+
 export type TableRow = { criterion: string, attribute: string, group: string | null, is_group: boolean, 
 /**
- * The experts' band for this criterion ([lowest lower, highest upper] of expert–expert CIs).
+ * The experts' band for this criterion (see `band_method`).
  */
-expert_band: [number, number] | null, cells: Array<TableCell | null>, };
+expert_band: [number, number] | null, 
+/**
+ * How the band was found.
+ */
+band_method: BandMethod | null, cells: Array<TableCell | null>, };
 
 export type TableColumn = { 
 /**

@@ -11,7 +11,9 @@ use concord_core::adjudication::{agreement_report, AdjudicationError, AgreementR
 use concord_core::agreement::{
     AgreementCell, AgreementOptions, AgreementReport, Comparison, Level, DEFAULT_SEED,
 };
-use concord_core::agreement_table::{render, table, CiChoice, IccChoice, TableFormat, TableView};
+use concord_core::agreement_table::{
+    render, table_with_reml_bands, CiChoice, IccChoice, TableFormat, TableView,
+};
 use serde::Serialize;
 use std::path::Path;
 
@@ -205,7 +207,8 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
             study.store(),
             serde_json::json!({ "agreement": &options_record, "table": view, "reference": format!("{:?}", args.reference) }),
         )?;
-        return Ok(render(&table(&report, view), format, &provenance));
+        let shown = table_with_reml_bands(study.store(), &report, view)?;
+        return Ok(render(&shown, format, &provenance));
     }
     match args.method {
         MethodArg::Mentalalign => {

@@ -5,8 +5,11 @@
 //! `concord agreement --format csv|md|latex` and the exports, so what is on screen is what is
 //! written.
 //!
-//! **Verdict rule.** The expert band of a criterion is the span of the 95% CIs of its
-//! expert–expert cells (lowest lower bound to highest upper bound) at the same level and ICC form.
+//! **Verdict rule.** The expert band of a criterion is, at item level for ICC(A,1) and ICC(C,1),
+//! the 95% interval of the experts' REML ICC over all their ratings (exact for the incomplete
+//! designs an assignment produces, see [`crate::agreement::verdict`]; applied by
+//! [`use_reml_bands`]); otherwise the span of the 95% CIs of its expert–expert cells (lowest
+//! lower bound to highest upper bound) at the same level and ICC form. Each row says which.
 //! A judge is *below* the band when its whole CI lies under the band, *above* when its whole CI
 //! lies over it, and *inside* otherwise (the intervals overlap): the intervals decide, never the
 //! point estimates alone.
@@ -101,8 +104,10 @@ pub struct TableRow {
     pub attribute: String,
     pub group: Option<String>,
     pub is_group: bool,
-    /// The experts' band for this criterion ([lowest lower, highest upper] of expert–expert CIs).
+    /// The experts' band for this criterion (see `band_method`).
     pub expert_band: Option<[f64; 2]>,
+    /// How the band was found.
+    pub band_method: Option<BandMethod>,
     pub cells: Vec<Option<TableCell>>,
 }
 
@@ -126,7 +131,63 @@ pub struct AgreementTable {
     pub verdict_rule: String,
 }
 
-pub const VERDICT_RULE: &str = "Expert band = from the lowest lower bound to the highest upper bound of the expert–expert 95% CIs for this criterion. Below: the judge's whole 95% CI lies under the band. Above: it lies over the band. Inside: the intervals overlap.";
+pub const VERDICT_RULE: &str = "Expert band = at item level for ICC(A,1) and ICC(C,1), the 95% profile-likelihood CI of the experts' REML ICC over all their ratings (incomplete designs included); otherwise from the lowest lower bound to the highest upper bound of the expert–expert 95% CIs for this criterion. Below: the judge's whole 95% CI lies under the band. Above: it lies over the band. Inside: the intervals overlap.";
+
+/// Where a row's expert band comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum BandMethod {
+    /// The 95% CI of the experts' REML ICC (all experts, all their ratings).
+    Reml,
+    /// The span of the expert–expert pairs' 95% CIs.
+    ExpertPairs,
+}
+
+/// [`table`] with the bands of [`use_reml_bands`], reading the report's ratings from `store`
+/// (what the command line prints; the window uses the ratings it holds in memory).
+pub fn table_with_reml_bands(
+    store: &crate::store::Store,
+    report: &AgreementReport,
+    view: TableView,
+) -> crate::store::StoreResult<AgreementTable> {
+    let mut t = table(report, view);
+    if view.level == Level::Item && matches!(view.icc, IccChoice::A1 | IccChoice::C1) {
+        let data = crate::agreement::AgreementData::load(store, &report.options.rubric)?;
+        use_reml_bands(&mut t, &crate::agreement::verdict::expert_baselines(&data));
+    }
+    Ok(t)
+}
+
+/// At item level for ICC(A,1) or ICC(C,1), replace each attribute row's band by the 95% CI of the
+/// experts' REML ICC of that form (when it has one) and place the judges against it again.
+pub fn use_reml_bands(
+    table: &mut AgreementTable,
+    baselines: &[crate::agreement::verdict::ExpertBaseline],
+) {
+    let form = match (table.view.level, table.view.icc) {
+        (Level::Item, IccChoice::A1) => |b: &crate::agreement::verdict::ExpertBaseline| b.ci95_a1,
+        (Level::Item, IccChoice::C1) => |b: &crate::agreement::verdict::ExpertBaseline| b.ci95_c1,
+        _ => return,
+    };
+    let judges = table.view.comparison != Comparison::ExpertVsExpert;
+    for row in table.rows.iter_mut().filter(|r| !r.is_group) {
+        let Some([Some(lo), Some(hi)]) = baselines
+            .iter()
+            .find(|b| b.criterion == row.criterion)
+            .map(form)
+        else {
+            continue;
+        };
+        row.expert_band = Some([lo, hi]);
+        row.band_method = Some(BandMethod::Reml);
+        if judges {
+            for cell in row.cells.iter_mut().flatten() {
+                cell.verdict = verdict(cell.ci95, row.expert_band);
+            }
+        }
+    }
+}
 
 fn value(cell: &AgreementCell, icc: IccChoice) -> Option<f64> {
     match icc {
@@ -222,6 +283,7 @@ pub fn table(report: &AgreementReport, view: TableView) -> AgreementTable {
                 group: c.group.clone(),
                 is_group: c.is_group,
                 expert_band: band_of(&all, &view, &c.criterion),
+                band_method: band_of(&all, &view, &c.criterion).map(|_| BandMethod::ExpertPairs),
                 cells: Vec::new(),
             });
         }

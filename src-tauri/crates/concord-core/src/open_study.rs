@@ -9,8 +9,8 @@ use crate::agreement::{
     AgreementData, AgreementEngine, AgreementOptions, AgreementReport, Comparison,
 };
 use crate::agreement_table::{
-    plan_more, render, table, AgreementTable, IccChoice, MoreTargets, PlanError, TableFormat,
-    TableView,
+    plan_more, render, table, use_reml_bands, AgreementTable, IccChoice, MoreTargets, PlanError,
+    TableFormat, TableView,
 };
 use crate::phi::review;
 use crate::queue::{self, ItemProgress, QueueError};
@@ -277,7 +277,15 @@ impl OpenStudy {
         options: &AgreementOptions,
         view: TableView,
     ) -> StoreResult<AgreementTable> {
-        Ok(table(self.agreement(options)?, view))
+        let mut t = table(self.agreement(options)?, view);
+        if view.level == crate::agreement::Level::Item
+            && matches!(view.icc, IccChoice::A1 | IccChoice::C1)
+        {
+            let baselines =
+                crate::agreement::verdict::expert_baselines(self.agreement_data(options)?);
+            use_reml_bands(&mut t, &baselines);
+        }
+        Ok(t)
     }
 
     /// Write the table in `format` beside the study file; returns the path written.

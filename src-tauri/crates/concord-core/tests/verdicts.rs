@@ -229,3 +229,80 @@ fn two_experts_say_why_the_alt_test_is_missing() {
         report.baselines[0].method
     );
 }
+
+/// The agreement table's expert band at item level is the experts' REML interval (all experts,
+/// incomplete design) for ICC(A,1) and ICC(C,1), each row says so, and the judges' verdicts are
+/// placed against it; at system level the band stays the span of the expert pairs' intervals.
+#[test]
+fn the_item_level_band_is_the_reml_baseline_and_says_so() {
+    use concord_core::agreement::verdict::expert_baselines;
+    use concord_core::agreement::{AgreementEngine, AgreementOptions, Comparison, Level};
+    use concord_core::agreement_table::{
+        table, use_reml_bands, verdict, BandMethod, CiChoice, IccChoice, TableView,
+    };
+    let data = design(5, 30, 7);
+    let baselines = expert_baselines(&data);
+    let options = AgreementOptions {
+        resamples: 100,
+        ..AgreementOptions::mentalalign("mentalbench")
+    };
+    let report = AgreementEngine::new(data, options).report().clone();
+    for (icc, pick) in [(IccChoice::A1, 0usize), (IccChoice::C1, 1usize)] {
+        let view = TableView {
+            level: Level::Item,
+            comparison: Comparison::JudgeVsExperts,
+            icc,
+            ci: CiChoice::F,
+        };
+        let mut t = table(&report, view);
+        use_reml_bands(&mut t, &baselines);
+        let rows: Vec<_> = t.rows.iter().filter(|r| !r.is_group).collect();
+        assert!(!rows.is_empty(), "the table has attribute rows");
+        for row in rows {
+            let base = baselines
+                .iter()
+                .find(|b| b.criterion == row.criterion)
+                .expect("a baseline per criterion");
+            let ci = if pick == 0 {
+                base.ci95_a1
+            } else {
+                base.ci95_c1
+            };
+            let [Some(lo), Some(hi)] = ci else {
+                panic!("five experts on 120 responses give a REML interval: {base:?}");
+            };
+            assert_eq!(
+                (row.expert_band, row.band_method),
+                (Some([lo, hi]), Some(BandMethod::Reml)),
+                "{icc:?} {}: the band is the experts' REML interval and says so",
+                row.criterion
+            );
+            for cell in row.cells.iter().flatten() {
+                assert_eq!(
+                    cell.verdict,
+                    verdict(cell.ci95, row.expert_band),
+                    "each judge is placed against the REML band"
+                );
+            }
+        }
+    }
+    let system = TableView {
+        level: Level::System,
+        comparison: Comparison::JudgeVsExperts,
+        icc: IccChoice::C1,
+        ci: CiChoice::Bootstrap,
+    };
+    let mut t = table(&report, system);
+    let before = t.clone();
+    use_reml_bands(&mut t, &baselines);
+    assert_eq!(
+        t, before,
+        "at system level (sources as targets) the REML baseline of responses does not apply"
+    );
+    assert!(
+        t.rows
+            .iter()
+            .all(|r| r.band_method.is_none() || r.band_method == Some(BandMethod::ExpertPairs)),
+        "system-level bands are the expert pairs' span"
+    );
+}

@@ -583,6 +583,7 @@ export const en = {
   "setup.chooseSave": "Save as…",
   "setup.packages.outOf": "Where to write {name}'s package",
   "rate.progressLabel": "Items done",
+  "ag.bandReml": "REML, all experts",
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -585,4 +585,5 @@ export const zh: Record<MessageKey, string> = {
   "setup.chooseSave": "另存为…",
   "setup.packages.outOf": "{name} 的评分包保存位置",
   "rate.progressLabel": "已完成的项目",
+  "ag.bandReml": "REML，全部专家",
 };

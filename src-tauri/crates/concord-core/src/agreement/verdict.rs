@@ -450,6 +450,14 @@ fn ppi_inputs(
     (y, yh, yu)
 }
 
+/// The experts' REML baseline of every criterion of the data.
+pub fn expert_baselines(data: &AgreementData) -> Vec<ExpertBaseline> {
+    let experts = data.experts();
+    (0..data.criteria.len())
+        .map(|c| baseline(data, &experts, c))
+        .collect()
+}
+
 /// Baselines, cards and leaderboard for every judge × non-group criterion of the data.
 pub fn judge_verdicts(data: &AgreementData, options: &VerdictOptions) -> VerdictReport {
     let experts = data.experts();

@@ -1,6 +1,9 @@
-//! Architectural invariants checked on every test run: the core crates never depend on tauri.
+//! Architectural invariants checked on every test run: the core crates never depend on tauri,
+//! the statistics crate does no IO, and only the store of `concord-core` speaks SQL — with one
+//! store module writing each table, as ARCHITECTURE.md's table map says.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every package reachable from `root` through normal and build dependencies (not dev).
@@ -95,4 +98,401 @@ fn stats_crate_has_no_io_dependencies() {
             "concord-stats must stay pure, but depends on {forbidden}"
         );
     }
+}
+
+/// A Rust source file split into what the compiler reads as code and its string literals.
+/// Comments (line, block, doc) are dropped; every string literal (plain, byte, raw) is replaced
+/// in the code by `""` and kept with its line. Char literals and lifetimes are told apart by
+/// their closing quote. This is enough to read code without being fooled by a comment or a
+/// string that mentions a forbidden word.
+struct Lexed {
+    code: Vec<(usize, String)>,
+    strings: Vec<(usize, String)>,
+}
+
+fn lex(text: &str) -> Lexed {
+    let chars: Vec<char> = text.chars().collect();
+    let mut code = String::new();
+    let mut strings = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    if chars[i] == '\n' {
+                        line += 1;
+                        code.push('\n');
+                    }
+                    i += 1;
+                }
+            }
+            continue;
+        }
+        let prev_ident = i > 0 && ident(chars[i - 1]);
+        // Raw strings: r"…", r#"…"#, br#"…"# (the r not part of an identifier).
+        let raw_start = if !prev_ident && c == 'r' {
+            Some(i + 1)
+        } else if !prev_ident && c == 'b' && next == Some('r') {
+            Some(i + 2)
+        } else {
+            None
+        };
+        if let Some(mut j) = raw_start {
+            let mut hashes = 0;
+            while chars.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if chars.get(j) == Some(&'"') {
+                let start_line = line;
+                let mut body = String::new();
+                j += 1;
+                while j < chars.len() {
+                    if chars[j] == '"' && (0..hashes).all(|h| chars.get(j + 1 + h) == Some(&'#')) {
+                        j += 1 + hashes;
+                        break;
+                    }
+                    if chars[j] == '\n' {
+                        line += 1;
+                    }
+                    body.push(chars[j]);
+                    j += 1;
+                }
+                strings.push((start_line, body));
+                code.push_str("\"\"");
+                i = j;
+                continue;
+            }
+        }
+        if c == '"' {
+            let start_line = line;
+            let mut body = String::new();
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    body.push(chars[i]);
+                    i += 1;
+                }
+                if let Some(&ch) = chars.get(i) {
+                    if ch == '\n' {
+                        line += 1;
+                    }
+                    body.push(ch);
+                }
+                i += 1;
+            }
+            i += 1;
+            strings.push((start_line, body));
+            code.push_str("\"\"");
+            continue;
+        }
+        if c == '\'' {
+            // A char literal ('x', '\n', '\u{..}'), not a lifetime ('a).
+            if next == Some('\\') {
+                i += 2;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+                code.push_str("' '");
+                continue;
+            }
+            if chars.get(i + 2) == Some(&'\'') {
+                i += 3;
+                code.push_str("' '");
+                continue;
+            }
+        }
+        if c == '\n' {
+            line += 1;
+        }
+        code.push(c);
+        i += 1;
+    }
+    Lexed {
+        code: code
+            .lines()
+            .enumerate()
+            .map(|(n, l)| (n + 1, l.to_string()))
+            .collect(),
+        strings,
+    }
+}
+
+/// Upper-case words of a text (identifiers and keywords), in order.
+fn words(text: &str) -> Vec<&str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Whether a string literal is (part of) an SQL statement. Decided on its words: `SELECT … FROM`,
+/// `INSERT INTO`, `UPDATE <table> SET`, `DELETE FROM`, `CREATE`/`DROP`/`ALTER` followed by
+/// `TABLE`, `INDEX`, `TRIGGER` or `VIEW`, `PRAGMA`, `ON CONFLICT`. SQL in this code base is
+/// written with upper-case keywords; the data-definition and write forms are also caught in lower
+/// case, where prose would not use them.
+fn sql_statement(text: &str) -> Option<&'static str> {
+    let w = words(text);
+    let upper: Vec<String> = w.iter().map(|s| s.to_uppercase()).collect();
+    let has = |a: &str, b: &str, exact: bool| {
+        w.windows(2).zip(upper.windows(2)).any(|(pair, up)| {
+            if exact {
+                pair[0] == a && pair[1] == b
+            } else {
+                up[0] == a && up[1] == b
+            }
+        })
+    };
+    if let Some(s) = w.iter().position(|x| *x == "SELECT") {
+        if w[s..].contains(&"FROM") {
+            return Some("SELECT … FROM");
+        }
+    }
+    // INSERT INTO, INSERT OR IGNORE/REPLACE INTO, REPLACE INTO.
+    let into = upper.iter().enumerate().any(|(i, x)| {
+        x == "INTO"
+            && upper[i.saturating_sub(3)..i]
+                .iter()
+                .any(|y| y == "INSERT" || y == "REPLACE")
+    });
+    if into {
+        return Some("INSERT INTO");
+    }
+    if has("DELETE", "FROM", false) {
+        return Some("DELETE FROM");
+    }
+    if w.windows(3).any(|t| t[0] == "UPDATE" && t[2] == "SET") {
+        return Some("UPDATE … SET");
+    }
+    for verb in ["CREATE", "DROP", "ALTER"] {
+        for object in ["TABLE", "INDEX", "TRIGGER", "VIEW"] {
+            if has(verb, object, false) {
+                return Some("CREATE/DROP/ALTER");
+            }
+        }
+    }
+    if w.contains(&"PRAGMA") {
+        return Some("PRAGMA");
+    }
+    if has("ON", "CONFLICT", true) {
+        return Some("ON CONFLICT");
+    }
+    None
+}
+
+/// What in code (outside comments and strings) means using the database directly: the SQLite
+/// crate itself, a connection or transaction, or the statement calls.
+const DATABASE_CODE: [&str; 12] = [
+    "rusqlite",
+    "Connection",
+    "Transaction",
+    ".conn(",
+    ".prepare(",
+    ".prepare_cached(",
+    ".execute(",
+    ".execute_batch(",
+    ".query(",
+    ".query_row(",
+    ".query_map(",
+    "params!",
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn core_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/crates/concord-core/src")
+}
+
+fn is_store(path: &Path) -> bool {
+    let rel = path
+        .strip_prefix(core_src())
+        .expect("under the core sources");
+    rel == Path::new("store.rs") || rel.starts_with("store")
+}
+
+/// Only `store.rs` and `store/` of concord-core may hold SQL or touch the connection: every other
+/// core module goes through the store's typed functions. Every `.rs` file under the crate's
+/// `src/` is read (comments dropped, strings kept apart, see [`lex`]); a string literal that
+/// reads as an SQL statement ([`sql_statement`]) or code that names the SQLite crate, a
+/// connection or transaction, or calls prepare/execute/query ([`DATABASE_CODE`]) outside the
+/// store fails the test with its file and line; inside the store, a statement that takes its
+/// table name from a variable (`FROM {…}`) fails it too. (The crate's own `tests/` and `benches/` may
+/// open a study file directly to check what is on disk; they are not part of the crate.)
+#[test]
+fn only_the_store_speaks_sql() {
+    let mut files = Vec::new();
+    rust_files(&core_src(), &mut files);
+    files.sort();
+    assert!(
+        files.iter().filter(|f| is_store(f)).count() >= 5,
+        "the check must see the store's own modules (found {files:?})"
+    );
+    let mut found = Vec::new();
+    let mut store_sql = 0;
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("a readable source file");
+        let lexed = lex(&text);
+        let rel = path.strip_prefix(core_src()).unwrap().display().to_string();
+        if is_store(path) {
+            for (line, s) in &lexed.strings {
+                if sql_statement(s).is_some() {
+                    store_sql += 1;
+                }
+                // A table is named in the statement, never filled in from a variable.
+                for keyword in ["FROM {", "INTO {", "UPDATE {", "JOIN {"] {
+                    if s.contains(keyword) {
+                        found.push(format!("{rel}:{line}: table chosen at run time: {s:?}"));
+                    }
+                }
+            }
+            continue;
+        }
+        for (line, s) in &lexed.strings {
+            if let Some(kind) = sql_statement(s) {
+                found.push(format!("{rel}:{line}: SQL ({kind}) in a string: {s:?}"));
+            }
+        }
+        for (line, l) in &lexed.code {
+            for needle in DATABASE_CODE {
+                if l.contains(needle) {
+                    found.push(format!(
+                        "{rel}:{line}: `{needle}` outside the store: {}",
+                        l.trim()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        store_sql > 100,
+        "the SQL detector must recognise the store's own statements (it found {store_sql})"
+    );
+    assert!(
+        found.is_empty(),
+        "only store/ may run SQL or touch the connection; move these into a typed store function:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_sql_detector_reads_code_as_the_compiler_does() {
+    let lexed = lex(
+        "// SELECT x FROM y\nlet a = \"SELECT id FROM rating\"; /* conn.prepare(q) */\n\
+         let b = r#\"DELETE FROM \"flag\"\"#; let c = '\"'; fn f<'a>(x: &'a str) {}\n\
+         let d = \"Select a rater from the list\"; store.conn().execute(q);",
+    );
+    let kinds: Vec<Option<&str>> = lexed
+        .strings
+        .iter()
+        .map(|(_, s)| sql_statement(s))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![Some("SELECT … FROM"), Some("DELETE FROM"), None],
+        "statements in plain and raw strings are found, prose is not, comments are skipped"
+    );
+    let code: String = lexed.code.iter().map(|(_, l)| l.as_str()).collect();
+    assert!(
+        !code.contains("prepare") && code.contains(".conn().execute("),
+        "comments are dropped from the code and calls outside them are kept: {code}"
+    );
+}
+
+/// The tables a store module writes: the targets of INSERT (OR …) INTO, REPLACE INTO, UPDATE … SET
+/// and DELETE FROM in its string literals.
+fn written_tables(strings: &[(usize, String)]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (_, s) in strings {
+        let w = words(s);
+        let inserts = w.contains(&"INSERT") || w.contains(&"REPLACE");
+        for t in w.windows(3) {
+            let table = match (t[0], t[1]) {
+                ("INTO", table) if inserts => table,
+                ("DELETE", "FROM") => t[2],
+                ("UPDATE", table) if t[2] == "SET" => table,
+                _ => continue,
+            };
+            out.insert(table.to_string());
+        }
+    }
+    out
+}
+
+/// Every table is written by exactly one store module, and ARCHITECTURE.md's "where is table X
+/// written" map says which: the test reads the map's `| `table` | `store/…` |` rows and compares.
+#[test]
+fn each_table_has_one_writing_store_module() {
+    let mut files = Vec::new();
+    rust_files(&core_src(), &mut files);
+    let mut writers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    // The store's unit tests (`store/tests.rs`) build old-schema fixtures with raw SQL; they are
+    // not a writer of the study.
+    for path in files
+        .iter()
+        .filter(|f| is_store(f) && !f.ends_with("store/tests.rs"))
+    {
+        let text = std::fs::read_to_string(path).expect("a readable source file");
+        let rel = path.strip_prefix(core_src()).unwrap().display().to_string();
+        for table in written_tables(&lex(&text).strings) {
+            writers.entry(table).or_default().insert(rel.clone());
+        }
+    }
+    let shared: Vec<_> = writers.iter().filter(|(_, m)| m.len() > 1).collect();
+    assert!(
+        shared.is_empty(),
+        "each table must be written by one store module: {shared:?}"
+    );
+    assert!(
+        writers.contains_key("rating") && writers.contains_key("judge_call"),
+        "the check must see the store's writes (found {writers:?})"
+    );
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md"))
+            .expect("ARCHITECTURE.md");
+    let documented: BTreeMap<String, String> = doc
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let table = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            let module = cells.get(2)?.strip_prefix("`store/")?.strip_suffix('`')?;
+            Some((table.to_string(), format!("store/{module}")))
+        })
+        .collect();
+    let actual: BTreeMap<String, String> = writers
+        .into_iter()
+        .map(|(t, m)| (t, m.into_iter().next().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        documented, actual,
+        "ARCHITECTURE.md's table map must name the store module that writes each table"
+    );
 }

@@ -312,7 +312,7 @@ study: number | null,
  */
 package: number | null, study_rationale: string | null, package_rationale: string | null, };
 
-export type Occasion = "first" | "retest";
+export type Occasion = "first" | "retest" | "consensus" | "adjudicated";
 
 export type AssignmentOptions = { 
 /**

@@ -7,7 +7,7 @@ use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
 use concord_core::export::iso_utc;
 use concord_core::signoff::{self, SignatureStatus, SignoffError, ITERATIONS};
-use concord_core::store::{RatingInput, StoreError};
+use concord_core::store::{Occasion, RatingInput, StoreError};
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
@@ -153,7 +153,7 @@ pub fn run(args: &SignoffArgs, db: Option<&Path>, json: bool) -> Result<String, 
                 .expert_by_name(rater)?
                 .ok_or_else(|| SignoffError::UnknownExpert(rater.clone()))?;
             let response_id = *store
-                .response_labels()?
+                .response_item_names()?
                 .iter()
                 .find(|(_, label)| *label == item)
                 .ok_or_else(|| SignoffCmdError::UnknownItem(item.clone()))?
@@ -174,6 +174,7 @@ pub fn run(args: &SignoffArgs, db: Option<&Path>, json: bool) -> Result<String, 
                         rater_id,
                         response_id,
                         criterion_id,
+                        occasion: Occasion::First,
                         value: Some(*value),
                         raw_value: None,
                         rationale: None,

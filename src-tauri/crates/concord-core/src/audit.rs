@@ -37,8 +37,8 @@ pub struct LoggedEntry {
 /// Entries matching `filter`, oldest first.
 pub fn log(store: &Store, filter: &LogFilter) -> Result<Vec<LoggedEntry>, StoreError> {
     let raters = store.rater_names()?;
-    let items = store.response_labels()?;
-    let criteria = store.criterion_keys()?;
+    let items = store.response_item_names()?;
+    let criteria = store.criterion_names()?;
     let id_of = |v: &serde_json::Value, key: &str| v.get(key).and_then(serde_json::Value::as_i64);
     let mut out = Vec::new();
     for entry in store.audit_entries(filter.since, filter.until)? {

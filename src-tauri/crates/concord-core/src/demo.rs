@@ -5,7 +5,8 @@
 
 use crate::rubric::builtin;
 use crate::store::{
-    NewConversation, NewRater, NewSource, RaterKind, RatingInput, SourceKind, Store, StoreError,
+    NewConversation, NewRater, NewSource, Occasion, RaterKind, RatingInput, SourceKind, Store,
+    StoreError,
 };
 use rand::{Rng, SeedableRng};
 use serde::Deserialize;
@@ -130,16 +131,13 @@ pub fn populate_demo(store: &mut Store, seed: u64) -> Result<(), DemoError> {
         }
         let mut criterion_ids: HashMap<String, Vec<i64>> = HashMap::new();
         for (key, rubric) in &rubrics {
+            let by_key = tx.criterion_ids(rubric_ids[key])?;
             let mut ids = Vec::new();
             for c in &rubric.criteria {
-                let id: i64 = tx
-                    .conn()
-                    .query_row(
-                        "SELECT id FROM criterion WHERE rubric_id = ?1 AND key = ?2",
-                        rusqlite::params![rubric_ids[key], c.id],
-                        |r| r.get(0),
-                    )
-                    .map_err(StoreError::from)?;
+                let id = *by_key.get(&c.id).ok_or_else(|| StoreError::NotFound {
+                    what: "criterion",
+                    key: format!("{key}/{}", c.id),
+                })?;
                 ids.push(id);
             }
             criterion_ids.insert(key.clone(), ids);
@@ -170,6 +168,7 @@ pub fn populate_demo(store: &mut Store, seed: u64) -> Result<(), DemoError> {
                     rater_id,
                     response_id,
                     criterion_id: *criterion_id,
+                    occasion: Occasion::First,
                     value: Some(*value),
                     raw_value: None,
                     rationale: None,

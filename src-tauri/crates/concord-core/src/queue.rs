@@ -7,13 +7,14 @@
 //! committed in its own transaction the moment it is entered; revisions keep the earlier value in
 //! the history; time on each item and the place in the queue are recorded.
 
-use crate::assignment::{add_expert, set_retest_rating, AssignmentError};
+use crate::assignment::{add_expert, AssignmentError};
 use crate::error_code::ErrorCode;
-use crate::rubric::{Anchor, Group, LocalText, Rubric, RubricFormat, Scale};
-use crate::store::{RaterKind, RatingInput, RatingOutcome, Store, StoreError};
+use crate::rubric::{Anchor, Group, LocalText, Scale};
+use crate::store::{
+    NewAssignment, Occasion, Purpose, QueueCounts, RatingInput, RatingOutcome, Store, StoreError,
+};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 
 /// `study_meta` key that, when "true", stops new rater profiles being created on the rating screen.
@@ -48,12 +49,6 @@ pub enum QueueError {
     Assignment(#[from] AssignmentError),
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-impl From<rusqlite::Error> for QueueError {
-    fn from(e: rusqlite::Error) -> Self {
-        QueueError::Store(e.into())
-    }
 }
 
 impl QueueError {
@@ -154,42 +149,28 @@ pub struct ItemProgress {
 struct Slot {
     assignment_id: i64,
     response_id: i64,
-    retest: bool,
+    occasion: Occasion,
 }
 
 fn is_expert(store: &Store, rater_id: i64) -> Result<String, QueueError> {
-    let row: Option<(String, String)> = store
-        .conn()
-        .query_row(
-            "SELECT name, kind FROM rater WHERE id = ?1",
-            [rater_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
-    match row {
-        Some((name, kind)) if kind == RaterKind::Expert.as_str() => Ok(name),
+    match store.rater(rater_id)? {
+        Some(r) if r.is_expert() => Ok(r.name),
         _ => Err(QueueError::NotAnExpert(rater_id)),
     }
 }
 
 /// The expert profiles of the study, with their progress.
 pub fn profiles(store: &Store) -> Result<RaterProfiles, QueueError> {
-    let mut stmt = store.conn().prepare(
-        "SELECT r.id, r.name,
-                (SELECT COUNT(*) FROM assignment a WHERE a.rater_id = r.id),
-                (SELECT COUNT(*) FROM assignment a WHERE a.rater_id = r.id AND a.completed_at IS NOT NULL)
-         FROM rater r WHERE r.kind = 'expert' ORDER BY r.name",
-    )?;
-    let profiles = stmt
-        .query_map([], |r| {
-            Ok(RaterProfile {
-                id: r.get(0)?,
-                name: r.get(1)?,
-                items: r.get(2)?,
-                completed: r.get(3)?,
-            })
-        })?
-        .collect::<Result<_, _>>()?;
+    let profiles = store
+        .expert_queues()?
+        .into_iter()
+        .map(|q| RaterProfile {
+            id: q.rater_id,
+            name: q.name,
+            items: q.items,
+            completed: q.completed,
+        })
+        .collect();
     Ok(RaterProfiles {
         profiles,
         locked: store.meta(PROFILES_LOCKED_KEY)?.as_deref() == Some("true"),
@@ -225,13 +206,8 @@ pub fn open_queue(store: &mut Store, rater_id: i64) -> Result<QueueSummary, Queu
     if !crate::calibration::may_rate(store, rater_id)? {
         return Err(QueueError::CalibrationPending);
     }
-    let (own, any): (i64, i64) = store.conn().query_row(
-        "SELECT (SELECT COUNT(*) FROM assignment WHERE rater_id = ?1),
-                (SELECT COUNT(*) FROM assignment a JOIN rater r ON r.id = a.rater_id WHERE r.kind = 'expert')",
-        [rater_id],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    if own == 0 && any == 0 {
+    let own = store.queue_counts(rater_id)?.total;
+    if own == 0 && store.expert_assignment_count()? == 0 {
         assign_everything(store, rater_id)?;
     }
     let summary = summary(store, rater_id, name)?;
@@ -245,35 +221,26 @@ pub fn open_queue(store: &mut Store, rater_id: i64) -> Result<QueueSummary, Queu
 fn mark_shown(store: &mut Store, rater_id: i64, item: i64) -> Result<(), QueueError> {
     let s = slot(store, rater_id, item)?;
     store.write(|tx| {
-        tx.conn().execute(
-            "UPDATE assignment SET first_shown_at = ?2 WHERE id = ?1 AND first_shown_at IS NULL",
-            params![s.assignment_id, tx.now()],
-        )?;
+        tx.mark_shown(s.assignment_id)?;
         Ok::<_, QueueError>(())
     })
 }
 
 fn assign_everything(store: &mut Store, rater_id: i64) -> Result<(), QueueError> {
-    let seed: i64 = store.conn().query_row(
-        "SELECT queue_seed FROM rater WHERE id = ?1",
-        [rater_id],
-        |r| r.get(0),
-    )?;
-    let mut responses: Vec<i64> = store
-        .conn()
-        .prepare("SELECT id FROM response ORDER BY id")?
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+    let seed = store
+        .rater(rater_id)?
+        .ok_or(QueueError::NotAnExpert(rater_id))?
+        .queue_seed;
+    let mut responses = store.response_ids_in_order()?;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed as u64);
     responses.shuffle(&mut rng);
+    let rows: Vec<NewAssignment> = responses
+        .iter()
+        .enumerate()
+        .map(|(pos, &id)| NewAssignment::fresh(rater_id, id, pos as i64 + 1, Purpose::Regular))
+        .collect();
     store.write(|tx| {
-        let mut ins = tx.conn().prepare(
-            "INSERT INTO assignment(rater_id, response_id, position, purpose) VALUES (?1, ?2, ?3, 'regular')",
-        )?;
-        for (pos, id) in responses.iter().enumerate() {
-            ins.execute(params![rater_id, id, pos as i64 + 1])?;
-        }
-        drop(ins);
+        tx.add_assignments(&rows)?;
         tx.audit(
             "rating-screen",
             "solo_queue_created",
@@ -284,20 +251,8 @@ fn assign_everything(store: &mut Store, rater_id: i64) -> Result<(), QueueError>
 }
 
 fn summary(store: &Store, rater_id: i64, rater_name: String) -> Result<QueueSummary, QueueError> {
-    let (total, completed): (i64, i64) = store.conn().query_row(
-        "SELECT COUNT(*), COUNT(completed_at) FROM assignment WHERE rater_id = ?1",
-        [rater_id],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    let last: Option<i64> = store
-        .conn()
-        .query_row(
-            "SELECT item FROM rater_session WHERE rater_id = ?1",
-            [rater_id],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let resume_item = match last {
+    let QueueCounts { total, completed } = store.queue_counts(rater_id)?;
+    let resume_item = match store.session_item(rater_id)? {
         Some(item) if (1..=total).contains(&item) => item,
         _ => first_incomplete(store, rater_id)?.unwrap_or(if total > 0 { 1 } else { 0 }),
     };
@@ -311,68 +266,27 @@ fn summary(store: &Store, rater_id: i64, rater_name: String) -> Result<QueueSumm
 }
 
 fn first_incomplete(store: &Store, rater_id: i64) -> Result<Option<i64>, QueueError> {
-    let mut stmt = store.conn().prepare(
-        "SELECT completed_at IS NOT NULL FROM assignment WHERE rater_id = ?1 ORDER BY position",
-    )?;
-    let done: Vec<bool> = stmt
-        .query_map([rater_id], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+    let done = store.completion_flags(rater_id)?;
     Ok(done.iter().position(|d| !d).map(|i| i as i64 + 1))
 }
 
 fn slot(store: &Store, rater_id: i64, item: i64) -> Result<Slot, QueueError> {
-    let total: i64 = store.conn().query_row(
-        "SELECT COUNT(*) FROM assignment WHERE rater_id = ?1",
-        [rater_id],
-        |r| r.get(0),
-    )?;
+    let total = store.queue_counts(rater_id)?.total;
     if item < 1 || item > total {
         return Err(QueueError::NoSuchItem { item, total });
     }
-    Ok(store.conn().query_row(
-        "SELECT id, response_id, purpose FROM assignment WHERE rater_id = ?1
-         ORDER BY position LIMIT 1 OFFSET ?2",
-        params![rater_id, item - 1],
-        |r| {
-            Ok(Slot {
-                assignment_id: r.get(0)?,
-                response_id: r.get(1)?,
-                retest: r.get::<_, String>(2)? == "retest",
-            })
+    let a = store
+        .assignment_at(rater_id, item - 1)?
+        .ok_or(QueueError::NoSuchItem { item, total })?;
+    Ok(Slot {
+        assignment_id: a.id,
+        response_id: a.response_id,
+        occasion: if a.purpose == Purpose::Retest {
+            Occasion::Retest
+        } else {
+            Occasion::First
         },
-    )?)
-}
-
-fn item_rubric(store: &Store, response_id: i64) -> Result<(i64, Rubric), QueueError> {
-    let (rubric_id, key, text): (i64, String, String) = store.conn().query_row(
-        "SELECT b.id, b.key, b.source_toml FROM response p
-         JOIN conversation c ON c.id = p.conversation_id JOIN rubric b ON b.id = c.rubric_id
-         WHERE p.id = ?1",
-        [response_id],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    )?;
-    let rubric = Rubric::parse(&text, RubricFormat::Toml, &format!("stored rubric {key}"))
-        .map_err(|e| StoreError::Invalid(e.to_string()))?;
-    Ok((rubric_id, rubric))
-}
-
-/// This rater's current values for an item, by criterion key.
-fn own_values(
-    store: &Store,
-    rater_id: i64,
-    s: &Slot,
-) -> Result<Vec<(String, Option<i64>)>, QueueError> {
-    let table = if s.retest { "retest_rating" } else { "rating" };
-    let mut stmt = store.conn().prepare(&format!(
-        "SELECT c.key, g.value FROM {table} g JOIN criterion c ON c.id = g.criterion_id
-         WHERE g.rater_id = ?1 AND g.response_id = ?2"
-    ))?;
-    let rows = stmt
-        .query_map(params![rater_id, s.response_id], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?
-        .collect::<Result<_, _>>()?;
-    Ok(rows)
+    })
 }
 
 /// The item at number `item` of the rater's queue, as the rating screen shows it. A pure read (the
@@ -384,31 +298,16 @@ pub fn rating_item(store: &Store, rater_id: i64, item: i64) -> Result<RatingItem
         return Err(QueueError::CalibrationPending);
     }
     let s = slot(store, rater_id, item)?;
-    let (context, answer, language): (String, Option<String>, Option<String>) =
-        store.conn().query_row(
-            "SELECT c.context, p.text, c.language FROM response p
-         JOIN conversation c ON c.id = p.conversation_id WHERE p.id = ?1",
-            [s.response_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?;
-    let (_, rubric) = item_rubric(store, s.response_id)?;
-    let values = own_values(store, rater_id, &s)?;
-    // Retest values are never signed: a signature covers the regular ratings.
-    let signed = if s.retest {
-        Vec::new()
-    } else {
+    let text = store.item_text(s.response_id)?;
+    let (_, rubric) = store.response_rubric(s.response_id)?;
+    let values = store.own_values(rater_id, s.response_id, s.occasion)?;
+    // Retest values are never signed: a signature covers the first ratings.
+    let signed = if s.occasion == Occasion::First {
         store.signed_criteria(rater_id, s.response_id)?
+    } else {
+        Vec::new()
     };
-    let (rationale, flagged, total, completed): (Option<String>, bool, i64, i64) = store.conn().query_row(
-        "SELECT a.rationale,
-                EXISTS(SELECT 1 FROM flag f WHERE f.rater_id = a.rater_id AND f.response_id = a.response_id
-                       AND f.resolved_at IS NULL),
-                (SELECT COUNT(*) FROM assignment WHERE rater_id = a.rater_id),
-                (SELECT COUNT(completed_at) FROM assignment WHERE rater_id = a.rater_id)
-         FROM assignment a WHERE a.id = ?1",
-        [s.assignment_id],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-    )?;
+    let state = store.item_state(s.assignment_id)?;
     let criteria = rubric
         .criteria
         .iter()
@@ -431,16 +330,16 @@ pub fn rating_item(store: &Store, rater_id: i64, item: i64) -> Result<RatingItem
         .collect();
     Ok(RatingItem {
         item,
-        total,
-        completed,
-        context,
-        answer,
-        language,
+        total: state.counts.total,
+        completed: state.counts.completed,
+        context: text.context,
+        answer: text.answer,
+        language: text.language,
         rubric_name: rubric.name.clone(),
         groups: rubric.groups.clone(),
         criteria,
-        rationale,
-        flagged,
+        rationale: state.rationale,
+        flagged: state.flagged,
     })
 }
 
@@ -481,7 +380,7 @@ pub fn rate_and_locate(
 ) -> Result<(ItemProgress, SavedRating), QueueError> {
     is_expert(store, rater_id)?;
     let s = slot(store, rater_id, item)?;
-    let (rubric_id, rubric) = item_rubric(store, s.response_id)?;
+    let (rubric_id, rubric) = store.response_rubric(s.response_id)?;
     let c = rubric
         .criterion(criterion)
         .ok_or_else(|| QueueError::NoSuchCriterion(criterion.to_string()))?;
@@ -493,53 +392,33 @@ pub fn rate_and_locate(
             max: c.scale.max(),
         });
     }
-    let criterion_id: i64 = store.conn().query_row(
-        "SELECT id FROM criterion WHERE rubric_id = ?1 AND key = ?2",
-        params![rubric_id, criterion],
-        |r| r.get(0),
-    )?;
+    let criterion_id = *store
+        .criterion_ids(rubric_id)?
+        .get(criterion)
+        .ok_or_else(|| QueueError::NoSuchCriterion(criterion.to_string()))?;
     let n_criteria = rubric.criteria.len() as i64;
-    let table = if s.retest { "retest_rating" } else { "rating" };
     store.write(|tx| {
-        let rationale: Option<String> = tx.conn().query_row(
-            "SELECT rationale FROM assignment WHERE id = ?1",
-            [s.assignment_id],
-            |r| r.get(0),
-        )?;
+        let rationale = tx.item_rationale(s.assignment_id)?;
         let input = RatingInput {
             rater_id,
             response_id: s.response_id,
             criterion_id,
+            occasion: s.occasion,
             value: Some(value),
             raw_value: None,
             rationale: rationale.as_deref(),
             origin: "screen",
         };
-        let outcome = match (s.retest, reason) {
-            (true, _) => set_retest_rating(tx, &input)?,
-            (false, Some(reason)) => tx.set_rating_with_reason(&input, reason)?,
-            (false, None) => tx.set_rating(&input)?,
+        let outcome = match (s.occasion, reason) {
+            (Occasion::First, Some(reason)) => tx.set_rating_with_reason(&input, reason)?,
+            _ => tx.set_rating(&input)?,
         };
-        let rated: i64 = tx.conn().query_row(
-            &format!(
-                "SELECT COUNT(*) FROM {table} g JOIN criterion c ON c.id = g.criterion_id
-                 WHERE g.rater_id = ?1 AND g.response_id = ?2 AND c.rubric_id = ?3 AND g.value IS NOT NULL"
-            ),
-            params![rater_id, s.response_id, rubric_id],
-            |r| r.get(0),
-        )?;
+        let rated = tx.count_rated(rater_id, s.response_id, rubric_id, s.occasion)?;
         let complete = rated >= n_criteria;
         if complete {
-            tx.conn().execute(
-                "UPDATE assignment SET completed_at = COALESCE(completed_at, ?2) WHERE id = ?1",
-                params![s.assignment_id, tx.now()],
-            )?;
+            tx.mark_completed(s.assignment_id)?;
         }
-        let (total, completed): (i64, i64) = tx.conn().query_row(
-            "SELECT COUNT(*), COUNT(completed_at) FROM assignment WHERE rater_id = ?1",
-            [rater_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
+        let QueueCounts { total, completed } = tx.queue_counts(rater_id)?;
         Ok((
             ItemProgress {
                 item,
@@ -555,7 +434,7 @@ pub fn rate_and_locate(
                 criterion_id,
                 value,
                 rubric_key: rubric.id.clone(),
-                retest: s.retest,
+                retest: s.occasion == Occasion::Retest,
             },
         ))
     })
@@ -572,36 +451,19 @@ pub fn set_rationale(
     is_expert(store, rater_id)?;
     let s = slot(store, rater_id, item)?;
     let text = Some(rationale.trim()).filter(|t| !t.is_empty());
-    let table = if s.retest { "retest_rating" } else { "rating" };
     store.write(|tx| {
-        tx.conn().execute(
-            "UPDATE assignment SET rationale = ?2 WHERE id = ?1",
-            params![s.assignment_id, text],
-        )?;
-        let rows: Vec<(i64, Option<i64>)> = tx
-            .conn()
-            .prepare(&format!(
-                "SELECT criterion_id, value FROM {table} WHERE rater_id = ?1 AND response_id = ?2"
-            ))?
-            .query_map(params![rater_id, s.response_id], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?
-            .collect::<Result<_, _>>()?;
-        for (criterion_id, value) in rows {
-            let input = RatingInput {
+        tx.set_item_rationale(s.assignment_id, text)?;
+        for (criterion_id, value) in tx.own_ratings(rater_id, s.response_id, s.occasion)? {
+            tx.set_rating(&RatingInput {
                 rater_id,
                 response_id: s.response_id,
                 criterion_id,
+                occasion: s.occasion,
                 value,
                 raw_value: None,
                 rationale: text,
                 origin: "screen",
-            };
-            if s.retest {
-                set_retest_rating(tx, &input)?;
-            } else {
-                tx.set_rating(&input)?;
-            }
+            })?;
         }
         Ok::<_, QueueError>(())
     })
@@ -648,20 +510,10 @@ pub fn leave_item(
         None
     };
     store.write(|tx| {
-        tx.conn().execute(
-            "UPDATE assignment SET seconds_spent = seconds_spent + ?2 WHERE id = ?1",
-            params![s.assignment_id, seconds],
-        )?;
-        tx.conn().execute(
-            "INSERT INTO rater_session(rater_id, item, updated_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT(rater_id) DO UPDATE SET item = excluded.item, updated_at = excluded.updated_at",
-            params![rater_id, next_item, tx.now()],
-        )?;
+        tx.add_seconds(s.assignment_id, seconds)?;
+        tx.set_session_item(rater_id, next_item)?;
         if let Some(next) = &next {
-            tx.conn().execute(
-                "UPDATE assignment SET first_shown_at = ?2 WHERE id = ?1 AND first_shown_at IS NULL",
-                params![next.assignment_id, tx.now()],
-            )?;
+            tx.mark_shown(next.assignment_id)?;
         }
         Ok::<_, QueueError>(())
     })
@@ -680,24 +532,16 @@ pub struct ShownItem {
 
 /// The rater's queue in order with what was recorded about each item.
 pub fn shown_log(store: &Store, rater_id: i64) -> Result<Vec<ShownItem>, QueueError> {
-    let mut stmt = store.conn().prepare(
-        "SELECT first_shown_at, seconds_spent, completed_at FROM assignment
-         WHERE rater_id = ?1 ORDER BY position",
-    )?;
-    let rows = stmt
-        .query_map([rater_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<Vec<(Option<i64>, f64, Option<i64>)>, _>>()?;
-    Ok(rows
+    Ok(store
+        .assignments_of_rater(rater_id)?
         .into_iter()
         .enumerate()
-        .map(
-            |(i, (first_shown_at, seconds_spent, completed_at))| ShownItem {
-                item: i as i64 + 1,
-                first_shown_at,
-                seconds_spent,
-                completed_at,
-            },
-        )
+        .map(|(i, a)| ShownItem {
+            item: i as i64 + 1,
+            first_shown_at: a.first_shown_at,
+            seconds_spent: a.seconds_spent,
+            completed_at: a.completed_at,
+        })
         .collect())
 }
 

@@ -303,6 +303,7 @@ mod tests {
             rater_id: rater,
             response_id: response,
             criterion_id: criterion,
+            occasion: crate::store::Occasion::First,
             value: Some(3),
             raw_value: None,
             rationale: None,

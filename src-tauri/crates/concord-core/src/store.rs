@@ -10,30 +10,47 @@
 //! Each write is sealed into the audit chain (`audit`) as it commits.
 
 mod adjudication;
+mod assignment;
 mod audit;
 mod backup;
-mod bulk;
 pub mod cipher;
+mod dataset;
+mod flag;
+mod import_record;
+mod judge;
+mod judgement;
+mod meta;
+mod overview;
+mod package;
 mod package_meta;
 mod panel;
 mod phi;
-mod read;
+mod rater;
+mod rating;
+mod rubric;
 pub mod seal;
 mod signoff;
 mod untrusted;
-mod write;
 
 pub use adjudication::*;
+pub use assignment::*;
 pub use audit::{AuditEntry, ChainBreak, ChainCheck, TRACKED_TABLES};
 pub use backup::{integrity_problems, restore_copy};
-pub use bulk::*;
 pub use cipher::{decrypt_study, encrypt_study, is_encrypted, rekey_study, Passphrase};
+pub use dataset::*;
+pub use flag::*;
+pub use import_record::*;
+pub use judge::*;
+pub use judgement::*;
+pub use overview::*;
+pub use package::*;
 pub use package_meta::{peek_package, PackageIdentity};
 pub use panel::*;
 pub use phi::*;
-pub use read::*;
+pub use rater::*;
+pub use rating::*;
+pub use rubric::*;
 pub use signoff::*;
-pub use write::*;
 
 use crate::clock::{Clock, Millis};
 use crate::error_code::ErrorCode;
@@ -57,6 +74,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0009_audit_chain.sql"),
     include_str!("../migrations/0010_signoff.sql"),
     include_str!("../migrations/0011_judge_results_audited.sql"),
+    include_str!("../migrations/0012_rating_occasion.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).
@@ -497,14 +515,19 @@ impl Store {
         } else {
             None
         };
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let tx = self.conn.transaction()?;
-            tx.execute_batch(sql)?;
-            tx.execute_batch(&format!(
-                "PRAGMA user_version = {}; PRAGMA application_id = {APPLICATION_ID};",
-                i + 1
-            ))?;
-            tx.commit()?;
+        // A new study (version 0) has no seal, nor a table to keep one in.
+        let sealed = if version > 0 && version < SCHEMA_VERSION {
+            seal::before_migration(&self.conn, self.key.as_ref())?
+        } else {
+            None
+        };
+        if version < SCHEMA_VERSION {
+            // A migration may rebuild a table that others refer to, which SQLite allows only
+            // with foreign keys off; each migration checks them itself before it commits.
+            self.conn.execute_batch("PRAGMA foreign_keys = OFF")?;
+            let applied = self.apply_migrations(version);
+            self.conn.execute_batch("PRAGMA foreign_keys = ON")?;
+            applied?;
         }
         let now = self.clock.now_ms();
         match before {
@@ -515,7 +538,37 @@ impl Store {
                 audit::ensure_chain(&self.conn, now, SCHEMA_VERSION)?;
             }
         }
+        // Last, after the audit chain recorded the upgrade (its entry is part of the state).
+        if let Some(sealed) = sealed {
+            seal::after_migration(&self.conn, sealed)?;
+        }
         audit::install(&self.conn, &self.pending)?;
+        Ok(())
+    }
+
+    fn apply_migrations(&mut self, from: i64) -> StoreResult<()> {
+        let path = self.path_string();
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
+            let tx = self.conn.transaction()?;
+            tx.execute_batch(sql)?;
+            let broken = {
+                let mut check = tx.prepare("PRAGMA foreign_key_check")?;
+                let mut rows = check.query([])?;
+                rows.next()?.is_some()
+            };
+            if broken {
+                return Err(StoreError::Invalid(format!(
+                    "{}: upgrading the study to schema {} would break its references; the file was not changed",
+                    path,
+                    i + 1
+                )));
+            }
+            tx.execute_batch(&format!(
+                "PRAGMA user_version = {}; PRAGMA application_id = {APPLICATION_ID};",
+                i + 1
+            ))?;
+            tx.commit()?;
+        }
         Ok(())
     }
 
@@ -547,8 +600,8 @@ impl Store {
         self.clock.clone()
     }
 
-    /// Read access to the connection for queries inside the core.
-    pub(crate) fn conn(&self) -> &Connection {
+    /// The connection, for the table modules of the store only.
+    fn conn(&self) -> &Connection {
         &self.conn
     }
 
@@ -594,6 +647,39 @@ impl Store {
             return Err(e.into());
         }
         Ok(out)
+    }
+}
+
+/// One write transaction on a study, handed out by [`Store::write`]. Its methods (one table
+/// module each) are the only writes a study receives.
+pub struct StudyTx<'c> {
+    tx: rusqlite::Transaction<'c>,
+    now: Millis,
+    /// Events to seal into the audit chain when the transaction commits.
+    events: Vec<audit::Event>,
+    pending: audit::PendingCell,
+    /// The reason given for the rating change being written (needed for signed ratings).
+    change_reason: Option<String>,
+}
+
+impl StudyTx<'_> {
+    /// The time stamped on everything written in this transaction.
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    /// The transaction's connection, for the table modules of the store only.
+    fn conn(&self) -> &Connection {
+        &self.tx
+    }
+}
+
+/// Turn a unique-key violation into a readable refusal; any other error stays a database error.
+fn unique_violation(e: rusqlite::Error, message: impl FnOnce() -> String) -> StoreError {
+    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) {
+        StoreError::Invalid(message())
+    } else {
+        StoreError::Sqlite(e)
     }
 }
 

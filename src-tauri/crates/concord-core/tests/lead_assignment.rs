@@ -227,6 +227,7 @@ fn stored_assignment_is_reproducible_and_reports_progress() {
             rater_id: ana,
             response_id: items[1].response_id,
             criterion_id: crit,
+            occasion: concord_core::store::Occasion::First,
             value: Some(3),
             raw_value: None,
             rationale: None,

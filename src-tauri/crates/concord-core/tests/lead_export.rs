@@ -12,7 +12,7 @@ use concord_core::export::{
     self, import_rating_sheet, write_long_csv, write_rating_sheet, write_wide_csv, CsvOptions,
     WorkbookOptions,
 };
-use concord_core::store::{NewConversation, RatingInput, Store, StoreError};
+use concord_core::store::{NewConversation, Occasion, RatingInput, Store, StoreError};
 use lead_common::*;
 use rust_xlsxwriter::Workbook;
 use std::path::Path;
@@ -63,6 +63,7 @@ fn setup() -> Store {
                 rater_id: boris,
                 response_id: boris_item,
                 criterion_id: crit,
+                occasion: Occasion::First,
                 value: Some(-1),
                 raw_value: Some("-1"),
                 rationale: None,

@@ -5,7 +5,7 @@
 
 mod lead_common;
 
-use concord_core::assignment::{self, set_retest_rating, AssignmentOptions, Purpose};
+use concord_core::assignment::{self, AssignmentOptions, Purpose};
 use concord_core::package::{self, merge_package, Occasion, PackageError};
 use concord_core::store::{Passphrase, RatingInput, Store};
 use lead_common::*;
@@ -103,7 +103,7 @@ fn fingerprint(path: &Path) -> Vec<String> {
     for sql in [
         "SELECT rater_id || ':' || response_id || ':' || criterion_id || '=' || IFNULL(value,'-') || '|' || IFNULL(rationale,'') || '@' || updated_at FROM rating ORDER BY id",
         "SELECT rating_id || '=' || IFNULL(value,'-') || '@' || valid_from || '-' || replaced_at FROM rating_history ORDER BY id",
-        "SELECT rater_id || ':' || response_id || '=' || IFNULL(value,'-') FROM retest_rating ORDER BY id",
+        "SELECT rater_id || ':' || response_id || '=' || IFNULL(value,'-') FROM rating WHERE occasion = 1 ORDER BY id",
         "SELECT id || ':' || IFNULL(first_shown_at,'-') || ':' || IFNULL(completed_at,'-') || ':' || seconds_spent FROM assignment ORDER BY id",
         "SELECT COUNT(*) FROM audit_log",
         "SELECT COUNT(*) FROM flag",
@@ -235,18 +235,16 @@ fn round_trip_merges_new_ratings_revisions_and_history_once() {
     let crits = criteria(&pkg);
     pkg.write(|tx| {
         for c in &crits {
-            set_retest_rating(
-                tx,
-                &RatingInput {
-                    rater_id: ana_pkg,
-                    response_id: retest.response_id,
-                    criterion_id: *c,
-                    value: Some(4),
-                    raw_value: None,
-                    rationale: None,
-                    origin: "screen",
-                },
-            )?;
+            tx.set_rating(&RatingInput {
+                rater_id: ana_pkg,
+                response_id: retest.response_id,
+                criterion_id: *c,
+                occasion: Occasion::Retest,
+                value: Some(4),
+                raw_value: None,
+                rationale: None,
+                origin: "screen",
+            })?;
         }
         tx.add_flag(ana_pkg, pkg_items[3].response_id, "answer cut off")?;
         Ok::<_, concord_core::store::StoreError>(())
@@ -498,6 +496,7 @@ fn a_signature_made_in_the_package_is_recorded_by_the_merge_and_checked_in_the_s
         rater_id: ana,
         response_id: item,
         criterion_id: first_crit,
+        occasion: Occasion::First,
         value: Some(5),
         raw_value: None,
         rationale: None,

@@ -6,7 +6,6 @@
 
 use crate::rubric::{localized, Rubric, Scale};
 use crate::store::{RaterKind, Store, StoreError, StoreResult};
-use rusqlite::params;
 use std::collections::HashMap;
 
 /// A criterion as agreement sees it.
@@ -164,91 +163,57 @@ impl AgreementData {
                 what: "rubric",
                 key: rubric_key.to_string(),
             })?;
-        let conn = store.conn();
         let mut criteria = Vec::new();
-        {
-            let mut stmt = conn
-                .prepare("SELECT id, key FROM criterion WHERE rubric_id = ?1 ORDER BY position")?;
-            let rows = stmt.query_map([rubric_id], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-            })?;
-            for row in rows {
-                let (id, key) = row?;
-                let c = rubric
-                    .criterion(&key)
-                    .ok_or_else(|| StoreError::Invalid(format!("criterion {key} not in rubric")))?;
-                criteria.push(CriterionInfo {
-                    id,
-                    key,
-                    label: localized(&c.label, "en").to_string(),
-                    group: c.group.clone(),
-                    scale: c.scale.clone(),
-                });
-            }
+        for (id, key) in store.criteria_in_order(rubric_id)? {
+            let c = rubric
+                .criterion(&key)
+                .ok_or_else(|| StoreError::Invalid(format!("criterion {key} not in rubric")))?;
+            criteria.push(CriterionInfo {
+                id,
+                key,
+                label: localized(&c.label, "en").to_string(),
+                group: c.group.clone(),
+                scale: c.scale.clone(),
+            });
         }
-        let sources: Vec<SourceInfo> = {
-            let mut stmt = conn.prepare("SELECT id, key, name, family FROM source ORDER BY id")?;
-            let rows = stmt.query_map([], |r| {
-                Ok(SourceInfo {
-                    id: r.get(0)?,
-                    key: r.get(1)?,
-                    name: r.get(2)?,
-                    family: r.get(3)?,
-                })
-            })?;
-            rows.collect::<Result<_, _>>()?
-        };
+        let sources: Vec<SourceInfo> = store
+            .sources()?
+            .into_iter()
+            .map(|s| SourceInfo {
+                id: s.id,
+                key: s.key,
+                name: s.name,
+                family: s.family,
+            })
+            .collect();
         let source_pos: HashMap<i64, usize> =
             sources.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
-        let raters: Vec<RaterInfo> = {
-            let mut stmt = conn.prepare(
-                "SELECT id, name, kind, model_id, family FROM rater ORDER BY kind, name",
-            )?;
-            let rows = stmt.query_map([], |r| {
-                let kind: String = r.get(2)?;
-                Ok(RaterInfo {
-                    id: r.get(0)?,
-                    name: r.get(1)?,
-                    kind: RaterKind::parse(&kind).unwrap_or(RaterKind::Expert),
-                    model_id: r.get(3)?,
-                    family: r.get(4)?,
-                })
-            })?;
-            rows.collect::<Result<_, _>>()?
-        };
-        let responses: Vec<ResponseInfo> = {
-            let mut stmt = conn.prepare(
-                "SELECT p.id, p.source_id FROM response p
-                 JOIN conversation c ON c.id = p.conversation_id
-                 WHERE c.rubric_id = ?1 ORDER BY p.id",
-            )?;
-            let rows = stmt.query_map([rubric_id], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-            })?;
-            let mut out = Vec::new();
-            for row in rows {
-                let (id, source_id) = row?;
-                let source = *source_pos
-                    .get(&source_id)
-                    .ok_or_else(|| StoreError::Invalid(format!("unknown source {source_id}")))?;
-                out.push(ResponseInfo { id, source });
-            }
-            out
-        };
+        // Raters by kind, then name (as stored: `expert` before `judge`).
+        let mut records = store.rater_records()?;
+        records.sort_by(|a, b| a.kind.cmp(&b.kind));
+        let raters: Vec<RaterInfo> = records
+            .into_iter()
+            .map(|r| RaterInfo {
+                id: r.id,
+                kind: RaterKind::parse(&r.kind).unwrap_or(RaterKind::Expert),
+                name: r.name,
+                model_id: r.model_id,
+                family: r.family,
+            })
+            .collect();
+        let mut responses = Vec::new();
+        for (id, source_id) in store.rubric_responses(rubric_id)? {
+            let source = *source_pos
+                .get(&source_id)
+                .ok_or_else(|| StoreError::Invalid(format!("unknown source {source_id}")))?;
+            responses.push(ResponseInfo { id, source });
+        }
         let mut data = AgreementData::assemble(&rubric, criteria, sources, raters, responses);
-        let mut stmt = conn.prepare(
-            "SELECT g.rater_id, g.response_id, g.criterion_id, g.value FROM rating g
-             JOIN criterion c ON c.id = g.criterion_id
-             WHERE c.rubric_id = ?1 AND g.value IS NOT NULL",
-        )?;
-        let mut rows = stmt.query(params![rubric_id])?;
-        while let Some(row) = rows.next()? {
-            let (rater, response, criterion, value): (i64, i64, i64, i64) =
-                (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+        store.for_each_rubric_value(rubric_id, |rater, response, criterion, value| {
             // Ratings of responses outside this rubric's conversations cannot occur (the
             // criterion belongs to the rubric), so a failed lookup is skipped, never a panic.
             let _ = data.apply(rater, response, criterion, Some(value as f64));
-        }
+        })?;
         Ok(data)
     }
 

@@ -14,45 +14,15 @@ pub(crate) use plan::stream as seeded;
 pub use plan::{check, plan, Plan, PlanConversation, PlannedItem};
 pub use sample::StratumCount;
 
+pub use crate::store::{AssignedItem, Purpose};
+
 use crate::rubric::{Rubric, RubricError};
-use crate::store::{NewRater, RaterKind, RatingInput, RatingOutcome, Store, StoreError, StudyTx};
-use rusqlite::{params, OptionalExtension};
+use crate::store::{NewAssignment, NewRater, RaterKind, Store, StoreError, StudyTx};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// `study_meta` key under which the options of the last assignment are kept (JSON).
 pub const ASSIGNMENT_META: &str = "assignment";
-
-/// Why an item is in an expert's list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "lowercase")]
-pub enum Purpose {
-    /// One of the k experts of this response.
-    Regular,
-    /// Rated by every expert, to align raters and measure agreement on a common set.
-    Calibration,
-    /// A blind second showing of an item the expert already rated, for intra-rater reliability.
-    Retest,
-}
-
-impl Purpose {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Purpose::Regular => "regular",
-            Purpose::Calibration => "calibration",
-            Purpose::Retest => "retest",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Purpose> {
-        match s {
-            "regular" => Some(Purpose::Regular),
-            "calibration" => Some(Purpose::Calibration),
-            "retest" => Some(Purpose::Retest),
-            _ => None,
-        }
-    }
-}
 
 fn yes() -> bool {
     true
@@ -236,11 +206,7 @@ pub fn add_expert(
         return Err(AssignmentError::EmptyName);
     }
     store.write(|tx| {
-        let existed: Option<i64> = tx
-            .conn()
-            .query_row("SELECT id FROM rater WHERE name = ?1", [name], |r| r.get(0))
-            .optional()
-            .map_err(StoreError::from)?;
+        let existed = tx.rater_id(name)?;
         let id = tx
             .upsert_rater(&NewRater {
                 kind: RaterKind::Expert,
@@ -273,13 +239,7 @@ pub fn add_rubric_file(
 ) -> Result<RubricAdded, AssignmentError> {
     let rubric = Rubric::parse_named(text, file_name)?;
     store.write(|tx| {
-        let existed: Option<i64> = tx
-            .conn()
-            .query_row("SELECT id FROM rubric WHERE key = ?1", [&rubric.id], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(StoreError::from)?;
+        let existed = tx.rubric_id(&rubric.id)?;
         let id = tx.add_rubric(&rubric)?;
         if existed.is_none() {
             tx.audit(
@@ -298,15 +258,11 @@ pub fn add_rubric_file(
 
 /// The experts taking part, sorted by name: the named ones, or every expert of the study.
 fn experts(store: &Store, names: &[String]) -> Result<Vec<(i64, String)>, AssignmentError> {
-    let mut stmt = store
-        .conn()
-        .prepare("SELECT id, name, kind FROM rater ORDER BY name")
-        .map_err(StoreError::from)?;
-    let all: Vec<(i64, String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .map_err(StoreError::from)?
-        .collect::<Result<_, _>>()
-        .map_err(StoreError::from)?;
+    let all: Vec<(i64, String, String)> = store
+        .rater_records()?
+        .into_iter()
+        .map(|r| (r.id, r.name, r.kind))
+        .collect();
     if names.is_empty() {
         return Ok(all
             .into_iter()
@@ -336,45 +292,23 @@ fn candidates(
     store: &Store,
     rubric: Option<&str>,
 ) -> Result<Vec<PlanConversation>, AssignmentError> {
-    let conn = store.conn();
     if let Some(key) = rubric {
-        let found: Option<i64> = conn
-            .query_row("SELECT id FROM rubric WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-            .map_err(StoreError::from)?;
-        if found.is_none() {
+        if store.rubric_id(key)?.is_none() {
             return Err(AssignmentError::UnknownRubric(key.to_string()));
         }
     }
-    let mut stmt = conn
-        .prepare(
-            "SELECT c.id, c.external_id, c.category FROM conversation c
-             JOIN rubric r ON r.id = c.rubric_id WHERE ?1 IS NULL OR r.key = ?1",
-        )
-        .map_err(StoreError::from)?;
-    let mut out: Vec<PlanConversation> = stmt
-        .query_map([rubric], |r| {
-            Ok(PlanConversation {
-                id: r.get(0)?,
-                external_id: r.get(1)?,
-                category: r
-                    .get::<_, Option<String>>(2)?
-                    .filter(|c| !c.trim().is_empty()),
-                responses: Vec::new(),
-            })
+    let mut out: Vec<PlanConversation> = store
+        .conversations_of_rubric(rubric)?
+        .into_iter()
+        .map(|c| PlanConversation {
+            id: c.id,
+            external_id: c.external_id,
+            category: c.category.filter(|c| !c.trim().is_empty()),
+            responses: Vec::new(),
         })
-        .map_err(StoreError::from)?
-        .collect::<Result<_, _>>()
-        .map_err(StoreError::from)?;
+        .collect();
     let index: HashMap<i64, usize> = out.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
-    let mut stmt = conn
-        .prepare("SELECT id, conversation_id FROM response ORDER BY id")
-        .map_err(StoreError::from)?;
-    let rows = stmt
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
-        .map_err(StoreError::from)?;
-    for row in rows {
-        let (id, conv) = row.map_err(StoreError::from)?;
+    for (id, conv) in store.response_conversations()? {
         if let Some(&i) = index.get(&conv) {
             out[i].responses.push(id);
         }
@@ -467,67 +401,30 @@ fn write_plan(
     plan: &Plan,
     options: &AssignmentOptions,
 ) -> Result<(), AssignmentError> {
-    let conn = tx.conn();
-    let existing: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM assignment a JOIN rater r ON r.id = a.rater_id
-             WHERE r.kind = 'expert'",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(StoreError::from)?;
-    if existing > 0 {
+    if tx.expert_assignment_count()? > 0 {
         if !options.replace {
             return Err(AssignmentError::AlreadyAssigned);
         }
-        let ratings: i64 = conn
-            .query_row(
-                "SELECT COUNT(*) FROM rating g JOIN rater r ON r.id = g.rater_id
-                 WHERE r.kind = 'expert' AND EXISTS (SELECT 1 FROM assignment a
-                     WHERE a.rater_id = g.rater_id AND a.response_id = g.response_id)",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(StoreError::from)?;
+        let ratings = tx.expert_ratings_on_assignments()?;
         if ratings > 0 {
             return Err(AssignmentError::HasRatings { ratings });
         }
-        conn.execute(
-            "DELETE FROM assignment WHERE rater_id IN (SELECT id FROM rater WHERE kind = 'expert')",
-            [],
-        )
-        .map_err(StoreError::from)?;
+        tx.clear_expert_assignments()?;
     }
-    conn.execute("DELETE FROM sample_item", [])
-        .map_err(StoreError::from)?;
-    {
-        let mut insert = conn
-            .prepare(
-                "INSERT INTO sample_item(conversation_id, position, stratum) VALUES (?1, ?2, ?3)",
+    tx.replace_sample(&plan.sample)?;
+    let rows: Vec<NewAssignment> = plan
+        .items
+        .iter()
+        .map(|item| {
+            NewAssignment::fresh(
+                experts[item.expert].0,
+                item.response,
+                item.position as i64,
+                item.purpose,
             )
-            .map_err(StoreError::from)?;
-        for (i, (id, stratum)) in plan.sample.iter().enumerate() {
-            insert
-                .execute(params![id, i as i64, stratum])
-                .map_err(StoreError::from)?;
-        }
-        let mut insert = conn
-            .prepare(
-                "INSERT INTO assignment(rater_id, response_id, position, purpose)
-                 VALUES (?1, ?2, ?3, ?4)",
-            )
-            .map_err(StoreError::from)?;
-        for item in &plan.items {
-            insert
-                .execute(params![
-                    experts[item.expert].0,
-                    item.response,
-                    item.position as i64,
-                    item.purpose.as_str()
-                ])
-                .map_err(StoreError::from)?;
-        }
-    }
+        })
+        .collect();
+    tx.add_assignments(&rows)?;
     let mut stored = options.clone();
     stored.replace = false;
     tx.set_meta(
@@ -547,36 +444,7 @@ pub fn stored_options(store: &Store) -> Result<Option<AssignmentOptions>, Assign
 /// The progress table: for every expert, items assigned, completed (every criterion of the
 /// item's rubric has a value; for a retest item, a retest value) and remaining.
 pub fn progress(store: &Store) -> Result<AssignmentTable, AssignmentError> {
-    let conn = store.conn();
-    let mut stmt = conn
-        .prepare(
-            "SELECT r.name, a.purpose,
-                CASE WHEN a.purpose = 'retest' THEN
-                    (SELECT COUNT(*) FROM retest_rating g JOIN criterion c ON c.id = g.criterion_id
-                     WHERE g.rater_id = a.rater_id AND g.response_id = a.response_id
-                       AND g.value IS NOT NULL AND c.rubric_id = v.rubric_id)
-                ELSE
-                    (SELECT COUNT(*) FROM rating g JOIN criterion c ON c.id = g.criterion_id
-                     WHERE g.rater_id = a.rater_id AND g.response_id = a.response_id
-                       AND g.value IS NOT NULL AND c.rubric_id = v.rubric_id)
-                END,
-                (SELECT COUNT(*) FROM criterion c WHERE c.rubric_id = v.rubric_id)
-             FROM assignment a JOIN rater r ON r.id = a.rater_id
-             JOIN response p ON p.id = a.response_id
-             JOIN conversation v ON v.id = p.conversation_id
-             WHERE r.kind = 'expert'",
-        )
-        .map_err(StoreError::from)?;
-    let rows = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, i64>(3)?,
-            ))
-        })
-        .map_err(StoreError::from)?;
+    let rows = store.expert_item_progress()?;
     let mut table: Vec<ExpertProgress> = experts(store, &[])?
         .into_iter()
         .map(|(_, name)| ExpertProgress {
@@ -591,26 +459,23 @@ pub fn progress(store: &Store) -> Result<AssignmentTable, AssignmentError> {
         })
         .collect();
     for row in rows {
-        let (name, purpose, rated, needed) = row.map_err(StoreError::from)?;
-        let Some(p) = table.iter_mut().find(|p| p.name == name) else {
+        let Some(p) = table.iter_mut().find(|p| p.name == row.expert) else {
             continue;
         };
         p.assigned += 1;
-        p.ratings += rated as usize;
-        match Purpose::parse(&purpose) {
-            Some(Purpose::Calibration) => p.calibration += 1,
-            Some(Purpose::Retest) => p.retest += 1,
-            _ => p.regular += 1,
+        p.ratings += row.rated as usize;
+        match row.purpose {
+            Purpose::Calibration => p.calibration += 1,
+            Purpose::Retest => p.retest += 1,
+            Purpose::Regular => p.regular += 1,
         }
-        if needed > 0 && rated >= needed {
+        if row.needed > 0 && row.rated >= row.needed {
             p.completed += 1;
         } else {
             p.remaining += 1;
         }
     }
-    let sampled: i64 = conn
-        .query_row("SELECT COUNT(*) FROM sample_item", [], |r| r.get(0))
-        .map_err(StoreError::from)?;
+    let sampled = store.sampled_conversations()?;
     Ok(AssignmentTable {
         options: stored_options(store)?,
         sampled_conversations: sampled as usize,
@@ -618,114 +483,7 @@ pub fn progress(store: &Store) -> Result<AssignmentTable, AssignmentError> {
     })
 }
 
-/// Enter the blind second rating of a test–retest item (kept apart from the first rating in
-/// `retest_rating`). The value must lie on the criterion's scale.
-pub fn set_retest_rating(
-    tx: &mut StudyTx<'_>,
-    input: &RatingInput<'_>,
-) -> Result<RatingOutcome, StoreError> {
-    let conn = tx.conn();
-    if let Some(v) = input.value {
-        let (min, max, key): (i64, i64, String) = conn
-            .query_row(
-                "SELECT scale_min, scale_max, key FROM criterion WHERE id = ?1",
-                [input.criterion_id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?
-            .ok_or(StoreError::NotFound {
-                what: "criterion",
-                key: input.criterion_id.to_string(),
-            })?;
-        if !(min..=max).contains(&v) {
-            return Err(StoreError::Invalid(format!(
-                "{v} is outside the scale {min}–{max} of criterion {key}"
-            )));
-        }
-    }
-    let now = tx.now();
-    let existing: Option<(Option<i64>, Option<String>)> = conn
-        .query_row(
-            "SELECT value, rationale FROM retest_rating
-             WHERE rater_id = ?1 AND response_id = ?2 AND criterion_id = ?3",
-            params![input.rater_id, input.response_id, input.criterion_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
-    match existing {
-        Some((value, rationale))
-            if value == input.value && rationale.as_deref() == input.rationale =>
-        {
-            Ok(RatingOutcome::Unchanged)
-        }
-        Some((value, _)) => {
-            conn.execute(
-                "UPDATE retest_rating SET value = ?4, rationale = ?5, origin = ?6, updated_at = ?7
-                 WHERE rater_id = ?1 AND response_id = ?2 AND criterion_id = ?3",
-                params![
-                    input.rater_id,
-                    input.response_id,
-                    input.criterion_id,
-                    input.value,
-                    input.rationale,
-                    input.origin,
-                    now
-                ],
-            )?;
-            Ok(RatingOutcome::Updated { previous: value })
-        }
-        None => {
-            conn.execute(
-                "INSERT INTO retest_rating(rater_id, response_id, criterion_id, value, rationale,
-                     origin, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
-                params![
-                    input.rater_id,
-                    input.response_id,
-                    input.criterion_id,
-                    input.value,
-                    input.rationale,
-                    input.origin,
-                    now
-                ],
-            )?;
-            Ok(RatingOutcome::Inserted)
-        }
-    }
-}
-
-/// One item of an expert's list, in shown order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct AssignedItem {
-    pub position: i64,
-    pub response_id: i64,
-    /// The conversation's external id.
-    pub conversation: String,
-    pub purpose: Purpose,
-}
-
 /// An expert's assigned items in shown order.
 pub fn expert_items(store: &Store, expert: &str) -> Result<Vec<AssignedItem>, AssignmentError> {
-    let mut stmt = store
-        .conn()
-        .prepare(
-            "SELECT a.position, a.response_id, v.external_id, a.purpose
-             FROM assignment a JOIN rater r ON r.id = a.rater_id
-             JOIN response p ON p.id = a.response_id
-             JOIN conversation v ON v.id = p.conversation_id
-             WHERE r.name = ?1 ORDER BY a.position",
-        )
-        .map_err(StoreError::from)?;
-    let rows = stmt
-        .query_map([expert], |r| {
-            let purpose: String = r.get(3)?;
-            Ok(AssignedItem {
-                position: r.get(0)?,
-                response_id: r.get(1)?,
-                conversation: r.get(2)?,
-                purpose: Purpose::parse(&purpose).unwrap_or(Purpose::Regular),
-            })
-        })
-        .map_err(StoreError::from)?;
-    Ok(rows.collect::<Result<_, _>>().map_err(StoreError::from)?)
+    Ok(store.expert_items(expert)?)
 }

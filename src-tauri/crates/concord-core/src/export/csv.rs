@@ -54,25 +54,20 @@ pub const TEXT_HEADER: [&str; 2] = ["context", "response_text"];
 
 /// Context and answer text per response, read on demand (rows come grouped by response).
 struct Texts<'s> {
-    stmt: Option<rusqlite::Statement<'s>>,
+    store: Option<&'s Store>,
     last: Option<(i64, String, String)>,
 }
 
 impl<'s> Texts<'s> {
-    fn new(store: &'s Store, enabled: bool) -> Result<Self, ExportError> {
-        let stmt = if enabled {
-            Some(store.conn().prepare(
-                "SELECT v.context, COALESCE(p.text, '') FROM response p
-                 JOIN conversation v ON v.id = p.conversation_id WHERE p.id = ?1",
-            )?)
-        } else {
-            None
-        };
-        Ok(Texts { stmt, last: None })
+    fn new(store: &'s Store, enabled: bool) -> Self {
+        Texts {
+            store: enabled.then_some(store),
+            last: None,
+        }
     }
 
     fn get(&mut self, response: i64) -> Result<(String, String), ExportError> {
-        let Some(stmt) = self.stmt.as_mut() else {
+        let Some(store) = self.store else {
             return Ok((String::new(), String::new()));
         };
         if let Some((id, c, t)) = &self.last {
@@ -80,8 +75,7 @@ impl<'s> Texts<'s> {
                 return Ok((c.clone(), t.clone()));
             }
         }
-        let (c, t): (String, String) =
-            stmt.query_row([response], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let (c, t) = store.context_and_text(response)?;
         self.last = Some((response, c.clone(), t.clone()));
         Ok((c, t))
     }
@@ -116,8 +110,8 @@ pub fn write_long_csv<W: Write>(
         header.extend(TEXT_HEADER);
     }
     w.write_record(&header)?;
-    let mut texts = Texts::new(store, options.texts)?;
-    let n = for_each_rating(store.conn(), None, |r: RatingRow| {
+    let mut texts = Texts::new(store, options.texts);
+    let n = for_each_rating(store, None, |r: RatingRow| {
         let (context, text) = texts.get(r.response_id)?;
         let mut record = vec![
             neutralise(&r.conversation),
@@ -185,7 +179,7 @@ pub fn write_wide_csv<W: Write>(
     out: W,
     options: CsvOptions,
 ) -> Result<CsvSummary, ExportError> {
-    let columns = criterion_columns(store.conn())?;
+    let columns = criterion_columns(store)?;
     let index: HashMap<i64, usize> = columns.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
     let mut w = writer(out, options)?;
     let mut header: Vec<String> = [
@@ -204,7 +198,7 @@ pub fn write_wide_csv<W: Write>(
         header.extend(TEXT_HEADER.iter().map(|s| s.to_string()));
     }
     w.write_record(&header)?;
-    let mut texts = Texts::new(store, options.texts)?;
+    let mut texts = Texts::new(store, options.texts);
 
     let mut rows = 0usize;
     let mut current: Option<(RatingRow, Vec<String>)> = None;
@@ -229,7 +223,7 @@ pub fn write_wide_csv<W: Write>(
             rows += 1;
             Ok(())
         };
-    let n = for_each_rating(store.conn(), None, |r: RatingRow| {
+    let n = for_each_rating(store, None, |r: RatingRow| {
         let same = current.as_ref().is_some_and(|(c, _)| {
             c.response_id == r.response_id && c.rater == r.rater && c.occasion == r.occasion
         });

@@ -36,8 +36,7 @@ pub use sheet::{
 pub use workbook::{write_workbook, WorkbookOptions, WorkbookSummary};
 
 use crate::clock::Millis;
-use crate::store::StoreError;
-use rusqlite::{params, OptionalExtension};
+use crate::store::{Occasion, Store, StoreError};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -57,12 +56,6 @@ pub enum ExportError {
     NothingAssigned(String),
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-impl From<rusqlite::Error> for ExportError {
-    fn from(e: rusqlite::Error) -> Self {
-        ExportError::Store(StoreError::Sqlite(e))
-    }
 }
 
 impl From<std::io::Error> for ExportError {
@@ -143,16 +136,12 @@ pub(crate) struct CriterionColumn {
 }
 
 /// Every criterion of the study, rubric by rubric in rubric order.
-pub(crate) fn criterion_columns(
-    conn: &rusqlite::Connection,
-) -> Result<Vec<CriterionColumn>, ExportError> {
-    let mut stmt = conn.prepare(
-        "SELECT c.id, r.key, c.key FROM criterion c JOIN rubric r ON r.id = c.rubric_id
-         ORDER BY r.id, c.position",
-    )?;
-    let rows: Vec<(i64, String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<_, _>>()?;
+pub(crate) fn criterion_columns(store: &Store) -> Result<Vec<CriterionColumn>, ExportError> {
+    let rows: Vec<(i64, String, String)> = store
+        .criterion_refs()?
+        .into_iter()
+        .map(|c| (c.id, c.rubric, c.key))
+        .collect();
     let dup = |key: &str| rows.iter().filter(|r| r.2 == key).count() > 1;
     Ok(rows
         .iter()
@@ -189,13 +178,13 @@ pub(crate) struct RatingRow {
     pub updated_at: Millis,
 }
 
-/// A rating row as read from the rating tables, before names are attached.
+/// A rating row as read from the rating table, before names are attached.
 struct RawRating {
     rank: (u32, u32, u8, u32),
     response: i64,
     rater: i64,
     criterion: i64,
-    retest: bool,
+    occasion: Occasion,
     value: Option<i64>,
     raw_value: Option<String>,
     rationale: Option<String>,
@@ -204,129 +193,83 @@ struct RawRating {
 }
 
 /// Visit every rating (optionally of one rater) in export order: conversation, source, rater
-/// (experts first, by name), occasion, rubric, criterion. The rating tables are scanned plainly
+/// (experts first, by name), occasion, rubric, criterion. The rating table is scanned plainly
 /// (one rater through its index) and names come from maps loaded once, which is much faster than
 /// letting SQLite join and sort hundreds of thousands of rows.
 pub(crate) fn for_each_rating(
-    conn: &rusqlite::Connection,
+    store: &Store,
     rater: Option<&str>,
     mut f: impl FnMut(RatingRow) -> Result<(), ExportError>,
 ) -> Result<usize, ExportError> {
     let rater_id: Option<i64> = match rater {
-        Some(name) => {
-            let id = conn
-                .query_row("SELECT id FROM rater WHERE name = ?1", [name], |r| r.get(0))
-                .optional()?;
-            match id {
-                Some(id) => Some(id),
-                None => return Ok(0),
-            }
-        }
+        Some(name) => match store.rater_named(name)? {
+            Some(r) => Some(r.id),
+            None => return Ok(0),
+        },
         None => None,
     };
     // Responses ranked by (conversation external id, source key).
-    #[allow(clippy::type_complexity)]
-    let mut responses: Vec<(i64, String, String, String)> = conn
-        .prepare(
-            "SELECT p.id, v.external_id, COALESCE(p.external_id, CAST(p.id AS TEXT)), s.key
-             FROM response p JOIN conversation v ON v.id = p.conversation_id
-             JOIN source s ON s.id = p.source_id",
-        )?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-        .collect::<Result<_, _>>()?;
-    responses.sort_by(|a, b| (&a.1, &a.3, a.0).cmp(&(&b.1, &b.3, b.0)));
-    let response_rank: HashMap<i64, u32> = responses
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.0, i as u32))
-        .collect();
+    let mut responses = store.response_labels()?;
+    responses.sort_by(|a, b| {
+        (&a.conversation, &a.source, a.id).cmp(&(&b.conversation, &b.source, b.id))
+    });
     let response_at: HashMap<i64, usize> = responses
         .iter()
         .enumerate()
-        .map(|(i, r)| (r.0, i))
+        .map(|(i, r)| (r.id, i))
         .collect();
     // Raters ranked by (kind, name).
-    let mut raters: Vec<(i64, String, String)> = conn
-        .prepare("SELECT id, name, kind FROM rater")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<_, _>>()?;
-    raters.sort_by(|a, b| (&a.2, &a.1).cmp(&(&b.2, &b.1)));
-    let rater_at: HashMap<i64, usize> = raters.iter().enumerate().map(|(i, r)| (r.0, i)).collect();
+    let mut raters = store.rater_records()?;
+    raters.sort_by(|a, b| (&a.kind, &a.name).cmp(&(&b.kind, &b.name)));
+    let rater_at: HashMap<i64, usize> = raters.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
     // Criteria ranked by (rubric, position).
-    let criteria: Vec<(i64, String, String)> = conn
-        .prepare(
-            "SELECT c.id, r.key, c.key FROM criterion c JOIN rubric r ON r.id = c.rubric_id
-             ORDER BY r.id, c.position",
-        )?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<_, _>>()?;
-    let criterion_at: HashMap<i64, usize> =
-        criteria.iter().enumerate().map(|(i, c)| (c.0, i)).collect();
+    let criteria = store.criterion_refs()?;
+    let criterion_at: HashMap<i64, usize> = criteria
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id, i))
+        .collect();
 
     let mut rows: Vec<RawRating> = Vec::new();
-    for (retest, sql) in [
-        (
-            false,
-            "SELECT rater_id, response_id, criterion_id, value, raw_value, rationale, created_at,
-                 updated_at FROM rating",
-        ),
-        (
-            true,
-            "SELECT rater_id, response_id, criterion_id, value, NULL, rationale, created_at,
-                 updated_at FROM retest_rating",
-        ),
-    ] {
-        let sql = match rater_id {
-            Some(_) => format!("{sql} WHERE rater_id = ?1"),
-            None => sql.to_string(),
+    store.for_each_rating(rater_id, |r| {
+        let (Some(&rr), Some(&ra), Some(&cr)) = (
+            response_at.get(&r.response_id),
+            rater_at.get(&r.rater_id),
+            criterion_at.get(&r.criterion_id),
+        ) else {
+            return Ok(());
         };
-        let mut stmt = conn.prepare(&sql)?;
-        let mut q = match rater_id {
-            Some(id) => stmt.query(params![id])?,
-            None => stmt.query([])?,
-        };
-        while let Some(r) = q.next()? {
-            let rater: i64 = r.get(0)?;
-            let response: i64 = r.get(1)?;
-            let criterion: i64 = r.get(2)?;
-            let (Some(&rr), Some(&ra), Some(&cr)) = (
-                response_rank.get(&response),
-                rater_at.get(&rater),
-                criterion_at.get(&criterion),
-            ) else {
-                continue;
-            };
-            rows.push(RawRating {
-                rank: (rr, ra as u32, retest as u8, cr as u32),
-                response,
-                rater,
-                criterion,
-                retest,
-                value: r.get(3)?,
-                raw_value: r.get(4)?,
-                rationale: r.get(5)?,
-                created_at: r.get(6)?,
-                updated_at: r.get(7)?,
-            });
-        }
-    }
+        rows.push(RawRating {
+            rank: (rr as u32, ra as u32, r.occasion as u8, cr as u32),
+            response: r.response_id,
+            rater: r.rater_id,
+            criterion: r.criterion_id,
+            occasion: r.occasion,
+            value: r.value,
+            raw_value: r.raw_value,
+            rationale: r.rationale,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        });
+        Ok(())
+    })?;
     rows.sort_unstable_by_key(|r| r.rank);
     let n = rows.len();
     for raw in rows {
-        let (_, conversation, response, source) = &responses[response_at[&raw.response]];
-        let (_, rater, kind) = &raters[rater_at[&raw.rater]];
-        let (criterion_id, rubric, criterion) = &criteria[criterion_at[&raw.criterion]];
+        let response = &responses[response_at[&raw.response]];
+        let rater = &raters[rater_at[&raw.rater]];
+        let criterion = &criteria[criterion_at[&raw.criterion]];
         f(RatingRow {
-            conversation: conversation.clone(),
-            response: response.clone(),
+            conversation: response.conversation.clone(),
+            response: response.response.clone(),
             response_id: raw.response,
-            source: source.clone(),
-            rater: rater.clone(),
-            rater_kind: kind.clone(),
-            rubric: rubric.clone(),
-            criterion_id: *criterion_id,
-            criterion: criterion.clone(),
-            occasion: if raw.retest { "retest" } else { "first" },
+            source: response.source.clone(),
+            rater: rater.name.clone(),
+            rater_kind: rater.kind.clone(),
+            rubric: criterion.rubric.clone(),
+            criterion_id: criterion.id,
+            criterion: criterion.key.clone(),
+            occasion: raw.occasion.as_str(),
             value: raw.value,
             raw_value: raw.raw_value,
             rationale: raw.rationale,

@@ -202,7 +202,7 @@ pub fn write_workbook(
     sheets.push(name);
 
     // One sheet per expert.
-    let columns = criterion_columns(store.conn())?;
+    let columns = criterion_columns(store)?;
     let index: HashMap<i64, usize> = columns.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
     let experts: Vec<String> = store
         .raters()?
@@ -229,7 +229,7 @@ pub fn write_workbook(
         let mut last: Option<(i64, &'static str)> = None;
         let mut rationale_written = false;
         let mut updated = 0i64;
-        ratings += for_each_rating(store.conn(), Some(expert), |r: RatingRow| {
+        ratings += for_each_rating(store, Some(expert), |r: RatingRow| {
             if last != Some((r.response_id, r.occasion)) {
                 if row > 0 {
                     cells.text(ws, row, (rationale_col + 1) as u16, &iso_utc(updated))?;
@@ -274,15 +274,7 @@ pub fn write_workbook(
         let mut row = 0u32;
         let mut any = false;
         for (_, rubric) in &rubrics {
-            let kinds: Vec<String> = {
-                let mut stmt = store.conn().prepare(
-                    "SELECT DISTINCT r.kind FROM rating g JOIN rater r ON r.id = g.rater_id
-                     JOIN criterion c ON c.id = g.criterion_id JOIN rubric b ON b.id = c.rubric_id
-                     WHERE b.key = ?1",
-                )?;
-                let rows = stmt.query_map([&rubric.id], |r| r.get(0))?;
-                rows.collect::<Result<_, _>>()?
-            };
+            let kinds = store.rater_kinds_of_rubric(&rubric.id)?;
             if !(kinds.iter().any(|k| k == "judge") && kinds.iter().any(|k| k == "expert")) {
                 continue;
             }

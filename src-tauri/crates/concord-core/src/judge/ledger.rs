@@ -8,12 +8,16 @@ use super::prompt::{estimate_tokens, PromptTemplate};
 use super::settings::{ResponseSelection, RunSettings};
 use super::verdict::Verdict;
 use super::JudgeError;
+pub use crate::store::CallFailure;
+
 use crate::rubric::Rubric;
-use crate::store::{NewJudgement, NewRater, RaterKind, RatingInput, Store, StoreError};
+use crate::store::{
+    CallReply, JudgeRunCounts, NewJudgeRun, NewJudgement, NewRater, Occasion, RaterKind,
+    RatingInput, Store, StoreError,
+};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -83,23 +87,6 @@ pub struct RunStatus {
     pub cost_usd: f64,
 }
 
-/// A call that failed, with what came back.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct CallFailure {
-    pub call_id: i64,
-    pub response_id: i64,
-    pub conversation: String,
-    pub source: String,
-    pub repetition: i64,
-    pub attempts: i64,
-    /// `rate_limited`, `server_error`, `timeout`, `missing_score`, `out_of_range`, …
-    pub kind: String,
-    pub reason: String,
-    pub http_status: Option<i64>,
-    pub raw_output: Option<String>,
-}
-
 /// A run loaded for execution.
 #[derive(Debug, Clone)]
 pub(crate) struct LoadedRun {
@@ -166,13 +153,7 @@ fn rubric_for(store: &Store, settings: &RunSettings) -> Result<(i64, Rubric), Ju
             .find(|(_, r)| &r.id == key)
             .ok_or_else(|| JudgeError::Rubric(format!("the study has no rubric {key:?}")));
     }
-    let used: Vec<i64> = {
-        let mut stmt = store
-            .conn()
-            .prepare("SELECT DISTINCT rubric_id FROM conversation ORDER BY rubric_id")?;
-        let rows = stmt.query_map([], |r| r.get(0))?;
-        rows.collect::<Result<_, _>>()?
-    };
+    let used = store.rubric_ids_in_use()?;
     match used.as_slice() {
         [] => Err(JudgeError::Rubric(
             "the study has no conversations to judge; import some first".into(),
@@ -203,18 +184,11 @@ fn select_responses(
     seed: u64,
 ) -> Result<(Vec<i64>, u64), JudgeError> {
     let expert_only = matches!(selection, ResponseSelection::ExpertRated);
-    let mut stmt = store.conn().prepare(
-        "SELECT r.id, r.text IS NOT NULL FROM response r
-         JOIN conversation c ON c.id = r.conversation_id
-         WHERE c.rubric_id = ?1 AND (?2 = 0 OR EXISTS (
-             SELECT 1 FROM rating g JOIN rater t ON t.id = g.rater_id
-             WHERE g.response_id = r.id AND t.kind = 'expert' AND g.value IS NOT NULL))
-         ORDER BY r.id",
-    )?;
-    let rows = stmt.query_map(params![rubric_id, expert_only as i64], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, bool>(1)?))
-    })?;
-    let all: Vec<(i64, bool)> = rows.collect::<Result<_, _>>()?;
+    let all: Vec<(i64, bool)> = store
+        .judgeable_responses(rubric_id, expert_only)?
+        .into_iter()
+        .map(|r| (r.id, r.has_text))
+        .collect();
     let without_text = all.iter().filter(|(_, has)| !has).count() as u64;
     let mut ids: Vec<i64> = all
         .into_iter()
@@ -276,27 +250,13 @@ pub fn preview_run(store: &Store, settings: &RunSettings) -> Result<RunPreview, 
     let r = resolve(store, settings)?;
     let (ids, without_text) =
         select_responses(store, r.rubric_id, &settings.selection, settings.seed)?;
-    let existing_run = store
-        .conn()
-        .query_row(
-            "SELECT id FROM judge_run WHERE settings_sha256 = ?1",
-            [&r.settings_sha256],
-            |row| row.get(0),
-        )
-        .optional()?;
+    let existing_run = store.judge_run_by_settings(&r.settings_sha256)?;
     let mut input_tokens = 0u64;
-    {
-        let mut stmt = store.conn().prepare_cached(
-            "SELECT c.context, r.text FROM response r JOIN conversation c ON c.id = r.conversation_id
-             WHERE r.id = ?1",
-        )?;
-        for id in &ids {
-            let (context, text): (String, String) =
-                stmt.query_row([id], |row| Ok((row.get(0)?, row.get(1)?)))?;
-            let p = r.template.render(&context, &text);
-            input_tokens +=
-                estimate_tokens(p.system.as_deref().unwrap_or("")) + estimate_tokens(&p.user);
-        }
+    for id in &ids {
+        let (context, text) = store.context_and_text(*id)?;
+        let p = r.template.render(&context, &text);
+        input_tokens +=
+            estimate_tokens(p.system.as_deref().unwrap_or("")) + estimate_tokens(&p.user);
     }
     let reps = settings.repetitions as u64;
     let calls = ids.len() as u64 * reps;
@@ -336,14 +296,7 @@ pub fn default_prompt(store: &Store, rubric: Option<&str>) -> Result<PromptTempl
 /// with the same settings hash and continue it.
 pub fn open_run(store: &mut Store, settings: &RunSettings) -> Result<RunPlan, JudgeError> {
     let r = resolve(store, settings)?;
-    let existing: Option<i64> = store
-        .conn()
-        .query_row(
-            "SELECT id FROM judge_run WHERE settings_sha256 = ?1",
-            [&r.settings_sha256],
-            |row| row.get(0),
-        )
-        .optional()?;
+    let existing = store.judge_run_by_settings(&r.settings_sha256)?;
     if let Some(run_id) = existing {
         return Ok(RunPlan {
             run_id,
@@ -371,39 +324,24 @@ pub fn open_run(store: &mut Store, settings: &RunSettings) -> Result<RunPlan, Ju
             family: family.as_deref(),
             queue_seed: settings.seed as i64,
         })?;
-        let now = tx.now();
-        tx.tx.execute(
-            "INSERT INTO judge_run(rater_id, rubric_id, provider, base_url, model, temperature,
-                 repetitions, settings_json, settings_sha256, system_prompt, user_prompt,
-                 prompt_sha256, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
-            params![
+        let prompt_sha256 = r.template.sha256();
+        let run_id = tx.add_judge_run(
+            &NewJudgeRun {
                 rater_id,
-                r.rubric_id,
-                settings.provider.as_str(),
-                r.settings.base_url,
-                settings.model,
-                settings.temperature,
-                settings.repetitions,
-                settings_json,
-                r.settings_sha256,
-                r.template.system,
-                r.template.user,
-                r.template.sha256(),
-                now
-            ],
+                rubric_id: r.rubric_id,
+                provider: settings.provider.as_str(),
+                base_url: &r.settings.base_url,
+                model: &settings.model,
+                temperature: settings.temperature,
+                repetitions: settings.repetitions,
+                settings_json: &settings_json,
+                settings_sha256: &r.settings_sha256,
+                system_prompt: r.template.system.as_deref(),
+                user_prompt: &r.template.user,
+                prompt_sha256: &prompt_sha256,
+            },
+            &ids,
         )?;
-        let run_id = tx.tx.last_insert_rowid();
-        let mut insert = tx.tx.prepare_cached(
-            "INSERT INTO judge_call(run_id, response_id, repetition, updated_at)
-             VALUES (?1, ?2, ?3, ?4)",
-        )?;
-        for id in &ids {
-            for rep in 1..=settings.repetitions {
-                insert.execute(params![run_id, id, rep, now])?;
-            }
-        }
-        drop(insert);
         tx.audit(
             "judge",
             "judge_run_created",
@@ -420,15 +358,11 @@ pub fn open_run(store: &mut Store, settings: &RunSettings) -> Result<RunPlan, Ju
 }
 
 pub(crate) fn load_run(store: &Store, run_id: i64) -> Result<LoadedRun, JudgeError> {
-    let (settings_json, rater_id, rubric_id): (String, i64, i64) = store
-        .conn()
-        .query_row(
-            "SELECT settings_json, rater_id, rubric_id FROM judge_run WHERE id = ?1",
-            [run_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .optional()?
+    let record = store
+        .judge_run(run_id)?
         .ok_or(JudgeError::NoSuchRun(run_id))?;
+    let (settings_json, rater_id, rubric_id) =
+        (record.settings_json, record.rater_id, record.rubric_id);
     let settings: RunSettings = serde_json::from_str(&settings_json)
         .map_err(|e| JudgeError::Settings(format!("stored settings of run {run_id}: {e}")))?;
     let rubric = store
@@ -441,13 +375,7 @@ pub(crate) fn load_run(store: &Store, run_id: i64) -> Result<LoadedRun, JudgeErr
         .prompt
         .clone()
         .unwrap_or_else(|| PromptTemplate::default_for(&rubric));
-    let criteria = {
-        let mut stmt = store
-            .conn()
-            .prepare("SELECT key, id FROM criterion WHERE rubric_id = ?1")?;
-        let rows = stmt.query_map([rubric_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        rows.collect::<Result<_, _>>()?
-    };
+    let criteria = store.criterion_ids(rubric_id)?;
     Ok(LoadedRun {
         id: run_id,
         settings,
@@ -465,53 +393,23 @@ pub(crate) fn reset_for_session(
     run_id: i64,
     retry_failed: bool,
 ) -> Result<u64, JudgeError> {
-    store.write(|tx| -> Result<u64, JudgeError> {
-        let now = tx.now();
-        let mut n = tx.tx.execute(
-            "UPDATE judge_call SET state = 'pending', updated_at = ?2
-             WHERE run_id = ?1 AND state = 'in_flight' AND batch_id IS NULL",
-            params![run_id, now],
-        )?;
-        if retry_failed {
-            n += tx.tx.execute(
-                "UPDATE judge_call SET state = 'pending', updated_at = ?2
-                 WHERE run_id = ?1 AND state = 'failed'",
-                params![run_id, now],
-            )?;
-        }
-        Ok(n as u64)
-    })
+    store.write(|tx| -> Result<u64, JudgeError> { Ok(tx.reset_calls(run_id, retry_failed)?) })
 }
 
 /// Claim up to `limit` pending rows: mark them in flight and return them with their texts.
 pub(crate) fn claim(store: &mut Store, run_id: i64, limit: usize) -> Result<Vec<Job>, JudgeError> {
     store.write(|tx| -> Result<Vec<Job>, JudgeError> {
-        let jobs: Vec<Job> = {
-            let mut stmt = tx.tx.prepare_cached(
-                "SELECT j.id, j.response_id, j.repetition, c.context, r.text
-                 FROM judge_call j JOIN response r ON r.id = j.response_id
-                 JOIN conversation c ON c.id = r.conversation_id
-                 WHERE j.run_id = ?1 AND j.state = 'pending' ORDER BY j.id LIMIT ?2",
-            )?;
-            let rows = stmt.query_map(params![run_id, limit as i64], |r| {
-                Ok(Job {
-                    call_id: r.get(0)?,
-                    response_id: r.get(1)?,
-                    repetition: r.get(2)?,
-                    context: r.get(3)?,
-                    response: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-                })
-            })?;
-            rows.collect::<Result<_, _>>()?
-        };
-        let now = tx.now();
-        let mut mark = tx.tx.prepare_cached(
-            "UPDATE judge_call SET state = 'in_flight', updated_at = ?2 WHERE id = ?1",
-        )?;
-        for j in &jobs {
-            mark.execute(params![j.call_id, now])?;
-        }
-        Ok(jobs)
+        Ok(tx
+            .claim_calls(run_id, limit)?
+            .into_iter()
+            .map(|c| Job {
+                call_id: c.call_id,
+                response_id: c.response_id,
+                repetition: c.repetition,
+                context: c.context,
+                response: c.response,
+            })
+            .collect())
     })
 }
 
@@ -523,44 +421,23 @@ pub(crate) fn record(
 ) -> Result<Tally, JudgeError> {
     let origin = format!("judge:{}", run.id);
     store.write(|tx| -> Result<Tally, JudgeError> {
-        let now = tx.now();
         let mut tally = Tally::default();
         for r in results {
-            let tokens_in = r.input_tokens.map(|t| t as i64);
-            let tokens_out = r.output_tokens.map(|t| t as i64);
+            let reply = CallReply {
+                attempts: r.attempts,
+                prompt_sha256: r.prompt_sha256.as_deref(),
+                raw_output: r.raw_output.as_deref(),
+                http_status: r.http_status,
+                input_tokens: r.input_tokens.map(|t| t as i64),
+                output_tokens: r.output_tokens.map(|t| t as i64),
+            };
             match &r.outcome {
                 CallOutcome::Released => {
-                    tx.tx
-                        .prepare_cached(
-                            "UPDATE judge_call SET state = 'pending', batch_id = NULL,
-                                 attempts = attempts + ?2, updated_at = ?3
-                             WHERE id = ?1 AND state = 'in_flight'",
-                        )?
-                        .execute(params![r.call_id, r.attempts, now])?;
+                    tx.release_call(r.call_id, r.attempts)?;
                     tally.released += 1;
                 }
                 CallOutcome::Failed { kind, reason } => {
-                    tx.tx
-                        .prepare_cached(
-                            "UPDATE judge_call SET state = 'failed', batch_id = NULL,
-                                 attempts = attempts + ?2, prompt_sha256 = COALESCE(?3, prompt_sha256), raw_output = ?4,
-                                 scores_json = NULL, explanation = NULL, failure_kind = ?5,
-                                 failure = ?6, http_status = ?7, input_tokens = ?8,
-                                 output_tokens = ?9, updated_at = ?10
-                             WHERE id = ?1",
-                        )?
-                        .execute(params![
-                            r.call_id,
-                            r.attempts,
-                            r.prompt_sha256,
-                            r.raw_output,
-                            kind,
-                            reason,
-                            r.http_status,
-                            tokens_in,
-                            tokens_out,
-                            now
-                        ])?;
+                    tx.fail_call(r.call_id, &reply, kind, reason)?;
                     tally.failed += 1;
                 }
                 CallOutcome::Scored(v) => {
@@ -569,63 +446,15 @@ pub(crate) fn record(
                         .iter()
                         .map(|(k, s)| (k.clone(), serde_json::Value::from(*s)))
                         .collect();
-                    tx.tx
-                        .prepare_cached(
-                            "UPDATE judge_call SET state = 'done', batch_id = NULL,
-                                 attempts = attempts + ?2, prompt_sha256 = COALESCE(?3, prompt_sha256), raw_output = ?4,
-                                 scores_json = ?5, explanation = ?6, failure_kind = NULL,
-                                 failure = NULL, http_status = ?7, input_tokens = ?8,
-                                 output_tokens = ?9, updated_at = ?10
-                             WHERE id = ?1",
-                        )?
-                        .execute(params![
-                            r.call_id,
-                            r.attempts,
-                            r.prompt_sha256,
-                            r.raw_output,
-                            serde_json::Value::Object(scores).to_string(),
-                            v.explanation,
-                            r.http_status,
-                            tokens_in,
-                            tokens_out,
-                            now
-                        ])?;
+                    tx.complete_call(
+                        r.call_id,
+                        &reply,
+                        &serde_json::Value::Object(scores).to_string(),
+                        v.explanation.as_deref(),
+                    )?;
                     tally.done += 1;
-                    let first_done: i64 = tx
-                        .tx
-                        .prepare_cached(
-                            "SELECT MIN(repetition) FROM judge_call
-                             WHERE run_id = ?1 AND response_id = ?2 AND state = 'done'",
-                        )?
-                        .query_row(params![run.id, r.response_id], |row| row.get(0))?;
-                    if first_done == r.repetition {
-                        for (key, value) in &v.scores {
-                            let criterion_id = *run.criteria.get(key).ok_or_else(|| {
-                                StoreError::NotFound {
-                                    what: "criterion",
-                                    key: key.clone(),
-                                }
-                            })?;
-                            tx.set_rating(&RatingInput {
-                                rater_id: run.rater_id,
-                                response_id: r.response_id,
-                                criterion_id,
-                                value: Some(*value),
-                                raw_value: None,
-                                rationale: v.explanation.as_deref(),
-                                origin: &origin,
-                            })?;
-                        }
-                        let mut extra = v.extra.clone();
-                        extra.insert("repetition".into(), r.repetition.into());
-                        tx.set_judgement(&NewJudgement {
-                            rater_id: run.rater_id,
-                            response_id: r.response_id,
-                            rationale: v.explanation.as_deref(),
-                            extra: &serde_json::Value::Object(extra),
-                            raw_reply: None,
-                            origin: &origin,
-                        })?;
+                    if tx.first_done_repetition(run.id, r.response_id)? == Some(r.repetition) {
+                        record_verdict(tx, run, r, v, &origin)?;
                     }
                 }
             }
@@ -634,113 +463,102 @@ pub(crate) fn record(
                 tally.output_tokens += r.output_tokens.unwrap_or(0);
             }
         }
-        tx.tx.execute(
-            "UPDATE judge_run SET updated_at = ?2 WHERE id = ?1",
-            params![run.id, now],
-        )?;
+        tx.touch_judge_run(run.id)?;
         Ok(tally)
     })
 }
 
-const STATUS_SQL: &str = "SELECT r.id, t.name, r.provider, r.base_url, r.model, u.key,
-        r.temperature, r.repetitions, r.settings_json, r.settings_sha256, r.prompt_sha256,
-        r.created_at, r.updated_at,
-        (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id),
-        (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'pending'),
-        (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'in_flight'),
-        (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'done'),
-        (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'failed'),
-        (SELECT COALESCE(SUM(input_tokens), 0) FROM judge_call j WHERE j.run_id = r.id),
-        (SELECT COALESCE(SUM(output_tokens), 0) FROM judge_call j WHERE j.run_id = r.id)
-    FROM judge_run r JOIN rater t ON t.id = r.rater_id JOIN rubric u ON u.id = r.rubric_id";
+/// The ratings and the judgement of the repetition that speaks for a response.
+fn record_verdict(
+    tx: &mut crate::store::StudyTx<'_>,
+    run: &LoadedRun,
+    r: &CallResult,
+    v: &Verdict,
+    origin: &str,
+) -> Result<(), JudgeError> {
+    for (key, value) in &v.scores {
+        let criterion_id = *run.criteria.get(key).ok_or_else(|| StoreError::NotFound {
+            what: "criterion",
+            key: key.clone(),
+        })?;
+        tx.set_rating(&RatingInput {
+            rater_id: run.rater_id,
+            response_id: r.response_id,
+            criterion_id,
+            occasion: Occasion::First,
+            value: Some(*value),
+            raw_value: None,
+            rationale: v.explanation.as_deref(),
+            origin,
+        })?;
+    }
+    let mut extra = v.extra.clone();
+    extra.insert("repetition".into(), r.repetition.into());
+    tx.set_judgement(&NewJudgement {
+        rater_id: run.rater_id,
+        response_id: r.response_id,
+        rationale: v.explanation.as_deref(),
+        extra: &serde_json::Value::Object(extra),
+        raw_reply: None,
+        origin,
+    })?;
+    Ok(())
+}
 
-fn status_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunStatus> {
-    let settings_json: String = row.get(8)?;
-    let settings: Option<RunSettings> = serde_json::from_str(&settings_json).ok();
-    let input_tokens: i64 = row.get(18)?;
-    let output_tokens: i64 = row.get(19)?;
+fn run_status_of(c: JudgeRunCounts) -> RunStatus {
+    let settings: Option<RunSettings> = serde_json::from_str(&c.settings_json).ok();
     let prices = settings.as_ref().map(|s| s.prices).unwrap_or_default();
-    Ok(RunStatus {
-        id: row.get(0)?,
-        rater: row.get(1)?,
-        provider: row.get(2)?,
-        base_url: row.get(3)?,
-        model: row.get(4)?,
-        rubric: row.get(5)?,
-        temperature: row.get(6)?,
-        repetitions: row.get(7)?,
+    RunStatus {
+        id: c.id,
+        rater: c.rater,
+        provider: c.provider,
+        base_url: c.base_url,
+        model: c.model,
+        rubric: c.rubric,
+        temperature: c.temperature,
+        repetitions: c.repetitions,
         batch: settings.as_ref().is_some_and(|s| s.batch),
-        settings_sha256: row.get(9)?,
-        prompt_sha256: row.get(10)?,
-        created_at: row.get(11)?,
-        updated_at: row.get(12)?,
-        total: row.get(13)?,
-        pending: row.get(14)?,
-        in_flight: row.get(15)?,
-        done: row.get(16)?,
-        failed: row.get(17)?,
-        input_tokens,
-        output_tokens,
-        cost_usd: prices.cost(input_tokens.max(0) as u64, output_tokens.max(0) as u64),
-    })
+        settings_sha256: c.settings_sha256,
+        prompt_sha256: c.prompt_sha256,
+        created_at: c.created_at,
+        updated_at: c.updated_at,
+        total: c.total,
+        pending: c.pending,
+        in_flight: c.in_flight,
+        done: c.done,
+        failed: c.failed,
+        input_tokens: c.input_tokens,
+        output_tokens: c.output_tokens,
+        cost_usd: prices.cost(c.input_tokens.max(0) as u64, c.output_tokens.max(0) as u64),
+    }
 }
 
 /// Every judge run in the study, oldest first.
 pub fn runs(store: &Store) -> Result<Vec<RunStatus>, JudgeError> {
-    let mut stmt = store
-        .conn()
-        .prepare(&format!("{STATUS_SQL} ORDER BY r.id"))?;
-    let rows = stmt.query_map([], status_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(store
+        .judge_run_counts()?
+        .into_iter()
+        .map(run_status_of)
+        .collect())
 }
 
 /// One run's settings and counts.
 pub fn run_status(store: &Store, run_id: i64) -> Result<RunStatus, JudgeError> {
     store
-        .conn()
-        .query_row(
-            &format!("{STATUS_SQL} WHERE r.id = ?1"),
-            [run_id],
-            status_row,
-        )
-        .optional()?
+        .judge_run_counts_of(run_id)?
+        .map(run_status_of)
         .ok_or(JudgeError::NoSuchRun(run_id))
 }
 
 /// The failed calls of a run with their reasons and raw outputs.
 pub fn failures(store: &Store, run_id: i64) -> Result<Vec<CallFailure>, JudgeError> {
     run_status(store, run_id)?;
-    let mut stmt = store.conn().prepare(
-        "SELECT j.id, j.response_id, c.external_id, s.key, j.repetition, j.attempts,
-                COALESCE(j.failure_kind, ''), COALESCE(j.failure, ''), j.http_status, j.raw_output
-         FROM judge_call j JOIN response r ON r.id = j.response_id
-         JOIN conversation c ON c.id = r.conversation_id JOIN source s ON s.id = r.source_id
-         WHERE j.run_id = ?1 AND j.state = 'failed' ORDER BY j.id",
-    )?;
-    let rows = stmt.query_map([run_id], |r| {
-        Ok(CallFailure {
-            call_id: r.get(0)?,
-            response_id: r.get(1)?,
-            conversation: r.get(2)?,
-            source: r.get(3)?,
-            repetition: r.get(4)?,
-            attempts: r.get(5)?,
-            kind: r.get(6)?,
-            reason: r.get(7)?,
-            http_status: r.get(8)?,
-            raw_output: r.get(9)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(store.failed_calls(run_id)?)
 }
 
 /// Provider batches of a run that were submitted and not yet collected: (row id, provider id).
 pub(crate) fn open_batches(store: &Store, run_id: i64) -> Result<Vec<(i64, String)>, JudgeError> {
-    let mut stmt = store.conn().prepare(
-        "SELECT id, provider_id FROM judge_batch WHERE run_id = ?1 AND state = 'submitted' ORDER BY id",
-    )?;
-    let rows = stmt.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(store.open_judge_batches(run_id)?)
 }
 
 /// Record a submitted provider batch and tie its rows to it.
@@ -751,20 +569,7 @@ pub(crate) fn record_batch(
     calls: &[(i64, String)],
 ) -> Result<(), JudgeError> {
     store.write(|tx| -> Result<(), JudgeError> {
-        let now = tx.now();
-        tx.tx.execute(
-            "INSERT INTO judge_batch(run_id, provider_id, state, calls, created_at, updated_at)
-             VALUES (?1, ?2, 'submitted', ?3, ?4, ?4)",
-            params![run_id, provider_id, calls.len() as i64, now],
-        )?;
-        let mut stmt = tx.tx.prepare_cached(
-            "UPDATE judge_call SET batch_id = ?2, attempts = attempts + 1, prompt_sha256 = ?4,
-                 updated_at = ?3 WHERE id = ?1",
-        )?;
-        for (id, sha) in calls {
-            stmt.execute(params![id, provider_id, now, sha])?;
-        }
-        Ok(())
+        Ok(tx.add_judge_batch(run_id, provider_id, calls)?)
     })
 }
 
@@ -775,25 +580,15 @@ pub(crate) fn batch_calls(
     run_id: i64,
     provider_id: &str,
 ) -> Result<Vec<(i64, i64, i64)>, JudgeError> {
-    let mut stmt = store.conn().prepare(
-        "SELECT id, response_id, repetition FROM judge_call
-         WHERE run_id = ?1 AND batch_id = ?2 AND state = 'in_flight' ORDER BY id",
-    )?;
-    let rows = stmt.query_map(params![run_id, provider_id], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(store
+        .judge_batch_calls(run_id, provider_id)?
+        .into_iter()
+        .map(|c| (c.call_id, c.response_id, c.repetition))
+        .collect())
 }
 
 pub(crate) fn close_batch(store: &mut Store, batch_row: i64) -> Result<(), JudgeError> {
-    store.write(|tx| -> Result<(), JudgeError> {
-        let now = tx.now();
-        tx.tx.execute(
-            "UPDATE judge_batch SET state = 'collected', updated_at = ?2 WHERE id = ?1",
-            params![batch_row, now],
-        )?;
-        Ok(())
-    })
+    store.write(|tx| -> Result<(), JudgeError> { Ok(tx.close_judge_batch(batch_row)?) })
 }
 
 #[cfg(test)]

@@ -89,12 +89,6 @@ impl JudgeError {
     }
 }
 
-impl From<rusqlite::Error> for JudgeError {
-    fn from(e: rusqlite::Error) -> Self {
-        JudgeError::Store(StoreError::Sqlite(e))
-    }
-}
-
 /// A guess of a judge model's family from its id (used for the self-preference exclusion in
 /// agreement), following the MentalAlign grouping: o4-mini counts as gpt-4o-mini.
 pub fn family_of_model(model: &str) -> Option<&'static str> {

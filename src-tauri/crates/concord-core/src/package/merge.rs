@@ -16,39 +16,18 @@
 //! nothing at all is written when there is nothing to merge. Progress (first shown, completed,
 //! time spent) and the expert's flags come back too.
 
-use super::{criterion_keys, HistoryRow, PackageError, META_PACKAGE_ID, META_PACKAGE_RATER};
+use super::{PackageError, META_PACKAGE_ID, META_PACKAGE_RATER};
 use crate::clock::Millis;
 use crate::import::table::display_name;
+use crate::signoff::SignatureStatus;
 use crate::store::seal::SealState;
-use crate::store::{Passphrase, SignedValue, Store};
-use rusqlite::{params, OptionalExtension};
+use crate::store::{
+    AssignmentRecord, BaseKey, CopiedRating, FlagRecord, HistoryRow, Occasion, Passphrase,
+    RatingContent, SignedValue, Store, StoredRating, StudyTx,
+};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
-
-/// Which rating of an item: the first, or the blind test–retest repeat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "lowercase")]
-pub enum Occasion {
-    First,
-    Retest,
-}
-
-impl Occasion {
-    fn as_str(self) -> &'static str {
-        match self {
-            Occasion::First => "first",
-            Occasion::Retest => "retest",
-        }
-    }
-    fn table(self) -> &'static str {
-        match self {
-            Occasion::First => "rating",
-            Occasion::Retest => "retest_rating",
-        }
-    }
-}
 
 /// A rating changed both in the package and in the study since the export.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -103,22 +82,19 @@ impl MergeReport {
     }
 }
 
-type Val = (Option<i64>, Option<String>, Option<String>);
-
-struct PkgRating {
-    id: i64,
-    response: i64,
-    criterion: i64,
-    val: Val,
-    origin: String,
-    created_at: Millis,
-    updated_at: Millis,
+/// Which package a file is, and whose: checked against the study before anything is read.
+struct PackageOrigin {
+    file: String,
+    package_id: String,
+    rater_id: i64,
+    rater_name: String,
 }
 
-struct MainRating {
+/// A response of the package as the study knows it.
+struct StudyResponse {
     id: i64,
-    val: Val,
-    updated_at: Millis,
+    conversation: String,
+    source: String,
 }
 
 /// Check a returned package's seal against what this study issued and merged, in this order:
@@ -199,6 +175,175 @@ pub fn check_seal(store: &Store, pkg: &Store, file: &str) -> Result<SealState, P
     Ok(seal)
 }
 
+/// A criterion of the package as the study knows it.
+struct StudyCriterion {
+    id: i64,
+    key: String,
+}
+
+/// What the package's expert did, read from the package and mapped onto the study's ids.
+struct PackageWork {
+    /// Package response id → the study's response.
+    responses: HashMap<i64, StudyResponse>,
+    /// Package criterion id → the study's criterion.
+    criteria: HashMap<i64, StudyCriterion>,
+    /// The expert's ratings in the package, first occasion then retest, by package id.
+    ratings: Vec<StoredRating>,
+    /// Earlier versions of the package's ratings, by package rating id.
+    history: HashMap<i64, Vec<HistoryRow>>,
+    assignments: Vec<AssignmentRecord>,
+    flags: Vec<FlagRecord>,
+    /// The expert's signatures made in the package, each with its standing there and the
+    /// ratings it covers (package ids).
+    signatures: Vec<(SignatureStatus, Vec<SignedValue>)>,
+}
+
+impl PackageOrigin {
+    fn check(store: &Store, pkg: &Store, file: String) -> Result<PackageOrigin, PackageError> {
+        let package_id = pkg
+            .meta(META_PACKAGE_ID)?
+            .ok_or_else(|| PackageError::NotAPackage { file: file.clone() })?;
+        let (rater_id, rater_name) =
+            store
+                .package_rater(&package_id)?
+                .ok_or_else(|| PackageError::UnknownPackage {
+                    file: file.clone(),
+                    id: package_id.clone(),
+                })?;
+        let pkg_rater_name = pkg.meta(META_PACKAGE_RATER)?.unwrap_or_default();
+        if pkg_rater_name != rater_name {
+            return Err(PackageError::WrongRater {
+                file,
+                id: package_id,
+                expected: rater_name,
+                found: pkg_rater_name,
+            });
+        }
+        Ok(PackageOrigin {
+            file,
+            package_id,
+            rater_id,
+            rater_name,
+        })
+    }
+
+    fn inconsistent(&self, detail: String) -> PackageError {
+        PackageError::Inconsistent {
+            file: self.file.clone(),
+            detail,
+        }
+    }
+}
+
+impl PackageWork {
+    fn read(store: &Store, pkg: &Store, origin: &PackageOrigin) -> Result<Self, PackageError> {
+        let pkg_rater = pkg
+            .rater_named(&origin.rater_name)?
+            .filter(|r| r.is_expert())
+            .ok_or_else(|| {
+                origin.inconsistent(format!("the package has no expert {:?}", origin.rater_name))
+            })?
+            .id;
+        let responses = map_responses(store, pkg, origin)?;
+        let criteria = map_criteria(store, pkg, origin)?;
+        let ratings: Vec<StoredRating> = pkg
+            .ratings_of_rater(pkg_rater)?
+            .into_iter()
+            .filter(|r| matches!(r.occasion, Occasion::First | Occasion::Retest))
+            .collect();
+        for r in &ratings {
+            if !responses.contains_key(&r.response_id) || !criteria.contains_key(&r.criterion_id) {
+                return Err(origin.inconsistent(format!(
+                    "a rating refers to response {} / criterion {} that the package does not hold",
+                    r.response_id, r.criterion_id
+                )));
+            }
+        }
+        let signatures = crate::signoff::signatures(pkg)
+            .map_err(|e| origin.inconsistent(format!("its signatures cannot be read: {e}")))?
+            .into_iter()
+            .filter(|s| s.signature.rater_id == pkg_rater)
+            .map(|s| {
+                let values = pkg.signed_values(s.signature.id)?;
+                Ok((s, values))
+            })
+            .collect::<Result<_, crate::store::StoreError>>()?;
+        Ok(PackageWork {
+            responses,
+            criteria,
+            ratings,
+            history: pkg.history_of_rater(pkg_rater)?,
+            assignments: pkg.assignments_of_rater(pkg_rater)?,
+            flags: pkg.flags_of_rater(pkg_rater)?,
+            signatures,
+        })
+    }
+}
+
+/// Package response id → study response, through conversation external ids and source codes.
+fn map_responses(
+    store: &Store,
+    pkg: &Store,
+    origin: &PackageOrigin,
+) -> Result<HashMap<i64, StudyResponse>, PackageError> {
+    let codes = store.package_sources(&origin.package_id)?;
+    let mut out = HashMap::new();
+    for label in pkg.response_labels()? {
+        let code = label.source;
+        let (source_id, source_key) = codes
+            .get(&code)
+            .cloned()
+            .ok_or_else(|| origin.inconsistent(format!("unknown source code {code:?}")))?;
+        let id = store
+            .response_of_source(&label.conversation, source_id)?
+            .ok_or_else(|| {
+                origin.inconsistent(format!(
+                    "conversation {:?} (source {code}) is not in this study",
+                    label.conversation
+                ))
+            })?;
+        out.insert(
+            label.id,
+            StudyResponse {
+                id,
+                conversation: label.conversation,
+                source: source_key,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// Package criterion id → study criterion, by (rubric key, criterion key).
+fn map_criteria(
+    store: &Store,
+    pkg: &Store,
+    origin: &PackageOrigin,
+) -> Result<HashMap<i64, StudyCriterion>, PackageError> {
+    let main: HashMap<crate::store::CriterionKey, i64> = store
+        .criterion_keys()?
+        .into_iter()
+        .map(|(id, k)| (k, id))
+        .collect();
+    let mut out = HashMap::new();
+    for (id, key) in pkg.criterion_keys()? {
+        let main_id = *main.get(&key).ok_or_else(|| {
+            origin.inconsistent(format!(
+                "criterion {}/{} is not in this study",
+                key.0, key.1
+            ))
+        })?;
+        out.insert(
+            id,
+            StudyCriterion {
+                id: main_id,
+                key: key.1,
+            },
+        );
+    }
+    Ok(out)
+}
+
 /// Merge the package at `path`, opened with `passphrase`, into `store` (see the module
 /// documentation).
 pub fn merge_package(
@@ -209,491 +354,34 @@ pub fn merge_package(
     let file = display_name(path);
     let pkg = Store::open_with(path, store.clock(), Some(passphrase))?;
     let seal = check_seal(store, &pkg, &file)?;
-    let package_id = pkg
-        .meta(META_PACKAGE_ID)?
-        .ok_or_else(|| PackageError::NotAPackage { file: file.clone() })?;
-    let known: Option<(i64, String)> = store
-        .conn()
-        .query_row(
-            "SELECT p.rater_id, r.name FROM package p JOIN rater r ON r.id = p.rater_id
-             WHERE p.id = ?1",
-            [&package_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
-    let (rater_id, rater_name) = known.ok_or_else(|| PackageError::UnknownPackage {
-        file: file.clone(),
-        id: package_id.clone(),
-    })?;
-    let pkg_rater_name = pkg.meta(META_PACKAGE_RATER)?.unwrap_or_default();
-    if pkg_rater_name != rater_name {
-        return Err(PackageError::WrongRater {
-            file,
-            id: package_id,
-            expected: rater_name,
-            found: pkg_rater_name,
-        });
-    }
-    let inconsistent = |detail: String| PackageError::Inconsistent {
-        file: file.clone(),
-        detail,
-    };
-    let pc = pkg.conn();
-    let pkg_rater: i64 = pc
-        .query_row(
-            "SELECT id FROM rater WHERE name = ?1 AND kind = 'expert'",
-            [&rater_name],
-            |r| r.get(0),
-        )
-        .optional()?
-        .ok_or_else(|| inconsistent(format!("the package has no expert {rater_name:?}")))?;
-
-    // Package response id → study response id, through conversation external ids and codes.
-    let codes: HashMap<String, (i64, String)> = store
-        .conn()
-        .prepare(
-            "SELECT ps.code, ps.source_id, s.key FROM package_source ps
-             JOIN source s ON s.id = ps.source_id WHERE ps.package_id = ?1",
-        )?
-        .query_map([&package_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
-        .collect::<Result<_, _>>()?;
-    let mut responses: HashMap<i64, (i64, String, String)> = HashMap::new();
-    {
-        let mut stmt = pc.prepare(
-            "SELECT p.id, c.external_id, s.key FROM response p
-             JOIN conversation c ON c.id = p.conversation_id JOIN source s ON s.id = p.source_id",
-        )?;
-        let rows: Vec<(i64, String, String)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-            .collect::<Result<_, _>>()?;
-        let mut find = store.conn().prepare(
-            "SELECT p.id FROM response p JOIN conversation c ON c.id = p.conversation_id
-             WHERE c.external_id = ?1 AND p.source_id = ?2",
-        )?;
-        for (id, conversation, code) in rows {
-            let (source_id, source_key) = codes
-                .get(&code)
-                .cloned()
-                .ok_or_else(|| inconsistent(format!("unknown source code {code:?}")))?;
-            let main: i64 = find
-                .query_row(params![conversation, source_id], |r| r.get(0))
-                .optional()?
-                .ok_or_else(|| {
-                    inconsistent(format!(
-                        "conversation {conversation:?} (source {code}) is not in this study"
-                    ))
-                })?;
-            responses.insert(id, (main, conversation, source_key));
-        }
-    }
-    let main_criteria: HashMap<(String, String), i64> = criterion_keys(store.conn())?
-        .into_iter()
-        .map(|(id, k)| (k, id))
-        .collect();
-    let mut criteria: HashMap<i64, (i64, String)> = HashMap::new();
-    for (id, key) in criterion_keys(pc)? {
-        let main = *main_criteria.get(&key).ok_or_else(|| {
-            inconsistent(format!(
-                "criterion {}/{} is not in this study",
-                key.0, key.1
-            ))
-        })?;
-        criteria.insert(id, (main, key.1));
-    }
-
-    let read_pkg = |occasion: Occasion| -> Result<Vec<PkgRating>, PackageError> {
-        let raw = if occasion == Occasion::First {
-            "raw_value"
-        } else {
-            "NULL"
-        };
-        let mut stmt = pc.prepare(&format!(
-            "SELECT id, response_id, criterion_id, value, {raw}, rationale, origin, created_at,
-                 updated_at FROM {} WHERE rater_id = ?1 ORDER BY id",
-            occasion.table()
-        ))?;
-        let rows = stmt.query_map([pkg_rater], |r| {
-            Ok(PkgRating {
-                id: r.get(0)?,
-                response: r.get(1)?,
-                criterion: r.get(2)?,
-                val: (r.get(3)?, r.get(4)?, r.get(5)?),
-                origin: r.get(6)?,
-                created_at: r.get(7)?,
-                updated_at: r.get(8)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    };
-    let first = read_pkg(Occasion::First)?;
-    let retest = read_pkg(Occasion::Retest)?;
-    let mut pkg_history: HashMap<i64, Vec<HistoryRow>> = HashMap::new();
-    {
-        let mut stmt = pc.prepare(
-            "SELECT h.rating_id, h.value, h.raw_value, h.rationale, h.origin, h.valid_from,
-                 h.replaced_at FROM rating_history h JOIN rating g ON g.id = h.rating_id
-             WHERE g.rater_id = ?1 ORDER BY h.id",
-        )?;
-        let rows = stmt.query_map([pkg_rater], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                HistoryRow {
-                    value: r.get(1)?,
-                    raw_value: r.get(2)?,
-                    rationale: r.get(3)?,
-                    origin: r.get(4)?,
-                    valid_from: r.get(5)?,
-                    replaced_at: r.get(6)?,
-                },
-            ))
-        })?;
-        for row in rows {
-            let (id, h) = row?;
-            pkg_history.entry(id).or_default().push(h);
-        }
-    }
-    #[allow(clippy::type_complexity)]
-    let assignments: Vec<(i64, String, Option<Millis>, Option<Millis>, f64)> = pc
-        .prepare(
-            "SELECT response_id, purpose, first_shown_at, completed_at, seconds_spent
-             FROM assignment WHERE rater_id = ?1",
-        )?
-        .query_map([pkg_rater], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })?
-        .collect::<Result<_, _>>()?;
-    #[allow(clippy::type_complexity)]
-    let flags: Vec<(i64, String, Millis, Option<Millis>)> = pc
-        .prepare(
-            "SELECT response_id, reason, created_at, resolved_at FROM flag WHERE rater_id = ?1",
-        )?
-        .query_map([pkg_rater], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })?
-        .collect::<Result<_, _>>()?;
-    for r in first.iter().chain(retest.iter()) {
-        if !responses.contains_key(&r.response) || !criteria.contains_key(&r.criterion) {
-            return Err(inconsistent(format!(
-                "a rating refers to response {} / criterion {} that the package does not hold",
-                r.response, r.criterion
-            )));
-        }
-    }
-    // The expert's signatures made in the package, each with its standing there and the ratings
-    // it covers (package ids, translated below).
-    let pkg_signatures: Vec<(crate::signoff::SignatureStatus, Vec<SignedValue>)> =
-        crate::signoff::signatures(&pkg)
-            .map_err(|e| inconsistent(format!("its signatures cannot be read: {e}")))?
-            .into_iter()
-            .filter(|s| s.signature.rater_id == pkg_rater)
-            .map(|s| {
-                let values = pkg.signed_values(s.signature.id)?;
-                Ok((s, values))
-            })
-            .collect::<Result<_, crate::store::StoreError>>()?;
+    let origin = PackageOrigin::check(store, &pkg, file)?;
+    let work = PackageWork::read(store, &pkg, &origin)?;
     drop(pkg);
 
     let mut report = MergeReport {
-        package_id: package_id.clone(),
-        rater: rater_name.clone(),
+        package_id: origin.package_id.clone(),
+        rater: origin.rater_name.clone(),
         ..MergeReport::default()
     };
     store.write(|tx| -> Result<(), PackageError> {
-        let now = tx.now();
-        let c = tx.conn();
-        let base: HashMap<(String, i64, i64), Val> = c
-            .prepare(
-                "SELECT occasion, response_id, criterion_id, value, raw_value, rationale
-                 FROM package_base WHERE package_id = ?1",
-            )?
-            .query_map([&package_id], |r| {
-                Ok((
-                    (r.get(0)?, r.get(1)?, r.get(2)?),
-                    (r.get(3)?, r.get(4)?, r.get(5)?),
-                ))
-            })?
-            .collect::<Result<_, _>>()?;
-        for (occasion, rows) in [(Occasion::First, &first), (Occasion::Retest, &retest)] {
-            let raw = if occasion == Occasion::First {
-                "raw_value"
-            } else {
-                "NULL"
-            };
-            let table = occasion.table();
-            let mut current = c.prepare(&format!(
-                "SELECT id, value, {raw}, rationale, updated_at FROM {table}
-                 WHERE rater_id = ?1 AND response_id = ?2 AND criterion_id = ?3"
-            ))?;
-            for r in rows.iter() {
-                let (response, conversation, source) = &responses[&r.response];
-                let (criterion, criterion_key) = &criteria[&r.criterion];
-                let b = base.get(&(occasion.as_str().to_string(), *response, *criterion));
-                if b == Some(&r.val) {
-                    report.unchanged += 1;
-                    continue;
-                }
-                let main: Option<MainRating> = current
-                    .query_row(params![rater_id, response, criterion], |row| {
-                        Ok(MainRating {
-                            id: row.get(0)?,
-                            val: (row.get(1)?, row.get(2)?, row.get(3)?),
-                            updated_at: row.get(4)?,
-                        })
-                    })
-                    .optional()?;
-                let main_val = main.as_ref().map(|m| &m.val);
-                if main_val == Some(&r.val) {
-                    report.unchanged += 1;
-                    continue;
-                }
-                if main_val != b {
-                    report.conflicts.push(MergeConflict {
-                        conversation: conversation.clone(),
-                        source: source.clone(),
-                        criterion: criterion_key.clone(),
-                        occasion,
-                        base: b.and_then(|v| v.0),
-                        study: main_val.and_then(|v| v.0),
-                        package: r.val.0,
-                        study_rationale: main_val.and_then(|v| v.2.clone()),
-                        package_rationale: r.val.2.clone(),
-                    });
-                    continue;
-                }
-                match (occasion, main) {
-                    (Occasion::First, None) => {
-                        c.prepare_cached(
-                            "INSERT INTO rating(rater_id, response_id, criterion_id, value,
-                                 raw_value, rationale, origin, created_at, updated_at)
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                        )?
-                        .execute(params![
-                            rater_id,
-                            response,
-                            criterion,
-                            r.val.0,
-                            r.val.1,
-                            r.val.2,
-                            r.origin,
-                            r.created_at,
-                            r.updated_at
-                        ])?;
-                        let id = c.last_insert_rowid();
-                        report.history_added += add_history(c, id, pkg_history.get(&r.id))?;
-                        report.inserted += 1;
-                    }
-                    (Occasion::First, Some(m)) => {
-                        report.history_added += add_history(c, m.id, pkg_history.get(&r.id))?;
-                        // The study's current value must stay in the history even if the
-                        // package's history does not carry it.
-                        let kept: Option<i64> = c
-                            .prepare_cached(
-                                "SELECT 1 FROM rating_history WHERE rating_id = ?1
-                                 AND value IS ?2 AND raw_value IS ?3 AND rationale IS ?4
-                                 AND valid_from = ?5",
-                            )?
-                            .query_row(
-                                params![m.id, m.val.0, m.val.1, m.val.2, m.updated_at],
-                                |row| row.get(0),
-                            )
-                            .optional()?;
-                        if kept.is_none() {
-                            c.prepare_cached(
-                                "INSERT INTO rating_history(rating_id, value, raw_value, rationale,
-                                     origin, valid_from, replaced_at)
-                                 SELECT id, value, raw_value, rationale, origin, updated_at, ?2
-                                 FROM rating WHERE id = ?1",
-                            )?
-                            .execute(params![m.id, r.updated_at.max(m.updated_at)])?;
-                            report.history_added += 1;
-                        }
-                        c.prepare_cached(
-                            "UPDATE rating SET value = ?2, raw_value = ?3, rationale = ?4,
-                                 origin = ?5, updated_at = ?6 WHERE id = ?1",
-                        )?
-                        .execute(params![
-                            m.id,
-                            r.val.0,
-                            r.val.1,
-                            r.val.2,
-                            r.origin,
-                            r.updated_at
-                        ])?;
-                        report.updated += 1;
-                    }
-                    (Occasion::Retest, None) => {
-                        c.prepare_cached(
-                            "INSERT INTO retest_rating(rater_id, response_id, criterion_id, value,
-                                 rationale, origin, created_at, updated_at)
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                        )?
-                        .execute(params![
-                            rater_id,
-                            response,
-                            criterion,
-                            r.val.0,
-                            r.val.2,
-                            r.origin,
-                            r.created_at,
-                            r.updated_at
-                        ])?;
-                        report.retest_inserted += 1;
-                    }
-                    (Occasion::Retest, Some(m)) => {
-                        c.prepare_cached(
-                            "UPDATE retest_rating SET value = ?2, rationale = ?3, origin = ?4,
-                                 updated_at = ?5 WHERE id = ?1",
-                        )?
-                        .execute(params![
-                            m.id,
-                            r.val.0,
-                            r.val.2,
-                            r.origin,
-                            r.updated_at
-                        ])?;
-                        report.retest_updated += 1;
-                    }
-                }
-            }
+        let base = tx.package_base(&origin.package_id)?;
+        for r in &work.ratings {
+            merge_rating(tx, &origin, &work, &base, r, &mut report)?;
         }
-
-        // Progress: earliest first showing, any completion, the longest time spent.
-        for (response, purpose, shown, completed, seconds) in &assignments {
-            let Some((main_response, _, _)) = responses.get(response) else {
-                continue;
-            };
-            let row: Option<(i64, Option<Millis>, Option<Millis>, f64)> = c
-                .prepare_cached(
-                    "SELECT id, first_shown_at, completed_at, seconds_spent FROM assignment
-                     WHERE rater_id = ?1 AND response_id = ?2 AND purpose = ?3",
-                )?
-                .query_row(params![rater_id, main_response, purpose], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })
-                .optional()?;
-            let Some((id, m_shown, m_completed, m_seconds)) = row else {
-                continue;
-            };
-            let new_shown = match (m_shown, *shown) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let new_completed = m_completed.or(*completed);
-            let new_seconds = m_seconds.max(*seconds);
-            if (new_shown, new_completed) != (m_shown, m_completed) || new_seconds > m_seconds {
-                c.prepare_cached(
-                    "UPDATE assignment SET first_shown_at = ?2, completed_at = ?3,
-                         seconds_spent = ?4 WHERE id = ?1",
-                )?
-                .execute(params![id, new_shown, new_completed, new_seconds])?;
-                report.progress_updated += 1;
-            }
-        }
-        for (response, reason, created, resolved) in &flags {
-            let Some((main_response, _, _)) = responses.get(response) else {
-                continue;
-            };
-            let exists: Option<i64> = c
-                .prepare_cached(
-                    "SELECT 1 FROM flag WHERE rater_id = ?1 AND response_id = ?2 AND reason = ?3
-                     AND created_at = ?4",
-                )?
-                .query_row(params![rater_id, main_response, reason, created], |r| {
-                    r.get(0)
-                })
-                .optional()?;
-            if exists.is_none() {
-                c.prepare_cached(
-                    "INSERT INTO flag(rater_id, response_id, reason, created_at, resolved_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )?
-                .execute(params![
-                    rater_id,
-                    main_response,
-                    reason,
-                    created,
-                    resolved
-                ])?;
-                report.flags_added += 1;
-            }
-        }
-        // Signatures travel with the ratings: each is recorded against the study's ratings with
-        // the hash of the values the expert signed, so the study shows whether it still holds
-        // them. One the package itself no longer matched keeps the package's hash (and so shows
-        // as changed after signature here too).
-        for (status, values) in &pkg_signatures {
-            let s = &status.signature;
-            let scope = format!("package {package_id}: {}", s.scope);
-            if tx.has_signature(rater_id, s.signed_at, &scope)? {
-                continue;
-            }
-            let mut mapped = Vec::with_capacity(values.len());
-            for v in values {
-                let (Some((response, _, _)), Some((criterion, _))) =
-                    (responses.get(&v.response_id), criteria.get(&v.criterion_id))
-                else {
-                    continue;
-                };
-                let Some(rating_id) = tx.rating_id(rater_id, *response, *criterion)? else {
-                    continue;
-                };
-                mapped.push(SignedValue {
-                    rating_id,
-                    response_id: *response,
-                    criterion_id: *criterion,
-                    value: v.value,
-                    raw_value: v.raw_value.clone(),
-                    rationale: v.rationale.clone(),
-                });
-            }
-            mapped.sort_by_key(|v| (v.response_id, v.criterion_id));
-            let sha = if status.matches {
-                crate::signoff::values_sha256(&mapped)
-            } else {
-                s.ratings_sha256.clone()
-            };
-            let id = tx.add_signature_at(
-                rater_id,
-                &s.signer,
-                &s.meaning,
-                &scope,
-                s.signed_at,
-                s.ratings,
-                &mapped,
-                &sha,
-            )?;
-            tx.audit(
-                &rater_name,
-                "signoff.merge",
-                &serde_json::json!({
-                    "rater_id": rater_id,
-                    "signature": id,
-                    "package": package_id,
-                    "signer": s.signer,
-                    "meaning": s.meaning,
-                    "signed_at": s.signed_at,
-                    "ratings": s.ratings,
-                    "package_ratings_sha256": s.ratings_sha256,
-                    "ratings_sha256": sha,
-                    "matched_in_package": status.matches,
-                }),
-            )?;
-            report.signatures_added += 1;
-        }
+        merge_progress(tx, &origin, &work, &mut report)?;
+        merge_flags(tx, &origin, &work, &mut report)?;
+        merge_signatures(tx, &origin, &work, &mut report)?;
         if report.changed() {
-            tx.conn().execute(
-                "UPDATE package SET merged_at = ?2 WHERE id = ?1",
-                params![package_id, now],
-            )?;
+            tx.mark_package_merged(&origin.package_id)?;
         }
-        tx.record_package_return(&package_id, seal.seq, &seal.state)?;
+        tx.record_package_return(&origin.package_id, seal.seq, &seal.state)?;
         if report.changed() {
             tx.audit(
                 "lead",
                 "package_merged",
                 &serde_json::json!({
-                    "package": package_id,
-                    "rater": rater_name,
+                    "package": origin.package_id,
+                    "rater": origin.rater_name,
                     "inserted": report.inserted,
                     "updated": report.updated,
                     "conflicts": report.conflicts.len(),
@@ -705,49 +393,222 @@ pub fn merge_package(
     Ok(report)
 }
 
+/// Compare one package rating with the base and the study's value, and merge, skip or report
+/// it (see the module documentation's table).
+fn merge_rating(
+    tx: &mut StudyTx<'_>,
+    origin: &PackageOrigin,
+    work: &PackageWork,
+    base: &HashMap<BaseKey, RatingContent>,
+    r: &StoredRating,
+    report: &mut MergeReport,
+) -> Result<(), PackageError> {
+    let response = &work.responses[&r.response_id];
+    let criterion = &work.criteria[&r.criterion_id];
+    let content = r.content();
+    let b = base.get(&(r.occasion, response.id, criterion.id));
+    if b == Some(&content) {
+        report.unchanged += 1;
+        return Ok(());
+    }
+    let main = tx.stored_rating(origin.rater_id, response.id, criterion.id, r.occasion)?;
+    let main_content = main.as_ref().map(StoredRating::content);
+    if main_content.as_ref() == Some(&content) {
+        report.unchanged += 1;
+        return Ok(());
+    }
+    if main_content.as_ref() != b {
+        report.conflicts.push(MergeConflict {
+            conversation: response.conversation.clone(),
+            source: response.source.clone(),
+            criterion: criterion.key.clone(),
+            occasion: r.occasion,
+            base: b.and_then(|v| v.value),
+            study: main_content.as_ref().and_then(|v| v.value),
+            package: content.value,
+            study_rationale: main_content.and_then(|v| v.rationale),
+            package_rationale: content.rationale.clone(),
+        });
+        return Ok(());
+    }
+    let history = work.history.get(&r.id);
+    let retest = r.occasion == Occasion::Retest;
+    match main {
+        None => {
+            let id = tx.copy_rating(&CopiedRating {
+                rater_id: origin.rater_id,
+                response_id: response.id,
+                criterion_id: criterion.id,
+                occasion: r.occasion,
+                content: &content,
+                origin: &r.origin,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+            })?;
+            report.history_added += add_history(tx, id, history)?;
+            if retest {
+                report.retest_inserted += 1;
+            } else {
+                report.inserted += 1;
+            }
+        }
+        Some(m) => {
+            report.history_added += add_history(tx, m.id, history)?;
+            // The study's current value must stay in the history even if the package's
+            // history does not carry it.
+            if tx.keep_current_in_history(&m, r.updated_at.max(m.updated_at))? {
+                report.history_added += 1;
+            }
+            tx.revise_rating(&m, &content, &r.origin, r.updated_at)?;
+            if retest {
+                report.retest_updated += 1;
+            } else {
+                report.updated += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Insert the package's history rows of one rating that the study does not have yet.
 fn add_history(
-    c: &rusqlite::Connection,
+    tx: &mut StudyTx<'_>,
     rating_id: i64,
     rows: Option<&Vec<HistoryRow>>,
 ) -> Result<usize, PackageError> {
     let mut added = 0;
     for h in rows.into_iter().flatten() {
-        let exists: Option<i64> = c
-            .prepare_cached(
-                "SELECT 1 FROM rating_history WHERE rating_id = ?1 AND value IS ?2
-                 AND raw_value IS ?3 AND rationale IS ?4 AND origin = ?5 AND valid_from = ?6
-                 AND replaced_at = ?7",
-            )?
-            .query_row(
-                params![
-                    rating_id,
-                    h.value,
-                    h.raw_value,
-                    h.rationale,
-                    h.origin,
-                    h.valid_from,
-                    h.replaced_at
-                ],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if exists.is_none() {
-            c.prepare_cached(
-                "INSERT INTO rating_history(rating_id, value, raw_value, rationale, origin,
-                     valid_from, replaced_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?
-            .execute(params![
-                rating_id,
-                h.value,
-                h.raw_value,
-                h.rationale,
-                h.origin,
-                h.valid_from,
-                h.replaced_at
-            ])?;
+        if tx.merge_history_row(rating_id, h)? {
             added += 1;
         }
     }
     Ok(added)
+}
+
+/// Progress: earliest first showing, any completion, the longest time spent.
+fn merge_progress(
+    tx: &mut StudyTx<'_>,
+    origin: &PackageOrigin,
+    work: &PackageWork,
+    report: &mut MergeReport,
+) -> Result<(), PackageError> {
+    for a in &work.assignments {
+        let Some(response) = work.responses.get(&a.response_id) else {
+            continue;
+        };
+        let Some(m) = tx.assignment_for(origin.rater_id, response.id, a.purpose)? else {
+            continue;
+        };
+        let shown = earliest(m.first_shown_at, a.first_shown_at);
+        let completed = m.completed_at.or(a.completed_at);
+        let seconds = m.seconds_spent.max(a.seconds_spent);
+        if (shown, completed) != (m.first_shown_at, m.completed_at) || seconds > m.seconds_spent {
+            tx.set_item_progress(m.id, shown, completed, seconds)?;
+            report.progress_updated += 1;
+        }
+    }
+    Ok(())
+}
+
+fn earliest(a: Option<Millis>, b: Option<Millis>) -> Option<Millis> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The expert's flags the study does not have yet.
+/// Signatures travel with the ratings: each is recorded against the study's ratings with the hash
+/// of the values the expert signed, so the study shows whether it still holds them. One the
+/// package itself no longer matched keeps the package's hash (and so shows as changed after
+/// signature here too).
+fn merge_signatures(
+    tx: &mut StudyTx<'_>,
+    origin: &PackageOrigin,
+    work: &PackageWork,
+    report: &mut MergeReport,
+) -> Result<(), PackageError> {
+    for (status, values) in &work.signatures {
+        let s = &status.signature;
+        let scope = format!("package {}: {}", origin.package_id, s.scope);
+        if tx.has_signature(origin.rater_id, s.signed_at, &scope)? {
+            continue;
+        }
+        let mut mapped = Vec::with_capacity(values.len());
+        for v in values {
+            let (Some(response), Some(criterion)) = (
+                work.responses.get(&v.response_id),
+                work.criteria.get(&v.criterion_id),
+            ) else {
+                continue;
+            };
+            let Some(rating_id) = tx.rating_id(origin.rater_id, response.id, criterion.id)? else {
+                continue;
+            };
+            mapped.push(SignedValue {
+                rating_id,
+                response_id: response.id,
+                criterion_id: criterion.id,
+                value: v.value,
+                raw_value: v.raw_value.clone(),
+                rationale: v.rationale.clone(),
+            });
+        }
+        mapped.sort_by_key(|v| (v.response_id, v.criterion_id));
+        let sha = if status.matches {
+            crate::signoff::values_sha256(&mapped)
+        } else {
+            s.ratings_sha256.clone()
+        };
+        let id = tx.add_signature_at(
+            origin.rater_id,
+            &s.signer,
+            &s.meaning,
+            &scope,
+            s.signed_at,
+            s.ratings,
+            &mapped,
+            &sha,
+        )?;
+        tx.audit(
+            &origin.rater_name,
+            "signoff.merge",
+            &serde_json::json!({
+                "rater_id": origin.rater_id,
+                "signature": id,
+                "package": origin.package_id,
+                "signer": s.signer,
+                "meaning": s.meaning,
+                "signed_at": s.signed_at,
+                "ratings": s.ratings,
+                "package_ratings_sha256": s.ratings_sha256,
+                "ratings_sha256": sha,
+                "matched_in_package": status.matches,
+            }),
+        )?;
+        report.signatures_added += 1;
+    }
+    Ok(())
+}
+
+fn merge_flags(
+    tx: &mut StudyTx<'_>,
+    origin: &PackageOrigin,
+    work: &PackageWork,
+    report: &mut MergeReport,
+) -> Result<(), PackageError> {
+    for f in &work.flags {
+        let Some(response) = work.responses.get(&f.response_id) else {
+            continue;
+        };
+        let flag = FlagRecord {
+            response_id: response.id,
+            ..f.clone()
+        };
+        if !tx.has_flag(origin.rater_id, &flag)? {
+            tx.copy_flag(origin.rater_id, &flag)?;
+            report.flags_added += 1;
+        }
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! Rater packages: a `.concord` file for one expert, itself a study written with the same
 //! [`Store`] (so the app opens it as is), holding only that expert's assignment — the rubrics,
-//! conversations and responses they need, their own ratings (with history), retest ratings and
-//! flags. Nothing else leaves the study: no other rater's ratings, no judge, and no source names —
+//! conversations and responses they need, their own first and retest ratings (with history)
+//! and flags. Nothing else leaves the study: no other rater's ratings, no judge, and no source names —
 //! each source becomes an opaque code, shuffled per package, with the mapping kept in the main
 //! study under the package's id.
 //!
@@ -20,15 +20,17 @@
 
 mod merge;
 
-pub use merge::{merge_package, MergeConflict, MergeReport, Occasion};
+pub use crate::store::{Occasion, PackageRecord};
+pub use merge::{merge_package, MergeConflict, MergeReport};
 
-use crate::clock::Millis;
+use crate::rubric::Rubric;
 use crate::store::{
-    NewConversation, NewRater, NewSource, Passphrase, RaterKind, SourceKind, Store, StoreError,
+    AssignmentRecord, BaseValue, ConversationRecord, CopiedRating, FlagRecord, HistoryRow,
+    NewAssignment, NewConversation, NewRater, NewSource, Passphrase, RaterKind, RaterRecord,
+    ResponseRecord, SourceKind, Store, StoreError, StoredRating, StudyTx,
 };
 use rand::seq::SliceRandom;
 use rand::Rng;
-use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -81,12 +83,6 @@ pub enum PackageError {
     Store(#[from] StoreError),
 }
 
-impl From<rusqlite::Error> for PackageError {
-    fn from(e: rusqlite::Error) -> Self {
-        PackageError::Store(StoreError::Sqlite(e))
-    }
-}
-
 /// What [`export_package`] wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -102,72 +98,175 @@ pub struct PackageSummary {
     pub sources: usize,
 }
 
-/// A package written from this study.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct PackageRecord {
-    pub package_id: String,
-    pub rater: String,
-    pub file_name: String,
-    pub exported_at: i64,
-    pub merged_at: Option<i64>,
-}
-
 /// Every package written from the study, oldest first.
 pub fn packages(store: &Store) -> Result<Vec<PackageRecord>, PackageError> {
-    let mut stmt = store.conn().prepare(
-        "SELECT p.id, r.name, p.file_name, p.exported_at, p.merged_at
-         FROM package p JOIN rater r ON r.id = p.rater_id ORDER BY p.exported_at, p.id",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok(PackageRecord {
-            package_id: r.get(0)?,
-            rater: r.get(1)?,
-            file_name: r.get(2)?,
-            exported_at: r.get(3)?,
-            merged_at: r.get(4)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
-struct Assigned {
-    response: i64,
-    position: i64,
-    purpose: String,
-    first_shown_at: Option<Millis>,
-    completed_at: Option<Millis>,
-    seconds_spent: f64,
-}
-
-struct StoredRating {
-    id: i64,
-    response: i64,
-    criterion: i64,
-    value: Option<i64>,
-    raw_value: Option<String>,
-    rationale: Option<String>,
-    origin: String,
-    created_at: Millis,
-    updated_at: Millis,
+    Ok(store.packages()?)
 }
 
 /// Find an expert by name.
-pub(crate) fn expert_id(store: &Store, name: &str) -> Result<(i64, String, i64), PackageError> {
-    let found: Option<(i64, String, String, i64)> = store
-        .conn()
-        .query_row(
-            "SELECT id, name, kind, queue_seed FROM rater WHERE name = ?1",
-            [name.trim()],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
-        .optional()?;
-    let (id, name, kind, seed) =
-        found.ok_or_else(|| PackageError::UnknownRater(name.to_string()))?;
-    if kind != RaterKind::Expert.as_str() {
-        return Err(PackageError::NotAnExpert(name));
+pub(crate) fn expert(store: &Store, name: &str) -> Result<RaterRecord, PackageError> {
+    let found = store
+        .rater_named(name.trim())?
+        .ok_or_else(|| PackageError::UnknownRater(name.to_string()))?;
+    if !found.is_expert() {
+        return Err(PackageError::NotAnExpert(found.name));
     }
-    Ok((id, name, seed))
+    Ok(found)
+}
+
+/// The occasions of an expert's own ratings that a package carries.
+const PACKAGED: [Occasion; 2] = [Occasion::First, Occasion::Retest];
+
+/// Everything of the study that goes into one expert's package.
+struct PackageContent {
+    rater: RaterRecord,
+    assigned: Vec<AssignmentRecord>,
+    responses: Vec<ResponseRecord>,
+    conversations: Vec<ConversationRecord>,
+    rubrics: Vec<(i64, Rubric)>,
+    /// The expert's own ratings on assigned responses, first and retest.
+    ratings: Vec<StoredRating>,
+    /// Earlier versions by rating id.
+    history: HashMap<i64, Vec<HistoryRow>>,
+    flags: Vec<FlagRecord>,
+}
+
+impl PackageContent {
+    fn read(store: &Store, rater: RaterRecord) -> Result<PackageContent, PackageError> {
+        let assigned = store.assignments_of_rater(rater.id)?;
+        if assigned.is_empty() {
+            return Err(PackageError::NothingAssigned(rater.name));
+        }
+        let response_ids: BTreeSet<i64> = assigned.iter().map(|a| a.response_id).collect();
+        let responses = response_ids
+            .iter()
+            .map(|&id| store.response(id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let conversation_ids: BTreeSet<i64> = responses.iter().map(|r| r.conversation_id).collect();
+        let conversations = conversation_ids
+            .iter()
+            .map(|&id| store.conversation(id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let rubric_ids: BTreeSet<i64> = conversations.iter().map(|c| c.rubric_id).collect();
+        let rubrics = store
+            .rubrics()?
+            .into_iter()
+            .filter(|(id, _)| rubric_ids.contains(id))
+            .collect();
+        let ratings: Vec<StoredRating> = store
+            .ratings_of_rater(rater.id)?
+            .into_iter()
+            .filter(|r| response_ids.contains(&r.response_id) && PACKAGED.contains(&r.occasion))
+            .collect();
+        let history = store.history_of_rater(rater.id)?;
+        let flags = store
+            .flags_of_rater(rater.id)?
+            .into_iter()
+            .filter(|f| response_ids.contains(&f.response_id))
+            .collect();
+        Ok(PackageContent {
+            rater,
+            assigned,
+            responses,
+            conversations,
+            rubrics,
+            ratings,
+            history,
+            flags,
+        })
+    }
+
+    fn count(&self, occasion: Occasion) -> usize {
+        self.ratings
+            .iter()
+            .filter(|r| r.occasion == occasion)
+            .count()
+    }
+}
+
+/// The package's identity: its id and the opaque code of every source (source id → code).
+struct PackageIdentity {
+    package_id: String,
+    codes: BTreeMap<i64, String>,
+    /// The issuing study's id named in the seal.
+    study_id: String,
+}
+
+impl PackageIdentity {
+    /// Shuffle the sources into codes and draw an id no package of the study has.
+    fn draw(
+        store: &Store,
+        content: &PackageContent,
+        title: &str,
+        seed: u64,
+    ) -> Result<Self, PackageError> {
+        let source_ids: BTreeSet<i64> = content.responses.iter().map(|r| r.source_id).collect();
+        let mut rng = crate::assignment::seeded(seed, 0x7061_636b);
+        let mut order: Vec<i64> = source_ids.into_iter().collect();
+        order.shuffle(&mut rng);
+        let codes = order
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| (s, format!("S{:02}", i + 1)))
+            .collect();
+        let study_tag = study_tag(content, title);
+        let package_id = loop {
+            let candidate = format!("{:016x}", rng.gen::<u64>() ^ study_tag);
+            if !store.package_exists(&candidate)? {
+                break candidate;
+            }
+        };
+        // The study's own id names the issuer in the seal; a new one mixes the seed with the
+        // study's path and the time, so two studies never share one.
+        let study_id = match store.study_id()? {
+            Some(id) => id,
+            None => {
+                let mut h = Sha256::new();
+                h.update(rng.gen::<u64>().to_le_bytes());
+                h.update(store.now_ms().to_le_bytes());
+                h.update(store.path_string().as_bytes());
+                h.finalize()[..16]
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect()
+            }
+        };
+        Ok(PackageIdentity {
+            package_id,
+            codes,
+            study_id,
+        })
+    }
+}
+
+/// A digest of the study's content that goes into the package id: with the seed alone, two
+/// studies exporting with the same seed would hand out the same id, and a package of one would be
+/// merged into the other.
+fn study_tag(content: &PackageContent, title: &str) -> u64 {
+    let mut digest = Sha256::new();
+    for part in [title, content.rater.name.as_str()] {
+        digest.update(part.as_bytes());
+        digest.update([0]);
+    }
+    for c in &content.conversations {
+        digest.update(c.external_id.as_bytes());
+        digest.update([0]);
+        digest.update(c.context.as_bytes());
+        digest.update([0]);
+    }
+    for r in &content.responses {
+        digest.update(r.text.as_deref().unwrap_or_default().as_bytes());
+        digest.update([0]);
+    }
+    let d = digest.finalize();
+    u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+}
+
+/// Study ids → package ids of what was copied into the package.
+struct CopiedIds {
+    responses: HashMap<i64, i64>,
+    criteria: HashMap<i64, i64>,
+    rater: i64,
 }
 
 /// Write the package of expert `rater` to `out` (which must not exist), encrypted with
@@ -181,300 +280,21 @@ pub fn export_package(
     passphrase: &Passphrase,
 ) -> Result<PackageSummary, PackageError> {
     passphrase.check_new()?;
-    let (rater_id, rater_name, queue_seed) = expert_id(store, rater)?;
-    let conn = store.conn();
-
-    let assigned: Vec<Assigned> = conn
-        .prepare(
-            "SELECT response_id, position, purpose, first_shown_at, completed_at, seconds_spent
-             FROM assignment WHERE rater_id = ?1 ORDER BY position",
-        )?
-        .query_map([rater_id], |r| {
-            Ok(Assigned {
-                response: r.get(0)?,
-                position: r.get(1)?,
-                purpose: r.get(2)?,
-                first_shown_at: r.get(3)?,
-                completed_at: r.get(4)?,
-                seconds_spent: r.get(5)?,
-            })
-        })?
-        .collect::<Result<_, _>>()?;
-    if assigned.is_empty() {
-        return Err(PackageError::NothingAssigned(rater_name));
-    }
-    let response_ids: BTreeSet<i64> = assigned.iter().map(|a| a.response).collect();
-
-    // Responses, their conversations and sources.
-    let mut responses: Vec<(i64, i64, i64, Option<String>)> = Vec::new();
-    {
-        let mut stmt = conn.prepare_cached(
-            "SELECT conversation_id, source_id, text FROM response WHERE id = ?1",
-        )?;
-        for &id in &response_ids {
-            let (c, s, t) = stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-            responses.push((id, c, s, t));
-        }
-    }
-    let conversation_ids: BTreeSet<i64> = responses.iter().map(|r| r.1).collect();
-    let source_ids: BTreeSet<i64> = responses.iter().map(|r| r.2).collect();
-    #[allow(clippy::type_complexity)]
-    let mut conversations: Vec<(i64, String, i64, String, Option<String>, Option<String>)> =
-        Vec::new();
-    {
-        let mut stmt = conn.prepare_cached(
-            "SELECT external_id, rubric_id, context, language, category FROM conversation WHERE id = ?1",
-        )?;
-        for &id in &conversation_ids {
-            let (e, rb, ctx, l, cat) = stmt.query_row([id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-            })?;
-            conversations.push((id, e, rb, ctx, l, cat));
-        }
-    }
-    let rubric_ids: BTreeSet<i64> = conversations.iter().map(|c| c.2).collect();
-    let rubrics: Vec<(i64, crate::rubric::Rubric)> = store
-        .rubrics()?
-        .into_iter()
-        .filter(|(id, _)| rubric_ids.contains(id))
-        .collect();
-
-    // The expert's own ratings on assigned responses (first and retest occasions), with history.
-    let ratings = own_ratings(conn, "rating", rater_id, &response_ids)?;
-    let retests = own_ratings(conn, "retest_rating", rater_id, &response_ids)?;
-    let mut history: HashMap<i64, Vec<HistoryRow>> = HashMap::new();
-    {
-        let mut stmt = conn.prepare_cached(
-            "SELECT value, raw_value, rationale, origin, valid_from, replaced_at
-             FROM rating_history WHERE rating_id = ?1 ORDER BY id",
-        )?;
-        for r in &ratings {
-            let rows: Vec<HistoryRow> = stmt
-                .query_map([r.id], HistoryRow::read)?
-                .collect::<Result<_, _>>()?;
-            if !rows.is_empty() {
-                history.insert(r.id, rows);
-            }
-        }
-    }
-    #[allow(clippy::type_complexity)]
-    let flags: Vec<(i64, String, Millis, Option<Millis>)> = conn
-        .prepare(
-            "SELECT response_id, reason, created_at, resolved_at FROM flag WHERE rater_id = ?1",
-        )?
-        .query_map([rater_id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })?
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .filter(|f: &(i64, String, Millis, Option<Millis>)| response_ids.contains(&f.0))
-        .collect();
-
-    // Opaque codes and the package id.
-    let mut rng = crate::assignment::seeded(seed, 0x7061_636b);
-    let mut order: Vec<i64> = source_ids.iter().copied().collect();
-    order.shuffle(&mut rng);
-    let codes: BTreeMap<i64, String> = order
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| (s, format!("S{:02}", i + 1)))
-        .collect();
+    let content = PackageContent::read(store, expert(store, rater)?)?;
     let title = store.title()?;
-    // The id binds the package to this study's content as well as to the seed: with the seed
-    // alone, two studies exporting with the same seed would hand out the same id, and a package
-    // of one would be merged into the other.
-    let study_tag = {
-        let mut digest = Sha256::new();
-        for part in [title.as_str(), rater_name.as_str()] {
-            digest.update(part.as_bytes());
-            digest.update([0]);
-        }
-        for c in &conversations {
-            digest.update(c.1.as_bytes());
-            digest.update([0]);
-            digest.update(c.3.as_bytes());
-            digest.update([0]);
-        }
-        for r in &responses {
-            digest.update(r.3.as_deref().unwrap_or_default().as_bytes());
-            digest.update([0]);
-        }
-        let d = digest.finalize();
-        u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
-    };
-    let package_id = loop {
-        let candidate = format!("{:016x}", rng.gen::<u64>() ^ study_tag);
-        let taken: Option<i64> = conn
-            .query_row("SELECT 1 FROM package WHERE id = ?1", [&candidate], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        if taken.is_none() {
-            break candidate;
-        }
-    };
-    // The study's own id names the issuer in the seal; a new one mixes the seed with the study's
-    // path and the time, so two studies never share one.
-    let study_id = match store.study_id()? {
-        Some(id) => id,
-        None => {
-            let mut h = Sha256::new();
-            h.update(rng.gen::<u64>().to_le_bytes());
-            h.update(store.now_ms().to_le_bytes());
-            h.update(store.path_string().as_bytes());
-            h.finalize()[..16]
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect()
-        }
-    };
+    let identity = PackageIdentity::draw(store, &content, &title, seed)?;
+    let main_criteria = store.criterion_keys()?;
 
-    // Write the package study.
     let mut pkg = Store::create_with(out, store.clock(), Some(passphrase))?;
     let written = pkg.write(|tx| -> Result<(), PackageError> {
-        tx.set_meta("title", &format!("{title} — {rater_name}"))?;
-        tx.set_meta(META_PACKAGE_ID, &package_id)?;
-        tx.set_meta(META_PACKAGE_RATER, &rater_name)?;
-        let mut rubric_map = HashMap::new();
-        for (id, rubric) in &rubrics {
-            rubric_map.insert(*id, tx.add_rubric(rubric)?);
-        }
-        let mut source_map = HashMap::new();
-        for (&sid, code) in &codes {
-            let id = tx.upsert_source(&NewSource {
-                key: code,
-                name: code,
-                family: None,
-                // Blind: a human answer must not be told apart from a model's.
-                kind: SourceKind::Llm,
-            })?;
-            source_map.insert(sid, id);
-        }
-        let mut conv_map = HashMap::new();
-        for (id, ext, rubric, context, language, category) in &conversations {
-            let new = tx.add_conversation(&NewConversation {
-                external_id: ext,
-                rubric_id: rubric_map[rubric],
-                context,
-                language: language.as_deref(),
-                category: category.as_deref(),
-            })?;
-            conv_map.insert(*id, new);
-        }
-        let mut resp_map = HashMap::new();
-        for (id, conv, source, text) in &responses {
-            let new = tx.add_response(conv_map[conv], source_map[source], text.as_deref())?;
-            resp_map.insert(*id, new);
-        }
-        let new_rater = tx.upsert_rater(&NewRater {
-            kind: RaterKind::Expert,
-            name: &rater_name,
-            model_id: None,
-            family: None,
-            queue_seed,
-        })?;
-        // Criterion ids map by (rubric, key).
-        let mut crit_map = HashMap::new();
-        {
-            let main_crit = criterion_keys(store.conn())?;
-            let pkg_crit = criterion_keys(tx.conn())?;
-            let by_key: HashMap<&(String, String), i64> =
-                pkg_crit.iter().map(|(id, k)| (k, *id)).collect();
-            for (id, key) in &main_crit {
-                if let Some(new) = by_key.get(key) {
-                    crit_map.insert(*id, *new);
-                }
-            }
-        }
-        let c = tx.conn();
-        let mut insert = c.prepare(
-            "INSERT INTO assignment(rater_id, response_id, position, purpose, first_shown_at,
-                 completed_at, seconds_spent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?;
-        for a in &assigned {
-            insert.execute(params![
-                new_rater,
-                resp_map[&a.response],
-                a.position,
-                a.purpose,
-                a.first_shown_at,
-                a.completed_at,
-                a.seconds_spent
-            ])?;
-        }
-        let mut rating = c.prepare(
-            "INSERT INTO rating(rater_id, response_id, criterion_id, value, raw_value, rationale,
-                 origin, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )?;
-        let mut hist = c.prepare(
-            "INSERT INTO rating_history(rating_id, value, raw_value, rationale, origin,
-                 valid_from, replaced_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?;
-        let criterion = |r: &StoredRating| -> Result<i64, PackageError> {
-            crit_map.get(&r.criterion).copied().ok_or_else(|| {
-                PackageError::Store(StoreError::NotFound {
-                    what: "criterion",
-                    key: r.criterion.to_string(),
-                })
-            })
-        };
-        for r in &ratings {
-            rating.execute(params![
-                new_rater,
-                resp_map[&r.response],
-                criterion(r)?,
-                r.value,
-                r.raw_value,
-                r.rationale,
-                r.origin,
-                r.created_at,
-                r.updated_at
-            ])?;
-            let new_id = c.last_insert_rowid();
-            for h in history.get(&r.id).into_iter().flatten() {
-                hist.execute(params![
-                    new_id,
-                    h.value,
-                    h.raw_value,
-                    h.rationale,
-                    h.origin,
-                    h.valid_from,
-                    h.replaced_at
-                ])?;
-            }
-        }
-        let mut retest = c.prepare(
-            "INSERT INTO retest_rating(rater_id, response_id, criterion_id, value, rationale,
-                 origin, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?;
-        for r in &retests {
-            retest.execute(params![
-                new_rater,
-                resp_map[&r.response],
-                criterion(r)?,
-                r.value,
-                r.rationale,
-                r.origin,
-                r.created_at,
-                r.updated_at
-            ])?;
-        }
-        let mut flag = c.prepare(
-            "INSERT INTO flag(rater_id, response_id, reason, created_at, resolved_at)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?;
-        for (response, reason, created, resolved) in &flags {
-            flag.execute(params![
-                new_rater,
-                resp_map[response],
-                reason,
-                created,
-                resolved
-            ])?;
-        }
-        Ok(())
+        tx.set_meta("title", &format!("{title} — {}", content.rater.name))?;
+        tx.set_meta(META_PACKAGE_ID, &identity.package_id)?;
+        tx.set_meta(META_PACKAGE_RATER, &content.rater.name)?;
+        let ids = copy_dataset(tx, &content, &identity, &main_criteria)?;
+        copy_work(tx, &content, &ids)
     });
-    let sealed = written.and_then(|()| Ok(pkg.seal_package(&study_id, &package_id)?));
+    let sealed =
+        written.and_then(|()| Ok(pkg.seal_package(&identity.study_id, &identity.package_id)?));
     drop(pkg);
     let sealed = match sealed {
         Ok(s) => s,
@@ -484,65 +304,187 @@ pub fn export_package(
         }
     };
 
-    // Record the package, its codes and the base values in the study.
     let file_name = out
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let recorded = store.write(|tx| -> Result<(), PackageError> {
-        let c = tx.conn();
-        c.execute(
-            "INSERT INTO package(id, rater_id, file_name, exported_at) VALUES (?1, ?2, ?3, ?4)",
-            params![package_id, rater_id, file_name, tx.now()],
-        )?;
-        let mut src = c.prepare(
-            "INSERT INTO package_source(package_id, code, source_id) VALUES (?1, ?2, ?3)",
-        )?;
-        for (sid, code) in &codes {
-            src.execute(params![package_id, code, sid])?;
-        }
-        let mut base = c.prepare(
-            "INSERT INTO package_base(package_id, occasion, response_id, criterion_id, value,
-                 raw_value, rationale) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?;
-        for (occasion, rows) in [("first", &ratings), ("retest", &retests)] {
-            for r in rows {
-                base.execute(params![
-                    package_id,
-                    occasion,
-                    r.response,
-                    r.criterion,
-                    r.value,
-                    r.raw_value,
-                    r.rationale
-                ])?;
-            }
-        }
-        drop(src);
-        drop(base);
-        tx.ensure_study_id(&study_id)?;
-        tx.record_package_seal(&package_id, &sealed)?;
-        tx.audit(
-            "lead",
-            "package_exported",
-            &serde_json::json!({ "package": package_id, "rater": rater_name, "file": file_name }),
-        )?;
-        Ok(())
-    });
-    if let Err(e) = recorded {
+    if let Err(e) = record_export(store, &content, &identity, &file_name, &sealed) {
         remove_package_file(out);
         return Err(e);
     }
     Ok(PackageSummary {
-        package_id,
-        rater: rater_name,
+        package_id: identity.package_id,
+        rater: content.rater.name.clone(),
         file: file_name,
-        conversations: conversations.len(),
-        responses: responses.len(),
-        assignments: assigned.len(),
-        ratings: ratings.len(),
-        retest_ratings: retests.len(),
-        sources: codes.len(),
+        conversations: content.conversations.len(),
+        responses: content.responses.len(),
+        assignments: content.assigned.len(),
+        ratings: content.count(Occasion::First),
+        retest_ratings: content.count(Occasion::Retest),
+        sources: identity.codes.len(),
+    })
+}
+
+/// Copy the rubrics, coded sources, conversations and responses into the package, and the
+/// expert as its only rater.
+fn copy_dataset(
+    tx: &mut StudyTx<'_>,
+    content: &PackageContent,
+    identity: &PackageIdentity,
+    main_criteria: &[(i64, crate::store::CriterionKey)],
+) -> Result<CopiedIds, PackageError> {
+    let mut rubric_map = HashMap::new();
+    for (id, rubric) in &content.rubrics {
+        rubric_map.insert(*id, tx.add_rubric(rubric)?);
+    }
+    let mut source_map = HashMap::new();
+    for (&sid, code) in &identity.codes {
+        let id = tx.upsert_source(&NewSource {
+            key: code,
+            name: code,
+            family: None,
+            // Blind: a human answer must not be told apart from a model's.
+            kind: SourceKind::Llm,
+        })?;
+        source_map.insert(sid, id);
+    }
+    let mut conv_map = HashMap::new();
+    for c in &content.conversations {
+        let new = tx.add_conversation(&NewConversation {
+            external_id: &c.external_id,
+            rubric_id: rubric_map[&c.rubric_id],
+            context: &c.context,
+            language: c.language.as_deref(),
+            category: c.category.as_deref(),
+        })?;
+        conv_map.insert(c.id, new);
+    }
+    let mut responses = HashMap::new();
+    for r in &content.responses {
+        let new = tx.add_response(
+            conv_map[&r.conversation_id],
+            source_map[&r.source_id],
+            r.text.as_deref(),
+        )?;
+        responses.insert(r.id, new);
+    }
+    let rater = tx.upsert_rater(&NewRater {
+        kind: RaterKind::Expert,
+        name: &content.rater.name,
+        model_id: None,
+        family: None,
+        queue_seed: content.rater.queue_seed,
+    })?;
+    // Criterion ids map by (rubric, key).
+    let by_key: HashMap<crate::store::CriterionKey, i64> = tx
+        .criterion_keys()?
+        .into_iter()
+        .map(|(id, k)| (k, id))
+        .collect();
+    let criteria = main_criteria
+        .iter()
+        .filter_map(|(id, key)| by_key.get(key).map(|new| (*id, *new)))
+        .collect();
+    Ok(CopiedIds {
+        responses,
+        criteria,
+        rater,
+    })
+}
+
+/// Copy the expert's assignment, ratings (with history) and flags into the package.
+fn copy_work(
+    tx: &mut StudyTx<'_>,
+    content: &PackageContent,
+    ids: &CopiedIds,
+) -> Result<(), PackageError> {
+    let assignments: Vec<NewAssignment> = content
+        .assigned
+        .iter()
+        .map(|a| NewAssignment {
+            rater_id: ids.rater,
+            response_id: ids.responses[&a.response_id],
+            position: a.position,
+            purpose: a.purpose,
+            first_shown_at: a.first_shown_at,
+            completed_at: a.completed_at,
+            seconds_spent: a.seconds_spent,
+        })
+        .collect();
+    tx.add_assignments(&assignments)?;
+    for r in &content.ratings {
+        let criterion = ids.criteria.get(&r.criterion_id).copied().ok_or_else(|| {
+            PackageError::Store(StoreError::NotFound {
+                what: "criterion",
+                key: r.criterion_id.to_string(),
+            })
+        })?;
+        let new_id = tx.copy_rating(&CopiedRating {
+            rater_id: ids.rater,
+            response_id: ids.responses[&r.response_id],
+            criterion_id: criterion,
+            occasion: r.occasion,
+            content: &r.content(),
+            origin: &r.origin,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        })?;
+        for h in content.history.get(&r.id).into_iter().flatten() {
+            tx.add_history_row(new_id, h)?;
+        }
+    }
+    for f in &content.flags {
+        tx.copy_flag(
+            ids.rater,
+            &FlagRecord {
+                response_id: ids.responses[&f.response_id],
+                ..f.clone()
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// Record the package, its codes and the base values in the study.
+fn record_export(
+    store: &mut Store,
+    content: &PackageContent,
+    identity: &PackageIdentity,
+    file_name: &str,
+    sealed: &crate::store::seal::IssuedSeal,
+) -> Result<(), PackageError> {
+    let contents: Vec<_> = content.ratings.iter().map(|r| r.content()).collect();
+    let base: Vec<BaseValue<'_>> = content
+        .ratings
+        .iter()
+        .zip(&contents)
+        .map(|(r, c)| BaseValue {
+            occasion: r.occasion,
+            response_id: r.response_id,
+            criterion_id: r.criterion_id,
+            content: c,
+        })
+        .collect();
+    store.write(|tx| -> Result<(), PackageError> {
+        tx.record_package(
+            &identity.package_id,
+            content.rater.id,
+            file_name,
+            &identity.codes,
+            &base,
+        )?;
+        tx.ensure_study_id(&identity.study_id)?;
+        tx.record_package_seal(&identity.package_id, sealed)?;
+        tx.audit(
+            "lead",
+            "package_exported",
+            &serde_json::json!({
+                "package": identity.package_id,
+                "rater": content.rater.name,
+                "file": file_name,
+            }),
+        )?;
+        Ok(())
     })
 }
 
@@ -551,77 +493,5 @@ fn remove_package_file(out: &Path) {
         let mut p = out.as_os_str().to_owned();
         p.push(suffix);
         let _ = std::fs::remove_file(std::path::PathBuf::from(p));
-    }
-}
-
-/// (rubric key, criterion key): how a criterion is matched across studies.
-pub(crate) type CriterionKey = (String, String);
-
-/// Criterion id → (rubric key, criterion key).
-pub(crate) fn criterion_keys(
-    conn: &rusqlite::Connection,
-) -> Result<Vec<(i64, CriterionKey)>, PackageError> {
-    let mut stmt = conn.prepare(
-        "SELECT c.id, r.key, c.key FROM criterion c JOIN rubric r ON r.id = c.rubric_id",
-    )?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
-fn own_ratings(
-    conn: &rusqlite::Connection,
-    table: &str,
-    rater: i64,
-    responses: &BTreeSet<i64>,
-) -> Result<Vec<StoredRating>, PackageError> {
-    let raw = if table == "rating" {
-        "raw_value"
-    } else {
-        "NULL"
-    };
-    let mut stmt = conn.prepare(&format!(
-        "SELECT id, response_id, criterion_id, value, {raw}, rationale, origin, created_at,
-             updated_at FROM {table} WHERE rater_id = ?1 ORDER BY id"
-    ))?;
-    let rows = stmt.query_map([rater], |r| {
-        Ok(StoredRating {
-            id: r.get(0)?,
-            response: r.get(1)?,
-            criterion: r.get(2)?,
-            value: r.get(3)?,
-            raw_value: r.get(4)?,
-            rationale: r.get(5)?,
-            origin: r.get(6)?,
-            created_at: r.get(7)?,
-            updated_at: r.get(8)?,
-        })
-    })?;
-    let all: Vec<StoredRating> = rows.collect::<Result<_, _>>()?;
-    Ok(all
-        .into_iter()
-        .filter(|r| responses.contains(&r.response))
-        .collect())
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct HistoryRow {
-    pub value: Option<i64>,
-    pub raw_value: Option<String>,
-    pub rationale: Option<String>,
-    pub origin: String,
-    pub valid_from: Millis,
-    pub replaced_at: Millis,
-}
-
-impl HistoryRow {
-    pub(crate) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryRow> {
-        Ok(HistoryRow {
-            value: r.get(0)?,
-            raw_value: r.get(1)?,
-            rationale: r.get(2)?,
-            origin: r.get(3)?,
-            valid_from: r.get(4)?,
-            replaced_at: r.get(5)?,
-        })
     }
 }

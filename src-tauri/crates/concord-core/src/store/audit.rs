@@ -1,8 +1,11 @@
 //! The tamper-evident audit trail. Every write transaction that changes result data appends
 //! entries to `audit_log` whose SHA-256 `hash` covers the previous entry's hash, the entry's own
-//! fields and `state`: a digest of every row of the tracked tables (ratings, their history,
-//! retest ratings, flags, assignments, signatures, adjudications, judge runs and their calls —
-//! each call's raw output and scores) after the transaction. The digest is a multiset hash — the
+//! fields and `state`: a digest of every row of the tracked tables (ratings of every occasion,
+//! retests included, their history, flags, assignments, signatures, adjudications, judge runs and
+//! their calls — each call's raw output and scores) after the transaction. Schema 12 moved retest
+//! ratings from their own table into `rating`; the upgrade's `schema.upgrade` entry carries that
+//! move into the sealed state (see [`seal_migration`]), so a chain from before it still verifies.
+//! The digest is a multiset hash — the
 //! lane-wise wrapping sum of the SHA-256 of each row's canonical encoding — so a write updates it
 //! in O(1) per changed row: temporary triggers, created on Concord's own connection only, feed
 //! every inserted, deleted and updated row to `concord_audit_row`, which adds or subtracts its
@@ -29,6 +32,8 @@ use std::sync::{Arc, Mutex};
 pub const TRACKED_TABLES: &[&str] = &[
     "rating",
     "rating_history",
+    // Test–retest ratings had their own table until schema 12 moved them into `rating`; a
+    // study not yet upgraded still has it.
     "retest_rating",
     "flag",
     "assignment",
@@ -340,6 +345,9 @@ pub(crate) enum Event {
         rater_id: i64,
         response_id: i64,
         criterion_id: i64,
+        /// Which rating of the item (first, retest, …); only a non-first one is named in the
+        /// entry, so first ratings are recorded as before occasions existed.
+        occasion: super::Occasion,
         from: Option<Option<i64>>,
         to: Option<i64>,
         origin: String,
@@ -361,6 +369,7 @@ impl Event {
                 rater_id,
                 response_id,
                 criterion_id,
+                occasion,
                 from,
                 to,
                 origin,
@@ -374,6 +383,9 @@ impl Event {
                     "to": to,
                     "origin": origin,
                 });
+                if *occasion != super::Occasion::First {
+                    detail["occasion"] = serde_json::json!(occasion.as_str());
+                }
                 if let Some(prev) = from {
                     detail["from"] = serde_json::json!(prev);
                 }
@@ -430,11 +442,7 @@ fn insert_entry(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![id, at, actor, action, detail, prev, hash, state])?;
-    conn.prepare_cached(
-        "INSERT INTO study_meta(key, value) VALUES ('audit.head', ?1)
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-    )?
-    .execute([format!("{id}:{hash}")])?;
+    super::meta::put(conn, "audit.head", &format!("{id}:{hash}"))?;
     Ok((id, hash))
 }
 
@@ -576,10 +584,7 @@ pub(crate) fn reseal_head_without(conn: &Connection, tables: &[&str]) -> StoreRe
         "UPDATE audit_log SET state = ?2, hash = ?3 WHERE id = ?1",
         params![id, state, hash],
     )?;
-    conn.execute(
-        "UPDATE study_meta SET value = ?1 WHERE key = 'audit.head'",
-        [format!("{id}:{hash}")],
-    )?;
+    super::meta::put(conn, "audit.head", &format!("{id}:{hash}"))?;
     Ok(())
 }
 
@@ -878,7 +883,16 @@ impl Store {
         check.head = Some(last_hash);
         let sealed = State::decode(&last_state).unwrap_or_default();
         let actual = full_state(conn)?;
-        for (table, _) in existing_tables(conn)? {
+        // A table the seal covers but the study no longer has (`retest_rating`, whose rows moved
+        // into `rating` at schema 12) must be empty in the seal too: the upgrade's entry moved
+        // what it held, so anything left there was changed before the upgrade.
+        let mut tables: Vec<String> = existing_tables(conn)?.into_iter().map(|(t, _)| t).collect();
+        for table in sealed.0.keys() {
+            if !tables.contains(table) {
+                tables.push(table.clone());
+            }
+        }
+        for table in tables {
             if sealed.get(&table) != actual.get(&table) {
                 check.broken = Some(ChainBreak {
                     entry: Some(last_id),
@@ -902,7 +916,7 @@ impl Store {
 
     /// Item names of responses by id: the response's external id, else
     /// `<conversation>/<source key>` (to show audit entries).
-    pub fn response_labels(&self) -> StoreResult<BTreeMap<i64, String>> {
+    pub fn response_item_names(&self) -> StoreResult<BTreeMap<i64, String>> {
         let mut stmt = self.conn().prepare(
             "SELECT p.id, COALESCE(p.external_id, c.external_id || '/' || s.key)
              FROM response p JOIN conversation c ON c.id = p.conversation_id
@@ -913,7 +927,7 @@ impl Store {
     }
 
     /// Criterion keys by id (to show audit entries).
-    pub fn criterion_keys(&self) -> StoreResult<BTreeMap<i64, String>> {
+    pub fn criterion_names(&self) -> StoreResult<BTreeMap<i64, String>> {
         let mut stmt = self.conn().prepare("SELECT id, key FROM criterion")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)

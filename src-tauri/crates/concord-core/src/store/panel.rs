@@ -3,7 +3,7 @@
 //! open flags, time per item, and the names responses go by outside the study. Plain scans;
 //! callers index them in memory.
 
-use super::{Store, StoreResult, StudyTx};
+use super::{Store, StoreResult};
 use crate::clock::Millis;
 use rusqlite::{params, OptionalExtension};
 
@@ -117,10 +117,10 @@ impl Store {
     pub fn expert_values(&self, with_rationale: bool) -> StoreResult<Vec<ExpertValue>> {
         let sql = if with_rationale {
             "SELECT rater_id, response_id, criterion_id, value, rationale, created_at
-             FROM rating WHERE value IS NOT NULL"
+             FROM rating WHERE occasion = 0 AND value IS NOT NULL"
         } else {
             "SELECT rater_id, response_id, criterion_id, value, NULL, created_at
-             FROM rating WHERE value IS NOT NULL"
+             FROM rating WHERE occasion = 0 AND value IS NOT NULL"
         };
         expert_values(self, sql, with_rationale)
     }
@@ -130,7 +130,7 @@ impl Store {
         expert_values(
             self,
             "SELECT rater_id, response_id, criterion_id, value, NULL, created_at
-             FROM retest_rating WHERE value IS NOT NULL",
+             FROM rating WHERE occasion = 1 AND value IS NOT NULL",
             false,
         )
     }
@@ -220,7 +220,7 @@ impl Store {
         Ok(self.conn().query_row(
             "SELECT EXISTS(SELECT 1 FROM rating g JOIN rater r ON r.id = g.rater_id
              WHERE g.response_id = ?1 AND g.criterion_id = ?2 AND r.kind = 'expert'
-               AND g.value IS NOT NULL)",
+               AND g.occasion = 0 AND g.value IS NOT NULL)",
             params![response_id, criterion_id],
             |r| r.get(0),
         )?)
@@ -234,27 +234,5 @@ impl Store {
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
-    }
-}
-
-impl StudyTx<'_> {
-    /// Give `response` to `rater` as a regular item at the end of their queue; returns its
-    /// position.
-    pub fn append_regular_assignment(
-        &mut self,
-        rater_id: i64,
-        response_id: i64,
-    ) -> StoreResult<i64> {
-        let position: i64 = self.tx.query_row(
-            "SELECT COALESCE(MAX(position), 0) + 1 FROM assignment WHERE rater_id = ?1",
-            [rater_id],
-            |r| r.get(0),
-        )?;
-        self.tx.execute(
-            "INSERT INTO assignment(rater_id, response_id, position, purpose)
-             VALUES (?1, ?2, ?3, 'regular')",
-            params![rater_id, response_id, position],
-        )?;
-        Ok(position)
     }
 }

@@ -423,17 +423,7 @@ impl StudyTx<'_> {
         response_id: Option<i64>,
         text: &str,
     ) -> StoreResult<()> {
-        match response_id {
-            None => self.tx.execute(
-                "UPDATE conversation SET context = ?2 WHERE id = ?1",
-                params![conversation_id, text],
-            )?,
-            Some(r) => self.tx.execute(
-                "UPDATE response SET text = ?2 WHERE id = ?1",
-                params![r, text],
-            )?,
-        };
-        Ok(())
+        super::dataset::replace_text(&self.tx, conversation_id, response_id, text)
     }
 }
 

@@ -16,10 +16,19 @@
 //! highest return number merged with its state digest: a package whose items differ from what was
 //! issued, whose state does not match its seal, or whose return number is older than one already
 //! merged is refused by the merge (see `package::merge`).
+//!
+//! A migration can rewrite a package's rows without changing what they say (schema 12 moved
+//! retest ratings into the rating table, with the audit chain's upgrade entry), so a package
+//! sealed by an earlier Concord no longer digests to its seal once opened. When its rows were
+//! still as sealed just before the migration, the upgrade records the sealed state, the state it
+//! left and an HMAC over both with the return number under the seal key (`seal.upgraded_*`); the
+//! check then accepts that state in place of the sealed one. Rows changed outside Concord before
+//! the upgrade get no such record, and the merge refuses the package as altered.
 
+use super::meta::{get as meta, put as set_meta};
 use super::{Passphrase, Store, StoreError, StoreResult, StudyTx};
 use hmac::{Hmac, Mac};
-use rusqlite::{params, types::ValueRef, Connection, OptionalExtension};
+use rusqlite::{types::ValueRef, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
@@ -37,6 +46,11 @@ const SEAL_ISSUE: &str = "seal.issue";
 const SEAL_SEQ: &str = "seal.seq";
 const SEAL_STATE: &str = "seal.state";
 const SEAL_MAC: &str = "seal.mac";
+/// A schema upgrade's record: the sealed state it started from, the state it left (the same rows
+/// in the new layout) and an HMAC over both with the return number, keyed like the seal.
+const SEAL_UPGRADED_FROM: &str = "seal.upgraded_from";
+const SEAL_UPGRADED_TO: &str = "seal.upgraded_to";
+const SEAL_UPGRADE_MAC: &str = "seal.upgrade_mac";
 
 /// The key that signs one package's seal, derived from the package passphrase and package id.
 pub struct SealKey {
@@ -57,7 +71,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 impl SealKey {
-    fn derive(key: &Passphrase, package: &str) -> SealKey {
+    pub(super) fn derive(key: &Passphrase, package: &str) -> SealKey {
         let mut mac = <HmacSha256 as Mac>::new_from_slice(key.expose().as_bytes())
             .expect("HMAC accepts a key of any length");
         mac.update(b"concord package seal v1\n");
@@ -73,11 +87,35 @@ impl SealKey {
         Ok(meta(store.conn(), SEAL_PACKAGE)?.map(|package| SealKey::derive(key, &package)))
     }
 
-    fn mac(&self, study: &str, issue: &str, seq: i64, state: &str) -> String {
+    pub(super) fn mac(&self, study: &str, issue: &str, seq: i64, state: &str) -> String {
         let mut mac = <HmacSha256 as Mac>::new_from_slice(&self.mac_key)
             .expect("HMAC accepts a key of any length");
         mac.update(format!("{}\n{study}\n{issue}\n{seq}\n{state}", self.package).as_bytes());
         hex(&mac.finalize().into_bytes())
+    }
+
+    fn upgrade_mac(&self, seq: i64, from: &str, to: &str) -> String {
+        let mut mac = <HmacSha256 as Mac>::new_from_slice(&self.mac_key)
+            .expect("HMAC accepts a key of any length");
+        mac.update(format!("{}\nupgrade\n{seq}\n{from}\n{to}", self.package).as_bytes());
+        hex(&mac.finalize().into_bytes())
+    }
+
+    /// The state a valid upgrade record vouches for in place of the sealed state `sealed`.
+    fn upgraded_state(
+        &self,
+        c: &Connection,
+        seq: i64,
+        sealed: &str,
+    ) -> StoreResult<Option<String>> {
+        let (Some(from), Some(to), Some(mac)) = (
+            meta(c, SEAL_UPGRADED_FROM)?,
+            meta(c, SEAL_UPGRADED_TO)?,
+            meta(c, SEAL_UPGRADE_MAC)?,
+        ) else {
+            return Ok(None);
+        };
+        Ok((from == sealed && mac == self.upgrade_mac(seq, &from, &to)).then_some(to))
     }
 
     /// Renew the seal after a write made through Concord (inside that write's transaction).
@@ -98,32 +136,75 @@ impl SealKey {
     }
 }
 
-fn meta(c: &Connection, key: &str) -> StoreResult<Option<String>> {
-    Ok(
-        c.query_row("SELECT value FROM study_meta WHERE key = ?1", [key], |r| {
-            r.get(0)
-        })
-        .optional()?,
-    )
-}
-
-fn set_meta(c: &Connection, key: &str, value: &str) -> StoreResult<()> {
-    c.execute(
-        "INSERT INTO study_meta(key, value) VALUES (?1, ?2)
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        params![key, value],
-    )?;
-    Ok(())
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Part {
+pub(super) enum Part {
     Issued,
     State,
 }
 
+/// A sealed package about to be migrated: its seal and the state it holds before the migration.
+pub(crate) struct BeforeMigration {
+    key: SealKey,
+    seq: i64,
+    sealed: String,
+    /// Whether the rows were as the seal (or an earlier upgrade's record) vouches.
+    intact: bool,
+}
+
+/// Before migrating an encrypted study opened with `key`: if it is a sealed package, note
+/// whether its state is still the one its seal vouches for, in the layout the seal was made in.
+pub(crate) fn before_migration(
+    c: &Connection,
+    key: Option<&Passphrase>,
+) -> StoreResult<Option<BeforeMigration>> {
+    let Some(key) = key else {
+        return Ok(None);
+    };
+    let (Some(package), Some(seq), Some(sealed)) = (
+        meta(c, SEAL_PACKAGE)?,
+        meta(c, SEAL_SEQ)?,
+        meta(c, SEAL_STATE)?,
+    ) else {
+        return Ok(None);
+    };
+    let key = SealKey::derive(key, &package);
+    let seq = seq.parse::<i64>().unwrap_or(-1);
+    let vouched = key
+        .upgraded_state(c, seq, &sealed)?
+        .unwrap_or_else(|| sealed.clone());
+    let intact = digest(c, Part::State)? == vouched;
+    Ok(Some(BeforeMigration {
+        key,
+        seq,
+        sealed,
+        intact,
+    }))
+}
+
+/// After the migration: a migration that rewrote the package's rows (schema 12 moved its retest
+/// ratings into the rating table) leaves a state its seal cannot vouch for. When the rows were
+/// intact before it, record the upgrade — the sealed state, the state now, an HMAC over both —
+/// so the merge still accepts the package; rows changed outside Concord before the upgrade get
+/// no record and stay refused as altered.
+pub(crate) fn after_migration(c: &Connection, before: BeforeMigration) -> StoreResult<()> {
+    if !before.intact {
+        return Ok(());
+    }
+    let now = digest(c, Part::State)?;
+    if now == before.sealed {
+        return Ok(());
+    }
+    let mac = before.key.upgrade_mac(before.seq, &before.sealed, &now);
+    let tx = c.unchecked_transaction()?;
+    set_meta(&tx, SEAL_UPGRADED_FROM, &before.sealed)?;
+    set_meta(&tx, SEAL_UPGRADED_TO, &now)?;
+    set_meta(&tx, SEAL_UPGRADE_MAC, &mac)?;
+    tx.commit()?;
+    Ok(())
+}
+
 /// SHA-256 (hex) of one part of a study's content.
-fn digest(c: &Connection, part: Part) -> StoreResult<String> {
+pub(super) fn digest(c: &Connection, part: Part) -> StoreResult<String> {
     let tables: Vec<(String, bool)> = c
         .prepare(
             "SELECT name, wr FROM pragma_table_list
@@ -272,14 +353,17 @@ impl Store {
             return Ok(None);
         };
         let seq_num = seq.parse::<i64>().unwrap_or(-1);
-        let expected = SealKey::derive(key, &package).mac(&study, &issue, seq_num, &state);
+        let seal_key = SealKey::derive(key, &package);
+        let expected = seal_key.mac(&study, &issue, seq_num, &state);
         let issue_now = digest(c, Part::Issued)?;
         let state_now = digest(c, Part::State)?;
+        // After a schema upgrade that rewrote the rows, the upgrade's record vouches for them.
+        let upgraded = seal_key.upgraded_state(c, seq_num, &state)?;
         Ok(Some(SealState {
             mac_valid: seq_num >= 0 && expected == mac,
             issue_matches: issue_now == issue,
             issue_now,
-            state_matches: state_now == state,
+            state_matches: state_now == state || upgraded.as_deref() == Some(state_now.as_str()),
             study,
             package,
             seq: seq_num,
@@ -321,29 +405,5 @@ impl StudyTx<'_> {
         }
         set_meta(self.conn(), META_STUDY_ID, candidate)?;
         Ok(candidate.to_string())
-    }
-
-    /// Record the seal of package `package` as issued.
-    pub fn record_package_seal(&mut self, package: &str, seal: &IssuedSeal) -> StoreResult<()> {
-        self.conn().execute(
-            "UPDATE package SET issue_digest = ?2, issue_state = ?3 WHERE id = ?1",
-            params![package, seal.issue, seal.state],
-        )?;
-        Ok(())
-    }
-
-    /// Record that return `seq` (state digest `state`) of package `package` was merged.
-    pub fn record_package_return(
-        &mut self,
-        package: &str,
-        seq: i64,
-        state: &str,
-    ) -> StoreResult<()> {
-        self.conn().execute(
-            "UPDATE package SET merged_seq = ?2, merged_state = ?3
-             WHERE id = ?1 AND (merged_seq IS NOT ?2 OR merged_state IS NOT ?3)",
-            params![package, seq, state],
-        )?;
-        Ok(())
     }
 }

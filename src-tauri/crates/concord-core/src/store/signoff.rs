@@ -107,11 +107,13 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// A rater's ratings on the responses assigned to them (ordered by response, criterion).
+    /// A rater's first ratings on the responses assigned to them (ordered by response,
+    /// criterion). Test–retest repeats are not signed (they were not before they moved into the
+    /// rating table either), so signatures made before that move keep their hashes.
     pub fn assigned_values(&self, rater_id: i64) -> StoreResult<Vec<SignedValue>> {
         let mut stmt = self.conn().prepare(
             "SELECT g.id, g.response_id, g.criterion_id, g.value, g.raw_value, g.rationale
-             FROM rating g WHERE g.rater_id = ?1
+             FROM rating g WHERE g.rater_id = ?1 AND g.occasion = 0
                AND g.response_id IN (SELECT response_id FROM assignment WHERE rater_id = ?1)
              ORDER BY g.response_id, g.criterion_id",
         )?;
@@ -290,7 +292,8 @@ impl StudyTx<'_> {
         Ok(self
             .tx
             .query_row(
-                "SELECT id FROM rating WHERE rater_id = ?1 AND response_id = ?2 AND criterion_id = ?3",
+                "SELECT id FROM rating WHERE rater_id = ?1 AND response_id = ?2 AND criterion_id = ?3
+                   AND occasion = 0",
                 params![rater_id, response_id, criterion_id],
                 |r| r.get(0),
             )

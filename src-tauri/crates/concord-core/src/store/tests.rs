@@ -50,6 +50,7 @@ fn ratings_keep_every_earlier_value() {
                     rater_id: rater,
                     response_id: response,
                     criterion_id: crit,
+                    occasion: Occasion::First,
                     value: Some(v),
                     raw_value: None,
                     rationale: None,
@@ -101,6 +102,7 @@ fn out_of_scale_screen_values_are_refused() {
                 rater_id: rater,
                 response_id: 1,
                 criterion_id: crit,
+                occasion: Occasion::First,
                 value: Some(6),
                 raw_value: None,
                 rationale: None,
@@ -311,6 +313,184 @@ fn an_older_study_gets_a_chain_that_starts_at_the_upgrade() {
     );
 }
 
+/// A study written by the schema-5 Concord (first ratings in `rating` with history, test–retest
+/// ratings in their own table), built with that version's migrations.
+fn schema5_study(path: &std::path::Path) {
+    let c = rusqlite::Connection::open(path).unwrap();
+    for sql in &MIGRATIONS[..5] {
+        c.execute_batch(sql).unwrap();
+    }
+    c.execute_batch(&format!(
+        "PRAGMA user_version = 5; PRAGMA application_id = {APPLICATION_ID};
+         INSERT INTO rubric(id, key, version, name_json, source_toml) VALUES (1, 'r', 1, '{{}}', '');
+         INSERT INTO criterion(id, rubric_id, key, position, scale_kind, scale_min, scale_max,
+             label_json, description_json, anchors_json)
+             VALUES (1, 1, 'a', 0, 'likert', 1, 5, '{{}}', '{{}}', '[]'),
+                    (2, 1, 'b', 1, 'likert', 1, 5, '{{}}', '{{}}', '[]');
+         INSERT INTO source(id, key, name, kind) VALUES (1, 's', 'S', 'llm');
+         INSERT INTO conversation(id, external_id, rubric_id, context) VALUES (1, 'c1', 1, 'hi');
+         INSERT INTO response(id, conversation_id, source_id, text) VALUES (1, 1, 1, 'answer');
+         INSERT INTO rater(id, kind, name, queue_seed, created_at) VALUES (1, 'expert', 'Ana', 1, 0);
+         INSERT INTO rating(id, rater_id, response_id, criterion_id, value, raw_value, rationale,
+             origin, created_at, updated_at)
+             VALUES (7, 1, 1, 1, 4, NULL, 'kind', 'screen', 10, 20),
+                    (8, 1, 1, 2, NULL, 'n/a', NULL, 'import:x.csv', 10, 10);
+         INSERT INTO rating_history(rating_id, value, raw_value, rationale, origin, valid_from,
+             replaced_at) VALUES (7, 3, NULL, NULL, 'screen', 10, 20);
+         INSERT INTO retest_rating(rater_id, response_id, criterion_id, value, rationale, origin,
+             created_at, updated_at)
+             VALUES (1, 1, 1, 2, 'again', 'screen', 30, 40),
+                    (1, 1, 2, 5, NULL, 'sheet:ana.xlsx', 31, 41);"
+    ))
+    .unwrap();
+}
+
+#[test]
+fn schema5_retest_ratings_move_into_the_rating_table_without_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.concord");
+    schema5_study(&path);
+    assert_eq!(
+        inspect(&path).unwrap(),
+        FileKind::Study {
+            schema: 5,
+            encrypted: false
+        },
+        "the fixture is a schema-5 study"
+    );
+    let mut store = Store::open(&path, clock()).unwrap();
+    assert_eq!(
+        store.overview().unwrap().schema_version,
+        SCHEMA_VERSION,
+        "opening upgrades the study to this version's schema"
+    );
+    let ratings = store.ratings_of_rater(1).unwrap();
+    let row = |r: &StoredRating| {
+        (
+            r.id,
+            r.occasion,
+            r.criterion_id,
+            r.value,
+            r.raw_value.clone(),
+            r.rationale.clone(),
+            r.origin.clone(),
+            r.created_at,
+            r.updated_at,
+        )
+    };
+    let got: Vec<_> = ratings.iter().map(row).collect();
+    assert_eq!(
+        got[..2],
+        [
+            (
+                7,
+                Occasion::First,
+                1,
+                Some(4),
+                None,
+                Some("kind".into()),
+                "screen".into(),
+                10,
+                20
+            ),
+            (
+                8,
+                Occasion::First,
+                2,
+                None,
+                Some("n/a".into()),
+                None,
+                "import:x.csv".into(),
+                10,
+                10
+            ),
+        ],
+        "first ratings keep their ids, values, raw values, rationales, origins and times"
+    );
+    let retests: Vec<_> = got[2..]
+        .iter()
+        .map(|(_, o, c, v, raw, why, origin, created, updated)| {
+            (
+                *o,
+                *c,
+                *v,
+                raw.clone(),
+                why.clone(),
+                origin.clone(),
+                *created,
+                *updated,
+            )
+        })
+        .collect();
+    assert_eq!(
+        retests,
+        [
+            (
+                Occasion::Retest,
+                1,
+                Some(2),
+                None,
+                Some("again".into()),
+                "screen".into(),
+                30,
+                40
+            ),
+            (
+                Occasion::Retest,
+                2,
+                Some(5),
+                None,
+                None,
+                "sheet:ana.xlsx".into(),
+                31,
+                41
+            ),
+        ],
+        "every retest rating becomes a retest-occasion rating with all it held"
+    );
+    assert_eq!(
+        store.rating_versions(1, 1, 1).unwrap().len(),
+        2,
+        "the first rating's history survives the table rebuild (current + one earlier value)"
+    );
+    assert_eq!(
+        store.overview().unwrap().ratings,
+        1,
+        "retests stay out of the study's rating count, as before"
+    );
+    let retest_id = ratings[2].id;
+    store
+        .write(|tx| {
+            tx.set_rating(&RatingInput {
+                rater_id: 1,
+                response_id: 1,
+                criterion_id: 1,
+                occasion: Occasion::Retest,
+                value: Some(3),
+                raw_value: None,
+                rationale: Some("again"),
+                origin: "screen",
+            })
+        })
+        .unwrap();
+    let history = store.rating_history(retest_id).unwrap();
+    assert_eq!(
+        history
+            .iter()
+            .map(|h| (h.value, h.valid_from))
+            .collect::<Vec<_>>(),
+        [(Some(2), 40)],
+        "a changed retest rating now keeps its previous value"
+    );
+    drop(store);
+    let reopened = Store::open(&path, clock()).unwrap();
+    assert_eq!(
+        reopened.ratings_of_rater(1).unwrap().len(),
+        4,
+        "reopening an upgraded study changes nothing"
+    );
+}
+
 #[test]
 fn a_failed_write_leaves_no_entry_and_the_next_one_still_verifies() {
     let mut store = Store::in_memory(clock()).unwrap();
@@ -322,6 +502,7 @@ fn a_failed_write_leaves_no_entry_and_the_next_one_still_verifies() {
             rater_id: 1,
             response_id: 1,
             criterion_id: crit,
+            occasion: crate::store::Occasion::First,
             value: Some(2),
             raw_value: None,
             rationale: None,
@@ -343,6 +524,7 @@ fn a_failed_write_leaves_no_entry_and_the_next_one_still_verifies() {
                     rater_id: 1,
                     response_id: 1,
                     criterion_id: crit,
+                    occasion: crate::store::Occasion::First,
                     value: Some(value),
                     raw_value: None,
                     rationale: None,
@@ -452,24 +634,34 @@ fn judge_results_changed_outside_concord_are_caught_and_named() {
     }
 }
 
-/// A study chained before judge results were sealed (emulated: its last seal leaves the judge
-/// tables out, its schema version is the one before) seals the judge rows it holds when it is
-/// upgraded, says so in a schema.upgrade entry, and verifies; a later edit is caught.
+/// A study chained before judge results were sealed (a schema-10 study: its chain's seal leaves
+/// the judge tables out) seals the judge rows it holds when it is upgraded, says so in a
+/// schema.upgrade entry, and verifies; a later edit is caught.
 #[test]
 fn an_older_chained_study_seals_its_judge_results_at_the_upgrade() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("older.concord");
-    judged_study(&path);
     let since = migration_version("judge results join the audit chain");
     assert!(
-        since > 0,
-        "the migration that starts sealing judge results exists"
+        since > 10,
+        "the migration that starts sealing judge results comes after the schema-10 fixture"
     );
+    chained_schema10_study(&path, false);
     {
         let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "INSERT INTO judge_run(rater_id, rubric_id, provider, base_url, model, temperature,
+                 repetitions, settings_json, settings_sha256, user_prompt, prompt_sha256,
+                 created_at, updated_at)
+             VALUES (1, 1, 'openai-compatible', 'http://127.0.0.1:1', 'm', 0.0, 1, '{}', 'x',
+                 'rate this', 'y', 1, 1);
+             INSERT INTO judge_call(run_id, response_id, repetition, state, raw_output,
+                 scores_json, updated_at)
+             VALUES (1, 1, 1, 'done', '{\"a\": 4}', '{\"1\": 4}', 1);",
+        )
+        .unwrap();
+        // A schema-10 Concord sealed no judge rows: its chain's last entry leaves them out.
         audit::reseal_head_without(&conn, &["judge_run", "judge_call"]).unwrap();
-        conn.execute_batch(&format!("PRAGMA user_version = {};", since - 1))
-            .unwrap();
     }
     let store = Store::open(&path, clock()).unwrap();
     let check = store.verify_audit_chain().unwrap();
@@ -493,5 +685,191 @@ fn an_older_chained_study_seals_its_judge_results_at_the_upgrade() {
             .and_then(|b| b.table),
         Some("judge_call".to_string()),
         "after the upgrade a judge result changed outside Concord is caught"
+    );
+}
+
+#[test]
+fn every_changed_rating_keeps_its_previous_version_in_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.concord");
+    schema5_study(&path);
+    let store = Store::open(&path, clock()).unwrap();
+    drop(store);
+    // Any writer — not only `set_rating` — leaves the replaced version in the history.
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch(
+        "UPDATE rating SET value = 1, updated_at = 99 WHERE id = 8;
+         UPDATE rating SET origin = 'x' WHERE id = 8;",
+    )
+    .unwrap();
+    let rows: Vec<(Option<i64>, Option<String>, i64, i64)> = c
+        .prepare(
+            "SELECT value, raw_value, valid_from, replaced_at FROM rating_history
+             WHERE rating_id = 8",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        rows,
+        [(None, Some("n/a".to_string()), 10, 99)],
+        "the value change is kept once; an origin-only update is not a new version"
+    );
+}
+
+/// A rater package sealed by the schema-10 Concord (before retest ratings moved into the rating
+/// table), built with that version's migrations and sealed as that version sealed it. With
+/// `tamper`, a retest value is changed outside Concord after the seal.
+fn sealed_schema10_package(path: &std::path::Path, key: &Passphrase, tamper: bool) -> String {
+    let c = rusqlite::Connection::open(path).unwrap();
+    cipher::apply_key(&c, key).unwrap();
+    for (i, sql) in MIGRATIONS[..10].iter().enumerate() {
+        c.execute_batch(sql).unwrap();
+        c.execute_batch(&format!(
+            "PRAGMA user_version = {}; PRAGMA application_id = {APPLICATION_ID};",
+            i + 1
+        ))
+        .unwrap();
+    }
+    c.execute_batch(
+        "INSERT INTO rubric(id, key, version, name_json, source_toml) VALUES (1, 'r', 1, '{}', '');
+         INSERT INTO criterion(id, rubric_id, key, position, scale_kind, scale_min, scale_max,
+             label_json, description_json, anchors_json)
+             VALUES (1, 1, 'a', 0, 'likert', 1, 5, '{}', '{}', '[]');
+         INSERT INTO source(id, key, name, kind) VALUES (1, 'S01', 'S01', 'llm');
+         INSERT INTO conversation(id, external_id, rubric_id, context) VALUES (1, 'c1', 1, 'hi');
+         INSERT INTO response(id, conversation_id, source_id, text) VALUES (1, 1, 1, 'answer');
+         INSERT INTO rater(id, kind, name, queue_seed, created_at) VALUES (1, 'expert', 'Ana', 1, 0);
+         INSERT INTO rating(id, rater_id, response_id, criterion_id, value, origin, created_at,
+             updated_at) VALUES (1, 1, 1, 1, 4, 'screen', 10, 20);
+         INSERT INTO retest_rating(rater_id, response_id, criterion_id, value, rationale, origin,
+             created_at, updated_at) VALUES (1, 1, 1, 2, 'again', 'screen', 30, 40);",
+    )
+    .unwrap();
+    let state = seal::digest(&c, seal::Part::State).unwrap();
+    let issue = seal::digest(&c, seal::Part::Issued).unwrap();
+    let mac = seal::SealKey::derive(key, "pkg1").mac("study1", &issue, 3, &state);
+    for (k, v) in [
+        ("seal.study", "study1"),
+        ("seal.package", "pkg1"),
+        ("seal.issue", issue.as_str()),
+        ("seal.seq", "3"),
+        ("seal.state", state.as_str()),
+        ("seal.mac", mac.as_str()),
+    ] {
+        c.execute("INSERT INTO study_meta(key, value) VALUES (?1, ?2)", [k, v])
+            .unwrap();
+    }
+    if tamper {
+        c.execute("UPDATE retest_rating SET value = 5", []).unwrap();
+    }
+    state
+}
+
+#[test]
+fn a_sealed_package_from_before_the_occasion_migration_still_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = Passphrase::new("a long package passphrase").unwrap();
+    let path = dir.path().join("old.concord");
+    let sealed = sealed_schema10_package(&path, &key, false);
+    let pkg = Store::open_with(&path, clock(), Some(&key)).unwrap();
+    assert_eq!(
+        pkg.ratings_of_rater(1).unwrap().len(),
+        2,
+        "the upgrade moved the retest rating into the rating table"
+    );
+    let seal = pkg
+        .package_seal()
+        .unwrap()
+        .expect("the package keeps its seal");
+    assert!(
+        seal.mac_valid && seal.issue_matches && seal.state_matches,
+        "an untouched package still verifies after its rows were moved: {seal:?}"
+    );
+    assert_eq!(
+        (seal.seq, seal.state.as_str()),
+        (3, sealed.as_str()),
+        "the seal still names the return and state the issuing study recorded"
+    );
+    drop(pkg);
+    let reopened = Store::open_with(&path, clock(), Some(&key)).unwrap();
+    assert!(
+        reopened.package_seal().unwrap().unwrap().state_matches,
+        "reopening the upgraded package changes nothing"
+    );
+
+    let tampered = dir.path().join("tampered.concord");
+    sealed_schema10_package(&tampered, &key, true);
+    let pkg = Store::open_with(&tampered, clock(), Some(&key)).unwrap();
+    let seal = pkg.package_seal().unwrap().unwrap();
+    assert!(
+        !seal.state_matches,
+        "a retest changed outside Concord before the upgrade is still caught: {seal:?}"
+    );
+}
+
+/// A schema-10 study with an audit chain and a retest rating in its own table.
+fn chained_schema10_study(path: &std::path::Path, tamper: bool) {
+    let c = rusqlite::Connection::open(path).unwrap();
+    for (i, sql) in MIGRATIONS[..10].iter().enumerate() {
+        c.execute_batch(sql).unwrap();
+        c.execute_batch(&format!(
+            "PRAGMA user_version = {}; PRAGMA application_id = {APPLICATION_ID};",
+            i + 1
+        ))
+        .unwrap();
+    }
+    c.execute_batch(
+        "INSERT INTO rubric(id, key, version, name_json, source_toml) VALUES (1, 'r', 1, '{}', '');
+         INSERT INTO criterion(id, rubric_id, key, position, scale_kind, scale_min, scale_max,
+             label_json, description_json, anchors_json)
+             VALUES (1, 1, 'a', 0, 'likert', 1, 5, '{}', '{}', '[]');
+         INSERT INTO source(id, key, name, kind) VALUES (1, 's', 'S', 'llm');
+         INSERT INTO conversation(id, external_id, rubric_id, context) VALUES (1, 'c1', 1, 'hi');
+         INSERT INTO response(id, conversation_id, source_id, text) VALUES (1, 1, 1, 'answer');
+         INSERT INTO rater(id, kind, name, queue_seed, created_at) VALUES (1, 'expert', 'Ana', 1, 0);
+         INSERT INTO rating(id, rater_id, response_id, criterion_id, value, origin, created_at,
+             updated_at) VALUES (1, 1, 1, 1, 4, 'screen', 10, 20);
+         INSERT INTO retest_rating(rater_id, response_id, criterion_id, value, rationale, origin,
+             created_at, updated_at) VALUES (1, 1, 1, 2, 'again', 'screen', 30, 40);",
+    )
+    .unwrap();
+    assert!(
+        audit::ensure_chain(&c, 50, 10).unwrap(),
+        "the fixture's chain starts here, sealing the retest table's row"
+    );
+    if tamper {
+        c.execute("UPDATE retest_rating SET value = 5", []).unwrap();
+    }
+}
+
+#[test]
+fn an_audit_chain_from_before_the_occasion_migration_still_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chained.concord");
+    chained_schema10_study(&path, false);
+    let store = Store::open(&path, clock()).unwrap();
+    let check = store.verify_audit_chain().unwrap();
+    assert_eq!(
+        check.broken, None,
+        "the upgrade's entry carries the retest's move into the seal"
+    );
+    let last = store.audit_entries(None, None).unwrap();
+    assert_eq!(
+        last.last().map(|e| e.action.as_str()),
+        Some("schema.upgrade"),
+        "the move is recorded as an upgrade: {last:?}"
+    );
+
+    let tampered = dir.path().join("tampered.concord");
+    chained_schema10_study(&tampered, true);
+    let store = Store::open(&tampered, clock()).unwrap();
+    let broken = store.verify_audit_chain().unwrap().broken;
+    assert_eq!(
+        broken.as_ref().and_then(|b| b.table.as_deref()),
+        Some("retest_rating"),
+        "a retest changed outside Concord before the upgrade is still caught, in the table it was changed in: {broken:?}"
     );
 }

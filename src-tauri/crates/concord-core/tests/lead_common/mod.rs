@@ -6,7 +6,7 @@
 use concord_core::clock::SteppingClock;
 use concord_core::rubric::builtin;
 use concord_core::store::{
-    NewConversation, NewRater, NewSource, RaterKind, RatingInput, SourceKind, Store,
+    NewConversation, NewRater, NewSource, Occasion, RaterKind, RatingInput, SourceKind, Store,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -119,6 +119,7 @@ pub fn rate_all(store: &mut Store, rater: i64, response: i64, value: i64, ration
                     rater_id: rater,
                     response_id: response,
                     criterion_id: *c,
+                    occasion: Occasion::First,
                     value: Some(value),
                     raw_value: None,
                     rationale,

@@ -1,0 +1,468 @@
+//! The dataset being rated: the `source`, `conversation` and `response` tables. Sources are who
+//! wrote an answer (a person or a model), conversations hold the user's message and the rubric it
+//! is rated with, responses one source's answer to one conversation. Importers fill them through
+//! maps loaded once; everything else reads them.
+
+use super::{unique_violation, Store, StoreResult, StudyTx};
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Who wrote a response: a person (the dataset's original answer) or a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    Human,
+    Llm,
+}
+
+impl SourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Human => "human",
+            SourceKind::Llm => "llm",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSource<'a> {
+    pub key: &'a str,
+    pub name: &'a str,
+    pub family: Option<&'a str>,
+    pub kind: SourceKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewConversation<'a> {
+    pub external_id: &'a str,
+    pub rubric_id: i64,
+    pub context: &'a str,
+    pub language: Option<&'a str>,
+    pub category: Option<&'a str>,
+}
+
+/// A source as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceRecord {
+    pub id: i64,
+    pub key: String,
+    pub name: String,
+    pub family: Option<String>,
+}
+
+/// A conversation as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationRecord {
+    pub id: i64,
+    pub external_id: String,
+    pub rubric_id: i64,
+    pub context: String,
+    pub language: Option<String>,
+    pub category: Option<String>,
+}
+
+/// A response as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseRecord {
+    pub id: i64,
+    pub conversation_id: i64,
+    pub source_id: i64,
+    pub text: Option<String>,
+}
+
+/// How exports and merges name a response: its conversation's external id, its own id in the
+/// file it came from (the row id when it has none) and its source key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseLabel {
+    pub id: i64,
+    pub conversation: String,
+    pub response: String,
+    pub source: String,
+}
+
+/// What a rater is shown of a response: the user's message and the answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemText {
+    pub context: String,
+    /// `None` when the study holds only ratings for it.
+    pub answer: Option<String>,
+    pub language: Option<String>,
+}
+
+/// A response a judge run may select: whether it has a text to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JudgeableResponse {
+    pub id: i64,
+    pub has_text: bool,
+}
+
+impl Store {
+    /// The response of source `source_key` to the conversation with external id `conversation`.
+    pub fn response_id(&self, conversation: &str, source_key: &str) -> StoreResult<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT p.id FROM response p JOIN conversation c ON c.id = p.conversation_id
+                 JOIN source s ON s.id = p.source_id WHERE c.external_id = ?1 AND s.key = ?2",
+                params![conversation, source_key],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// The response of source `source_id` to the conversation with external id `conversation`.
+    pub fn response_of_source(
+        &self,
+        conversation: &str,
+        source_id: i64,
+    ) -> StoreResult<Option<i64>> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT p.id FROM response p JOIN conversation c ON c.id = p.conversation_id
+                 WHERE c.external_id = ?1 AND p.source_id = ?2",
+            )?
+            .query_row(params![conversation, source_id], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// The text of a response (`None` when it has none yet).
+    pub fn response_text(&self, response_id: i64) -> StoreResult<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT text FROM response WHERE id = ?1",
+                [response_id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten())
+    }
+
+    /// The context of the conversation with external id `conversation`.
+    pub fn conversation_context(&self, conversation: &str) -> StoreResult<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT context FROM conversation WHERE external_id = ?1",
+                [conversation],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// The user's message, the answer and the language of one response.
+    pub fn item_text(&self, response_id: i64) -> StoreResult<ItemText> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT c.context, p.text, c.language FROM response p
+                 JOIN conversation c ON c.id = p.conversation_id WHERE p.id = ?1",
+            )?
+            .query_row([response_id], |r| {
+                Ok(ItemText {
+                    context: r.get(0)?,
+                    answer: r.get(1)?,
+                    language: r.get(2)?,
+                })
+            })?)
+    }
+
+    /// Every source, by id.
+    pub fn sources(&self) -> StoreResult<Vec<SourceRecord>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT id, key, name, family FROM source ORDER BY id")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(SourceRecord {
+                id: r.get(0)?,
+                key: r.get(1)?,
+                name: r.get(2)?,
+                family: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One conversation by id.
+    pub fn conversation(&self, id: i64) -> StoreResult<ConversationRecord> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT id, external_id, rubric_id, context, language, category
+                 FROM conversation WHERE id = ?1",
+            )?
+            .query_row([id], |r| {
+                Ok(ConversationRecord {
+                    id: r.get(0)?,
+                    external_id: r.get(1)?,
+                    rubric_id: r.get(2)?,
+                    context: r.get(3)?,
+                    language: r.get(4)?,
+                    category: r.get(5)?,
+                })
+            })?)
+    }
+
+    /// The conversations rated with rubric `rubric_key` (every conversation when `None`).
+    pub fn conversations_of_rubric(
+        &self,
+        rubric_key: Option<&str>,
+    ) -> StoreResult<Vec<ConversationRecord>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT c.id, c.external_id, c.rubric_id, c.context, c.language, c.category
+             FROM conversation c JOIN rubric r ON r.id = c.rubric_id
+             WHERE ?1 IS NULL OR r.key = ?1",
+        )?;
+        let rows = stmt.query_map([rubric_key], |r| {
+            Ok(ConversationRecord {
+                id: r.get(0)?,
+                external_id: r.get(1)?,
+                rubric_id: r.get(2)?,
+                context: r.get(3)?,
+                language: r.get(4)?,
+                category: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One response by id.
+    pub fn response(&self, id: i64) -> StoreResult<ResponseRecord> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT id, conversation_id, source_id, text FROM response WHERE id = ?1",
+            )?
+            .query_row([id], |r| {
+                Ok(ResponseRecord {
+                    id: r.get(0)?,
+                    conversation_id: r.get(1)?,
+                    source_id: r.get(2)?,
+                    text: r.get(3)?,
+                })
+            })?)
+    }
+
+    /// The ids of every response, ascending.
+    pub fn response_ids_in_order(&self) -> StoreResult<Vec<i64>> {
+        let mut stmt = self.conn().prepare("SELECT id FROM response ORDER BY id")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// (response id, conversation id) of every response, by response id.
+    pub fn response_conversations(&self) -> StoreResult<Vec<(i64, i64)>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT id, conversation_id FROM response ORDER BY id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// (response id, source id) of the responses to conversations rated with one rubric, by id.
+    pub fn rubric_responses(&self, rubric_id: i64) -> StoreResult<Vec<(i64, i64)>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT p.id, p.source_id FROM response p
+             JOIN conversation c ON c.id = p.conversation_id
+             WHERE c.rubric_id = ?1 ORDER BY p.id",
+        )?;
+        let rows = stmt.query_map([rubric_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// How every response is named (see [`ResponseLabel`]), in no particular order.
+    pub fn response_labels(&self) -> StoreResult<Vec<ResponseLabel>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT p.id, v.external_id, COALESCE(p.external_id, CAST(p.id AS TEXT)), s.key
+             FROM response p JOIN conversation v ON v.id = p.conversation_id
+             JOIN source s ON s.id = p.source_id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(ResponseLabel {
+                id: r.get(0)?,
+                conversation: r.get(1)?,
+                response: r.get(2)?,
+                source: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The context and the answer text (empty when it has none) of one response.
+    pub fn context_and_text(&self, response_id: i64) -> StoreResult<(String, String)> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT v.context, COALESCE(p.text, '') FROM response p
+                 JOIN conversation v ON v.id = p.conversation_id WHERE p.id = ?1",
+            )?
+            .query_row([response_id], |r| Ok((r.get(0)?, r.get(1)?)))?)
+    }
+
+    /// The responses to conversations rated with one rubric, by id — only those an expert has
+    /// rated (first occasion) when `expert_rated` — and whether each has a text.
+    pub fn judgeable_responses(
+        &self,
+        rubric_id: i64,
+        expert_rated: bool,
+    ) -> StoreResult<Vec<JudgeableResponse>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT r.id, r.text IS NOT NULL FROM response r
+             JOIN conversation c ON c.id = r.conversation_id
+             WHERE c.rubric_id = ?1 AND (?2 = 0 OR EXISTS (
+                 SELECT 1 FROM rating g JOIN rater t ON t.id = g.rater_id
+                 WHERE g.response_id = r.id AND g.occasion = 0 AND t.kind = 'expert'
+                   AND g.value IS NOT NULL))
+             ORDER BY r.id",
+        )?;
+        let rows = stmt.query_map(params![rubric_id, expert_rated as i64], |r| {
+            Ok(JudgeableResponse {
+                id: r.get(0)?,
+                has_text: r.get(1)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+/// Overwrite a conversation's context (`response_id` `None`) or a response's text: the PHI
+/// guard's redaction, the only change of a text once imported.
+pub(super) fn replace_text(
+    c: &rusqlite::Connection,
+    conversation_id: i64,
+    response_id: Option<i64>,
+    text: &str,
+) -> StoreResult<()> {
+    match response_id {
+        None => c.execute(
+            "UPDATE conversation SET context = ?2 WHERE id = ?1",
+            params![conversation_id, text],
+        )?,
+        Some(r) => c.execute(
+            "UPDATE response SET text = ?2 WHERE id = ?1",
+            params![r, text],
+        )?,
+    };
+    Ok(())
+}
+
+impl StudyTx<'_> {
+    /// Insert a source, or return the id of the source already stored under `key`.
+    pub fn upsert_source(&mut self, s: &NewSource<'_>) -> StoreResult<i64> {
+        if let Some(id) = self
+            .conn()
+            .query_row("SELECT id FROM source WHERE key = ?1", [s.key], |r| {
+                r.get(0)
+            })
+            .optional()?
+        {
+            return Ok(id);
+        }
+        self.conn().execute(
+            "INSERT INTO source(key, name, family, kind) VALUES (?1, ?2, ?3, ?4)",
+            params![s.key, s.name, s.family, s.kind.as_str()],
+        )?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    pub fn add_conversation(&mut self, c: &NewConversation<'_>) -> StoreResult<i64> {
+        self.conn()
+            .execute(
+                "INSERT INTO conversation(external_id, rubric_id, context, language, category)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    c.external_id,
+                    c.rubric_id,
+                    c.context,
+                    c.language,
+                    c.category
+                ],
+            )
+            .map_err(|e| {
+                unique_violation(e, || {
+                    format!("conversation {:?} already exists", c.external_id)
+                })
+            })?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    pub fn add_response(
+        &mut self,
+        conversation_id: i64,
+        source_id: i64,
+        text: Option<&str>,
+    ) -> StoreResult<i64> {
+        self.conn()
+            .execute(
+                "INSERT INTO response(conversation_id, source_id, text) VALUES (?1, ?2, ?3)",
+                params![conversation_id, source_id, text],
+            )
+            .map_err(|e| {
+                unique_violation(e, || {
+                    format!("conversation {conversation_id} already has a response from source {source_id}")
+                })
+            })?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    /// External id → id of every conversation in the study.
+    pub fn conversation_ids(&self) -> StoreResult<HashMap<String, i64>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT external_id, id FROM conversation")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// (conversation id, source id) → (response id, whether it has a text) for every response.
+    pub fn response_ids(&self) -> StoreResult<HashMap<(i64, i64), (i64, bool)>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT conversation_id, source_id, id, text IS NOT NULL FROM response")?;
+        let rows = stmt.query_map([], |r| Ok(((r.get(0)?, r.get(1)?), (r.get(2)?, r.get(3)?))))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// External response id → response id, for responses imported with an id of their own.
+    pub fn response_external_ids(&self) -> StoreResult<HashMap<String, i64>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT external_id, id FROM response WHERE external_id IS NOT NULL")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Give a response the id its file uses for it.
+    pub fn set_response_external_id(
+        &mut self,
+        response_id: i64,
+        external_id: &str,
+    ) -> StoreResult<()> {
+        self.conn()
+            .prepare_cached("UPDATE response SET external_id = ?2 WHERE id = ?1")?
+            .execute(params![response_id, external_id])?;
+        Ok(())
+    }
+
+    /// The context stored for a conversation.
+    pub fn conversation_context(&self, conversation_id: i64) -> StoreResult<String> {
+        Ok(self.conn().query_row(
+            "SELECT context FROM conversation WHERE id = ?1",
+            [conversation_id],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Give a response that has no text yet its text; a response that already has one keeps it.
+    /// Returns whether the text was filled.
+    pub fn fill_response_text(&mut self, response_id: i64, text: &str) -> StoreResult<bool> {
+        let changed = self
+            .conn()
+            .prepare_cached("UPDATE response SET text = ?2 WHERE id = ?1 AND text IS NULL")?
+            .execute(params![response_id, text])?;
+        Ok(changed == 1)
+    }
+}

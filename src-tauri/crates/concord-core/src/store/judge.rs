@@ -1,0 +1,459 @@
+//! The judge run ledger's tables: `judge_run` (a run's settings, prompt and hashes),
+//! `judge_call` (one row per run × response × repetition moving pending → in_flight → done or
+//! failed, with the raw output, scores, tokens and failure) and `judge_batch` (provider batches
+//! submitted for a run, polled again on resume rather than resubmitted).
+
+use super::{Store, StoreResult, StudyTx};
+use rusqlite::{params, OptionalExtension};
+use serde::Serialize;
+
+/// A call that failed, with what came back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CallFailure {
+    pub call_id: i64,
+    pub response_id: i64,
+    pub conversation: String,
+    pub source: String,
+    pub repetition: i64,
+    pub attempts: i64,
+    /// `rate_limited`, `server_error`, `timeout`, `missing_score`, `out_of_range`, …
+    pub kind: String,
+    pub reason: String,
+    pub http_status: Option<i64>,
+    pub raw_output: Option<String>,
+}
+
+/// A run to create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewJudgeRun<'a> {
+    pub rater_id: i64,
+    pub rubric_id: i64,
+    pub provider: &'a str,
+    pub base_url: &'a str,
+    pub model: &'a str,
+    pub temperature: f64,
+    pub repetitions: u32,
+    pub settings_json: &'a str,
+    pub settings_sha256: &'a str,
+    pub system_prompt: Option<&'a str>,
+    pub user_prompt: &'a str,
+    pub prompt_sha256: &'a str,
+}
+
+/// A run's stored settings and who it rates as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JudgeRunRecord {
+    pub settings_json: String,
+    pub rater_id: i64,
+    pub rubric_id: i64,
+}
+
+/// A run with its call counts and tokens, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgeRunCounts {
+    pub id: i64,
+    pub rater: String,
+    pub provider: String,
+    pub base_url: String,
+    pub model: String,
+    pub rubric: String,
+    pub temperature: f64,
+    pub repetitions: i64,
+    pub settings_json: String,
+    pub settings_sha256: String,
+    pub prompt_sha256: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub total: i64,
+    pub pending: i64,
+    pub in_flight: i64,
+    pub done: i64,
+    pub failed: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+}
+
+/// A claimed call with the texts it needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedCall {
+    pub call_id: i64,
+    pub response_id: i64,
+    pub repetition: i64,
+    pub context: String,
+    /// Empty when the response has no text.
+    pub response: String,
+}
+
+/// A call of a provider batch that still waits for its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchCall {
+    pub call_id: i64,
+    pub response_id: i64,
+    pub repetition: i64,
+}
+
+/// What came back for a call that was sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallReply<'a> {
+    pub attempts: u32,
+    pub prompt_sha256: Option<&'a str>,
+    pub raw_output: Option<&'a str>,
+    pub http_status: Option<u16>,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+}
+
+const STATUS_SQL: &str = "SELECT r.id, t.name, r.provider, r.base_url, r.model, u.key,
+        r.temperature, r.repetitions, r.settings_json, r.settings_sha256, r.prompt_sha256,
+        r.created_at, r.updated_at,
+        (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id),
+        (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'pending'),
+        (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'in_flight'),
+        (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'done'),
+        (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'failed'),
+        (SELECT COALESCE(SUM(input_tokens), 0) FROM judge_call j WHERE j.run_id = r.id),
+        (SELECT COALESCE(SUM(output_tokens), 0) FROM judge_call j WHERE j.run_id = r.id)
+    FROM judge_run r JOIN rater t ON t.id = r.rater_id JOIN rubric u ON u.id = r.rubric_id";
+
+fn counts_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<JudgeRunCounts> {
+    Ok(JudgeRunCounts {
+        id: row.get(0)?,
+        rater: row.get(1)?,
+        provider: row.get(2)?,
+        base_url: row.get(3)?,
+        model: row.get(4)?,
+        rubric: row.get(5)?,
+        temperature: row.get(6)?,
+        repetitions: row.get(7)?,
+        settings_json: row.get(8)?,
+        settings_sha256: row.get(9)?,
+        prompt_sha256: row.get(10)?,
+        created_at: row.get(11)?,
+        updated_at: row.get(12)?,
+        total: row.get(13)?,
+        pending: row.get(14)?,
+        in_flight: row.get(15)?,
+        done: row.get(16)?,
+        failed: row.get(17)?,
+        input_tokens: row.get(18)?,
+        output_tokens: row.get(19)?,
+    })
+}
+
+impl Store {
+    /// The run created with these identity settings, if any.
+    pub fn judge_run_by_settings(&self, settings_sha256: &str) -> StoreResult<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id FROM judge_run WHERE settings_sha256 = ?1",
+                [settings_sha256],
+                |row| row.get(0),
+            )
+            .optional()?)
+    }
+
+    /// A run's stored settings and rater.
+    pub fn judge_run(&self, run_id: i64) -> StoreResult<Option<JudgeRunRecord>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT settings_json, rater_id, rubric_id FROM judge_run WHERE id = ?1",
+                [run_id],
+                |r| {
+                    Ok(JudgeRunRecord {
+                        settings_json: r.get(0)?,
+                        rater_id: r.get(1)?,
+                        rubric_id: r.get(2)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// Every run with its counts, oldest first.
+    pub fn judge_run_counts(&self) -> StoreResult<Vec<JudgeRunCounts>> {
+        let mut stmt = self
+            .conn()
+            .prepare(&format!("{STATUS_SQL} ORDER BY r.id"))?;
+        let rows = stmt.query_map([], counts_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One run with its counts.
+    pub fn judge_run_counts_of(&self, run_id: i64) -> StoreResult<Option<JudgeRunCounts>> {
+        Ok(self
+            .conn()
+            .query_row(
+                &format!("{STATUS_SQL} WHERE r.id = ?1"),
+                [run_id],
+                counts_row,
+            )
+            .optional()?)
+    }
+
+    /// The failed calls of a run with their reasons and raw outputs.
+    pub fn failed_calls(&self, run_id: i64) -> StoreResult<Vec<CallFailure>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT j.id, j.response_id, c.external_id, s.key, j.repetition, j.attempts,
+                    COALESCE(j.failure_kind, ''), COALESCE(j.failure, ''), j.http_status, j.raw_output
+             FROM judge_call j JOIN response r ON r.id = j.response_id
+             JOIN conversation c ON c.id = r.conversation_id JOIN source s ON s.id = r.source_id
+             WHERE j.run_id = ?1 AND j.state = 'failed' ORDER BY j.id",
+        )?;
+        let rows = stmt.query_map([run_id], |r| {
+            Ok(CallFailure {
+                call_id: r.get(0)?,
+                response_id: r.get(1)?,
+                conversation: r.get(2)?,
+                source: r.get(3)?,
+                repetition: r.get(4)?,
+                attempts: r.get(5)?,
+                kind: r.get(6)?,
+                reason: r.get(7)?,
+                http_status: r.get(8)?,
+                raw_output: r.get(9)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Provider batches of a run that were submitted and not yet collected: (row id, provider id).
+    pub fn open_judge_batches(&self, run_id: i64) -> StoreResult<Vec<(i64, String)>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, provider_id FROM judge_batch WHERE run_id = ?1 AND state = 'submitted' ORDER BY id",
+        )?;
+        let rows = stmt.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The calls of one provider batch that still wait for their result.
+    pub fn judge_batch_calls(&self, run_id: i64, provider_id: &str) -> StoreResult<Vec<BatchCall>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, response_id, repetition FROM judge_call
+             WHERE run_id = ?1 AND batch_id = ?2 AND state = 'in_flight' ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![run_id, provider_id], |r| {
+            Ok(BatchCall {
+                call_id: r.get(0)?,
+                response_id: r.get(1)?,
+                repetition: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+impl StudyTx<'_> {
+    /// Create a run with a pending call per (response, repetition).
+    pub fn add_judge_run(&mut self, run: &NewJudgeRun<'_>, responses: &[i64]) -> StoreResult<i64> {
+        self.conn().execute(
+            "INSERT INTO judge_run(rater_id, rubric_id, provider, base_url, model, temperature,
+                 repetitions, settings_json, settings_sha256, system_prompt, user_prompt,
+                 prompt_sha256, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
+            params![
+                run.rater_id,
+                run.rubric_id,
+                run.provider,
+                run.base_url,
+                run.model,
+                run.temperature,
+                run.repetitions,
+                run.settings_json,
+                run.settings_sha256,
+                run.system_prompt,
+                run.user_prompt,
+                run.prompt_sha256,
+                self.now
+            ],
+        )?;
+        let run_id = self.conn().last_insert_rowid();
+        let mut insert = self.conn().prepare_cached(
+            "INSERT INTO judge_call(run_id, response_id, repetition, updated_at)
+             VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for id in responses {
+            for rep in 1..=run.repetitions {
+                insert.execute(params![run_id, id, rep, self.now])?;
+            }
+        }
+        Ok(run_id)
+    }
+
+    /// Claim up to `limit` pending calls: mark them in flight and return them with their texts.
+    pub fn claim_calls(&mut self, run_id: i64, limit: usize) -> StoreResult<Vec<ClaimedCall>> {
+        let calls: Vec<ClaimedCall> = {
+            let mut stmt = self.conn().prepare_cached(
+                "SELECT j.id, j.response_id, j.repetition, c.context, r.text
+                 FROM judge_call j JOIN response r ON r.id = j.response_id
+                 JOIN conversation c ON c.id = r.conversation_id
+                 WHERE j.run_id = ?1 AND j.state = 'pending' ORDER BY j.id LIMIT ?2",
+            )?;
+            let rows = stmt.query_map(params![run_id, limit as i64], |r| {
+                Ok(ClaimedCall {
+                    call_id: r.get(0)?,
+                    response_id: r.get(1)?,
+                    repetition: r.get(2)?,
+                    context: r.get(3)?,
+                    response: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                })
+            })?;
+            rows.collect::<Result<_, _>>()?
+        };
+        let mut mark = self.conn().prepare_cached(
+            "UPDATE judge_call SET state = 'in_flight', updated_at = ?2 WHERE id = ?1",
+        )?;
+        for c in &calls {
+            mark.execute(params![c.call_id, self.now])?;
+        }
+        Ok(calls)
+    }
+
+    /// A call that was not sent or not finished goes back to pending.
+    pub fn release_call(&mut self, call_id: i64, attempts: u32) -> StoreResult<()> {
+        self.conn()
+            .prepare_cached(
+                "UPDATE judge_call SET state = 'pending', batch_id = NULL,
+                     attempts = attempts + ?2, updated_at = ?3
+                 WHERE id = ?1 AND state = 'in_flight'",
+            )?
+            .execute(params![call_id, attempts, self.now])?;
+        Ok(())
+    }
+
+    /// A call failed: keep its reason and what came back.
+    pub fn fail_call(
+        &mut self,
+        call_id: i64,
+        reply: &CallReply<'_>,
+        kind: &str,
+        reason: &str,
+    ) -> StoreResult<()> {
+        self.conn()
+            .prepare_cached(
+                "UPDATE judge_call SET state = 'failed', batch_id = NULL,
+                     attempts = attempts + ?2, prompt_sha256 = COALESCE(?3, prompt_sha256), raw_output = ?4,
+                     scores_json = NULL, explanation = NULL, failure_kind = ?5,
+                     failure = ?6, http_status = ?7, input_tokens = ?8,
+                     output_tokens = ?9, updated_at = ?10
+                 WHERE id = ?1",
+            )?
+            .execute(params![
+                call_id,
+                reply.attempts,
+                reply.prompt_sha256,
+                reply.raw_output,
+                kind,
+                reason,
+                reply.http_status,
+                reply.input_tokens,
+                reply.output_tokens,
+                self.now
+            ])?;
+        Ok(())
+    }
+
+    /// A call succeeded: keep its scores (`{criterion: value}` JSON) and explanation.
+    pub fn complete_call(
+        &mut self,
+        call_id: i64,
+        reply: &CallReply<'_>,
+        scores_json: &str,
+        explanation: Option<&str>,
+    ) -> StoreResult<()> {
+        self.conn()
+            .prepare_cached(
+                "UPDATE judge_call SET state = 'done', batch_id = NULL,
+                     attempts = attempts + ?2, prompt_sha256 = COALESCE(?3, prompt_sha256), raw_output = ?4,
+                     scores_json = ?5, explanation = ?6, failure_kind = NULL,
+                     failure = NULL, http_status = ?7, input_tokens = ?8,
+                     output_tokens = ?9, updated_at = ?10
+                 WHERE id = ?1",
+            )?
+            .execute(params![
+                call_id,
+                reply.attempts,
+                reply.prompt_sha256,
+                reply.raw_output,
+                scores_json,
+                explanation,
+                reply.http_status,
+                reply.input_tokens,
+                reply.output_tokens,
+                self.now
+            ])?;
+        Ok(())
+    }
+
+    /// The lowest repetition of a response that is done in a run (the one that becomes its
+    /// rating).
+    pub fn first_done_repetition(&self, run_id: i64, response_id: i64) -> StoreResult<Option<i64>> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT MIN(repetition) FROM judge_call
+                 WHERE run_id = ?1 AND response_id = ?2 AND state = 'done'",
+            )?
+            .query_row(params![run_id, response_id], |row| row.get(0))?)
+    }
+
+    /// Stamp a run as changed now.
+    pub fn touch_judge_run(&mut self, run_id: i64) -> StoreResult<()> {
+        self.conn().execute(
+            "UPDATE judge_run SET updated_at = ?2 WHERE id = ?1",
+            params![run_id, self.now],
+        )?;
+        Ok(())
+    }
+
+    /// Put calls left in flight outside a provider batch back to pending (and the failed ones
+    /// too when asked); returns how many were reset.
+    pub fn reset_calls(&mut self, run_id: i64, retry_failed: bool) -> StoreResult<u64> {
+        let mut n = self.conn().execute(
+            "UPDATE judge_call SET state = 'pending', updated_at = ?2
+             WHERE run_id = ?1 AND state = 'in_flight' AND batch_id IS NULL",
+            params![run_id, self.now],
+        )?;
+        if retry_failed {
+            n += self.conn().execute(
+                "UPDATE judge_call SET state = 'pending', updated_at = ?2
+                 WHERE run_id = ?1 AND state = 'failed'",
+                params![run_id, self.now],
+            )?;
+        }
+        Ok(n as u64)
+    }
+
+    /// Record a submitted provider batch and tie its calls (id, prompt hash) to it.
+    pub fn add_judge_batch(
+        &mut self,
+        run_id: i64,
+        provider_id: &str,
+        calls: &[(i64, String)],
+    ) -> StoreResult<()> {
+        self.conn().execute(
+            "INSERT INTO judge_batch(run_id, provider_id, state, calls, created_at, updated_at)
+             VALUES (?1, ?2, 'submitted', ?3, ?4, ?4)",
+            params![run_id, provider_id, calls.len() as i64, self.now],
+        )?;
+        let mut stmt = self.conn().prepare_cached(
+            "UPDATE judge_call SET batch_id = ?2, attempts = attempts + 1, prompt_sha256 = ?4,
+                 updated_at = ?3 WHERE id = ?1",
+        )?;
+        for (id, sha) in calls {
+            stmt.execute(params![id, provider_id, self.now, sha])?;
+        }
+        Ok(())
+    }
+
+    /// Mark a provider batch collected.
+    pub fn close_judge_batch(&mut self, batch_row: i64) -> StoreResult<()> {
+        self.conn().execute(
+            "UPDATE judge_batch SET state = 'collected', updated_at = ?2 WHERE id = ?1",
+            params![batch_row, self.now],
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,124 @@
+//! What the first screen shows: counts and summaries read across the dataset, rubric and
+//! rater tables. Read-only; everything is derived from the database and nothing is cached.
+
+use super::{RaterSummary, Store, StoreResult};
+use crate::rubric::LocalText;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RubricSummary {
+    pub key: String,
+    pub name: LocalText,
+    pub criteria: Vec<CriterionSummary>,
+    pub conversations: i64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CriterionSummary {
+    pub key: String,
+    pub label: LocalText,
+    pub group: Option<String>,
+    pub scale: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SourceCount {
+    pub key: String,
+    pub name: String,
+    pub family: Option<String>,
+    pub kind: String,
+    pub responses: i64,
+}
+
+/// What the first screen shows: the open study, read from SQLite.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct StudyOverview {
+    pub path: String,
+    pub title: String,
+    pub schema_version: i64,
+    pub rubrics: Vec<RubricSummary>,
+    pub conversations: i64,
+    pub responses: i64,
+    pub sources: Vec<SourceCount>,
+    pub raters: Vec<RaterSummary>,
+    pub ratings: i64,
+}
+
+fn json_text(s: &str) -> LocalText {
+    serde_json::from_str(s).unwrap_or_default()
+}
+
+impl Store {
+    pub fn overview(&self) -> StoreResult<StudyOverview> {
+        let conn = self.conn();
+        let count = |sql: &str| -> StoreResult<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
+
+        let mut rubrics = Vec::new();
+        {
+            let mut stmt = conn.prepare(
+                "SELECT r.id, r.key, r.name_json,
+                        (SELECT COUNT(*) FROM conversation c WHERE c.rubric_id = r.id)
+                 FROM rubric r ORDER BY r.id",
+            )?;
+            let mut crit = conn.prepare(
+                "SELECT key, label_json, group_key, scale_kind FROM criterion
+                 WHERE rubric_id = ?1 ORDER BY position",
+            )?;
+            let rows: Vec<(i64, String, String, i64)> = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                .collect::<Result<_, _>>()?;
+            for (id, key, name, conversations) in rows {
+                let criteria = crit
+                    .query_map([id], |r| {
+                        Ok(CriterionSummary {
+                            key: r.get(0)?,
+                            label: json_text(&r.get::<_, String>(1)?),
+                            group: r.get(2)?,
+                            scale: r.get(3)?,
+                        })
+                    })?
+                    .collect::<Result<_, _>>()?;
+                rubrics.push(RubricSummary {
+                    key,
+                    name: json_text(&name),
+                    criteria,
+                    conversations,
+                });
+            }
+        }
+
+        let sources = {
+            let mut stmt = conn.prepare(
+                "SELECT s.key, s.name, s.family, s.kind, COUNT(p.id)
+                 FROM source s LEFT JOIN response p ON p.source_id = s.id
+                 GROUP BY s.id ORDER BY s.kind, s.name",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                Ok(SourceCount {
+                    key: r.get(0)?,
+                    name: r.get(1)?,
+                    family: r.get(2)?,
+                    kind: r.get(3)?,
+                    responses: r.get(4)?,
+                })
+            })?;
+            rows.collect::<Result<Vec<_>, _>>()?
+        };
+
+        Ok(StudyOverview {
+            path: self.path_string(),
+            title: self.title()?,
+            schema_version: count("PRAGMA user_version")?,
+            rubrics,
+            conversations: count("SELECT COUNT(*) FROM conversation")?,
+            responses: count("SELECT COUNT(*) FROM response")?,
+            sources,
+            raters: self.raters()?,
+            ratings: count("SELECT COUNT(*) FROM rating WHERE occasion = 0 AND value IS NOT NULL")?,
+        })
+    }
+}

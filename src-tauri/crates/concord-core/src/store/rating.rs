@@ -1,0 +1,828 @@
+//! The `rating` table and its append-only `rating_history`: one value per rater × response ×
+//! criterion × [`Occasion`] (the first rating, the blind test–retest repeat, and room for
+//! consensus and adjudicated values). Every value — from the rating screen, an import, a judge
+//! run, a rating sheet — is written by [`StudyTx::set_rating`] (the bulk
+//! [`StudyTx::import_ratings`] hands every rating that already exists to it); a merged package
+//! copies ratings with their own times and history. Whatever changes a rating's value, raw value
+//! or rationale, the database's `rating_keeps_history` trigger copies the version it replaces
+//! into the history (migration 12).
+
+use super::rubric::{scale, scales};
+use super::{Store, StoreError, StoreResult, StudyTx};
+use crate::clock::Millis;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Which rating of an item a value is. Stored as a small integer (`occasion` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum Occasion {
+    /// The rater's rating of the item.
+    First,
+    /// The blind second rating of a test–retest item.
+    Retest,
+    /// A value the raters agreed on together.
+    Consensus,
+    /// A value decided by an adjudicator.
+    Adjudicated,
+}
+
+impl Occasion {
+    /// Every occasion, in export order.
+    pub const ALL: [Occasion; 4] = [
+        Occasion::First,
+        Occasion::Retest,
+        Occasion::Consensus,
+        Occasion::Adjudicated,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Occasion::First => "first",
+            Occasion::Retest => "retest",
+            Occasion::Consensus => "consensus",
+            Occasion::Adjudicated => "adjudicated",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Occasion> {
+        Occasion::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+
+    /// The stored code (see migration 12).
+    fn code(self) -> i64 {
+        match self {
+            Occasion::First => 0,
+            Occasion::Retest => 1,
+            Occasion::Consensus => 2,
+            Occasion::Adjudicated => 3,
+        }
+    }
+
+    fn from_code(code: i64) -> rusqlite::Result<Occasion> {
+        Occasion::ALL
+            .into_iter()
+            .find(|o| o.code() == code)
+            .ok_or(rusqlite::Error::IntegralValueOutOfRange(4, code))
+    }
+}
+
+/// One value entered for rater × response × criterion on one occasion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RatingInput<'a> {
+    pub rater_id: i64,
+    pub response_id: i64,
+    pub criterion_id: i64,
+    pub occasion: Occasion,
+    /// `None` records "missing" explicitly (e.g. an out-of-scale value treated as missing).
+    pub value: Option<i64>,
+    /// The value as it appeared in a source file when it differs from `value`.
+    pub raw_value: Option<&'a str>,
+    pub rationale: Option<&'a str>,
+    /// Where the value came from: `screen`, `import:<file>`, `judge:<run>`, `package:<id>`…
+    pub origin: &'a str,
+}
+
+/// What a rating write did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum RatingOutcome {
+    Inserted,
+    Updated { previous: Option<i64> },
+    Unchanged,
+}
+
+/// One value to import for rater × response × criterion (first occasion).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedRating {
+    pub rater_id: i64,
+    pub response_id: i64,
+    pub criterion_id: i64,
+    pub value: Option<i64>,
+    /// The value as written in the file when it is not a plain on-scale value.
+    pub raw_value: Option<String>,
+    pub rationale: Option<String>,
+}
+
+/// What a bulk rating write did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct BulkOutcome {
+    pub inserted: usize,
+    pub updated: usize,
+    pub unchanged: usize,
+}
+
+/// One earlier value of a rating.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RatingVersion {
+    pub value: Option<i64>,
+    pub rationale: Option<String>,
+    pub origin: String,
+    pub valid_from: i64,
+    pub replaced_at: Option<i64>,
+}
+
+/// A rating row as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRating {
+    pub id: i64,
+    pub rater_id: i64,
+    pub response_id: i64,
+    pub criterion_id: i64,
+    pub occasion: Occasion,
+    pub value: Option<i64>,
+    pub raw_value: Option<String>,
+    pub rationale: Option<String>,
+    pub origin: String,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+}
+
+impl StoredRating {
+    /// Value, raw value and rationale: what a revision changes.
+    pub fn content(&self) -> RatingContent {
+        RatingContent {
+            value: self.value,
+            raw_value: self.raw_value.clone(),
+            rationale: self.rationale.clone(),
+        }
+    }
+}
+
+/// What a revision of a rating changes: value, raw value and rationale together.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RatingContent {
+    pub value: Option<i64>,
+    pub raw_value: Option<String>,
+    pub rationale: Option<String>,
+}
+
+/// One earlier version of a rating, as `rating_history` keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryRow {
+    pub value: Option<i64>,
+    pub raw_value: Option<String>,
+    pub rationale: Option<String>,
+    pub origin: String,
+    pub valid_from: Millis,
+    pub replaced_at: Millis,
+}
+
+/// A rating copied from another study (a package) with its own times and history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopiedRating<'a> {
+    pub rater_id: i64,
+    pub response_id: i64,
+    pub criterion_id: i64,
+    pub occasion: Occasion,
+    pub content: &'a RatingContent,
+    pub origin: &'a str,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+}
+
+const RATING_COLUMNS: &str = "id, rater_id, response_id, criterion_id, occasion, value, raw_value,
+     rationale, origin, created_at, updated_at FROM rating";
+
+fn stored(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredRating> {
+    Ok(StoredRating {
+        id: r.get(0)?,
+        rater_id: r.get(1)?,
+        response_id: r.get(2)?,
+        criterion_id: r.get(3)?,
+        occasion: Occasion::from_code(r.get(4)?)?,
+        value: r.get(5)?,
+        raw_value: r.get(6)?,
+        rationale: r.get(7)?,
+        origin: r.get(8)?,
+        created_at: r.get(9)?,
+        updated_at: r.get(10)?,
+    })
+}
+
+fn find(
+    c: &Connection,
+    rater_id: i64,
+    response_id: i64,
+    criterion_id: i64,
+    occasion: Occasion,
+) -> StoreResult<Option<StoredRating>> {
+    Ok(c.prepare_cached(&format!(
+        "SELECT {RATING_COLUMNS}
+         WHERE rater_id = ?1 AND response_id = ?2 AND criterion_id = ?3 AND occasion = ?4"
+    ))?
+    .query_row(
+        params![rater_id, response_id, criterion_id, occasion.code()],
+        stored,
+    )
+    .optional()?)
+}
+
+/// Every rating (optionally of one rater, through its index), in no particular order.
+fn scan(
+    c: &Connection,
+    rater_id: Option<i64>,
+    f: &mut dyn FnMut(StoredRating) -> StoreResult<()>,
+) -> StoreResult<()> {
+    let mut stmt = c.prepare(&format!(
+        "SELECT {RATING_COLUMNS} WHERE ?1 IS NULL OR rater_id = ?1"
+    ))?;
+    let mut rows = stmt.query([rater_id])?;
+    while let Some(row) = rows.next()? {
+        f(stored(row)?)?;
+    }
+    Ok(())
+}
+
+fn history(c: &Connection, rating_id: i64) -> StoreResult<Vec<HistoryRow>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT value, raw_value, rationale, origin, valid_from, replaced_at
+         FROM rating_history WHERE rating_id = ?1 ORDER BY id",
+    )?;
+    let rows = stmt.query_map([rating_id], |r| {
+        Ok(HistoryRow {
+            value: r.get(0)?,
+            raw_value: r.get(1)?,
+            rationale: r.get(2)?,
+            origin: r.get(3)?,
+            valid_from: r.get(4)?,
+            replaced_at: r.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+impl Store {
+    /// The stored value and raw value of one first-occasion rating.
+    pub fn rating_value(
+        &self,
+        rater_id: i64,
+        response_id: i64,
+        criterion_id: i64,
+    ) -> StoreResult<Option<(Option<i64>, Option<String>)>> {
+        Ok(find(
+            self.conn(),
+            rater_id,
+            response_id,
+            criterion_id,
+            Occasion::First,
+        )?
+        .map(|r| (r.value, r.raw_value)))
+    }
+
+    /// The current value and every earlier value of one first-occasion rating, newest first.
+    pub fn rating_versions(
+        &self,
+        rater_id: i64,
+        response_id: i64,
+        criterion_id: i64,
+    ) -> StoreResult<Vec<RatingVersion>> {
+        let Some(current) = find(
+            self.conn(),
+            rater_id,
+            response_id,
+            criterion_id,
+            Occasion::First,
+        )?
+        else {
+            return Ok(Vec::new());
+        };
+        let mut out = vec![RatingVersion {
+            value: current.value,
+            rationale: current.rationale,
+            origin: current.origin,
+            valid_from: current.updated_at,
+            replaced_at: None,
+        }];
+        let mut stmt = self.conn().prepare(
+            "SELECT value, rationale, origin, valid_from, replaced_at FROM rating_history
+             WHERE rating_id = ?1 ORDER BY replaced_at DESC, id DESC",
+        )?;
+        let rows = stmt.query_map([current.id], |r| {
+            Ok(RatingVersion {
+                value: r.get(0)?,
+                rationale: r.get(1)?,
+                origin: r.get(2)?,
+                valid_from: r.get(3)?,
+                replaced_at: r.get(4)?,
+            })
+        })?;
+        for row in rows {
+            out.push(row?);
+        }
+        Ok(out)
+    }
+
+    /// One rating, if it exists.
+    pub fn stored_rating(
+        &self,
+        rater_id: i64,
+        response_id: i64,
+        criterion_id: i64,
+        occasion: Occasion,
+    ) -> StoreResult<Option<StoredRating>> {
+        find(self.conn(), rater_id, response_id, criterion_id, occasion)
+    }
+
+    /// A rater's values on one response and occasion, by criterion key.
+    pub fn own_values(
+        &self,
+        rater_id: i64,
+        response_id: i64,
+        occasion: Occasion,
+    ) -> StoreResult<Vec<(String, Option<i64>)>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT c.key, g.value FROM rating g JOIN criterion c ON c.id = g.criterion_id
+             WHERE g.rater_id = ?1 AND g.response_id = ?2 AND g.occasion = ?3",
+        )?;
+        let rows = stmt.query_map(params![rater_id, response_id, occasion.code()], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Visit every rating of the study (or of one rater), every occasion; order unspecified.
+    pub fn for_each_rating(
+        &self,
+        rater_id: Option<i64>,
+        mut f: impl FnMut(StoredRating) -> StoreResult<()>,
+    ) -> StoreResult<()> {
+        scan(self.conn(), rater_id, &mut f)
+    }
+
+    /// A rater's ratings on every occasion, in the order they were first entered.
+    pub fn ratings_of_rater(&self, rater_id: i64) -> StoreResult<Vec<StoredRating>> {
+        let mut out = Vec::new();
+        scan(self.conn(), Some(rater_id), &mut |r| {
+            out.push(r);
+            Ok(())
+        })?;
+        out.sort_by_key(|r| (r.occasion, r.id));
+        Ok(out)
+    }
+
+    /// The earlier versions of one rating, oldest first.
+    pub fn rating_history(&self, rating_id: i64) -> StoreResult<Vec<HistoryRow>> {
+        history(self.conn(), rating_id)
+    }
+
+    /// The history of every rating of one rater: rating id → earlier versions,
+    /// oldest first.
+    pub fn history_of_rater(&self, rater_id: i64) -> StoreResult<HashMap<i64, Vec<HistoryRow>>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT h.rating_id, h.value, h.raw_value, h.rationale, h.origin, h.valid_from,
+                 h.replaced_at FROM rating_history h JOIN rating g ON g.id = h.rating_id
+             WHERE g.rater_id = ?1 ORDER BY h.id",
+        )?;
+        let rows = stmt.query_map([rater_id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                HistoryRow {
+                    value: r.get(1)?,
+                    raw_value: r.get(2)?,
+                    rationale: r.get(3)?,
+                    origin: r.get(4)?,
+                    valid_from: r.get(5)?,
+                    replaced_at: r.get(6)?,
+                },
+            ))
+        })?;
+        let mut out: HashMap<i64, Vec<HistoryRow>> = HashMap::new();
+        for row in rows {
+            let (id, h) = row?;
+            out.entry(id).or_default().push(h);
+        }
+        Ok(out)
+    }
+
+    /// Visit every first-occasion value (not missing) on the criteria of one rubric:
+    /// `f(rater, response, criterion, value)`.
+    pub fn for_each_rubric_value(
+        &self,
+        rubric_id: i64,
+        mut f: impl FnMut(i64, i64, i64, i64),
+    ) -> StoreResult<()> {
+        let mut stmt = self.conn().prepare(
+            "SELECT g.rater_id, g.response_id, g.criterion_id, g.value FROM rating g
+             JOIN criterion c ON c.id = g.criterion_id
+             WHERE c.rubric_id = ?1 AND g.value IS NOT NULL AND g.occasion = 0",
+        )?;
+        let mut rows = stmt.query(params![rubric_id])?;
+        while let Some(row) = rows.next()? {
+            f(row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+        }
+        Ok(())
+    }
+
+    /// The kinds (`expert`, `judge`) of the raters with first-occasion ratings on a rubric.
+    pub fn rater_kinds_of_rubric(&self, rubric_key: &str) -> StoreResult<Vec<String>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT DISTINCT r.kind FROM rating g JOIN rater r ON r.id = g.rater_id
+             JOIN criterion c ON c.id = g.criterion_id JOIN rubric b ON b.id = c.rubric_id
+             WHERE b.key = ?1 AND g.occasion = 0",
+        )?;
+        let rows = stmt.query_map([rubric_key], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+impl StudyTx<'_> {
+    /// Enter a rating value. A different earlier value (or rationale) is kept in the history (by
+    /// the `rating_keeps_history` trigger) before it is replaced; an identical value changes
+    /// nothing.
+    pub fn set_rating(&mut self, input: &RatingInput<'_>) -> StoreResult<RatingOutcome> {
+        self.check_scale(input)?;
+        let existing = find(
+            self.conn(),
+            input.rater_id,
+            input.response_id,
+            input.criterion_id,
+            input.occasion,
+        )?;
+        match existing {
+            None => {
+                self.conn()
+                    .prepare_cached(
+                        "INSERT INTO rating(rater_id, response_id, criterion_id, occasion, value,
+                             raw_value, rationale, origin, created_at, updated_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
+                    )?
+                    .execute(params![
+                        input.rater_id,
+                        input.response_id,
+                        input.criterion_id,
+                        input.occasion.code(),
+                        input.value,
+                        input.raw_value,
+                        input.rationale,
+                        input.origin,
+                        self.now
+                    ])?;
+                self.record_rating_event(super::audit::Event::Rating {
+                    rater_id: input.rater_id,
+                    response_id: input.response_id,
+                    criterion_id: input.criterion_id,
+                    occasion: input.occasion,
+                    from: None,
+                    to: input.value,
+                    origin: input.origin.to_string(),
+                    reason: self.change_reason.clone(),
+                    after_signature: None,
+                });
+                Ok(RatingOutcome::Inserted)
+            }
+            Some(old) => {
+                if old.value == input.value
+                    && old.raw_value.as_deref() == input.raw_value
+                    && old.rationale.as_deref() == input.rationale
+                {
+                    return Ok(RatingOutcome::Unchanged);
+                }
+                let signed = self.rating_lock(old.id)?;
+                if let (Some((signature, signer)), None) = (&signed, &self.change_reason) {
+                    return Err(StoreError::SignedRating {
+                        signer: signer.clone(),
+                        signature: *signature,
+                    });
+                }
+                self.conn()
+                    .prepare_cached(
+                        "UPDATE rating SET value = ?2, raw_value = ?3, rationale = ?4, origin = ?5,
+                             updated_at = ?6 WHERE id = ?1",
+                    )?
+                    .execute(params![
+                        old.id,
+                        input.value,
+                        input.raw_value,
+                        input.rationale,
+                        input.origin,
+                        self.now
+                    ])?;
+                self.record_rating_event(super::audit::Event::Rating {
+                    rater_id: input.rater_id,
+                    response_id: input.response_id,
+                    criterion_id: input.criterion_id,
+                    occasion: input.occasion,
+                    from: Some(old.value),
+                    to: input.value,
+                    origin: input.origin.to_string(),
+                    reason: self.change_reason.clone(),
+                    after_signature: signed.map(|(s, _)| s),
+                });
+                Ok(RatingOutcome::Updated {
+                    previous: old.value,
+                })
+            }
+        }
+    }
+
+    /// Change a rating with a reason — the only way to change one an expert has signed off. The
+    /// reason and the signature it departs from are recorded in the audit chain.
+    pub fn set_rating_with_reason(
+        &mut self,
+        input: &RatingInput<'_>,
+        reason: &str,
+    ) -> StoreResult<RatingOutcome> {
+        if reason.trim().is_empty() {
+            return Err(StoreError::Invalid(
+                "a change to a signed rating needs a reason".into(),
+            ));
+        }
+        self.change_reason = Some(reason.trim().to_string());
+        let out = self.set_rating(input);
+        self.change_reason = None;
+        out
+    }
+
+    /// Values from the screen must lie on the criterion's scale; imported raw values that do not
+    /// (kept as-is by the user's choice) carry their `raw_value` and origin and are allowed.
+    fn check_scale(&self, input: &RatingInput<'_>) -> StoreResult<()> {
+        let Some(value) = input.value else {
+            return Ok(());
+        };
+        let s = scale(self.conn(), input.criterion_id)?;
+        if (s.min..=s.max).contains(&value) || input.raw_value.is_some() {
+            Ok(())
+        } else {
+            Err(StoreError::Invalid(format!(
+                "{value} is outside the scale {}–{} of criterion {}",
+                s.min, s.max, s.key
+            )))
+        }
+    }
+
+    /// One rating, if it exists.
+    pub fn stored_rating(
+        &self,
+        rater_id: i64,
+        response_id: i64,
+        criterion_id: i64,
+        occasion: Occasion,
+    ) -> StoreResult<Option<StoredRating>> {
+        find(self.conn(), rater_id, response_id, criterion_id, occasion)
+    }
+
+    /// A rater's (criterion id, value) on one response and occasion.
+    pub fn own_ratings(
+        &self,
+        rater_id: i64,
+        response_id: i64,
+        occasion: Occasion,
+    ) -> StoreResult<Vec<(i64, Option<i64>)>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT criterion_id, value FROM rating
+             WHERE rater_id = ?1 AND response_id = ?2 AND occasion = ?3",
+        )?;
+        let rows = stmt.query_map(params![rater_id, response_id, occasion.code()], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// How many criteria of a rubric a rater has given a value on one response and occasion.
+    pub fn count_rated(
+        &self,
+        rater_id: i64,
+        response_id: i64,
+        rubric_id: i64,
+        occasion: Occasion,
+    ) -> StoreResult<i64> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT COUNT(*) FROM rating g JOIN criterion c ON c.id = g.criterion_id
+                 WHERE g.rater_id = ?1 AND g.response_id = ?2 AND c.rubric_id = ?3
+                   AND g.occasion = ?4 AND g.value IS NOT NULL",
+            )?
+            .query_row(
+                params![rater_id, response_id, rubric_id, occasion.code()],
+                |r| r.get(0),
+            )?)
+    }
+
+    /// Copy a rating from another study (a package) with its own times; returns its new id.
+    pub fn copy_rating(&mut self, r: &CopiedRating<'_>) -> StoreResult<i64> {
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO rating(rater_id, response_id, criterion_id, occasion, value,
+                     raw_value, rationale, origin, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?
+            .execute(params![
+                r.rater_id,
+                r.response_id,
+                r.criterion_id,
+                r.occasion.code(),
+                r.content.value,
+                r.content.raw_value,
+                r.content.rationale,
+                r.origin,
+                r.created_at,
+                r.updated_at
+            ])?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    /// Replace a rating's content with a revision made elsewhere (a package), keeping that
+    /// revision's origin and time. The replaced version goes into the history (the trigger
+    /// records it unless the caller already has, with its own times).
+    pub fn revise_rating(
+        &mut self,
+        current: &StoredRating,
+        content: &RatingContent,
+        origin: &str,
+        updated_at: Millis,
+    ) -> StoreResult<()> {
+        self.conn()
+            .prepare_cached(
+                "UPDATE rating SET value = ?2, raw_value = ?3, rationale = ?4,
+                     origin = ?5, updated_at = ?6 WHERE id = ?1",
+            )?
+            .execute(params![
+                current.id,
+                content.value,
+                content.raw_value,
+                content.rationale,
+                origin,
+                updated_at
+            ])?;
+        Ok(())
+    }
+
+    /// Add an earlier version to a rating's history unless that exact row is already there;
+    /// returns whether it was added.
+    pub fn merge_history_row(&mut self, rating_id: i64, h: &HistoryRow) -> StoreResult<bool> {
+        let exists = self
+            .conn()
+            .prepare_cached(
+                "SELECT 1 FROM rating_history WHERE rating_id = ?1 AND value IS ?2
+                 AND raw_value IS ?3 AND rationale IS ?4 AND origin = ?5 AND valid_from = ?6
+                 AND replaced_at = ?7",
+            )?
+            .query_row(
+                params![
+                    rating_id,
+                    h.value,
+                    h.raw_value,
+                    h.rationale,
+                    h.origin,
+                    h.valid_from,
+                    h.replaced_at
+                ],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?
+            .is_some();
+        if exists {
+            return Ok(false);
+        }
+        self.add_history_row(rating_id, h)?;
+        Ok(true)
+    }
+
+    /// Append an earlier version to a rating's history.
+    pub fn add_history_row(&mut self, rating_id: i64, h: &HistoryRow) -> StoreResult<()> {
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO rating_history(rating_id, value, raw_value, rationale, origin,
+                     valid_from, replaced_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                rating_id,
+                h.value,
+                h.raw_value,
+                h.rationale,
+                h.origin,
+                h.valid_from,
+                h.replaced_at
+            ])?;
+        Ok(())
+    }
+
+    /// Put a rating's current version into its history (replaced at `replaced_at`) unless a
+    /// version with its content and start time is there already; returns whether it was added.
+    pub fn keep_current_in_history(
+        &mut self,
+        current: &StoredRating,
+        replaced_at: Millis,
+    ) -> StoreResult<bool> {
+        let kept = self
+            .conn()
+            .prepare_cached(
+                "SELECT 1 FROM rating_history WHERE rating_id = ?1
+                 AND value IS ?2 AND raw_value IS ?3 AND rationale IS ?4 AND valid_from = ?5",
+            )?
+            .query_row(
+                params![
+                    current.id,
+                    current.value,
+                    current.raw_value,
+                    current.rationale,
+                    current.updated_at
+                ],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?
+            .is_some();
+        if kept {
+            return Ok(false);
+        }
+        self.add_history_row(
+            current.id,
+            &HistoryRow {
+                value: current.value,
+                raw_value: current.raw_value.clone(),
+                rationale: current.rationale.clone(),
+                origin: current.origin.clone(),
+                valid_from: current.updated_at,
+                replaced_at,
+            },
+        )?;
+        Ok(true)
+    }
+
+    /// Write many imported ratings with one prepared statement. Values must lie on the criterion's
+    /// scale unless they carry their `raw_value` (an out-of-scale value kept by the user's choice).
+    /// A rating that already exists is updated through [`StudyTx::set_rating`] so its earlier
+    /// value is kept in the history.
+    pub fn import_ratings(
+        &mut self,
+        ratings: &[ImportedRating],
+        origin: &str,
+    ) -> StoreResult<BulkOutcome> {
+        let scales = scales(self.conn())?;
+        // A bulk import touches more pages than SQLite's default 2 MB cache holds; spilling them
+        // to the WAL mid-transaction costs more than the import itself. Up to 64 MB are used only
+        // as far as pages are actually touched.
+        self.conn().execute_batch("PRAGMA cache_size = -65536")?;
+        let mut outcome = BulkOutcome::default();
+        let mut conflicts = Vec::new();
+        {
+            let mut insert = self.conn().prepare(
+                "INSERT INTO rating(rater_id, response_id, criterion_id, occasion, value,
+                     raw_value, rationale, origin, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?8)
+                 ON CONFLICT(rater_id, response_id, criterion_id, occasion) DO NOTHING",
+            )?;
+            for (index, r) in ratings.iter().enumerate() {
+                check_imported_scale(&scales, r)?;
+                let changed = insert.execute(params![
+                    r.rater_id,
+                    r.response_id,
+                    r.criterion_id,
+                    r.value,
+                    r.raw_value,
+                    r.rationale,
+                    origin,
+                    self.now
+                ])?;
+                if changed == 1 {
+                    outcome.inserted += 1;
+                } else {
+                    conflicts.push(index);
+                }
+            }
+        }
+        for index in conflicts {
+            let r = &ratings[index];
+            match self.set_rating(&RatingInput {
+                rater_id: r.rater_id,
+                response_id: r.response_id,
+                criterion_id: r.criterion_id,
+                occasion: Occasion::First,
+                value: r.value,
+                raw_value: r.raw_value.as_deref(),
+                rationale: r.rationale.as_deref(),
+                origin,
+            })? {
+                RatingOutcome::Inserted => outcome.inserted += 1,
+                RatingOutcome::Updated { .. } => outcome.updated += 1,
+                RatingOutcome::Unchanged => outcome.unchanged += 1,
+            }
+        }
+        Ok(outcome)
+    }
+}
+
+fn check_imported_scale(scales: &HashMap<i64, (i64, i64)>, r: &ImportedRating) -> StoreResult<()> {
+    let (min, max) = *scales
+        .get(&r.criterion_id)
+        .ok_or_else(|| StoreError::NotFound {
+            what: "criterion",
+            key: r.criterion_id.to_string(),
+        })?;
+    match r.value {
+        Some(v) if !(min..=max).contains(&v) && r.raw_value.is_none() => {
+            Err(StoreError::Invalid(format!(
+                "{v} is outside the scale {min}–{max} of criterion {}",
+                r.criterion_id
+            )))
+        }
+        _ => Ok(()),
+    }
+}

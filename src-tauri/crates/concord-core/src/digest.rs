@@ -5,8 +5,26 @@ use sha2::{Digest, Sha256};
 
 /// SHA-256 of `bytes` as 64 lowercase hex digits.
 pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// SHA-256 of everything `reader` yields, as [`sha256_hex`] gives it for the same bytes; read in
+/// chunks, so a file of any size is fingerprinted in constant memory.
+pub fn sha256_reader(mut reader: impl std::io::Read) -> std::io::Result<String> {
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 16];
+    loop {
+        match reader.read(&mut buffer) {
+            Ok(0) => return Ok(hex(&hasher.finalize())),
+            Ok(n) => hasher.update(&buffer[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn hex(digest: &[u8]) -> String {
     use std::fmt::Write;
-    let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);
     for b in digest {
         // Writing to a String cannot fail.
@@ -18,6 +36,16 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::sha256_hex;
+
+    #[test]
+    fn a_stream_fingerprints_like_its_bytes() {
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        assert_eq!(
+            super::sha256_reader(&bytes[..]).expect("reading a slice cannot fail"),
+            sha256_hex(&bytes),
+            "a file fingerprinted in chunks must be recognised as the same bytes read whole"
+        );
+    }
 
     #[test]
     fn matches_the_published_test_vector() {

@@ -178,16 +178,15 @@ pub(crate) struct RatingRow {
     pub updated_at: Millis,
 }
 
-/// A rating row as read from the rating table, before names are attached.
+/// A rating row as read from the rating table, before names are attached, kept small: every
+/// rating of the study is held while they are put in export order (2.8 million of them take
+/// about 150 MB). Ids are recovered from the rank; the rarely present texts live behind one
+/// pointer.
 struct RawRating {
+    /// (response, rater, occasion, criterion) positions in export order.
     rank: (u32, u32, u8, u32),
-    response: i64,
-    rater: i64,
-    criterion: i64,
-    occasion: Occasion,
     value: Option<i64>,
-    raw_value: Option<String>,
-    rationale: Option<String>,
+    texts: Option<Box<(Option<String>, Option<String>)>>,
     created_at: Millis,
     updated_at: Millis,
 }
@@ -239,15 +238,13 @@ pub(crate) fn for_each_rating(
         ) else {
             return Ok(());
         };
+        let texts = (r.raw_value.is_some() || r.rationale.is_some())
+            .then(|| Box::new((r.raw_value, r.rationale)));
         rows.push(RawRating {
+            // Occasions are declared in `Occasion::ALL` order, so the discriminant indexes it.
             rank: (rr as u32, ra as u32, r.occasion as u8, cr as u32),
-            response: r.response_id,
-            rater: r.rater_id,
-            criterion: r.criterion_id,
-            occasion: r.occasion,
             value: r.value,
-            raw_value: r.raw_value,
-            rationale: r.rationale,
+            texts,
             created_at: r.created_at,
             updated_at: r.updated_at,
         });
@@ -256,23 +253,25 @@ pub(crate) fn for_each_rating(
     rows.sort_unstable_by_key(|r| r.rank);
     let n = rows.len();
     for raw in rows {
-        let response = &responses[response_at[&raw.response]];
-        let rater = &raters[rater_at[&raw.rater]];
-        let criterion = &criteria[criterion_at[&raw.criterion]];
+        let (rr, ra, occasion, cr) = raw.rank;
+        let response = &responses[rr as usize];
+        let rater = &raters[ra as usize];
+        let criterion = &criteria[cr as usize];
+        let (raw_value, rationale) = raw.texts.map_or((None, None), |t| *t);
         f(RatingRow {
             conversation: response.conversation.clone(),
             response: response.response.clone(),
-            response_id: raw.response,
+            response_id: response.id,
             source: response.source.clone(),
             rater: rater.name.clone(),
             rater_kind: rater.kind.clone(),
             rubric: criterion.rubric.clone(),
             criterion_id: criterion.id,
             criterion: criterion.key.clone(),
-            occasion: raw.occasion.as_str(),
+            occasion: Occasion::ALL[usize::from(occasion)].as_str(),
             value: raw.value,
-            raw_value: raw.raw_value,
-            rationale: raw.rationale,
+            raw_value,
+            rationale,
             created_at: raw.created_at,
             updated_at: raw.updated_at,
         })?;

@@ -12,18 +12,23 @@
 //! item or criterion, or a score that cannot be one rejects the import; an empty score is
 //! missing (reported, not stored).
 
+use super::bounds::ReadLimits;
 use super::catalog::{judge_family, source_by_key, source_by_mentalbench_column};
+use super::csv_rows::{CsvRow, CsvRows};
 use super::index::{RaterSpec, SourceSpec, StudyIndex};
 use super::reply::{classify_number, Score};
-use super::table::{Cell, RawTable};
+use super::table::{check_headers, display_name, Cell, FileFormat, RawRow, RawTable};
 use super::{prepare, Formats, Prepared};
 use super::{
     record_file, FileReport, FileStatus, ImportError, ImportOptions, ImportReport, Issue, Location,
     OutOfScale, QualityItem, QualityKind,
 };
+use crate::digest::sha256_reader;
 use crate::rubric::{builtin, Rubric};
 use crate::store::{ImportedRating, NewConversation, RaterKind, SourceKind, Store};
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::fs::File;
 use std::path::Path;
 
 /// Column names of an items file.
@@ -338,20 +343,117 @@ pub fn import_items(
     })
 }
 
-/// One validated rating row.
-struct ParsedRating {
-    /// The row it was read from, for messages.
-    row: usize,
-    item: String,
-    rater: String,
-    /// Criterion id.
-    criterion: String,
-    value: Option<i64>,
-    raw: Option<String>,
-    rationale: Option<String>,
+/// The rows of a ratings file: a CSV file streamed row by row (memory flat in its length), or
+/// a JSON Lines or XLSX file already read into a table within the read limits.
+enum RatingRows<'a> {
+    Stream(Box<CsvRows<'a>>),
+    Table { table: &'a RawTable, next: usize },
 }
 
-/// Import a long-form ratings file.
+/// What the ratings importer needs of one row.
+trait RatingRow {
+    /// The row as the user sees it.
+    fn number(&self) -> usize;
+    /// The cell's text, trimmed; `None` when it is blank.
+    fn text(&self, column: usize) -> Option<Cow<'_, str>>;
+}
+
+impl RatingRow for CsvRow<'_> {
+    fn number(&self) -> usize {
+        self.line
+    }
+
+    fn text(&self, column: usize) -> Option<Cow<'_, str>> {
+        Some(self.trimmed(column)).filter(|t| !t.is_empty())
+    }
+}
+
+struct TableRow<'t>(&'t RawRow);
+
+impl RatingRow for TableRow<'_> {
+    fn number(&self) -> usize {
+        self.0.number
+    }
+
+    fn text(&self, column: usize) -> Option<Cow<'_, str>> {
+        match self.0.cells.get(column)? {
+            Cell::Text(t) => Some(Cow::Borrowed(t.trim())),
+            other => other.as_text().map(|t| Cow::Owned(t.trim().to_string())),
+        }
+        .filter(|t| !t.is_empty())
+    }
+}
+
+impl RatingRows<'_> {
+    /// Call `visit` with every row; problems of the file itself (a broken quote, bad bytes) are
+    /// collected in `issues`, and reading stops once [`MAX_ISSUES`] are known.
+    fn each(
+        &mut self,
+        issues: &mut Vec<Issue>,
+        mut visit: impl FnMut(&dyn RatingRow, &mut Vec<Issue>) -> Result<(), ImportError>,
+    ) -> Result<usize, ImportError> {
+        let mut rows = 0;
+        match self {
+            RatingRows::Stream(reader) => {
+                while let Some(row) = reader.next_row() {
+                    match row {
+                        Ok(row) => {
+                            rows += 1;
+                            visit(&row, issues)?;
+                        }
+                        Err(mut found) => issues.append(&mut found),
+                    }
+                    if issues.len() >= MAX_ISSUES {
+                        break;
+                    }
+                }
+            }
+            RatingRows::Table { table, next } => {
+                while let Some(row) = table.rows.get(*next) {
+                    *next += 1;
+                    rows += 1;
+                    visit(&TableRow(row), issues)?;
+                    if issues.len() >= MAX_ISSUES {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// Reading stops once this many problems are known.
+const MAX_ISSUES: usize = 200;
+
+/// Which (rater, response, criterion) the file has named so far: one bit each, a bitset per
+/// rater over the study's responses × the rubric's criteria, so a file of millions of rows needs
+/// kilobytes, not a set of strings.
+struct SeenRatings {
+    responses: usize,
+    criteria: usize,
+    per_rater: Vec<Vec<u64>>,
+}
+
+impl SeenRatings {
+    /// Mark a rating as seen; false when it was seen before.
+    fn first_time(&mut self, rater: usize, response: usize, criterion: usize) -> bool {
+        if self.per_rater.len() <= rater {
+            let words = (self.responses * self.criteria).div_ceil(64);
+            self.per_rater.resize_with(rater + 1, || vec![0; words]);
+        }
+        let bit = response * self.criteria + criterion;
+        let word = &mut self.per_rater[rater][bit / 64];
+        let mask = 1u64 << (bit % 64);
+        let fresh = *word & mask == 0;
+        *word |= mask;
+        fresh
+    }
+}
+
+/// Import a long-form ratings file. A CSV file is read as a stream and written row by row in one
+/// transaction (rolled back if any row is refused), so memory stays flat in the number of rows;
+/// its size and row count are not limited. JSON Lines and XLSX are read within the read limits.
 pub fn import_ratings(
     store: &mut Store,
     path: &Path,
@@ -360,6 +462,50 @@ pub fn import_ratings(
     sheet: Option<&str>,
     options: &ImportOptions,
 ) -> Result<ImportReport, ImportError> {
+    let name = display_name(path);
+    if FileFormat::from_name(&name) == Some(FileFormat::Csv) {
+        let sha = sha256_file(path)?;
+        if store.import_by_hash(&sha)?.is_some() {
+            let mut done = FileReport::new(&name, None, "long-ratings", &sha);
+            done.status = FileStatus::AlreadyImported;
+            return Ok(ImportReport {
+                options: options.clone(),
+                files: vec![done],
+            });
+        }
+        let open = || -> Result<CsvRows<'static>, ImportError> {
+            let file = File::open(path).map_err(|e| {
+                ImportError::one(
+                    whole(&name),
+                    "unreadable",
+                    format!("cannot read the file: {e}"),
+                )
+            })?;
+            CsvRows::new(&name, file, &stream_limits()).map_err(ImportError::Rejected)
+        };
+        let reader = open()?;
+        let header = RawTable {
+            file: name.clone(),
+            sheet: None,
+            headers: reader.headers().to_vec(),
+            rows: Vec::new(),
+        };
+        check_headers(&header).map_err(ImportError::Rejected)?;
+        let out = write_ratings(
+            store,
+            &header,
+            RatingRows::Stream(Box::new(reader)),
+            &|| open().map(|r| RatingRows::Stream(Box::new(r))),
+            &sha,
+            rubric_key,
+            columns,
+            options,
+        )?;
+        return Ok(ImportReport {
+            options: options.clone(),
+            files: vec![out],
+        });
+    }
     let p = match prepare(store, path, sheet, "long", "long-form", Formats::Any)? {
         Prepared::Read(p) => p,
         Prepared::AlreadyImported(done) => {
@@ -369,15 +515,79 @@ pub fn import_ratings(
             })
         }
     };
-    let rubric = find_rubric(store, rubric_key, &p.table.whole())?;
     let table = &p.table;
-    let item_name = if table.column(&columns.item).is_none() && table.column("target").is_some() {
+    let out = write_ratings(
+        store,
+        table,
+        RatingRows::Table { table, next: 0 },
+        &|| Ok(RatingRows::Table { table, next: 0 }),
+        &p.sha,
+        rubric_key,
+        columns,
+        options,
+    )?;
+    Ok(ImportReport {
+        options: options.clone(),
+        files: vec![out],
+    })
+}
+
+/// Limits for a CSV file read as a stream: what is held at any time is one row, so the limits on
+/// the file's size, rows and cells (which bound a table kept whole) do not apply.
+fn stream_limits() -> ReadLimits {
+    ReadLimits {
+        file_bytes: u64::MAX,
+        rows: u64::MAX,
+        cells: u64::MAX,
+        ..ReadLimits::from_env()
+    }
+}
+
+fn whole(file: &str) -> Location {
+    Location {
+        file: file.to_string(),
+        sheet: None,
+        row: None,
+        column: None,
+    }
+}
+
+/// SHA-256 of a file, read in chunks.
+fn sha256_file(path: &Path) -> Result<String, ImportError> {
+    let name = display_name(path);
+    let unreadable = |e: std::io::Error| {
+        ImportError::one(
+            whole(&name),
+            "unreadable",
+            format!("cannot read the file: {e}"),
+        )
+    };
+    let file = File::open(path).map_err(unreadable)?;
+    sha256_reader(std::io::BufReader::with_capacity(1 << 16, file)).map_err(unreadable)
+}
+
+/// Validate every row of a ratings file and write it, in one transaction: rolled back, with
+/// every problem found (up to [`MAX_ISSUES`]), if any row is refused. `header` names the file,
+/// sheet and columns; `again` reads the rows anew (only to name the first row of a duplicate).
+#[allow(clippy::too_many_arguments)]
+fn write_ratings<'a>(
+    store: &mut Store,
+    header: &RawTable,
+    mut rows: RatingRows<'a>,
+    again: &dyn Fn() -> Result<RatingRows<'a>, ImportError>,
+    sha: &str,
+    rubric_key: &str,
+    columns: &RatingColumns,
+    options: &ImportOptions,
+) -> Result<FileReport, ImportError> {
+    let rubric = find_rubric(store, rubric_key, &header.whole())?;
+    let item_name = if header.column(&columns.item).is_none() && header.column("target").is_some() {
         "target".to_string()
     } else {
         columns.item.clone()
     };
     let cols = required(
-        table,
+        header,
         &[
             ("item", &item_name),
             ("rater", &columns.rater),
@@ -386,213 +596,258 @@ pub fn import_ratings(
         ],
     )
     .map_err(ImportError::Rejected)?;
-    let rationale_col = table.column(&columns.rationale);
-    let mut report = FileReport::new(&p.name, table.sheet.clone(), "long-ratings", &p.sha);
-    let mut issues = Vec::new();
-    let mut parsed: Vec<ParsedRating> = Vec::new();
-    let mut seen: HashMap<(String, String, String), usize> = HashMap::new();
-    for row in &table.rows {
-        let text = |c: usize| table.cell(row, c).as_text().map(|s| s.trim().to_string());
-        let (Some(item), Some(rater), Some(criterion_name)) = (
-            text(cols[0]).filter(|s| !s.is_empty()),
-            text(cols[1]).filter(|s| !s.is_empty()),
-            text(cols[2]).filter(|s| !s.is_empty()),
-        ) else {
-            issues.push(Issue::error(
-                table.at(row.number, None),
-                "missing_value",
-                "item, rater and criterion must all be present".to_string(),
-            ));
-            continue;
-        };
-        let Some(criterion) = rubric.criterion_for_key(&criterion_name) else {
-            issues.push(Issue::error(
-                table.at(row.number, Some(cols[2])),
-                "unknown_criterion",
-                format!(
-                    "{criterion_name:?} is not a criterion of rubric {:?}",
-                    rubric.id
-                ),
-            ));
-            continue;
-        };
-        let key = (item.clone(), rater.clone(), criterion.id.clone());
-        if let Some(first) = seen.insert(key, row.number) {
-            issues.push(Issue::error(
-                table.at(row.number, None),
-                "duplicate_rating",
-                format!(
-                    "{rater} rated {criterion_name} of {item:?} already in row {first}; the same rating twice is ambiguous"
-                ),
-            ));
-            continue;
-        }
-        let at = || table.at(row.number, Some(cols[3]));
-        let number = match table.cell(row, cols[3]) {
-            c if c.is_blank() => {
-                report.quality.push(QualityItem {
-                    kind: QualityKind::EmptyValue,
-                    at: at(),
-                    criterion: Some(criterion.id.clone()),
-                    value: None,
-                    action: "skipped".into(),
-                });
-                continue;
-            }
-            Cell::Number(x) => Ok(*x),
-            Cell::Text(t) => t
-                .trim()
-                .parse::<f64>()
-                .map_err(|_| format!("{t:?} is not a number")),
-            other => Err(format!(
-                "{:?} is not a number",
-                other.as_text().unwrap_or_default()
-            )),
-        };
-        let (value, raw) = match number.and_then(|x| {
-            if x.is_finite() {
-                classify_number(x, &criterion.scale)
-            } else {
-                Err(format!("{x} is not a finite number"))
-            }
-        }) {
-            Ok(Score::OnScale(v)) => (Some(v), None),
-            Ok(Score::OneStepOut(v)) => {
-                report.quality.push(QualityItem {
-                    kind: QualityKind::OutOfScale,
-                    at: at(),
-                    criterion: Some(criterion.id.clone()),
-                    value: Some(v.to_string()),
-                    action: match options.out_of_scale {
-                        OutOfScale::Keep => "kept".into(),
-                        OutOfScale::Missing => "missing".into(),
-                    },
-                });
-                let stored = (options.out_of_scale == OutOfScale::Keep).then_some(v);
-                (stored, Some(v.to_string()))
-            }
-            Ok(Score::Null | Score::Empty) => (None, None),
-            Err(msg) => {
-                issues.push(Issue::error(at(), "bad_score", msg));
-                continue;
-            }
-        };
-        let rationale = rationale_col
-            .and_then(|c| table.cell(row, c).as_text())
-            .filter(|t| !t.trim().is_empty());
-        parsed.push(ParsedRating {
-            row: row.number,
-            item,
-            rater,
-            criterion: criterion.id.clone(),
-            value,
-            raw,
-            rationale,
-        });
-    }
-    if table.rows.is_empty() {
-        issues.push(Issue::error(
-            table.whole(),
-            "empty_file",
-            "the file has a header row but no data rows".to_string(),
-        ));
-    }
-    if !issues.is_empty() {
-        return Err(ImportError::Rejected(issues));
-    }
+    let rationale_col = header.column(&columns.rationale);
     let existing_raters: HashMap<String, RaterKind> = store
         .raters()?
         .into_iter()
         .map(|r| (r.name, r.kind))
         .collect();
-    let out = store.write(|tx| -> Result<FileReport, ImportError> {
-        if tx.import_by_hash(&p.sha)?.is_some() {
+    let mut report = FileReport::new(&header.file, header.sheet.clone(), "long-ratings", sha);
+    store.write(|tx| -> Result<FileReport, ImportError> {
+        if tx.import_by_hash(sha)?.is_some() {
             report.status = FileStatus::AlreadyImported;
             return Ok(report);
         }
         let rubric_id = tx.add_rubric(&rubric)?;
-        let criteria = tx.criterion_ids(rubric_id)?;
-        let responses = tx.response_external_ids()?;
-        // Each unknown item once, at the first row naming it.
-        let unknown: Vec<(&String, usize)> = {
-            let mut seen = HashSet::new();
-            parsed
-                .iter()
-                .filter(|p| !responses.contains_key(&p.item) && seen.insert(&p.item))
-                .map(|p| (&p.item, p.row))
-                .collect()
-        };
-        if !unknown.is_empty() {
-            return Err(ImportError::Rejected(
-                unknown
-                    .iter()
-                    .take(20)
-                    .map(|(i, row)| {
-                        Issue::error(
-                            Location {
-                                file: report.file.clone(),
-                                sheet: report.sheet.clone(),
-                                row: Some(*row),
-                                column: Some(item_name.clone()),
-                            },
-                            "unknown_item",
-                            format!("item {i:?} is not a response id in the study; import the items first"),
-                        )
-                    })
-                    .collect(),
-            ));
-        }
+        let criterion_ids = tx.criterion_ids(rubric_id)?;
+        // Responses by external id, with a dense position for the seen-ratings bitsets.
+        let responses: HashMap<String, (i64, usize)> = tx
+            .response_external_ids()?
+            .into_iter()
+            .enumerate()
+            .map(|(i, (external, id))| (external, (id, i)))
+            .collect();
         let mut index = StudyIndex::load(tx)?;
-        let mut rater_ids: HashMap<String, i64> = HashMap::new();
-        let mut ratings = Vec::with_capacity(parsed.len());
-        for ParsedRating {
-            row: _,
-            item,
-            rater,
-            criterion,
-            value,
-            raw,
-            rationale,
-        } in parsed
-        {
-            let rater_id = match rater_ids.get(&rater) {
-                Some(id) => *id,
+        let mut import = tx.begin_rating_import(&format!("import:{}", report.file))?;
+        // Rater name → (id, position among the file's raters).
+        let mut raters: HashMap<String, (i64, usize)> = HashMap::new();
+        // Criterion name as written → position in the rubric.
+        let mut criteria: HashMap<String, Option<usize>> = HashMap::new();
+        let mut seen = SeenRatings {
+            responses: responses.len(),
+            criteria: rubric.criteria.len(),
+            per_rater: Vec::new(),
+        };
+        let mut unknown_items: HashSet<String> = HashSet::new();
+        let mut duplicates: Vec<(usize, String, String, String, usize)> = Vec::new();
+        let mut too_many_duplicates = false;
+        let mut issues = Vec::new();
+        let at = |row: usize, column: Option<usize>| header.at(row, column);
+        let rows_read = rows.each(&mut issues, |row, issues| {
+            let number = row.number();
+            let (Some(item), Some(rater), Some(criterion_name)) =
+                (row.text(cols[0]), row.text(cols[1]), row.text(cols[2]))
+            else {
+                issues.push(Issue::error(
+                    at(number, None),
+                    "missing_value",
+                    "item, rater and criterion must all be present".to_string(),
+                ));
+                return Ok(());
+            };
+            let position = match criteria.get(criterion_name.as_ref()) {
+                Some(known) => *known,
+                None => {
+                    let found = rubric
+                        .criteria
+                        .iter()
+                        .position(|c| c.answers_to(&criterion_name));
+                    criteria.insert(criterion_name.to_string(), found);
+                    found
+                }
+            };
+            let Some(position) = position else {
+                issues.push(Issue::error(
+                    at(number, Some(cols[2])),
+                    "unknown_criterion",
+                    format!(
+                        "{criterion_name:?} is not a criterion of rubric {:?}",
+                        rubric.id
+                    ),
+                ));
+                return Ok(());
+            };
+            let criterion = &rubric.criteria[position];
+            let Some(&(response_id, response_at)) = responses.get(item.as_ref()) else {
+                if unknown_items.len() < 20 && unknown_items.insert(item.to_string()) {
+                    issues.push(Issue::error(
+                        at(number, Some(cols[0])),
+                        "unknown_item",
+                        format!(
+                            "item {item:?} is not a response id in the study; import the items first"
+                        ),
+                    ));
+                }
+                return Ok(());
+            };
+            let (rater_id, rater_at) = match raters.get(rater.as_ref()) {
+                Some(known) => *known,
                 None => {
                     let kind = existing_raters
-                        .get(&rater)
+                        .get(rater.as_ref())
                         .copied()
                         .unwrap_or(columns.new_rater_kind);
                     let spec = RaterSpec {
                         kind,
-                        name: rater.clone(),
-                        model_id: (kind == RaterKind::Judge).then(|| rater.clone()),
+                        name: rater.to_string(),
+                        model_id: (kind == RaterKind::Judge).then(|| rater.to_string()),
                         family: (kind == RaterKind::Judge).then(|| judge_family(&rater)),
                     };
                     let id = index.rater(tx, &spec, options.seed)?;
-                    rater_ids.insert(rater.clone(), id);
-                    id
+                    let known = (id, raters.len());
+                    raters.insert(rater.to_string(), known);
+                    known
                 }
             };
-            ratings.push(ImportedRating {
-                rater_id,
-                response_id: responses[&item],
-                criterion_id: criteria[&criterion],
-                value,
-                raw_value: raw,
-                rationale,
-            });
+            if !seen.first_time(rater_at, response_at, position) {
+                if duplicates.len() < 20 {
+                    duplicates.push((
+                        number,
+                        item.to_string(),
+                        rater.to_string(),
+                        criterion_name.to_string(),
+                        position,
+                    ));
+                } else if !too_many_duplicates {
+                    too_many_duplicates = true;
+                    issues.push(Issue::error(
+                        at(number, None),
+                        "duplicate_rating",
+                        format!("{rater} rated {criterion_name} of {item:?} twice, and more than 20 ratings appear twice; only the first 20 are listed"),
+                    ));
+                }
+                return Ok(());
+            }
+            let at_score = || at(number, Some(cols[3]));
+            let Some(score) = row.text(cols[3]) else {
+                report.quality.push(QualityItem {
+                    kind: QualityKind::EmptyValue,
+                    at: at_score(),
+                    criterion: Some(criterion.id.clone()),
+                    value: None,
+                    action: "skipped".into(),
+                });
+                return Ok(());
+            };
+            let number_read = score
+                .parse::<f64>()
+                .map_err(|_| format!("{score:?} is not a number"));
+            let (value, raw) = match number_read.and_then(|x| {
+                if x.is_finite() {
+                    classify_number(x, &criterion.scale)
+                } else {
+                    Err(format!("{x} is not a finite number"))
+                }
+            }) {
+                Ok(Score::OnScale(v)) => (Some(v), None),
+                Ok(Score::OneStepOut(v)) => {
+                    report.quality.push(QualityItem {
+                        kind: QualityKind::OutOfScale,
+                        at: at_score(),
+                        criterion: Some(criterion.id.clone()),
+                        value: Some(v.to_string()),
+                        action: match options.out_of_scale {
+                            OutOfScale::Keep => "kept".into(),
+                            OutOfScale::Missing => "missing".into(),
+                        },
+                    });
+                    let stored = (options.out_of_scale == OutOfScale::Keep).then_some(v);
+                    (stored, Some(v.to_string()))
+                }
+                Ok(Score::Null | Score::Empty) => (None, None),
+                Err(msg) => {
+                    issues.push(Issue::error(at_score(), "bad_score", msg));
+                    return Ok(());
+                }
+            };
+            if !issues.is_empty() {
+                // The import is refused anyway: only look for further problems.
+                return Ok(());
+            }
+            let rationale = rationale_col
+                .and_then(|c| row.text(c))
+                .map(|t| t.into_owned());
+            tx.import_rating(
+                &mut import,
+                ImportedRating {
+                    rater_id,
+                    response_id,
+                    criterion_id: criterion_ids[&criterion.id],
+                    value,
+                    raw_value: raw,
+                    rationale,
+                },
+            )?;
+            Ok(())
+        })?;
+        if !duplicates.is_empty() {
+            issues.extend(name_duplicates(header, again()?, &cols, &duplicates, &rubric)?);
         }
-        let outcome = tx.import_ratings(&ratings, &format!("import:{}", report.file))?;
+        if rows_read == 0 && issues.is_empty() {
+            issues.push(Issue::error(
+                header.whole(),
+                "empty_file",
+                "the file has a header row but no data rows".to_string(),
+            ));
+        }
+        if !issues.is_empty() {
+            return Err(ImportError::Rejected(issues));
+        }
+        let outcome = tx.finish_rating_import(import)?;
         report.ratings_inserted = outcome.inserted;
         report.ratings_updated = outcome.updated;
-        let mut names: Vec<String> = rater_ids.into_keys().collect();
+        let mut names: Vec<String> = raters.into_keys().collect();
         names.sort();
         report.rater = Some(names.join(", "));
         record_file(tx, &report, options)?;
         Ok(report)
-    })?;
-    Ok(ImportReport {
-        options: options.clone(),
-        files: vec![out],
     })
+}
+
+/// A `duplicate_rating` problem for each repeated rating, naming the row where it first appears
+/// (found by reading the rows again: only a refused file pays for it).
+fn name_duplicates(
+    header: &RawTable,
+    mut rows: RatingRows<'_>,
+    cols: &[usize],
+    duplicates: &[(usize, String, String, String, usize)],
+    rubric: &Rubric,
+) -> Result<Vec<Issue>, ImportError> {
+    // At most 20 duplicates are kept: a linear search is enough.
+    let mut first: Vec<Option<usize>> = vec![None; duplicates.len()];
+    let mut ignored = Vec::new();
+    rows.each(&mut ignored, |row, _| {
+        let (Some(item), Some(rater), Some(criterion)) =
+            (row.text(cols[0]), row.text(cols[1]), row.text(cols[2]))
+        else {
+            return Ok(());
+        };
+        let Some(position) = rubric
+            .criteria
+            .iter()
+            .position(|c| c.answers_to(&criterion))
+        else {
+            return Ok(());
+        };
+        for (slot, (_, i, r, _, p)) in first.iter_mut().zip(duplicates) {
+            if *p == position && i == item.as_ref() && r == rater.as_ref() {
+                slot.get_or_insert(row.number());
+            }
+        }
+        Ok(())
+    })?;
+    Ok(duplicates
+        .iter()
+        .zip(first)
+        .map(|((number, item, rater, criterion, _), first)| {
+            let earlier = first.map_or("an earlier row".to_string(), |r| format!("row {r}"));
+            Issue::error(
+                header.at(*number, None),
+                "duplicate_rating",
+                format!(
+                    "{rater} rated {criterion} of {item:?} already in {earlier}; the same rating twice is ambiguous"
+                ),
+            )
+        })
+        .collect())
 }

@@ -290,7 +290,7 @@ pub fn sheet_names(file: &str, bytes: &[u8]) -> Result<Vec<String>, Vec<Issue>> 
 
 /// Two columns whose headers read the same (surrounding whitespace and ASCII case ignored, as
 /// [`RawTable::column`] looks them up) would let one silently win: an error naming both.
-fn check_headers(table: &RawTable) -> Result<(), Vec<Issue>> {
+pub(crate) fn check_headers(table: &RawTable) -> Result<(), Vec<Issue>> {
     let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut issues = Vec::new();
     let place = |i: usize| match table.sheet {

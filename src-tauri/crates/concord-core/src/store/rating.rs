@@ -746,31 +746,67 @@ impl StudyTx<'_> {
         Ok(true)
     }
 
-    /// Write many imported ratings with one prepared statement. Values must lie on the criterion's
-    /// scale unless they carry their `raw_value` (an out-of-scale value kept by the user's choice).
-    /// A rating that already exists is updated through [`StudyTx::set_rating`] so its earlier
-    /// value is kept in the history.
+    /// Write many imported ratings with one prepared statement; see [`RatingImport`].
     pub fn import_ratings(
         &mut self,
         ratings: &[ImportedRating],
         origin: &str,
     ) -> StoreResult<BulkOutcome> {
+        let mut import = self.begin_rating_import(origin)?;
+        for r in ratings {
+            self.import_rating(&mut import, r.clone())?;
+        }
+        self.finish_rating_import(import)
+    }
+
+    /// Start a bulk rating import whose rows arrive one at a time (a file read as a stream).
+    pub fn begin_rating_import(&mut self, origin: &str) -> StoreResult<RatingImport> {
         let scales = scales(self.conn())?;
         // A bulk import touches more pages than SQLite's default 2 MB cache holds; spilling them
         // to the WAL mid-transaction costs more than the import itself. Up to 64 MB are used only
         // as far as pages are actually touched.
         self.conn().execute_batch("PRAGMA cache_size = -65536")?;
-        let mut outcome = BulkOutcome::default();
-        let mut conflicts = Vec::new();
+        Ok(RatingImport {
+            scales,
+            origin: origin.to_string(),
+            pending: Vec::with_capacity(RATING_IMPORT_BATCH),
+            outcome: BulkOutcome::default(),
+        })
+    }
+
+    /// Write one imported rating. Ratings are gathered into batches of [`RATING_IMPORT_BATCH`]
+    /// and each batch written with one prepared statement; one that already exists is updated
+    /// through [`StudyTx::set_rating`] (so its earlier value is kept in the history). Memory
+    /// stays bounded whatever the number of rows.
+    pub fn import_rating(
+        &mut self,
+        import: &mut RatingImport,
+        r: ImportedRating,
+    ) -> StoreResult<()> {
+        check_imported_scale(&import.scales, &r)?;
+        import.pending.push(r);
+        if import.pending.len() >= RATING_IMPORT_BATCH {
+            self.write_pending(import)?;
+        }
+        Ok(())
+    }
+
+    /// Finish a bulk rating import: the last batch is written.
+    pub fn finish_rating_import(&mut self, mut import: RatingImport) -> StoreResult<BulkOutcome> {
+        self.write_pending(&mut import)?;
+        Ok(import.outcome)
+    }
+
+    fn write_pending(&mut self, import: &mut RatingImport) -> StoreResult<()> {
+        let mut existing = Vec::new();
         {
-            let mut insert = self.conn().prepare(
+            let mut insert = self.conn().prepare_cached(
                 "INSERT INTO rating(rater_id, response_id, criterion_id, occasion, value,
                      raw_value, rationale, origin, created_at, updated_at)
                  VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?8)
                  ON CONFLICT(rater_id, response_id, criterion_id, occasion) DO NOTHING",
             )?;
-            for (index, r) in ratings.iter().enumerate() {
-                check_imported_scale(&scales, r)?;
+            for r in import.pending.drain(..) {
                 let changed = insert.execute(params![
                     r.rater_id,
                     r.response_id,
@@ -778,18 +814,17 @@ impl StudyTx<'_> {
                     r.value,
                     r.raw_value,
                     r.rationale,
-                    origin,
+                    import.origin,
                     self.now
                 ])?;
                 if changed == 1 {
-                    outcome.inserted += 1;
+                    import.outcome.inserted += 1;
                 } else {
-                    conflicts.push(index);
+                    existing.push(r);
                 }
             }
         }
-        for index in conflicts {
-            let r = &ratings[index];
+        for r in existing {
             match self.set_rating(&RatingInput {
                 rater_id: r.rater_id,
                 response_id: r.response_id,
@@ -798,15 +833,29 @@ impl StudyTx<'_> {
                 value: r.value,
                 raw_value: r.raw_value.as_deref(),
                 rationale: r.rationale.as_deref(),
-                origin,
+                origin: &import.origin,
             })? {
-                RatingOutcome::Inserted => outcome.inserted += 1,
-                RatingOutcome::Updated { .. } => outcome.updated += 1,
-                RatingOutcome::Unchanged => outcome.unchanged += 1,
+                RatingOutcome::Inserted => import.outcome.inserted += 1,
+                RatingOutcome::Updated { .. } => import.outcome.updated += 1,
+                RatingOutcome::Unchanged => import.outcome.unchanged += 1,
             }
         }
-        Ok(outcome)
+        Ok(())
     }
+}
+
+/// Imported ratings are written this many at a time.
+pub const RATING_IMPORT_BATCH: usize = 4096;
+
+/// A bulk rating import in progress ([`StudyTx::begin_rating_import`]): values must lie on the
+/// criterion's scale unless they carry their `raw_value` (an out-of-scale value kept by the
+/// user's choice).
+#[derive(Debug)]
+pub struct RatingImport {
+    scales: HashMap<i64, (i64, i64)>,
+    origin: String,
+    pending: Vec<ImportedRating>,
+    outcome: BulkOutcome,
 }
 
 fn check_imported_scale(scales: &HashMap<i64, (i64, i64)>, r: &ImportedRating) -> StoreResult<()> {

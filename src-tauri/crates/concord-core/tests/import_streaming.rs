@@ -1,0 +1,209 @@
+//! Long-form ratings in CSV are imported as a stream, row by row, in one transaction: the whole
+//! file or nothing, every problem located, ratings that already exist updated with their history
+//! kept — also when there are more of them than one update batch holds.
+
+mod support;
+
+use concord_core::import::long::{import_items, import_ratings, ItemColumns, RatingColumns};
+use concord_core::import::{ImportOptions, ImportReport};
+use concord_core::store::{RaterKind, Store, RATING_IMPORT_BATCH};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use support::*;
+
+const CRITERIA: [&str; 7] = [
+    "Guidance",
+    "Informativeness",
+    "Relevance",
+    "Safety",
+    "Empathy",
+    "Helpfulness",
+    "Understanding",
+];
+
+/// `conversations` × 10 sources as long-form items.
+fn items_file(dir: &Path, conversations: usize) -> PathBuf {
+    let mut text = String::from("conversation_id,context,response_id,source,text\n");
+    for c in 0..conversations {
+        for s in 0..10 {
+            let _ = writeln!(
+                text,
+                "conv{c},A synthetic context {c},conv{c}-s{s},source{s},A synthetic answer {s}"
+            );
+        }
+    }
+    let path = dir.join("items.csv");
+    std::fs::write(&path, text).expect("items file written");
+    path
+}
+
+/// Every response scored by `judges` judges on the seven attributes; `score` picks the value.
+fn ratings_file(
+    dir: &Path,
+    name: &str,
+    conversations: usize,
+    judges: usize,
+    score: impl Fn(usize, usize, usize) -> String,
+) -> PathBuf {
+    let mut text = String::from("item,rater,criterion,score\n");
+    for j in 0..judges {
+        for c in 0..conversations {
+            for s in 0..10 {
+                for (k, criterion) in CRITERIA.iter().enumerate() {
+                    let _ = writeln!(
+                        text,
+                        "conv{c}-s{s},judge{j},{criterion},{}",
+                        score(c * 10 + s, j, k)
+                    );
+                }
+            }
+        }
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("ratings file written");
+    path
+}
+
+fn study_with_items(dir: &Path, conversations: usize) -> Store {
+    let mut study = memory_study();
+    import_items(
+        &mut study,
+        &items_file(dir, conversations),
+        "mentalbench",
+        &ItemColumns::default(),
+        None,
+        &ImportOptions::default(),
+    )
+    .expect("valid items");
+    study
+}
+
+fn import(
+    study: &mut Store,
+    path: &Path,
+) -> Result<ImportReport, concord_core::import::ImportError> {
+    import_ratings(
+        study,
+        path,
+        "mentalbench",
+        &RatingColumns {
+            new_rater_kind: RaterKind::Judge,
+            ..RatingColumns::default()
+        },
+        None,
+        &ImportOptions::default(),
+    )
+}
+
+#[test]
+fn one_bad_row_at_the_end_of_a_large_file_leaves_nothing_behind() {
+    let dir = temp_dir();
+    let mut study = study_with_items(dir.path(), 100);
+    let before = fingerprint(&study);
+    // 100 × 10 responses × 2 judges × 7 attributes = 14,000 rows; the very last one is broken.
+    let rows = 14_000;
+    let path = ratings_file(dir.path(), "ratings.csv", 100, 2, |r, j, k| {
+        if r == 999 && j == 1 && k == 6 {
+            "lots".to_string()
+        } else {
+            (1 + (r + j + k) % 5).to_string()
+        }
+    });
+    let err = import(&mut study, &path).expect_err("a row that is not a score refuses the file");
+    let bad = err
+        .issues()
+        .iter()
+        .find(|i| i.code == "bad_score")
+        .unwrap_or_else(|| panic!("the bad score is reported: {err}"));
+    assert_eq!(
+        (bad.at.row, bad.at.column.as_deref()),
+        (Some(rows + 1), Some("score")),
+        "the last line of the file, score column"
+    );
+    assert_eq!(
+        fingerprint(&study),
+        before,
+        "13,999 good rows were written before the bad one was read; all of them must be rolled back"
+    );
+    assert!(
+        study
+            .raters()
+            .expect("raters")
+            .iter()
+            .all(|r| !r.name.starts_with("judge")),
+        "judges created while reading are rolled back too"
+    );
+}
+
+#[test]
+fn a_repeated_rating_names_both_rows() {
+    let dir = temp_dir();
+    let mut study = study_with_items(dir.path(), 2);
+    let path = dir.path().join("ratings.csv");
+    std::fs::write(
+        &path,
+        "item,rater,criterion,score\n\
+         conv0-s0,judgeA,Guidance,4\n\
+         conv0-s1,judgeA,Guidance,3\n\
+         conv1-s0,judgeB,Safety,5\n\
+         conv0-s1,judgeA,guidance,2\n",
+    )
+    .expect("file written");
+    let err = import(&mut study, &path).expect_err("the same rating twice is ambiguous");
+    let dup = err
+        .issues()
+        .iter()
+        .find(|i| i.code == "duplicate_rating")
+        .unwrap_or_else(|| panic!("the repeat is reported: {err}"));
+    assert_eq!(dup.at.row, Some(5), "the repeat is on line 5");
+    assert!(
+        dup.message.contains("row 3"),
+        "the first occurrence (line 3, criterion written differently) is named: {}",
+        dup.message
+    );
+}
+
+#[test]
+fn changed_values_update_more_ratings_than_one_batch_and_keep_history() {
+    let dir = temp_dir();
+    // 70 conversations × 10 sources × 1 judge × 7 attributes = 4,900 ratings > one batch.
+    let mut study = study_with_items(dir.path(), 70);
+    let n = 70 * 10 * 7;
+    assert!(
+        n > RATING_IMPORT_BATCH,
+        "the test must span more than one update batch"
+    );
+    let first = ratings_file(dir.path(), "first.csv", 70, 1, |r, _, k| {
+        (1 + (r + k) % 4).to_string()
+    });
+    let report = import(&mut study, &first).expect("first import");
+    assert_eq!(report.files[0].ratings_inserted, n, "every rating is new");
+    let second = ratings_file(dir.path(), "second.csv", 70, 1, |r, _, k| {
+        (2 + (r + k) % 4).to_string()
+    });
+    let report = import(&mut study, &second).expect("second import with every value raised by one");
+    assert_eq!(
+        (
+            report.files[0].ratings_inserted,
+            report.files[0].ratings_updated
+        ),
+        (0, n),
+        "every rating existed and changed"
+    );
+    let judge = study
+        .raters()
+        .expect("raters")
+        .into_iter()
+        .find(|r| r.name == "judge0")
+        .expect("the judge exists");
+    let history = study.history_of_rater(judge.id).expect("history");
+    assert_eq!(
+        history.len(),
+        n,
+        "every changed rating keeps its earlier value"
+    );
+    assert!(
+        history.values().all(|versions| versions.len() == 1),
+        "each rating changed exactly once"
+    );
+}

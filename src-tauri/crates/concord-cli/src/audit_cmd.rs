@@ -9,6 +9,7 @@ use concord_core::audit::{self, LogFilter};
 use concord_core::clock::SystemClock;
 use concord_core::export::iso_utc;
 use concord_core::store::{Store, StoreError};
+use concord_core::text::quoted;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ pub enum AuditCmdError {
     Store(#[from] StoreError),
     #[error("audit chain broken: {0}")]
     Broken(String),
-    #[error("{0:?} is not a time: use an ISO date or date-time (2026-11-30, 2026-11-30T14:05Z) or milliseconds since 1970")]
+    #[error("{q0} is not a time: use an ISO date or date-time (2026-11-30, 2026-11-30T14:05Z) or milliseconds since 1970", q0 = quoted(&.0))]
     BadTime(String),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),

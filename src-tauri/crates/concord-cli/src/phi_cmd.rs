@@ -10,6 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use concord_core::phi::review::{self, PhiError, PhiScanSummary, Selection};
 use concord_core::phi::{parse_terms, PhiKind};
 use concord_core::store::{PhiFinding, PhiStatus};
+use concord_core::text::quoted;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -20,7 +21,7 @@ pub enum PhiCmdError {
     Phi(#[from] PhiError),
     #[error("{path}: cannot read the term list: {detail}")]
     Terms { path: String, detail: String },
-    #[error("unknown identifier class {0:?}; one of email, url, ip_address, ssn, phone, date, zip, age, record_id, name, place")]
+    #[error("unknown identifier class {q0}; one of email, url, ip_address, ssn, phone, date, zip, age, record_id, name, place", q0 = quoted(&.0))]
     UnknownKind(String),
     #[error("say what to {0}: --kind CLASS[,CLASS] or --finding ID[,ID]")]
     NothingSelected(&'static str),

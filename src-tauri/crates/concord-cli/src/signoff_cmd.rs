@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use concord_core::export::iso_utc;
 use concord_core::signoff::{self, SignatureStatus, SignoffError, ITERATIONS};
 use concord_core::store::{Occasion, RatingInput, StoreError};
+use concord_core::text::quoted;
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
@@ -20,7 +21,7 @@ pub enum SignoffCmdError {
     Store(#[from] StoreError),
     #[error("the signing passphrase is read from the environment variable {0}, which is not set")]
     MissingPassphrase(String),
-    #[error("no response {0:?} in this study")]
+    #[error("no response {q0} in this study", q0 = quoted(&.0))]
     UnknownItem(String),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),

@@ -19,6 +19,7 @@ use crate::error_code::ErrorCode;
 use crate::store::{
     Decision, ExpertValue, PanelCriterion, PanelExpert, PanelResponse, Store, StoreError,
 };
+use crate::text::quoted;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -108,9 +109,9 @@ pub fn discrepancy(
 
 #[derive(Debug, thiserror::Error)]
 pub enum AdjudicationError {
-    #[error("no item {0:?} in this study")]
+    #[error("no item {q0} in this study", q0 = quoted(&.0))]
     UnknownItem(String),
-    #[error("item {item:?} has no criterion {criterion:?} in its rubric")]
+    #[error("item {item_q} has no criterion {criterion_q} in its rubric", item_q = quoted(&.item), criterion_q = quoted(&.criterion))]
     UnknownCriterion { item: String, criterion: String },
     #[error("{value} is not a level of {criterion} ({min}–{max})")]
     OffScale {
@@ -119,7 +120,7 @@ pub enum AdjudicationError {
         min: i64,
         max: i64,
     },
-    #[error("no expert has rated {criterion:?} of item {item:?}; there is nothing to adjudicate")]
+    #[error("no expert has rated {criterion_q} of item {item_q}; there is nothing to adjudicate", criterion_q = quoted(&.criterion), item_q = quoted(&.item))]
     NothingRated { item: String, criterion: String },
     #[error("a decision needs a reason")]
     EmptyReason,

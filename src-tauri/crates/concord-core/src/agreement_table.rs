@@ -396,6 +396,48 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// A name in a Markdown table cell: HTML's `<`, `>`, `&` and quotes as entities (a viewer that
+/// renders HTML shows them, never runs them), Markdown's own marks backslash-escaped, line breaks
+/// as spaces, and control characters made visible.
+fn md_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in crate::text::visible(s).chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '|' | '!' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A name in LaTeX text: every special character as its text-mode command, each once.
+fn tex_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in crate::text::visible(s).chars() {
+        match c {
+            '\\' => out.push_str("\\textbackslash{}"),
+            '~' => out.push_str("\\textasciitilde{}"),
+            '^' => out.push_str("\\textasciicircum{}"),
+            '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("\\textless{}"),
+            '>' => out.push_str("\\textgreater{}"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// Render the table as CSV (one line per cell, machine-readable), Markdown or LaTeX (APA style
 /// "ICC [95% CI]", one column per judge), with its reproducibility record: the CSV repeats it in
 /// three last columns (`audit_head`, `concord_version`, `options`), Markdown ends with it, LaTeX
@@ -449,18 +491,18 @@ pub fn render(t: &AgreementTable, format: TableFormat, provenance: &Provenance) 
             );
             out.push_str("| Attribute |");
             for col in &t.columns {
-                let _ = write!(out, " {} |", col.label.replace('|', "\\|"));
+                let _ = write!(out, " {} |", md_text(&col.label));
             }
             out.push_str("\n|---|");
             out.push_str(&"---|".repeat(t.columns.len()));
             out.push('\n');
             for row in &t.rows {
                 let name = if row.is_group {
-                    format!("**{}**", row.attribute)
+                    format!("**{}**", md_text(&row.attribute))
                 } else {
-                    row.attribute.clone()
+                    md_text(&row.attribute)
                 };
-                let _ = write!(out, "| {} |", name.replace('|', "\\|"));
+                let _ = write!(out, "| {name} |");
                 for cell in &row.cells {
                     match cell {
                         Some(c) => {
@@ -480,16 +522,7 @@ pub fn render(t: &AgreementTable, format: TableFormat, provenance: &Provenance) 
             }
         }
         TableFormat::Latex => {
-            let esc = |s: &str| {
-                s.replace('\\', "\\textbackslash{}")
-                    .replace('&', "\\&")
-                    .replace('%', "\\%")
-                    .replace('_', "\\_")
-                    .replace('#', "\\#")
-                    .replace('$', "\\$")
-                    .replace('{', "\\{")
-                    .replace('}', "\\}")
-            };
+            let esc = tex_text;
             for line in provenance.line().lines() {
                 let _ = writeln!(out, "% {line}");
             }
@@ -599,6 +632,56 @@ mod tests {
             csv_field("-inf"),
             "'-inf",
             "only plain decimal numbers escape the guard"
+        );
+    }
+
+    #[test]
+    fn markdown_and_latex_exports_escape_the_markup_in_names() {
+        let t = AgreementTable {
+            view: TableView {
+                level: crate::agreement::Level::System,
+                comparison: crate::agreement::Comparison::JudgeVsExperts,
+                icc: IccChoice::C1,
+                ci: CiChoice::Bootstrap,
+            },
+            columns: vec![TableColumn {
+                rater: "j".into(),
+                reference: "experts".into(),
+                label: "<img src=x onerror=alert(1)> *b* a|b".into(),
+            }],
+            rows: vec![TableRow {
+                criterion: "c".into(),
+                attribute: "Risk_{1} & 100% \\x ~ ^".into(),
+                group: None,
+                is_group: false,
+                expert_band: None,
+                band_method: None,
+                cells: vec![None],
+            }],
+            verdict_rule: String::new(),
+        };
+        let provenance = Provenance {
+            concord_version: "0".into(),
+            audit_head: None,
+            options: serde_json::json!({}),
+        };
+        let md = render(&t, TableFormat::Md, &provenance);
+        assert!(
+            !md.contains("<img"),
+            "a viewer that renders HTML must get no tag from a name: {md}"
+        );
+        assert!(
+            md.contains("&lt;img src=x onerror=alert\\(1\\)&gt; \\*b\\* a\\|b"),
+            "the name is shown as typed, escaped: {md}"
+        );
+        let tex = render(&t, TableFormat::Latex, &provenance);
+        assert!(
+            tex.contains("Risk\\_\\{1\\} \\& 100\\% \\textbackslash{}x \\textasciitilde{} \\textasciicircum{}"),
+            "each LaTeX special is escaped once: {tex}"
+        );
+        assert!(
+            tex.contains("\\textless{}img"),
+            "angle brackets are text in LaTeX too: {tex}"
         );
     }
 }

@@ -10,6 +10,7 @@
 use crate::error_code::ErrorCode;
 use crate::rubric::{Anchor, LocalText, Scale};
 use crate::store::{CalibrationAnswer, CalibrationKey, PanelResponse, Store, StoreError};
+use crate::text::quoted;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -40,9 +41,9 @@ impl Default for PassRule {
 
 #[derive(Debug, thiserror::Error)]
 pub enum CalibrationError {
-    #[error("no item {0:?} in this study")]
+    #[error("no item {q0} in this study", q0 = quoted(&.0))]
     UnknownItem(String),
-    #[error("item {item:?} has no criterion {criterion:?} in its rubric")]
+    #[error("item {item_q} has no criterion {criterion_q} in its rubric", item_q = quoted(&.item), criterion_q = quoted(&.criterion))]
     UnknownCriterion { item: String, criterion: String },
     #[error("{value} is not a level of {criterion} ({min}–{max})")]
     OffScale {
@@ -51,11 +52,11 @@ pub enum CalibrationError {
         min: i64,
         max: i64,
     },
-    #[error("no expert named {0:?} in this study")]
+    #[error("no expert named {q0} in this study", q0 = quoted(&.0))]
     UnknownExpert(String),
     #[error("calibration item {item} is outside the {total} calibration items")]
     NoSuchItem { item: usize, total: usize },
-    #[error("calibration item {item} needs a value for {criterion:?}")]
+    #[error("calibration item {item} needs a value for {criterion_q}", criterion_q = quoted(&.criterion))]
     Incomplete { item: usize, criterion: String },
     #[error("a key needs an explanation")]
     EmptyExplanation,

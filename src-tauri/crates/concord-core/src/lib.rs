@@ -34,4 +34,5 @@ pub mod signoff;
 pub mod store;
 pub mod study_location;
 pub mod study_security;
+pub mod text;
 pub mod usecase;

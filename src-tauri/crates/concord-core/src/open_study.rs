@@ -357,7 +357,7 @@ impl OpenStudy {
             detail: e.to_string(),
         };
         std::fs::create_dir_all(&dir).map_err(|e| io(e, &dir))?;
-        let path = dir.join(clean);
+        let path = dir.join(crate::text::bounded_file_name(&clean));
         // Write whole or not at all: a temporary file renamed into place.
         let tmp = path.with_extension("partial");
         std::fs::write(&tmp, bytes).map_err(|e| io(e, &tmp))?;

@@ -13,6 +13,7 @@ use crate::rubric::{Anchor, Group, LocalText, Scale};
 use crate::store::{
     NewAssignment, Occasion, Purpose, QueueCounts, RatingInput, RatingOutcome, Store, StoreError,
 };
+use crate::text::quoted;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::Serialize;
@@ -23,14 +24,15 @@ pub const PROFILES_LOCKED_KEY: &str = "profiles_locked";
 #[derive(Debug, thiserror::Error)]
 pub enum QueueError {
     #[error(
-        "this study only allows its existing rater profiles; ask the project lead to add {0:?}"
+        "this study only allows its existing rater profiles; ask the project lead to add {q0}",
+        q0 = quoted(&.0)
     )]
     ProfilesLocked(String),
     #[error("rater {0} is not an expert of this study")]
     NotAnExpert(i64),
     #[error("item {item} is outside this queue of {total} items")]
     NoSuchItem { item: i64, total: i64 },
-    #[error("criterion {0:?} is not part of this item's rubric")]
+    #[error("criterion {q0} is not part of this item's rubric", q0 = quoted(&.0))]
     NoSuchCriterion(String),
     #[error("{value} is not a level of {criterion} ({min}–{max})")]
     OffScale {

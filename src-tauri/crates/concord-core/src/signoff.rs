@@ -8,6 +8,7 @@
 
 use crate::error_code::ErrorCode;
 use crate::store::{SignatureRecord, SignedValue, SigningKey, Store, StoreError};
+use crate::text::quoted;
 use rand::{RngCore, SeedableRng};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -20,7 +21,7 @@ pub const ITERATIONS: u32 = 210_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SignoffError {
-    #[error("no expert named {0:?} in this study")]
+    #[error("no expert named {q0} in this study", q0 = quoted(&.0))]
     UnknownExpert(String),
     #[error("{0} has no signing passphrase yet; set one on the profile first")]
     NoPassphrase(String),

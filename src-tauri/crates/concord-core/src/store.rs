@@ -54,6 +54,7 @@ pub use signoff::*;
 
 use crate::clock::{Clock, Millis};
 use crate::error_code::ErrorCode;
+use crate::text::quoted;
 use rusqlite::{Connection, OpenFlags};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -116,7 +117,7 @@ pub enum StoreError {
     Damaged { path: String },
     #[error("{path}: carries Concord's application id but is not a Concord study ({detail}); the file was not changed")]
     ForeignSchema { path: String, detail: String },
-    #[error("{path}: holds a {kind} {name:?} (on {table:?}) that Concord never creates; a {kind} in a study file could run code when the study is used, so the file is refused and was not changed")]
+    #[error("{path}: holds a {kind} {name_q} (on {table_q}) that Concord never creates; a {kind} in a study file could run code when the study is used, so the file is refused and was not changed", name_q = quoted(&.name), table_q = quoted(&.table))]
     UnexpectedObject {
         path: String,
         kind: String,
@@ -127,7 +128,7 @@ pub enum StoreError {
     ReadOnly { path: String, detail: String },
     #[error("{path}: cannot read the file: {detail}")]
     Io { path: String, detail: String },
-    #[error("{what} {key:?} does not exist in this study")]
+    #[error("{what} {key_q} does not exist in this study", key_q = quoted(&.key))]
     NotFound { what: &'static str, key: String },
     #[error(
         "{path}: this study is encrypted; give its passphrase to open it. The file was not changed"

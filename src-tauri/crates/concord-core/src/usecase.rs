@@ -32,6 +32,7 @@ pub use crate::open_study::{PhiDecision, PhiGate};
 use crate::package::{self, MergeReport, PackageError, PackageSummary};
 use crate::store::{inspect_with, FileKind, Passphrase, RaterKind, Store, StoreError};
 use crate::study_location::StudyPath;
+use crate::text::quoted;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -410,7 +411,7 @@ impl JudgeSession {
 
 #[derive(Debug, thiserror::Error)]
 pub enum UseCaseError {
-    #[error("type a full (absolute) path, e.g. /home/me/study/data.csv; {0:?} is relative")]
+    #[error("type a full (absolute) path, e.g. /home/me/study/data.csv; {q0} is relative", q0 = quoted(&.0))]
     RelativePath(String),
     #[error("a path is needed")]
     EmptyPath,
@@ -560,11 +561,14 @@ impl OpenStudy {
             .unwrap_or_else(|| "study".into())
     }
 
-    /// Where an output goes: `out` when given, else `default` in the export folder (created).
+    /// Where an output goes: `out` when given, else `default` (bounded in length) in the export
+    /// folder (created).
     fn output_path(&self, out: Option<&Path>, default: &str) -> Result<PathBuf, UseCaseError> {
         match out {
             Some(p) => Ok(p.to_path_buf()),
-            None => Ok(self.created_export_dir()?.join(default)),
+            None => Ok(self
+                .created_export_dir()?
+                .join(crate::text::bounded_file_name(default))),
         }
     }
 
@@ -708,7 +712,10 @@ impl OpenStudy {
                     self.study_stem(),
                     name_slug(expert)
                 );
-                unused_path(&self.created_export_dir()?, &name)
+                unused_path(
+                    &self.created_export_dir()?,
+                    &crate::text::bounded_file_name(&name),
+                )
             }
         };
         let summary = package::export_package(self.store_mut(), expert, &path, seed, passphrase)?;
@@ -867,6 +874,51 @@ mod tests {
         My friend stopped talking to me,Ask them gently,Give it time,Write to them\n\
         I feel alone in a new city,Join a club,Call home,Volunteer locally\n\
         Work leaves me exhausted,Rest on weekends,Set limits,Speak to your manager\n";
+
+    #[test]
+    fn a_long_chinese_study_and_expert_name_still_export_under_255_bytes() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        // 56 characters of 3 bytes (168 bytes): the study file fits the limit; an export named
+        // after it and a 60-character expert did not.
+        let stem = "心理危机干预研究".repeat(7);
+        let store = Store::create(
+            &dir.path().join(format!("{stem}.concord")),
+            Arc::new(SteppingClock::new(1_700_000_000_000, 1000)),
+        )
+        .expect("a study with a long Chinese name");
+        let mut s = OpenStudy::new(store);
+        crate::demo::populate_demo(s.store_mut(), 3).expect("demo content");
+        let expert = "王".repeat(60);
+        s.add_expert(&expert, 1)
+            .expect("an expert with a long name");
+        let mut options = AssignmentOptions::new(1, 42);
+        options.sample = Some(2);
+        s.assign(&options).expect("assigned");
+        for format in [RatingsFormat::LongCsv, RatingsFormat::Xlsx] {
+            let written = s
+                .export_ratings(&RatingsExport::new(format), None, LEAD)
+                .expect("the export writes under a shortened name");
+            let name = Path::new(&written.path)
+                .file_name()
+                .expect("a file name")
+                .len();
+            assert!(
+                name <= 255,
+                "the file name fits the file system: {name} bytes"
+            );
+        }
+        let sheet = s
+            .export_sheet(&expert, None, LEAD)
+            .expect("the expert's sheet writes under a shortened name");
+        assert!(
+            Path::new(&sheet.path)
+                .file_name()
+                .expect("a file name")
+                .len()
+                <= 255,
+            "the sheet's name fits too"
+        );
+    }
 
     #[test]
     fn typed_paths_must_be_absolute() {

@@ -112,7 +112,7 @@ fn an_extra_trigger_is_refused_before_it_can_run() {
     );
     open_refused(
         &other,
-        "trigger \"wipe\"",
+        "trigger “wipe”",
         |e| matches!(e, StoreError::UnexpectedObject { kind, .. } if kind == "trigger"),
     );
 }
@@ -128,7 +128,7 @@ fn an_extra_view_is_refused() {
             |s| matches!(s, StoreError::UnexpectedObject { kind, .. } if kind == "view"),
         )
     });
-    open_refused(&pkg, "view \"peek\"", |e| {
+    open_refused(&pkg, "view “peek”", |e| {
         matches!(e, StoreError::UnexpectedObject { .. })
     });
 }

@@ -18,6 +18,7 @@ pub use crate::store::{AssignedItem, Purpose};
 
 use crate::rubric::{Rubric, RubricError};
 use crate::store::{NewAssignment, NewRater, RaterKind, Store, StoreError, StudyTx};
+use crate::text::quoted;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -106,11 +107,11 @@ pub enum AssignmentError {
         items: usize,
         eligible: usize,
     },
-    #[error("no rater named {0:?} in this study")]
+    #[error("no rater named {q0} in this study", q0 = quoted(&.0))]
     UnknownExpert(String),
-    #[error("{0:?} is an LLM judge, not an expert; judges are not assigned")]
+    #[error("{q0} is an LLM judge, not an expert; judges are not assigned", q0 = quoted(&.0))]
     NotAnExpert(String),
-    #[error("rubric {0:?} is not in this study")]
+    #[error("rubric {q0} is not in this study", q0 = quoted(&.0))]
     UnknownRubric(String),
     #[error("the study already has an assignment; replace it explicitly (--replace)")]
     AlreadyAssigned,

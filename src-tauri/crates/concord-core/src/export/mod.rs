@@ -37,6 +37,7 @@ pub use workbook::{write_workbook, WorkbookOptions, WorkbookSummary};
 
 use crate::clock::Millis;
 use crate::store::{Occasion, Store, StoreError};
+use crate::text::quoted;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -48,11 +49,11 @@ pub enum ExportError {
     Xlsx(#[from] rust_xlsxwriter::XlsxError),
     #[error("could not write CSV: {0}")]
     Csv(#[from] ::csv::Error),
-    #[error("no rater named {0:?} in this study")]
+    #[error("no rater named {q0} in this study", q0 = quoted(&.0))]
     UnknownRater(String),
-    #[error("{0:?} is an LLM judge; rating sheets are for experts")]
+    #[error("{q0} is an LLM judge; rating sheets are for experts", q0 = quoted(&.0))]
     NotAnExpert(String),
-    #[error("{0:?} has no assigned items; run the assignment first")]
+    #[error("{q0} has no assigned items; run the assignment first", q0 = quoted(&.0))]
     NothingAssigned(String),
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -22,6 +22,7 @@ use crate::import::table::{
 use crate::import::Issue;
 use crate::rubric::{localized, Rubric};
 use crate::store::{AssignedText, Occasion, RatingInput, RatingOutcome, Store, StoreError};
+use crate::text::quoted;
 use rust_xlsxwriter::{DataValidation, DataValidationRule, Format, Workbook};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
@@ -63,16 +64,16 @@ impl std::fmt::Display for CellError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.file)?;
         if let Some(s) = &self.sheet {
-            write!(f, ", sheet {s:?}")?;
+            write!(f, ", sheet {}", quoted(s))?;
         }
         if let Some(r) = self.row {
             write!(f, ", row {r}")?;
         }
         if let Some(c) = &self.column {
-            write!(f, ", column {c:?}")?;
+            write!(f, ", column {}", quoted(c))?;
         }
         if let Some(v) = &self.value {
-            write!(f, ", value {v:?}")?;
+            write!(f, ", value {}", quoted(v))?;
         }
         write!(f, ": {}", self.message)
     }

@@ -25,6 +25,7 @@ use super::{
 };
 use crate::rubric::{builtin, Rubric};
 use crate::store::{ImportedRating, NewConversation, NewJudgement, RaterKind, SourceKind, Store};
+use crate::text::quoted;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -469,7 +470,10 @@ fn parse_file(
                 report.warnings.push(Issue::warning(
                     table.at(1, Some(*col)),
                     "unknown_source",
-                    format!("source {key:?} is not one of the release's ten; imported under its own name"),
+                    format!(
+                        "source {} is not one of the release's ten; imported under its own name",
+                        quoted(&key)
+                    ),
                 ));
                 SourceSpec {
                     key: key.clone(),
@@ -483,7 +487,7 @@ fn parse_file(
             issues.push(Issue::error(
                 table.at(1, Some(*col)),
                 "duplicate_column",
-                format!("source {key:?} has two columns"),
+                format!("source {} has two columns", quoted(&key)),
             ));
         }
         sources.push(spec);

@@ -4,6 +4,7 @@
 //! available (a Linux box without a secret service, a container) and an environment variable was
 //! also named, the variable is used and the reason is reported so the user knows why.
 
+use crate::text::quoted;
 use std::fmt;
 
 /// The keyring service under which Concord keeps judge keys.
@@ -42,7 +43,7 @@ pub struct KeySource {
 pub enum KeyError {
     #[error("the environment variable {0} is not set (or empty)")]
     EnvMissing(String),
-    #[error("no key stored in the keyring for account {account:?}")]
+    #[error("no key stored in the keyring for account {account_q}", account_q = quoted(&.account))]
     NoEntry { account: String },
     #[error("the OS keyring is not available ({detail}); name an environment variable with --api-key-env instead")]
     NoKeyring { detail: String },

@@ -29,6 +29,7 @@ use crate::store::{
     NewAssignment, NewConversation, NewRater, NewSource, Passphrase, RaterKind, RaterRecord,
     ResponseRecord, SourceKind, Store, StoreError, StoredRating, StudyTx,
 };
+use crate::text::quoted;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use serde::Serialize;
@@ -42,11 +43,11 @@ pub const META_PACKAGE_RATER: &str = "package.rater";
 
 #[derive(Debug, thiserror::Error)]
 pub enum PackageError {
-    #[error("no rater named {0:?} in this study")]
+    #[error("no rater named {q0} in this study", q0 = quoted(&.0))]
     UnknownRater(String),
-    #[error("{0:?} is an LLM judge; packages are for experts")]
+    #[error("{q0} is an LLM judge; packages are for experts", q0 = quoted(&.0))]
     NotAnExpert(String),
-    #[error("{0:?} has no assigned items; run the assignment first")]
+    #[error("{q0} has no assigned items; run the assignment first", q0 = quoted(&.0))]
     NothingAssigned(String),
     #[error("{file}: not a rater package (it has no package id)")]
     NotAPackage { file: String },
@@ -60,7 +61,7 @@ pub enum PackageError {
     AlteredAfterIssue { file: String, detail: String },
     #[error("{file}: altered outside Concord after the expert's return (its content no longer matches the seal of return {seq}, the expert's last save in Concord); nothing was merged")]
     AlteredAfterReturn { file: String, seq: i64 },
-    #[error("{file}: a replayed package: this is return {seq} of package {id}, but the newer return {merged} from {rater:?} was already merged; nothing was merged")]
+    #[error("{file}: a replayed package: this is return {seq} of package {id}, but the newer return {merged} from {rater_q} was already merged; nothing was merged", rater_q = quoted(&.rater))]
     Replayed {
         file: String,
         id: String,
@@ -70,7 +71,7 @@ pub enum PackageError {
     },
     #[error("{file}: return {seq} of package {id} differs from the return {seq} already merged (the package was copied and rated in two places); nothing was merged")]
     Forked { file: String, id: String, seq: i64 },
-    #[error("{file}: package {id} belongs to {expected:?} but holds ratings of {found:?}")]
+    #[error("{file}: package {id} belongs to {expected_q} but holds ratings of {found_q}", expected_q = quoted(&.expected), found_q = quoted(&.found))]
     WrongRater {
         file: String,
         id: String,

@@ -9,6 +9,7 @@
 //! on a read-only connection, so a refused file is never changed.
 
 use super::{StoreError, StoreResult, MIGRATIONS};
+use crate::text::quoted;
 use rusqlite::config::DbConfig;
 use rusqlite::Connection;
 use std::collections::BTreeMap;
@@ -97,13 +98,13 @@ pub(crate) fn verify_schema(path: &str, conn: &Connection, version: i64) -> Stor
             None => {
                 return Err(StoreError::ForeignSchema {
                     path: path.to_string(),
-                    detail: format!("its {} {:?} is missing", key.0, key.1),
+                    detail: format!("its {} {} is missing", key.0, quoted(&key.1)),
                 })
             }
             Some((_, found_sql)) if found_sql != sql => {
                 return Err(StoreError::ForeignSchema {
                     path: path.to_string(),
-                    detail: format!("its {} {:?} is defined differently", key.0, key.1),
+                    detail: format!("its {} {} is defined differently", key.0, quoted(&key.1)),
                 })
             }
             Some(_) => {}

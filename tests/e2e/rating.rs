@@ -67,6 +67,14 @@ fn keyboard_rating_survives_quit_and_resumes_at_the_next_item() {
             4,
             "three items rated, the fourth is shown"
         );
+        // The next item is shown as soon as it is fetched; the count of completed items follows
+        // when the last save of the item before it returns, so it is awaited, not sampled.
+        app.wait_for_attribute(
+            "[role=progressbar]",
+            "aria-valuenow",
+            "3",
+            Duration::from_secs(10),
+        );
         let progress = app.text_of("[data-testid=item-number]");
         assert!(
             progress.contains("3 done"),

@@ -369,6 +369,8 @@ fn check_every_screen(app: &App, theme: &str) {
     let name = app.wait_for("[data-testid=new-profile]", Duration::from_secs(10));
     app.click(&name);
     app.type_into(&name, &format!("Axe expert{ENTER}"));
+    let confirm = app.wait_for("[data-testid=confirm-profile]", Duration::from_secs(10));
+    app.click(&confirm);
     app.wait_for(
         "[data-testid=rating-screen] [data-testid=item-number]",
         Duration::from_secs(10),

@@ -12,6 +12,7 @@ mod overview;
 mod panel;
 mod rating;
 mod roles;
+mod rough;
 mod security;
 mod setup;
 mod smoke;

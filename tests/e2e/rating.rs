@@ -22,6 +22,8 @@ fn start_rating_as(app: &App, name: &str) {
     let input = app.wait_for("[data-testid=new-profile]", Duration::from_secs(10));
     app.click(&input);
     app.type_into(&input, &format!("{name}{ENTER}"));
+    let confirm = app.wait_for("[data-testid=confirm-profile]", Duration::from_secs(10));
+    app.click(&confirm);
     app.wait_for(
         "[data-testid=rating-screen] [data-testid=item-number]",
         Duration::from_secs(10),

@@ -62,6 +62,8 @@ fn an_encrypted_study_opens_through_the_unlock_screen_and_the_idle_lock_returns_
     let input = app.wait_for("[data-testid=new-profile]", Duration::from_secs(10));
     app.click(&input);
     app.type_into(&input, &format!("Locked expert{ENTER}"));
+    let confirm = app.wait_for("[data-testid=confirm-profile]", Duration::from_secs(10));
+    app.click(&confirm);
     for _ in 0..2 {
         let item = current_item(&app);
         let n = app.find_all("[data-testid=criterion]").len();

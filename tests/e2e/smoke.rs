@@ -34,6 +34,8 @@ fn launch_overview_rate_one_item_quit() {
         let name = app.wait_for("[data-testid=new-profile]", Duration::from_secs(10));
         app.click(&name);
         app.type_into(&name, &format!("Smoke expert{ENTER}"));
+        let confirm = app.wait_for("[data-testid=confirm-profile]", Duration::from_secs(10));
+        app.click(&confirm);
         app.wait_for(
             "[data-testid=rating-screen] [data-testid=item-number]",
             Duration::from_secs(10),

@@ -145,7 +145,11 @@ export type RatingItem = { item: number, total: number, completed: number, conte
 /**
  * The answer's text; `None` when the study holds only ratings for it.
  */
-answer: string | null, language: string | null, rubric_name: { [key in string]?: string }, groups: Array<Group>, criteria: Array<ItemCriterion>, rationale: string | null, flagged: boolean, };
+answer: string | null, language: string | null, rubric_name: { [key in string]?: string }, groups: Array<Group>, criteria: Array<ItemCriterion>, rationale: string | null, flagged: boolean, 
+/**
+ * The reason the expert gave when flagging the item (their latest open flag).
+ */
+flag_reason: string | null, };
 
 export type ItemProgress = { item: number, missing: number, complete: boolean, completed: number, total: number, outcome: RatingOutcome, };
 
@@ -844,7 +848,11 @@ item: string, criterion: string, reason: DiscrepancyReason, values: Array<Expert
 /**
  * The latest decision, when there is one.
  */
-decision: DecisionView | null, };
+decision: DecisionView | null, 
+/**
+ * Why an expert flagged the response, when one did (the first open flag's reason).
+ */
+flag_reason: string | null, };
 
 export type AdjudicationStatus = { 
 /**

@@ -191,6 +191,8 @@ pub struct DiscrepantPair {
     pub values: Vec<ExpertOpinion>,
     /// The latest decision, when there is one.
     pub decision: Option<DecisionView>,
+    /// Why an expert flagged the response, when one did (the first open flag's reason).
+    pub flag_reason: Option<String>,
     #[serde(skip)]
     pub response_id: i64,
     #[serde(skip)]
@@ -334,6 +336,7 @@ impl Panel {
                     })
                     .collect(),
                 decision: decision.map(DecisionView::from),
+                flag_reason: self.flagged.get(response).cloned(),
                 response_id: *response,
                 criterion_id: *criterion_id,
             });

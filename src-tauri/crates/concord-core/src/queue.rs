@@ -133,6 +133,8 @@ pub struct RatingItem {
     pub criteria: Vec<ItemCriterion>,
     pub rationale: Option<String>,
     pub flagged: bool,
+    /// The reason the expert gave when flagging the item (their latest open flag).
+    pub flag_reason: Option<String>,
 }
 
 /// The state of an item after a value was entered.
@@ -179,20 +181,22 @@ pub fn profiles(store: &Store) -> Result<RaterProfiles, QueueError> {
     })
 }
 
-/// Create (or find) the expert profile `name`, unless the study restricts profiles.
+/// Create (or find) the expert profile `name` (whitespace runs collapsed, ends trimmed), unless the
+/// study restricts profiles.
 pub fn create_profile(
     store: &mut Store,
     name: &str,
     queue_seed: u64,
 ) -> Result<RaterProfile, QueueError> {
+    let name = crate::text::normalise_name(name);
     let existing = profiles(store)?;
-    if let Some(p) = existing.profiles.iter().find(|p| p.name == name.trim()) {
+    if let Some(p) = existing.profiles.iter().find(|p| p.name == name) {
         return Ok(p.clone());
     }
     if existing.locked {
-        return Err(QueueError::ProfilesLocked(name.trim().to_string()));
+        return Err(QueueError::ProfilesLocked(name));
     }
-    let added = add_expert(store, name, queue_seed)?;
+    let added = add_expert(store, &name, queue_seed)?;
     Ok(RaterProfile {
         id: added.id,
         name: added.name,
@@ -342,6 +346,7 @@ pub fn rating_item(store: &Store, rater_id: i64, item: i64) -> Result<RatingItem
         criteria,
         rationale: state.rationale,
         flagged: state.flagged,
+        flag_reason: store.open_flag_reason(rater_id, s.response_id)?,
     })
 }
 
@@ -417,10 +422,14 @@ pub fn rate_and_locate(
         };
         let rated = tx.count_rated(rater_id, s.response_id, rubric_id, s.occasion)?;
         let complete = rated >= n_criteria;
-        if complete {
-            tx.mark_completed(s.assignment_id)?;
-        }
+        let completes = complete && tx.mark_completed(s.assignment_id)?;
         let QueueCounts { total, completed } = tx.queue_counts(rater_id)?;
+        // The value that completes the item the rater stands on moves them on, in this same
+        // transaction: the screen shows the next item at once, and a crash before it records the
+        // move must not reopen the finished item.
+        if completes && item < total && tx.session_item(rater_id)?.is_none_or(|at| at == item) {
+            tx.set_session_item(rater_id, item + 1)?;
+        }
         Ok((
             ItemProgress {
                 item,

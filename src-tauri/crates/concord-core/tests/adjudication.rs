@@ -551,3 +551,26 @@ fn disagreement_adds_one_more_expert_with_balanced_loads_and_only_once() {
     let items = concord_core::assignment::expert_items(&store, "Dana").unwrap();
     assert_eq!(items.len(), dana, "the added items are in Dana's queue");
 }
+
+#[test]
+fn the_adjudicator_sees_why_an_expert_flagged_a_response() {
+    let mut store = small_panel();
+    let panel = Panel::load(&store, true).expect("panel");
+    let ((response, _), values) = panel.pairs.first().expect("a rated pair").clone();
+    let rater = values[0].rater_id;
+    store
+        .write(|tx| tx.add_flag(rater, response, "the answer is cut off <mid-sentence>"))
+        .expect("an expert flags the response");
+    let panel = Panel::load(&store, true).expect("panel");
+    let rule = DiscrepancyRule {
+        likert: LikertRule::Spread { gap: 99 },
+        flagged: true,
+    };
+    let listed = panel.discrepancies(&rule, false);
+    assert!(
+        !listed.is_empty()
+            && listed.iter().all(|p| p.reason == DiscrepancyReason::Flagged
+                && p.flag_reason.as_deref() == Some("the answer is cut off <mid-sentence>")),
+        "every pair of the flagged response carries the expert's reason: {listed:?}"
+    );
+}

@@ -184,6 +184,40 @@ fn the_queue_resumes_where_the_rater_left() {
 }
 
 #[test]
+fn a_crash_after_the_last_value_of_an_item_resumes_on_the_next_item() {
+    let mut store = demo_store();
+    let me = expert(&mut store, "Crasher");
+    queue::open_queue(&mut store, me).unwrap();
+    queue::leave_item(&mut store, me, 1, 2.0, 2).unwrap();
+    // The screen shows item 3 the moment item 2's last value is saved and records the move after;
+    // the process dies in between.
+    let item = queue::rating_item(&store, me, 2).unwrap();
+    for c in &item.criteria {
+        queue::rate(&mut store, me, 2, &c.key, c.scale.min()).unwrap();
+    }
+    let s = queue::open_queue(&mut store, me).unwrap();
+    assert_eq!(
+        s.resume_item, 3,
+        "the value that completed item 2 moved the rater on in its own transaction"
+    );
+    // Revising a finished item does not move the rater.
+    queue::leave_item(&mut store, me, 3, 1.0, 2).unwrap();
+    queue::rate(
+        &mut store,
+        me,
+        2,
+        &item.criteria[0].key,
+        item.criteria[0].scale.max(),
+    )
+    .unwrap();
+    let s = queue::open_queue(&mut store, me).unwrap();
+    assert_eq!(
+        s.resume_item, 2,
+        "a revision leaves the rater where they stand"
+    );
+}
+
+#[test]
 fn rationale_and_flags_are_kept() {
     let mut store = demo_store();
     let me = expert(&mut store, "Writer");
@@ -200,10 +234,25 @@ fn rationale_and_flags_are_kept() {
         "a flag needs a reason"
     );
     queue::flag_item(&mut store, me, 2, "answer cut off").unwrap();
-    assert!(
-        queue::rating_item(&store, me, 2).unwrap().flagged,
-        "the flag shows on the item"
+    let it = queue::rating_item(&store, me, 2).unwrap();
+    assert!(it.flagged, "the flag shows on the item");
+    assert_eq!(
+        it.flag_reason.as_deref(),
+        Some("answer cut off"),
+        "the reason is shown again on the item"
     );
+}
+
+#[test]
+fn new_profile_names_are_normalised() {
+    let mut store = demo_store();
+    let a = queue::create_profile(&mut store, "  Dr\t Li \n Wei ", 1).unwrap();
+    assert_eq!(
+        a.name, "Dr Li Wei",
+        "whitespace runs collapse and the ends are trimmed"
+    );
+    let b = queue::create_profile(&mut store, "Dr Li  Wei", 2).unwrap();
+    assert_eq!(a.id, b.id, "the same person typed twice is one profile");
 }
 
 #[test]

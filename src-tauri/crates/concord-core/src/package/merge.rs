@@ -25,6 +25,7 @@ use crate::store::{
     AssignmentRecord, BaseKey, CopiedRating, FlagRecord, HistoryRow, Occasion, Passphrase,
     RatingContent, SignedValue, Store, StoredRating, StudyTx,
 };
+use crate::text::quoted;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
@@ -241,7 +242,10 @@ impl PackageWork {
             .rater_named(&origin.rater_name)?
             .filter(|r| r.is_expert())
             .ok_or_else(|| {
-                origin.inconsistent(format!("the package has no expert {:?}", origin.rater_name))
+                origin.inconsistent(format!(
+                    "the package has no expert {}",
+                    quoted(&origin.rater_name)
+                ))
             })?
             .id;
         let responses = map_responses(store, pkg, origin)?;
@@ -293,13 +297,13 @@ fn map_responses(
         let (source_id, source_key) = codes
             .get(&code)
             .cloned()
-            .ok_or_else(|| origin.inconsistent(format!("unknown source code {code:?}")))?;
+            .ok_or_else(|| origin.inconsistent(format!("unknown source code {}", quoted(&code))))?;
         let id = store
             .response_of_source(&label.conversation, source_id)?
             .ok_or_else(|| {
                 origin.inconsistent(format!(
-                    "conversation {:?} (source {code}) is not in this study",
-                    label.conversation
+                    "conversation {} (source {code}) is not in this study",
+                    quoted(&label.conversation)
                 ))
             })?;
         out.insert(

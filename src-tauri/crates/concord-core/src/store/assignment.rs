@@ -440,14 +440,16 @@ impl StudyTx<'_> {
         Ok(())
     }
 
-    /// Record that an item is complete (the first completion time is kept).
-    pub fn mark_completed(&mut self, assignment_id: i64) -> StoreResult<()> {
-        self.conn()
+    /// Record that an item is complete (the first completion time is kept); true when this call
+    /// completed it.
+    pub fn mark_completed(&mut self, assignment_id: i64) -> StoreResult<bool> {
+        let changed = self
+            .conn()
             .prepare_cached(
-                "UPDATE assignment SET completed_at = COALESCE(completed_at, ?2) WHERE id = ?1",
+                "UPDATE assignment SET completed_at = ?2 WHERE id = ?1 AND completed_at IS NULL",
             )?
             .execute(params![assignment_id, self.now])?;
-        Ok(())
+        Ok(changed == 1)
     }
 
     /// Add time spent on an item.

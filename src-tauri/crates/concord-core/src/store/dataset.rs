@@ -4,6 +4,7 @@
 //! maps loaded once; everything else reads them.
 
 use super::{unique_violation, Store, StoreResult, StudyTx};
+use crate::text::quoted;
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -383,7 +384,7 @@ impl StudyTx<'_> {
             )
             .map_err(|e| {
                 unique_violation(e, || {
-                    format!("conversation {:?} already exists", c.external_id)
+                    format!("conversation {} already exists", quoted(&c.external_id))
                 })
             })?;
         Ok(self.conn().last_insert_rowid())

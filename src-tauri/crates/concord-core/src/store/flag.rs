@@ -29,6 +29,19 @@ impl Store {
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+
+    /// The reason of the rater's latest open flag on a response, if any.
+    pub fn open_flag_reason(&self, rater_id: i64, response_id: i64) -> StoreResult<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT reason FROM flag WHERE rater_id = ?1 AND response_id = ?2
+                 AND resolved_at IS NULL ORDER BY id DESC LIMIT 1",
+                params![rater_id, response_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
 }
 
 impl StudyTx<'_> {

@@ -2,6 +2,7 @@
 //! order) and `rater_session`, where each rater last stood on the rating screen.
 
 use super::{Store, StoreError, StoreResult, StudyTx};
+use crate::text::quoted;
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
@@ -165,8 +166,8 @@ impl StudyTx<'_> {
         if let Some((id, kind)) = existing {
             if kind != r.kind.as_str() {
                 return Err(StoreError::Invalid(format!(
-                    "a rater named {:?} already exists as {kind}",
-                    r.name
+                    "a rater named {} already exists as {kind}",
+                    quoted(&r.name)
                 )));
             }
             return Ok(id);
@@ -191,6 +192,18 @@ impl StudyTx<'_> {
         Ok(self
             .conn()
             .query_row("SELECT id FROM rater WHERE name = ?1", [name], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// The item a rater last stood at on the rating screen, read inside this transaction.
+    pub fn session_item(&self, rater_id: i64) -> StoreResult<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT item FROM rater_session WHERE rater_id = ?1",
+                [rater_id],
+                |r| r.get(0),
+            )
             .optional()?)
     }
 

@@ -4,6 +4,7 @@
 
 use super::{Store, StoreError, StoreResult, StudyTx};
 use crate::rubric::{Rubric, RubricFormat};
+use crate::text::quoted;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 
@@ -193,8 +194,8 @@ impl StudyTx<'_> {
                 return Ok(id);
             }
             return Err(StoreError::Invalid(format!(
-                "the study already has a different rubric with id {:?}; give the new rubric another id",
-                rubric.id
+                "the study already has a different rubric with id {}; give the new rubric another id",
+                quoted(&rubric.id)
             )));
         }
         self.conn().execute(

@@ -221,7 +221,7 @@ fn lenient_panel(path: &std::path::Path) {
                     }
                 }
             }
-            tx.import_ratings(&ratings, "planted panel")?;
+            tx.import_ratings(ratings, "planted panel")?;
             Ok::<_, StoreError>(())
         })
         .unwrap();

@@ -179,10 +179,11 @@ fn rate_all(store: &mut Store, salt: i64) -> usize {
             })
         })
         .collect();
+    let n = ratings.len();
     store
-        .write(|tx| tx.import_ratings(&ratings, "bench"))
+        .write(|tx| tx.import_ratings(ratings, "bench"))
         .expect("ratings");
-    ratings.len()
+    n
 }
 
 /// Seconds to export Ana's package and to merge it back after she revised every rating, and

@@ -95,10 +95,11 @@ fn rate_assigned(store: &mut Store, expert: &str, limit: usize, salt: i64) -> us
             })
         })
         .collect();
+    let n = ratings.len();
     store
-        .write(|tx| tx.import_ratings(&ratings, "bench"))
+        .write(|tx| tx.import_ratings(ratings, "bench"))
         .expect("ratings");
-    ratings.len()
+    n
 }
 
 fn main() {

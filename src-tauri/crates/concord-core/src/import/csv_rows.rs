@@ -267,24 +267,6 @@ pub struct CsvRows<'a> {
     finished: bool,
 }
 
-fn whole_file(file: &str) -> Location {
-    Location {
-        file: file.to_string(),
-        sheet: None,
-        row: None,
-        column: None,
-    }
-}
-
-fn at_line(file: &str, line: usize) -> Location {
-    Location {
-        file: file.to_string(),
-        sheet: None,
-        row: Some(line),
-        column: None,
-    }
-}
-
 impl<'a> CsvRows<'a> {
     /// Start reading `source` (named `file` in messages): the encoding is decided and the header
     /// row read. Errors: an empty file, a file that is not CSV text, a header that breaks a limit.
@@ -295,7 +277,7 @@ impl<'a> CsvRows<'a> {
     ) -> Result<CsvRows<'a>, Vec<Issue>> {
         let unreadable = |e: io::Error| {
             vec![Issue::error(
-                whole_file(file),
+                Location::whole_file(file),
                 "unreadable",
                 format!("cannot read the file: {e}"),
             )]
@@ -307,7 +289,7 @@ impl<'a> CsvRows<'a> {
             .map_err(unreadable)?;
         if head.is_empty() {
             return Err(vec![Issue::error(
-                whole_file(file),
+                Location::whole_file(file),
                 "empty_file",
                 "the file is empty (0 bytes)".to_string(),
             )]);
@@ -322,7 +304,7 @@ impl<'a> CsvRows<'a> {
                     .map_err(unreadable)?;
                 if all.len() as u64 > limits.file_bytes {
                     return Err(vec![limits.exceeded(
-                        whole_file(file),
+                        Location::whole_file(file),
                         Limit::FileBytes,
                         format!("the file holds {:.1} MB", all.len() as f64 / 1_048_576.0),
                     )]);
@@ -333,7 +315,7 @@ impl<'a> CsvRows<'a> {
                 let start = super::table::decode_text(file, &head)?.into_owned();
                 if start.starts_with(b"PK\x03\x04") {
                     return Err(vec![Issue::error(
-                    whole_file(file),
+                    Location::whole_file(file),
                     "wrong_format",
                     "this is a ZIP archive (an .xlsx workbook?), not CSV text; import it as .xlsx"
                         .to_string(),
@@ -360,7 +342,7 @@ impl<'a> CsvRows<'a> {
             Ok(Some(line)) => line,
             Ok(None) => {
                 return Err(vec![Issue::error(
-                    whole_file(file),
+                    Location::whole_file(file),
                     "empty_file",
                     "the file has no header row".to_string(),
                 )])
@@ -381,7 +363,7 @@ impl<'a> CsvRows<'a> {
             .collect();
         if rows.headers.iter().all(String::is_empty) {
             return Err(vec![Issue::error(
-                whole_file(file),
+                Location::whole_file(file),
                 "empty_file",
                 "the file has no header row".to_string(),
             )]);
@@ -427,7 +409,7 @@ impl<'a> CsvRows<'a> {
             if self.ordinal as u64 > self.limits.rows {
                 self.finished = true;
                 return Some(Err(vec![self.limits.exceeded(
-                    at_line(&self.file, line),
+                    Location::file_row(&self.file, line),
                     Limit::Rows,
                     format!("the file holds more than {} rows", self.limits.rows),
                 )]));
@@ -441,7 +423,7 @@ impl<'a> CsvRows<'a> {
             let fields = self.record.len();
             if fields > width && (width..fields).any(|i| !self.record[i].trim_ascii().is_empty()) {
                 issues.push(Issue::error(
-                    at_line(&self.file, line),
+                    Location::file_row(&self.file, line),
                     "extra_fields",
                     format!("the row has {fields} fields but the header names {width}"),
                 ));
@@ -451,7 +433,7 @@ impl<'a> CsvRows<'a> {
                 issues.push(Issue::error(
                     Location {
                         column: self.headers.get(fields).cloned(),
-                        ..at_line(&self.file, line)
+                        ..Location::file_row(&self.file, line)
                     },
                     "missing_fields",
                     format!(
@@ -480,7 +462,7 @@ impl<'a> CsvRows<'a> {
         let line = self.reader.get_mut().take_record_line();
         if self.record.len() as u64 > self.limits.columns {
             return Err(self.limits.exceeded(
-                at_line(&self.file, line),
+                Location::file_row(&self.file, line),
                 Limit::Columns,
                 format!("the row has {} fields", self.record.len()),
             ));
@@ -492,7 +474,7 @@ impl<'a> CsvRows<'a> {
         let limits = &self.limits;
         match self.reader.get_ref().stop {
             Some(Stop::UnclosedQuote { line }) => Issue::error(
-                at_line(&self.file, line),
+                Location::file_row(&self.file, line),
                 "unclosed_quote",
                 format!(
                     "a quoted cell opens on line {line} and is never closed, so every row after it would be read as part of that one cell; close the quote (a quote inside a quoted cell is written twice: \"\")"
@@ -509,7 +491,7 @@ impl<'a> CsvRows<'a> {
                         .get(column)
                         .cloned()
                         .or_else(|| Some(format!("#{}", column + 1))),
-                    ..at_line(&self.file, line)
+                    ..Location::file_row(&self.file, line)
                 },
                 Limit::CellBytes,
                 format!(
@@ -519,14 +501,14 @@ impl<'a> CsvRows<'a> {
             ),
             None => match e.kind() {
                 csv::ErrorKind::Io(io) => Issue::error(
-                    whole_file(&self.file),
+                    Location::whole_file(&self.file),
                     "unreadable",
                     format!("cannot read the file: {io}"),
                 ),
                 _ => Issue::error(
                     Location {
                         row: e.position().map(|p| p.line() as usize),
-                        ..whole_file(&self.file)
+                        ..Location::whole_file(&self.file)
                     },
                     "malformed_csv",
                     format!("not valid CSV: {e}"),
@@ -546,7 +528,7 @@ impl<'a> CsvRows<'a> {
                     None
                 }
                 .or_else(|| Some(format!("#{}", i + 1))),
-                ..at_line(&self.file, line)
+                ..Location::file_row(&self.file, line)
             };
             if field.len() as u64 > self.limits.cell_bytes {
                 issues.push(self.limits.exceeded(

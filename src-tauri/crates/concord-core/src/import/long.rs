@@ -476,7 +476,7 @@ pub fn import_ratings(
         let open = || -> Result<CsvRows<'static>, ImportError> {
             let file = File::open(path).map_err(|e| {
                 ImportError::one(
-                    whole(&name),
+                    Location::whole_file(&name),
                     "unreadable",
                     format!("cannot read the file: {e}"),
                 )
@@ -543,21 +543,12 @@ fn stream_limits() -> ReadLimits {
     }
 }
 
-fn whole(file: &str) -> Location {
-    Location {
-        file: file.to_string(),
-        sheet: None,
-        row: None,
-        column: None,
-    }
-}
-
 /// SHA-256 of a file, read in chunks.
 fn sha256_file(path: &Path) -> Result<String, ImportError> {
     let name = display_name(path);
     let unreadable = |e: std::io::Error| {
         ImportError::one(
-            whole(&name),
+            Location::whole_file(&name),
             "unreadable",
             format!("cannot read the file: {e}"),
         )

@@ -161,7 +161,7 @@ pub fn import_bytes(
             let mut r = FileReport::new(name, None, "mentalalign", &sha);
             r.status = FileStatus::AlreadyImported;
             r.warnings.push(Issue::warning(
-                whole(name),
+                Location::whole_file(name),
                 "duplicate_file",
                 format!("identical to {first}; imported once"),
             ));
@@ -192,7 +192,7 @@ pub fn import_bytes(
     for f in &files {
         if let Some(other) = raters_seen.insert(f.rater.name.clone(), f.report.file.clone()) {
             issues.push(Issue::error(
-                whole(&f.report.file),
+                Location::whole_file(&f.report.file),
                 "same_rater_twice",
                 format!(
                     "{} and {other} both hold ratings of {}; import them separately",
@@ -284,7 +284,7 @@ pub fn import_bytes(
                     f.report.judgements += 1;
                 }
             }
-            let outcome = tx.import_ratings(&ratings, &origin)?;
+            let outcome = tx.import_ratings(ratings, &origin)?;
             f.report.ratings_inserted = outcome.inserted;
             f.report.ratings_updated = outcome.updated;
             record_file(tx, &f.report, options)?;
@@ -298,15 +298,6 @@ pub fn import_bytes(
         options: options.clone(),
         files,
     })
-}
-
-fn whole(file: &str) -> Location {
-    Location {
-        file: file.to_string(),
-        sheet: None,
-        row: None,
-        column: None,
-    }
 }
 
 fn parse_all(
@@ -336,7 +327,7 @@ fn parse_all(
                         (
                             usize::MAX,
                             Err(vec![Issue::error(
-                                whole("?"),
+                                Location::whole_file("?"),
                                 "internal",
                                 "reading a file failed unexpectedly".to_string(),
                             )]),

@@ -43,6 +43,26 @@ pub struct Location {
     pub column: Option<String>,
 }
 
+impl Location {
+    /// A file (or, for CSV and JSON Lines, its only table) as a whole.
+    pub fn whole_file(file: &str) -> Location {
+        Location {
+            file: file.to_string(),
+            sheet: None,
+            row: None,
+            column: None,
+        }
+    }
+
+    /// A row (a line of a text file) of a file without sheets.
+    pub fn file_row(file: &str, row: usize) -> Location {
+        Location {
+            row: Some(row),
+            ..Location::whole_file(file)
+        }
+    }
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.file)?;

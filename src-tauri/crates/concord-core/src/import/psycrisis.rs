@@ -173,7 +173,7 @@ pub fn import_file(
                 }
             }
         }
-        let outcome = tx.import_ratings(&ratings, &origin)?;
+        let outcome = tx.import_ratings(ratings, &origin)?;
         report.ratings_inserted = outcome.inserted;
         report.ratings_updated = outcome.updated;
         record_file(tx, &report, options)?;

@@ -153,15 +153,6 @@ pub fn display_name(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
-fn whole_file(file: &str) -> Location {
-    Location {
-        file: file.to_string(),
-        sheet: None,
-        row: None,
-        column: None,
-    }
-}
-
 /// Check a text value read from a file: no NUL bytes, within the cell limit; CRLF line breaks
 /// inside the text become LF.
 pub fn clean_text(
@@ -210,7 +201,7 @@ pub fn read_file(path: &Path, limits: &ReadLimits) -> Result<Vec<u8>, Vec<Issue>
     let file = display_name(path);
     let unreadable = |e: std::io::Error| {
         vec![Issue::error(
-            whole_file(&file),
+            Location::whole_file(&file),
             "unreadable",
             format!("cannot read the file: {e}"),
         )]
@@ -218,7 +209,7 @@ pub fn read_file(path: &Path, limits: &ReadLimits) -> Result<Vec<u8>, Vec<Issue>
     let handle = std::fs::File::open(path).map_err(unreadable)?;
     let too_big = |size: u64| {
         vec![limits.exceeded(
-            whole_file(&file),
+            Location::whole_file(&file),
             Limit::FileBytes,
             format!("the file holds {:.1} MB", size as f64 / 1_048_576.0),
         )]
@@ -260,14 +251,14 @@ pub fn read_table_within(
 ) -> Result<RawTable, Vec<Issue>> {
     if bytes.is_empty() {
         return Err(vec![Issue::error(
-            whole_file(file),
+            Location::whole_file(file),
             "empty_file",
             "the file is empty (0 bytes)".to_string(),
         )]);
     }
     if bytes.len() as u64 > limits.file_bytes {
         return Err(vec![limits.exceeded(
-            whole_file(file),
+            Location::whole_file(file),
             Limit::FileBytes,
             format!("the file holds {:.1} MB", bytes.len() as f64 / 1_048_576.0),
         )]);
@@ -333,7 +324,8 @@ pub(crate) fn check_headers(table: &RawTable) -> Result<(), Vec<Issue>> {
 /// Text bytes as UTF-8: a UTF-8 byte-order mark is dropped, UTF-16 with a byte-order mark is
 /// decoded, and UTF-16 without one (NUL in every other byte) is refused with a clear message.
 pub(super) fn decode_text<'a>(file: &str, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>, Vec<Issue>> {
-    let one = |code: &str, message: String| vec![Issue::error(whole_file(file), code, message)];
+    let one =
+        |code: &str, message: String| vec![Issue::error(Location::whole_file(file), code, message)];
     let utf16 = |rest: &[u8], little: bool| -> Result<Cow<'a, [u8]>, Vec<Issue>> {
         if !rest.len().is_multiple_of(2) {
             return Err(one(
@@ -412,12 +404,7 @@ fn read_csv(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<RawTable, V
                 cell_count += row.len() as u64;
                 if cell_count > limits.cells {
                     issues.push(limits.exceeded(
-                        Location {
-                            file: file.to_string(),
-                            sheet: None,
-                            row: Some(row.line),
-                            column: None,
-                        },
+                        Location::file_row(file, row.line),
                         Limit::Cells,
                         format!("the file holds more than {} cells", limits.cells),
                     ));
@@ -604,7 +591,7 @@ fn read_jsonl(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<RawTable,
     }
     if rows.is_empty() {
         return Err(vec![Issue::error(
-            whole_file(file),
+            Location::whole_file(file),
             "empty_file",
             "the file holds no JSON objects".to_string(),
         )]);
@@ -628,12 +615,12 @@ fn guarded<T>(
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(e)) => Err(vec![Issue::error(
-            whole_file(file),
+            Location::whole_file(file),
             "unreadable_workbook",
             format!("{what} cannot be read (truncated or damaged?): {e}"),
         )]),
         Err(_) => Err(vec![Issue::error(
-            whole_file(file),
+            Location::whole_file(file),
             "unreadable_workbook",
             format!("{what} cannot be read: the spreadsheet reader failed on damaged content"),
         )]),
@@ -646,7 +633,8 @@ fn open_workbook<'a>(
     bytes: &'a [u8],
     limits: &ReadLimits,
 ) -> Result<Xlsx<Cursor<&'a [u8]>>, Vec<Issue>> {
-    let one = |code: &str, message: String| vec![Issue::error(whole_file(file), code, message)];
+    let one =
+        |code: &str, message: String| vec![Issue::error(Location::whole_file(file), code, message)];
     if !bytes.starts_with(b"PK\x03\x04") {
         let looks_textual = bytes
             .iter()
@@ -674,7 +662,8 @@ fn read_xlsx(
     sheet: Option<&str>,
     limits: &ReadLimits,
 ) -> Result<Vec<RawTable>, Vec<Issue>> {
-    let one = |code: &str, message: String| vec![Issue::error(whole_file(file), code, message)];
+    let one =
+        |code: &str, message: String| vec![Issue::error(Location::whole_file(file), code, message)];
     let mut workbook = open_workbook(file, bytes, limits)?;
     let names = workbook.sheet_names();
     let name = match sheet {

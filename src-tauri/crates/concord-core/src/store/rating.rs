@@ -749,12 +749,12 @@ impl StudyTx<'_> {
     /// Write many imported ratings with one prepared statement; see [`RatingImport`].
     pub fn import_ratings(
         &mut self,
-        ratings: &[ImportedRating],
+        ratings: impl IntoIterator<Item = ImportedRating>,
         origin: &str,
     ) -> StoreResult<BulkOutcome> {
         let mut import = self.begin_rating_import(origin)?;
         for r in ratings {
-            self.import_rating(&mut import, r.clone())?;
+            self.import_rating(&mut import, r)?;
         }
         self.finish_rating_import(import)
     }

@@ -130,7 +130,7 @@ pub fn panel_study(path: Option<&Path>, spec: &PanelSpec<'_>) -> Store {
                     item += 1;
                 }
             }
-            tx.import_ratings(&ratings, "simulated panel")?;
+            tx.import_ratings(ratings, "simulated panel")?;
             Ok::<_, StoreError>(())
         })
         .expect("the simulated panel is written");

@@ -148,6 +148,8 @@ pub fn typescript() -> String {
         concord_core::judge::Progress,
         concord_core::judge::RunReport,
         concord_core::judge::KeyChoice,
+        concord_core::judge::KeyOrigin,
+        concord_core::judge::Destination,
         concord_core::judge::RunPhase,
         crate::judge_runs::JudgeStart,
         crate::judge_runs::JudgeStarted,

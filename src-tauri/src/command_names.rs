@@ -76,6 +76,7 @@ pub const LEAD_COMMANDS: &[&str] = &[
     "setup_import_sheet",
     "judge_default_prompt",
     "judge_preview",
+    "judge_destination",
     "judge_start",
     "judge_cancel",
     "judge_activity",

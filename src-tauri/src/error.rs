@@ -83,7 +83,7 @@ impl From<concord_core::judge::JudgeError> for IpcError {
 
 impl From<concord_core::judge::KeyError> for IpcError {
     fn from(e: concord_core::judge::KeyError) -> Self {
-        IpcError::new(ErrorCode::JudgeKey, e.to_string())
+        IpcError::new(e.code(), e.to_string())
     }
 }
 

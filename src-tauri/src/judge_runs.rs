@@ -5,14 +5,15 @@
 //! `judge-progress` events; at most once a second, and once at the end, the open study's cached
 //! agreement reports are dropped and `ratings-changed` is emitted so the agreement panel shows
 //! the judge's new ratings. Only one run goes at a time; its cancel token lives here so the
-//! Cancel button can reach it. API keys are held in memory for the run only.
+//! Cancel button can reach it. API keys are held in memory for the run only; the core's endpoint
+//! and key-source rule (`judge::destination`) refuses a run before any key is read.
 
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::events::{ratings_changed, RatingsChanged, JUDGE_FINISHED, JUDGE_PROGRESS};
 use crate::state::AppState;
 use concord_core::judge::{
-    key, CancellationToken, Execution, KeyChoice, Progress, RunPhase, RunPlan, RunReport,
-    RunSettings,
+    self, key, CancellationToken, Destination, Execution, KeyChoice, Progress, RunPhase, RunPlan,
+    RunReport, RunSettings,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::{Mutex, MutexGuard};
@@ -32,10 +33,12 @@ pub struct JudgeStart {
     pub key: KeyChoice,
 }
 
-/// The run that was started, and a note for the user (a key fallback, a keyring that refused).
+/// The run that was started, where it sends its requests and takes its key from, and a note for
+/// the user (a key fallback, a keyring that refused).
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct JudgeStarted {
     pub plan: RunPlan,
+    pub destination: Destination,
     pub note: Option<String>,
 }
 
@@ -135,6 +138,8 @@ impl JudgeRuns {
             retry_failed: request.retry_failed,
             ..Execution::default()
         };
+        // The endpoint and key-source rule, before any key is read.
+        let destination = judge::destination(&request.settings, &request.key)?;
         let resolved = key::resolve_choice(&request.key)?;
         let session = state.with_study(|s| Ok(s.start_judge_run(&request.settings)?))?;
         let plan = session.plan.clone();
@@ -178,6 +183,7 @@ impl JudgeRuns {
         }
         Ok(JudgeStarted {
             plan,
+            destination,
             note: resolved.note,
         })
     }

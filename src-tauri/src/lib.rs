@@ -97,6 +97,7 @@ pub fn run() {
             commands::phi::phi_decide,
             commands::judge::judge_default_prompt,
             commands::judge::judge_preview,
+            commands::judge::judge_destination,
             commands::judge::judge_start,
             commands::judge::judge_cancel,
             commands::judge::judge_activity,

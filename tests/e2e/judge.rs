@@ -2,14 +2,15 @@
 //! MentalBench JSON scores, and one reply that holds no scores but hostile markup), the demo
 //! study, the Judges screen filled in by keyboard, a cost preview, a run started in the window
 //! (a second start refused while it goes), its progress to the end, the failure shown with its
-//! raw output as text, and the judge's ratings on disk.
+//! raw output as text, and the judge's ratings on disk; the confirmation Start shows (endpoint
+//! and key source) and the endpoint and key-source rule refusing what the page sends.
 
 use super::App;
 use rusqlite::Connection;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The reply the judge gives its third call: no scores, and markup that must stay text.
@@ -21,12 +22,14 @@ const MALFORMED: &str =
 struct TinyJudge {
     base_url: String,
     requests: Arc<AtomicU64>,
+    authorizations: Arc<Mutex<Vec<String>>>,
 }
 
 /// What the server shares between requests.
 #[derive(Clone)]
 struct TinyState {
     requests: Arc<AtomicU64>,
+    authorizations: Arc<Mutex<Vec<String>>>,
     latency: Duration,
 }
 
@@ -51,9 +54,17 @@ fn scores_reply(n: u64) -> String {
 
 async fn complete(
     axum::extract::State(state): axum::extract::State<TinyState>,
+    headers: axum::http::HeaderMap,
     body: axum::body::Bytes,
 ) -> axum::Json<Value> {
     let n = state.requests.fetch_add(1, Ordering::SeqCst) + 1;
+    if let Some(auth) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
+        state
+            .authorizations
+            .lock()
+            .expect("the judge's request log")
+            .push(auth.to_string());
+    }
     tokio::time::sleep(state.latency).await;
     let content = if n == 3 {
         MALFORMED.to_string()
@@ -77,10 +88,12 @@ impl TinyJudge {
             .expect("a non-blocking listener");
         let addr = listener.local_addr().expect("the judge's address");
         let requests = Arc::new(AtomicU64::new(0));
+        let authorizations = Arc::new(Mutex::new(Vec::new()));
         let app = axum::Router::new()
             .route("/v1/chat/completions", axum::routing::post(complete))
             .with_state(TinyState {
                 requests: requests.clone(),
+                authorizations: authorizations.clone(),
                 latency,
             });
         std::thread::spawn(move || {
@@ -99,6 +112,7 @@ impl TinyJudge {
         TinyJudge {
             base_url: format!("http://{addr}/v1"),
             requests,
+            authorizations,
         }
     }
 }
@@ -107,6 +121,12 @@ fn fill(app: &App, css: &str, text: &str) {
     let e = app.wait_for(css, Duration::from_secs(5));
     app.clear(&e);
     app.type_into(&e, text);
+}
+
+/// Press Send on the confirmation Start shows.
+fn send_confirmed(app: &App) {
+    let send = app.wait_for("[data-testid=judge-confirm-send]", Duration::from_secs(10));
+    app.click(&send);
 }
 
 fn attr_u64(app: &App, css: &str, name: &str) -> u64 {
@@ -187,9 +207,22 @@ fn a_local_judge_runs_from_the_window_with_progress_failures_and_ratings_on_disk
         "a preview sends no request to the judge"
     );
 
-    // Start; while the run goes, a second start is refused with a clear error.
+    // Start first shows where the requests go and where the key comes from; Send sends.
     let start = app.wait_for("[data-testid=judge-start]", Duration::from_secs(5));
     app.click(&start);
+    app.wait_for("[data-testid=judge-confirm]", Duration::from_secs(10));
+    assert_eq!(
+        app.text_of("[data-testid=judge-confirm-endpoint]"),
+        judge.base_url,
+        "the confirmation names the endpoint"
+    );
+    assert_eq!(
+        app.text_of("[data-testid=judge-confirm-key]"),
+        "No key is sent.",
+        "and that no key goes with a local model"
+    );
+    send_confirmed(&app);
+    // While the run goes, a second start is refused with a clear error.
     app.wait_for("[data-testid=judge-progress]", Duration::from_secs(10));
     let second = app.script_async(
         "const done = arguments[arguments.length - 1];
@@ -330,6 +363,7 @@ fn a_cancelled_run_keeps_its_answers_and_the_same_settings_resume_it() {
     fill(&app, "[data-testid=judge-concurrency]", "1");
     let start = app.wait_for("[data-testid=judge-start]", Duration::from_secs(5));
     app.click(&start);
+    send_confirmed(&app);
     // Let a few answers land, then cancel.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while attr_u64(&app, "[data-testid=judge-progress]", "data-done") < 2 {
@@ -378,6 +412,7 @@ fn a_cancelled_run_keeps_its_answers_and_the_same_settings_resume_it() {
         std::thread::sleep(Duration::from_millis(50));
     }
     app.click(&start);
+    send_confirmed(&app);
     let notice = app.text_of("[data-testid=judge-notice]");
     assert!(
         notice.contains("Run 1 resumed"),
@@ -403,4 +438,158 @@ fn a_cancelled_run_keeps_its_answers_and_the_same_settings_resume_it() {
         )
         .expect("count open calls");
     assert_eq!(open, 0, "a cancel leaves no call marked in flight");
+}
+
+/// A `judge_start` request as the page could send it, with this base URL and key variable.
+fn page_request(base_url: &str, env_var: &str, account: Option<&str>) -> Value {
+    json!({ "request": {
+        "settings": { "provider": "openai-compatible", "base_url": base_url, "model": "page-judge",
+          "rater_name": null, "family": null, "rubric": "mentalbench", "selection": { "kind": "all" },
+          "seed": 1, "repetitions": 1, "temperature": 0, "top_p": null, "max_tokens": 256,
+          "prompt": null, "batch": false, "prices": { "input_per_million": 0, "output_per_million": 0 } },
+        "concurrency": 1, "retry_failed": false,
+        "key": { "env_var": env_var, "keyring_account": account, "api_key": null, "save_to_keyring": false } } })
+}
+
+#[test]
+fn a_run_shows_endpoint_and_key_source_first_and_the_page_cannot_send_the_environment() {
+    const KEY: &str = "sk-e2e-3f9a61d0";
+    let judge = TinyJudge::start(Duration::ZERO);
+    let tmp = tempfile::tempdir().expect("a temporary folder");
+    let study = tmp.path().join("keyed.concord");
+    let app = App::launch_with(&study, &[("E2E_JUDGE_API_KEY", KEY)]);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    let nav = app.wait_for("[data-testid=nav-judges]", Duration::from_secs(5));
+    app.click(&nav);
+    fill(&app, "[data-testid=judge-base-url]", &judge.base_url);
+    fill(&app, "[data-testid=judge-model]", "keyed-judge");
+    fill(&app, "[data-testid=judge-key-env]", "E2E_JUDGE_API_KEY");
+    let start = app.wait_for("[data-testid=judge-start]", Duration::from_secs(5));
+
+    // Start asks first: endpoint and key source, never the key; Back sends nothing.
+    app.click(&start);
+    let confirm = app.wait_for("[data-testid=judge-confirm]", Duration::from_secs(10));
+    assert_eq!(
+        app.text_of("[data-testid=judge-confirm-endpoint]"),
+        judge.base_url,
+        "the confirmation names the endpoint"
+    );
+    assert_eq!(
+        app.text_of("[data-testid=judge-confirm-key]"),
+        "Key from environment variable E2E_JUDGE_API_KEY.",
+        "the confirmation names the key's variable"
+    );
+    assert_eq!(
+        app.attribute(&confirm, "data-loopback").as_deref(),
+        Some("true"),
+        "a loopback endpoint is marked as this machine"
+    );
+    assert!(
+        !app.text(&confirm).contains(KEY),
+        "the key itself is never shown"
+    );
+    app.assert_accessible("judge-confirm");
+    let back = app.wait_for("[data-testid=judge-confirm-back]", Duration::from_secs(5));
+    app.click(&back);
+    assert!(
+        app.try_find("[data-testid=judge-confirm]").is_none(),
+        "Back closes the confirmation"
+    );
+
+    // A variable that is not named like a key is refused by the shell, on the screen…
+    fill(&app, "[data-testid=judge-key-env]", "HOME");
+    app.click(&start);
+    let refused = app.wait_for("[data-testid=judge-error]", Duration::from_secs(10));
+    assert_eq!(
+        app.attribute(&refused, "data-code").as_deref(),
+        Some("judge_key_source"),
+        "HOME is no key source"
+    );
+    assert!(
+        app.text(&refused).contains("HOME")
+            && app.try_find("[data-testid=judge-confirm]").is_none(),
+        "the refusal names the variable and nothing is offered to send: {}",
+        app.text(&refused)
+    );
+
+    // …and from the page, whatever it sends.
+    let study_account = format!("study:{}", study.display());
+    for (args, code, what) in [
+        (
+            page_request(&judge.base_url, "HOME", None),
+            "judge_key_source",
+            "HOME as the key variable",
+        ),
+        (
+            page_request(&judge.base_url, "CONCORD_PASSPHRASE", None),
+            "judge_key_source",
+            "Concord's passphrase variable",
+        ),
+        (
+            page_request(&judge.base_url, "E2E_JUDGE_API_KEY", Some(&study_account)),
+            "judge_key_source",
+            "a study's passphrase account",
+        ),
+        (
+            page_request("http://judge.example/v1", "E2E_JUDGE_API_KEY", None),
+            "judge_endpoint",
+            "a remote plain-http endpoint",
+        ),
+        (
+            page_request(
+                "http://127.0.0.1.evil.example/v1",
+                "E2E_JUDGE_API_KEY",
+                None,
+            ),
+            "judge_endpoint",
+            "a remote host spelled like loopback",
+        ),
+    ] {
+        let out = app.invoke("judge_start", args.clone());
+        assert_eq!(
+            out["error"]["code"],
+            json!(code),
+            "judge_start refuses {what}: {out}"
+        );
+        let out = app.invoke(
+            "judge_destination",
+            json!({ "settings": args["request"]["settings"], "key": args["request"]["key"] }),
+        );
+        assert_eq!(
+            out["error"]["code"],
+            json!(code),
+            "judge_destination refuses {what}: {out}"
+        );
+    }
+    assert_eq!(
+        judge.requests.load(Ordering::SeqCst),
+        0,
+        "nothing was sent before Send"
+    );
+
+    // The allowed run: Send, and the key from the named variable goes to the shown endpoint.
+    fill(&app, "[data-testid=judge-key-env]", "E2E_JUDGE_API_KEY");
+    app.click(&start);
+    send_confirmed(&app);
+    app.wait_for_attribute(
+        "[data-testid=judge-progress]",
+        "data-phase",
+        "finished",
+        Duration::from_secs(60),
+    );
+    let sent = judge
+        .authorizations
+        .lock()
+        .expect("the judge's request log")
+        .clone();
+    assert!(
+        !sent.is_empty() && sent.iter().all(|a| *a == format!("Bearer {KEY}")),
+        "every call carried the key from E2E_JUDGE_API_KEY ({} calls)",
+        sent.len()
+    );
+    assert_eq!(
+        sent.len() as u64,
+        judge.requests.load(Ordering::SeqCst),
+        "and every request had it"
+    );
 }

@@ -1,12 +1,15 @@
-//! Commands of the judge-run screen: the rubric's default prompt, a cost preview, starting and
-//! cancelling the one background run (see [`crate::judge_runs`]), what is going on now, the runs
+//! Commands of the judge-run screen: the rubric's default prompt, a cost preview, where a run
+//! would send its requests and take its key from (the confirmation before Start; the core's
+//! endpoint and key-source rule refuses the rest), starting and cancelling the one background run (see [`crate::judge_runs`]), what is going on now, the runs
 //! in the study and a run's failed calls with their raw outputs (untrusted text the window shows
 //! as text).
 
 use crate::error::IpcResult;
 use crate::judge_runs::{JudgeActivity, JudgeRuns, JudgeStart, JudgeStarted};
 use crate::state::AppState;
-use concord_core::judge::{self, CallFailure, PromptTemplate, RunPreview, RunSettings, RunStatus};
+use concord_core::judge::{
+    self, CallFailure, Destination, KeyChoice, PromptTemplate, RunPreview, RunSettings, RunStatus,
+};
 
 #[tauri::command]
 pub async fn judge_default_prompt(
@@ -22,6 +25,13 @@ pub async fn judge_preview(
     settings: RunSettings,
 ) -> IpcResult<RunPreview> {
     state.with_study(|s| Ok(judge::preview_run(s.store(), &settings)?))
+}
+
+/// Where a run with these settings and key choice sends its requests and where its key comes
+/// from, or the rule's refusal (`judge_endpoint`, `judge_key_source`); nothing is read or sent.
+#[tauri::command]
+pub async fn judge_destination(settings: RunSettings, key: KeyChoice) -> IpcResult<Destination> {
+    Ok(judge::destination(&settings, &key)?)
 }
 
 #[tauri::command]

@@ -1,7 +1,7 @@
 // Generated from the Rust IPC types by ts-rs. Do not edit by hand:
 // run `CONCORD_BLESS=1 cargo test bindings` after changing a Rust type.
 
-export type ErrorCode = "already_encrypted" | "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_key" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "lead_passphrase" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_rater_session" | "no_study" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "rater_session" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "already_resolved" | "no_passphrase" | "nothing_to_sign" | "phi_unreviewed" | "signed_rating" | "weak_passphrase" | "wrong_passphrase";
+export type ErrorCode = "already_encrypted" | "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_endpoint" | "judge_key" | "judge_key_source" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "lead_passphrase" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_rater_session" | "no_study" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "rater_session" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "already_resolved" | "no_passphrase" | "nothing_to_sign" | "phi_unreviewed" | "signed_rating" | "weak_passphrase" | "wrong_passphrase";
 
 export type IpcError = { code: ErrorCode, message: string, };
 
@@ -808,6 +808,18 @@ finished_now: number, status: RunStatus, };
 
 export type KeyChoice = { env_var: string | null, keyring_account: string | null, api_key: string | null, save_to_keyring: boolean, };
 
+export type KeyOrigin = { "kind": "none" } | { "kind": "typed", save_to_keyring: string | null, } | { "kind": "keyring", account: string, fallback_env: string | null, } | { "kind": "env", var: string, };
+
+export type Destination = { 
+/**
+ * The base URL, as the HTTP client reads it.
+ */
+endpoint: string, 
+/**
+ * The endpoint is this machine.
+ */
+loopback: boolean, key: KeyOrigin, };
+
 export type RunPhase = "sending" | "waiting_for_batch" | "finished" | "cancelled";
 
 export type JudgeStart = { settings: RunSettings, concurrency: number, 
@@ -816,7 +828,7 @@ export type JudgeStart = { settings: RunSettings, concurrency: number,
  */
 retry_failed: boolean, key: KeyChoice, };
 
-export type JudgeStarted = { plan: RunPlan, note: string | null, };
+export type JudgeStarted = { plan: RunPlan, destination: Destination, note: string | null, };
 
 export type JudgeActivity = { run_id: number | null, progress: Progress | null, };
 

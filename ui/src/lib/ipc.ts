@@ -29,8 +29,10 @@ import type {
   SecurityOutcome,
   CallFailure,
   JudgeActivity,
+  Destination,
   JudgeStart,
   JudgeStarted,
+  KeyChoice,
   PromptTemplate,
   RunPreview,
   RunSettings,
@@ -125,6 +127,8 @@ export const ipc = {
   // judge-run screen
   judgeDefaultPrompt: (rubric: string | null) => call<PromptTemplate>("judge_default_prompt", { rubric }),
   judgePreview: (settings: RunSettings) => call<RunPreview>("judge_preview", { settings }),
+  judgeDestination: (settings: RunSettings, key: KeyChoice) =>
+    call<Destination>("judge_destination", { settings, key }),
   judgeStart: (request: JudgeStart) => call<JudgeStarted>("judge_start", { request }),
   judgeCancel: () => call<boolean>("judge_cancel"),
   judgeActivity: () => call<JudgeActivity>("judge_activity"),

@@ -5,6 +5,7 @@ import {
   formatCost,
   formatDuration,
   formatRate,
+  keyOriginMessage,
   percentFinished,
   type JudgeForm,
 } from "./judge";
@@ -109,5 +110,22 @@ describe("progress formatting", () => {
     expect(formatRate(12.34)).toBe("12.3");
     expect(percentFinished({ done: 18, failed: 2, total: 40 })).toBe(50);
     expect(percentFinished({ done: 0, failed: 0, total: 0 }), "an empty run is 0%, not NaN").toBe(0);
+  });
+});
+
+describe("where the key comes from", () => {
+  it("names the variable or account, never a key", () => {
+    expect(keyOriginMessage({ kind: "env", var: "OPENAI_API_KEY" })).toEqual({
+      key: "judge.keyFrom.env",
+      vars: { var: "OPENAI_API_KEY" },
+    });
+    expect(keyOriginMessage({ kind: "keyring", account: "openai", fallback_env: "OPENAI_API_KEY" })).toEqual({
+      key: "judge.keyFrom.keyringOrEnv",
+      vars: { account: "openai", var: "OPENAI_API_KEY" },
+    });
+    expect(keyOriginMessage({ kind: "keyring", account: "openai", fallback_env: null }).key).toBe("judge.keyFrom.keyring");
+    expect(keyOriginMessage({ kind: "typed", save_to_keyring: null }).key).toBe("judge.keyFrom.typed");
+    expect(keyOriginMessage({ kind: "typed", save_to_keyring: "openai" }).vars).toEqual({ account: "openai" });
+    expect(keyOriginMessage({ kind: "none" }).key).toBe("judge.keyFrom.none");
   });
 });

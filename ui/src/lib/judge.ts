@@ -1,7 +1,8 @@
 // Pure helpers of the judge-run screen: turning the form into the run settings the core expects
-// (with the reason when a field is not usable), and formatting progress, rates, ETAs and costs.
+// (with the reason when a field is not usable), the words for where a run's key comes from (the
+// confirmation before Start), and formatting progress, rates, ETAs and costs.
 import type { MessageKey } from "./i18n/en";
-import type { Progress, PromptTemplate, ProviderKind, ResponseSelection, RunSettings } from "./bindings";
+import type { KeyOrigin, Progress, PromptTemplate, ProviderKind, ResponseSelection, RunSettings } from "./bindings";
 
 /** A local Ollama server speaks the OpenAI protocol here. */
 export const OLLAMA_URL = "http://localhost:11434/v1";
@@ -129,4 +130,22 @@ export function percentFinished(p: Pick<Progress, "done" | "failed" | "total">):
 /** Thousands separators for token counts. */
 export function formatCount(n: number): string {
   return Math.round(n).toLocaleString("en-US");
+}
+
+/** The message (key and values) saying where a run's key comes from — never the key itself. */
+export function keyOriginMessage(o: KeyOrigin): { key: MessageKey; vars: Record<string, string> } {
+  switch (o.kind) {
+    case "none":
+      return { key: "judge.keyFrom.none", vars: {} };
+    case "typed":
+      return o.save_to_keyring !== null
+        ? { key: "judge.keyFrom.typedSaved", vars: { account: o.save_to_keyring } }
+        : { key: "judge.keyFrom.typed", vars: {} };
+    case "keyring":
+      return o.fallback_env !== null
+        ? { key: "judge.keyFrom.keyringOrEnv", vars: { account: o.account, var: o.fallback_env } }
+        : { key: "judge.keyFrom.keyring", vars: { account: o.account } };
+    case "env":
+      return { key: "judge.keyFrom.env", vars: { var: o.var } };
+  }
 }

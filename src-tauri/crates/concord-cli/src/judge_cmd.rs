@@ -1,5 +1,6 @@
-//! `concord judge …`: LLM judge runs from the command line. `run` previews the cost, opens the
-//! run (the same settings resume the same run, found by their hash, and say so on stderr), then
+//! `concord judge …`: LLM judge runs from the command line. `run` applies the core's endpoint and
+//! key-source rule and prints where the requests go and where the key comes from on stderr,
+//! previews the cost, opens the run (the same settings resume the same run, found by their hash, and say so on stderr), then
 //! sends the calls with a progress bar on stderr (hidden with `--json`); `status` lists runs with
 //! counts, tokens, cost and failures; `failures RUN` shows each failed call with its reason and raw
 //! output; `key set ACCOUNT` stores a key (read from stdin) in the OS keyring. Interrupting a run
@@ -71,12 +72,14 @@ enum ProviderArg {
 struct RunArgs {
     #[arg(long, value_enum)]
     provider: ProviderArg,
-    /// Up to the version segment, e.g. http://localhost:11434/v1 (Anthropic defaults to its API).
+    /// Up to the version segment, e.g. http://localhost:11434/v1 (Anthropic defaults to its API);
+    /// https, or http only to this machine.
     #[arg(long)]
     base_url: Option<String>,
     #[arg(long)]
     model: String,
-    /// Environment variable holding the API key (a local server may need none).
+    /// Environment variable holding the API key, named like one (e.g. OPENAI_API_KEY, HF_TOKEN;
+    /// never CONCORD_* or a PASS/SECRET name); a local server may need none.
     #[arg(long, value_name = "VAR")]
     api_key_env: Option<String>,
     /// OS keyring account holding the key (service "concord"); falls back to --api-key-env.
@@ -263,6 +266,14 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
             "--system-file goes with --prompt-file".into(),
         ));
     }
+    // The endpoint and key-source rule, and what it allows shown before anything is sent.
+    let choice = KeyChoice {
+        keyring_account: a.keyring_account.clone(),
+        env_var: a.api_key_env.clone(),
+        ..KeyChoice::default()
+    };
+    let destination = judge::destination(&settings, &choice)?;
+    eprintln!("concord: judge {destination}");
     let preview = judge::preview_run(study.store(), &settings)?;
     let e = &preview.estimate;
     eprintln!(
@@ -284,11 +295,7 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
             preview.settings_sha256
         ));
     }
-    let resolved = key::resolve_choice(&KeyChoice {
-        keyring_account: a.keyring_account.clone(),
-        env_var: a.api_key_env.clone(),
-        ..KeyChoice::default()
-    })?;
+    let resolved = key::resolve_choice(&choice)?;
     if let Some(note) = &resolved.note {
         eprintln!("concord: {note}");
     }

@@ -7,6 +7,7 @@
 
 use crate::clock::Clock;
 use crate::error_code::ErrorCode;
+use crate::judge::destination::STUDY_ACCOUNT_PREFIX;
 use crate::judge::key::KEYRING_SERVICE;
 use crate::store::{encrypt_study, rekey_study, Passphrase, Store, StoreError, StoreResult};
 use std::path::Path;
@@ -60,7 +61,7 @@ pub fn set_idle_lock_minutes(store: &mut Store, minutes: u32) -> Result<u32, Sec
 /// The keyring account of a study: its absolute path.
 fn account(path: &Path) -> String {
     let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    format!("study:{}", absolute.display())
+    format!("{STUDY_ACCOUNT_PREFIX}{}", absolute.display())
 }
 
 /// The passphrase remembered in the keyring for the study at `path`, if any (a missing keyring

@@ -439,10 +439,10 @@ fn the_api_key_never_reaches_the_study_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.concord");
     let (mut store, _) = study_with_items(&path, &judge_server::mentalbench(), 20);
-    std::env::set_var("CONCORD_TEST_JUDGE_KEY", KEY);
+    std::env::set_var("TEST_JUDGE_API_KEY", KEY);
     let key = judge::key::resolve(&judge::KeySource {
         keyring_account: None,
-        env_var: Some("CONCORD_TEST_JUDGE_KEY".into()),
+        env_var: Some("TEST_JUDGE_API_KEY".into()),
     })
     .unwrap()
     .key;

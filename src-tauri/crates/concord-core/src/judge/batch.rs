@@ -13,6 +13,7 @@ use super::progress::{Meter, Progress, RunPhase};
 use super::settings::ProviderKind;
 use super::JudgeError;
 use crate::store::Store;
+use crate::text::quoted;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -191,7 +192,16 @@ async fn fetch_lines(ctx: &CallContext, locators: &[String]) -> Result<Vec<Value
     for loc in locators {
         let url = match e.provider() {
             ProviderKind::OpenaiCompatible => e.url(&format!("files/{loc}/content")),
-            ProviderKind::Anthropic => loc.clone(),
+            ProviderKind::Anthropic => {
+                // The provider names the results' URL; the key goes only to its own origin.
+                if !e.on_origin(loc) {
+                    return Err(JudgeError::Batch(format!(
+                        "the batch's results URL {} is not on the judge endpoint; it was not fetched",
+                        quoted(loc)
+                    )));
+                }
+                loc.clone()
+            }
         };
         let text = retrying(ctx, 2, || {
             e.send_text(

@@ -3,6 +3,7 @@
 //! (rate limits, server errors, timeouts, broken bodies) or record a failure (other 4xx).
 //! `Retry-After` is read in both forms, seconds and HTTP date (against the [`Clock`]).
 
+use super::destination::{check_base_url, CheckedUrl};
 use super::key::ApiKey;
 use super::prompt::RenderedPrompt;
 use super::settings::{ProviderKind, RunSettings};
@@ -182,6 +183,7 @@ pub struct Endpoint {
     client: reqwest::Client,
     provider: ProviderKind,
     base_url: String,
+    checked: CheckedUrl,
     key: Option<ApiKey>,
 }
 
@@ -195,32 +197,25 @@ impl std::fmt::Debug for Endpoint {
     }
 }
 
-fn is_loopback(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let host = rest.split(['/', '?']).next().unwrap_or("");
-    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    let host = if host.starts_with('[') {
-        host.split(']').next().unwrap_or("").trim_start_matches('[')
-    } else {
-        host.split(':').next().unwrap_or("")
-    };
-    host.eq_ignore_ascii_case("localhost") || host == "::1" || host.starts_with("127.")
-}
-
 impl Endpoint {
-    /// A client for `settings`' provider and base URL. A loopback base URL (a local model server)
-    /// is reached directly, never through a proxy configured in the environment.
+    /// A client for `settings`' provider and base URL, which must pass the endpoint rule
+    /// ([`check_base_url`]: https, or http to this machine) — a run stored by an older version
+    /// with another URL is refused here, before its key is sent. It follows no redirect, so
+    /// requests and the key go only where the person saw. A loopback base URL (a local model
+    /// server) is reached directly, never through a proxy configured in the environment.
     pub fn new(
         settings: &RunSettings,
         key: Option<ApiKey>,
         pool: usize,
     ) -> Result<Endpoint, JudgeError> {
+        let checked = check_base_url(&settings.base_url)?;
         let base_url = settings.normalized_base_url();
         let mut builder = reqwest::Client::builder()
             .pool_max_idle_per_host(pool.max(1))
             .tcp_nodelay(true)
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("concord/", env!("CARGO_PKG_VERSION")));
-        if is_loopback(&base_url) {
+        if checked.loopback {
             builder = builder.no_proxy();
         }
         let client = builder
@@ -230,12 +225,19 @@ impl Endpoint {
             client,
             provider: settings.provider,
             base_url,
+            checked,
             key,
         })
     }
 
     pub fn provider(&self) -> ProviderKind {
         self.provider
+    }
+
+    /// Whether `url` is on the endpoint's origin (scheme, host and port): a URL a provider hands
+    /// back (a batch's results) is fetched with the key only then.
+    pub fn on_origin(&self, url: &str) -> bool {
+        self.checked.same_origin(url)
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -388,11 +390,25 @@ mod tests {
     }
 
     #[test]
-    fn loopback_hosts_are_recognised() {
-        assert!(is_loopback("http://127.0.0.1:8080/v1"), "IPv4 loopback");
-        assert!(is_loopback("http://localhost:11434/v1"), "localhost");
-        assert!(is_loopback("http://[::1]:8000/v1"), "IPv6 loopback");
-        assert!(!is_loopback("https://api.openai.com/v1"), "a remote host");
+    fn a_client_is_built_only_for_an_allowed_endpoint() {
+        let remote = RunSettings::new(
+            ProviderKind::OpenaiCompatible,
+            "http://judge.example/v1",
+            "m",
+        );
+        let refused = Endpoint::new(&remote, Some(ApiKey::new("sk-x")), 1)
+            .expect_err("a stored run with a remote http URL gets no client");
+        assert_eq!(refused.code(), "judge_endpoint", "with the endpoint code");
+        let local = RunSettings::new(ProviderKind::OpenaiCompatible, "http://127.0.0.1:9/v1", "m");
+        let e = Endpoint::new(&local, None, 1).expect("a loopback endpoint");
+        assert!(
+            e.on_origin("http://127.0.0.1:9/v1/messages/batches/1/results"),
+            "a URL on the endpoint's origin"
+        );
+        assert!(
+            !e.on_origin("http://127.0.0.1:10/v1/x") && !e.on_origin("https://evil.example/x"),
+            "another port or host is another origin"
+        );
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! API keys: read from the OS keyring (service `concord`, an account the user names) or from an
-//! environment variable the user names, held in memory only, never printed (`Debug` shows
+//! environment variable the user names — only names the rule of [`super::destination`] allows (a
+//! variable named like an API key, never Concord's own or a password's; never a study's
+//! passphrase account), checked here, where the only reads happen — held in memory only, never printed (`Debug` shows
 //! `<redacted>`) and never written to the study, its exports or logs. When no keyring is
 //! available (a Linux box without a secret service, a container) and an environment variable was
 //! also named, the variable is used and the reason is reported so the user knows why.
 
+use super::destination::{check_key_variable, check_keyring_account, DestinationError};
+use crate::error_code::ErrorCode;
 use crate::text::quoted;
 use std::fmt;
 
@@ -49,6 +53,18 @@ pub enum KeyError {
     NoKeyring { detail: String },
     #[error("the OS keyring refused: {0}")]
     Keyring(String),
+    #[error(transparent)]
+    Refused(#[from] DestinationError),
+}
+
+impl KeyError {
+    /// `judge_key_source` when the rule refuses the source, else `judge_key`.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            KeyError::Refused(e) => e.code(),
+            _ => ErrorCode::JudgeKey,
+        }
+    }
 }
 
 /// A key found, and a note for the user when a fallback was taken.
@@ -59,6 +75,7 @@ pub struct ResolvedKey {
 }
 
 fn read_env(var: &str) -> Result<ApiKey, KeyError> {
+    check_key_variable(var)?;
     match std::env::var(var) {
         Ok(v) if !v.trim().is_empty() => Ok(ApiKey::new(v.trim())),
         _ => Err(KeyError::EnvMissing(var.to_string())),
@@ -80,6 +97,7 @@ fn keyring_error(account: &str, e: keyring::Error) -> KeyError {
 }
 
 fn read_keyring(account: &str) -> Result<ApiKey, KeyError> {
+    check_keyring_account(account)?;
     let entry =
         keyring::Entry::new(KEYRING_SERVICE, account).map_err(|e| keyring_error(account, e))?;
     entry
@@ -90,6 +108,7 @@ fn read_keyring(account: &str) -> Result<ApiKey, KeyError> {
 
 /// Store a key in the OS keyring under `account`.
 pub fn save_to_keyring(account: &str, key: &ApiKey) -> Result<(), KeyError> {
+    check_keyring_account(account)?;
     let entry =
         keyring::Entry::new(KEYRING_SERVICE, account).map_err(|e| keyring_error(account, e))?;
     entry
@@ -98,8 +117,15 @@ pub fn save_to_keyring(account: &str, key: &ApiKey) -> Result<(), KeyError> {
 }
 
 /// Find the key: the keyring first when an account is named, then the environment variable.
-/// No source named means no key (a local server that needs none).
+/// No source named means no key (a local server that needs none). Both names are checked before
+/// either is read.
 pub fn resolve(source: &KeySource) -> Result<ResolvedKey, KeyError> {
+    if let Some(account) = &source.keyring_account {
+        check_keyring_account(account)?;
+    }
+    if let Some(var) = &source.env_var {
+        check_key_variable(var)?;
+    }
     if let Some(account) = &source.keyring_account {
         match read_keyring(account) {
             Ok(key) => {
@@ -147,8 +173,9 @@ pub struct KeyChoice {
 
 /// The key for a run from a [`KeyChoice`]: a typed key first (saved to the keyring when asked;
 /// a keyring that refuses becomes a note), else [`resolve`]; none when nothing is named (a
-/// local model).
+/// local model). The rule ([`KeyChoice::origin`]) is applied to every name first.
 pub fn resolve_choice(choice: &KeyChoice) -> Result<ResolvedKey, KeyError> {
+    choice.origin()?;
     let named = |s: &Option<String>| {
         s.as_deref()
             .map(str::trim)
@@ -187,7 +214,7 @@ mod tests {
     fn a_typed_key_wins_and_nothing_named_means_no_key() {
         let typed = resolve_choice(&KeyChoice {
             api_key: Some("  sk-typed ".into()),
-            env_var: Some("CONCORD_KEY_TEST_UNSET".into()),
+            env_var: Some("JUDGE_TEST_UNSET_KEY".into()),
             ..KeyChoice::default()
         })
         .expect("a typed key needs no other source");
@@ -204,11 +231,11 @@ mod tests {
         .expect("a blank source is no source");
         assert!(blank.key.is_none(), "a local model needs no key");
         let missing = resolve_choice(&KeyChoice {
-            env_var: Some("CONCORD_KEY_TEST_UNSET".into()),
+            env_var: Some("JUDGE_TEST_UNSET_KEY".into()),
             ..KeyChoice::default()
         });
         assert!(
-            matches!(missing, Err(KeyError::EnvMissing(ref v)) if v == "CONCORD_KEY_TEST_UNSET"),
+            matches!(missing, Err(KeyError::EnvMissing(ref v)) if v == "JUDGE_TEST_UNSET_KEY"),
             "an unset variable is a key error naming it"
         );
         let unsaved = resolve_choice(&KeyChoice {
@@ -234,10 +261,10 @@ mod tests {
 
     #[test]
     fn env_source_and_missing_variable() {
-        std::env::set_var("CONCORD_TEST_KEY_SOURCE", "sk-abc");
+        std::env::set_var("JUDGE_TEST_SOURCE_KEY", "sk-abc");
         let r = resolve(&KeySource {
             keyring_account: None,
-            env_var: Some("CONCORD_TEST_KEY_SOURCE".into()),
+            env_var: Some("JUDGE_TEST_SOURCE_KEY".into()),
         })
         .unwrap();
         assert_eq!(
@@ -247,7 +274,7 @@ mod tests {
         );
         let missing = resolve(&KeySource {
             keyring_account: None,
-            env_var: Some("CONCORD_TEST_KEY_UNSET_9".into()),
+            env_var: Some("JUDGE_TEST_UNSET_9_KEY".into()),
         });
         assert!(
             matches!(missing, Err(KeyError::EnvMissing(_))),

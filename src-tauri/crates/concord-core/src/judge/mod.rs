@@ -19,10 +19,12 @@
 //! (what agreement sees, one per rater × response × criterion) is the lowest-numbered repetition
 //! that succeeded. Ratings carry origin `judge:<run id>` and the judge's explanation as rationale.
 //! API keys come from the OS keyring or an environment variable ([`key`]) and are never written
-//! to the study.
+//! to the study; which variables and accounts may hold one, and which endpoints may receive it,
+//! is one rule ([`destination`]) both front ends pass through.
 
 pub mod batch;
 mod context;
+pub mod destination;
 pub mod http;
 pub mod key;
 pub mod ledger;
@@ -33,6 +35,7 @@ pub mod runner;
 pub mod settings;
 pub mod verdict;
 
+pub use destination::{destination, Destination, DestinationError, KeyOrigin};
 pub use key::{ApiKey, KeyChoice, KeyError, KeySource};
 pub use ledger::{
     default_prompt, failures, open_run, preview_run, run_status, runs, CallFailure, CostEstimate,
@@ -70,6 +73,8 @@ pub enum JudgeError {
     Batch(String),
     #[error(transparent)]
     Key(#[from] KeyError),
+    #[error(transparent)]
+    Destination(#[from] DestinationError),
 }
 
 impl JudgeError {
@@ -84,7 +89,8 @@ impl JudgeError {
             JudgeError::Runtime(_) => ErrorCode::JudgeRuntime,
             JudgeError::Client(_) => ErrorCode::JudgeClient,
             JudgeError::Batch(_) => ErrorCode::JudgeBatch,
-            JudgeError::Key(_) => ErrorCode::JudgeKey,
+            JudgeError::Key(e) => e.code(),
+            JudgeError::Destination(e) => e.code(),
         }
     }
 }

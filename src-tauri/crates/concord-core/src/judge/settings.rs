@@ -150,12 +150,8 @@ impl RunSettings {
 
     pub(crate) fn validate(&self) -> Result<(), JudgeError> {
         let bad = |m: String| Err(JudgeError::Settings(m));
-        let url = self.normalized_base_url();
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return bad(format!(
-                "base URL {url:?} must start with http:// or https://"
-            ));
-        }
+        // https, or http to this machine only (the one endpoint rule).
+        super::destination::check_base_url(&self.base_url)?;
         if self.model.trim().is_empty() {
             return bad("the model id is empty".into());
         }
@@ -305,7 +301,15 @@ mod tests {
     #[test]
     fn settings_are_checked() {
         let mut s = RunSettings::new(ProviderKind::Anthropic, "ftp://x", "m");
-        assert!(s.validate().is_err(), "only http(s) base URLs are allowed");
+        assert!(
+            matches!(s.validate(), Err(JudgeError::Destination(_))),
+            "only http(s) base URLs are allowed"
+        );
+        s.base_url = "http://judge.example/v1".into();
+        assert!(
+            matches!(s.validate(), Err(JudgeError::Destination(_))),
+            "plain http only to this machine"
+        );
         s.base_url = "http://127.0.0.1:1/v1/".into();
         assert!(s.validate().is_ok(), "a loopback URL is fine");
         assert_eq!(

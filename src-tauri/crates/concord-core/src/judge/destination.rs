@@ -348,9 +348,7 @@ mod tests {
                 "the refusal of {name:?} has the key-source code"
             );
             assert!(
-                refused
-                    .to_string()
-                    .contains(&crate::text::visible(name).to_string()),
+                refused.to_string().contains(&crate::text::visible(name)),
                 "the message names the variable: {refused}"
             );
         }

@@ -157,7 +157,7 @@ pub fn check_base_url(raw: &str) -> Result<CheckedUrl, DestinationError> {
                 .into(),
         );
     }
-    if url.query().is_some() || url.fragment().is_some() {
+    if Url::query(&url).is_some() || url.fragment().is_some() {
         return refuse("a base URL has no query (?…) or fragment (#…)".into());
     }
     let loopback = match url.host() {

@@ -449,24 +449,55 @@ impl App {
         path
     }
 
+    /// The process id of the Concord app this session launched (the one window of the binary
+    /// under test that runs at a time), if it can be found.
+    pub fn app_pid(&self) -> Option<u32> {
+        let exe = app_binary();
+        std::fs::read_dir("/proc")
+            .ok()?
+            .flatten()
+            .find_map(|entry| {
+                let target = std::fs::read_link(entry.path().join("exe")).ok()?;
+                (target == exe)
+                    .then(|| entry.file_name().to_str()?.parse().ok())
+                    .flatten()
+            })
+    }
+
+    /// Kill the app with SIGKILL — no exit handler, no flush, as a crash or a power cut — and
+    /// wait until the process is gone.
+    pub fn kill_app(&self) {
+        let pid = self.app_pid().expect("the app's process is running");
+        let status = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -9 {pid} must succeed");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|t| t == app_binary()) {
+            assert!(
+                Instant::now() < deadline,
+                "the app {pid} did not die within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Resize the window (WebDriver's window rect), e.g. to the minimum size `tauri.conf.json`
+    /// allows.
+    pub fn set_window_size(&self, width: u32, height: u32) {
+        self.post("/window/rect", json!({"width": width, "height": height}));
+    }
+
     /// Resident memory (kB) of the Concord process this session launched, if it can be found.
     pub fn app_rss_kb(&self) -> Option<u64> {
-        let exe = app_binary();
-        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-            let pid_dir = entry.path();
-            let Ok(target) = std::fs::read_link(pid_dir.join("exe")) else {
-                continue;
-            };
-            if target == exe {
-                let status = std::fs::read_to_string(pid_dir.join("status")).ok()?;
-                return status
-                    .lines()
-                    .find(|l| l.starts_with("VmRSS:"))
-                    .and_then(|l| l.split_whitespace().nth(1))
-                    .and_then(|n| n.parse().ok());
-            }
-        }
-        None
+        let pid = self.app_pid()?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
     }
 }
 

@@ -1,12 +1,19 @@
 //! The rough edges of an hour of rating, in the real window: a mistyped new profile is confirmed
 //! before it is created, and an empty queue has a way back to the rater list that a relaunch does
-//! not forget; a flag's reason is shown again on the item.
+//! not forget; a flag's reason is shown again on the item; long criterion labels leave every
+//! rating button on screen and clickable at the window's minimum size; a right-to-left override
+//! in a name is spelled out and reverses nothing; a long Chinese study and expert name export
+//! under the file-name limit; a kill -9 after an item is complete reopens on the next one.
 
 use super::App;
 use concord_core::assignment::AssignmentOptions;
 use concord_core::clock::SystemClock;
 use concord_core::demo::create_demo_at;
 use concord_core::open_study::OpenStudy;
+use concord_core::rubric::builtin;
+use concord_core::store::{NewConversation, NewSource, SourceKind, Store};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -98,5 +105,402 @@ fn a_flag_reason_is_shown_again_on_the_item() {
         app.text(&note),
         "the answer stops \u{202E}mid-sentence",
         "after a relaunch the item still says why it was flagged, isolated from the sentence around it"
+    );
+}
+
+/// Create a new profile named `name` on the picker and open its queue.
+fn rate_as_new_profile(app: &App, name: &str) {
+    open_picker(app);
+    let input = app.wait_for("[data-testid=new-profile]", Duration::from_secs(10));
+    app.click(&input);
+    app.type_into(&input, &format!("{name}{ENTER}"));
+    let confirm = app.wait_for("[data-testid=confirm-profile]", Duration::from_secs(10));
+    app.click(&confirm);
+    app.wait_for(
+        "[data-testid=rating-screen] [data-testid=item-number]",
+        Duration::from_secs(30),
+    );
+}
+
+fn current_item(app: &App) -> i64 {
+    let e = app.wait_for("[data-testid=item-number]", Duration::from_secs(10));
+    app.attribute(&e, "data-item")
+        .and_then(|v| v.parse().ok())
+        .expect("the item number is on the screen")
+}
+
+/// The window's minimum size, as `tauri.conf.json` declares it.
+fn minimum_window_size() -> (u32, u32) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tauri.conf.json");
+    let conf: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("tauri.conf.json is readable"))
+            .expect("tauri.conf.json is JSON");
+    let window = &conf["app"]["windows"][0];
+    let size = |key: &str| {
+        window[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("tauri.conf.json declares the window's {key}")) as u32
+    };
+    (size("minWidth"), size("minHeight"))
+}
+
+/// A study of one answer rated on MentalBench's seven attributes relabelled with long labels:
+/// long words that cannot break at a space, and long Chinese labels.
+fn long_label_study(path: &Path) {
+    let mut rubric = builtin::mentalbench();
+    rubric.id = "long-labels".into();
+    for (i, c) in rubric.criteria.iter_mut().enumerate() {
+        c.label.insert(
+            "en".into(),
+            format!(
+                "{i} {} {}",
+                "Unterstützungsbereitschaftseinschätzung".repeat(3),
+                "a label that keeps going well past the width of a narrow window ".repeat(3)
+            ),
+        );
+        c.label
+            .insert("zh".into(), "非常长的评分标准名称用于测试".repeat(8));
+    }
+    let mut store = Store::create(path, Arc::new(SystemClock)).expect("a new study");
+    store
+        .write(|tx| {
+            let rubric = tx.add_rubric(&rubric)?;
+            let source = tx.upsert_source(&NewSource {
+                key: "x",
+                name: "Some model",
+                family: None,
+                kind: SourceKind::Llm,
+            })?;
+            let conv = tx.add_conversation(&NewConversation {
+                external_id: "long-1",
+                rubric_id: rubric,
+                context: "I cannot sleep and everything feels heavy.",
+                language: Some("en"),
+                category: None,
+            })?;
+            tx.add_response(
+                conv,
+                source,
+                Some("That sounds exhausting. What helps a little?"),
+            )?;
+            Ok::<_, concord_core::store::StoreError>(())
+        })
+        .expect("the long-label study is written");
+}
+
+#[test]
+fn long_criterion_labels_keep_every_rating_button_on_screen_at_the_minimum_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("long-labels.concord");
+    long_label_study(&study);
+    let (min_w, min_h) = minimum_window_size();
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    app.set_window_size(min_w, min_h);
+    rate_as_new_profile(&app, "Narrow expert");
+    let viewport = app.script("return [window.innerWidth, window.innerHeight];", json!([]));
+    let (vw, vh) = (
+        viewport[0].as_u64().unwrap_or(u64::MAX),
+        viewport[1].as_u64().unwrap_or(u64::MAX),
+    );
+    assert!(
+        vw <= u64::from(min_w) && vh <= u64::from(min_h),
+        "the window is at its minimum size {min_w}×{min_h} (viewport {vw}×{vh})"
+    );
+    assert_buttons_on_screen(&app, vw);
+    app.screenshot("long-labels-minimum-size");
+    // And clicking them rates: the fourth level of every criterion (each click focuses its
+    // criterion, whose long label then heads the anchors panel too).
+    let criteria = app.find_all("[data-testid=criterion]");
+    let keys: Vec<String> = criteria
+        .iter()
+        .filter_map(|c| app.attribute(c, "data-key"))
+        .collect();
+    for key in &keys {
+        let button = app.wait_for(
+            &format!("[data-testid=criterion][data-key='{key}'] button.level:nth-child(4)"),
+            Duration::from_secs(5),
+        );
+        app.click(&button);
+    }
+    for key in &keys {
+        app.wait_for_attribute(
+            &format!("[data-testid=criterion][data-key='{key}']"),
+            "data-value",
+            "4",
+            Duration::from_secs(10),
+        );
+    }
+    app.wait_for_attribute(
+        "[role=progressbar]",
+        "aria-valuenow",
+        "1",
+        Duration::from_secs(10),
+    );
+    assert_buttons_on_screen(&app, vw);
+}
+
+/// Nothing on the page is wider than the window (no sideways scrolling), and every rating button,
+/// scrolled to vertically as a rater would, lies inside the viewport and is the element a click at
+/// its centre reaches.
+fn assert_buttons_on_screen(app: &App, vw: u64) {
+    let misplaced = app.script(
+        "const out = []; const root = document.documentElement;
+         const w = root.clientWidth; const h = root.clientHeight;
+         if (root.scrollWidth > w) out.push(`the page is ${root.scrollWidth}px wide in a ${w}px window`);
+         const buttons = document.querySelectorAll('[data-testid=criterion] button.level');
+         for (const b of buttons) {
+           b.scrollIntoView({block: 'center', inline: 'nearest'});
+           const r = b.getBoundingClientRect();
+           const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+           const inside = window.scrollX === 0 && r.left >= 0 && r.right <= w && r.top >= 0
+             && r.bottom <= h && r.width > 0;
+           if (!inside || !(hit === b || b.contains(hit))) {
+             out.push(`${b.closest('[data-testid=criterion]').dataset.key} ${b.textContent}: `
+               + `${Math.round(r.left)}..${Math.round(r.right)} of ${w}, scrolled ${window.scrollX}`);
+           }
+         }
+         window.scrollTo(0, 0);
+         return [buttons.length, out];",
+        json!([]),
+    );
+    assert_eq!(
+        misplaced[0],
+        json!(35),
+        "seven criteria with five levels each are on the screen"
+    );
+    assert_eq!(
+        misplaced[1],
+        json!([]),
+        "every rating button is inside the {vw}px viewport without sideways scrolling and reachable by a click"
+    );
+}
+
+#[test]
+fn a_right_to_left_override_in_a_name_is_spelled_out_and_reverses_nothing() {
+    const HOSTILE: &str = "Dr \u{202E}evil name\u{202C} Ng";
+    const SHOWN: &str = "Dr <U+202E>evil name<U+202C> Ng";
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("bidi.concord");
+    {
+        let store = create_demo_at(&study, Arc::new(SystemClock), 5).expect("demo study");
+        let mut s = OpenStudy::new(store);
+        s.add_expert(HOSTILE, 7)
+            .expect("an expert with an override in the name");
+    }
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    // No direction character reaches the page's text: each is spelled out where the name is.
+    let raw_controls = "return [...document.body.innerText].filter((c) => /[\\u202A-\\u202E\\u2066-\\u2069\\u200E\\u200F\\u061C]/.test(c)).length;";
+    let overview_names = app.script(
+        "return [...document.querySelectorAll('[data-testid=overview] bdi.name')].map((e) => e.textContent);",
+        json!([]),
+    );
+    assert!(
+        overview_names
+            .as_array()
+            .is_some_and(|a| a.iter().any(|n| n == SHOWN)),
+        "the overview lists the expert with the override spelled out: {overview_names}"
+    );
+    assert_eq!(
+        app.script(raw_controls, json!([])),
+        json!(0),
+        "the overview's text holds no raw direction character"
+    );
+    open_picker(&app);
+    let shown = app
+        .find_all("[data-testid=profile] bdi.name")
+        .into_iter()
+        .map(|e| app.text(&e))
+        .find(|t| t.starts_with("Dr "))
+        .expect("the expert is on the picker");
+    assert_eq!(shown, SHOWN, "the picker spells the override out");
+    assert_eq!(
+        app.script(raw_controls, json!([])),
+        json!(0),
+        "the picker's text holds no raw direction character"
+    );
+    // Laid out left to right: the first letter of "evil name" is left of its last.
+    let order = app.script(
+        "const el = [...document.querySelectorAll('[data-testid=profile] bdi.name')]
+           .find((e) => e.textContent.startsWith('Dr '));
+         const node = el.firstChild; const text = node.textContent;
+         const at = (i) => { const r = document.createRange(); r.setStart(node, i); r.setEnd(node, i + 1);
+                             return r.getBoundingClientRect().left; };
+         const first = text.indexOf('evil'); const last = text.indexOf(' Ng') - 1;
+         const after = text.length - 1;
+         return [at(first) < at(last), at(last) < at(after)];",
+        json!([]),
+    );
+    assert_eq!(
+        order,
+        json!([true, true]),
+        "the text after the override runs left to right, as typed"
+    );
+    // A new name typed with an override is shown spelled out before it is created.
+    let input = app.wait_for("[data-testid=new-profile]", Duration::from_secs(10));
+    app.click(&input);
+    app.type_into(&input, &format!("Neu \u{202E}name{ENTER}"));
+    let pending = app.wait_for(
+        "[data-testid=profile-confirm-name]",
+        Duration::from_secs(10),
+    );
+    assert_eq!(
+        app.text(&pending),
+        "Neu <U+202E>name",
+        "the name to be created shows its override"
+    );
+    app.screenshot("bidi-names");
+}
+
+/// The absolute path at the end of a "… written to PATH" line.
+fn written_path(text: &str) -> PathBuf {
+    PathBuf::from(
+        text.rsplit(" to ")
+            .next()
+            .unwrap_or_else(|| panic!("no path in {text:?}"))
+            .trim(),
+    )
+}
+
+fn wait_text(app: &App, css: &str, ready: impl Fn(&str) -> bool) -> String {
+    let e = app.wait_for(css, Duration::from_secs(30));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = app.text(&e);
+        if ready(&text) {
+            return text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{css} did not become ready: {text:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_long_chinese_study_and_expert_name_export_under_the_file_name_limit() {
+    // 75 Chinese characters, 225 bytes: the study file and SQLite's `-journal` beside it (241
+    // bytes) still fit, but a package named after study and expert would not.
+    let title = "心理危机干预与临床评估研究项目".repeat(5);
+    let expert = "资深临床心理学专家".repeat(5);
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join(format!("{title}.concord"));
+    {
+        let store = create_demo_at(&study, Arc::new(SystemClock), 5).expect("demo study");
+        let mut s = OpenStudy::new(store);
+        s.add_expert(&expert, 7).expect("the long-named expert");
+        let mut options = AssignmentOptions::new(1, 42);
+        options.experts = vec![expert.clone()];
+        s.assign(&options).expect("the expert is assigned");
+    }
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    let setup = app.wait_for("[data-testid=nav-setup]", Duration::from_secs(5));
+    app.click(&setup);
+    let step = app.wait_for("[data-testid=step-packages]", Duration::from_secs(10));
+    app.click(&step);
+    let pass = app.wait_for("[data-testid=package-passphrase]", Duration::from_secs(10));
+    app.clear(&pass);
+    app.type_into(&pass, "told to the expert by phone");
+    let export = app.wait_for(
+        &format!("[data-testid=package-row][data-name='{expert}'] [data-testid=package-export]"),
+        Duration::from_secs(10),
+    );
+    app.click(&export);
+    let written = wait_text(&app, "[data-testid=package-written]", |t| {
+        t.contains(".concord")
+    });
+    let package = written_path(&written);
+    let package_name = package.file_name().expect("a file name").len();
+    assert!(
+        package_name <= 255 && package.is_file(),
+        "the package is written under a {package_name}-byte name (≤ 255): {}",
+        package.display()
+    );
+    let full = format!("{title}-package-{expert}.concord").len();
+    assert!(
+        full > 255,
+        "the unshortened name ({full} bytes) would not have fit, so the bound was needed"
+    );
+    assert!(
+        package
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(&title[..180]) && n.ends_with(".concord")),
+        "the shortened name keeps the study's name (its first 60 characters at least) at its start and the extension: {}",
+        package.display()
+    );
+
+    let step = app.wait_for("[data-testid=step-exports]", Duration::from_secs(10));
+    app.click(&step);
+    let export = app.wait_for("[data-testid=export-long_csv]", Duration::from_secs(10));
+    app.click(&export);
+    let written = wait_text(&app, "[data-testid=written-long_csv]", |t| {
+        t.contains(".csv")
+    });
+    let csv = written_path(&written);
+    let csv_name = csv.file_name().expect("a file name").len();
+    assert!(
+        csv_name <= 255 && csv.is_file(),
+        "the ratings CSV is written under a {csv_name}-byte name (≤ 255): {}",
+        csv.display()
+    );
+}
+
+#[test]
+fn a_kill_after_an_item_is_complete_reopens_on_the_next_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("crash.concord");
+    let app = App::launch(&study);
+    rate_as_new_profile(&app, "Crash expert");
+    assert_eq!(current_item(&app), 1, "a new queue starts at item 1");
+    for k in 1..=3 {
+        let n = app.find_all("[data-testid=criterion]").len();
+        app.press(&"1".repeat(n));
+        // The value that completes item k has been saved when the completed count says k.
+        app.wait_for_attribute(
+            "[role=progressbar]",
+            "aria-valuenow",
+            &k.to_string(),
+            Duration::from_secs(10),
+        );
+        if k < 3 {
+            app.press(ENTER);
+            app.wait_for_attribute(
+                "[data-testid=item-number]",
+                "data-item",
+                &(k + 1).to_string(),
+                Duration::from_secs(10),
+            );
+        }
+    }
+    // Item 3 is complete and still on screen: the process dies without a chance to save more.
+    app.kill_app();
+    drop(app);
+
+    let app = App::launch(&study);
+    app.wait_for(
+        "[data-testid=overview], [data-testid=rating-screen], [data-testid=rater-picker]",
+        Duration::from_secs(60),
+    );
+    if app.try_find("[data-testid=rating-screen]").is_none() {
+        if app.try_find("[data-testid=rater-picker]").is_none() {
+            let rate = app.wait_for("[data-testid=nav-rate]", Duration::from_secs(5));
+            app.click(&rate);
+        }
+        app.wait_for("[data-testid=profile]", Duration::from_secs(10));
+        let mine = app
+            .find_all("[data-testid=profile]")
+            .into_iter()
+            .find(|p| app.text(p).contains("Crash expert"))
+            .expect("the profile made before the crash is listed");
+        app.click(&mine);
+    }
+    assert_eq!(
+        current_item(&app),
+        4,
+        "after kill -9 the rater reopens on item 4, the first unfinished one"
     );
 }

@@ -6,7 +6,9 @@ mod support;
 
 use concord_core::import::long::{import_items, import_ratings, ItemColumns, RatingColumns};
 use concord_core::import::{ImportOptions, ImportReport};
-use concord_core::store::{RaterKind, Store, RATING_IMPORT_BATCH};
+use concord_core::store::{
+    ImportedRating, NewRater, Occasion, RaterKind, RatingInput, Store, RATING_IMPORT_BATCH,
+};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use support::*;
@@ -205,5 +207,186 @@ fn changed_values_update_more_ratings_than_one_batch_and_keep_history() {
     assert!(
         history.values().all(|versions| versions.len() == 1),
         "each rating changed exactly once"
+    );
+}
+
+/// A file-backed study with `conversations` × 10 responses (the tamper check edits the file).
+fn file_study_with_items(dir: &Path, conversations: usize) -> (Store, PathBuf) {
+    let path = dir.join("study.concord");
+    let mut study = Store::create(&path, clock()).expect("a new study file");
+    import_items(
+        &mut study,
+        &items_file(dir, conversations),
+        "mentalbench",
+        &ItemColumns::default(),
+        None,
+        &ImportOptions::default(),
+    )
+    .expect("valid items");
+    (study, path)
+}
+
+#[test]
+fn a_bulk_import_seals_its_rows_and_a_later_edit_outside_concord_is_caught() {
+    let dir = temp_dir();
+    let (mut study, path) = file_study_with_items(dir.path(), 70);
+    // 4,900 rows (more than one batch) with rationales and one without, and an out-of-scale
+    // value kept as written: every column type the row digest encodes.
+    let mut text = String::from("item,rater,criterion,score,rationale\n");
+    for c in 0..70 {
+        for s in 0..10 {
+            for (k, criterion) in CRITERIA.iter().enumerate() {
+                let score = match (c, s, k) {
+                    (0, 0, 1) => "6".to_string(),
+                    _ => (1 + (c + s + k) % 5).to_string(),
+                };
+                let rationale = match (c, s, k) {
+                    (0, 0, 0) => String::new(),
+                    _ => format!("\"reason {c}, {s}\""),
+                };
+                let _ = writeln!(text, "conv{c}-s{s},judge0,{criterion},{score},{rationale}");
+            }
+        }
+    }
+    let file = dir.path().join("ratings.csv");
+    std::fs::write(&file, text).expect("ratings file written");
+    let report = import(&mut study, &file).expect("a valid file");
+    assert_eq!(report.files[0].ratings_inserted, 4_900, "every row is new");
+    assert_eq!(
+        study.verify_audit_chain().expect("verify").broken,
+        None,
+        "the digest the import computed for its rows must equal the digest of the rows as stored"
+    );
+    // The chain's insert trigger is back: a rating entered afterwards is sealed too.
+    let raters = study.raters().expect("raters");
+    let judge = raters.iter().find(|r| r.name == "judge0").expect("judge");
+    let extra = raters.iter().find(|r| r.id != judge.id);
+    let crit = study
+        .criterion_id("mentalbench", "empathy")
+        .expect("criterion");
+    let response = study
+        .response_id("conv3", "source3")
+        .expect("responses")
+        .expect("a response");
+    let rater_id = match extra {
+        Some(r) => r.id,
+        None => study
+            .write(|tx| {
+                tx.upsert_rater(&NewRater {
+                    kind: RaterKind::Expert,
+                    name: "Expert A",
+                    model_id: None,
+                    family: None,
+                    queue_seed: 7,
+                })
+            })
+            .expect("an expert"),
+    };
+    study
+        .write(|tx| {
+            tx.set_rating(&RatingInput {
+                rater_id,
+                response_id: response,
+                criterion_id: crit,
+                occasion: Occasion::First,
+                value: Some(3),
+                raw_value: None,
+                rationale: None,
+                origin: "screen",
+            })
+        })
+        .expect("a rating from the screen");
+    assert_eq!(
+        study.verify_audit_chain().expect("verify").broken,
+        None,
+        "a rating written after the import is sealed by the trigger the import put back"
+    );
+    drop(study);
+    let raw = rusqlite::Connection::open(&path).expect("the file opens in plain SQLite");
+    raw.execute(
+        "UPDATE rating SET value = 1 WHERE id = (SELECT MAX(id) - 100 FROM rating)",
+        [],
+    )
+    .expect("an edit outside Concord");
+    drop(raw);
+    let study = Store::open(&path, clock()).expect("reopened");
+    let broken = study
+        .verify_audit_chain()
+        .expect("verify")
+        .broken
+        .expect("an imported rating changed outside Concord must break the seal");
+    assert_eq!(broken.table.as_deref(), Some("rating"), "{broken:?}");
+}
+
+#[test]
+fn a_bulk_write_refused_midway_keeps_the_chain_whole() {
+    let dir = temp_dir();
+    let (mut study, _path) = file_study_with_items(dir.path(), 2);
+    let judge = study
+        .write(|tx| {
+            tx.upsert_rater(&NewRater {
+                kind: RaterKind::Judge,
+                name: "judgeZ",
+                model_id: Some("judgeZ"),
+                family: None,
+                queue_seed: 7,
+            })
+        })
+        .expect("a judge");
+    let crit = study
+        .criterion_id("mentalbench", "safety")
+        .expect("criterion");
+    let before = fingerprint(&study);
+    let refused = study.write(|tx| {
+        tx.import_ratings(
+            [1, 2, 999_999].map(|response_id| ImportedRating {
+                rater_id: judge,
+                response_id,
+                criterion_id: crit,
+                value: Some(4),
+                raw_value: None,
+                rationale: None,
+            }),
+            "import:test",
+        )
+    });
+    assert!(
+        refused.is_err(),
+        "a rating of a response the study does not have is refused by the store"
+    );
+    assert_eq!(fingerprint(&study), before, "nothing of the batch is kept");
+    study
+        .write(|tx| {
+            tx.import_ratings(
+                [1, 2].map(|response_id| ImportedRating {
+                    rater_id: judge,
+                    response_id,
+                    criterion_id: crit,
+                    value: Some(4),
+                    raw_value: None,
+                    rationale: None,
+                }),
+                "import:test",
+            )
+        })
+        .expect("a valid batch");
+    study
+        .write(|tx| {
+            tx.set_rating(&RatingInput {
+                rater_id: judge,
+                response_id: 3,
+                criterion_id: crit,
+                occasion: Occasion::First,
+                value: Some(2),
+                raw_value: None,
+                rationale: None,
+                origin: "screen",
+            })
+        })
+        .expect("a single rating");
+    assert_eq!(
+        study.verify_audit_chain().expect("verify").broken,
+        None,
+        "after a refused bulk write the chain's trigger is in place and every later row sealed"
     );
 }

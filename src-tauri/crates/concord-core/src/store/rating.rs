@@ -5,7 +5,8 @@
 //! [`StudyTx::import_ratings`] hands every rating that already exists to it); a merged package
 //! copies ratings with their own times and history. Whatever changes a rating's value, raw value
 //! or rationale, the database's `rating_keeps_history` trigger copies the version it replaces
-//! into the history (migration 12).
+//! into the history (migration 12). The bulk import ([`RatingImport`]) digests the rows it
+//! inserts for the audit chain itself instead of through the chain's per-row trigger.
 
 use super::rubric::{scale, scales};
 use super::{Store, StoreError, StoreResult, StudyTx};
@@ -766,8 +767,13 @@ impl StudyTx<'_> {
         // to the WAL mid-transaction costs more than the import itself. Up to 64 MB are used only
         // as far as pages are actually touched.
         self.conn().execute_batch("PRAGMA cache_size = -65536")?;
+        // New rows are digested for the audit chain here rather than by its per-row trigger
+        // (see `write_pending`), when the table has exactly the columns that code hashes.
+        let digest_here = super::audit::audited_columns(self.conn(), "rating")?
+            .filter(|cols| cols.iter().map(String::as_str).eq(RATING_ROW_COLUMNS));
         Ok(RatingImport {
             scales,
+            digest_here,
             origin: origin.to_string(),
             pending: Vec::with_capacity(RATING_IMPORT_BATCH),
             outcome: BulkOutcome::default(),
@@ -798,7 +804,23 @@ impl StudyTx<'_> {
     }
 
     fn write_pending(&mut self, import: &mut RatingImport) -> StoreResult<()> {
+        if import.pending.is_empty() {
+            return Ok(());
+        }
         let mut existing = Vec::new();
+        // With the chain's insert trigger in place every INSERT would run it, and a statement
+        // with a trigger keeps a statement journal (a copy of each page it touches): most of a
+        // bulk import's time. The trigger is set aside for the batch and each new row digested
+        // here from the values bound, in the table's column order — the hash the trigger
+        // computes — then put back before anything else is written.
+        let mut direct = match &import.digest_here {
+            Some(cols) => Some(super::audit::set_insert_trigger_aside(
+                self.conn(),
+                "rating",
+                cols,
+            )?),
+            None => None,
+        };
         {
             let mut insert = self.conn().prepare_cached(
                 "INSERT INTO rating(rater_id, response_id, criterion_id, occasion, value,
@@ -819,10 +841,32 @@ impl StudyTx<'_> {
                 ])?;
                 if changed == 1 {
                     import.outcome.inserted += 1;
+                    if let Some(direct) = direct.as_mut() {
+                        use rusqlite::types::ValueRef::{Integer, Null, Text};
+                        direct.add(
+                            [
+                                Integer(self.conn().last_insert_rowid()),
+                                Integer(r.rater_id),
+                                Integer(r.response_id),
+                                Integer(r.criterion_id),
+                                Integer(Occasion::First.code()),
+                                r.value.map_or(Null, Integer),
+                                optional_text(&r.raw_value),
+                                optional_text(&r.rationale),
+                                Text(import.origin.as_bytes()),
+                                Integer(self.now),
+                                Integer(self.now),
+                            ]
+                            .into_iter(),
+                        );
+                    }
                 } else {
                     existing.push(r);
                 }
             }
+        }
+        if let Some(direct) = direct {
+            super::audit::put_insert_trigger_back(self.conn(), &self.pending, direct)?;
         }
         for r in existing {
             match self.set_rating(&RatingInput {
@@ -844,6 +888,28 @@ impl StudyTx<'_> {
     }
 }
 
+fn optional_text(t: &Option<String>) -> rusqlite::types::ValueRef<'_> {
+    t.as_deref().map_or(rusqlite::types::ValueRef::Null, |t| {
+        rusqlite::types::ValueRef::Text(t.as_bytes())
+    })
+}
+
+/// The columns of `rating` in table order, as the bulk import digests a new row for the audit
+/// chain.
+pub(super) const RATING_ROW_COLUMNS: [&str; 11] = [
+    "id",
+    "rater_id",
+    "response_id",
+    "criterion_id",
+    "occasion",
+    "value",
+    "raw_value",
+    "rationale",
+    "origin",
+    "created_at",
+    "updated_at",
+];
+
 /// Imported ratings are written this many at a time.
 pub const RATING_IMPORT_BATCH: usize = 4096;
 
@@ -853,6 +919,8 @@ pub const RATING_IMPORT_BATCH: usize = 4096;
 #[derive(Debug)]
 pub struct RatingImport {
     scales: HashMap<i64, (i64, i64)>,
+    /// The `rating` columns when this import digests its new rows for the audit chain itself.
+    digest_here: Option<Vec<String>>,
     origin: String,
     pending: Vec<ImportedRating>,
     outcome: BulkOutcome,

@@ -873,3 +873,18 @@ fn an_audit_chain_from_before_the_occasion_migration_still_verifies() {
         "a retest changed outside Concord before the upgrade is still caught, in the table it was changed in: {broken:?}"
     );
 }
+
+#[test]
+fn the_bulk_import_digests_rating_rows_with_the_columns_the_trigger_hashes() {
+    let store = Store::in_memory(clock()).unwrap();
+    let cols = audit::audited_columns(store.conn(), "rating")
+        .unwrap()
+        .expect("the chain's insert trigger on rating is installed on Concord's connection");
+    assert!(
+        cols.iter()
+            .map(String::as_str)
+            .eq(rating::RATING_ROW_COLUMNS),
+        "the bulk import hashes rating rows in this column order; a new column must be added \
+         there too, else imports fall back to the slow per-row trigger: {cols:?}"
+    );
+}

@@ -54,6 +54,9 @@ pub enum ExportCommand {
         /// Directory to write into (created when missing).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// Write even though PHI findings are not reviewed yet; the reason goes to the audit trail.
+        #[arg(long, value_name = "REASON")]
+        override_phi: Option<String>,
     },
     /// Every rating of the study as CSV (long or wide) or an XLSX workbook.
     Ratings {
@@ -121,13 +124,22 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
     let mut study = open_study(db)?;
     let by = crate::phi_cmd::actor(None);
     match &args.command {
-        ExportCommand::Methods { rubric, out } => {
+        ExportCommand::Methods {
+            rubric,
+            out,
+            override_phi,
+        } => {
             let options = concord_core::agreement::AgreementOptions::mentalalign(rubric);
+            let gate = PhiGate {
+                actor: &by,
+                override_reason: override_phi.as_deref(),
+            };
             let written = concord_core::methods::write_methods_appendix(
                 &mut study,
                 &options,
                 out,
                 env!("CARGO_PKG_VERSION"),
+                gate,
             )?;
             let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
             Ok(if json {

@@ -86,6 +86,25 @@ fn findings_are_located_gate_exports_and_redact_to_placeholders() {
         String::from_utf8_lossy(&refused.stderr)
     );
 
+    let appendix = dir.path().join("appendix");
+    let refused = concord(&[
+        "--db",
+        db,
+        "export",
+        "methods",
+        "--out",
+        appendix.to_str().unwrap(),
+    ]);
+    assert!(
+        !refused.status.success() && !appendix.exists(),
+        "the methods appendix carries the ratings too, so it also waits for the review"
+    );
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("the methods appendix"),
+        "and names what was refused: {}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+
     let redacted = json(&concord(&[
         "--db",
         db,

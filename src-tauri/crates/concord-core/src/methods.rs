@@ -35,6 +35,8 @@ pub enum MethodsError {
     },
     #[error("cannot encode study.json: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Phi(#[from] crate::phi::review::PhiError),
 }
 
 /// The table view of the appendix: system level, judges against the experts' mean, ICC(C,1),
@@ -119,12 +121,16 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), MethodsError> {
 }
 
 /// Write the appendix for `options` into `dir` (created when missing); returns the files written.
+/// Its `ratings.csv` carries every rating with the judges' rationales, so like every other export
+/// it is refused while PHI findings are open, unless `gate` overrides with a reason.
 pub fn write_methods_appendix(
     study: &mut OpenStudy,
     options: &AgreementOptions,
     dir: &Path,
     software: &str,
+    gate: crate::usecase::PhiGate<'_>,
 ) -> Result<Vec<PathBuf>, MethodsError> {
+    study.require_phi_reviewed("the methods appendix", gate)?;
     std::fs::create_dir_all(dir).map_err(|source| MethodsError::Write {
         path: dir.display().to_string(),
         source,

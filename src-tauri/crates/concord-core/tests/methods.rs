@@ -9,6 +9,7 @@ use concord_core::clock::SystemClock;
 use concord_core::demo::create_demo_at;
 use concord_core::methods::{write_methods_appendix, RECOMPUTE_SCRIPT};
 use concord_core::open_study::OpenStudy;
+use concord_core::usecase::PhiGate;
 use std::sync::Arc;
 
 #[test]
@@ -19,7 +20,12 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
     let mut study = OpenStudy::new(store);
     let dir = tmp.path().join("appendix");
     let options = AgreementOptions::mentalalign("mentalbench");
-    let written = write_methods_appendix(&mut study, &options, &dir, "9.9.9").expect("written");
+    let gate = PhiGate {
+        actor: "lead",
+        override_reason: None,
+    };
+    let written =
+        write_methods_appendix(&mut study, &options, &dir, "9.9.9", gate).expect("written");
     let names: Vec<String> = written
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())

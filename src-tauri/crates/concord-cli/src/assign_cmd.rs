@@ -5,6 +5,7 @@
 use crate::study_cmd::{open_study, StudyCmdError};
 use concord_core::assignment::{AssignmentOptions, AssignmentSummary, AssignmentTable};
 use concord_core::clock::fresh_seed;
+use concord_core::text::quoted;
 use concord_core::usecase::UseCaseError;
 use std::path::{Path, PathBuf};
 
@@ -96,9 +97,12 @@ pub fn expert(
                 return json(&added);
             }
             Ok(if added.created {
-                format!("Added expert {:?}\n", added.name)
+                format!("Added expert {}\n", quoted(&added.name))
             } else {
-                format!("Expert {:?} already exists; nothing changed\n", added.name)
+                format!(
+                    "Expert {} already exists; nothing changed\n",
+                    quoted(&added.name)
+                )
             })
         }
     }
@@ -117,11 +121,11 @@ pub fn rubric(
                 return json(&added);
             }
             Ok(if added.created {
-                format!("Added rubric {:?}\n", added.key)
+                format!("Added rubric {}\n", quoted(&added.key))
             } else {
                 format!(
-                    "Rubric {:?} is already in the study; nothing changed\n",
-                    added.key
+                    "Rubric {} is already in the study; nothing changed\n",
+                    quoted(&added.key)
                 )
             })
         }

@@ -5,6 +5,7 @@
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
 use concord_core::calibration::{self, CalibrationError, PassRule};
+use concord_core::text::quoted;
 use serde::Serialize;
 use std::path::Path;
 
@@ -62,11 +63,11 @@ enum CalibrationCommand {
 fn parse_pair(s: &str) -> Result<(String, i64), String> {
     let (k, v) = s
         .split_once('=')
-        .ok_or_else(|| format!("{s:?}: expected criterion=value"))?;
+        .ok_or_else(|| format!("{}: expected criterion=value", quoted(&s)))?;
     let v = v
         .trim()
         .parse::<i64>()
-        .map_err(|_| format!("{s:?}: the value must be a whole number"))?;
+        .map_err(|_| format!("{}: the value must be a whole number", quoted(&s)))?;
     Ok((k.trim().to_string(), v))
 }
 

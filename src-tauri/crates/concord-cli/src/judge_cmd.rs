@@ -12,6 +12,7 @@ use concord_core::judge::{
     self, key, ApiKey, CancellationToken, Execution, JudgeError, KeyChoice, KeyError, Prices,
     Progress, PromptTemplate, ProviderKind, ResponseSelection, RunSettings, RunStatus,
 };
+use concord_core::text::quoted;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -200,7 +201,8 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
             }
             key::save_to_keyring(account, &ApiKey::new(secret))?;
             Ok(format!(
-                "Stored the key for {account:?} in the OS keyring.\n"
+                "Stored the key for {} in the OS keyring.\n",
+                quoted(account)
             ))
         }
     }

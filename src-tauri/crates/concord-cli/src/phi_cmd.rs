@@ -138,7 +138,7 @@ fn render_findings(findings: &[PhiFinding]) -> String {
             f.end,
             f.excerpt
                 .as_deref()
-                .map(|e| format!("{e:?}"))
+                .map(|e| quoted(&e).to_string())
                 .unwrap_or_default(),
             f.reason
                 .as_deref()

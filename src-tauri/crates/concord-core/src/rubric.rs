@@ -4,6 +4,7 @@
 //! files name the criterion. Both built-in rubrics ship in this format and are loaded through the
 //! same parser as a lab's custom rubric, so a custom file gets exactly the same validation.
 
+use crate::text::quoted;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -234,8 +235,8 @@ impl Rubric {
         };
         if !id_ok(&self.id) {
             return Err(format!(
-                "rubric id {:?} must be non-empty letters, digits, '-' or '_'",
-                self.id
+                "rubric id {} must be non-empty letters, digits, '-' or '_'",
+                quoted(&self.id)
             ));
         }
         if !self.name.contains_key("en") {
@@ -251,7 +252,7 @@ impl Rubric {
         let mut seen_ids = BTreeSet::new();
         let mut seen_keys: BTreeMap<String, String> = BTreeMap::new();
         for (i, c) in self.criteria.iter().enumerate() {
-            let at = format!("criterion {} ({:?})", i + 1, c.id);
+            let at = format!("criterion {} ({})", i + 1, quoted(&c.id));
             if !id_ok(&c.id) {
                 return Err(format!(
                     "{at}: id must be non-empty letters, digits, '-' or '_'"
@@ -265,7 +266,10 @@ impl Rubric {
             }
             if let Some(g) = &c.group {
                 if !group_ids.contains(g.as_str()) {
-                    return Err(format!("{at}: group {g:?} is not declared in [[groups]]"));
+                    return Err(format!(
+                        "{at}: group {} is not declared in [[groups]]",
+                        quoted(&g)
+                    ));
                 }
             }
             if let Scale::Likert { min, max } = c.scale {
@@ -295,7 +299,9 @@ impl Rubric {
                 if let Some(other) = seen_keys.insert(norm, c.id.clone()) {
                     if other != c.id {
                         return Err(format!(
-                            "{at}: key {k:?} is already used by criterion {other:?}"
+                            "{at}: key {} is already used by criterion {}",
+                            quoted(&k),
+                            quoted(&other)
                         ));
                     }
                 }

@@ -445,7 +445,7 @@ fn duplicate_json_keys_name_both_places() {
         ratings(s, &path)
     });
     assert!(
-        issue.message.contains("\"score\"")
+        issue.message.contains("“score”")
             && issue.message.contains("key 4")
             && issue.message.contains("key 5"),
         "the key and both places are named: {issue}"
@@ -468,7 +468,7 @@ fn duplicate_json_keys_name_both_places() {
     )
     .expect_err("a duplicate rubric key is ambiguous");
     assert!(
-        err.to_string().contains("\"name\""),
+        err.to_string().contains("“name”"),
         "the rubric error names the key: {err}"
     );
 }

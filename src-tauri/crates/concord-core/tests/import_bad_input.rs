@@ -146,7 +146,7 @@ fn wrong_sheet_and_missing_columns() {
         mentalbench::import_file(st, &texts, Some("Sheet9"), &ImportOptions::default())
     });
     assert!(
-        issues[0].message.contains("\"texts\""),
+        issues[0].message.contains("“texts”"),
         "the message lists the sheets there are: {}",
         issues[0]
     );

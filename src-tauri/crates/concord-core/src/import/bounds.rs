@@ -13,6 +13,7 @@
 //! it.
 
 use super::{Issue, Location};
+use crate::text::quoted;
 use quick_xml::events::{BytesStart, Event};
 use std::io::{Cursor, Read};
 
@@ -393,9 +394,9 @@ fn scan_part(
                                 }
                                 None => {
                                     return Err(damaged(format!(
-                                        "the shared-string {} {:?} is not a number",
+                                        "the shared-string {} {} is not a number",
                                         key,
-                                        String::from_utf8_lossy(&v)
+                                        quoted(&String::from_utf8_lossy(&v))
                                     )))
                                 }
                             }
@@ -419,14 +420,14 @@ fn scan_part(
                         let last = corners.next().flatten().or(first);
                         let (Some((r0, c0)), Some((r1, c1))) = (first, last) else {
                             return Err(damaged(format!(
-                                "the sheet's dimension {:?} is not a cell range",
-                                String::from_utf8_lossy(&v)
+                                "the sheet's dimension {} is not a cell range",
+                                quoted(&String::from_utf8_lossy(&v))
                             )));
                         };
                         if r1 < r0 || c1 < c0 {
                             return Err(damaged(format!(
-                                "the sheet's dimension {:?} ends before it starts",
-                                String::from_utf8_lossy(&v)
+                                "the sheet's dimension {} ends before it starts",
+                                quoted(&String::from_utf8_lossy(&v))
                             )));
                         }
                         check_position(limits, (r1, c1)).map_err(|(l, w)| over(l, w, None))?;
@@ -449,8 +450,8 @@ fn scan_part(
                     if let Some(v) = attribute(e, "r") {
                         row = row_number(&v).ok_or_else(|| {
                             damaged(format!(
-                                "row number {:?} is not a positive whole number",
-                                String::from_utf8_lossy(&v)
+                                "row number {} is not a positive whole number",
+                                quoted(&String::from_utf8_lossy(&v))
                             ))
                         })?;
                         check_position(limits, (row, 0)).map_err(|(l, w)| over(l, w, Some(row)))?;
@@ -464,8 +465,8 @@ fn scan_part(
                     let pos = match attribute(e, "r") {
                         Some(v) => cell_ref(&v).ok_or_else(|| {
                             damaged(format!(
-                                "{:?} is not a cell reference",
-                                String::from_utf8_lossy(&v)
+                                "{} is not a cell reference",
+                                quoted(&String::from_utf8_lossy(&v))
                             ))
                         })?,
                         None => (row, col),

@@ -3,6 +3,7 @@
 //! both of its places in the object (as key ordinals) and, through serde_json, the line and column
 //! of the second. Used for JSON Lines rows, score cells, judge replies and rubric files.
 
+use crate::text::quoted;
 use serde::de::{self, Deserialize, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use std::fmt;
@@ -72,7 +73,8 @@ impl<'de> Visitor<'de> for StrictValue {
         while let Some(key) = map.next_key::<String>()? {
             if let Some(first) = places.get(&key) {
                 return Err(de::Error::custom(format!(
-                    "the key {key:?} appears twice in one object (as its key {} and key {}); which value is meant is ambiguous",
+                    "the key {} appears twice in one object (as its key {} and key {}); which value is meant is ambiguous",
+                    quoted(&key),
                     first + 1,
                     places.len() + 1
                 )));
@@ -102,7 +104,7 @@ mod tests {
             super::parse(r#"{"a": 1, "b": 2, "a": 3}"#).expect_err("a duplicate key is ambiguous");
         let text = e.to_string();
         assert!(
-            text.contains("\"a\"") && text.contains("key 1") && text.contains("key 3"),
+            text.contains("“a”") && text.contains("key 1") && text.contains("key 3"),
             "the message names the key and both places: {text}"
         );
         assert_eq!(

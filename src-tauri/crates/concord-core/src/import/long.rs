@@ -26,6 +26,7 @@ use super::{
 use crate::digest::sha256_reader;
 use crate::rubric::{builtin, Rubric};
 use crate::store::{ImportedRating, NewConversation, RaterKind, SourceKind, Store};
+use crate::text::quoted;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -86,7 +87,7 @@ fn find_rubric(store: &Store, key: &str, at: &Location) -> Result<Rubric, Import
         ImportError::one(
             at.clone(),
             "unknown_rubric",
-            format!("no rubric {key:?} in the study or built in"),
+            format!("no rubric {} in the study or built in", quoted(&key)),
         )
     })
 }
@@ -97,7 +98,7 @@ fn required(table: &RawTable, names: &[(&str, &str)]) -> Result<Vec<usize>, Vec<
     for (role, name) in names {
         match table.column(name) {
             Some(c) => out.push(c),
-            None => missing.push(format!("{name:?} ({role})")),
+            None => missing.push(format!("{} ({role})", quoted(&name))),
         }
     }
     if missing.is_empty() {
@@ -112,7 +113,7 @@ fn required(table: &RawTable, names: &[(&str, &str)]) -> Result<Vec<usize>, Vec<
                 table
                     .headers
                     .iter()
-                    .map(|h| format!("{h:?}"))
+                    .map(|h| quoted(h).to_string())
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -227,8 +228,8 @@ pub fn import_items(
                 table.at(row.number, Some(cols[2])),
                 "duplicate_id",
                 format!(
-                    "response id {:?} appears again (first in row {first})",
-                    item.response
+                    "response id {} appears again (first in row {first})",
+                    quoted(&item.response)
                 ),
             ));
             continue;
@@ -239,8 +240,9 @@ pub fn import_items(
                 table.at(row.number, Some(cols[3])),
                 "duplicate_response",
                 format!(
-                    "conversation {:?} already has a response from {:?} (row {first})",
-                    item.conversation, item.source
+                    "conversation {} already has a response from {} (row {first})",
+                    quoted(&item.conversation),
+                    quoted(&item.source)
                 ),
             ));
             continue;
@@ -250,8 +252,8 @@ pub fn import_items(
                 table.at(row.number, Some(cols[1])),
                 "context_conflict",
                 format!(
-                    "conversation {:?} has a different context in row {first}",
-                    item.conversation
+                    "conversation {} has a different context in row {first}",
+                    quoted(&item.conversation)
                 ),
             )),
             Some(_) => {}
@@ -325,8 +327,8 @@ pub fn import_items(
                         },
                         "duplicate_id",
                         format!(
-                            "response id {:?} already names another response in the study (a different conversation or source); give this response its own id",
-                            item.response
+                            "response id {} already names another response in the study (a different conversation or source); give this response its own id",
+                            quoted(&item.response)
                         ),
                     ))
                 }
@@ -652,8 +654,9 @@ fn write_ratings<'a>(
                     at(number, Some(cols[2])),
                     "unknown_criterion",
                     format!(
-                        "{criterion_name:?} is not a criterion of rubric {:?}",
-                        rubric.id
+                        "{} is not a criterion of rubric {}",
+                        quoted(&criterion_name),
+                        quoted(&rubric.id)
                     ),
                 ));
                 return Ok(());
@@ -665,7 +668,8 @@ fn write_ratings<'a>(
                         at(number, Some(cols[0])),
                         "unknown_item",
                         format!(
-                            "item {item:?} is not a response id in the study; import the items first"
+                            "item {} is not a response id in the study; import the items first",
+                            quoted(&item)
                         ),
                     ));
                 }
@@ -704,7 +708,7 @@ fn write_ratings<'a>(
                     issues.push(Issue::error(
                         at(number, None),
                         "duplicate_rating",
-                        format!("{rater} rated {criterion_name} of {item:?} twice, and more than 20 ratings appear twice; only the first 20 are listed"),
+                        format!("{rater} rated {criterion_name} of {} twice, and more than 20 ratings appear twice; only the first 20 are listed", quoted(&item)),
                     ));
                 }
                 return Ok(());
@@ -722,7 +726,7 @@ fn write_ratings<'a>(
             };
             let number_read = score
                 .parse::<f64>()
-                .map_err(|_| format!("{score:?} is not a number"));
+                .map_err(|_| format!("{} is not a number", quoted(&score)));
             let (value, raw) = match number_read.and_then(|x| {
                 if x.is_finite() {
                     classify_number(x, &criterion.scale)
@@ -836,7 +840,8 @@ fn name_duplicates(
                 header.at(*number, None),
                 "duplicate_rating",
                 format!(
-                    "{rater} rated {criterion} of {item:?} already in {earlier}; the same rating twice is ambiguous"
+                    "{rater} rated {criterion} of {} already in {earlier}; the same rating twice is ambiguous",
+                    quoted(&item)
                 ),
             )
         })

@@ -401,7 +401,7 @@ fn parse_file(
                 table
                     .headers
                     .iter()
-                    .map(|h| format!("{h:?}"))
+                    .map(|h| quoted(h).to_string())
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -748,7 +748,7 @@ fn score_cell(
                     .join(", "),
                 object
                     .keys()
-                    .map(|k| format!("{k:?}"))
+                    .map(|k| quoted(k).to_string())
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -787,12 +787,12 @@ pub(crate) fn conv_id(cell: &Cell) -> Result<u64, String> {
         Cell::Text(t) => t
             .trim()
             .parse::<f64>()
-            .map_err(|_| format!("ConvID {t:?} is not a number"))?,
+            .map_err(|_| format!("ConvID {} is not a number", quoted(t)))?,
         Cell::Empty => return Err("ConvID is empty".to_string()),
         other => {
             return Err(format!(
-                "ConvID {:?} is not a number",
-                other.as_text().unwrap_or_default()
+                "ConvID {} is not a number",
+                quoted(&other.as_text().unwrap_or_default())
             ))
         }
     };

@@ -23,6 +23,7 @@ use super::{
 use super::{prepare, Formats, Prepared, ReadFile};
 use crate::rubric::builtin;
 use crate::store::{NewConversation, Store};
+use crate::text::quoted;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -155,7 +156,7 @@ fn validate(
             None => report.warnings.push(Issue::warning(
                 table.at(1, Some(i)),
                 "unknown_column",
-                format!("column {h:?} is not a MentalBench source; ignored"),
+                format!("column {} is not a MentalBench source; ignored", quoted(h)),
             )),
         }
     }

@@ -28,6 +28,7 @@ pub mod reply;
 pub mod table;
 
 use crate::store::{Store, StoreError, StudyTx};
+use crate::text::quoted;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -67,13 +68,13 @@ impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.file)?;
         if let Some(s) = &self.sheet {
-            write!(f, ", sheet {s:?}")?;
+            write!(f, ", sheet {}", quoted(s))?;
         }
         if let Some(r) = self.row {
             write!(f, ", row {r}")?;
         }
         if let Some(c) = &self.column {
-            write!(f, ", column {c:?}")?;
+            write!(f, ", column {}", quoted(c))?;
         }
         Ok(())
     }
@@ -532,4 +533,24 @@ pub(crate) fn prepare(
     let table = table::read_table_within(&name, &bytes, format, sheet, &limits)
         .map_err(ImportError::Rejected)?;
     Ok(Prepared::Read(ReadFile { name, sha, table }))
+}
+
+#[cfg(test)]
+mod location_tests {
+    use super::Location;
+
+    #[test]
+    fn a_location_quotes_sheet_and_column_without_debug_escapes() {
+        let at = Location {
+            file: "ratings.xlsx".into(),
+            sheet: Some("Sheet \"1\"".into()),
+            row: Some(7),
+            column: Some("score\u{202E}evil".into()),
+        };
+        assert_eq!(
+            at.to_string(),
+            "ratings.xlsx, sheet “Sheet \"1\"”, row 7, column “score<U+202E>evil”",
+            "a header with quotes or a direction override is quoted as a person reads it"
+        );
+    }
 }

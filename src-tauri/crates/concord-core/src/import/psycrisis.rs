@@ -22,6 +22,7 @@ use super::{
 use super::{prepare, Formats, Prepared, ReadFile};
 use crate::rubric::{builtin, Rubric};
 use crate::store::{ImportedRating, NewConversation, NewJudgement, RaterKind, SourceKind, Store};
+use crate::text::quoted;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -219,10 +220,10 @@ fn validate(
                 table.at(1, Some(*col)),
                 "duplicate_dimension",
                 format!(
-                    "the columns {:?} ({}) and {:?} ({}) are both the dimension {criterion}; which one holds the score is ambiguous: remove one",
-                    table.headers[*first],
+                    "the columns {} ({}) and {} ({}) are both the dimension {criterion}; which one holds the score is ambiguous: remove one",
+                    quoted(&table.headers[*first]),
                     super::table::column_letters(*first),
-                    table.headers[*col],
+                    quoted(&table.headers[*col]),
                     super::table::column_letters(*col),
                 ),
             ));
@@ -391,10 +392,10 @@ fn validate(
                     Cell::Text(t) => t
                         .trim()
                         .parse::<f64>()
-                        .map_err(|_| format!("{t:?} is not 0 or 1")),
+                        .map_err(|_| format!("{} is not 0 or 1", quoted(t))),
                     other => Err(format!(
-                        "{:?} is not 0 or 1",
-                        other.as_text().unwrap_or_default()
+                        "{} is not 0 or 1",
+                        quoted(&other.as_text().unwrap_or_default())
                     )),
                 };
                 match number.and_then(|x| classify_number(x, &crate::rubric::Scale::Binary)) {

@@ -7,6 +7,7 @@
 
 use super::ReplyParsing;
 use crate::rubric::{Rubric, Scale};
+use crate::text::quoted;
 use serde_json::{Map, Value};
 
 /// Remove surrounding whitespace and a Markdown code fence (```json … ```), if any.
@@ -150,7 +151,7 @@ pub fn classify(value: &Value, scale: &Scale) -> Result<Score, String> {
         Value::String(s) if s.trim().is_empty() => return Ok(Score::Empty),
         Value::String(s) => match s.trim().parse::<f64>() {
             Ok(x) => Some(x),
-            Err(_) => return Err(format!("{s:?} is not a number")),
+            Err(_) => return Err(format!("{} is not a number", quoted(&s))),
         },
         other => return Err(format!("{} is not a score", kind_of(other))),
     };
@@ -235,18 +236,25 @@ pub fn crisis_reply(text: &str, rubric: &Rubric) -> Result<CrisisReply, String> 
             continue;
         }
         let Some((key, value)) = part.split_once(':') else {
-            return Err(format!("{part:?} in the dict is not `key: value`"));
+            return Err(format!("{} in the dict is not `key: value`", quoted(&part)));
         };
         let key = key.trim().trim_matches(|c| c == '\'' || c == '"').trim();
         let value = value.trim().trim_matches(|c| c == '\'' || c == '"').trim();
-        let number: f64 = value
-            .parse()
-            .map_err(|_| format!("the value {value:?} of {key:?} is not a number"))?;
+        let number: f64 = value.parse().map_err(|_| {
+            format!(
+                "the value {} of {} is not a number",
+                quoted(&value),
+                quoted(&key)
+            )
+        })?;
         if rubric.is_total_key(key) {
             reply.total = Some(number);
         } else if let Some(c) = rubric.criterion_for_key(key) {
             if reply.values.iter().any(|(id, _)| *id == c.id) {
-                return Err(format!("the dimension {key:?} appears twice in the dict"));
+                return Err(format!(
+                    "the dimension {} appears twice in the dict",
+                    quoted(&key)
+                ));
             }
             reply.values.push((c.id.clone(), number));
         } else {

@@ -13,6 +13,7 @@
 use super::bounds::{self, Limit, ReadLimits};
 use super::csv_rows::CsvRows;
 use super::{Issue, Location};
+use crate::text::quoted;
 use calamine::{Data, Reader, Xlsx};
 use std::borrow::Cow;
 use std::io::Cursor;
@@ -305,7 +306,8 @@ pub(crate) fn check_headers(table: &RawTable) -> Result<(), Vec<Issue>> {
                 },
                 "duplicate_column",
                 format!(
-                    "the header {h:?} names two columns ({} and {}); which one holds the data is ambiguous: rename or remove one",
+                    "the header {} names two columns ({} and {}); which one holds the data is ambiguous: rename or remove one",
+                    quoted(h),
                     place(first),
                     place(i)
                 ),
@@ -541,7 +543,9 @@ fn read_jsonl(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<RawTable,
                     at(Some(key.clone())),
                     "duplicate_key",
                     format!(
-                        "the keys {first:?} and {raw_key:?} name the same column; which value is meant is ambiguous"
+                        "the keys {} and {} name the same column; which value is meant is ambiguous",
+                        quoted(&first),
+                        quoted(&raw_key)
                     ),
                 ));
                 continue;
@@ -675,10 +679,11 @@ fn read_xlsx(
                 one(
                     "missing_sheet",
                     format!(
-                        "the workbook has no sheet named {wanted:?}; its sheets are {}",
+                        "the workbook has no sheet named {}; its sheets are {}",
+                        quoted(&wanted),
                         names
                             .iter()
-                            .map(|n| format!("{n:?}"))
+                            .map(|n| quoted(n).to_string())
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
@@ -689,12 +694,14 @@ fn read_xlsx(
             .cloned()
             .ok_or_else(|| one("empty_file", "the workbook has no sheets".to_string()))?,
     };
-    let range = guarded(file, &format!("sheet {name:?}"), || {
+    let range = guarded(file, &format!("sheet {}", quoted(&name)), || {
         workbook.worksheet_range(&name)
     })?;
-    let formulas = guarded(file, &format!("the formulas of sheet {name:?}"), || {
-        workbook.worksheet_formula(&name)
-    })?;
+    let formulas = guarded(
+        file,
+        &format!("the formulas of sheet {}", quoted(&name)),
+        || workbook.worksheet_formula(&name),
+    )?;
     sheet_table(file, &name, &range, &formulas, limits).map(|t| vec![t])
 }
 

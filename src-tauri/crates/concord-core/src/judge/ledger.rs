@@ -9,6 +9,7 @@ use super::settings::{ResponseSelection, RunSettings};
 use super::verdict::Verdict;
 use super::JudgeError;
 pub use crate::store::CallFailure;
+use crate::text::quoted;
 
 use crate::rubric::Rubric;
 use crate::store::{
@@ -151,7 +152,9 @@ fn rubric_for(store: &Store, settings: &RunSettings) -> Result<(i64, Rubric), Ju
         return rubrics
             .into_iter()
             .find(|(_, r)| &r.id == key)
-            .ok_or_else(|| JudgeError::Rubric(format!("the study has no rubric {key:?}")));
+            .ok_or_else(|| {
+                JudgeError::Rubric(format!("the study has no rubric {}", quoted(&key)))
+            });
     }
     let used = store.rubric_ids_in_use()?;
     match used.as_slice() {

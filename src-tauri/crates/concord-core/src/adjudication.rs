@@ -705,7 +705,7 @@ pub fn agreement_report(
     match reference {
         AgreementReference::Experts => Ok(crate::agreement::report(store, options)?),
         AgreementReference::Consensus => {
-            let mut data = AgreementData::load(store, &options.rubric)?;
+            let mut data = AgreementData::load_compared(store, &options.rubric)?;
             apply_consensus(&mut data, &decided_values(store)?);
             let mut report = AgreementEngine::new(data, options).report().clone();
             for cell in &mut report.cells {

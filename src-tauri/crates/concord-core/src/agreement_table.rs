@@ -153,7 +153,7 @@ pub fn table_with_reml_bands(
 ) -> crate::store::StoreResult<AgreementTable> {
     let mut t = table(report, view);
     if view.level == Level::Item && matches!(view.icc, IccChoice::A1 | IccChoice::C1) {
-        let data = crate::agreement::AgreementData::load(store, &report.options.rubric)?;
+        let data = crate::agreement::AgreementData::load_compared(store, &report.options.rubric)?;
         use_reml_bands(&mut t, &crate::agreement::verdict::expert_baselines(&data));
     }
     Ok(t)

@@ -3,6 +3,11 @@
 //! hundreds of thousands of ratings. Every write path the app offers goes through here, so the
 //! cached reports never disagree with the file: a value from the rating screen is applied to each
 //! cached report; anything bulkier (an import, a judge run, a merged package) drops the cache.
+//!
+//! A report holds only the responses experts rated ([`AgreementData::load_compared`]), so the
+//! panel opens without reading a large study's judge-only ratings; the judge verdicts, which need
+//! them, load every response of the rubric the first time they are asked for and keep those
+//! data up to date the same way.
 
 use crate::agreement::verdict::{judge_verdicts, VerdictOptions, VerdictReport};
 use crate::agreement::{
@@ -20,6 +25,8 @@ use std::path::PathBuf;
 pub struct OpenStudy {
     store: Store,
     reports: Vec<AgreementEngine>,
+    /// Every response of a rubric (what the judge verdicts read), by rubric.
+    full: Vec<AgreementData>,
 }
 
 impl std::fmt::Debug for OpenStudy {
@@ -27,6 +34,7 @@ impl std::fmt::Debug for OpenStudy {
         f.debug_struct("OpenStudy")
             .field("store", &self.store)
             .field("cached_reports", &self.reports.len())
+            .field("cached_full_data", &self.full.len())
             .finish()
     }
 }
@@ -39,6 +47,7 @@ impl OpenStudy {
         OpenStudy {
             store,
             reports: Vec::new(),
+            full: Vec::new(),
         }
     }
 
@@ -49,7 +58,7 @@ impl OpenStudy {
     /// Write access for operations that change many ratings at once; the cached reports are
     /// dropped because they can no longer be trusted.
     pub fn store_mut(&mut self) -> &mut Store {
-        self.reports.clear();
+        self.invalidate_reports();
         &mut self.store
     }
 
@@ -57,6 +66,13 @@ impl OpenStudy {
     /// (a judge run writing on its own thread); the next request reloads them from the file.
     pub fn invalidate_reports(&mut self) {
         self.reports.clear();
+        self.full.clear();
+    }
+
+    /// How many agreement reports are held in memory (a report that could not take a rating in
+    /// place is dropped and reloaded on its next request).
+    pub fn cached_reports(&self) -> usize {
+        self.reports.len()
     }
 
     /// The agreement report for `options`, from memory when it was computed before.
@@ -65,16 +81,32 @@ impl OpenStudy {
     }
 
     /// "Can this judge replace the experts?": expert baselines, verdict cards and the leaderboard
-    /// for the rubric of `options`, over the same in-memory ratings as its agreement report.
+    /// for the rubric of `options`, over every response of the rubric (the judge-only mean and
+    /// PPI++ read the judges' scores of responses no expert rated), held in memory.
     pub fn judge_verdicts(
         &mut self,
         options: &AgreementOptions,
         verdict: &VerdictOptions,
     ) -> StoreResult<VerdictReport> {
-        Ok(judge_verdicts(self.engine(options)?.data(), verdict))
+        let found = self
+            .full
+            .iter()
+            .position(|d| d.rubric_key == options.rubric);
+        let index = match found {
+            Some(i) => i,
+            None => {
+                if self.full.len() >= CACHED_REPORTS {
+                    self.full.remove(0);
+                }
+                self.full
+                    .push(AgreementData::load(&self.store, &options.rubric)?);
+                self.full.len() - 1
+            }
+        };
+        Ok(judge_verdicts(&self.full[index], verdict))
     }
 
-    /// The in-memory ratings behind the report for `options`.
+    /// The in-memory ratings behind the report for `options` (the responses experts rated).
     pub fn agreement_data(&mut self, options: &AgreementOptions) -> StoreResult<&AgreementData> {
         Ok(self.engine(options)?.data())
     }
@@ -114,15 +146,24 @@ impl OpenStudy {
         if !saved.retest {
             // A report that cannot take the value in place (a rater it has never seen) is
             // dropped and rebuilt on its next request.
+            let store = &self.store;
+            let value = Some(saved.value as f64);
             self.reports.retain_mut(|engine| {
                 engine.data().rubric_key != saved.rubric_key
-                    || engine
-                        .apply(
-                            saved.rater_id,
-                            saved.response_id,
-                            saved.criterion_id,
-                            Some(saved.value as f64),
-                        )
+                    || (engine.take_response(store, saved.response_id).is_ok()
+                        && engine
+                            .apply(
+                                saved.rater_id,
+                                saved.response_id,
+                                saved.criterion_id,
+                                value,
+                            )
+                            .is_ok())
+            });
+            self.full.retain_mut(|data| {
+                data.rubric_key != saved.rubric_key
+                    || data
+                        .apply(saved.rater_id, saved.response_id, saved.criterion_id, value)
                         .is_ok()
             });
         }

@@ -68,6 +68,113 @@ fn a_rating_updates_the_cached_report_exactly_as_a_fresh_computation() {
 }
 
 #[test]
+fn a_first_expert_value_reads_its_response_in_and_equals_a_fresh_load() {
+    // The report holds only the responses experts rated. A value on a response no expert has
+    // rated yet must bring that response in with its judges' values, leaving the report, the
+    // table and the judge verdicts (which hold every response) equal to a fresh computation.
+    use concord_core::agreement::verdict::{judge_verdicts, VerdictOptions};
+    use concord_core::agreement::AgreementData;
+    use concord_core::agreement_table::{table_with_reml_bands, CiChoice, IccChoice, TableView};
+    use concord_core::store::{Occasion, RaterKind, RatingInput};
+    let mut store = Store::in_memory(Arc::new(SteppingClock::new(1_700_000_000_000, 10))).unwrap();
+    populate_demo(&mut store, 5).unwrap();
+    // The judge scores every response, so responses no expert rated carry judge values.
+    let all = AgreementData::load(&store, "mentalbench").unwrap();
+    let judge = all.raters.iter().find(|r| r.kind == RaterKind::Judge).unwrap().id;
+    store
+        .write(|tx| {
+            for r in &all.responses {
+                for c in &all.criteria {
+                    tx.set_rating(&RatingInput {
+                        rater_id: judge,
+                        response_id: r.id,
+                        criterion_id: c.id,
+                        occasion: Occasion::First,
+                        value: Some(1 + (r.id * 7 + c.id * 3) % 5),
+                        raw_value: None,
+                        rationale: None,
+                        origin: "import:test",
+                    })?;
+                }
+            }
+            Ok::<_, concord_core::store::StoreError>(())
+        })
+        .unwrap();
+    let mut study = OpenStudy::new(store);
+    let options = AgreementOptions::mentalalign("mentalbench");
+    let verdict = VerdictOptions::default();
+    let held = study.agreement_data(&options).unwrap().responses.len();
+    let all = AgreementData::load(study.store(), "mentalbench")
+        .unwrap()
+        .responses
+        .len();
+    assert!(
+        held < all,
+        "the demo has judge-only responses the report does not hold ({held} of {all})"
+    );
+    let _ = study.judge_verdicts(&options, &verdict).unwrap();
+    let expert = study
+        .store()
+        .raters()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.name == "Demo expert B")
+        .unwrap()
+        .id;
+    let summary = queue::open_queue(study.store_mut(), expert).unwrap();
+    let _ = study.agreement(&options).unwrap();
+    let _ = study.judge_verdicts(&options, &verdict).unwrap();
+    let mut taken_in = 0;
+    for item in 1..=summary.total {
+        let it = queue::rating_item(study.store(), expert, item).unwrap();
+        if it.criteria.len() != 7 || it.criteria.iter().any(|c| c.value.is_some()) {
+            continue;
+        }
+        let before = study.agreement_data(&options).unwrap().responses.len();
+        study
+            .rate(expert, item, &it.criteria[0].key, 2, None)
+            .unwrap();
+        assert_eq!(
+            study.cached_reports(),
+            1,
+            "the held report took the value in place (not dropped and reloaded)"
+        );
+        let after = study.agreement_data(&options).unwrap().responses.len();
+        taken_in += usize::from(after == before + 1);
+        if taken_in == 3 {
+            break;
+        }
+    }
+    assert!(
+        taken_in > 0,
+        "some rated item was a response no expert had rated, so it was read in"
+    );
+    let fresh = report(study.store(), options.clone()).unwrap();
+    assert_eq!(
+        study.agreement(&options).unwrap(),
+        &fresh,
+        "the report with responses read in equals one loaded afresh"
+    );
+    let view = TableView {
+        level: Level::Item,
+        comparison: Comparison::JudgeVsExperts,
+        icc: IccChoice::A1,
+        ci: CiChoice::F,
+    };
+    assert_eq!(
+        study.agreement_table(&options, view).unwrap(),
+        table_with_reml_bands(study.store(), &fresh, view).unwrap(),
+        "the window's table equals the command line's"
+    );
+    let full = AgreementData::load(study.store(), "mentalbench").unwrap();
+    assert_eq!(
+        study.judge_verdicts(&options, &verdict).unwrap(),
+        judge_verdicts(&full, &verdict),
+        "the verdicts kept up to date equal verdicts over every response loaded afresh"
+    );
+}
+
+#[test]
 fn every_cell_carries_all_six_forms_and_the_table_can_show_each() {
     use concord_core::agreement_table::{table, CiChoice, IccChoice, TableView};
     let mut store = Store::in_memory(Arc::new(SteppingClock::new(1_700_000_000_000, 10))).unwrap();

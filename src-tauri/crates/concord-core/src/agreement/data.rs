@@ -1,8 +1,17 @@
-//! The ratings of one rubric held in memory for agreement: per criterion one dense array of
-//! raters × responses (`NaN` = no value), plus the sources, raters and groups they refer to. It is
-//! loaded from the study once; after that a single new or changed rating is applied with
+//! The ratings of one rubric held in memory for agreement: per criterion and rater one dense
+//! column over the responses (`NaN` = no value), plus the sources, raters and groups they refer
+//! to. It is loaded from the study once; after that a single new or changed rating is applied with
 //! [`AgreementData::apply`] in O(1), so the desktop panel can recompute its report without going
 //! back to SQLite.
+//!
+//! Two loads: [`AgreementData::load`] holds every response of the rubric (the judge verdicts
+//! need the judges' scores of responses no expert rated); [`AgreementData::load_compared`] only
+//! the responses with an expert value — every agreement cell compares against experts, so those
+//! are all a report reads. It reads the experts' values through the (criterion, rater) index and
+//! then the values of just those responses through the response index: on a study of 2.8 million
+//! judge ratings with experts on a tenth of the responses, about 15% of the rows, in a tenth of
+//! the columns' length. A response that gets its first expert value later is read in by
+//! [`AgreementData::take_response`], in id order, so the data stay what a fresh load gives.
 
 use crate::rubric::{localized, Rubric, Scale};
 use crate::store::{RaterKind, Store, StoreError, StoreResult};
@@ -81,8 +90,13 @@ pub struct AgreementData {
     rater_index: HashMap<i64, usize>,
     response_index: HashMap<i64, usize>,
     criterion_index: HashMap<i64, usize>,
-    /// `values[criterion][rater * responses.len() + response]`, NaN when absent.
-    values: Vec<Vec<f64>>,
+    /// `values[criterion][rater][response]`, NaN when absent.
+    values: Vec<Vec<Vec<f64>>>,
+    /// Only the responses with an expert value are held ([`AgreementData::load_compared`]).
+    compared_only: bool,
+    /// Source positions of every response of the rubric, by id (kept by `load_compared`, so a
+    /// response taken in later needs no other read).
+    rubric_sources: HashMap<i64, usize>,
 }
 
 impl AgreementData {
@@ -130,10 +144,11 @@ impl AgreementData {
             })
             .filter(|g| !g.members.is_empty())
             .collect();
-        let size = raters.len() * responses.len();
         AgreementData {
             rubric_key: rubric.id.clone(),
-            values: vec![vec![f64::NAN; size]; criteria.len()],
+            values: vec![vec![vec![f64::NAN; responses.len()]; raters.len()]; criteria.len()],
+            compared_only: false,
+            rubric_sources: HashMap::new(),
             rater_index: raters.iter().enumerate().map(|(i, r)| (r.id, i)).collect(),
             response_index: responses
                 .iter()
@@ -153,8 +168,20 @@ impl AgreementData {
         }
     }
 
-    /// Load every rating of rubric `rubric_key` from the study.
-    pub fn load(store: &Store, rubric_key: &str) -> StoreResult<AgreementData> {
+    /// The rubric, its criteria, the study's sources and raters, and every response of the rubric
+    /// with its source position.
+    #[allow(clippy::type_complexity)] // the parts a load assembles, used once each
+    fn parts(
+        store: &Store,
+        rubric_key: &str,
+    ) -> StoreResult<(
+        i64,
+        Rubric,
+        Vec<CriterionInfo>,
+        Vec<SourceInfo>,
+        Vec<RaterInfo>,
+        Vec<ResponseInfo>,
+    )> {
         let (rubric_id, rubric) = store
             .rubrics()?
             .into_iter()
@@ -208,6 +235,13 @@ impl AgreementData {
                 .ok_or_else(|| StoreError::Invalid(format!("unknown source {source_id}")))?;
             responses.push(ResponseInfo { id, source });
         }
+        Ok((rubric_id, rubric, criteria, sources, raters, responses))
+    }
+
+    /// Load every rating of rubric `rubric_key` from the study.
+    pub fn load(store: &Store, rubric_key: &str) -> StoreResult<AgreementData> {
+        let (rubric_id, rubric, criteria, sources, raters, responses) =
+            Self::parts(store, rubric_key)?;
         let mut data = AgreementData::assemble(&rubric, criteria, sources, raters, responses);
         store.for_each_rubric_value(rubric_id, |rater, response, criterion, value| {
             // Ratings of responses outside this rubric's conversations cannot occur (the
@@ -215,6 +249,80 @@ impl AgreementData {
             let _ = data.apply(rater, response, criterion, Some(value as f64));
         })?;
         Ok(data)
+    }
+
+    /// Load the ratings of rubric `rubric_key` on the responses some expert rated: the experts'
+    /// values by criterion and expert, then every value of just those responses (see the module
+    /// documentation).
+    pub fn load_compared(store: &Store, rubric_key: &str) -> StoreResult<AgreementData> {
+        let (_, rubric, criteria, sources, raters, all) = Self::parts(store, rubric_key)?;
+        let criterion_ids: Vec<i64> = criteria.iter().map(|c| c.id).collect();
+        let expert_ids: Vec<i64> = raters
+            .iter()
+            .filter(|r| r.kind == RaterKind::Expert)
+            .map(|r| r.id)
+            .collect();
+        let rubric_sources: HashMap<i64, usize> = all.iter().map(|r| (r.id, r.source)).collect();
+        let mut rated = Vec::new();
+        store.for_each_value_of_raters(&criterion_ids, &expert_ids, |_, response, _, _| {
+            if rubric_sources.contains_key(&response) {
+                rated.push(response);
+            }
+        })?;
+        rated.sort_unstable();
+        rated.dedup();
+        let responses = rated
+            .iter()
+            .map(|&id| ResponseInfo {
+                id,
+                source: rubric_sources[&id],
+            })
+            .collect();
+        let mut data = AgreementData::assemble(&rubric, criteria, sources, raters, responses);
+        data.compared_only = true;
+        data.rubric_sources = rubric_sources;
+        for id in rated {
+            data.read_response(store, id)?;
+        }
+        Ok(data)
+    }
+
+    /// Read every value of one held response from the study.
+    fn read_response(&mut self, store: &Store, response_id: i64) -> StoreResult<()> {
+        store.for_each_value_of_response(response_id, |rater, criterion, value| {
+            // A criterion of another rubric or a rater created since loading is not held.
+            let _ = self.apply(rater, response_id, criterion, Some(value as f64));
+        })
+    }
+
+    /// Make sure `response_id` is held: data from [`AgreementData::load_compared`] take in a
+    /// response when it gets its first expert value, with every value the study holds for it,
+    /// at its place in id order. Returns whether it was taken in now.
+    pub fn take_response(&mut self, store: &Store, response_id: i64) -> StoreResult<bool> {
+        if !self.compared_only || self.response_index.contains_key(&response_id) {
+            return Ok(false);
+        }
+        let Some(&source) = self.rubric_sources.get(&response_id) else {
+            return Ok(false);
+        };
+        let at = self.responses.partition_point(|r| r.id < response_id);
+        self.responses.insert(
+            at,
+            ResponseInfo {
+                id: response_id,
+                source,
+            },
+        );
+        for per_rater in &mut self.values {
+            for column in per_rater {
+                column.insert(at, f64::NAN);
+            }
+        }
+        for (i, r) in self.responses.iter().enumerate().skip(at) {
+            self.response_index.insert(r.id, i);
+        }
+        self.read_response(store, response_id)?;
+        Ok(true)
     }
 
     /// Set (or clear, with `None`) one value in memory.
@@ -237,15 +345,13 @@ impl AgreementData {
             .criterion_index
             .get(&criterion_id)
             .ok_or(ApplyError::UnknownCriterion(criterion_id))?;
-        let n = self.responses.len();
-        self.values[criterion][rater * n + response] = value.unwrap_or(f64::NAN);
+        self.values[criterion][rater][response] = value.unwrap_or(f64::NAN);
         Ok(Touched { rater, criterion })
     }
 
     /// The values of `rater` on `criterion`, one per response (NaN when absent).
     pub fn series(&self, rater: usize, criterion: usize) -> &[f64] {
-        let n = self.responses.len();
-        &self.values[criterion][rater * n..(rater + 1) * n]
+        &self.values[criterion][rater]
     }
 
     /// Positions of the expert raters.

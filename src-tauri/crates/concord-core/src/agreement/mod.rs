@@ -159,7 +159,7 @@ pub struct RaterRef {
     pub kind: RaterKind,
     pub model_id: Option<String>,
     pub family: Option<String>,
-    /// Values present on this rubric.
+    /// Values present on the responses the report compares (those some expert rated).
     pub ratings: usize,
 }
 
@@ -304,10 +304,23 @@ pub struct AgreementEngine {
 }
 
 impl AgreementEngine {
-    /// Load the rubric's ratings from the study and compute the full report.
+    /// Load the rubric's ratings on the responses experts rated (all a report compares, see
+    /// [`AgreementData::load_compared`]) and compute the full report.
     pub fn load(store: &Store, options: AgreementOptions) -> StoreResult<AgreementEngine> {
-        let data = AgreementData::load(store, &options.rubric)?;
+        let data = AgreementData::load_compared(store, &options.rubric)?;
         Ok(AgreementEngine::new(data, options))
+    }
+
+    /// Before a rating just saved in `store` is applied: hold its response if this is its first
+    /// expert value (read in with every value the study has for it, in id order, so the state is
+    /// what a fresh load gives). Returns whether it was taken in.
+    pub fn take_response(&mut self, store: &Store, response_id: i64) -> StoreResult<bool> {
+        let taken = self.data.take_response(store, response_id)?;
+        if taken {
+            // The response brings the judges' values with it: every rater's count may change.
+            self.report.raters = self.rater_refs();
+        }
+        Ok(taken)
     }
 
     /// Compute the full report over data already in memory.

@@ -98,11 +98,23 @@ fn opt(v: Option<i64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-/// Write the long CSV of every rating in the study.
+/// Write the long CSV of every rating in the study. Memory stays flat in the number of ratings:
+/// they are ordered in sorted runs of about 30 MB, spilled to temporary files and merged.
 pub fn write_long_csv<W: Write>(
     store: &Store,
     out: W,
     options: CsvOptions,
+) -> Result<CsvSummary, ExportError> {
+    write_long_csv_in_runs(store, out, options, super::order::RUN_ROWS)
+}
+
+/// [`write_long_csv`] with the ratings ordered in sorted runs of `run_rows` rows (the output is
+/// the same for every run size; a small one makes a small study spill and merge).
+pub fn write_long_csv_in_runs<W: Write>(
+    store: &Store,
+    out: W,
+    options: CsvOptions,
+    run_rows: usize,
 ) -> Result<CsvSummary, ExportError> {
     let mut w = writer(out, options)?;
     let mut header: Vec<&str> = LONG_HEADER.to_vec();
@@ -111,7 +123,7 @@ pub fn write_long_csv<W: Write>(
     }
     w.write_record(&header)?;
     let mut texts = Texts::new(store, options.texts);
-    let n = for_each_rating(store, None, |r: RatingRow| {
+    let n = for_each_rating(store, None, run_rows, |r: RatingRow| {
         let (context, text) = texts.get(r.response_id)?;
         let mut record = vec![
             neutralise(&r.conversation),
@@ -223,7 +235,7 @@ pub fn write_wide_csv<W: Write>(
             rows += 1;
             Ok(())
         };
-    let n = for_each_rating(store, None, |r: RatingRow| {
+    let n = for_each_rating(store, None, super::order::RUN_ROWS, |r: RatingRow| {
         let same = current.as_ref().is_some_and(|(c, _)| {
             c.response_id == r.response_id && c.rater == r.rater && c.occasion == r.occasion
         });

@@ -16,6 +16,7 @@
 //! no maintained Rust writer produces; the honest safeguard is to say what the file is.
 
 pub mod csv;
+mod order;
 
 /// What to tell the person who exports from an encrypted study: the file written is not.
 pub fn plain_copy_warning(file: &std::path::Path) -> String {
@@ -179,26 +180,15 @@ pub(crate) struct RatingRow {
     pub updated_at: Millis,
 }
 
-/// A rating row as read from the rating table, before names are attached, kept small: every
-/// rating of the study is held while they are put in export order (2.8 million of them take
-/// about 150 MB). Ids are recovered from the rank; the rarely present texts live behind one
-/// pointer.
-struct RawRating {
-    /// (response, rater, occasion, criterion) positions in export order.
-    rank: (u32, u32, u8, u32),
-    value: Option<i64>,
-    texts: Option<Box<(Option<String>, Option<String>)>>,
-    created_at: Millis,
-    updated_at: Millis,
-}
-
 /// Visit every rating (optionally of one rater) in export order: conversation, source, rater
 /// (experts first, by name), occasion, rubric, criterion. The rating table is scanned plainly
 /// (one rater through its index) and names come from maps loaded once, which is much faster than
-/// letting SQLite join and sort hundreds of thousands of rows.
+/// letting SQLite join and sort hundreds of thousands of rows; the rows are put in order in
+/// bounded memory (sorted runs of `run_rows`, spilled and merged when there are more).
 pub(crate) fn for_each_rating(
     store: &Store,
     rater: Option<&str>,
+    run_rows: usize,
     mut f: impl FnMut(RatingRow) -> Result<(), ExportError>,
 ) -> Result<usize, ExportError> {
     let rater_id: Option<i64> = match rater {
@@ -230,8 +220,9 @@ pub(crate) fn for_each_rating(
         .map(|(i, c)| (c.id, i))
         .collect();
 
-    let mut rows: Vec<RawRating> = Vec::new();
-    store.for_each_rating(rater_id, |r| {
+    let mut rows = order::Ordering::new(run_rows);
+    let mut failed = None;
+    let scanned = store.for_each_rating(rater_id, |r| {
         let (Some(&rr), Some(&ra), Some(&cr)) = (
             response_at.get(&r.response_id),
             rater_at.get(&r.rater_id),
@@ -241,7 +232,7 @@ pub(crate) fn for_each_rating(
         };
         let texts = (r.raw_value.is_some() || r.rationale.is_some())
             .then(|| Box::new((r.raw_value, r.rationale)));
-        rows.push(RawRating {
+        let pushed = rows.push(order::RawRating {
             // Occasions are declared in `Occasion::ALL` order, so the discriminant indexes it.
             rank: (rr as u32, ra as u32, r.occasion as u8, cr as u32),
             value: r.value,
@@ -249,11 +240,17 @@ pub(crate) fn for_each_rating(
             created_at: r.created_at,
             updated_at: r.updated_at,
         });
+        if let Err(e) = pushed {
+            failed = Some(e);
+            return Err(StoreError::Invalid("the export stopped".into()));
+        }
         Ok(())
-    })?;
-    rows.sort_unstable_by_key(|r| r.rank);
-    let n = rows.len();
-    for raw in rows {
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    scanned?;
+    rows.finish(|raw| {
         let (rr, ra, occasion, cr) = raw.rank;
         let response = &responses[rr as usize];
         let rater = &raters[ra as usize];
@@ -275,9 +272,8 @@ pub(crate) fn for_each_rating(
             rationale,
             created_at: raw.created_at,
             updated_at: raw.updated_at,
-        })?;
-    }
-    Ok(n)
+        })
+    })
 }
 
 #[cfg(test)]

@@ -229,7 +229,7 @@ pub fn write_workbook(
         let mut last: Option<(i64, &'static str)> = None;
         let mut rationale_written = false;
         let mut updated = 0i64;
-        ratings += for_each_rating(store, Some(expert), |r: RatingRow| {
+        ratings += for_each_rating(store, Some(expert), super::order::RUN_ROWS, |r: RatingRow| {
             if last != Some((r.response_id, r.occasion)) {
                 if row > 0 {
                     cells.text(ws, row, (rationale_col + 1) as u16, &iso_utc(updated))?;

@@ -420,6 +420,50 @@ impl Store {
         Ok(())
     }
 
+    /// Visit the first-occasion values (not missing) of some raters on some criteria, one
+    /// (criterion, rater) range of the `rating_by_criterion` index at a time, so reading the
+    /// experts' values of a study never touches its judges' millions:
+    /// `f(rater, response, criterion, value)`.
+    pub fn for_each_value_of_raters(
+        &self,
+        criterion_ids: &[i64],
+        rater_ids: &[i64],
+        mut f: impl FnMut(i64, i64, i64, i64),
+    ) -> StoreResult<()> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT g.response_id, g.value FROM rating g
+             WHERE g.criterion_id = ?1 AND g.rater_id = ?2 AND g.value IS NOT NULL
+               AND g.occasion = 0",
+        )?;
+        for &criterion in criterion_ids {
+            for &rater in rater_ids {
+                let mut rows = stmt.query(params![criterion, rater])?;
+                while let Some(row) = rows.next()? {
+                    f(rater, row.get(0)?, criterion, row.get(1)?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Visit every first-occasion value (not missing) of one response, through the
+    /// `rating_by_response` index: `f(rater, criterion, value)`.
+    pub fn for_each_value_of_response(
+        &self,
+        response_id: i64,
+        mut f: impl FnMut(i64, i64, i64),
+    ) -> StoreResult<()> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT g.rater_id, g.criterion_id, g.value FROM rating g
+             WHERE g.response_id = ?1 AND g.value IS NOT NULL AND g.occasion = 0",
+        )?;
+        let mut rows = stmt.query(params![response_id])?;
+        while let Some(row) = rows.next()? {
+            f(row.get(0)?, row.get(1)?, row.get(2)?);
+        }
+        Ok(())
+    }
+
     /// The kinds (`expert`, `judge`) of the raters with first-occasion ratings on a rubric.
     pub fn rater_kinds_of_rubric(&self, rubric_key: &str) -> StoreResult<Vec<String>> {
         let mut stmt = self.conn().prepare(

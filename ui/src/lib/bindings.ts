@@ -439,7 +439,7 @@ exclude_self_family: boolean, };
 
 export type RaterRef = { name: string, kind: RaterKind, model_id: string | null, family: string | null, 
 /**
- * Values present on this rubric.
+ * Values present on the responses the report compares (those some expert rated).
  */
 ratings: number, };
 

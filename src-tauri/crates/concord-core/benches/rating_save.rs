@@ -7,6 +7,12 @@
 //! the chain's cost is the ratio of the two in one run.
 //!
 //! Run: `cargo bench -p concord-core --bench rating_save [-- SAVES]`
+//!
+//! On a large study: `cargo bench -p concord-core --bench rating_save -- SAVES STUDY` times, on
+//! that study file (it is written to: use a copy), the first expert with an assigned queue
+//! working through it: `queue::rating_item` (what the rating screen fetches for the next item,
+//! ahead of the keypress that shows it) and the durable save of each value, beside the same
+//! durability floor on the same disk.
 
 use concord_core::clock::SystemClock;
 use concord_core::demo::create_demo_at;
@@ -30,11 +36,92 @@ fn summary(name: &str, mut ms: Vec<f64>) -> (f64, f64) {
     (p50, p99)
 }
 
+/// The bare insert + commit into a one-table database with Concord's pragmas, `saves` times.
+fn floor(path: &std::path::Path, saves: usize) -> Vec<f64> {
+    let conn = rusqlite::Connection::open(path).expect("peer db");
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
+         CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, v INTEGER);",
+    )
+    .expect("peer schema");
+    let mut floor = Vec::with_capacity(saves);
+    for n in 0..saves {
+        let t = Instant::now();
+        conn.execute_batch("BEGIN IMMEDIATE").expect("begin");
+        conn.execute(
+            "INSERT INTO t (a, b, v) VALUES (?1, ?2, ?3)",
+            rusqlite::params![n as i64, n as i64 * 7, n as i64 % 5],
+        )
+        .expect("insert");
+        conn.execute_batch("COMMIT").expect("commit");
+        floor.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    floor
+}
+
+/// The rating screen on a large study: next item fetched and each value saved durably.
+fn large_study(path: &std::path::Path, saves: usize) {
+    let mut store = concord_core::store::Store::open(path, Arc::new(SystemClock)).expect("study");
+    let expert = queue::profiles(&store)
+        .expect("profiles")
+        .profiles
+        .into_iter()
+        .find(|p| p.items > 0)
+        .expect("an expert with an assigned queue (scale.py assigns one to expert0)");
+    let q = queue::open_queue(&mut store, expert.id).expect("queue");
+    let (mut fetch, mut save) = (Vec::new(), Vec::new());
+    let mut n = 0;
+    'items: for pass in 0.. {
+        for item in 1..=q.total {
+            let t = Instant::now();
+            let it = queue::rating_item(&store, expert.id, item).expect("next item");
+            fetch.push(t.elapsed().as_secs_f64() * 1e3);
+            for c in &it.criteria {
+                let value =
+                    c.scale.min() + ((n + pass) as i64 % (c.scale.max() - c.scale.min() + 1));
+                let t = Instant::now();
+                queue::rate(&mut store, expert.id, item, &c.key, value).expect("durable save");
+                save.push(t.elapsed().as_secs_f64() * 1e3);
+                n += 1;
+                if n >= saves {
+                    break 'items;
+                }
+            }
+        }
+    }
+    println!(
+        "study {} ({} items in {}'s queue)",
+        path.display(),
+        q.total,
+        expert.name
+    );
+    summary("queue::rating_item (next item)", fetch);
+    let (c50, c99) = summary("concord queue::rate (durable, audit chain)", save);
+    let dir = tempfile::tempdir_in(path.parent().unwrap_or(std::path::Path::new(".")))
+        .expect("temp dir beside the study");
+    let (f50, f99) = summary(
+        "bare SQLite insert + commit (same pragmas, same disk)",
+        floor(&dir.path().join("floor.sqlite"), saves),
+    );
+    println!(
+        "ratio concord / floor: p50 {:.2}x, p99 {:.2}x",
+        c50 / f50,
+        c99 / f99
+    );
+}
+
 fn main() {
     let saves: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(2000);
+    if let Some(study) = std::env::args()
+        .skip(1)
+        .find(|a| a.parse::<usize>().is_err() && !a.starts_with('-'))
+    {
+        large_study(std::path::Path::new(&study), saves);
+        return;
+    }
     let dir = tempfile::tempdir().expect("temp dir");
 
     // Concord: one rater works through the demo queue, one value per call, cycling values so
@@ -94,25 +181,7 @@ fn main() {
     );
 
     // Peer: the durability floor on the same disk.
-    let peer_path = dir.path().join("floor.sqlite");
-    let conn = rusqlite::Connection::open(&peer_path).expect("peer db");
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
-         CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, v INTEGER);",
-    )
-    .expect("peer schema");
-    let mut floor = Vec::with_capacity(saves);
-    for n in 0..saves {
-        let t = Instant::now();
-        conn.execute_batch("BEGIN IMMEDIATE").expect("begin");
-        conn.execute(
-            "INSERT INTO t (a, b, v) VALUES (?1, ?2, ?3)",
-            rusqlite::params![n as i64, n as i64 * 7, n as i64 % 5],
-        )
-        .expect("insert");
-        conn.execute_batch("COMMIT").expect("commit");
-        floor.push(t.elapsed().as_secs_f64() * 1e3);
-    }
+    let floor = floor(&dir.path().join("floor.sqlite"), saves);
 
     let (p50, p99) = summary("concord queue::rate without the audit chain", unchained);
     let (c50, c99) = summary("concord queue::rate (durable, audit chain)", concord);

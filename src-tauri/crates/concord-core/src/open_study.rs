@@ -152,12 +152,7 @@ impl OpenStudy {
                 engine.data().rubric_key != saved.rubric_key
                     || (engine.take_response(store, saved.response_id).is_ok()
                         && engine
-                            .apply(
-                                saved.rater_id,
-                                saved.response_id,
-                                saved.criterion_id,
-                                value,
-                            )
+                            .apply(saved.rater_id, saved.response_id, saved.criterion_id, value)
                             .is_ok())
             });
             self.full.retain_mut(|data| {

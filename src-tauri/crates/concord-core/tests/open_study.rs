@@ -80,7 +80,12 @@ fn a_first_expert_value_reads_its_response_in_and_equals_a_fresh_load() {
     populate_demo(&mut store, 5).unwrap();
     // The judge scores every response, so responses no expert rated carry judge values.
     let all = AgreementData::load(&store, "mentalbench").unwrap();
-    let judge = all.raters.iter().find(|r| r.kind == RaterKind::Judge).unwrap().id;
+    let judge = all
+        .raters
+        .iter()
+        .find(|r| r.kind == RaterKind::Judge)
+        .unwrap()
+        .id;
     store
         .write(|tx| {
             for r in &all.responses {

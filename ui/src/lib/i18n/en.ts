@@ -121,7 +121,7 @@ export const en = {
   "ag.verdict.above": "above the expert band",
   "ag.noBaseline": "No expert–expert baseline: it needs responses rated by at least two experts.",
   "ag.empty": "No agreement to show yet: this rubric needs ratings by experts and judges on the same responses.",
-  "ag.ratingsBy": "Ratings on this rubric",
+  "ag.ratingsBy": "Ratings compared (on the responses experts rated)",
   "ag.experts": "experts",
   "ag.judges": "judges",
   "ag.export": "Export table",

@@ -123,7 +123,7 @@ export const zh: Record<MessageKey, string> = {
   "ag.verdict.above": "高于专家区间",
   "ag.noBaseline": "没有专家间基线：需要至少两位专家评过相同的回答。",
   "ag.empty": "暂无一致性结果：该量表需要专家和评审对相同回答的评分。",
-  "ag.ratingsBy": "该量表上的评分",
+  "ag.ratingsBy": "参与比较的评分（专家评过的回答）",
   "ag.experts": "专家",
   "ag.judges": "评审",
   "ag.export": "导出表格",

@@ -229,37 +229,42 @@ pub fn write_workbook(
         let mut last: Option<(i64, &'static str)> = None;
         let mut rationale_written = false;
         let mut updated = 0i64;
-        ratings += for_each_rating(store, Some(expert), super::order::RUN_ROWS, |r: RatingRow| {
-            if last != Some((r.response_id, r.occasion)) {
-                if row > 0 {
-                    cells.text(ws, row, (rationale_col + 1) as u16, &iso_utc(updated))?;
+        ratings += for_each_rating(
+            store,
+            Some(expert),
+            super::order::RUN_ROWS,
+            |r: RatingRow| {
+                if last != Some((r.response_id, r.occasion)) {
+                    if row > 0 {
+                        cells.text(ws, row, (rationale_col + 1) as u16, &iso_utc(updated))?;
+                    }
+                    row += 1;
+                    last = Some((r.response_id, r.occasion));
+                    rationale_written = false;
+                    updated = 0;
+                    cells.text(ws, row, 0, &r.conversation)?;
+                    cells.text(ws, row, 1, &r.response)?;
+                    cells.text(ws, row, 2, &r.source)?;
+                    cells.text(ws, row, 3, r.occasion)?;
                 }
-                row += 1;
-                last = Some((r.response_id, r.occasion));
-                rationale_written = false;
-                updated = 0;
-                cells.text(ws, row, 0, &r.conversation)?;
-                cells.text(ws, row, 1, &r.response)?;
-                cells.text(ws, row, 2, &r.source)?;
-                cells.text(ws, row, 3, r.occasion)?;
-            }
-            updated = updated.max(r.updated_at);
-            if let Some(&i) = index.get(&r.criterion_id) {
-                let col = (first_value + i) as u16;
-                match (r.value, &r.raw_value) {
-                    (Some(v), _) => cells.number(ws, row, col, v as f64)?,
-                    (None, Some(raw)) => cells.text(ws, row, col, raw)?,
-                    (None, None) => {}
+                updated = updated.max(r.updated_at);
+                if let Some(&i) = index.get(&r.criterion_id) {
+                    let col = (first_value + i) as u16;
+                    match (r.value, &r.raw_value) {
+                        (Some(v), _) => cells.number(ws, row, col, v as f64)?,
+                        (None, Some(raw)) => cells.text(ws, row, col, raw)?,
+                        (None, None) => {}
+                    }
                 }
-            }
-            if !rationale_written {
-                if let Some(text) = r.rationale.as_deref().filter(|t| !t.is_empty()) {
-                    cells.text(ws, row, rationale_col as u16, text)?;
-                    rationale_written = true;
+                if !rationale_written {
+                    if let Some(text) = r.rationale.as_deref().filter(|t| !t.is_empty()) {
+                        cells.text(ws, row, rationale_col as u16, text)?;
+                        rationale_written = true;
+                    }
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         if row > 0 {
             cells.text(ws, row, (rationale_col + 1) as u16, &iso_utc(updated))?;
         }

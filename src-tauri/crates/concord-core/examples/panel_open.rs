@@ -12,7 +12,7 @@
 //! run opens the study afresh (nothing cached); the update runs rate item 1 of `expert0`'s queue,
 //! cycling the value, so the study file changes by those ratings. Prints medians (and every run).
 
-use concord_core::agreement::{AgreementOptions, Comparison, Level};
+use concord_core::agreement::{AgreementEngine, AgreementOptions, Comparison, Level};
 use concord_core::agreement_table::{CiChoice, IccChoice, TableView};
 use concord_core::clock::SystemClock;
 use concord_core::open_study::OpenStudy;
@@ -111,5 +111,33 @@ fn main() {
         median(refresh),
         total.len(),
         list(&total)
+    );
+
+    // The in-memory part alone: the engine the open study holds, given the same kind of value
+    // (an expert's, on a response experts rated) without the save.
+    let mut engine = AgreementEngine::load(study.store(), options.clone()).expect("engine");
+    let data = engine.data();
+    let expert = data.experts()[0];
+    let (expert_id, criterion_id) = (data.raters[expert].id, data.criteria[0].id);
+    let responses: Vec<i64> = data.responses.iter().map(|r| r.id).take(40).collect();
+    let mut apply = Vec::new();
+    for (n, &response) in responses.iter().enumerate() {
+        let t = Instant::now();
+        let cells = engine
+            .apply(
+                expert_id,
+                response,
+                criterion_id,
+                Some(1.0 + (n % 5) as f64),
+            )
+            .expect("applied");
+        apply.push(t.elapsed().as_secs_f64() * 1e3);
+        assert!(cells > 0, "an expert value changes some cells");
+    }
+    println!(
+        "in-memory update alone (AgreementEngine::apply, {} expert values): median {:.1} ms [{}]",
+        apply.len(),
+        median(apply.clone()),
+        list(&apply)
     );
 }

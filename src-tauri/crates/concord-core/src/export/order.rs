@@ -210,7 +210,7 @@ mod tests {
     fn row(rank: Rank, texts: bool) -> RawRating {
         RawRating {
             rank,
-            value: (rank.3 % 3 != 0).then_some(i64::from(rank.3) - 2),
+            value: (!rank.3.is_multiple_of(3)).then_some(i64::from(rank.3) - 2),
             texts: texts.then(|| Box::new((Some("raw ✓".into()), None))),
             created_at: i64::from(rank.0) * 1000,
             updated_at: -7,
@@ -238,7 +238,12 @@ mod tests {
         // 97 rows in a scrambled order, some with texts, merged from runs of 1, 7 and 96 rows and
         // sorted in memory: all four orders must be the same.
         let rows: Vec<RawRating> = (0..97u32)
-            .map(|i| row(((i * 37) % 97, i % 4, (i % 2) as u8, i % 9), i % 5 == 0))
+            .map(|i| {
+                row(
+                    ((i * 37) % 97, i % 4, (i % 2) as u8, i % 9),
+                    i.is_multiple_of(5),
+                )
+            })
             .collect();
         let memory = ordered(&rows, usize::MAX);
         assert!(

@@ -74,6 +74,7 @@ describe("judge settings from the form", () => {
       return b.ok ? null : b.error;
     };
     expect(error({ baseUrl: "localhost:11434" })).toBe("judge.err.url");
+    expect(error({ baseUrl: "HTTPS://API.OPENAI.COM/v1" })).toBeNull();
     expect(error({ model: "  " })).toBe("judge.err.model");
     expect(error({ selection: "sample", sampleN: 0 })).toBe("judge.err.sample");
     expect(error({ repetitions: 1.5 })).toBe("judge.err.repetitions");

@@ -49,7 +49,8 @@ function samePrompt(a: PromptTemplate | null, b: PromptTemplate | null): boolean
 /** The run settings for the form, or the message key of the first field that cannot be used. */
 export function buildSettings(f: JudgeForm): Built {
   const url = f.baseUrl.trim();
-  if (!/^https?:\/\/\S+$/.test(url)) return { ok: false, error: "judge.err.url" };
+  // The shell applies the full endpoint rule (https, or http to this machine); this only catches typos.
+  if (!/^https?:\/\/\S+$/i.test(url)) return { ok: false, error: "judge.err.url" };
   if (!f.model.trim()) return { ok: false, error: "judge.err.model" };
   if (!f.rubric) return { ok: false, error: "judge.err.rubric" };
   let selection: ResponseSelection;

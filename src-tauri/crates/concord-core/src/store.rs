@@ -27,6 +27,7 @@ mod panel;
 mod phi;
 mod rater;
 mod rating;
+mod rating_count;
 mod rubric;
 pub mod seal;
 mod signoff;
@@ -49,6 +50,7 @@ pub use panel::*;
 pub use phi::*;
 pub use rater::*;
 pub use rating::*;
+pub use rating_count::{KeptCountDifference, RatingCounts};
 pub use rubric::*;
 pub use signoff::*;
 
@@ -76,6 +78,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0010_signoff.sql"),
     include_str!("../migrations/0011_judge_results_audited.sql"),
     include_str!("../migrations/0012_rating_occasion.sql"),
+    include_str!("../migrations/0013_rating_counts.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).

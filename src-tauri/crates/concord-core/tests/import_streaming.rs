@@ -208,6 +208,11 @@ fn changed_values_update_more_ratings_than_one_batch_and_keep_history() {
         history.values().all(|versions| versions.len() == 1),
         "each rating changed exactly once"
     );
+    assert_eq!(
+        study.kept_count_differences().expect("recount"),
+        Vec::new(),
+        "a first import and a re-import with changed values keep the rating counts"
+    );
 }
 
 /// A file-backed study with `conversations` × 10 responses (the tamper check edits the file).

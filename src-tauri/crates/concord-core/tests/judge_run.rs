@@ -182,6 +182,11 @@ fn faults_end_in_scores_or_recorded_failures_openai() {
         status.input_tokens > 0 && status.output_tokens > 0,
         "usage is recorded"
     );
+    assert_eq!(
+        store.kept_count_differences().unwrap(),
+        Vec::new(),
+        "a judge run keeps the rating counts the overview reads"
+    );
 }
 
 #[test]

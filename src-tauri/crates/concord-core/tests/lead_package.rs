@@ -297,6 +297,11 @@ fn round_trip_merges_new_ratings_revisions_and_history_once() {
         again.unchanged, 35,
         "every rating is recognised as already merged"
     );
+    assert_eq!(
+        store.kept_count_differences().expect("recount"),
+        Vec::new(),
+        "merged ratings and revisions keep the rating counts the overview reads"
+    );
     drop(store);
     assert_eq!(
         fingerprint(&main),

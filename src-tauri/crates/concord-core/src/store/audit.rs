@@ -991,6 +991,18 @@ impl Store {
                 return Ok(check);
             }
         }
+        // The kept rating counts are derived from the sealed ratings, not sealed themselves;
+        // they must still agree with them.
+        if let Some(d) = self.kept_count_differences()?.first() {
+            check.broken = Some(ChainBreak {
+                entry: None,
+                table: Some("rating_count".into()),
+                message: format!(
+                    "the rating_count table does not match the ratings (rater {}: {} ratings and {} responses kept, {} and {} counted): it was changed outside Concord",
+                    d.rater_id, d.kept.ratings, d.kept.responses, d.recounted.ratings, d.recounted.responses
+                ),
+            });
+        }
         Ok(check)
     }
 

@@ -1,5 +1,6 @@
 //! What the first screen shows: counts and summaries read across the dataset, rubric and
-//! rater tables. Read-only; everything is derived from the database and nothing is cached.
+//! rater tables. Read-only; the rating counts are the ones the store keeps as it writes ratings
+//! (`rating_count`), so the screen does not scan the ratings.
 
 use super::{RaterSummary, Store, StoreResult};
 use crate::rubric::LocalText;
@@ -118,7 +119,7 @@ impl Store {
             responses: count("SELECT COUNT(*) FROM response")?,
             sources,
             raters: self.raters()?,
-            ratings: count("SELECT COUNT(*) FROM rating WHERE occasion = 0 AND value IS NOT NULL")?,
+            ratings: self.rating_total()?,
         })
     }
 }

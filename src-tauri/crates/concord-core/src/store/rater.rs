@@ -85,15 +85,14 @@ fn rater_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<RaterRecord> {
 }
 
 impl Store {
-    /// Every rater with their counts of first-occasion ratings, experts first, by name.
+    /// Every rater with their counts of first-occasion ratings (kept, see `rating_count`),
+    /// experts first, by name.
     pub fn raters(&self) -> StoreResult<Vec<RaterSummary>> {
         let mut stmt = self.conn().prepare(
-            "SELECT r.id, r.name, r.kind, r.model_id, r.family,
-                    (SELECT COUNT(*) FROM rating g
-                     WHERE g.rater_id = r.id AND g.occasion = 0 AND g.value IS NOT NULL),
-                    (SELECT COUNT(DISTINCT g.response_id) FROM rating g
-                     WHERE g.rater_id = r.id AND g.occasion = 0)
-             FROM rater r ORDER BY r.kind, r.name",
+            "SELECT r.id, r.name, r.kind, r.model_id, r.family, COALESCE(k.ratings, 0),
+                    COALESCE(k.responses, 0)
+             FROM rater r LEFT JOIN rating_count k ON k.rater_id = r.id
+             ORDER BY r.kind, r.name",
         )?;
         let rows = stmt.query_map([], |r| {
             let kind: String = r.get(2)?;

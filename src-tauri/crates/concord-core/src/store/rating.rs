@@ -8,6 +8,7 @@
 //! into the history (migration 12). The bulk import ([`RatingImport`]) digests the rows it
 //! inserts for the audit chain itself instead of through the chain's per-row trigger.
 
+use super::rating_count;
 use super::rubric::{scale, scales};
 use super::{Store, StoreError, StoreResult, StudyTx};
 use crate::clock::Millis;
@@ -508,6 +509,16 @@ impl StudyTx<'_> {
                         input.origin,
                         self.now
                     ])?;
+                if input.occasion == Occasion::First {
+                    let id = self.conn().last_insert_rowid();
+                    count_new_rating(
+                        self.conn(),
+                        input.rater_id,
+                        input.response_id,
+                        id,
+                        input.value,
+                    )?;
+                }
                 self.record_rating_event(super::audit::Event::Rating {
                     rater_id: input.rater_id,
                     response_id: input.response_id,
@@ -548,6 +559,9 @@ impl StudyTx<'_> {
                         input.origin,
                         self.now
                     ])?;
+                if input.occasion == Occasion::First {
+                    count_changed_value(self.conn(), input.rater_id, old.value, input.value)?;
+                }
                 self.record_rating_event(super::audit::Event::Rating {
                     rater_id: input.rater_id,
                     response_id: input.response_id,
@@ -670,7 +684,11 @@ impl StudyTx<'_> {
                 r.created_at,
                 r.updated_at
             ])?;
-        Ok(self.conn().last_insert_rowid())
+        let id = self.conn().last_insert_rowid();
+        if r.occasion == Occasion::First {
+            count_new_rating(self.conn(), r.rater_id, r.response_id, id, r.content.value)?;
+        }
+        Ok(id)
     }
 
     /// Replace a rating's content with a revision made elsewhere (a package), keeping that
@@ -696,6 +714,9 @@ impl StudyTx<'_> {
                 origin,
                 updated_at
             ])?;
+        if current.occasion == Occasion::First {
+            count_changed_value(self.conn(), current.rater_id, current.value, content.value)?;
+        }
         Ok(())
     }
 
@@ -821,6 +842,7 @@ impl StudyTx<'_> {
             origin: origin.to_string(),
             pending: Vec::with_capacity(RATING_IMPORT_BATCH),
             outcome: BulkOutcome::default(),
+            counts: Vec::new(),
         })
     }
 
@@ -844,6 +866,14 @@ impl StudyTx<'_> {
     /// Finish a bulk rating import: the last batch is written.
     pub fn finish_rating_import(&mut self, mut import: RatingImport) -> StoreResult<BulkOutcome> {
         self.write_pending(&mut import)?;
+        for (rater_id, counts) in import.counts {
+            match counts.fresh {
+                Some(_) => {
+                    rating_count::add(self.conn(), rater_id, counts.ratings, counts.responses)?
+                }
+                None => rating_count::recount(self.conn(), rater_id)?,
+            }
+        }
         Ok(import.outcome)
     }
 
@@ -873,6 +903,7 @@ impl StudyTx<'_> {
                  ON CONFLICT(rater_id, response_id, criterion_id, occasion) DO NOTHING",
             )?;
             for r in import.pending.drain(..) {
+                let counts = import_counts(self.conn(), &mut import.counts, r.rater_id)?;
                 let changed = insert.execute(params![
                     r.rater_id,
                     r.response_id,
@@ -885,6 +916,7 @@ impl StudyTx<'_> {
                 ])?;
                 if changed == 1 {
                     import.outcome.inserted += 1;
+                    counts.inserted(r.response_id, r.value);
                     if let Some(direct) = direct.as_mut() {
                         use rusqlite::types::ValueRef::{Integer, Null, Text};
                         direct.add(
@@ -932,6 +964,38 @@ impl StudyTx<'_> {
     }
 }
 
+/// Move the kept counts for a new first-occasion rating (row `id`).
+fn count_new_rating(
+    c: &Connection,
+    rater_id: i64,
+    response_id: i64,
+    id: i64,
+    value: Option<i64>,
+) -> StoreResult<()> {
+    let new_response = !rating_count::rated_response(c, rater_id, response_id, id)?;
+    rating_count::add(
+        c,
+        rater_id,
+        i64::from(value.is_some()),
+        i64::from(new_response),
+    )
+}
+
+/// Move the kept counts for a first-occasion rating whose value changed.
+fn count_changed_value(
+    c: &Connection,
+    rater_id: i64,
+    from: Option<i64>,
+    to: Option<i64>,
+) -> StoreResult<()> {
+    rating_count::add(
+        c,
+        rater_id,
+        i64::from(to.is_some()) - i64::from(from.is_some()),
+        0,
+    )
+}
+
 fn optional_text(t: &Option<String>) -> rusqlite::types::ValueRef<'_> {
     t.as_deref().map_or(rusqlite::types::ValueRef::Null, |t| {
         rusqlite::types::ValueRef::Text(t.as_bytes())
@@ -968,6 +1032,62 @@ pub struct RatingImport {
     origin: String,
     pending: Vec<ImportedRating>,
     outcome: BulkOutcome,
+    /// What the import adds to each rater's kept counts (a few raters: searched in order).
+    counts: Vec<(i64, ImportCounts)>,
+}
+
+/// What a bulk import adds to one rater's kept counts (applied once, when it finishes).
+#[derive(Debug)]
+struct ImportCounts {
+    ratings: i64,
+    responses: i64,
+    /// The responses the import gave the rater a first-occasion rating of, one bit per response
+    /// id; `None` when the rater had first-occasion ratings before the import, whose counts are
+    /// then recounted when it finishes.
+    fresh: Option<Vec<u64>>,
+}
+
+impl ImportCounts {
+    fn inserted(&mut self, response_id: i64, value: Option<i64>) {
+        let Some(seen) = self.fresh.as_mut() else {
+            return;
+        };
+        self.ratings += i64::from(value.is_some());
+        let bit = usize::try_from(response_id).unwrap_or(0);
+        if seen.len() <= bit / 64 {
+            seen.resize(bit / 64 + 1, 0);
+        }
+        let (word, mask) = (&mut seen[bit / 64], 1u64 << (bit % 64));
+        if *word & mask == 0 {
+            *word |= mask;
+            self.responses += 1;
+        }
+    }
+}
+
+/// A rater's entry in an import's counts, made (asking whether the rater has first-occasion
+/// ratings already) the first time the import writes for the rater.
+fn import_counts<'a>(
+    c: &Connection,
+    counts: &'a mut Vec<(i64, ImportCounts)>,
+    rater_id: i64,
+) -> StoreResult<&'a mut ImportCounts> {
+    let at = match counts.iter().position(|(id, _)| *id == rater_id) {
+        Some(at) => at,
+        None => {
+            let fresh = !rating_count::has_ratings(c, rater_id)?;
+            counts.push((
+                rater_id,
+                ImportCounts {
+                    ratings: 0,
+                    responses: 0,
+                    fresh: fresh.then(Vec::new),
+                },
+            ));
+            counts.len() - 1
+        }
+    };
+    Ok(&mut counts[at].1)
 }
 
 fn check_imported_scale(scales: &HashMap<i64, (i64, i64)>, r: &ImportedRating) -> StoreResult<()> {

@@ -359,6 +359,7 @@ fn schema5_retest_ratings_move_into_the_rating_table_without_loss() {
         "the fixture is a schema-5 study"
     );
     let mut store = Store::open(&path, clock()).unwrap();
+    assert_counts_kept(&store, "the upgrade counted the ratings it found");
     assert_eq!(
         store.overview().unwrap().schema_version,
         SCHEMA_VERSION,
@@ -887,4 +888,238 @@ fn the_bulk_import_digests_rating_rows_with_the_columns_the_trigger_hashes() {
         "the bulk import hashes rating rows in this column order; a new column must be added \
          there too, else imports fall back to the slow per-row trigger: {cols:?}"
     );
+}
+
+/// The kept rating counts agree with a full recount (and say what they are, for the message).
+fn assert_counts_kept(store: &Store, after: &str) {
+    assert_eq!(
+        store.kept_count_differences().unwrap(),
+        Vec::new(),
+        "after {after} the kept rating counts must equal a recount of the ratings"
+    );
+}
+
+#[test]
+fn kept_rating_counts_equal_a_recount_after_every_kind_of_rating_write() {
+    let mut store = Store::in_memory(clock()).unwrap();
+    populate_demo(&mut store, 2).unwrap();
+    assert_counts_kept(&store, "the demo study");
+    let (rater, judge) = {
+        let raters = store.raters().unwrap();
+        let expert = raters
+            .iter()
+            .find(|r| r.kind == RaterKind::Expert)
+            .unwrap()
+            .id;
+        let judge = store
+            .write(|tx| {
+                tx.upsert_rater(&NewRater {
+                    kind: RaterKind::Judge,
+                    name: "judge-new",
+                    model_id: Some("judge-new"),
+                    family: None,
+                    queue_seed: 1,
+                })
+            })
+            .unwrap();
+        (expert, judge)
+    };
+    let crits: Vec<i64> = ["empathy", "safety", "guidance"]
+        .iter()
+        .map(|k| store.criterion_id("mentalbench", k).unwrap())
+        .collect();
+    let responses: Vec<i64> = {
+        let mut stmt = store
+            .conn()
+            .prepare("SELECT id FROM response ORDER BY id LIMIT 4")
+            .unwrap();
+        let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    };
+    let set = |store: &mut Store, rater_id, response_id, criterion_id, occasion, value| {
+        store
+            .write(|tx| {
+                tx.set_rating(&RatingInput {
+                    rater_id,
+                    response_id,
+                    criterion_id,
+                    occasion,
+                    value,
+                    raw_value: None,
+                    rationale: None,
+                    origin: "screen",
+                })
+            })
+            .unwrap();
+    };
+    // Single ratings: new with a value, new missing, a second criterion of the same response,
+    // a value cleared and given again, a retest (not a first rating: not counted).
+    set(
+        &mut store,
+        judge,
+        responses[0],
+        crits[0],
+        Occasion::First,
+        Some(3),
+    );
+    set(
+        &mut store,
+        judge,
+        responses[1],
+        crits[0],
+        Occasion::First,
+        None,
+    );
+    set(
+        &mut store,
+        judge,
+        responses[0],
+        crits[1],
+        Occasion::First,
+        Some(4),
+    );
+    assert_counts_kept(&store, "new single ratings");
+    set(
+        &mut store,
+        judge,
+        responses[0],
+        crits[0],
+        Occasion::First,
+        None,
+    );
+    set(
+        &mut store,
+        judge,
+        responses[1],
+        crits[0],
+        Occasion::First,
+        Some(2),
+    );
+    set(
+        &mut store,
+        judge,
+        responses[2],
+        crits[0],
+        Occasion::Retest,
+        Some(2),
+    );
+    set(
+        &mut store,
+        rater,
+        responses[3],
+        crits[2],
+        Occasion::First,
+        Some(1),
+    );
+    assert_counts_kept(&store, "changed single ratings and a retest");
+    // Bulk imports: a rater new to the import (counted from what it writes), a rater with
+    // ratings already (recounted), a rating that exists (updated), one repeated in the import.
+    let fresh = store
+        .write(|tx| {
+            tx.upsert_rater(&NewRater {
+                kind: RaterKind::Judge,
+                name: "judge-bulk",
+                model_id: Some("judge-bulk"),
+                family: None,
+                queue_seed: 2,
+            })
+        })
+        .unwrap();
+    let rating = |rater_id, response_id, criterion_id, value| ImportedRating {
+        rater_id,
+        response_id,
+        criterion_id,
+        value,
+        raw_value: None,
+        rationale: None,
+    };
+    let mut bulk = Vec::new();
+    for (i, &response) in responses.iter().enumerate() {
+        for &crit in &crits {
+            bulk.push(rating(fresh, response, crit, (i % 2 == 0).then_some(3)));
+            bulk.push(rating(judge, response, crit, Some(5)));
+        }
+    }
+    bulk.push(rating(fresh, responses[0], crits[0], None));
+    store
+        .write(|tx| tx.import_ratings(bulk, "import:counts"))
+        .unwrap();
+    assert_counts_kept(&store, "a bulk import");
+    // A package's ratings copied with their own times, then revised.
+    let other = store
+        .criterion_id("mentalbench", "informativeness")
+        .unwrap();
+    let copied = RatingContent {
+        value: Some(4),
+        raw_value: None,
+        rationale: None,
+    };
+    let id = store
+        .write(|tx| {
+            tx.copy_rating(&CopiedRating {
+                rater_id: fresh,
+                response_id: responses[2],
+                criterion_id: other,
+                occasion: Occasion::First,
+                content: &copied,
+                origin: "package:p",
+                created_at: 5,
+                updated_at: 5,
+            })
+        })
+        .unwrap();
+    assert_counts_kept(&store, "a copied rating");
+    let current = store
+        .stored_rating(fresh, responses[2], other, Occasion::First)
+        .unwrap()
+        .unwrap();
+    assert_eq!(current.id, id, "the copied rating is stored");
+    store
+        .write(|tx| {
+            tx.revise_rating(
+                &current,
+                &RatingContent {
+                    value: None,
+                    ..copied.clone()
+                },
+                "package:p",
+                6,
+            )
+        })
+        .unwrap();
+    assert_counts_kept(&store, "a revised rating");
+    let o = store.overview().unwrap();
+    let recounted: i64 = store
+        .conn()
+        .query_row(
+            "SELECT COUNT(*) FROM rating WHERE occasion = 0 AND value IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        o.ratings, recounted,
+        "the overview's total is the recount's"
+    );
+}
+
+#[test]
+fn a_tampered_count_is_found_by_the_recount() {
+    let mut store = Store::in_memory(clock()).unwrap();
+    populate_demo(&mut store, 1).unwrap();
+    store
+        .conn()
+        .execute("UPDATE rating_count SET ratings = ratings + 1 WHERE rowid = (SELECT MIN(rowid) FROM rating_count)", [])
+        .unwrap();
+    assert_eq!(
+        store.kept_count_differences().unwrap().len(),
+        1,
+        "the check must be able to fail: a changed count is one difference"
+    );
+    let broken = store
+        .verify_audit_chain()
+        .unwrap()
+        .broken
+        .expect("a kept count changed outside Concord breaks the verification");
+    assert_eq!(broken.table.as_deref(), Some("rating_count"), "{broken:?}");
 }

@@ -27,6 +27,7 @@ Prints one Markdown table. Nothing here needs network access; the data is synthe
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -129,6 +130,7 @@ def main():
     ap.add_argument("--panel-bench", help="path to concord-core's panel_open example (release build)")
     ap.add_argument("--keep", help="directory to keep the files in (default: a temporary one)")
     ap.add_argument("--reuse", action="store_true", help="with --keep: reuse the files and study of an earlier run")
+    ap.add_argument("--json", help="also write the figures to this JSON file (for growth.py)")
     args = ap.parse_args()
     directory = args.keep or tempfile.mkdtemp(prefix="concord-scale-")
     os.makedirs(directory, exist_ok=True)
@@ -189,6 +191,11 @@ def main():
         print("panel_open (in one process, as the window holds the study):")
         for line in panel:
             print(f"  {line}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"responses": args.responses, "ratings": n_ratings, "expert_ratings": n_expert,
+                       "study_mb": size, "rows": {name: list(v) for name, v in rows},
+                       "panel": panel if n_expert > 0 and args.panel_bench else []}, f, indent=1)
 
 
 if __name__ == "__main__":

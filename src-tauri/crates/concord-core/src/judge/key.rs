@@ -251,6 +251,39 @@ mod tests {
     }
 
     #[test]
+    fn the_readers_themselves_refuse_sources_outside_the_rule() {
+        // HOME is set in every test environment: the refusal is the rule's, not a missing value.
+        assert!(std::env::var("HOME").is_ok(), "the test needs HOME set");
+        let home = resolve(&KeySource {
+            keyring_account: None,
+            env_var: Some("HOME".into()),
+        })
+        .expect_err("HOME is never read as a key");
+        assert_eq!(
+            home.code(),
+            "judge_key_source",
+            "refused by the rule: {home}"
+        );
+        let fallback = resolve(&KeySource {
+            keyring_account: Some("openai".into()),
+            env_var: Some("CONCORD_PASSPHRASE".into()),
+        })
+        .expect_err("a refused fallback is refused before the keyring is asked");
+        assert_eq!(fallback.code(), "judge_key_source", "{fallback}");
+        for account in ["study:/home/ana/trial.concord", " study:x"] {
+            let read = resolve(&KeySource {
+                keyring_account: Some(account.into()),
+                env_var: None,
+            })
+            .expect_err("a study's passphrase account is never read as a key");
+            assert_eq!(read.code(), "judge_key_source", "{read}");
+            let saved = save_to_keyring(account, &ApiKey::new("sk-x"))
+                .expect_err("nor overwritten with one");
+            assert_eq!(saved.code(), "judge_key_source", "{saved}");
+        }
+    }
+
+    #[test]
     fn debug_never_shows_the_key() {
         let k = ApiKey::new("sk-very-secret");
         assert!(

@@ -100,6 +100,12 @@ pub enum StoreError {
     MissingFolder { path: String, folder: String },
     #[error("{path}: already exists; refusing to overwrite it")]
     AlreadyExists { path: String },
+    #[error("{path}: the file name is {bytes} bytes; a study keeps its journal beside it under the same name plus \"-journal\", and a file name can hold at most 255 bytes, so choose a name of at most {max} bytes")]
+    NameTooLong {
+        path: String,
+        bytes: usize,
+        max: usize,
+    },
     #[error("{path}: not a SQLite database, so not a Concord study; the file was not changed")]
     NotSqlite { path: String },
     #[error("{path}: a SQLite database but not a Concord study; the file was not changed")]
@@ -166,6 +172,7 @@ impl StoreError {
             StoreError::Missing { .. } => ErrorCode::StudyMissing,
             StoreError::MissingFolder { .. } => ErrorCode::FolderMissing,
             StoreError::AlreadyExists { .. } => ErrorCode::AlreadyExists,
+            StoreError::NameTooLong { .. } => ErrorCode::Invalid,
             StoreError::NotSqlite { .. } => ErrorCode::NotSqlite,
             StoreError::NotAStudy { .. } => ErrorCode::NotAStudy,
             StoreError::NewerSchema { .. } => ErrorCode::NewerSchema,
@@ -308,6 +315,10 @@ fn map_open_error(path: &Path, e: rusqlite::Error) -> StoreError {
     }
 }
 
+/// The longest study file name, in bytes: SQLite writes `<name>-journal` (and `-wal`, `-shm`)
+/// beside the study, and most file systems hold names of at most 255 bytes.
+pub const MAX_STUDY_NAME_BYTES: usize = 255 - "-journal".len();
+
 impl Store {
     /// Open an existing plain study.
     pub fn open(path: &Path, clock: Arc<dyn Clock>) -> StoreResult<Store> {
@@ -362,6 +373,14 @@ impl Store {
                 _ => StoreError::AlreadyExists {
                     path: display(path),
                 },
+            });
+        }
+        let bytes = path.file_name().map_or(0, |n| n.as_encoded_bytes().len());
+        if bytes > MAX_STUDY_NAME_BYTES {
+            return Err(StoreError::NameTooLong {
+                path: display(path),
+                bytes,
+                max: MAX_STUDY_NAME_BYTES,
             });
         }
         if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {

@@ -1123,3 +1123,25 @@ fn a_tampered_count_is_found_by_the_recount() {
         .expect("a kept count changed outside Concord breaks the verification");
     assert_eq!(broken.table.as_deref(), Some("rating_count"), "{broken:?}");
 }
+
+#[test]
+fn a_study_name_without_room_for_its_journal_is_refused_clearly() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    // 82 three-byte characters and ".concord": 254 bytes, which fits alone but not with "-journal".
+    let long = dir.path().join(format!("{}.concord", "研".repeat(82)));
+    let err = Store::create(&long, clock()).expect_err("no room for the journal's name");
+    assert!(
+        matches!(
+            err,
+            StoreError::NameTooLong {
+                bytes: 254,
+                max: 247,
+                ..
+            }
+        ),
+        "the refusal names the length and the limit, not SQLite's 'unable to open': {err}"
+    );
+    assert!(!long.exists(), "nothing is created for a refused name");
+    let fits = dir.path().join(format!("{}.concord", "研".repeat(79)));
+    Store::create(&fits, clock()).expect("a 245-byte name leaves room for the journal");
+}

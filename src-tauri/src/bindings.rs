@@ -73,6 +73,7 @@ pub fn typescript() -> String {
         concord_core::usecase::ImportRequest,
         concord_core::usecase::ImportOutcome,
         concord_core::import::ImportReport,
+        concord_core::import::ImportProgress,
         concord_core::import::ImportOptions,
         concord_core::import::OutOfScale,
         concord_core::import::ReplyParsing,

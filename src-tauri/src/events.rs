@@ -1,7 +1,8 @@
 //! The events the shell sends the window, each with exactly one payload type (exported to the UI's
 //! generated bindings, where `ipc.ts` maps each event name to its payload): `ratings-changed`
 //! carries a [`RatingsChanged`], `judge-progress` a judge [`Progress`],
-//! `judge-finished` a [`JudgeFinished`](crate::judge_runs::JudgeFinished). The window's own events:
+//! `judge-finished` a [`JudgeFinished`](crate::judge_runs::JudgeFinished), `import-progress` an
+//! [`ImportProgress`](concord_core::import::ImportProgress). The window's own events:
 //! `menu` (the id of the native menu item chosen), `open-file` (a path the desktop handed to the
 //! running app), `backup-taken` (a [`BackupEntry`](concord_core::backup::BackupEntry)) and
 //! `backup-failed` (an [`IpcError`](crate::error::IpcError)).
@@ -17,6 +18,9 @@ pub const RATINGS_CHANGED: &str = "ratings-changed";
 pub const JUDGE_PROGRESS: &str = "judge-progress";
 /// Event: the judge run's thread ended (finished, cancelled or failed).
 pub const JUDGE_FINISHED: &str = "judge-finished";
+/// Event: how far the setup wizard's import has come (sent while a long import reads its rows,
+/// and once when it has landed).
+pub const IMPORT_PROGRESS: &str = "import-progress";
 
 /// Event: a native menu item was chosen (payload: its id, see `menu`).
 pub const MENU: &str = "menu";

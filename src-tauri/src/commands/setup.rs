@@ -8,7 +8,7 @@
 //! reloads.
 
 use crate::error::IpcResult;
-use crate::events::{ratings_changed, RatingsChanged};
+use crate::events::{ratings_changed, RatingsChanged, IMPORT_PROGRESS};
 use crate::state::AppState;
 use concord_core::assignment::{
     AssignmentOptions, AssignmentSummary, AssignmentTable, ExpertAdded, RubricAdded,
@@ -20,6 +20,7 @@ use concord_core::usecase::{
     desktop_actor, typed_output, typed_path, ImportOutcome, ImportRequest, PackageWritten, PhiGate,
     RatingsExport, RatingsFormat, SheetOutcome, WrittenFile,
 };
+use tauri::Emitter;
 
 /// The folder default outputs are written to (`<study>-exports` beside the study).
 #[tauri::command]
@@ -42,7 +43,11 @@ pub async fn setup_import(
     request: ImportRequest,
 ) -> IpcResult<ImportOutcome> {
     let seed = fresh_seed();
-    let outcome = state.with_study(|s| Ok(s.import_data(&request, seed)?))?;
+    let outcome = state.with_study(|s| {
+        Ok(s.import_data_reporting(&request, seed, &mut |p| {
+            let _ = app.emit(IMPORT_PROGRESS, p);
+        })?)
+    })?;
     if outcome.report.is_some() {
         ratings_changed(&app, RatingsChanged::Import);
     }

@@ -207,6 +207,8 @@ phi: PhiScanSummary | null, };
 
 export type ImportReport = { options: ImportOptions, files: Array<FileReport>, };
 
+export type ImportProgress = { done: number, total: number, rows: number, };
+
 export type ImportOptions = { out_of_scale: OutOfScale, replies: ReplyParsing, 
 /**
  * Seed of the queue orders of raters the import creates (randomness is passed in).

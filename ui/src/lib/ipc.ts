@@ -11,6 +11,7 @@ import type {
   VerdictReport,
   IpcError,
   JudgeFinished,
+  ImportProgress,
   MoreTargets,
   Progress,
   RatingsChanged,
@@ -148,6 +149,7 @@ export type AppEvents = {
   "ratings-changed": RatingsChanged;
   "judge-progress": Progress;
   "judge-finished": JudgeFinished;
+  "import-progress": ImportProgress;
   /** The id of the native menu item chosen (src-tauri/src/menu.rs). */
   menu: string;
   /** A file the desktop handed to the running app (a second launch, a double-click). */

@@ -1,18 +1,22 @@
 //! `concord import <format> …`: bring released datasets and generic long-form files into the study
 //! (MentalAlign-70k folders, MentalBench-100k answer texts, PsyCrisis workbooks, long-form items and
 //! ratings), then print what was imported and the data-quality report. Every import is
-//! all-or-nothing; a refused import prints each problem with its file, sheet, row and column.
+//! all-or-nothing; a refused import prints each problem with its file, sheet, row and column. An
+//! import still running after a second shows a progress bar on stderr (hidden with `--json` and
+//! when stderr is not a terminal).
 
 use crate::study_cmd::{open_as, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
 use concord_core::import::long::{ItemColumns, RatingColumns};
 use concord_core::import::{
-    psycrisis, FileReport, FileStatus, ImportError, ImportOptions, ImportReport, OutOfScale,
-    QualityKind, ReplyParsing,
+    psycrisis, FileReport, FileStatus, ImportError, ImportOptions, ImportProgress, ImportReport,
+    OutOfScale, QualityKind, ReplyParsing,
 };
 use concord_core::store::{RaterKind, StoreError};
 use concord_core::usecase::{ImportJob, WhenMissing};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
@@ -156,7 +160,28 @@ pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, I
     let job = job(&args.format);
     // An import into a file that does not exist yet creates an empty study there.
     let mut study = open_as(db, WhenMissing::CreateEmpty)?.study;
-    let report = study.import(&job, &options)?;
+    let started = Instant::now();
+    let bar = ProgressBar::hidden();
+    let mut shown = false;
+    let mut on_progress = |p: ImportProgress| {
+        if json || (!shown && started.elapsed() < Duration::from_secs(1)) {
+            return;
+        }
+        if !shown {
+            shown = true;
+            bar.set_length(p.total);
+            bar.set_style(
+                ProgressStyle::with_template("{bar:30} {percent:>3}% {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        bar.set_position(p.done);
+        bar.set_message(format!("{} rows", p.rows));
+    };
+    let imported = study.import_reporting(&job, &options, &mut on_progress);
+    bar.finish_and_clear();
+    let report = imported?;
     // The PHI guard scans what the import brought in; the findings are reported with it.
     let phi =
         concord_core::phi::review::scan(study.store_mut(), false, &crate::phi_cmd::actor(None))?;

@@ -23,8 +23,8 @@ use crate::export::{
 };
 use crate::import::long::{self, ItemColumns, RatingColumns};
 use crate::import::{
-    mentalalign, mentalbench, psycrisis, ImportError, ImportOptions, ImportReport, Issue,
-    OutOfScale, ReplyParsing,
+    mentalalign, mentalbench, psycrisis, ImportError, ImportOptions, ImportProgress, ImportReport,
+    Issue, OutOfScale, ReplyParsing,
 };
 use crate::judge::{self, JudgeError, RunPlan, RunSettings};
 use crate::open_study::OpenStudy;
@@ -603,6 +603,17 @@ impl OpenStudy {
         job: &ImportJob,
         options: &ImportOptions,
     ) -> Result<ImportReport, ImportError> {
+        self.import_reporting(job, options, &mut |_| {})
+    }
+
+    /// [`Self::import`], telling `progress` how far an import that can take long (long-form
+    /// ratings, millions of rows) has come; the others report nothing.
+    pub fn import_reporting(
+        &mut self,
+        job: &ImportJob,
+        options: &ImportOptions,
+        progress: &mut dyn FnMut(ImportProgress),
+    ) -> Result<ImportReport, ImportError> {
         let store = self.store_mut();
         match job {
             ImportJob::MentalAlign { dir, judge } => match judge {
@@ -626,7 +637,15 @@ impl OpenStudy {
                 rubric,
                 columns,
                 sheet,
-            } => long::import_ratings(store, file, rubric, columns, sheet.as_deref(), options),
+            } => long::import_ratings_reporting(
+                store,
+                file,
+                rubric,
+                columns,
+                sheet.as_deref(),
+                options,
+                progress,
+            ),
         }
     }
 
@@ -637,13 +656,24 @@ impl OpenStudy {
         request: &ImportRequest,
         seed: u64,
     ) -> Result<ImportOutcome, UseCaseError> {
+        self.import_data_reporting(request, seed, &mut |_| {})
+    }
+
+    /// [`Self::import_data`], telling `progress` how far the import has come (see
+    /// [`Self::import_reporting`]).
+    pub fn import_data_reporting(
+        &mut self,
+        request: &ImportRequest,
+        seed: u64,
+        progress: &mut dyn FnMut(ImportProgress),
+    ) -> Result<ImportOutcome, UseCaseError> {
         let job = request.job()?;
         let options = ImportOptions {
             out_of_scale: request.out_of_scale,
             replies: ReplyParsing::Strict,
             seed,
         };
-        match self.import(&job, &options) {
+        match self.import_reporting(&job, &options, progress) {
             Ok(report) => Ok(ImportOutcome {
                 report: Some(report),
                 issues: Vec::new(),

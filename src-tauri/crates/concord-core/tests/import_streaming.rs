@@ -4,8 +4,10 @@
 
 mod support;
 
-use concord_core::import::long::{import_items, import_ratings, ItemColumns, RatingColumns};
-use concord_core::import::{ImportOptions, ImportReport};
+use concord_core::import::long::{
+    import_items, import_ratings, import_ratings_reporting, ItemColumns, RatingColumns,
+};
+use concord_core::import::{ImportOptions, ImportProgress, ImportReport, PROGRESS_EVERY_ROWS};
 use concord_core::store::{
     ImportedRating, NewRater, Occasion, RaterKind, RatingInput, Store, RATING_IMPORT_BATCH,
 };
@@ -393,5 +395,63 @@ fn a_bulk_write_refused_midway_keeps_the_chain_whole() {
         study.verify_audit_chain().expect("verify").broken,
         None,
         "after a refused bulk write the chain's trigger is in place and every later row sealed"
+    );
+}
+
+#[test]
+fn a_streamed_import_reports_progress_that_only_grows_and_ends_at_the_file_size() {
+    let dir = temp_dir();
+    let mut study = study_with_items(dir.path(), 100);
+    // 100 × 10 responses × 3 judges × 7 attributes = 21,000 rows: more than two report intervals.
+    let rows = 21_000u64;
+    assert!(
+        rows > 2 * PROGRESS_EVERY_ROWS,
+        "the file must span several reports"
+    );
+    let path = ratings_file(dir.path(), "ratings.csv", 100, 3, |r, j, k| {
+        (1 + (r + j + k) % 5).to_string()
+    });
+    let size = std::fs::metadata(&path).expect("the file").len();
+    let mut seen: Vec<ImportProgress> = Vec::new();
+    import_ratings_reporting(
+        &mut study,
+        &path,
+        "mentalbench",
+        &RatingColumns {
+            new_rater_kind: RaterKind::Judge,
+            ..RatingColumns::default()
+        },
+        None,
+        &ImportOptions::default(),
+        &mut |p| seen.push(p),
+    )
+    .expect("a valid file");
+    let last = *seen.last().expect("progress is reported");
+    assert_eq!(
+        last,
+        ImportProgress {
+            done: size,
+            total: size,
+            rows
+        },
+        "the last report says the whole file and every row landed"
+    );
+    assert!(
+        seen.iter().all(|p| p.total == size && p.done <= p.total),
+        "every report counts bytes of this file: {seen:?}"
+    );
+    assert!(
+        seen.windows(2)
+            .all(|w| w[0].done <= w[1].done && w[0].rows <= w[1].rows),
+        "progress never goes back: {seen:?}"
+    );
+    let before_end = seen.iter().filter(|p| p.done < size).count();
+    assert!(
+        before_end >= 2,
+        "reports come while the rows are read, not only at the end: {seen:?}"
+    );
+    assert!(
+        seen[..seen.len() - 1].iter().all(|p| p.done < size),
+        "only the report after the import landed says it is complete: {seen:?}"
     );
 }

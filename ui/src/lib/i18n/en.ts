@@ -196,6 +196,7 @@ export const en = {
   "setup.import.judge": "Judge model id (optional)",
   "setup.import.rubric": "Rated with rubric {key} (chosen in step 1).",
   "setup.import.judges": "Raters not yet in the study are LLM judges (otherwise experts)",
+  "setup.import.progress": "{percent}% read, {rows} rows",
   "setup.import.run": "Import",
   "setup.import.already": "Already imported (same content); nothing changed.",
   "setup.import.counts": "{conversations} conversations added, {responses} responses added, {texts} texts filled, {ratings} ratings written ({updated} updated).",

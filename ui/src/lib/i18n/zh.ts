@@ -198,6 +198,7 @@ export const zh: Record<MessageKey, string> = {
   "setup.import.judge": "评审模型 ID（可选）",
   "setup.import.rubric": "使用评分标准 {key}（第 1 步所选）。",
   "setup.import.judges": "研究中尚无的评分者为 LLM 评审（否则为专家）",
+  "setup.import.progress": "已读取 {percent}%，{rows} 行",
   "setup.import.run": "导入",
   "setup.import.already": "已导入过（内容相同），未作更改。",
   "setup.import.counts": "新增 {conversations} 段对话、{responses} 条回答，补充 {texts} 条文本，写入 {ratings} 条评分（其中更新 {updated} 条）。",

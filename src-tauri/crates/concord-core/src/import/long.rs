@@ -23,14 +23,18 @@ use super::{
     record_file, FileReport, FileStatus, ImportError, ImportOptions, ImportReport, Issue, Location,
     OutOfScale, QualityItem, QualityKind,
 };
+use super::{ImportProgress, PROGRESS_EVERY_ROWS};
 use crate::digest::sha256_reader;
 use crate::rubric::{builtin, Rubric};
 use crate::store::{ImportedRating, NewConversation, RaterKind, SourceKind, Store};
 use crate::text::quoted;
 use std::borrow::Cow;
+use std::cell::Cell as Shared;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
+use std::io::Read;
 use std::path::Path;
+use std::rc::Rc;
 
 /// Column names of an items file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -464,6 +468,41 @@ pub fn import_ratings(
     sheet: Option<&str>,
     options: &ImportOptions,
 ) -> Result<ImportReport, ImportError> {
+    import_ratings_reporting(
+        store,
+        path,
+        rubric_key,
+        columns,
+        sheet,
+        options,
+        &mut |_| {},
+    )
+}
+
+/// A reader that counts the bytes read through it (the progress of a stream).
+struct Counted<R> {
+    inner: R,
+    read: Rc<Shared<u64>>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// [`import_ratings`], telling `progress` how far it has come (see [`ImportProgress`]).
+pub fn import_ratings_reporting(
+    store: &mut Store,
+    path: &Path,
+    rubric_key: &str,
+    columns: &RatingColumns,
+    sheet: Option<&str>,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(ImportProgress),
+) -> Result<ImportReport, ImportError> {
     let name = display_name(path);
     if FileFormat::from_name(&name) == Some(FileFormat::Csv) {
         let sha = sha256_file(path)?;
@@ -475,7 +514,8 @@ pub fn import_ratings(
                 files: vec![done],
             });
         }
-        let open = || -> Result<CsvRows<'static>, ImportError> {
+        let read = Rc::new(Shared::new(0u64));
+        let open = |read: Rc<Shared<u64>>| -> Result<CsvRows<'static>, ImportError> {
             let file = File::open(path).map_err(|e| {
                 ImportError::one(
                     Location::whole_file(&name),
@@ -483,9 +523,11 @@ pub fn import_ratings(
                     format!("cannot read the file: {e}"),
                 )
             })?;
+            let file = Counted { inner: file, read };
             CsvRows::new(&name, file, &stream_limits()).map_err(ImportError::Rejected)
         };
-        let reader = open()?;
+        let total = std::fs::metadata(path).map_or(0, |m| m.len());
+        let reader = open(read.clone())?;
         let header = RawTable {
             file: name.clone(),
             sheet: None,
@@ -493,16 +535,29 @@ pub fn import_ratings(
             rows: Vec::new(),
         };
         check_headers(&header).map_err(ImportError::Rejected)?;
+        // What is read lies ahead of what is written by at most the reader's buffer; the last
+        // report (`done == total`) comes once the import has landed.
+        let (mut done, mut rows_read) = (0, 0);
         let out = write_ratings(
             store,
             &header,
             RatingRows::Stream(Box::new(reader)),
-            &|| open().map(|r| RatingRows::Stream(Box::new(r))),
+            &|| open(Rc::new(Shared::new(0))).map(|r| RatingRows::Stream(Box::new(r))),
             &sha,
             rubric_key,
             columns,
             options,
+            &mut |rows| {
+                done = read.get().clamp(done, total.saturating_sub(1));
+                rows_read = rows;
+                progress(ImportProgress { done, total, rows });
+            },
         )?;
+        progress(ImportProgress {
+            done: total,
+            total,
+            rows: rows_read,
+        });
         return Ok(ImportReport {
             options: options.clone(),
             files: vec![out],
@@ -518,6 +573,7 @@ pub fn import_ratings(
         }
     };
     let table = &p.table;
+    let total = table.rows.len() as u64;
     let out = write_ratings(
         store,
         table,
@@ -527,7 +583,19 @@ pub fn import_ratings(
         rubric_key,
         columns,
         options,
+        &mut |rows| {
+            progress(ImportProgress {
+                done: rows.min(total.saturating_sub(1)),
+                total,
+                rows,
+            })
+        },
     )?;
+    progress(ImportProgress {
+        done: total,
+        total,
+        rows: total,
+    });
     Ok(ImportReport {
         options: options.clone(),
         files: vec![out],
@@ -572,6 +640,7 @@ fn write_ratings<'a>(
     rubric_key: &str,
     columns: &RatingColumns,
     options: &ImportOptions,
+    progress: &mut dyn FnMut(u64),
 ) -> Result<FileReport, ImportError> {
     let rubric = find_rubric(store, rubric_key, &header.whole())?;
     let item_name = if header.column(&columns.item).is_none() && header.column("target").is_some() {
@@ -626,7 +695,12 @@ fn write_ratings<'a>(
         let mut too_many_duplicates = false;
         let mut issues = Vec::new();
         let at = |row: usize, column: Option<usize>| header.at(row, column);
+        let mut counted = 0u64;
         let rows_read = rows.each(&mut issues, |row, issues| {
+            counted += 1;
+            if counted % PROGRESS_EVERY_ROWS == 0 {
+                progress(counted);
+            }
             let number = row.number();
             let (Some(item), Some(rater), Some(criterion_name)) =
                 (row.text(cols[0]), row.text(cols[1]), row.text(cols[2]))
@@ -775,6 +849,7 @@ fn write_ratings<'a>(
             )?;
             Ok(())
         })?;
+        progress(rows_read as u64);
         if !duplicates.is_empty() {
             issues.extend(name_duplicates(header, again()?, &cols, &duplicates, &rubric)?);
         }

@@ -208,6 +208,24 @@ pub enum ReplyParsing {
     Lenient,
 }
 
+/// How far an import that reads its file as a stream has come: `done` of `total` bytes of the
+/// file read and `rows` data rows (a file read whole counts rows: `done` of `total` rows).
+/// Reported every [`PROGRESS_EVERY_ROWS`] rows while rows are read, and once more with
+/// `done == total` when the import has landed; `done` never goes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ImportProgress {
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub done: u64,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub total: u64,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub rows: u64,
+}
+
+/// An import reports its progress after this many rows.
+pub const PROGRESS_EVERY_ROWS: u64 = 1 << 13;
+
 /// Choices an import runs with; recorded with the import.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

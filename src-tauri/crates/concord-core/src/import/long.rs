@@ -698,7 +698,7 @@ fn write_ratings<'a>(
         let mut counted = 0u64;
         let rows_read = rows.each(&mut issues, |row, issues| {
             counted += 1;
-            if counted % PROGRESS_EVERY_ROWS == 0 {
+            if counted.is_multiple_of(PROGRESS_EVERY_ROWS) {
                 progress(counted);
             }
             let number = row.number();

@@ -3,15 +3,17 @@
 //! `OpenStudy::agreement_table` with the screen's default options and view, both serialised to
 //! JSON as the IPC layer does) — "open"; then one expert's value from the rating screen
 //! (`OpenStudy::rate`: the durable save and the in-memory update of the cached report) followed by
-//! the screen's refresh (report and table again, serialised) — "update".
+//! the screen's refresh (report and table again, serialised) — "update"; then the judge verdict
+//! cards the screen asks for below the table, and the in-memory update alone.
 //!
 //! Run: `cargo run --release -p concord-core --example panel_open -- STUDY [RUNS]`
 //!
 //! STUDY needs expert ratings and an expert with an assigned queue (the scale generator,
 //! `concord-cli/benches/scale.py`, makes both: `expert0` gets a small assignment). Each "open"
-//! run opens the study afresh (nothing cached); the update runs rate item 1 of `expert0`'s queue,
+//! run opens the study afresh (nothing cached); the update runs rate the last item of `expert0`'s queue,
 //! cycling the value, so the study file changes by those ratings. Prints medians (and every run).
 
+use concord_core::agreement::verdict::VerdictOptions;
 use concord_core::agreement::{AgreementEngine, AgreementOptions, Comparison, Level};
 use concord_core::agreement_table::{CiChoice, IccChoice, TableView};
 use concord_core::clock::SystemClock;
@@ -87,7 +89,11 @@ fn main() {
         .expect("raters")
         .expect("the study has expert0 (scale.py makes one)")
         .id;
-    queue::open_queue(study.store_mut(), rater).expect("expert0 has a queue");
+    // The last item of the queue, so the window's latency journey (items from the first on) finds
+    // its items unrated.
+    let item = queue::open_queue(study.store_mut(), rater)
+        .expect("expert0 has a queue")
+        .total;
     // `store_mut` dropped the cache: load it again before timing updates.
     panel(&mut study, &options, view);
     let (mut save, mut refresh, mut total) = (Vec::new(), Vec::new(), Vec::new());
@@ -95,7 +101,7 @@ fn main() {
         let value = 1 + (n as i64 % 5);
         let t = Instant::now();
         study
-            .rate(rater, 1, "guidance", value, None)
+            .rate(rater, item, "guidance", value, None)
             .expect("durable save");
         let saved = t.elapsed().as_secs_f64() * 1e3;
         panel(&mut study, &options, view);
@@ -111,6 +117,30 @@ fn main() {
         median(refresh),
         total.len(),
         list(&total)
+    );
+
+    // The verdict cards below the table: asked for once the table is drawn, and again after
+    // each rating (they read every response of the rubric, loaded on the first request).
+    let verdict = VerdictOptions::default();
+    let t = Instant::now();
+    let cards = serde_json::to_string(&study.judge_verdicts(&options, &verdict).expect("verdicts"))
+        .expect("json")
+        .len();
+    let first = t.elapsed().as_secs_f64() * 1e3;
+    let mut again = Vec::new();
+    for n in 0..runs {
+        study
+            .rate(rater, item, "guidance", 1 + (n as i64 % 5), None)
+            .expect("durable save");
+        let t = Instant::now();
+        serde_json::to_string(&study.judge_verdicts(&options, &verdict).expect("verdicts"))
+            .expect("json");
+        again.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    println!(
+        "judge verdicts ({cards} bytes of JSON): first request {first:.1} ms (loads every response), after a rating median {:.1} ms [{}]",
+        median(again.clone()),
+        list(&again)
     );
 
     // The in-memory part alone: the engine the open study holds, given the same kind of value

@@ -87,16 +87,17 @@ pub struct AgreementData {
     pub sources: Vec<SourceInfo>,
     pub raters: Vec<RaterInfo>,
     pub responses: Vec<ResponseInfo>,
-    rater_index: HashMap<i64, usize>,
-    response_index: HashMap<i64, usize>,
-    criterion_index: HashMap<i64, usize>,
+    // foldhash: a full load looks up every one of millions of ratings.
+    rater_index: foldhash::HashMap<i64, usize>,
+    response_index: foldhash::HashMap<i64, usize>,
+    criterion_index: foldhash::HashMap<i64, usize>,
     /// `values[criterion][rater][response]`, NaN when absent.
     values: Vec<Vec<Vec<f64>>>,
     /// Only the responses with an expert value are held ([`AgreementData::load_compared`]).
     compared_only: bool,
     /// Source positions of every response of the rubric, by id (kept by `load_compared`, so a
     /// response taken in later needs no other read).
-    rubric_sources: HashMap<i64, usize>,
+    rubric_sources: foldhash::HashMap<i64, usize>,
 }
 
 impl AgreementData {
@@ -148,7 +149,7 @@ impl AgreementData {
             rubric_key: rubric.id.clone(),
             values: vec![vec![vec![f64::NAN; responses.len()]; raters.len()]; criteria.len()],
             compared_only: false,
-            rubric_sources: HashMap::new(),
+            rubric_sources: Default::default(),
             rater_index: raters.iter().enumerate().map(|(i, r)| (r.id, i)).collect(),
             response_index: responses
                 .iter()
@@ -262,7 +263,8 @@ impl AgreementData {
             .filter(|r| r.kind == RaterKind::Expert)
             .map(|r| r.id)
             .collect();
-        let rubric_sources: HashMap<i64, usize> = all.iter().map(|r| (r.id, r.source)).collect();
+        let rubric_sources: foldhash::HashMap<i64, usize> =
+            all.iter().map(|r| (r.id, r.source)).collect();
         let mut rated = Vec::new();
         store.for_each_value_of_raters(&criterion_ids, &expert_ids, |_, response, _, _| {
             if rubric_sources.contains_key(&response) {

@@ -409,10 +409,12 @@ impl Store {
         rubric_id: i64,
         mut f: impl FnMut(i64, i64, i64, i64),
     ) -> StoreResult<()> {
+        // One pass over the table in its own order (`+` keeps the planner off the criterion
+        // index, whose rowid jumps made this read 3× slower on 2.9 million ratings).
         let mut stmt = self.conn().prepare(
             "SELECT g.rater_id, g.response_id, g.criterion_id, g.value FROM rating g
-             JOIN criterion c ON c.id = g.criterion_id
-             WHERE c.rubric_id = ?1 AND g.value IS NOT NULL AND g.occasion = 0",
+             WHERE +g.criterion_id IN (SELECT id FROM criterion WHERE rubric_id = ?1)
+               AND g.value IS NOT NULL AND g.occasion = 0",
         )?;
         let mut rows = stmt.query(params![rubric_id])?;
         while let Some(row) = rows.next()? {

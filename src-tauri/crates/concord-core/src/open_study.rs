@@ -9,7 +9,9 @@
 //! them, load every response of the rubric the first time they are asked for and keep those
 //! data up to date the same way.
 
-use crate::agreement::verdict::{judge_verdicts, VerdictOptions, VerdictReport};
+use crate::agreement::verdict::{
+    assemble_verdicts, criterion_verdicts, CriterionVerdicts, VerdictOptions, VerdictReport,
+};
 use crate::agreement::{
     AgreementData, AgreementEngine, AgreementOptions, AgreementReport, Comparison,
 };
@@ -25,8 +27,18 @@ use std::path::PathBuf;
 pub struct OpenStudy {
     store: Store,
     reports: Vec<AgreementEngine>,
-    /// Every response of a rubric (what the judge verdicts read), by rubric.
-    full: Vec<AgreementData>,
+    /// Every response of a rubric (what the judge verdicts read), by rubric, with the verdicts
+    /// last computed from them.
+    full: Vec<HeldVerdicts>,
+}
+
+/// A rubric's data for the verdicts and the verdicts of its criteria for one set of options;
+/// a criterion's part is dropped when a rating on it arrives and recomputed on the next request.
+#[derive(Debug)]
+struct HeldVerdicts {
+    data: AgreementData,
+    options: Option<VerdictOptions>,
+    parts: Vec<Option<CriterionVerdicts>>,
 }
 
 impl std::fmt::Debug for OpenStudy {
@@ -91,19 +103,38 @@ impl OpenStudy {
         let found = self
             .full
             .iter()
-            .position(|d| d.rubric_key == options.rubric);
+            .position(|h| h.data.rubric_key == options.rubric);
         let index = match found {
             Some(i) => i,
             None => {
                 if self.full.len() >= CACHED_REPORTS {
                     self.full.remove(0);
                 }
-                self.full
-                    .push(AgreementData::load(&self.store, &options.rubric)?);
+                let data = AgreementData::load(&self.store, &options.rubric)?;
+                self.full.push(HeldVerdicts {
+                    parts: vec![None; data.criteria.len()],
+                    data,
+                    options: None,
+                });
                 self.full.len() - 1
             }
         };
-        Ok(judge_verdicts(&self.full[index], verdict))
+        let held = &mut self.full[index];
+        if held.options.as_ref() != Some(verdict) {
+            held.parts.iter_mut().for_each(|p| *p = None);
+            held.options = Some(verdict.clone());
+        }
+        let data = &held.data;
+        let parts: Vec<CriterionVerdicts> = held
+            .parts
+            .iter_mut()
+            .enumerate()
+            .map(|(c, part)| {
+                part.get_or_insert_with(|| criterion_verdicts(data, c, verdict))
+                    .clone()
+            })
+            .collect();
+        Ok(assemble_verdicts(verdict, &parts))
     }
 
     /// The in-memory ratings behind the report for `options` (the responses experts rated).
@@ -155,11 +186,20 @@ impl OpenStudy {
                             .apply(saved.rater_id, saved.response_id, saved.criterion_id, value)
                             .is_ok())
             });
-            self.full.retain_mut(|data| {
-                data.rubric_key != saved.rubric_key
-                    || data
-                        .apply(saved.rater_id, saved.response_id, saved.criterion_id, value)
-                        .is_ok()
+            self.full.retain_mut(|held| {
+                if held.data.rubric_key != saved.rubric_key {
+                    return true;
+                }
+                match held
+                    .data
+                    .apply(saved.rater_id, saved.response_id, saved.criterion_id, value)
+                {
+                    Ok(touched) => {
+                        held.parts[touched.criterion] = None;
+                        true
+                    }
+                    Err(_) => false,
+                }
             });
         }
         Ok(progress)

@@ -460,12 +460,45 @@ pub fn expert_baselines(data: &AgreementData) -> Vec<ExpertBaseline> {
 
 /// Baselines, cards and leaderboard for every judge × non-group criterion of the data.
 pub fn judge_verdicts(data: &AgreementData, options: &VerdictOptions) -> VerdictReport {
+    let parts: Vec<CriterionVerdicts> = (0..data.criteria.len())
+        .map(|c| criterion_verdicts(data, c, options))
+        .collect();
+    assemble_verdicts(options, &parts)
+}
+
+/// The verdicts of one criterion: its expert baseline, its cards and its leaderboard rows. Each
+/// depends on that criterion's values only, so a new rating changes one criterion's part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CriterionVerdicts {
+    pub baseline: ExpertBaseline,
+    pub cards: Vec<VerdictCard>,
+    pub leaderboard: Vec<LeaderboardRow>,
+}
+
+/// The report from every criterion's part, in criterion order (as [`judge_verdicts`] gives it).
+pub fn assemble_verdicts(options: &VerdictOptions, parts: &[CriterionVerdicts]) -> VerdictReport {
+    VerdictReport {
+        options: options.clone(),
+        baselines: parts.iter().map(|p| p.baseline.clone()).collect(),
+        cards: parts.iter().flat_map(|p| p.cards.iter().cloned()).collect(),
+        leaderboard: parts
+            .iter()
+            .flat_map(|p| p.leaderboard.iter().cloned())
+            .collect(),
+    }
+}
+
+/// The baseline, cards and leaderboard rows of criterion `c`.
+pub fn criterion_verdicts(
+    data: &AgreementData,
+    c: usize,
+    options: &VerdictOptions,
+) -> CriterionVerdicts {
     let experts = data.experts();
     let judges = data.judges();
-    let mut baselines = Vec::new();
     let mut cards = Vec::new();
     let mut leaderboard = Vec::new();
-    for c in 0..data.criteria.len() {
+    {
         let base = baseline(data, &experts, c);
         let reference = expert_means(data, &experts, c);
         for &judge in &judges {
@@ -573,12 +606,10 @@ pub fn judge_verdicts(data: &AgreementData, options: &VerdictOptions) -> Verdict
                 });
             }
         }
-        baselines.push(base);
-    }
-    VerdictReport {
-        options: options.clone(),
-        baselines,
-        cards,
-        leaderboard,
+        CriterionVerdicts {
+            baseline: base,
+            cards,
+            leaderboard,
+        }
     }
 }

@@ -7,7 +7,9 @@
 //! A report holds only the responses experts rated ([`AgreementData::load_compared`]), so the
 //! panel opens without reading a large study's judge-only ratings; the judge verdicts, which need
 //! them, load every response of the rubric the first time they are asked for and keep those
-//! data up to date the same way.
+//! data up to date the same way. A commit to the file by any other connection (a judge run,
+//! another process) changes SQLite's `data_version`, which is checked before anything held is
+//! used or updated: then everything held is dropped and read again.
 
 use crate::agreement::verdict::{
     assemble_verdicts, criterion_verdicts, CriterionVerdicts, VerdictOptions, VerdictReport,
@@ -30,6 +32,8 @@ pub struct OpenStudy {
     /// Every response of a rubric (what the judge verdicts read), by rubric, with the verdicts
     /// last computed from them.
     full: Vec<HeldVerdicts>,
+    /// [`Store::outside_changes`] when the held reports were last known current.
+    seen: Option<i64>,
 }
 
 /// A rubric's data for the verdicts and the verdicts of its criteria for one set of options;
@@ -60,6 +64,7 @@ impl OpenStudy {
             store,
             reports: Vec::new(),
             full: Vec::new(),
+            seen: None,
         }
     }
 
@@ -81,6 +86,17 @@ impl OpenStudy {
         self.full.clear();
     }
 
+    /// Drop what is held if another connection (another process, a judge run) committed to the
+    /// study file since it was last known current, so nothing stale is ever shown.
+    fn drop_if_changed_outside(&mut self) -> StoreResult<()> {
+        let now = self.store.outside_changes()?;
+        if self.seen != Some(now) {
+            self.invalidate_reports();
+            self.seen = Some(now);
+        }
+        Ok(())
+    }
+
     /// How many agreement reports are held in memory (a report that could not take a rating in
     /// place is dropped and reloaded on its next request).
     pub fn cached_reports(&self) -> usize {
@@ -100,6 +116,7 @@ impl OpenStudy {
         options: &AgreementOptions,
         verdict: &VerdictOptions,
     ) -> StoreResult<VerdictReport> {
+        self.drop_if_changed_outside()?;
         let found = self
             .full
             .iter()
@@ -144,6 +161,7 @@ impl OpenStudy {
 
     /// The cached engine for `options`, loaded from the study when it is not in memory.
     fn engine(&mut self, options: &AgreementOptions) -> StoreResult<&AgreementEngine> {
+        self.drop_if_changed_outside()?;
         let found = self
             .reports
             .iter()
@@ -172,6 +190,10 @@ impl OpenStudy {
         value: i64,
         reason: Option<&str>,
     ) -> Result<ItemProgress, QueueError> {
+        // What was held must be current before one value is applied to it in place.
+        if self.drop_if_changed_outside().is_err() {
+            self.invalidate_reports();
+        }
         let (progress, saved) =
             queue::rate_and_locate(&mut self.store, rater_id, item, criterion, value, reason)?;
         if !saved.retest {

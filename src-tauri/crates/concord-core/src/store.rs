@@ -637,6 +637,16 @@ impl Store {
         &self.conn
     }
 
+    /// A number that changes whenever another connection — another process, or a judge run's
+    /// own connection — commits to the study file, and stays the same across this connection's
+    /// own commits (SQLite's `PRAGMA data_version`): what was read into memory from the file is
+    /// current while it has not changed.
+    pub fn outside_changes(&self) -> StoreResult<i64> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))?)
+    }
+
     /// Run `f` in one write transaction: everything it wrote is committed durably, or, if it returns
     /// an error, nothing is.
     pub fn write<T, E>(&mut self, f: impl FnOnce(&mut StudyTx<'_>) -> Result<T, E>) -> Result<T, E>

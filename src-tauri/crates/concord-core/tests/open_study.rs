@@ -180,6 +180,72 @@ fn a_first_expert_value_reads_its_response_in_and_equals_a_fresh_load() {
 }
 
 #[test]
+fn a_change_written_by_another_connection_is_never_shown_stale() {
+    // A judge run or another process writes to the study file on its own connection: the held
+    // report and verdicts must notice (SQLite's data_version) and be computed afresh.
+    use concord_core::agreement::verdict::{judge_verdicts, VerdictOptions};
+    use concord_core::agreement::AgreementData;
+    use concord_core::store::{Occasion, RaterKind, RatingInput};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.concord");
+    let clock = || Arc::new(SteppingClock::new(1_700_000_000_000, 10));
+    let mut store = Store::create(&path, clock()).unwrap();
+    populate_demo(&mut store, 5).unwrap();
+    let mut study = OpenStudy::new(store);
+    let options = AgreementOptions::mentalalign("mentalbench");
+    let verdict = VerdictOptions::default();
+    let before = study.agreement(&options).unwrap().clone();
+    let _ = study.judge_verdicts(&options, &verdict).unwrap();
+    // Change every value of one expert through a second connection.
+    let data = AgreementData::load(study.store(), "mentalbench").unwrap();
+    let expert = data
+        .raters
+        .iter()
+        .position(|r| r.kind == RaterKind::Expert)
+        .unwrap();
+    let mut other = Store::open(&path, clock()).unwrap();
+    other
+        .write(|tx| {
+            for (c, criterion) in data.criteria.iter().enumerate() {
+                for (i, response) in data.responses.iter().enumerate() {
+                    let v = data.series(expert, c)[i];
+                    if v.is_nan() {
+                        continue;
+                    }
+                    tx.set_rating(&RatingInput {
+                        rater_id: data.raters[expert].id,
+                        response_id: response.id,
+                        criterion_id: criterion.id,
+                        occasion: Occasion::First,
+                        value: Some(if v >= 3.0 { 1 } else { 5 }),
+                        raw_value: None,
+                        rationale: None,
+                        origin: "import:test",
+                    })?;
+                }
+            }
+            Ok::<_, concord_core::store::StoreError>(())
+        })
+        .unwrap();
+    let fresh = report(study.store(), options.clone()).unwrap();
+    assert_ne!(
+        fresh, before,
+        "the other connection's values change the report"
+    );
+    assert_eq!(
+        study.agreement(&options).unwrap(),
+        &fresh,
+        "the held report was dropped and computed from the file afresh"
+    );
+    let full = AgreementData::load(study.store(), "mentalbench").unwrap();
+    assert_eq!(
+        study.judge_verdicts(&options, &verdict).unwrap(),
+        judge_verdicts(&full, &verdict),
+        "the held verdicts were dropped too"
+    );
+}
+
+#[test]
 fn every_cell_carries_all_six_forms_and_the_table_can_show_each() {
     use concord_core::agreement_table::{table, CiChoice, IccChoice, TableView};
     let mut store = Store::in_memory(Arc::new(SteppingClock::new(1_700_000_000_000, 10))).unwrap();

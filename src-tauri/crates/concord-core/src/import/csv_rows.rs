@@ -8,7 +8,9 @@
 //! starts on even when earlier cells hold quoted line breaks; and it follows the quoting rules of
 //! the parser, so a quote that is never closed is reported at the line where it opens instead of
 //! swallowing the rest of the file into one cell, and a quoted cell or a line longer than any
-//! valid one could be is refused as soon as it is, before it is buffered whole.
+//! valid one could be is refused as soon as it is, before it is buffered whole. Inside a field it
+//! skips over runs of bytes that are neither a quote, a comma nor a line break (they only make the
+//! field longer), so most bytes are looked at once.
 //!
 //! Encoding is decided from the first bytes: UTF-8 (a byte-order mark is dropped), UTF-16 with a
 //! byte-order mark (decoded; such a file is read whole, within the file limit), UTF-16 without one
@@ -203,11 +205,26 @@ impl<R: Read> Read for Watched<R> {
             }
             return Ok(0);
         }
-        for (i, &b) in buf[..n].iter().enumerate() {
-            self.watch(b);
+        let mut i = 0;
+        while i < n {
+            self.watch(buf[i]);
             if self.field_bytes > self.max_field {
                 let rest = buf[i + 1..n].to_vec();
                 return Err(self.overlong(&rest));
+            }
+            i += 1;
+            // Inside a field, a run of bytes that are neither a quote, a comma nor a line break
+            // changes nothing but the field's length (what `watch` would do byte by byte).
+            if matches!(self.quoting, Quoting::Unquoted | Quoting::Quoted) {
+                let run = buf[i..n]
+                    .iter()
+                    .position(|c| matches!(c, b'"' | b',' | b'\r' | b'\n'))
+                    .unwrap_or(n - i);
+                if run > 0 && self.field_bytes + run as u64 <= self.max_field {
+                    self.field_bytes += run as u64;
+                    self.previous_was_cr = false;
+                    i += run;
+                }
             }
         }
         Ok(n)

@@ -494,3 +494,72 @@ fn lead_reviews_phi_found_at_import_and_exports_are_gated_until_then() {
     );
     println!("PHI review in the window: screenshot {}", shot.display());
 }
+
+#[test]
+fn a_long_form_ratings_import_shows_its_progress_in_the_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().join("progress.concord");
+    let items = tmp.path().join("items.csv");
+    let ratings = tmp.path().join("ratings.csv");
+    let criteria = [
+        "Guidance",
+        "Informativeness",
+        "Relevance",
+        "Safety",
+        "Empathy",
+        "Helpfulness",
+        "Understanding",
+    ];
+    let mut text = String::from("conversation_id,context,response_id,source,text\n");
+    let mut rated = String::from("item,rater,criterion,score\n");
+    for c in 0..10 {
+        for s in 0..3 {
+            text.push_str(&format!(
+                "p{c},A synthetic context {c},p{c}-s{s},source{s},A synthetic answer {s}\n"
+            ));
+            for j in 0..4 {
+                for (k, name) in criteria.iter().enumerate() {
+                    rated.push_str(&format!(
+                        "p{c}-s{s},judge{j},{name},{}\n",
+                        1 + (c + s + j + k) % 5
+                    ));
+                }
+            }
+        }
+    }
+    std::fs::write(&items, text).expect("items written");
+    std::fs::write(&ratings, rated).expect("ratings written");
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    click(&app, "[data-testid=nav-setup]");
+    app.wait_for("[data-testid=setup-rubric]", Duration::from_secs(10));
+    click(&app, "[data-testid=step-import]");
+    click(&app, "[data-testid=format-long_items]");
+    fill(
+        &app,
+        "[data-testid=import-path]",
+        &items.display().to_string(),
+    );
+    click(&app, "[data-testid=import-run]");
+    wait_text(&app, "[data-testid=import-counts]", "the items", |t| {
+        t.contains("30 responses added")
+    });
+    click(&app, "[data-testid=format-long_ratings]");
+    fill(
+        &app,
+        "[data-testid=import-path]",
+        &ratings.display().to_string(),
+    );
+    click(&app, "[data-testid=import-run]");
+    // 10 conversations × 3 responses × 4 judges × 7 attributes.
+    let shown = wait_text(
+        &app,
+        "[data-testid=import-progress]",
+        "the import's progress",
+        |t| t.contains("100%"),
+    );
+    assert!(
+        shown.contains("840"),
+        "the window shows the import complete with its rows, from the shell's progress events: {shown:?}"
+    );
+}

@@ -69,6 +69,7 @@ pub fn typescript() -> String {
         concord_core::signoff::SignoffState,
         concord_core::signoff::SignatureStatus,
         SignatureRecord,
+        concord_core::store::SignatureState,
         concord_core::usecase::ImportFormat,
         concord_core::usecase::ImportRequest,
         concord_core::usecase::ImportOutcome,

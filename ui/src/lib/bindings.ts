@@ -167,6 +167,8 @@ changed_after_signature: number, id: number, rater_id: number, signer: string, m
 
 export type SignatureRecord = { id: number, rater_id: number, signer: string, meaning: string, scope: string, signed_at: number, ratings: number, ratings_sha256: string, };
 
+export type SignatureState = "unsigned" | "signed" | "changed_after_signature";
+
 export type ImportFormat = "mentalalign" | "mentalbench" | "psycrisis" | "long_items" | "long_ratings";
 
 export type ImportRequest = { format: ImportFormat, 
@@ -846,7 +848,11 @@ flagged: boolean, };
 
 export type DiscrepancyReason = "spread" | "outside_tolerance" | "disagreement" | "flagged";
 
-export type ExpertOpinion = { rater: string, value: number, rationale: string | null, };
+export type ExpertOpinion = { rater: string, value: number, rationale: string | null, 
+/**
+ * Whether the expert signed this value off, and whether it changed after the signature.
+ */
+signature: SignatureState, };
 
 export type DecisionView = { value: number | null, unratable: boolean, reason: string, adjudicator: string, 
 /**

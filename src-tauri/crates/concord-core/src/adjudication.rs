@@ -4,7 +4,8 @@
 //! around their median; on a binary dimension any disagreement; and every pair of a response an
 //! expert flagged. An adjudicator sees the experts' values and rationales side by side with the
 //! user's message and the answer — never the answer's source, model or any judge's score — and
-//! records a consensus value with a reason, or marks the pair unratable. Decisions are kept
+//! records a consensus value with a reason, or marks the pair unratable. Each expert value says
+//! whether its expert signed it off and whether it changed after the signature. Decisions are kept
 //! append-only beside the ratings (the latest counts); the experts' own ratings are never changed.
 //!
 //! Every pair with at least two expert values (or an open flag) has a status: **unanimous** (the
@@ -17,7 +18,8 @@ use crate::agreement::{
 };
 use crate::error_code::ErrorCode;
 use crate::store::{
-    Decision, ExpertValue, PanelCriterion, PanelExpert, PanelResponse, Store, StoreError,
+    Decision, ExpertValue, PanelCriterion, PanelExpert, PanelResponse, SignatureState, Store,
+    StoreError,
 };
 use crate::text::quoted;
 use serde::{Deserialize, Serialize};
@@ -154,6 +156,8 @@ pub struct ExpertOpinion {
     pub rater: String,
     pub value: i64,
     pub rationale: Option<String>,
+    /// Whether the expert signed this value off, and whether it changed after the signature.
+    pub signature: SignatureState,
 }
 
 /// A decision as shown: the consensus value (none when unratable) with its provenance.
@@ -225,6 +229,8 @@ pub struct Panel {
     items: HashMap<i64, String>,
     criterion_at: HashMap<i64, usize>,
     expert_name: HashMap<i64, usize>,
+    /// (rater, response, criterion) → state, for the signed values only.
+    signatures: HashMap<(i64, i64, i64), SignatureState>,
 }
 
 impl Panel {
@@ -275,6 +281,7 @@ impl Panel {
             flagged,
             items,
             expert_name,
+            signatures: store.signature_states()?,
         })
     }
 
@@ -333,6 +340,11 @@ impl Panel {
                             .unwrap_or_default(),
                         value: v.value,
                         rationale: v.rationale.clone(),
+                        signature: self
+                            .signatures
+                            .get(&(v.rater_id, v.response_id, v.criterion_id))
+                            .copied()
+                            .unwrap_or_default(),
                     })
                     .collect(),
                 decision: decision.map(DecisionView::from),

@@ -6,7 +6,7 @@
 //! a byte-order mark and CRLF line ends. Text cells are neutralised against formula injection.
 
 use super::{criterion_columns, for_each_rating, iso_utc, neutralise, ExportError, RatingRow};
-use crate::store::Store;
+use crate::store::{SignatureState, Store};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -33,7 +33,7 @@ pub struct CsvSummary {
 }
 
 /// Header of the long CSV.
-pub const LONG_HEADER: [&str; 13] = [
+pub const LONG_HEADER: [&str; 14] = [
     "conversation_id",
     "response_id",
     "source",
@@ -47,6 +47,7 @@ pub const LONG_HEADER: [&str; 13] = [
     "rationale",
     "created_at",
     "updated_at",
+    "signature",
 ];
 
 /// Extra columns of [`CsvOptions::texts`].
@@ -94,6 +95,17 @@ fn writer<W: Write>(mut out: W, options: CsvOptions) -> Result<::csv::Writer<W>,
         .from_writer(out))
 }
 
+/// The signature state of a wide row (or an expert sheet's row): `changed_after_signature` when
+/// any of its values changed after its signature, else `signed` when any is signed, else empty.
+pub(crate) fn row_signature(row: SignatureState, value: SignatureState) -> SignatureState {
+    use SignatureState::*;
+    match (row, value) {
+        (ChangedAfterSignature, _) | (_, ChangedAfterSignature) => ChangedAfterSignature,
+        (Signed, _) | (_, Signed) => Signed,
+        _ => Unsigned,
+    }
+}
+
 fn opt(v: Option<i64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
@@ -139,6 +151,7 @@ pub fn write_long_csv_in_runs<W: Write>(
             neutralise(r.rationale.as_deref().unwrap_or("")),
             iso_utc(r.created_at).into(),
             iso_utc(r.updated_at).into(),
+            Cow::Borrowed(r.signature.as_str()),
         ];
         if options.texts {
             record.push(neutralise(&context));
@@ -171,6 +184,7 @@ pub fn write_long_csv_in_runs<W: Write>(
             neutralise(&c.decision.reason),
             iso_utc(c.decision.decided_at).into(),
             iso_utc(c.decision.decided_at).into(),
+            Cow::Borrowed(""),
         ];
         if options.texts {
             record.push(neutralise(&context));
@@ -206,6 +220,7 @@ pub fn write_wide_csv<W: Write>(
     .map(|s| s.to_string())
     .collect();
     header.extend(columns.iter().map(|c| neutralise(&c.header).into_owned()));
+    header.push("signature".to_string());
     if options.texts {
         header.extend(TEXT_HEADER.iter().map(|s| s.to_string()));
     }
@@ -213,39 +228,48 @@ pub fn write_wide_csv<W: Write>(
     let mut texts = Texts::new(store, options.texts);
 
     let mut rows = 0usize;
-    let mut current: Option<(RatingRow, Vec<String>)> = None;
-    let mut flush =
-        |w: &mut ::csv::Writer<W>, row: (RatingRow, Vec<String>)| -> Result<(), ExportError> {
-            let (r, values) = row;
-            let mut record = vec![
-                neutralise(&r.conversation).into_owned(),
-                neutralise(&r.response).into_owned(),
-                neutralise(&r.source).into_owned(),
-                neutralise(&r.rater).into_owned(),
-                r.rater_kind.clone(),
-                r.occasion.to_string(),
-            ];
-            record.extend(values);
-            if options.texts {
-                let (context, text) = texts.get(r.response_id)?;
-                record.push(neutralise(&context).into_owned());
-                record.push(neutralise(&text).into_owned());
-            }
-            w.write_record(&record)?;
-            rows += 1;
-            Ok(())
-        };
+    let mut current: Option<(RatingRow, Vec<String>, SignatureState)> = None;
+    let mut flush = |w: &mut ::csv::Writer<W>,
+                     row: (RatingRow, Vec<String>, SignatureState)|
+     -> Result<(), ExportError> {
+        let (r, values, signature) = row;
+        let mut record = vec![
+            neutralise(&r.conversation).into_owned(),
+            neutralise(&r.response).into_owned(),
+            neutralise(&r.source).into_owned(),
+            neutralise(&r.rater).into_owned(),
+            r.rater_kind.clone(),
+            r.occasion.to_string(),
+        ];
+        record.extend(values);
+        record.push(signature.as_str().to_string());
+        if options.texts {
+            let (context, text) = texts.get(r.response_id)?;
+            record.push(neutralise(&context).into_owned());
+            record.push(neutralise(&text).into_owned());
+        }
+        w.write_record(&record)?;
+        rows += 1;
+        Ok(())
+    };
     let n = for_each_rating(store, None, super::order::RUN_ROWS, |r: RatingRow| {
-        let same = current.as_ref().is_some_and(|(c, _)| {
+        let same = current.as_ref().is_some_and(|(c, _, _)| {
             c.response_id == r.response_id && c.rater == r.rater && c.occasion == r.occasion
         });
         if !same {
             if let Some(done) = current.take() {
                 flush(&mut w, done)?;
             }
-            current = Some((r.clone(), vec![String::new(); columns.len()]));
+            current = Some((
+                r.clone(),
+                vec![String::new(); columns.len()],
+                SignatureState::Unsigned,
+            ));
         }
-        if let (Some((_, values)), Some(&i)) = (current.as_mut(), index.get(&r.criterion_id)) {
+        if let Some((_, _, signature)) = current.as_mut() {
+            *signature = row_signature(*signature, r.signature);
+        }
+        if let (Some((_, values, _)), Some(&i)) = (current.as_mut(), index.get(&r.criterion_id)) {
             values[i] = match (r.value, &r.raw_value) {
                 (Some(v), _) => v.to_string(),
                 (None, Some(raw)) => neutralise(raw).into_owned(),

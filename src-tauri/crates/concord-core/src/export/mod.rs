@@ -37,7 +37,7 @@ pub use sheet::{
 pub use workbook::{write_workbook, WorkbookOptions, WorkbookSummary};
 
 use crate::clock::Millis;
-use crate::store::{Occasion, Store, StoreError};
+use crate::store::{Occasion, SignatureState, Store, StoreError};
 use crate::text::quoted;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -178,6 +178,8 @@ pub(crate) struct RatingRow {
     pub rationale: Option<String>,
     pub created_at: Millis,
     pub updated_at: Millis,
+    /// Signed, changed after signature, or neither.
+    pub signature: SignatureState,
 }
 
 /// Visit every rating (optionally of one rater) in export order: conversation, source, rater
@@ -222,7 +224,7 @@ pub(crate) fn for_each_rating(
 
     let mut rows = order::Ordering::new(run_rows);
     let mut failed = None;
-    let scanned = store.for_each_rating(rater_id, |r| {
+    let scanned = store.for_each_rating_signed(rater_id, |r, signed_at| {
         let (Some(&rr), Some(&ra), Some(&cr)) = (
             response_at.get(&r.response_id),
             rater_at.get(&r.rater_id),
@@ -239,6 +241,7 @@ pub(crate) fn for_each_rating(
             texts,
             created_at: r.created_at,
             updated_at: r.updated_at,
+            signature: SignatureState::of(signed_at, r.updated_at),
         });
         if let Err(e) = pushed {
             failed = Some(e);
@@ -272,6 +275,7 @@ pub(crate) fn for_each_rating(
             rationale,
             created_at: raw.created_at,
             updated_at: raw.updated_at,
+            signature: raw.signature,
         })
     })
 }

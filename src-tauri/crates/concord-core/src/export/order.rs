@@ -6,12 +6,14 @@
 
 use super::ExportError;
 use crate::clock::Millis;
+use crate::store::SignatureState;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 
-/// Rows per sorted run: 524,288 rows of 56 bytes, about 30 MB.
+/// Rows per sorted run: 524,288 rows of 56 bytes (the signature state fits in padding), about
+/// 30 MB.
 pub(crate) const RUN_ROWS: usize = 1 << 19;
 
 /// (response, rater, occasion, criterion) positions in export order; unique per rating.
@@ -26,6 +28,7 @@ pub(crate) struct RawRating {
     pub texts: Option<Box<(Option<String>, Option<String>)>>,
     pub created_at: Millis,
     pub updated_at: Millis,
+    pub signature: SignatureState,
 }
 
 /// Gathers ratings and hands them back in rank order.
@@ -145,6 +148,11 @@ fn write_row(out: &mut impl Write, row: &RawRating) -> std::io::Result<()> {
     }
     out.write_all(&row.created_at.to_le_bytes())?;
     out.write_all(&row.updated_at.to_le_bytes())?;
+    out.write_all(&[match row.signature {
+        SignatureState::Unsigned => 0,
+        SignatureState::Signed => 1,
+        SignatureState::ChangedAfterSignature => 2,
+    }])?;
     match &row.texts {
         None => out.write_all(&[0]),
         Some(texts) => {
@@ -190,6 +198,11 @@ fn read_row(input: &mut BufReader<File>) -> std::io::Result<Option<RawRating>> {
     };
     let created_at = Millis::from_le_bytes(bytes(input)?);
     let updated_at = Millis::from_le_bytes(bytes(input)?);
+    let signature = match bytes::<1>(input)?[0] {
+        0 => SignatureState::Unsigned,
+        1 => SignatureState::Signed,
+        _ => SignatureState::ChangedAfterSignature,
+    };
     let texts = match bytes::<1>(input)?[0] {
         0 => None,
         _ => Some(Box::new((read_text(input)?, read_text(input)?))),
@@ -200,6 +213,7 @@ fn read_row(input: &mut BufReader<File>) -> std::io::Result<Option<RawRating>> {
         texts,
         created_at,
         updated_at,
+        signature,
     }))
 }
 
@@ -214,6 +228,12 @@ mod tests {
             texts: texts.then(|| Box::new((Some("raw ✓".into()), None))),
             created_at: i64::from(rank.0) * 1000,
             updated_at: -7,
+            // Every state crosses the spill and merge.
+            signature: match rank.0 % 3 {
+                0 => SignatureState::Unsigned,
+                1 => SignatureState::Signed,
+                _ => SignatureState::ChangedAfterSignature,
+            },
         }
     }
 

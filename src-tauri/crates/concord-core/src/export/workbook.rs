@@ -1,12 +1,16 @@
 //! The results workbook (XLSX, written with rust_xlsxwriter): a codebook sheet (every criterion
 //! with its scale and anchors), one sheet per expert (one row per response × occasion, one column
-//! per criterion, then the rationale and the time of the last change), and an agreement sheet
+//! per criterion, then the rationale, the time of the last change and the row's signature state —
+//! `changed_after_signature` when any value changed after its signature, else `signed` when any
+//! is signed, else empty), and an agreement sheet
 //! with the agreement module's report for every rubric that has both judge and expert ratings.
 //! Strings are written as strings (never formulas) after [`neutralise`]; values as numbers.
 
+use super::csv::row_signature;
 use super::{criterion_columns, for_each_rating, iso_utc, neutralise, ExportError, RatingRow};
 use crate::agreement::{self, AgreementOptions};
 use crate::rubric::{localized, Rubric};
+use crate::store::SignatureState;
 use crate::store::Store;
 use rust_xlsxwriter::{Format, Workbook, Worksheet};
 use serde::{Deserialize, Serialize};
@@ -219,6 +223,7 @@ pub fn write_workbook(
     let rationale_col = header.len();
     header.push("rationale".into());
     header.push("updated_at".into());
+    header.push("signature".into());
     let mut ratings = 0usize;
     for expert in &experts {
         let name = sheet_name(expert, &mut taken);
@@ -229,6 +234,7 @@ pub fn write_workbook(
         let mut last: Option<(i64, &'static str)> = None;
         let mut rationale_written = false;
         let mut updated = 0i64;
+        let mut signature = SignatureState::Unsigned;
         ratings += for_each_rating(
             store,
             Some(expert),
@@ -237,17 +243,20 @@ pub fn write_workbook(
                 if last != Some((r.response_id, r.occasion)) {
                     if row > 0 {
                         cells.text(ws, row, (rationale_col + 1) as u16, &iso_utc(updated))?;
+                        cells.text(ws, row, (rationale_col + 2) as u16, signature.as_str())?;
                     }
                     row += 1;
                     last = Some((r.response_id, r.occasion));
                     rationale_written = false;
                     updated = 0;
+                    signature = SignatureState::Unsigned;
                     cells.text(ws, row, 0, &r.conversation)?;
                     cells.text(ws, row, 1, &r.response)?;
                     cells.text(ws, row, 2, &r.source)?;
                     cells.text(ws, row, 3, r.occasion)?;
                 }
                 updated = updated.max(r.updated_at);
+                signature = row_signature(signature, r.signature);
                 if let Some(&i) = index.get(&r.criterion_id) {
                     let col = (first_value + i) as u16;
                     match (r.value, &r.raw_value) {
@@ -267,6 +276,7 @@ pub fn write_workbook(
         )?;
         if row > 0 {
             cells.text(ws, row, (rationale_col + 1) as u16, &iso_utc(updated))?;
+            cells.text(ws, row, (rationale_col + 2) as u16, signature.as_str())?;
         }
         sheets.push(name);
     }

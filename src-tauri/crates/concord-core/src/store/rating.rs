@@ -357,6 +357,32 @@ impl Store {
         scan(self.conn(), rater_id, &mut f)
     }
 
+    /// [`Store::for_each_rating`] with, for each rating, the time of the latest signature that
+    /// covers it (none when unsigned). One statement: each row looks its signatures up through
+    /// the signature links' primary key, so memory stays flat; a study without signatures skips
+    /// the lookups.
+    pub fn for_each_rating_signed(
+        &self,
+        rater_id: Option<i64>,
+        mut f: impl FnMut(StoredRating, Option<Millis>) -> StoreResult<()>,
+    ) -> StoreResult<()> {
+        let signed_at = if self.has_signed_ratings()? {
+            "(SELECT MAX(s.signed_at) FROM signed_rating l JOIN signature s ON s.id = l.signature_id
+              WHERE l.rating_id = rating.id)"
+        } else {
+            "NULL"
+        };
+        let columns = RATING_COLUMNS.trim_end_matches("FROM rating");
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT {columns}, {signed_at} FROM rating WHERE ?1 IS NULL OR rater_id = ?1"
+        ))?;
+        let mut rows = stmt.query([rater_id])?;
+        while let Some(row) = rows.next()? {
+            f(stored(row)?, row.get(11)?)?;
+        }
+        Ok(())
+    }
+
     /// A rater's ratings on every occasion, in the order they were first entered.
     pub fn ratings_of_rater(&self, rater_id: i64) -> StoreResult<Vec<StoredRating>> {
         let mut out = Vec::new();

@@ -5,6 +5,7 @@ use super::{Store, StoreResult, StudyTx};
 use crate::clock::Millis;
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// A stored signing key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +31,39 @@ pub struct SignedValue {
 pub struct SignedCriterion {
     pub criterion: String,
     pub changed_after_signature: bool,
+}
+
+/// Where a rating stands with respect to sign-off, as the adjudication screen and the exports
+/// show it: not signed, signed (unchanged since its latest signature), or changed after it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum SignatureState {
+    #[default]
+    Unsigned,
+    Signed,
+    ChangedAfterSignature,
+}
+
+impl SignatureState {
+    /// The state of a rating last updated at `updated_at` whose latest covering signature was
+    /// made at `signed_at` (none when no signature covers it).
+    pub fn of(signed_at: Option<Millis>, updated_at: Millis) -> SignatureState {
+        match signed_at {
+            None => SignatureState::Unsigned,
+            Some(at) if updated_at > at => SignatureState::ChangedAfterSignature,
+            Some(_) => SignatureState::Signed,
+        }
+    }
+
+    /// The export cell: empty, `signed` or `changed_after_signature`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignatureState::Unsigned => "",
+            SignatureState::Signed => "signed",
+            SignatureState::ChangedAfterSignature => "changed_after_signature",
+        }
+    }
 }
 
 /// A stored signature.
@@ -179,6 +213,33 @@ impl Store {
                 criterion: r.get(0)?,
                 changed_after_signature: r.get(1)?,
             })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Whether any rating of the study is signed (a study without signatures skips the lookups).
+    pub fn has_signed_ratings(&self) -> StoreResult<bool> {
+        Ok(self
+            .conn()
+            .query_row("SELECT EXISTS (SELECT 1 FROM signed_rating)", [], |r| {
+                r.get(0)
+            })?)
+    }
+
+    /// Every signed rating as (rater, response, criterion) of its first occasion → its state,
+    /// in one pass over the signature links (what the adjudication screen marks).
+    pub fn signature_states(&self) -> StoreResult<HashMap<(i64, i64, i64), SignatureState>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT g.rater_id, g.response_id, g.criterion_id, g.updated_at, MAX(s.signed_at)
+             FROM signed_rating l JOIN rating g ON g.id = l.rating_id
+             JOIN signature s ON s.id = l.signature_id
+             WHERE g.occasion = 0 GROUP BY l.rating_id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                (r.get(0)?, r.get(1)?, r.get(2)?),
+                SignatureState::of(r.get(4)?, r.get(3)?),
+            ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }

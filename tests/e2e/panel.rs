@@ -1,5 +1,6 @@
 //! Journeys of the clinical panel's workflow in the real window: an adjudicator decides three
-//! disputed pairs (values and rationales side by side, never a source); an expert passes
+//! disputed pairs (values and rationales side by side, each marked signed or changed after
+//! signature when its expert signed it off, never a source); an expert passes
 //! calibration (the key and explanation shown after each gold item) and only then reaches the
 //! regular queue; the Raters view flags a planted lenient expert.
 
@@ -10,8 +11,10 @@ use concord_core::clock::SystemClock;
 use concord_core::demo::create_demo_at;
 use concord_core::rubric::builtin;
 use concord_core::store::{
-    ImportedRating, NewConversation, NewRater, NewSource, RaterKind, SourceKind, Store, StoreError,
+    ImportedRating, NewConversation, NewRater, NewSource, Occasion, RaterKind, RatingInput,
+    SignedValue, SourceKind, Store, StoreError,
 };
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +22,93 @@ fn open(app: &App, nav: &str) {
     app.wait_for("[data-testid=overview]", Duration::from_secs(60));
     let b = app.wait_for(&format!("[data-testid={nav}]"), Duration::from_secs(5));
     app.click(&b);
+}
+
+/// Among the first three pairs the rule lists, the first on a Likert criterion: its first two
+/// experts sign their values off, and the first expert's value is then changed (with a reason) to
+/// one no other expert gave, so the pair stays discrepant. Returns the pair's item and criterion
+/// and the two experts' names (changed, signed).
+fn sign_and_change_one_value(
+    study: &std::path::Path,
+    rule: &DiscrepancyRule,
+) -> (String, String, String, String) {
+    let mut store = Store::open(study, Arc::new(SystemClock)).unwrap();
+    let panel = Panel::load(&store, true).unwrap();
+    let pair = panel
+        .discrepancies(rule, false)
+        .into_iter()
+        .take(3)
+        .find(|p| {
+            panel
+                .criteria
+                .iter()
+                .any(|c| c.id == p.criterion_id && !c.binary && p.values.len() >= 2)
+        })
+        .expect("one of the first three pairs is on a Likert criterion");
+    let scale = panel
+        .criteria
+        .iter()
+        .find(|c| c.id == pair.criterion_id)
+        .map(|c| c.min..=c.max)
+        .unwrap();
+    let (a, b) = (&pair.values[0], &pair.values[1]);
+    let new = scale
+        .clone()
+        .find(|v| pair.values.iter().all(|o| o.value != *v))
+        .or_else(|| scale.clone().find(|v| *v != a.value && *v != b.value))
+        .expect("a 1–5 scale has a level neither expert chose");
+    store
+        .write(|tx| {
+            for v in [a, b] {
+                let rater = tx.rater_id(&v.rater)?.expect("the expert exists");
+                let rating = tx
+                    .rating_id(rater, pair.response_id, pair.criterion_id)?
+                    .expect("the shown value is a stored rating");
+                tx.add_signature(
+                    rater,
+                    &v.rater,
+                    "these ratings are my own independent judgement",
+                    "assignment",
+                    &[SignedValue {
+                        rating_id: rating,
+                        response_id: pair.response_id,
+                        criterion_id: pair.criterion_id,
+                        value: Some(v.value),
+                        raw_value: None,
+                        rationale: v.rationale.clone(),
+                    }],
+                    "signed in the test's setup",
+                )?;
+            }
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+    // The change comes later than the signature (the study runs on the system clock).
+    std::thread::sleep(Duration::from_millis(5));
+    store
+        .write(|tx| {
+            tx.set_rating_with_reason(
+                &RatingInput {
+                    rater_id: tx.rater_id(&a.rater)?.expect("the expert exists"),
+                    response_id: pair.response_id,
+                    criterion_id: pair.criterion_id,
+                    occasion: Occasion::First,
+                    value: Some(new),
+                    raw_value: None,
+                    rationale: a.rationale.as_deref(),
+                    origin: "screen",
+                },
+                "misread the anchor",
+            )?;
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+    (
+        pair.item.clone(),
+        pair.criterion.clone(),
+        a.rater.clone(),
+        b.rater.clone(),
+    )
 }
 
 #[test]
@@ -39,6 +129,7 @@ fn an_adjudicator_decides_three_pairs_without_seeing_sources() {
         );
         panel.status(&gap_one)
     };
+    let (item, criterion, changed, signed) = sign_and_change_one_value(&study, &gap_one);
 
     let app = App::launch(&study);
     open(&app, "nav-adjudicate");
@@ -47,10 +138,39 @@ fn an_adjudicator_decides_three_pairs_without_seeing_sources() {
     app.type_into(&gap, "1");
     let apply = app.wait_for("[data-testid=adj-apply]", Duration::from_secs(5));
     app.click(&apply);
+    let mut marked_pair_seen = false;
     for n in 1..=3 {
         let current = app.wait_for("[data-testid=adj-current]", Duration::from_secs(10));
         let opinions = app.find_all("[data-testid=adj-opinion]");
         assert!(opinions.len() >= 2, "the experts' values are side by side");
+        if app.attribute(&current, "data-item").as_deref() == Some(item.as_str())
+            && app.attribute(&current, "data-criterion").as_deref() == Some(criterion.as_str())
+        {
+            marked_pair_seen = true;
+            let mark = |rater: &str| {
+                app.script(
+                    "return [...document.querySelectorAll('[data-testid=adj-opinion]')] \
+                       .filter(o => o.querySelector('strong').textContent.includes(arguments[0])) \
+                       .map(o => [...o.querySelectorAll('.signed')].map(m => m.dataset.testid)) \
+                       .flat().join(',');",
+                    json!([rater]),
+                )
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+            };
+            assert_eq!(
+                mark(&changed),
+                "adj-changed-after-signature",
+                "the value changed after its signature is marked so"
+            );
+            assert_eq!(
+                mark(&signed),
+                "adj-signed",
+                "the unchanged signed value is marked signed"
+            );
+            app.screenshot("adjudication-signature-marks");
+        }
         let text = app.text(&current);
         for hidden in ["GPT-4o", "Claude", "Demo judge", "gpt4o", "claude"] {
             assert!(
@@ -77,6 +197,10 @@ fn an_adjudicator_decides_three_pairs_without_seeing_sources() {
             Duration::from_secs(10),
         );
     }
+    assert!(
+        marked_pair_seen,
+        "the pair with the signed and changed values is among the three decided"
+    );
     app.screenshot("adjudication");
     drop(app);
     let store = Store::open(&study, Arc::new(SystemClock)).unwrap();

@@ -111,7 +111,7 @@ fn opt(v: Option<i64>) -> String {
 }
 
 /// Write the long CSV of every rating in the study. Memory stays flat in the number of ratings:
-/// they are ordered in sorted runs of about 30 MB, spilled to temporary files and merged.
+/// they are ordered in sorted runs of about 34 MB, spilled to temporary files and merged.
 pub fn write_long_csv<W: Write>(
     store: &Store,
     out: W,

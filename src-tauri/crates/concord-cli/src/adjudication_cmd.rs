@@ -9,7 +9,7 @@ use concord_core::adjudication::{
     DEFAULT_LIKERT_GAP,
 };
 use concord_core::rater_quality::{self, QualityFlag, QualityOptions};
-use concord_core::store::StoreError;
+use concord_core::store::{SignatureState, StoreError};
 use serde::Serialize;
 use std::path::Path;
 
@@ -144,6 +144,7 @@ struct Listing<'a> {
 struct Value<'a> {
     rater: &'a str,
     value: i64,
+    signature: SignatureState,
 }
 
 pub fn run(
@@ -169,6 +170,7 @@ pub fn run(
                             .map(|v| Value {
                                 rater: &v.rater,
                                 value: v.value,
+                                signature: v.signature,
                             })
                             .collect(),
                         reason: p.reason,
@@ -181,7 +183,13 @@ pub fn run(
                 let values: Vec<String> = p
                     .values
                     .iter()
-                    .map(|v| format!("{} {}", v.rater, v.value))
+                    .map(|v| match v.signature {
+                        SignatureState::Unsigned => format!("{} {}", v.rater, v.value),
+                        SignatureState::Signed => format!("{} {} (signed)", v.rater, v.value),
+                        SignatureState::ChangedAfterSignature => {
+                            format!("{} {} (changed after signature)", v.rater, v.value)
+                        }
+                    })
                     .collect();
                 let decided = match &p.decision {
                     Some(d) if d.unratable => " — unratable".to_string(),

@@ -60,6 +60,10 @@ fn discrepancies_resolve_and_status_follow_the_contract() {
                 .all(|v| v["rater"].is_string() && v["value"].is_i64()),
             "each value names its rater: {item}"
         );
+        assert!(
+            values.iter().all(|v| v["signature"] == "unsigned"),
+            "each value gives its signature state; nobody signed in the demo: {item}"
+        );
     }
     let wider = json_of(&concord(
         &db,

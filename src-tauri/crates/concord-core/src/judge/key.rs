@@ -1,5 +1,5 @@
 //! API keys: read from the OS keyring (service `concord`, an account the user names) or from an
-//! environment variable the user names — only names the rule of [`super::destination`] allows (a
+//! environment variable the user names — only names the rule of [`mod@super::destination`] allows (a
 //! variable named like an API key, never Concord's own or a password's; never a study's
 //! passphrase account), checked here, where the only reads happen — held in memory only, never printed (`Debug` shows
 //! `<redacted>`) and never written to the study, its exports or logs. When no keyring is

@@ -20,7 +20,7 @@
 //! that succeeded. Ratings carry origin `judge:<run id>` and the judge's explanation as rationale.
 //! API keys come from the OS keyring or an environment variable ([`key`]) and are never written
 //! to the study; which variables and accounts may hold one, and which endpoints may receive it,
-//! is one rule ([`destination`]) both front ends pass through.
+//! is one rule ([`mod@destination`]) both front ends pass through.
 
 pub mod batch;
 mod context;

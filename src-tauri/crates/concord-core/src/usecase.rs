@@ -631,7 +631,15 @@ impl OpenStudy {
                 rubric,
                 columns,
                 sheet,
-            } => long::import_items(store, file, rubric, columns, sheet.as_deref(), options),
+            } => long::import_items_reporting(
+                store,
+                file,
+                rubric,
+                columns,
+                sheet.as_deref(),
+                options,
+                progress,
+            ),
             ImportJob::LongRatings {
                 file,
                 rubric,

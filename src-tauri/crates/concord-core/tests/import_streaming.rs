@@ -1,11 +1,13 @@
 //! Long-form ratings in CSV are imported as a stream, row by row, in one transaction: the whole
 //! file or nothing, every problem located, ratings that already exist updated with their history
-//! kept — also when there are more of them than one update batch holds.
+//! kept — also when there are more of them than one update batch holds. Long-form items in CSV
+//! are streamed the same way: a bad row after thousands of written ones leaves nothing behind.
 
 mod support;
 
 use concord_core::import::long::{
-    import_items, import_ratings, import_ratings_reporting, ItemColumns, RatingColumns,
+    import_items, import_items_reporting, import_ratings, import_ratings_reporting, ItemColumns,
+    RatingColumns,
 };
 use concord_core::import::{ImportOptions, ImportProgress, ImportReport, PROGRESS_EVERY_ROWS};
 use concord_core::store::{
@@ -453,5 +455,140 @@ fn a_streamed_import_reports_progress_that_only_grows_and_ends_at_the_file_size(
     assert!(
         seen[..seen.len() - 1].iter().all(|p| p.done < size),
         "only the report after the import landed says it is complete: {seen:?}"
+    );
+}
+
+fn items(
+    study: &mut Store,
+    path: &Path,
+) -> Result<ImportReport, concord_core::import::ImportError> {
+    import_items(
+        study,
+        path,
+        "mentalbench",
+        &ItemColumns::default(),
+        None,
+        &ImportOptions::default(),
+    )
+}
+
+#[test]
+fn an_items_file_with_one_bad_row_after_thousands_of_good_ones_leaves_nothing_behind() {
+    let dir = temp_dir();
+    let mut study = memory_study();
+    let before = fingerprint(&study);
+    // 1,000 conversations × 10 sources = 10,000 rows, all written before the last one is read.
+    let path = items_file(dir.path(), 1_000);
+    let mut text = std::fs::read_to_string(&path).expect("items file");
+    text.push_str("conv5,A synthetic context 5,conv5-s99,source3,A repeated source\n");
+    std::fs::write(&path, text).expect("items file extended");
+    let err =
+        items(&mut study, &path).expect_err("a second response from one source refuses the file");
+    let dup = err
+        .issues()
+        .iter()
+        .find(|i| i.code == "duplicate_response")
+        .unwrap_or_else(|| panic!("the repeated pair is reported: {err}"));
+    assert_eq!(
+        (dup.at.row, dup.at.column.as_deref()),
+        (Some(10_002), Some("source")),
+        "the last line of the file, source column: {dup}"
+    );
+    assert!(
+        dup.message.contains("row 55"),
+        "the first response of conversation 5 from source3 (line 55) is named: {dup}"
+    );
+    assert_eq!(
+        fingerprint(&study),
+        before,
+        "10,000 good rows were written before the bad one was read; all of them must be rolled back"
+    );
+}
+
+#[test]
+fn repeated_ids_and_conflicting_contexts_in_a_streamed_items_file_name_both_rows() {
+    let dir = temp_dir();
+    let mut study = memory_study();
+    let path = dir.path().join("items.csv");
+    std::fs::write(
+        &path,
+        "conversation_id,context,response_id,source,text\n\
+         c1,I cannot sleep,c1-a,original,Rest\n\
+         c2,I feel alone,c2-a,original,You are not\n\
+         c1,I cannot sleep,c1-a,claude,Again\n\
+         c2,I feel alone today,c2-b,claude,Changed\n",
+    )
+    .expect("file written");
+    let err = items(&mut study, &path).expect_err("a repeated id and a changed context");
+    let found: Vec<(String, Option<usize>, String)> = err
+        .issues()
+        .iter()
+        .map(|i| (i.code.clone(), i.at.row, i.message.clone()))
+        .collect();
+    assert!(
+        found
+            .iter()
+            .any(|(code, row, m)| code == "duplicate_id" && *row == Some(4) && m.contains("row 2")),
+        "the repeated response id names line 4 and its first line 2: {found:?}"
+    );
+    assert!(
+        found.iter().any(|(code, row, m)| code == "context_conflict"
+            && *row == Some(5)
+            && m.contains("row 3")),
+        "the changed context names line 5 and the line 3 it differs from: {found:?}"
+    );
+}
+
+#[test]
+fn a_streamed_items_import_reports_progress_and_a_second_import_is_recognised() {
+    let dir = temp_dir();
+    let mut study = memory_study();
+    // 2,000 conversations × 10 sources = 20,000 rows: more than two report intervals.
+    let rows = 20_000u64;
+    assert!(
+        rows > 2 * PROGRESS_EVERY_ROWS,
+        "the file must span several reports"
+    );
+    let path = items_file(dir.path(), 2_000);
+    let size = std::fs::metadata(&path).expect("the file").len();
+    let mut seen: Vec<ImportProgress> = Vec::new();
+    let report = import_items_reporting(
+        &mut study,
+        &path,
+        "mentalbench",
+        &ItemColumns::default(),
+        None,
+        &ImportOptions::default(),
+        &mut |p| seen.push(p),
+    )
+    .expect("a valid file");
+    assert_eq!(
+        report.files[0].responses_added, 20_000,
+        "every row is a new response"
+    );
+    let last = *seen.last().expect("progress is reported");
+    assert_eq!(
+        last,
+        ImportProgress {
+            done: size,
+            total: size,
+            rows
+        },
+        "the last report says the whole file and every row landed"
+    );
+    assert!(
+        seen.windows(2)
+            .all(|w| w[0].done <= w[1].done && w[0].rows <= w[1].rows),
+        "progress never goes back: {seen:?}"
+    );
+    assert!(
+        seen.iter().filter(|p| p.done < size).count() >= 2,
+        "reports come while the rows are read, not only at the end: {seen:?}"
+    );
+    let again = items(&mut study, &path).expect("the same file again");
+    assert_eq!(
+        again.files[0].status,
+        concord_core::import::FileStatus::AlreadyImported,
+        "the same file a second time is recognised, not imported twice"
     );
 }

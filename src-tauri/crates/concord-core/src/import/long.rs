@@ -28,6 +28,7 @@ use crate::digest::sha256_reader;
 use crate::rubric::{builtin, Rubric};
 use crate::store::{ImportedRating, NewConversation, RaterKind, SourceKind, Store};
 use crate::text::quoted;
+use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::cell::Cell as Shared;
 use std::collections::{HashMap, HashSet};
@@ -144,14 +145,32 @@ fn source_spec(name: &str) -> SourceSpec {
     }
 }
 
-struct ItemRow {
-    /// The row it was read from, for messages.
+/// What the items importer keeps of the rows read so far, to find repeated ids: each id once,
+/// with the row it first appears in; a conversation's context as its SHA-256, not its text.
+#[derive(Default)]
+struct SeenItems {
+    /// Response id → the row it first appears in.
+    responses: HashMap<Box<str>, usize>,
+    /// Conversation id → what is known of it.
+    conversations: HashMap<Box<str>, SeenConversation>,
+    /// Source key → its position among the file's sources.
+    sources: HashMap<String, u32>,
+    /// (conversation, source) positions → the row of their response.
+    pairs: HashMap<(u32, u32), usize>,
+}
+
+/// A conversation as first read: its position, its context's digest and that row.
+struct SeenConversation {
+    position: u32,
+    context: [u8; 32],
     row: usize,
-    conversation: String,
-    context: String,
-    response: String,
-    source: String,
-    text: Option<String>,
+    /// Its id in the study once written, and whether the study held it with another context
+    /// (the same for every row of it, as the rows agree on the context).
+    stored: Option<(i64, bool)>,
+}
+
+fn context_digest(context: &str) -> [u8; 32] {
+    Sha256::digest(context.as_bytes()).into()
 }
 
 /// Import a long-form items file.
@@ -163,6 +182,76 @@ pub fn import_items(
     sheet: Option<&str>,
     options: &ImportOptions,
 ) -> Result<ImportReport, ImportError> {
+    import_items_reporting(
+        store,
+        path,
+        rubric_key,
+        columns,
+        sheet,
+        options,
+        &mut |_| {},
+    )
+}
+
+/// [`import_items`], telling `progress` how far it has come (see [`ImportProgress`]). A CSV
+/// file is read as a stream and written row by row in one transaction (rolled back if any row
+/// is refused), so memory grows only with the ids it names, not with its text; JSON Lines and
+/// XLSX are read within the read limits.
+pub fn import_items_reporting(
+    store: &mut Store,
+    path: &Path,
+    rubric_key: &str,
+    columns: &ItemColumns,
+    sheet: Option<&str>,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(ImportProgress),
+) -> Result<ImportReport, ImportError> {
+    let name = display_name(path);
+    if FileFormat::from_name(&name) == Some(FileFormat::Csv) {
+        let sha = sha256_file(path)?;
+        if store.import_by_hash(&sha)?.is_some() {
+            let mut done = FileReport::new(&name, None, "long-items", &sha);
+            done.status = FileStatus::AlreadyImported;
+            return Ok(ImportReport {
+                options: options.clone(),
+                files: vec![done],
+            });
+        }
+        let read = Rc::new(Shared::new(0u64));
+        let total = std::fs::metadata(path).map_or(0, |m| m.len());
+        let reader = open_counted(path, &name, read.clone())?;
+        let header = RawTable {
+            file: name.clone(),
+            sheet: None,
+            headers: reader.headers().to_vec(),
+            rows: Vec::new(),
+        };
+        check_headers(&header).map_err(ImportError::Rejected)?;
+        let (mut done, mut rows_read) = (0, 0);
+        let out = write_items(
+            store,
+            &header,
+            RatingRows::Stream(Box::new(reader)),
+            &sha,
+            rubric_key,
+            columns,
+            options,
+            &mut |rows| {
+                done = read.get().clamp(done, total.saturating_sub(1));
+                rows_read = rows;
+                progress(ImportProgress { done, total, rows });
+            },
+        )?;
+        progress(ImportProgress {
+            done: total,
+            total,
+            rows: rows_read,
+        });
+        return Ok(ImportReport {
+            options: options.clone(),
+            files: vec![out],
+        });
+    }
     let p = match prepare(store, path, sheet, "long", "long-form", Formats::Any)? {
         Prepared::Read(p) => p,
         Prepared::AlreadyImported(done) => {
@@ -172,10 +261,53 @@ pub fn import_items(
             })
         }
     };
-    let rubric = find_rubric(store, rubric_key, &p.table.whole())?;
     let table = &p.table;
-    let cols = required(
+    let total = table.rows.len() as u64;
+    let out = write_items(
+        store,
         table,
+        RatingRows::Table { table, next: 0 },
+        &p.sha,
+        rubric_key,
+        columns,
+        options,
+        &mut |rows| {
+            progress(ImportProgress {
+                done: rows.min(total.saturating_sub(1)),
+                total,
+                rows,
+            })
+        },
+    )?;
+    progress(ImportProgress {
+        done: total,
+        total,
+        rows: total,
+    });
+    Ok(ImportReport {
+        options: options.clone(),
+        files: vec![out],
+    })
+}
+
+/// Validate every row of an items file and write it as it is read, in one transaction: rolled
+/// back, with every problem found, if any row is refused. Once a problem is known nothing more
+/// is written; the rows are still read, to find the others. Problems of the file itself (a
+/// broken quote, bad bytes) are reported alone, as when the file is read whole.
+#[allow(clippy::too_many_arguments)]
+fn write_items(
+    store: &mut Store,
+    header: &RawTable,
+    mut rows: RatingRows<'_>,
+    sha: &str,
+    rubric_key: &str,
+    columns: &ItemColumns,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<FileReport, ImportError> {
+    let rubric = find_rubric(store, rubric_key, &header.whole())?;
+    let cols = required(
+        header,
         &[
             ("conversation", &columns.conversation),
             ("context", &columns.context),
@@ -185,167 +317,213 @@ pub fn import_items(
         ],
     )
     .map_err(ImportError::Rejected)?;
-    let mut issues = Vec::new();
-    let mut rows = Vec::new();
-    let mut responses: HashMap<String, usize> = HashMap::new();
-    let mut pairs: HashMap<(String, String), usize> = HashMap::new();
-    let mut contexts: HashMap<String, (String, usize)> = HashMap::new();
-    for row in &table.rows {
-        let get = |i: usize| {
-            table
-                .cell(row, cols[i])
-                .as_text()
-                .map(|s| s.trim().to_string())
-        };
-        let mut missing = false;
-        for (i, what) in [
-            (0, "conversation id"),
-            (1, "context"),
-            (2, "response id"),
-            (3, "source"),
-        ] {
-            if get(i).filter(|s| !s.is_empty()).is_none() {
-                issues.push(Issue::error(
-                    table.at(row.number, Some(cols[i])),
-                    "missing_value",
-                    format!("the {what} is empty"),
-                ));
-                missing = true;
-            }
-        }
-        if missing {
-            continue;
-        }
-        let item = ItemRow {
-            row: row.number,
-            conversation: get(0).unwrap_or_default(),
-            context: table.cell(row, cols[1]).as_text().unwrap_or_default(),
-            response: get(2).unwrap_or_default(),
-            source: get(3).unwrap_or_default(),
-            text: table
-                .cell(row, cols[4])
-                .as_text()
-                .filter(|t| !t.trim().is_empty()),
-        };
-        if let Some(first) = responses.insert(item.response.clone(), row.number) {
-            issues.push(Issue::error(
-                table.at(row.number, Some(cols[2])),
-                "duplicate_id",
-                format!(
-                    "response id {} appears again (first in row {first})",
-                    quoted(&item.response)
-                ),
-            ));
-            continue;
-        }
-        let source = source_spec(&item.source).key;
-        if let Some(first) = pairs.insert((item.conversation.clone(), source), row.number) {
-            issues.push(Issue::error(
-                table.at(row.number, Some(cols[3])),
-                "duplicate_response",
-                format!(
-                    "conversation {} already has a response from {} (row {first})",
-                    quoted(&item.conversation),
-                    quoted(&item.source)
-                ),
-            ));
-            continue;
-        }
-        match contexts.get(&item.conversation) {
-            Some((c, first)) if c != &item.context => issues.push(Issue::error(
-                table.at(row.number, Some(cols[1])),
-                "context_conflict",
-                format!(
-                    "conversation {} has a different context in row {first}",
-                    quoted(&item.conversation)
-                ),
-            )),
-            Some(_) => {}
-            None => {
-                contexts.insert(
-                    item.conversation.clone(),
-                    (item.context.clone(), row.number),
-                );
-            }
-        }
-        rows.push(item);
-    }
-    if rows.is_empty() && issues.is_empty() {
-        issues.push(Issue::error(
-            table.whole(),
-            "empty_file",
-            "the file has a header row but no data rows".to_string(),
-        ));
-    }
-    if !issues.is_empty() {
-        return Err(ImportError::Rejected(issues));
-    }
-    let mut report = FileReport::new(&p.name, table.sheet.clone(), "long-items", &p.sha);
-    let out = store.write(|tx| -> Result<FileReport, ImportError> {
-        if tx.import_by_hash(&p.sha)?.is_some() {
+    let mut report = FileReport::new(&header.file, header.sheet.clone(), "long-items", sha);
+    store.write(|tx| -> Result<FileReport, ImportError> {
+        if tx.import_by_hash(sha)?.is_some() {
             report.status = FileStatus::AlreadyImported;
             return Ok(report);
         }
         let rubric_id = tx.add_rubric(&rubric)?;
         let mut index = StudyIndex::load(tx)?;
         let existing = tx.response_external_ids()?;
-        for item in &rows {
-            let c = index.conversation(
-                tx,
-                &NewConversation {
-                    external_id: &item.conversation,
-                    rubric_id,
-                    context: &item.context,
-                    language: None,
-                    category: None,
-                },
-            )?;
-            report.conversations_added += c.added as usize;
-            if c.context_differs {
+        let mut seen = SeenItems::default();
+        let mut read_issues = Vec::new();
+        let mut issues = Vec::new();
+        // A response id already naming another response of the study: found while writing,
+        // reported only when the rows themselves hold no problem (as when all were checked first).
+        let mut refused_write: Option<ImportError> = None;
+        let mut accepted = 0usize;
+        let mut counted = 0u64;
+        let at = |row: usize, column: usize| header.at(row, Some(cols[column]));
+        let rows_read = rows.each(&mut read_issues, |row, read_issues| {
+            counted += 1;
+            if counted.is_multiple_of(PROGRESS_EVERY_ROWS) {
+                progress(counted);
+            }
+            let number = row.number();
+            let mut missing = false;
+            for (i, what) in [
+                (0, "conversation id"),
+                (1, "context"),
+                (2, "response id"),
+                (3, "source"),
+            ] {
+                if row.text(cols[i]).is_none() {
+                    if issues.len() < ITEM_ISSUES {
+                        issues.push(Issue::error(
+                            at(number, i),
+                            "missing_value",
+                            format!("the {what} is empty"),
+                        ));
+                    }
+                    missing = true;
+                }
+            }
+            if missing {
+                return Ok(());
+            }
+            let conversation = row.text(cols[0]).unwrap_or_default();
+            let context = row.untrimmed(cols[1]).unwrap_or_default();
+            let response = row.text(cols[2]).unwrap_or_default();
+            let source_name = row.text(cols[3]).unwrap_or_default();
+            if let Some(&first) = seen.responses.get(response.as_ref()) {
+                if issues.len() < ITEM_ISSUES {
+                    issues.push(Issue::error(
+                        at(number, 2),
+                        "duplicate_id",
+                        format!(
+                            "response id {} appears again (first in row {first})",
+                            quoted(&response)
+                        ),
+                    ));
+                }
+                return Ok(());
+            }
+            seen.responses.insert(response.as_ref().into(), number);
+            let spec = source_spec(&source_name);
+            let source_at = match seen.sources.get(&spec.key) {
+                Some(&known) => known,
+                None => {
+                    let next = seen.sources.len() as u32;
+                    seen.sources.insert(spec.key.clone(), next);
+                    next
+                }
+            };
+            let digest = context_digest(&context);
+            let next_conversation = seen.conversations.len() as u32;
+            let (conversation_at, same_context, context_row) =
+                match seen.conversations.get(conversation.as_ref()) {
+                    Some(c) => (c.position, c.context == digest, c.row),
+                    None => (next_conversation, true, number),
+                };
+            if let Some(&first) = seen.pairs.get(&(conversation_at, source_at)) {
+                if issues.len() < ITEM_ISSUES {
+                    issues.push(Issue::error(
+                        at(number, 3),
+                        "duplicate_response",
+                        format!(
+                            "conversation {} already has a response from {} (row {first})",
+                            quoted(&conversation),
+                            quoted(&source_name)
+                        ),
+                    ));
+                }
+                return Ok(());
+            }
+            seen.pairs.insert((conversation_at, source_at), number);
+            if conversation_at == next_conversation {
+                seen.conversations.insert(
+                    conversation.as_ref().into(),
+                    SeenConversation {
+                        position: conversation_at,
+                        context: digest,
+                        row: number,
+                        stored: None,
+                    },
+                );
+            }
+            if !same_context {
+                if issues.len() < ITEM_ISSUES {
+                    issues.push(Issue::error(
+                        at(number, 1),
+                        "context_conflict",
+                        format!(
+                            "conversation {} has a different context in row {context_row}",
+                            quoted(&conversation)
+                        ),
+                    ));
+                }
+                return Ok(());
+            }
+            accepted += 1;
+            if !issues.is_empty() || !read_issues.is_empty() || refused_write.is_some() {
+                // The import is refused anyway: only look for further problems.
+                return Ok(());
+            }
+            let known = seen
+                .conversations
+                .get_mut(conversation.as_ref())
+                .filter(|c| c.stored.is_some());
+            let (conversation_id, context_differs) = match known.and_then(|c| c.stored) {
+                Some(stored) => stored,
+                None => {
+                    let c = index.conversation(
+                        tx,
+                        &NewConversation {
+                            external_id: &conversation,
+                            rubric_id,
+                            context: &context,
+                            language: None,
+                            category: None,
+                        },
+                    )?;
+                    report.conversations_added += c.added as usize;
+                    if let Some(entry) = seen.conversations.get_mut(conversation.as_ref()) {
+                        entry.stored = Some((c.id, c.context_differs));
+                    }
+                    (c.id, c.context_differs)
+                }
+            };
+            if context_differs {
                 report.quality.push(QualityItem {
                     kind: QualityKind::ContextMismatch,
                     at: Location {
                         file: report.file.clone(),
                         sheet: report.sheet.clone(),
-                        row: Some(item.row),
+                        row: Some(number),
                         column: Some(columns.context.clone()),
                     },
                     criterion: None,
-                    value: Some(item.conversation.clone()),
+                    value: Some(conversation.to_string()),
                     action: "reported".into(),
                 });
             }
-            let source_id = index.source(tx, &source_spec(&item.source))?;
+            let source_id = index.source(tx, &spec)?;
+            let text = row.untrimmed(cols[4]);
             let (response_id, added, filled) =
-                index.response(tx, c.id, source_id, item.text.as_deref())?;
+                index.response(tx, conversation_id, source_id, text.as_deref())?;
             report.responses_added += added as usize;
             report.texts_filled += filled as usize;
-            match existing.get(&item.response) {
+            match existing.get(response.as_ref()) {
                 Some(&id) if id != response_id => {
-                    return Err(ImportError::one(
+                    refused_write = Some(ImportError::one(
                         Location {
                             file: report.file.clone(),
                             sheet: report.sheet.clone(),
-                            row: Some(item.row),
+                            row: Some(number),
                             column: Some(columns.response.clone()),
                         },
                         "duplicate_id",
                         format!(
                             "response id {} already names another response in the study (a different conversation or source); give this response its own id",
-                            quoted(&item.response)
+                            quoted(&response)
                         ),
-                    ))
+                    ));
                 }
                 Some(_) => {}
-                None => tx.set_response_external_id(response_id, &item.response)?,
+                None => tx.set_response_external_id(response_id, &response)?,
             }
+            Ok(())
+        })?;
+        progress(rows_read as u64);
+        if !read_issues.is_empty() {
+            return Err(ImportError::Rejected(read_issues));
+        }
+        if accepted == 0 && issues.is_empty() {
+            issues.push(Issue::error(
+                header.whole(),
+                "empty_file",
+                "the file has a header row but no data rows".to_string(),
+            ));
+        }
+        if !issues.is_empty() {
+            return Err(ImportError::Rejected(issues));
+        }
+        if let Some(refused) = refused_write {
+            return Err(refused);
         }
         record_file(tx, &report, options)?;
         Ok(report)
-    })?;
-    Ok(ImportReport {
-        options: options.clone(),
-        files: vec![out],
     })
 }
 
@@ -362,6 +540,8 @@ trait RatingRow {
     fn number(&self) -> usize;
     /// The cell's text, trimmed; `None` when it is blank.
     fn text(&self, column: usize) -> Option<Cow<'_, str>>;
+    /// The cell's text as written; `None` when it is blank.
+    fn untrimmed(&self, column: usize) -> Option<Cow<'_, str>>;
 }
 
 impl RatingRow for CsvRow<'_> {
@@ -371,6 +551,10 @@ impl RatingRow for CsvRow<'_> {
 
     fn text(&self, column: usize) -> Option<Cow<'_, str>> {
         Some(self.trimmed(column)).filter(|t| !t.is_empty())
+    }
+
+    fn untrimmed(&self, column: usize) -> Option<Cow<'_, str>> {
+        Some(CsvRow::text(self, column)).filter(|t| !t.trim().is_empty())
     }
 }
 
@@ -387,6 +571,14 @@ impl RatingRow for TableRow<'_> {
             other => other.as_text().map(|t| Cow::Owned(t.trim().to_string())),
         }
         .filter(|t| !t.is_empty())
+    }
+
+    fn untrimmed(&self, column: usize) -> Option<Cow<'_, str>> {
+        match self.0.cells.get(column)? {
+            Cell::Text(t) => Some(Cow::Borrowed(t.as_str())),
+            other => other.as_text().map(Cow::Owned),
+        }
+        .filter(|t| !t.trim().is_empty())
     }
 }
 
@@ -431,6 +623,9 @@ impl RatingRows<'_> {
 
 /// Reading stops once this many problems are known.
 const MAX_ISSUES: usize = 200;
+
+/// Problems with the rows of an items file listed at most (the file is read to its end).
+const ITEM_ISSUES: usize = 10_000;
 
 /// Which (rater, response, criterion) the file has named so far: one bit each, a bitset per
 /// rater over the study's responses × the rubric's criteria, so a file of millions of rows needs
@@ -515,17 +710,7 @@ pub fn import_ratings_reporting(
             });
         }
         let read = Rc::new(Shared::new(0u64));
-        let open = |read: Rc<Shared<u64>>| -> Result<CsvRows<'static>, ImportError> {
-            let file = File::open(path).map_err(|e| {
-                ImportError::one(
-                    Location::whole_file(&name),
-                    "unreadable",
-                    format!("cannot read the file: {e}"),
-                )
-            })?;
-            let file = Counted { inner: file, read };
-            CsvRows::new(&name, file, &stream_limits()).map_err(ImportError::Rejected)
-        };
+        let open = |read: Rc<Shared<u64>>| open_counted(path, &name, read);
         let total = std::fs::metadata(path).map_or(0, |m| m.len());
         let reader = open(read.clone())?;
         let header = RawTable {
@@ -600,6 +785,23 @@ pub fn import_ratings_reporting(
         options: options.clone(),
         files: vec![out],
     })
+}
+
+/// A CSV file read as a stream, counting the bytes read into `read`.
+fn open_counted(
+    path: &Path,
+    name: &str,
+    read: Rc<Shared<u64>>,
+) -> Result<CsvRows<'static>, ImportError> {
+    let file = File::open(path).map_err(|e| {
+        ImportError::one(
+            Location::whole_file(name),
+            "unreadable",
+            format!("cannot read the file: {e}"),
+        )
+    })?;
+    let file = Counted { inner: file, read };
+    CsvRows::new(name, file, &stream_limits()).map_err(ImportError::Rejected)
 }
 
 /// Limits for a CSV file read as a stream: what is held at any time is one row, so the limits on

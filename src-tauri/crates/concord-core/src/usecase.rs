@@ -607,7 +607,7 @@ impl OpenStudy {
     }
 
     /// [`Self::import`], telling `progress` how far an import that can take long (long-form
-    /// ratings, millions of rows) has come; the others report nothing.
+    /// items or ratings, millions of rows) has come; the others report nothing.
     pub fn import_reporting(
         &mut self,
         job: &ImportJob,

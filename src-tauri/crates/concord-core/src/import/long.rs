@@ -440,11 +440,11 @@ fn write_items(
                 // The import is refused anyway: only look for further problems.
                 return Ok(());
             }
-            let known = seen
+            let cached = seen
                 .conversations
-                .get_mut(conversation.as_ref())
-                .filter(|c| c.stored.is_some());
-            let (conversation_id, context_differs) = match known.and_then(|c| c.stored) {
+                .get(conversation.as_ref())
+                .and_then(|c| c.stored);
+            let (conversation_id, context_differs) = match cached {
                 Some(stored) => stored,
                 None => {
                     let c = index.conversation(

@@ -206,88 +206,127 @@ pub fn import_items_reporting(
     options: &ImportOptions,
     progress: &mut dyn FnMut(ImportProgress),
 ) -> Result<ImportReport, ImportError> {
-    let name = display_name(path);
-    if FileFormat::from_name(&name) == Some(FileFormat::Csv) {
-        let sha = sha256_file(path)?;
-        if store.import_by_hash(&sha)?.is_some() {
-            let mut done = FileReport::new(&name, None, "long-items", &sha);
-            done.status = FileStatus::AlreadyImported;
-            return Ok(ImportReport {
-                options: options.clone(),
-                files: vec![done],
-            });
-        }
-        let read = Rc::new(Shared::new(0u64));
-        let total = std::fs::metadata(path).map_or(0, |m| m.len());
-        let reader = open_counted(path, &name, read.clone())?;
-        let header = RawTable {
-            file: name.clone(),
-            sheet: None,
-            headers: reader.headers().to_vec(),
-            rows: Vec::new(),
+    let file = LongFile {
+        path,
+        sheet,
+        kind: "long-items",
+        options,
+    };
+    file.import(
+        store,
+        progress,
+        &mut |store, header, rows, _again, sha, on_rows| {
+            write_items(
+                store, header, rows, sha, rubric_key, columns, options, on_rows,
+            )
+        },
+    )
+}
+
+/// One long-form file to import and how to tell what it is.
+struct LongFile<'p> {
+    path: &'p Path,
+    sheet: Option<&'p str>,
+    /// The format named in the file's report and import record.
+    kind: &'static str,
+    options: &'p ImportOptions,
+}
+
+/// Writes a long-form file's rows in one transaction: given the header (file, sheet, columns),
+/// the rows, a way to read them anew, the file's SHA-256, and a callback for rows written.
+type WriteRows<'w> = dyn for<'t> FnMut(
+        &mut Store,
+        &'t RawTable,
+        RatingRows<'t>,
+        &dyn Fn() -> Result<RatingRows<'t>, ImportError>,
+        &str,
+        &mut dyn FnMut(u64),
+    ) -> Result<FileReport, ImportError>
+    + 'w;
+
+impl LongFile<'_> {
+    /// Recognise a file imported before, then hand its rows to `write`: a CSV file as a stream
+    /// (its size and row count unlimited, progress from the bytes read), JSON Lines and XLSX as
+    /// a table read within the read limits. The last report (`done == total`) comes once the
+    /// import has landed.
+    fn import(
+        &self,
+        store: &mut Store,
+        progress: &mut dyn FnMut(ImportProgress),
+        write: &mut WriteRows<'_>,
+    ) -> Result<ImportReport, ImportError> {
+        let (path, options) = (self.path, self.options);
+        let name = display_name(path);
+        let landed = |out: FileReport| ImportReport {
+            options: options.clone(),
+            files: vec![out],
         };
-        check_headers(&header).map_err(ImportError::Rejected)?;
-        let (mut done, mut rows_read) = (0, 0);
-        let out = write_items(
+        if FileFormat::from_name(&name) == Some(FileFormat::Csv) {
+            let sha = sha256_file(path)?;
+            if store.import_by_hash(&sha)?.is_some() {
+                let mut done = FileReport::new(&name, None, self.kind, &sha);
+                done.status = FileStatus::AlreadyImported;
+                return Ok(landed(done));
+            }
+            let read = Rc::new(Shared::new(0u64));
+            let open = |read: Rc<Shared<u64>>| open_counted(path, &name, read);
+            let total = std::fs::metadata(path).map_or(0, |m| m.len());
+            let reader = open(read.clone())?;
+            let header = RawTable {
+                file: name.clone(),
+                sheet: None,
+                headers: reader.headers().to_vec(),
+                rows: Vec::new(),
+            };
+            check_headers(&header).map_err(ImportError::Rejected)?;
+            // What is read lies ahead of what is written by at most the reader's buffer.
+            let (mut done, mut rows_read) = (0, 0);
+            let out = write(
+                store,
+                &header,
+                RatingRows::Stream(Box::new(reader)),
+                &|| open(Rc::new(Shared::new(0))).map(|r| RatingRows::Stream(Box::new(r))),
+                &sha,
+                &mut |rows| {
+                    done = read.get().clamp(done, total.saturating_sub(1));
+                    rows_read = rows;
+                    progress(ImportProgress { done, total, rows });
+                },
+            )?;
+            progress(ImportProgress {
+                done: total,
+                total,
+                rows: rows_read,
+            });
+            return Ok(landed(out));
+        }
+        let p = match prepare(store, path, self.sheet, "long", "long-form", Formats::Any)? {
+            Prepared::Read(p) => p,
+            Prepared::AlreadyImported(done) => return Ok(landed(done)),
+        };
+        let table = &p.table;
+        let total = table.rows.len() as u64;
+        let out = write(
             store,
-            &header,
-            RatingRows::Stream(Box::new(reader)),
-            &sha,
-            rubric_key,
-            columns,
-            options,
+            table,
+            RatingRows::Table { table, next: 0 },
+            &|| Ok(RatingRows::Table { table, next: 0 }),
+            &p.sha,
             &mut |rows| {
-                done = read.get().clamp(done, total.saturating_sub(1));
-                rows_read = rows;
-                progress(ImportProgress { done, total, rows });
+                progress(ImportProgress {
+                    done: rows.min(total.saturating_sub(1)),
+                    total,
+                    rows,
+                })
             },
         )?;
         progress(ImportProgress {
             done: total,
             total,
-            rows: rows_read,
+            rows: total,
         });
-        return Ok(ImportReport {
-            options: options.clone(),
-            files: vec![out],
-        });
+        Ok(landed(out))
     }
-    let p = match prepare(store, path, sheet, "long", "long-form", Formats::Any)? {
-        Prepared::Read(p) => p,
-        Prepared::AlreadyImported(done) => {
-            return Ok(ImportReport {
-                options: options.clone(),
-                files: vec![done],
-            })
-        }
-    };
-    let table = &p.table;
-    let total = table.rows.len() as u64;
-    let out = write_items(
-        store,
-        table,
-        RatingRows::Table { table, next: 0 },
-        &p.sha,
-        rubric_key,
-        columns,
-        options,
-        &mut |rows| {
-            progress(ImportProgress {
-                done: rows.min(total.saturating_sub(1)),
-                total,
-                rows,
-            })
-        },
-    )?;
-    progress(ImportProgress {
-        done: total,
-        total,
-        rows: total,
-    });
-    Ok(ImportReport {
-        options: options.clone(),
-        files: vec![out],
-    })
 }
 
 /// Validate every row of an items file and write it as it is read, in one transaction: rolled
@@ -698,93 +737,21 @@ pub fn import_ratings_reporting(
     options: &ImportOptions,
     progress: &mut dyn FnMut(ImportProgress),
 ) -> Result<ImportReport, ImportError> {
-    let name = display_name(path);
-    if FileFormat::from_name(&name) == Some(FileFormat::Csv) {
-        let sha = sha256_file(path)?;
-        if store.import_by_hash(&sha)?.is_some() {
-            let mut done = FileReport::new(&name, None, "long-ratings", &sha);
-            done.status = FileStatus::AlreadyImported;
-            return Ok(ImportReport {
-                options: options.clone(),
-                files: vec![done],
-            });
-        }
-        let read = Rc::new(Shared::new(0u64));
-        let open = |read: Rc<Shared<u64>>| open_counted(path, &name, read);
-        let total = std::fs::metadata(path).map_or(0, |m| m.len());
-        let reader = open(read.clone())?;
-        let header = RawTable {
-            file: name.clone(),
-            sheet: None,
-            headers: reader.headers().to_vec(),
-            rows: Vec::new(),
-        };
-        check_headers(&header).map_err(ImportError::Rejected)?;
-        // What is read lies ahead of what is written by at most the reader's buffer; the last
-        // report (`done == total`) comes once the import has landed.
-        let (mut done, mut rows_read) = (0, 0);
-        let out = write_ratings(
-            store,
-            &header,
-            RatingRows::Stream(Box::new(reader)),
-            &|| open(Rc::new(Shared::new(0))).map(|r| RatingRows::Stream(Box::new(r))),
-            &sha,
-            rubric_key,
-            columns,
-            options,
-            &mut |rows| {
-                done = read.get().clamp(done, total.saturating_sub(1));
-                rows_read = rows;
-                progress(ImportProgress { done, total, rows });
-            },
-        )?;
-        progress(ImportProgress {
-            done: total,
-            total,
-            rows: rows_read,
-        });
-        return Ok(ImportReport {
-            options: options.clone(),
-            files: vec![out],
-        });
-    }
-    let p = match prepare(store, path, sheet, "long", "long-form", Formats::Any)? {
-        Prepared::Read(p) => p,
-        Prepared::AlreadyImported(done) => {
-            return Ok(ImportReport {
-                options: options.clone(),
-                files: vec![done],
-            })
-        }
-    };
-    let table = &p.table;
-    let total = table.rows.len() as u64;
-    let out = write_ratings(
-        store,
-        table,
-        RatingRows::Table { table, next: 0 },
-        &|| Ok(RatingRows::Table { table, next: 0 }),
-        &p.sha,
-        rubric_key,
-        columns,
+    let file = LongFile {
+        path,
+        sheet,
+        kind: "long-ratings",
         options,
-        &mut |rows| {
-            progress(ImportProgress {
-                done: rows.min(total.saturating_sub(1)),
-                total,
-                rows,
-            })
+    };
+    file.import(
+        store,
+        progress,
+        &mut |store, header, rows, again, sha, on_rows| {
+            write_ratings(
+                store, header, rows, again, sha, rubric_key, columns, options, on_rows,
+            )
         },
-    )?;
-    progress(ImportProgress {
-        done: total,
-        total,
-        rows: total,
-    });
-    Ok(ImportReport {
-        options: options.clone(),
-        files: vec![out],
-    })
+    )
 }
 
 /// A CSV file read as a stream, counting the bytes read into `read`.

@@ -99,6 +99,18 @@ pub struct JudgeableResponse {
     pub has_text: bool,
 }
 
+/// A conversation row read as `id, external_id, rubric_id, context, language, category`.
+fn conversation_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationRecord> {
+    Ok(ConversationRecord {
+        id: r.get(0)?,
+        external_id: r.get(1)?,
+        rubric_id: r.get(2)?,
+        context: r.get(3)?,
+        language: r.get(4)?,
+        category: r.get(5)?,
+    })
+}
+
 impl Store {
     /// The response of source `source_key` to the conversation with external id `conversation`.
     pub fn response_id(&self, conversation: &str, source_key: &str) -> StoreResult<Option<i64>> {
@@ -195,16 +207,7 @@ impl Store {
                 "SELECT id, external_id, rubric_id, context, language, category
                  FROM conversation WHERE id = ?1",
             )?
-            .query_row([id], |r| {
-                Ok(ConversationRecord {
-                    id: r.get(0)?,
-                    external_id: r.get(1)?,
-                    rubric_id: r.get(2)?,
-                    context: r.get(3)?,
-                    language: r.get(4)?,
-                    category: r.get(5)?,
-                })
-            })?)
+            .query_row([id], conversation_record)?)
     }
 
     /// The conversations rated with rubric `rubric_key` (every conversation when `None`).
@@ -217,16 +220,7 @@ impl Store {
              FROM conversation c JOIN rubric r ON r.id = c.rubric_id
              WHERE ?1 IS NULL OR r.key = ?1",
         )?;
-        let rows = stmt.query_map([rubric_key], |r| {
-            Ok(ConversationRecord {
-                id: r.get(0)?,
-                external_id: r.get(1)?,
-                rubric_id: r.get(2)?,
-                context: r.get(3)?,
-                language: r.get(4)?,
-                category: r.get(5)?,
-            })
-        })?;
+        let rows = stmt.query_map([rubric_key], conversation_record)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

@@ -2,7 +2,7 @@
 //! bytes, so a second import of the same bytes is recognised and changes nothing.
 
 use super::{Store, StoreError, StoreResult, StudyTx};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 /// A file recorded in the study by a previous import.
@@ -27,13 +27,15 @@ fn import_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<ImportRecord> {
     })
 }
 
+fn import_by_hash(c: &Connection, sha256: &str) -> StoreResult<Option<ImportRecord>> {
+    Ok(c.query_row(IMPORT_BY_HASH, [sha256], import_record)
+        .optional()?)
+}
+
 impl Store {
     /// The earlier import of a file with these bytes, if any.
     pub fn import_by_hash(&self, sha256: &str) -> StoreResult<Option<ImportRecord>> {
-        Ok(self
-            .conn()
-            .query_row(IMPORT_BY_HASH, [sha256], import_record)
-            .optional()?)
+        import_by_hash(self.conn(), sha256)
     }
 
     /// Every file imported into the study, oldest first.
@@ -50,10 +52,7 @@ impl StudyTx<'_> {
     /// The earlier import of a file with these bytes, if any (checked again inside the import's
     /// transaction so two concurrent imports cannot both record it).
     pub fn import_by_hash(&self, sha256: &str) -> StoreResult<Option<ImportRecord>> {
-        Ok(self
-            .conn()
-            .query_row(IMPORT_BY_HASH, [sha256], import_record)
-            .optional()?)
+        import_by_hash(self.conn(), sha256)
     }
 
     /// Record an imported file with the options used and a summary of what it wrote.

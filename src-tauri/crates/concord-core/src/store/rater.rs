@@ -3,7 +3,7 @@
 
 use super::{Store, StoreError, StoreResult, StudyTx};
 use crate::text::quoted;
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 /// Is a rater a clinical expert or an LLM judge?
@@ -84,6 +84,16 @@ fn rater_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<RaterRecord> {
     })
 }
 
+/// The item a rater last stood at on the rating screen.
+fn session_item(c: &Connection, rater_id: i64) -> StoreResult<Option<i64>> {
+    Ok(c.query_row(
+        "SELECT item FROM rater_session WHERE rater_id = ?1",
+        [rater_id],
+        |r| r.get(0),
+    )
+    .optional()?)
+}
+
 impl Store {
     /// Every rater with their counts of first-occasion ratings (kept, see `rating_count`),
     /// experts first, by name.
@@ -140,14 +150,7 @@ impl Store {
 
     /// The item a rater last stood at on the rating screen.
     pub fn session_item(&self, rater_id: i64) -> StoreResult<Option<i64>> {
-        Ok(self
-            .conn()
-            .query_row(
-                "SELECT item FROM rater_session WHERE rater_id = ?1",
-                [rater_id],
-                |r| r.get(0),
-            )
-            .optional()?)
+        session_item(self.conn(), rater_id)
     }
 }
 
@@ -196,14 +199,7 @@ impl StudyTx<'_> {
 
     /// The item a rater last stood at on the rating screen, read inside this transaction.
     pub fn session_item(&self, rater_id: i64) -> StoreResult<Option<i64>> {
-        Ok(self
-            .conn()
-            .query_row(
-                "SELECT item FROM rater_session WHERE rater_id = ?1",
-                [rater_id],
-                |r| r.get(0),
-            )
-            .optional()?)
+        session_item(self.conn(), rater_id)
     }
 
     /// Record where a rater now stands on the rating screen.

@@ -3,7 +3,7 @@
 // — the same characters and spelling as the core's `text::visible` uses in messages and exports —
 // so a right-to-left override in a name can neither reverse nor hide what follows it. In a
 // sentence a name also goes between first-strong isolate marks (U+2068 … U+2069), which its own
-// characters can no longer close; as an element it is a `<bdi>` (components/Name.svelte).
+// characters can no longer close; as an element it is a `<bdi>` (components/common/Name.svelte).
 
 /** Whether `c` (one code point) is a control character or a direction mark or override. */
 export function isHiddenControl(c: string): boolean {

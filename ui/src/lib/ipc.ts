@@ -1,6 +1,9 @@
 // The one module that talks to the Rust side. Every command the UI uses is a typed function here;
 // components never call `invoke` themselves. Errors arrive as the shell's `{code, message}` shape.
+// Every call goes through `call`, whose command name is one of `COMMANDS` (commands.ts); the names
+// and argument keys are checked against the shell's sources by commands.test.ts.
 import { invoke } from "@tauri-apps/api/core";
+import type { Command } from "./commands";
 import { listen } from "@tauri-apps/api/event";
 import type {
   AgreementOptions,
@@ -63,7 +66,8 @@ export function asIpcError(e: unknown): IpcError {
   return { code: "internal", message: String(e) };
 }
 
-async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
+/** The one `invoke`: a shell command by its checked name, with its arguments by camelCase key. */
+async function call<T>(command: Command, args?: Record<string, unknown>): Promise<T> {
   try {
     return await invoke<T>(command, args);
   } catch (e) {

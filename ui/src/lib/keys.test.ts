@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { keyAction, nextMissing } from "./keys";
+import { RATING_KEYS } from "./keyHelp";
 
 const likert = { kind: "likert", min: 1, max: 5 } as const;
 const binary = { kind: "binary" } as const;
@@ -38,5 +39,20 @@ describe("rating keys", () => {
     expect(nextMissing([1, null, 3, null], 1)).toBe(3);
     expect(nextMissing([null, 2, 3, 4], 3)).toBe(0);
     expect(nextMissing([1, 2], 0)).toBe(-1);
+  });
+});
+
+describe("rating key help", () => {
+  // How the help prints a key, as the key name a press carries.
+  const pressed: Record<string, string> = { "↑": "ArrowUp", "↓": "ArrowDown", "→": "ArrowRight", "←": "ArrowLeft" };
+
+  it("names only keys the rating screen acts on", () => {
+    for (const line of RATING_KEYS) {
+      const keys = line.keys === "1 – 5" ? ["1", "2", "3", "4", "5"] : line.keys.split(/ · | \/ | /);
+      for (const key of keys.map((k) => pressed[k] ?? k)) {
+        const action = keyAction({ key }, likert) ?? keyAction({ key }, binary);
+        expect(action, `${key} (${line.does})`).not.toBeNull();
+      }
+    }
   });
 });

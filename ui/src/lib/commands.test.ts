@@ -26,8 +26,21 @@ function rustFiles(dir: string, shown: string): { file: string; text: string }[]
   );
 }
 
-const commandNames = readFileSync(here(`${SHELL}command_names.rs`), "utf8");
-const commandSources = rustFiles(here(`${SHELL}commands`), "src-tauri/src/commands");
+/** Read the shell's sources, saying which is missing if the shell's layout moved. */
+function shellSources<T>(what: string, read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    throw new Error(`cannot read ${what}, which this check compares the window's commands with: ${String(e)}`);
+  }
+}
+
+const commandNames = shellSources("src-tauri/src/command_names.rs (the shell's command lists)", () =>
+  readFileSync(here(`${SHELL}command_names.rs`), "utf8"),
+);
+const commandSources = shellSources("src-tauri/src/commands/ (the #[tauri::command] functions)", () =>
+  rustFiles(here(`${SHELL}commands`), "src-tauri/src/commands"),
+);
 
 /** Call every function of ipc.ts once and record what each invokes. */
 async function invocations(): Promise<Invocation[]> {

@@ -496,3 +496,502 @@ fn each_table_has_one_writing_store_module() {
         "ARCHITECTURE.md's table map must name the store module that writes each table"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The core's layers: folders on rows, imports only downward, no circles.
+//
+// How it decides. Each `.rs` file is lexed ([`lex`]: comments dropped, strings blanked) and its
+// test code removed (an item under `#[cfg(test)]`, and a file such an item declares). What is
+// left is searched for module paths: `crate::…` and `super::…` (resolved against the file's own
+// module path, inline `mod x { … }` blocks included), in `use` trees (`{…}` groups expanded) and
+// in expressions alike; `self::…` and a bare child name stay inside the file's own folder. A path
+// names the longest module that exists as a file, so `crate::store::Store::open` is an edge to
+// `store/mod.rs` and `crate::files::table::Cell` one to `files/table.rs`.
+// ---------------------------------------------------------------------------------------------
+
+/// A crate's modules: module path (segments under the crate root) → source file.
+fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files
+        .into_iter()
+        .map(|f| (module_path(src, &f), f))
+        .collect()
+}
+
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).expect("under the crate's sources");
+    let mut parts: Vec<String> = rel
+        .with_extension("")
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The code of a file without its test items: after `#[cfg(test)]` (and any further attributes)
+/// the item up to its `;` or its matching `}` is dropped. Returns the code and the names of the
+/// out-of-line modules it declares under `#[cfg(test)]` (`mod tests;`).
+fn without_tests(code: &str) -> (String, Vec<String>) {
+    let chars: Vec<char> = code.chars().collect();
+    let marker: Vec<char> = "#[cfg(test)]".chars().collect();
+    let mut out = String::new();
+    let mut test_mods = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i..].starts_with(&marker) {
+            let mut j = i + marker.len();
+            let start = j;
+            while j < chars.len() && chars[j] != ';' && chars[j] != '{' {
+                j += 1;
+            }
+            let head: String = chars[start..j.min(chars.len())].iter().collect();
+            if chars.get(j) == Some(&';') {
+                let words: Vec<&str> = head.split_whitespace().collect();
+                if let Some(p) = words.iter().position(|w| *w == "mod") {
+                    if let Some(name) = words.get(p + 1) {
+                        test_mods.push(name.to_string());
+                    }
+                }
+                i = j + 1;
+                continue;
+            }
+            let mut depth = 0;
+            while j < chars.len() {
+                match chars[j] {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            i = j + 1;
+            continue;
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    (out, test_mods)
+}
+
+/// The inline `mod name {` blocks of `code`: (start, end, name), by brace matching.
+fn inline_modules(code: &[char]) -> Vec<(usize, usize, String)> {
+    let text: String = code.iter().collect();
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("mod ") {
+        let start = from + at;
+        from = start + 4;
+        let before = text[..start].chars().last();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &text[start + 4..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let after = rest[name.len()..].trim_start();
+        if name.is_empty() || !after.starts_with('{') {
+            continue;
+        }
+        let open = text.len() - after.len();
+        let (mut depth, mut end) = (0, open);
+        for (k, c) in text[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Byte offsets → char offsets.
+        let s = text[..start].chars().count();
+        let e = text[..end].chars().count();
+        found.push((s, e, name));
+    }
+    found
+}
+
+/// Expand the path that starts at `code[i]` (just after `crate::` or `super::…::`) into every
+/// full path it names: `a::b::C`, or a `use` group `a::{b::C, d, self}`.
+fn expand_path(code: &[char], mut i: usize) -> (Vec<Vec<String>>, usize) {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut prefix = Vec::new();
+    loop {
+        while i < code.len() && code[i].is_whitespace() {
+            i += 1;
+        }
+        if code.get(i) == Some(&'{') {
+            let mut all = Vec::new();
+            i += 1;
+            loop {
+                while i < code.len() && (code[i].is_whitespace() || code[i] == ',') {
+                    i += 1;
+                }
+                if i >= code.len() || code[i] == '}' {
+                    return (all, i + 1);
+                }
+                let (subs, next) = expand_path(code, i);
+                for s in subs {
+                    let mut p = prefix.clone();
+                    p.extend(s.into_iter().filter(|x| x != "self"));
+                    all.push(p);
+                }
+                if next <= i {
+                    return (all, i + 1);
+                }
+                i = next;
+                // Skip `as name`.
+                while i < code.len() && code[i] != ',' && code[i] != '}' {
+                    i += 1;
+                }
+            }
+        }
+        let start = i;
+        while i < code.len() && (ident(code[i]) || code[i] == '*') {
+            i += 1;
+        }
+        if i == start {
+            return (vec![prefix], i);
+        }
+        prefix.push(code[start..i].iter().collect());
+        if code.get(i) == Some(&':') && code.get(i + 1) == Some(&':') {
+            i += 2;
+        } else {
+            return (vec![prefix], i);
+        }
+    }
+}
+
+/// Every module of `mods` that the non-test code of `file` (module path `me`) names.
+fn imported_modules(
+    file: &Path,
+    me: &[String],
+    mods: &BTreeMap<Vec<String>, PathBuf>,
+) -> BTreeSet<Vec<String>> {
+    let text = std::fs::read_to_string(file).expect("a readable source file");
+    let lexed = lex(&text);
+    let code: String = lexed
+        .code
+        .iter()
+        .map(|(_, l)| l.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let (code, _) = without_tests(&code);
+    let chars: Vec<char> = code.chars().collect();
+    let blocks = inline_modules(&chars);
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = BTreeSet::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let boundary = i == 0 || !ident(chars[i - 1]);
+        let word = |w: &str| {
+            let w: Vec<char> = w.chars().collect();
+            chars[i..].starts_with(&w)
+        };
+        if boundary && (word("crate::") || word("super::")) {
+            // The module this position is in: the file's, plus enclosing inline modules.
+            let mut here = me.to_vec();
+            for (s, e, name) in &blocks {
+                if *s <= i && i < *e {
+                    here.push(name.clone());
+                }
+            }
+            let mut base = Vec::new();
+            let mut j = i;
+            if word("crate::") {
+                j += "crate::".len();
+            } else {
+                base = here;
+                while chars[j..].starts_with(&['s', 'u', 'p', 'e', 'r', ':', ':']) {
+                    base.pop();
+                    j += "super::".len();
+                }
+            }
+            let (paths, next) = expand_path(&chars, j);
+            for p in paths {
+                let mut full = base.clone();
+                full.extend(p.into_iter().filter(|s| s != "*"));
+                // The longest prefix that is a module file.
+                while !full.is_empty() && !mods.contains_key(&full) {
+                    full.pop();
+                }
+                if !full.is_empty() {
+                    out.insert(full);
+                }
+            }
+            i = next.max(i + 1);
+            continue;
+        }
+        i += 1;
+    }
+    out.remove(me);
+    out
+}
+
+/// A crate's module graph without test code: module → the modules it imports.
+fn module_graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let mods = modules(src);
+    let mut test_files = BTreeSet::new();
+    for (me, file) in &mods {
+        let text = std::fs::read_to_string(file).expect("a readable source file");
+        let code: String = lex(&text)
+            .code
+            .iter()
+            .map(|(_, l)| l.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for name in without_tests(&code).1 {
+            let mut m = me.clone();
+            m.push(name);
+            test_files.insert(m);
+        }
+    }
+    mods.iter()
+        .filter(|(me, _)| !test_files.contains(*me))
+        .map(|(me, file)| (me.clone(), imported_modules(file, me, &mods)))
+        .collect()
+}
+
+/// The row each folder of concord-core declares in its `mod.rs`'s first line (`**Row N**`).
+fn declared_rows() -> BTreeMap<String, u32> {
+    let mut rows = BTreeMap::new();
+    for entry in std::fs::read_dir(core_src()).expect("core sources") {
+        let path = entry.expect("a directory entry").path();
+        if !path.is_dir() {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let doc = std::fs::read_to_string(path.join("mod.rs"))
+            .unwrap_or_else(|_| panic!("the folder {name}/ must have a mod.rs stating its row"));
+        let first = doc.lines().next().unwrap_or_default();
+        let row = first
+            .strip_prefix("//! **Row ")
+            .and_then(|r| r.split("**").next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| {
+                panic!("{name}/mod.rs must open with `//! **Row N**` (its row), found {first:?}")
+            });
+        rows.insert(name, row);
+    }
+    rows
+}
+
+/// The upward or sideways imports of concord-core: (importing module, imported module), where
+/// the imported one's folder is not the importer's own and is not on a lower row.
+fn layer_violations(
+    graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+    rows: &BTreeMap<String, u32>,
+) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (from, tos) in graph {
+        let Some(from_folder) = from.first() else {
+            continue; // lib.rs declares the folders
+        };
+        for to in tos {
+            let to_folder = &to[0];
+            if to_folder == from_folder {
+                continue;
+            }
+            let (a, b) = (rows[from_folder], rows[to_folder]);
+            if b >= a {
+                bad.push(format!(
+                    "{} (row {a}) imports {} (row {b})",
+                    from.join("::"),
+                    to.join("::")
+                ));
+            }
+        }
+    }
+    bad
+}
+
+/// The circles among a crate's files: strongly connected components of more than one module.
+/// A folder's `mod.rs` is its front door (it declares and re-exports its children, which use
+/// the types it holds), so edges between a `mod.rs` and the modules under it are not counted.
+fn circles(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<String>> {
+    let is_under = |a: &Vec<String>, b: &Vec<String>| b.len() > a.len() && b.starts_with(a);
+    let edges: BTreeMap<&Vec<String>, Vec<&Vec<String>>> = graph
+        .iter()
+        .map(|(a, tos)| {
+            let next = tos
+                .iter()
+                .filter(|b| !is_under(a, b) && !is_under(b, a) && graph.contains_key(*b))
+                .collect();
+            (a, next)
+        })
+        .collect();
+    // Kosaraju: order by finish time, then walk the reversed graph.
+    let mut order = Vec::new();
+    let mut seen = BTreeSet::new();
+    for &start in edges.keys() {
+        if seen.contains(start) {
+            continue;
+        }
+        let mut stack = vec![(start, 0usize)];
+        seen.insert(start);
+        while let Some((v, k)) = stack.pop() {
+            if let Some(&w) = edges[v].get(k) {
+                stack.push((v, k + 1));
+                if seen.insert(w) {
+                    stack.push((w, 0));
+                }
+            } else {
+                order.push(v);
+            }
+        }
+    }
+    let mut reversed: BTreeMap<&Vec<String>, Vec<&Vec<String>>> = BTreeMap::new();
+    for (&a, tos) in &edges {
+        for &b in tos {
+            reversed.entry(b).or_default().push(a);
+        }
+    }
+    let mut assigned = BTreeSet::new();
+    let mut found = Vec::new();
+    for &v in order.iter().rev() {
+        if !assigned.insert(v) {
+            continue;
+        }
+        let mut comp = vec![v.join("::")];
+        let mut stack = vec![v];
+        while let Some(x) = stack.pop() {
+            for &y in reversed.get(x).map(Vec::as_slice).unwrap_or_default() {
+                if assigned.insert(y) {
+                    comp.push(y.join("::"));
+                    stack.push(y);
+                }
+            }
+        }
+        if comp.len() > 1 {
+            comp.sort();
+            found.push(comp);
+        }
+    }
+    found
+}
+
+#[test]
+fn core_files_import_only_their_folder_and_lower_rows() {
+    let rows = declared_rows();
+    assert!(
+        rows.len() >= 8,
+        "the check must see the core's folders (found {rows:?})"
+    );
+    let loose: Vec<_> = std::fs::read_dir(core_src())
+        .expect("core sources")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "lib.rs"))
+        .collect();
+    assert!(
+        loose.is_empty(),
+        "every core module lives in a folder with a row; loose files: {loose:?}"
+    );
+    let graph = module_graph(&core_src());
+    let edges: usize = graph.values().map(BTreeSet::len).sum();
+    assert!(
+        edges > 300 && graph[&vec!["app".to_string(), "usecase".to_string()]].len() > 10,
+        "the check must see the core's imports (found {edges} edges)"
+    );
+    let bad = layer_violations(&graph, &rows);
+    assert!(
+        bad.is_empty(),
+        "a core file imports only its own folder and folders on lower rows (each folder's mod.rs \
+         states its row):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_layer_check_sees_an_upward_import_and_test_code_apart() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let src = dir.path();
+    for (file, text) in [
+        ("lib.rs", "pub mod low;\npub mod high;\n"),
+        ("low/mod.rs", "//! **Row 0**\npub mod a;\n"),
+        (
+            "low/a.rs",
+            "use crate::{high::{b::B, self}};\n#[cfg(test)]\nmod tests { use crate::high::c; }\n",
+        ),
+        ("high/mod.rs", "//! **Row 1**\npub mod b;\n#[cfg(test)]\nmod c;\n"),
+        ("high/b.rs", "// crate::low::nothing in a comment\nconst S: &str = \"crate::low::a\";\npub struct B(super::super::low::a::A);\n"),
+        ("high/c.rs", "use crate::low::a;\n"),
+    ] {
+        let path = src.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let graph = module_graph(src);
+    let m = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
+    assert_eq!(
+        graph[&m("low::a")],
+        [m("high"), m("high::b")].into_iter().collect(),
+        "a grouped `use crate::{{…}}` names both modules; the test module's import is not counted"
+    );
+    assert_eq!(
+        graph[&m("high::b")],
+        [m("low::a")].into_iter().collect(),
+        "`super::super::` resolves to the crate root; a comment or a string names nothing"
+    );
+    assert!(
+        !graph.contains_key(&m("high::c")),
+        "a file declared under #[cfg(test)] is test code"
+    );
+    let rows: BTreeMap<String, u32> = [("low".to_string(), 0), ("high".to_string(), 1)].into();
+    let bad = layer_violations(&graph, &rows);
+    assert_eq!(
+        bad,
+        [
+            "low::a (row 0) imports high (row 1)",
+            "low::a (row 0) imports high::b (row 1)"
+        ],
+        "an import from row 0 into row 1 is upward; row 1 into row 0 is allowed"
+    );
+    assert_eq!(
+        circles(&graph),
+        vec![vec!["high::b".to_string(), "low::a".to_string()]],
+        "low::a and high::b import each other"
+    );
+}
+
+#[test]
+fn no_circles_among_the_files_of_core_shell_and_cli() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for src in [
+        core_src(),
+        root.join("src-tauri/src"),
+        root.join("src-tauri/crates/concord-cli/src"),
+        root.join("src-tauri/crates/concord-stats/src"),
+    ] {
+        let graph = module_graph(&src);
+        assert!(
+            graph.values().any(|t| !t.is_empty()),
+            "the check must see the imports of {}",
+            src.display()
+        );
+        let found = circles(&graph);
+        assert!(
+            found.is_empty(),
+            "files of {} import each other in circles (break each by moving what both need into \
+             the lower one or a new file): {found:?}",
+            src.display()
+        );
+    }
+}

@@ -7,9 +7,11 @@
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::settings::DesktopSettings;
 use crate::state::AppState;
-use concord_core::backup::{self, BackupEntry};
-use concord_core::clock::{Clock, SystemClock};
-use concord_core::open_study::OpenStudy;
+use concord_core::app::backup;
+use concord_core::app::backup::BackupEntry;
+use concord_core::app::open_study::OpenStudy;
+use concord_core::base::clock::Clock;
+use concord_core::base::clock::SystemClock;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! [`ErrorCode`] (stable, machine-readable, `not_a_study`, `newer_schema`, …, typed in the UI's
 //! bindings); `message` is a sentence for the person at the screen.
 
-pub use concord_core::error_code::ErrorCode;
+pub use concord_core::base::error_code::ErrorCode;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -28,10 +28,10 @@ impl From<concord_core::store::StoreError> for IpcError {
     }
 }
 
-impl From<concord_core::demo::DemoError> for IpcError {
-    fn from(e: concord_core::demo::DemoError) -> Self {
+impl From<concord_core::intake::demo::DemoError> for IpcError {
+    fn from(e: concord_core::intake::demo::DemoError) -> Self {
         match e {
-            concord_core::demo::DemoError::Store(s) => s.into(),
+            concord_core::intake::demo::DemoError::Store(s) => s.into(),
             other => IpcError::new(ErrorCode::Demo, other.to_string()),
         }
     }
@@ -39,38 +39,38 @@ impl From<concord_core::demo::DemoError> for IpcError {
 
 pub type IpcResult<T> = Result<T, IpcError>;
 
-impl From<concord_core::adjudication::AdjudicationError> for IpcError {
-    fn from(e: concord_core::adjudication::AdjudicationError) -> Self {
+impl From<concord_core::panel::adjudication::AdjudicationError> for IpcError {
+    fn from(e: concord_core::panel::adjudication::AdjudicationError) -> Self {
         IpcError::new(e.code(), e.to_string())
     }
 }
 
-impl From<concord_core::calibration::CalibrationError> for IpcError {
-    fn from(e: concord_core::calibration::CalibrationError) -> Self {
+impl From<concord_core::workflow::calibration::CalibrationError> for IpcError {
+    fn from(e: concord_core::workflow::calibration::CalibrationError) -> Self {
         IpcError::new(e.code(), e.to_string())
     }
 }
 
-impl From<concord_core::queue::QueueError> for IpcError {
-    fn from(e: concord_core::queue::QueueError) -> Self {
+impl From<concord_core::workflow::queue::QueueError> for IpcError {
+    fn from(e: concord_core::workflow::queue::QueueError) -> Self {
         IpcError::new(e.code(), e.to_string())
     }
 }
 
-impl From<concord_core::signoff::SignoffError> for IpcError {
-    fn from(e: concord_core::signoff::SignoffError) -> Self {
+impl From<concord_core::workflow::signoff::SignoffError> for IpcError {
+    fn from(e: concord_core::workflow::signoff::SignoffError) -> Self {
         IpcError::new(e.code(), e.to_string())
     }
 }
 
-impl From<concord_core::phi::review::PhiError> for IpcError {
-    fn from(e: concord_core::phi::review::PhiError) -> Self {
+impl From<concord_core::guard::phi::review::PhiError> for IpcError {
+    fn from(e: concord_core::guard::phi::review::PhiError) -> Self {
         IpcError::new(e.code(), e.to_string())
     }
 }
 
-impl From<concord_core::usecase::UseCaseError> for IpcError {
-    fn from(e: concord_core::usecase::UseCaseError) -> Self {
+impl From<concord_core::app::usecase::UseCaseError> for IpcError {
+    fn from(e: concord_core::app::usecase::UseCaseError) -> Self {
         IpcError::new(e.code(), e.to_string())
     }
 }
@@ -87,14 +87,14 @@ impl From<concord_core::judge::KeyError> for IpcError {
     }
 }
 
-impl From<concord_core::study_security::SecurityError> for IpcError {
-    fn from(e: concord_core::study_security::SecurityError) -> Self {
+impl From<concord_core::app::study_security::SecurityError> for IpcError {
+    fn from(e: concord_core::app::study_security::SecurityError) -> Self {
         IpcError::new(e.code(), e.to_string())
     }
 }
 
-impl From<concord_core::rater_session::SessionError> for IpcError {
-    fn from(e: concord_core::rater_session::SessionError) -> Self {
+impl From<concord_core::workflow::rater_session::SessionError> for IpcError {
+    fn from(e: concord_core::workflow::rater_session::SessionError) -> Self {
         IpcError::new(e.code(), e.to_string())
     }
 }

@@ -2,13 +2,13 @@
 //! generated bindings, where `ipc.ts` maps each event name to its payload): `ratings-changed`
 //! carries a [`RatingsChanged`], `judge-progress` a judge [`Progress`],
 //! `judge-finished` a [`JudgeFinished`](crate::judge_runs::JudgeFinished), `import-progress` an
-//! [`ImportProgress`](concord_core::import::ImportProgress). The window's own events:
+//! [`ImportProgress`](concord_core::intake::ImportProgress). The window's own events:
 //! `menu` (the id of the native menu item chosen), `open-file` (a path the desktop handed to the
-//! running app), `backup-taken` (a [`BackupEntry`](concord_core::backup::BackupEntry)) and
+//! running app), `backup-taken` (a [`BackupEntry`](concord_core::app::backup::BackupEntry)) and
 //! `backup-failed` (an [`IpcError`](crate::error::IpcError)).
 
 use concord_core::judge::Progress;
-use concord_core::queue::ItemProgress;
+use concord_core::workflow::queue::ItemProgress;
 use serde::Serialize;
 use tauri::{AppHandle, Emitter};
 

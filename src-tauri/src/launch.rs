@@ -84,7 +84,7 @@ pub fn settle(app: &tauri::AppHandle) {
         ))
     });
     if let Ok((Some(path), title)) = opened {
-        crate::commands::desktop::remember(app, &path, &title);
+        crate::menu::remember(app, &path, &title);
         let _ = state.with_study(|s| {
             crate::backups::rebase(app, s);
             Ok(())

@@ -80,3 +80,17 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> IpcResult<()> {
 pub fn forward<R: Runtime>(app: &AppHandle<R>, id: &str) {
     let _ = app.emit(crate::events::MENU, id);
 }
+
+/// Remember a study among the recent ones and refresh File → Open recent.
+pub fn remember<R: Runtime>(app: &AppHandle<R>, path: &std::path::Path, title: &str) {
+    if let Ok(mut recent) = app.state::<DesktopSettings>().recent() {
+        if let Err(e) = recent.remember(
+            path,
+            title,
+            concord_core::base::clock::Clock::now_ms(&concord_core::base::clock::SystemClock),
+        ) {
+            eprintln!("Concord: {e}");
+        }
+    }
+    let _ = install(app);
+}

@@ -7,7 +7,8 @@
 //! `rater_session`. The rating commands take the expert from the session too.
 
 use crate::error::{IpcError, IpcResult};
-use concord_core::rater_session::{Session, SessionError};
+use concord_core::workflow::rater_session::Session;
+use concord_core::workflow::rater_session::SessionError;
 use tauri::ipc::CapabilityBuilder;
 use tauri::Manager;
 
@@ -62,7 +63,7 @@ pub fn grant_lead_if_lead(app: &tauri::AppHandle, session: Session) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use concord_core::rater_session::SessionSource;
+    use concord_core::workflow::rater_session::SessionSource;
 
     #[test]
     fn a_rater_session_may_call_only_the_rating_commands() {

@@ -4,7 +4,7 @@
 //! (`$XDG_CONFIG_HOME`, `~/Library/Application Support`, `%APPDATA%`).
 
 use crate::error::{ErrorCode, IpcError, IpcResult};
-use concord_core::recent::RecentStudies;
+use concord_core::app::recent::RecentStudies;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

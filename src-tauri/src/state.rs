@@ -15,14 +15,19 @@
 //! opened decides it afresh (as a relaunch on that file would); unlocking, locking or converting
 //! the same study keeps a rater session.
 use crate::error::{ErrorCode, IpcError, IpcResult};
-use concord_core::clock::{fresh_seed, SystemClock};
-use concord_core::demo::DemoError;
-use concord_core::open_study::OpenStudy;
-use concord_core::rater_session::{self, Session};
+use concord_core::app::open_study::OpenStudy;
+use concord_core::app::study_security;
+use concord_core::app::usecase;
+use concord_core::app::usecase::WhenMissing;
+use concord_core::base::clock::fresh_seed;
+use concord_core::base::clock::SystemClock;
+use concord_core::base::study_location;
+use concord_core::base::study_location::StudyPath;
+use concord_core::base::study_location::STUDY_ENV;
+use concord_core::intake::demo::DemoError;
 use concord_core::store::{Passphrase, Store, StoreError};
-use concord_core::study_location::{self, StudyPath, STUDY_ENV};
-use concord_core::study_security;
-use concord_core::usecase::{self, WhenMissing};
+use concord_core::workflow::rater_session;
+use concord_core::workflow::rater_session::Session;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};

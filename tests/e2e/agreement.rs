@@ -5,8 +5,9 @@
 //! section.
 
 use super::App;
-use concord_core::clock::SystemClock;
-use concord_core::import::{mentalalign::import_dir, ImportOptions};
+use concord_core::base::clock::SystemClock;
+use concord_core::intake::mentalalign::import_dir;
+use concord_core::intake::ImportOptions;
 use concord_core::store::Store;
 use serde_json::json;
 use std::path::PathBuf;

@@ -9,11 +9,13 @@
 //! into the same command the window sends it to.
 
 use super::App;
-use concord_core::assignment::AssignmentOptions;
-use concord_core::clock::SystemClock;
-use concord_core::demo::{create_demo_at, create_demo_with};
-use concord_core::open_study::{OpenStudy, PhiGate};
+use concord_core::app::open_study::OpenStudy;
+use concord_core::app::open_study::PhiGate;
+use concord_core::base::clock::SystemClock;
+use concord_core::intake::demo::create_demo_at;
+use concord_core::intake::demo::create_demo_with;
 use concord_core::store::{integrity_problems, Passphrase};
+use concord_core::workflow::assignment::AssignmentOptions;
 use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

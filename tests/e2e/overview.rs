@@ -2,7 +2,7 @@
 //! real counts; a file that is not a study shows a clear message and stays untouched.
 
 use super::App;
-use concord_core::demo::demo_study;
+use concord_core::intake::demo::demo_study;
 use std::time::Duration;
 
 #[test]

@@ -5,15 +5,17 @@
 //! regular queue; the Raters view flags a planted lenient expert.
 
 use super::App;
-use concord_core::adjudication::{DiscrepancyRule, LikertRule, Panel};
-use concord_core::calibration;
-use concord_core::clock::SystemClock;
-use concord_core::demo::create_demo_at;
+use concord_core::base::clock::SystemClock;
+use concord_core::intake::demo::create_demo_at;
+use concord_core::panel::adjudication::DiscrepancyRule;
+use concord_core::panel::adjudication::LikertRule;
+use concord_core::panel::adjudication::Panel;
 use concord_core::rubric::builtin;
 use concord_core::store::{
     ImportedRating, NewConversation, NewRater, NewSource, Occasion, RaterKind, RatingInput,
     SignedValue, SourceKind, Store, StoreError,
 };
+use concord_core::workflow::calibration;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -380,7 +382,9 @@ fn the_raters_view_flags_a_planted_lenient_expert() {
 
 #[test]
 fn the_agreement_panel_compares_judges_with_the_consensus() {
-    use concord_core::adjudication::{self, Resolution, Ruling};
+    use concord_core::panel::adjudication;
+    use concord_core::panel::adjudication::Resolution;
+    use concord_core::panel::adjudication::Ruling;
     let dir = tempfile::tempdir().unwrap();
     let study = dir.path().join("consensus.concord");
     {

@@ -3,8 +3,8 @@
 //! names; Chinese items render; and the keypress-to-next-item latency is measured.
 
 use super::App;
-use concord_core::clock::SystemClock;
-use concord_core::demo::demo_study;
+use concord_core::base::clock::SystemClock;
+use concord_core::intake::demo::demo_study;
 use concord_core::rubric::builtin;
 use concord_core::store::{NewConversation, NewSource, SourceKind, Store};
 use serde_json::json;
@@ -496,17 +496,17 @@ fn an_expert_sets_a_passphrase_and_signs_off_in_the_window() {
     drop(conn);
     let store = Store::open(&study, Arc::new(SystemClock)).unwrap();
     assert_eq!(
-        concord_core::audit::verify(&store).unwrap().broken,
+        concord_core::guard::audit::verify(&store).unwrap().broken,
         None,
         "the window's ratings, the signature and the reasoned change are sealed into an intact audit chain"
     );
-    let standing = concord_core::signoff::signatures(&store).unwrap();
+    let standing = concord_core::workflow::signoff::signatures(&store).unwrap();
     assert_eq!(
         (standing[0].matches, standing[0].changed_after_signature),
         (false, 1),
         "the signature now shows one rating changed after signing"
     );
-    let log = concord_core::audit::log(&store, &Default::default()).unwrap();
+    let log = concord_core::guard::audit::log(&store, &Default::default()).unwrap();
     let change = log
         .iter()
         .rev()

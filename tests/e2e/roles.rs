@@ -7,11 +7,11 @@
 
 use super::App;
 use concord_app::session::{LEAD_COMMANDS, PICKER_COMMANDS};
-use concord_core::clock::SystemClock;
-use concord_core::demo::create_demo_at;
-use concord_core::queue;
-use concord_core::rater_session;
+use concord_core::base::clock::SystemClock;
+use concord_core::intake::demo::create_demo_at;
 use concord_core::store::Store;
+use concord_core::workflow::queue;
+use concord_core::workflow::rater_session;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Arc;

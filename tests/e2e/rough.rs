@@ -6,12 +6,12 @@
 //! under the file-name limit; a kill -9 after an item is complete reopens on the next one.
 
 use super::App;
-use concord_core::assignment::AssignmentOptions;
-use concord_core::clock::SystemClock;
-use concord_core::demo::create_demo_at;
-use concord_core::open_study::OpenStudy;
+use concord_core::app::open_study::OpenStudy;
+use concord_core::base::clock::SystemClock;
+use concord_core::intake::demo::create_demo_at;
 use concord_core::rubric::builtin;
 use concord_core::store::{NewConversation, NewSource, SourceKind, Store};
+use concord_core::workflow::assignment::AssignmentOptions;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 //! rationale being typed, and unlocking returns the expert to the same item.
 
 use super::App;
-use concord_core::clock::SystemClock;
-use concord_core::demo::create_demo_with;
+use concord_core::base::clock::SystemClock;
+use concord_core::intake::demo::create_demo_with;
 use concord_core::store::Passphrase;
 use serde_json::json;
 use std::sync::Arc;

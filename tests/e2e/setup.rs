@@ -5,7 +5,7 @@
 //! checked on disk.
 
 use super::{App, Element};
-use concord_core::export::csv::LONG_HEADER;
+use concord_core::outputs::export::csv::LONG_HEADER;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -256,7 +256,7 @@ fn lead_sets_up_a_three_expert_study_from_a_csv_to_a_package_and_a_rating_csv() 
     );
     let sealed = concord_core::store::Store::open_with(
         &package,
-        std::sync::Arc::new(concord_core::clock::SystemClock),
+        std::sync::Arc::new(concord_core::base::clock::SystemClock),
         Some(&concord_core::store::Passphrase::new("told to Ana by phone").unwrap()),
     )
     .expect("the package opens with the passphrase the lead typed");
@@ -448,7 +448,7 @@ fn lead_reviews_phi_found_at_import_and_exports_are_gated_until_then() {
 
     let store = concord_core::store::Store::open(
         &study,
-        std::sync::Arc::new(concord_core::clock::SystemClock),
+        std::sync::Arc::new(concord_core::base::clock::SystemClock),
     )
     .expect("the study opens beside the window");
     let texts = store.phi_texts().unwrap();
@@ -459,7 +459,7 @@ fn lead_reviews_phi_found_at_import_and_exports_are_gated_until_then() {
             && !texts.iter().any(|t| t.text.contains("415-555-0132")),
         "the stored text holds the placeholder, never the number"
     );
-    let log = concord_core::audit::log(&store, &Default::default()).unwrap();
+    let log = concord_core::guard::audit::log(&store, &Default::default()).unwrap();
     let detail = |action: &str| {
         log.iter()
             .filter(|e| e.entry.action == action)
@@ -488,7 +488,7 @@ fn lead_reviews_phi_found_at_import_and_exports_are_gated_until_then() {
         "the kept original is in the audit trail with its reason"
     );
     assert_eq!(
-        concord_core::audit::verify(&store).unwrap().broken,
+        concord_core::guard::audit::verify(&store).unwrap().broken,
         None,
         "the chain stays intact through the window's decisions"
     );

@@ -4,10 +4,16 @@
 
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::state::AppState;
-use concord_core::adjudication::{consensus_agreement, ConsensusAgreement};
-use concord_core::agreement::verdict::{VerdictOptions, VerdictReport};
-use concord_core::agreement::{AgreementOptions, AgreementReport};
-use concord_core::agreement_table::{AgreementTable, MoreTargets, TableFormat, TableView};
+use concord_core::panel::adjudication::consensus_agreement;
+use concord_core::panel::adjudication::ConsensusAgreement;
+use concord_core::panel::agreement::verdict::VerdictOptions;
+use concord_core::panel::agreement::verdict::VerdictReport;
+use concord_core::panel::agreement::AgreementOptions;
+use concord_core::panel::agreement::AgreementReport;
+use concord_core::panel::agreement_table::AgreementTable;
+use concord_core::panel::agreement_table::MoreTargets;
+use concord_core::panel::agreement_table::TableFormat;
+use concord_core::panel::agreement_table::TableView;
 
 #[tauri::command]
 pub async fn agreement_report(

@@ -9,16 +9,19 @@ use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::judge_runs::JudgeRuns;
 use crate::settings::DesktopSettings;
 use crate::state::{self, AppState};
-use concord_core::backup::{self, BackupEntry};
-use concord_core::clock::{Clock, SystemClock};
-use concord_core::file_role::{self, FileRole};
-use concord_core::open_study::OpenStudy;
-use concord_core::recent::RecentStudy;
+use concord_core::app::backup;
+use concord_core::app::backup::BackupEntry;
+use concord_core::app::file_role;
+use concord_core::app::file_role::FileRole;
+use concord_core::app::open_study::OpenStudy;
+use concord_core::app::recent::RecentStudy;
+use concord_core::app::usecase::typed_path;
+use concord_core::base::clock::Clock;
+use concord_core::base::clock::SystemClock;
 use concord_core::store::PackageIdentity;
-use concord_core::usecase::typed_path;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use tauri::{AppHandle, Manager, Runtime};
+use tauri::{AppHandle, Manager};
 use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 
@@ -131,7 +134,7 @@ fn show(
         backups::rebase(app, s);
         Ok(())
     });
-    remember(app, path, &title);
+    crate::menu::remember(app, path, &title);
     crate::session::grant_lead_if_lead(app, app.state::<AppState>().session());
     Ok(StudyOpened {
         path: path.display().to_string(),
@@ -145,16 +148,6 @@ fn file_title(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// Remember a study among the recent ones and refresh File → Open recent.
-pub fn remember<R: Runtime>(app: &AppHandle<R>, path: &Path, title: &str) {
-    if let Ok(mut recent) = app.state::<DesktopSettings>().recent() {
-        if let Err(e) = recent.remember(path, title, SystemClock.now_ms()) {
-            eprintln!("Concord: {e}");
-        }
-    }
-    let _ = crate::menu::install(app);
 }
 
 /// Open the study or rater package at `path` in the window, closing the one open now.

@@ -4,11 +4,17 @@
 
 use crate::error::IpcResult;
 use crate::state::AppState;
-use concord_core::adjudication::{
-    self, AdjudicationReview, DecisionView, DiscrepancyRule, Resolution,
-};
-use concord_core::calibration::{self, CalibrationItem, CalibrationStatus};
-use concord_core::rater_quality::{self, QualityOptions, RaterQualityReport};
+use concord_core::panel::adjudication;
+use concord_core::panel::adjudication::AdjudicationReview;
+use concord_core::panel::adjudication::DecisionView;
+use concord_core::panel::adjudication::DiscrepancyRule;
+use concord_core::panel::adjudication::Resolution;
+use concord_core::panel::rater_quality;
+use concord_core::panel::rater_quality::QualityOptions;
+use concord_core::panel::rater_quality::RaterQualityReport;
+use concord_core::workflow::calibration;
+use concord_core::workflow::calibration::CalibrationItem;
+use concord_core::workflow::calibration::CalibrationStatus;
 
 #[tauri::command]
 pub async fn adjudication_review(

@@ -4,8 +4,9 @@
 
 use crate::error::IpcResult;
 use crate::state::AppState;
-use concord_core::phi::review::PhiReview;
-use concord_core::usecase::{desktop_actor, PhiDecision};
+use concord_core::app::usecase::desktop_actor;
+use concord_core::app::usecase::PhiDecision;
+use concord_core::guard::phi::review::PhiReview;
 
 #[tauri::command]
 pub async fn phi_review(state: tauri::State<'_, AppState>) -> IpcResult<PhiReview> {

@@ -1,5 +1,5 @@
 //! Commands of the expert's rating screen. They return only the blinded types of
-//! `concord_core::queue` — no source, model, judge score or other rater's value ever crosses IPC
+//! `concord_core::workflow::queue` — no source, model, judge score or other rater's value ever crosses IPC
 //! from here. Every saved value is announced with a `ratings-changed` event so other screens (the
 //! agreement panel) can update live. The commands are `async` so they run off the main thread and
 //! a durable commit never stalls the window. The expert is the shell's rater session, never an
@@ -8,9 +8,12 @@
 use crate::error::IpcResult;
 use crate::events::{ratings_changed, RatingsChanged};
 use crate::state::AppState;
-use concord_core::queue::{
-    self, ItemProgress, QueueSummary, RaterProfile, RaterProfiles, RatingItem,
-};
+use concord_core::workflow::queue;
+use concord_core::workflow::queue::ItemProgress;
+use concord_core::workflow::queue::QueueSummary;
+use concord_core::workflow::queue::RaterProfile;
+use concord_core::workflow::queue::RaterProfiles;
+use concord_core::workflow::queue::RatingItem;
 
 #[tauri::command]
 pub async fn rater_profiles(state: tauri::State<'_, AppState>) -> IpcResult<RaterProfiles> {
@@ -22,7 +25,7 @@ pub async fn create_rater_profile(
     state: tauri::State<'_, AppState>,
     name: String,
 ) -> IpcResult<RaterProfile> {
-    let seed = concord_core::clock::fresh_seed();
+    let seed = concord_core::base::clock::fresh_seed();
     state.with_study(|s| Ok(s.create_profile(&name, seed)?))
 }
 

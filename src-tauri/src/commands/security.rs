@@ -7,11 +7,13 @@
 use crate::backups;
 use crate::error::{IpcError, IpcResult};
 use crate::state::{locked_error, AppState};
-use concord_core::clock::SystemClock;
-use concord_core::error_code::ErrorCode;
-use concord_core::open_study::OpenStudy;
+use concord_core::app::open_study::OpenStudy;
+use concord_core::app::study_security;
+use concord_core::app::study_security::Conversion;
+use concord_core::app::study_security::DEFAULT_IDLE_LOCK_MINUTES;
+use concord_core::base::clock::SystemClock;
+use concord_core::base::error_code::ErrorCode;
 use concord_core::store::Passphrase;
-use concord_core::study_security::{self, Conversion, DEFAULT_IDLE_LOCK_MINUTES};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -78,7 +80,7 @@ pub async fn unlock_study(
     backups::rebase(&app, &study);
     // A study opened locked went into the recent list under its file name: now its title is known.
     if let Ok(title) = study.store().title() {
-        crate::commands::desktop::remember(&app, &path, &title);
+        crate::menu::remember(&app, &path, &title);
     }
     state.set_study(Ok(study))?;
     crate::session::grant_lead_if_lead(&app, state.session());

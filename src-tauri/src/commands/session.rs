@@ -6,7 +6,8 @@ use crate::error::IpcResult;
 use crate::events::{ratings_changed, RatingsChanged};
 use crate::session::grant_lead_if_lead;
 use crate::state::AppState;
-use concord_core::rater_session::{self, SessionInfo};
+use concord_core::workflow::rater_session;
+use concord_core::workflow::rater_session::SessionInfo;
 
 #[tauri::command]
 pub async fn rater_session(state: tauri::State<'_, AppState>) -> IpcResult<SessionInfo> {

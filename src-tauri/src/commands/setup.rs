@@ -1,6 +1,6 @@
 //! Commands of the lead's setup wizard (rubric, import, experts, sample and assignment, progress,
 //! packages, exports). Packages, rating exports and sheets pass the PHI gate: refused while
-//! findings are open unless the lead types a reason to override. Each parses its typed paths and makes one call into `concord_core::usecase`
+//! findings are open unless the lead types a reason to override. Each parses its typed paths and makes one call into `concord_core::app::usecase`
 //! on the open study — the same jobs the `concord` CLI runs; seeds for new randomised state are
 //! drawn here, at the edge. Imports, merged packages and filled sheets
 //! change many ratings at once: they go through the core's `store_mut()` (which drops the cached
@@ -10,16 +10,25 @@
 use crate::error::IpcResult;
 use crate::events::{ratings_changed, RatingsChanged, IMPORT_PROGRESS};
 use crate::state::AppState;
-use concord_core::assignment::{
-    AssignmentOptions, AssignmentSummary, AssignmentTable, ExpertAdded, RubricAdded,
-};
-use concord_core::clock::fresh_seed;
-use concord_core::package::MergeReport;
+use concord_core::app::usecase::desktop_actor;
+use concord_core::app::usecase::typed_output;
+use concord_core::app::usecase::typed_path;
+use concord_core::app::usecase::ImportOutcome;
+use concord_core::app::usecase::ImportRequest;
+use concord_core::app::usecase::PackageWritten;
+use concord_core::app::usecase::PhiGate;
+use concord_core::app::usecase::RatingsExport;
+use concord_core::app::usecase::RatingsFormat;
+use concord_core::app::usecase::SheetOutcome;
+use concord_core::app::usecase::WrittenFile;
+use concord_core::base::clock::fresh_seed;
 use concord_core::store::Passphrase;
-use concord_core::usecase::{
-    desktop_actor, typed_output, typed_path, ImportOutcome, ImportRequest, PackageWritten, PhiGate,
-    RatingsExport, RatingsFormat, SheetOutcome, WrittenFile,
-};
+use concord_core::workflow::assignment::AssignmentOptions;
+use concord_core::workflow::assignment::AssignmentSummary;
+use concord_core::workflow::assignment::AssignmentTable;
+use concord_core::workflow::assignment::ExpertAdded;
+use concord_core::workflow::assignment::RubricAdded;
+use concord_core::workflow::package::MergeReport;
 use tauri::Emitter;
 
 /// The folder default outputs are written to (`<study>-exports` beside the study).

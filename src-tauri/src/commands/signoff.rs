@@ -5,7 +5,7 @@
 
 use crate::error::IpcResult;
 use crate::state::AppState;
-use concord_core::signoff::SignoffState;
+use concord_core::workflow::signoff::SignoffState;
 
 #[tauri::command]
 pub async fn signoff_state(state: tauri::State<'_, AppState>) -> IpcResult<SignoffState> {
@@ -20,7 +20,7 @@ pub async fn set_signing_passphrase(
     passphrase: String,
 ) -> IpcResult<SignoffState> {
     let rater_id = state.rater_id()?;
-    let seed = concord_core::clock::fresh_seed();
+    let seed = concord_core::base::clock::fresh_seed();
     state.with_study(|s| {
         Ok(s.set_signing_passphrase(rater_id, current.as_deref(), &passphrase, seed)?)
     })

@@ -32,7 +32,7 @@ pub fn study_status(state: tauri::State<'_, AppState>) -> IpcResult<StudyStatus>
         path: opened.path.as_ref().map(|p| p.path().display().to_string()),
         is_default: matches!(
             opened.path,
-            Some(concord_core::study_location::StudyPath::Default(_))
+            Some(concord_core::base::study_location::StudyPath::Default(_))
         ),
         error: opened.study.as_ref().err().cloned(),
         package,

@@ -1,14 +1,20 @@
 //! `concord adjudication` (discrepancies, resolve, status) and `concord raters quality`: the
-//! clinical panel's workflow after the blind ratings, over `concord_core::adjudication` and
-//! `concord_core::rater_quality`.
+//! clinical panel's workflow after the blind ratings, over `concord_core::panel::adjudication` and
+//! `concord_core::panel::rater_quality`.
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
-use concord_core::adjudication::{
-    self, AdjudicationError, DiscrepancyRule, LikertRule, Panel, Resolution, Ruling,
-    DEFAULT_LIKERT_GAP,
-};
-use concord_core::rater_quality::{self, QualityFlag, QualityOptions};
+use concord_core::panel::adjudication;
+use concord_core::panel::adjudication::AdjudicationError;
+use concord_core::panel::adjudication::DiscrepancyRule;
+use concord_core::panel::adjudication::LikertRule;
+use concord_core::panel::adjudication::Panel;
+use concord_core::panel::adjudication::Resolution;
+use concord_core::panel::adjudication::Ruling;
+use concord_core::panel::adjudication::DEFAULT_LIKERT_GAP;
+use concord_core::panel::rater_quality;
+use concord_core::panel::rater_quality::QualityFlag;
+use concord_core::panel::rater_quality::QualityOptions;
 use concord_core::store::{SignatureState, StoreError};
 use serde::Serialize;
 use std::path::Path;

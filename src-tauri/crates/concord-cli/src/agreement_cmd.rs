@@ -7,13 +7,21 @@
 use crate::import_cmd::ImportCmdError;
 use crate::study_cmd::open_study;
 use clap::{Args, ValueEnum};
-use concord_core::adjudication::{agreement_report, AdjudicationError, AgreementReference};
-use concord_core::agreement::{
-    AgreementCell, AgreementOptions, AgreementReport, Comparison, Level, DEFAULT_SEED,
-};
-use concord_core::agreement_table::{
-    render, table_with_reml_bands, CiChoice, IccChoice, TableFormat, TableView,
-};
+use concord_core::panel::adjudication::agreement_report;
+use concord_core::panel::adjudication::AdjudicationError;
+use concord_core::panel::adjudication::AgreementReference;
+use concord_core::panel::agreement::AgreementCell;
+use concord_core::panel::agreement::AgreementOptions;
+use concord_core::panel::agreement::AgreementReport;
+use concord_core::panel::agreement::Comparison;
+use concord_core::panel::agreement::Level;
+use concord_core::panel::agreement::DEFAULT_SEED;
+use concord_core::panel::agreement_table::render;
+use concord_core::panel::agreement_table::table_with_reml_bands;
+use concord_core::panel::agreement_table::CiChoice;
+use concord_core::panel::agreement_table::IccChoice;
+use concord_core::panel::agreement_table::TableFormat;
+use concord_core::panel::agreement_table::TableView;
 use serde::Serialize;
 use std::path::Path;
 
@@ -203,7 +211,7 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
             FormatArg::Md => TableFormat::Md,
             FormatArg::Latex => TableFormat::Latex,
         };
-        let provenance = concord_core::provenance::Provenance::of(
+        let provenance = concord_core::guard::provenance::Provenance::of(
             study.store(),
             serde_json::json!({ "agreement": &options_record, "table": view, "reference": format!("{:?}", args.reference) }),
         )?;

@@ -3,10 +3,12 @@
 //! `concord assignment` (the per-expert progress table).
 
 use crate::study_cmd::{open_study, StudyCmdError};
-use concord_core::assignment::{AssignmentOptions, AssignmentSummary, AssignmentTable};
-use concord_core::clock::fresh_seed;
-use concord_core::text::quoted;
-use concord_core::usecase::UseCaseError;
+use concord_core::app::usecase::UseCaseError;
+use concord_core::base::clock::fresh_seed;
+use concord_core::base::text::quoted;
+use concord_core::workflow::assignment::AssignmentOptions;
+use concord_core::workflow::assignment::AssignmentSummary;
+use concord_core::workflow::assignment::AssignmentTable;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]

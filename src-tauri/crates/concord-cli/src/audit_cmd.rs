@@ -5,11 +5,12 @@
 
 use crate::study_cmd::{study_path, StudyCmdError};
 use clap::{Args, Subcommand};
-use concord_core::audit::{self, LogFilter};
-use concord_core::clock::SystemClock;
-use concord_core::export::iso_utc;
+use concord_core::base::clock::SystemClock;
+use concord_core::base::text::quoted;
+use concord_core::guard::audit;
+use concord_core::guard::audit::LogFilter;
+use concord_core::outputs::export::iso_utc;
 use concord_core::store::{Store, StoreError};
-use concord_core::text::quoted;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -26,7 +27,7 @@ pub enum AuditCmdError {
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
     #[error(transparent)]
-    Signoff(#[from] concord_core::signoff::SignoffError),
+    Signoff(#[from] concord_core::workflow::signoff::SignoffError),
 }
 
 #[derive(Args, Debug)]
@@ -77,7 +78,7 @@ pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, Au
                 return Err(AuditCmdError::Broken(b.message.clone()));
             }
             // Verification also shows who signed what and whether it still matches.
-            let signatures = concord_core::signoff::signatures(&store)?;
+            let signatures = concord_core::workflow::signoff::signatures(&store)?;
             if json {
                 let mut doc = serde_json::to_value(&check)?;
                 doc["signatures"] = serde_json::to_value(&signatures)?;

@@ -4,8 +4,10 @@
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
-use concord_core::calibration::{self, CalibrationError, PassRule};
-use concord_core::text::quoted;
+use concord_core::base::text::quoted;
+use concord_core::workflow::calibration;
+use concord_core::workflow::calibration::CalibrationError;
+use concord_core::workflow::calibration::PassRule;
 use serde::Serialize;
 use std::path::Path;
 

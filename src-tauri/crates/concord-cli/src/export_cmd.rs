@@ -6,9 +6,12 @@
 //! renamed into place, so a failed export never leaves half a file.
 
 use crate::study_cmd::{open_study, StudyCmdError};
-use concord_core::export::sheet::SheetError;
-use concord_core::phi::review;
-use concord_core::usecase::{PhiGate, RatingsExport, RatingsFormat, UseCaseError};
+use concord_core::app::usecase::PhiGate;
+use concord_core::app::usecase::RatingsExport;
+use concord_core::app::usecase::RatingsFormat;
+use concord_core::app::usecase::UseCaseError;
+use concord_core::guard::phi::review;
+use concord_core::outputs::export::sheet::SheetError;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -24,7 +27,7 @@ pub enum ExportCmdError {
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
     #[error(transparent)]
-    Methods(#[from] concord_core::methods::MethodsError),
+    Methods(#[from] concord_core::outputs::methods::MethodsError),
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,18 +132,13 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
             out,
             override_phi,
         } => {
-            let options = concord_core::agreement::AgreementOptions::mentalalign(rubric);
+            let options = concord_core::panel::agreement::AgreementOptions::mentalalign(rubric);
             let gate = PhiGate {
                 actor: &by,
                 override_reason: override_phi.as_deref(),
             };
-            let written = concord_core::methods::write_methods_appendix(
-                &mut study,
-                &options,
-                out,
-                env!("CARGO_PKG_VERSION"),
-                gate,
-            )?;
+            let written =
+                study.write_methods_appendix(&options, out, env!("CARGO_PKG_VERSION"), gate)?;
             let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
             Ok(if json {
                 serde_json::to_string_pretty(&serde_json::json!({ "written": names }))? + "\n"

@@ -7,13 +7,21 @@
 
 use crate::study_cmd::{open_as, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
-use concord_core::import::long::{ItemColumns, RatingColumns};
-use concord_core::import::{
-    psycrisis, FileReport, FileStatus, ImportError, ImportOptions, ImportProgress, ImportReport,
-    OutOfScale, QualityKind, ReplyParsing,
-};
+use concord_core::app::usecase::ImportJob;
+use concord_core::app::usecase::WhenMissing;
+use concord_core::intake::long::ItemColumns;
+use concord_core::intake::long::RatingColumns;
+use concord_core::intake::psycrisis;
+use concord_core::intake::FileReport;
+use concord_core::intake::FileStatus;
+use concord_core::intake::ImportError;
+use concord_core::intake::ImportOptions;
+use concord_core::intake::ImportProgress;
+use concord_core::intake::ImportReport;
+use concord_core::intake::OutOfScale;
+use concord_core::intake::QualityKind;
+use concord_core::rubric::reply::ReplyParsing;
 use concord_core::store::{RaterKind, StoreError};
-use concord_core::usecase::{ImportJob, WhenMissing};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -140,7 +148,7 @@ pub enum ImportCmdError {
     #[error("{0}")]
     Import(#[from] ImportError),
     #[error(transparent)]
-    Phi(#[from] concord_core::phi::review::PhiError),
+    Phi(#[from] concord_core::guard::phi::review::PhiError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -183,8 +191,11 @@ pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, I
     bar.finish_and_clear();
     let report = imported?;
     // The PHI guard scans what the import brought in; the findings are reported with it.
-    let phi =
-        concord_core::phi::review::scan(study.store_mut(), false, &crate::phi_cmd::actor(None))?;
+    let phi = concord_core::guard::phi::review::scan(
+        study.store_mut(),
+        false,
+        &crate::phi_cmd::actor(None),
+    )?;
     if json {
         let mut doc = serde_json::to_value(&report)?;
         if let Some(obj) = doc.as_object_mut() {

@@ -8,11 +8,11 @@
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
+use concord_core::base::text::quoted;
 use concord_core::judge::{
     self, key, ApiKey, CancellationToken, Execution, JudgeError, KeyChoice, KeyError, Prices,
     Progress, PromptTemplate, ProviderKind, ResponseSelection, RunSettings, RunStatus,
 };
-use concord_core::text::quoted;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -5,10 +5,11 @@
 //! seal, brings it back and lists any conflicts.
 
 use crate::study_cmd::{open_study, required_passphrase, StudyCmdError};
-use concord_core::clock::fresh_seed;
-use concord_core::package::MergeReport;
-use concord_core::phi::review;
-use concord_core::usecase::{PhiGate, UseCaseError};
+use concord_core::app::usecase::PhiGate;
+use concord_core::app::usecase::UseCaseError;
+use concord_core::base::clock::fresh_seed;
+use concord_core::guard::phi::review;
+use concord_core::workflow::package::MergeReport;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]

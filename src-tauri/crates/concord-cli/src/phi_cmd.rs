@@ -7,10 +7,14 @@
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
-use concord_core::phi::review::{self, PhiError, PhiScanSummary, Selection};
-use concord_core::phi::{parse_terms, PhiKind};
+use concord_core::base::text::quoted;
+use concord_core::guard::phi::parse_terms;
+use concord_core::guard::phi::review;
+use concord_core::guard::phi::review::PhiError;
+use concord_core::guard::phi::review::PhiScanSummary;
+use concord_core::guard::phi::review::Selection;
+use concord_core::guard::phi::PhiKind;
 use concord_core::store::{PhiFinding, PhiStatus};
-use concord_core::text::quoted;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]

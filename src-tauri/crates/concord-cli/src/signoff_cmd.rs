@@ -5,10 +5,13 @@
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
-use concord_core::export::iso_utc;
-use concord_core::signoff::{self, SignatureStatus, SignoffError, ITERATIONS};
+use concord_core::base::text::quoted;
+use concord_core::outputs::export::iso_utc;
 use concord_core::store::{Occasion, RatingInput, StoreError};
-use concord_core::text::quoted;
+use concord_core::workflow::signoff;
+use concord_core::workflow::signoff::SignatureStatus;
+use concord_core::workflow::signoff::SignoffError;
+use concord_core::workflow::signoff::ITERATIONS;
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
@@ -118,7 +121,7 @@ pub fn run(args: &SignoffArgs, db: Option<&Path>, json: bool) -> Result<String, 
                 rater.as_str(),
                 current.as_deref(),
                 &new,
-                concord_core::clock::fresh_seed(),
+                concord_core::base::clock::fresh_seed(),
                 ITERATIONS,
             )?;
             Ok(format!("Signing passphrase set for {rater}\n"))

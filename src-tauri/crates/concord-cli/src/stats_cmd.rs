@@ -1,9 +1,12 @@
 //! `concord stats icc|agreement|compare|alttest|ppi`: statistics on a long-form CSV file, printed as text or JSON.
-//! The file is read by `concord_core::score_table`; the numbers come from `concord_stats`. JSON
+//! The file is read by `concord_core::files::score_table`; the numbers come from `concord_stats`. JSON
 //! output has exactly the keys of the command-line contract, with NaN and infinities as null.
 
 use clap::{Args, Subcommand};
-use concord_core::score_table::{read_long_csv, read_prediction_csv, ColumnNames, ScoreTableError};
+use concord_core::files::score_table::read_long_csv;
+use concord_core::files::score_table::read_prediction_csv;
+use concord_core::files::score_table::ColumnNames;
+use concord_core::files::score_table::ScoreTableError;
 use concord_stats::alttest::{alt_test, AlignmentMetric, AltTestError, AltTestOptions};
 use concord_stats::bootstrap::BootstrapOptions;
 use concord_stats::categorical::{

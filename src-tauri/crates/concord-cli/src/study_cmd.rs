@@ -4,14 +4,19 @@
 //! location — an encrypted one with the passphrase in the environment variable named by
 //! `--passphrase-env` (never an argument, so it stays out of shell histories and process lists).
 
-use concord_core::clock::{fresh_seed, SystemClock};
-use concord_core::demo::DemoError;
-use concord_core::open_study::OpenStudy;
+use concord_core::app::open_study::OpenStudy;
+use concord_core::app::usecase;
+use concord_core::app::usecase::Opened;
+use concord_core::app::usecase::WhenMissing;
+use concord_core::base::clock::fresh_seed;
+use concord_core::base::clock::SystemClock;
+use concord_core::base::study_location;
+use concord_core::base::study_location::StudyPath;
+use concord_core::base::study_location::STUDY_ENV;
+use concord_core::intake::demo::DemoError;
 use concord_core::store::{
     decrypt_study, encrypt_study, rekey_study, Passphrase, StoreError, StudyOverview,
 };
-use concord_core::study_location::{self, StudyPath, STUDY_ENV};
-use concord_core::usecase::{self, Opened, WhenMissing};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -73,7 +78,7 @@ pub enum StudyCmdError {
     #[error("--lock needs the lead's passphrase: name the environment variable that holds it with --lead-passphrase-env VAR")]
     NoLeadPassphrase,
     #[error(transparent)]
-    Session(#[from] concord_core::rater_session::SessionError),
+    Session(#[from] concord_core::workflow::rater_session::SessionError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -197,18 +202,18 @@ pub fn profiles(
                         var: var.to_string(),
                     }),
                 })?;
-            concord_core::rater_session::lock_profiles(
+            concord_core::workflow::rater_session::lock_profiles(
                 study.store_mut(),
                 &lead,
                 fresh_seed(),
-                concord_core::rater_session::ITERATIONS,
+                concord_core::workflow::rater_session::ITERATIONS,
             )?;
         }
-        Some(false) => concord_core::rater_session::unlock_profiles(study.store_mut())?,
+        Some(false) => concord_core::workflow::rater_session::unlock_profiles(study.store_mut())?,
         None => {}
     }
-    let profiles = concord_core::queue::profiles(study.store()).map_err(|e| match e {
-        concord_core::queue::QueueError::Store(s) => StudyCmdError::Store(s),
+    let profiles = concord_core::workflow::queue::profiles(study.store()).map_err(|e| match e {
+        concord_core::workflow::queue::QueueError::Store(s) => StudyCmdError::Store(s),
         other => StudyCmdError::Store(StoreError::Invalid(other.to_string())),
     })?;
     if json {

@@ -9,18 +9,23 @@
 //! Run: `cargo bench -p concord-core --bench encryption -- MENTALALIGN_DIR [SAVES]`
 //! (without a folder the import and the agreement report are skipped).
 
-use concord_core::agreement::{AgreementEngine, AgreementOptions};
-use concord_core::assignment::{self, AssignmentOptions};
-use concord_core::clock::{SteppingClock, SystemClock};
-use concord_core::demo::create_demo_with;
-use concord_core::import::{mentalalign, ImportOptions};
-use concord_core::package::{export_package, merge_package};
-use concord_core::queue;
+use concord_core::base::clock::SteppingClock;
+use concord_core::base::clock::SystemClock;
+use concord_core::intake::demo::create_demo_with;
+use concord_core::intake::mentalalign;
+use concord_core::intake::ImportOptions;
+use concord_core::panel::agreement::AgreementEngine;
+use concord_core::panel::agreement::AgreementOptions;
 use concord_core::rubric::builtin;
 use concord_core::store::{
     ImportedRating, NewConversation, NewRater, NewSource, Passphrase, RaterKind, SourceKind, Store,
     StoreError,
 };
+use concord_core::workflow::assignment;
+use concord_core::workflow::assignment::AssignmentOptions;
+use concord_core::workflow::package::export_package;
+use concord_core::workflow::package::merge_package;
+use concord_core::workflow::queue;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -33,7 +38,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 fn save_target(
     dir: &Path,
     key: Option<&Passphrase>,
-) -> (Store, i64, Vec<concord_core::queue::RatingItem>) {
+) -> (Store, i64, Vec<concord_core::workflow::queue::RatingItem>) {
     let mut store = create_demo_with(&dir.join("saves.concord"), Arc::new(SystemClock), 7, key)
         .expect("demo study");
     let rater = queue::create_profile(&mut store, "Bench rater", 3)

@@ -4,8 +4,9 @@
 //!
 //! `cargo bench -p concord-core --bench hostile_files` (add a case name to run only that case).
 
-use concord_core::import::bounds::ReadLimits;
-use concord_core::import::table::{read_table_within, FileFormat};
+use concord_core::files::bounds::ReadLimits;
+use concord_core::files::table::read_table_within;
+use concord_core::files::table::FileFormat;
 use std::io::Write;
 use std::time::Instant;
 
@@ -174,7 +175,7 @@ fn child(name: &str, file: &str, path: &std::path::Path) {
     let format = FileFormat::from_name(file).expect("format");
     let limits = ReadLimits::default();
     let started = Instant::now();
-    let bytes = concord_core::import::table::read_file(path, &limits)
+    let bytes = concord_core::files::table::read_file(path, &limits)
         .map_err(|i| format!("{}: {}", i[0].code, i[0].message));
     let outcome = bytes.and_then(|b| {
         read_table_within(file, &b, format, None, &limits)

@@ -12,9 +12,13 @@
 //!    system-level cell, item level and CSS/ARS groups included) and the recomputation after one
 //!    new rating.
 
-use concord_core::agreement::{AgreementData, AgreementEngine, AgreementOptions};
-use concord_core::clock::SystemClock;
-use concord_core::import::{mentalalign, mentalbench, ImportOptions};
+use concord_core::base::clock::SystemClock;
+use concord_core::intake::mentalalign;
+use concord_core::intake::mentalbench;
+use concord_core::intake::ImportOptions;
+use concord_core::panel::agreement::AgreementData;
+use concord_core::panel::agreement::AgreementEngine;
+use concord_core::panel::agreement::AgreementOptions;
 use concord_core::store::Store;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -287,7 +291,7 @@ fn main() {
         let store = Store::open(&db, Arc::new(SystemClock)).expect("imported study");
         for round in 1..=3 {
             let start = Instant::now();
-            let check = concord_core::audit::verify(&store).expect("verify runs");
+            let check = concord_core::guard::audit::verify(&store).expect("verify runs");
             let ms = start.elapsed().as_secs_f64() * 1e3;
             assert!(
                 check.broken.is_none(),

@@ -6,7 +6,8 @@
 //!
 //! Run: `cargo bench -p concord-core --bench phi_scan [-- RESPONSES]`
 
-use concord_core::phi::{parse_terms, Scanner};
+use concord_core::guard::phi::parse_terms;
+use concord_core::guard::phi::Scanner;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;

@@ -14,9 +14,9 @@
 //! ahead of the keypress that shows it) and the durable save of each value, beside the same
 //! durability floor on the same disk.
 
-use concord_core::clock::SystemClock;
-use concord_core::demo::create_demo_at;
-use concord_core::queue;
+use concord_core::base::clock::SystemClock;
+use concord_core::intake::demo::create_demo_at;
+use concord_core::workflow::queue;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -173,7 +173,7 @@ fn main() {
             concord.push(save(true));
         }
     }
-    let intact = concord_core::audit::verify(&chained).expect("verify");
+    let intact = concord_core::guard::audit::verify(&chained).expect("verify");
     assert!(
         intact.broken.is_none(),
         "every benchmarked save was sealed into an intact chain: {:?}",

@@ -3,15 +3,18 @@
 //! `cargo run --release -p concord-core --example lead_bench`; the study files go to a temporary
 //! folder that is removed afterwards.
 
-use concord_core::assignment::{self, AssignmentOptions};
-use concord_core::clock::SteppingClock;
-use concord_core::export::{write_workbook, WorkbookOptions};
-use concord_core::package::{export_package, merge_package};
+use concord_core::base::clock::SteppingClock;
+use concord_core::outputs::export::write_workbook;
+use concord_core::outputs::export::WorkbookOptions;
 use concord_core::rubric::builtin;
 use concord_core::store::{
     ImportedRating, NewConversation, NewRater, NewSource, Passphrase, RaterKind, SourceKind, Store,
     StoreError,
 };
+use concord_core::workflow::assignment;
+use concord_core::workflow::assignment::AssignmentOptions;
+use concord_core::workflow::package::export_package;
+use concord_core::workflow::package::merge_package;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -137,10 +140,10 @@ fn main() {
     );
     let t = Instant::now();
     let mut csv = Vec::new();
-    let long = concord_core::export::write_long_csv(
+    let long = concord_core::outputs::export::write_long_csv(
         &big,
         &mut csv,
-        concord_core::export::CsvOptions::default(),
+        concord_core::outputs::export::CsvOptions::default(),
     )
     .expect("long CSV");
     println!(
@@ -152,7 +155,7 @@ fn main() {
     // The same exports once every expert has signed every rating (the signature lookup runs
     // for each of them); a rating revised after the signatures would be marked in the same pass.
     for (i, e) in experts.iter().enumerate() {
-        concord_core::signoff::set_passphrase(
+        concord_core::workflow::signoff::set_passphrase(
             &mut big,
             *e,
             None,
@@ -161,14 +164,15 @@ fn main() {
             1000,
         )
         .expect("passphrase");
-        concord_core::signoff::sign_assignment(&mut big, *e, "bench passphrase").expect("signed");
+        concord_core::workflow::signoff::sign_assignment(&mut big, *e, "bench passphrase")
+            .expect("signed");
     }
     let t = Instant::now();
     let mut signed_csv = Vec::new();
-    concord_core::export::write_long_csv(
+    concord_core::outputs::export::write_long_csv(
         &big,
         &mut signed_csv,
-        concord_core::export::CsvOptions::default(),
+        concord_core::outputs::export::CsvOptions::default(),
     )
     .expect("long CSV");
     println!(

@@ -9,8 +9,10 @@
 #[path = "../tests/simulated_panel/mod.rs"]
 mod simulated_panel;
 
-use concord_core::adjudication::{DiscrepancyRule, Panel};
-use concord_core::rater_quality::{self, QualityOptions};
+use concord_core::panel::adjudication::DiscrepancyRule;
+use concord_core::panel::adjudication::Panel;
+use concord_core::panel::rater_quality;
+use concord_core::panel::rater_quality::QualityOptions;
 use simulated_panel::{panel_study, PanelSpec};
 use std::time::Instant;
 
@@ -48,7 +50,7 @@ fn main() {
     ));
     let store = concord_core::store::Store::open(
         &path,
-        std::sync::Arc::new(concord_core::clock::SystemClock),
+        std::sync::Arc::new(concord_core::base::clock::SystemClock),
     )
     .expect("study opens");
     let rule = DiscrepancyRule::default();
@@ -90,7 +92,7 @@ fn main() {
     ));
     let store = concord_core::store::Store::open(
         &path,
-        std::sync::Arc::new(concord_core::clock::SystemClock),
+        std::sync::Arc::new(concord_core::base::clock::SystemClock),
     )
     .expect("study opens");
     let options = QualityOptions::default();

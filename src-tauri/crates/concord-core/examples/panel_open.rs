@@ -13,13 +13,18 @@
 //! run opens the study afresh (nothing cached); the update runs rate the last item of `expert0`'s queue,
 //! cycling the value, so the study file changes by those ratings. Prints medians (and every run).
 
-use concord_core::agreement::verdict::VerdictOptions;
-use concord_core::agreement::{AgreementEngine, AgreementOptions, Comparison, Level};
-use concord_core::agreement_table::{CiChoice, IccChoice, TableView};
-use concord_core::clock::SystemClock;
-use concord_core::open_study::OpenStudy;
-use concord_core::queue;
+use concord_core::app::open_study::OpenStudy;
+use concord_core::base::clock::SystemClock;
+use concord_core::panel::agreement::verdict::VerdictOptions;
+use concord_core::panel::agreement::AgreementEngine;
+use concord_core::panel::agreement::AgreementOptions;
+use concord_core::panel::agreement::Comparison;
+use concord_core::panel::agreement::Level;
+use concord_core::panel::agreement_table::CiChoice;
+use concord_core::panel::agreement_table::IccChoice;
+use concord_core::panel::agreement_table::TableView;
 use concord_core::store::Store;
+use concord_core::workflow::queue;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;

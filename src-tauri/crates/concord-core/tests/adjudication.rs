@@ -5,12 +5,23 @@
 
 mod simulated_panel;
 
-use concord_core::adjudication::{
-    self, AdjudicationError, AgreementReference, DiscrepancyReason, DiscrepancyRule, LikertRule,
-    Panel, Resolution, Ruling,
-};
-use concord_core::agreement::{self, AgreementOptions, Comparison, Level};
-use concord_core::rater_quality::{self, QualityFlag, QualityOptions, SeverityFlag};
+use concord_core::panel::adjudication;
+use concord_core::panel::adjudication::AdjudicationError;
+use concord_core::panel::adjudication::AgreementReference;
+use concord_core::panel::adjudication::DiscrepancyReason;
+use concord_core::panel::adjudication::DiscrepancyRule;
+use concord_core::panel::adjudication::LikertRule;
+use concord_core::panel::adjudication::Panel;
+use concord_core::panel::adjudication::Resolution;
+use concord_core::panel::adjudication::Ruling;
+use concord_core::panel::agreement;
+use concord_core::panel::agreement::AgreementOptions;
+use concord_core::panel::agreement::Comparison;
+use concord_core::panel::agreement::Level;
+use concord_core::panel::rater_quality;
+use concord_core::panel::rater_quality::QualityFlag;
+use concord_core::panel::rater_quality::QualityOptions;
+use concord_core::panel::rater_quality::SeverityFlag;
 use simulated_panel::{panel_study, PanelSpec};
 
 fn small_panel() -> concord_core::store::Store {
@@ -449,7 +460,8 @@ fn the_long_export_carries_consensus_rows_with_their_provenance() {
     let mut store = small_panel();
     let mut plain = Vec::new();
     let before =
-        concord_core::export::write_long_csv(&store, &mut plain, Default::default()).unwrap();
+        concord_core::outputs::export::write_long_csv(&store, &mut plain, Default::default())
+            .unwrap();
     let pairs = Panel::load(&store, false)
         .unwrap()
         .discrepancies(&DiscrepancyRule::default(), false);
@@ -468,7 +480,8 @@ fn the_long_export_carries_consensus_rows_with_their_provenance() {
     )
     .unwrap();
     let mut out = Vec::new();
-    let after = concord_core::export::write_long_csv(&store, &mut out, Default::default()).unwrap();
+    let after = concord_core::outputs::export::write_long_csv(&store, &mut out, Default::default())
+        .unwrap();
     assert_eq!(
         after.ratings, before.ratings,
         "the experts' ratings are exported as before"
@@ -548,7 +561,7 @@ fn disagreement_adds_one_more_expert_with_balanced_loads_and_only_once() {
         again.added.is_empty(),
         "a response already escalated is not escalated twice"
     );
-    let items = concord_core::assignment::expert_items(&store, "Dana").unwrap();
+    let items = concord_core::workflow::assignment::expert_items(&store, "Dana").unwrap();
     assert_eq!(items.len(), dana, "the added items are in Dana's queue");
 }
 

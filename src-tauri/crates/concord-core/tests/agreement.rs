@@ -3,10 +3,14 @@
 //! statistics serialise as null; groups need every member attribute; experts compare with each
 //! other when several rated the same responses.
 
-use concord_core::agreement::data::{RaterInfo, ResponseInfo, SourceInfo};
-use concord_core::agreement::{
-    AgreementData, AgreementEngine, AgreementOptions, Comparison, Level,
-};
+use concord_core::panel::agreement::data::RaterInfo;
+use concord_core::panel::agreement::data::ResponseInfo;
+use concord_core::panel::agreement::data::SourceInfo;
+use concord_core::panel::agreement::AgreementData;
+use concord_core::panel::agreement::AgreementEngine;
+use concord_core::panel::agreement::AgreementOptions;
+use concord_core::panel::agreement::Comparison;
+use concord_core::panel::agreement::Level;
 use concord_core::rubric::builtin;
 use concord_core::store::RaterKind;
 use rand::{Rng, SeedableRng};

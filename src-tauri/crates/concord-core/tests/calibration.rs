@@ -4,8 +4,12 @@
 
 mod simulated_panel;
 
-use concord_core::calibration::{self, CalibrationError, CalibrationState, PassRule};
-use concord_core::queue::{self, QueueError};
+use concord_core::workflow::calibration;
+use concord_core::workflow::calibration::CalibrationError;
+use concord_core::workflow::calibration::CalibrationState;
+use concord_core::workflow::calibration::PassRule;
+use concord_core::workflow::queue;
+use concord_core::workflow::queue::QueueError;
 use simulated_panel::{panel_study, PanelSpec};
 
 fn study() -> concord_core::store::Store {

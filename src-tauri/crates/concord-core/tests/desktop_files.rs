@@ -6,14 +6,18 @@
 
 mod lead_common;
 
-use concord_core::assignment::{self, AssignmentOptions};
-use concord_core::backup;
-use concord_core::file_role::{classify, FileRole};
-use concord_core::open_study::OpenStudy;
-use concord_core::package::{self, merge_package};
-use concord_core::recent::{RecentStudies, RECENT_MAX};
+use concord_core::app::backup;
+use concord_core::app::file_role::classify;
+use concord_core::app::file_role::FileRole;
+use concord_core::app::open_study::OpenStudy;
+use concord_core::app::recent::RecentStudies;
+use concord_core::app::recent::RECENT_MAX;
+use concord_core::app::usecase::ImportFormat;
 use concord_core::store::{integrity_problems, Passphrase, Store, StoreError};
-use concord_core::usecase::ImportFormat;
+use concord_core::workflow::assignment;
+use concord_core::workflow::assignment::AssignmentOptions;
+use concord_core::workflow::package;
+use concord_core::workflow::package::merge_package;
 use lead_common::*;
 use std::path::Path;
 
@@ -187,7 +191,8 @@ fn an_expert_returns_ratings_the_lead_can_merge_and_files_are_routed_by_kind() {
     assert_eq!(who.items, items, "and how many items it holds");
     let queue = pkg.open_queue(who.rater_id).expect("queue");
     assert_eq!(queue.total, who.items, "the queue is the package's items");
-    let first = concord_core::queue::rating_item(pkg.store(), who.rater_id, 1).expect("item 1");
+    let first =
+        concord_core::workflow::queue::rating_item(pkg.store(), who.rater_id, 1).expect("item 1");
     pkg.rate(who.rater_id, 1, &first.criteria[0].key, 4, None)
         .expect("rated");
     let out = dir.path().join("ana-returned.concord");

@@ -6,12 +6,14 @@
 
 mod lead_common;
 
-use concord_core::import::long::{self, ItemColumns, RatingColumns};
-use concord_core::import::ImportOptions;
-use concord_core::package;
+use concord_core::intake::long;
+use concord_core::intake::long::ItemColumns;
+use concord_core::intake::long::RatingColumns;
+use concord_core::intake::ImportOptions;
 use concord_core::store::{
     decrypt_study, encrypt_study, inspect, rekey_study, Passphrase, Store, StoreError,
 };
+use concord_core::workflow::package;
 use lead_common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -121,8 +123,8 @@ fn working_study(path: &Path, inputs: &Path, key: Option<&Passphrase>) -> Store 
     for response in 1..=6 {
         rate_all(&mut store, expert, response, 3, Some(RATIONALE));
     }
-    let options = concord_core::assignment::AssignmentOptions::new(2, 5);
-    concord_core::assignment::assign(&mut store, &options).expect("assigned");
+    let options = concord_core::workflow::assignment::AssignmentOptions::new(2, 5);
+    concord_core::workflow::assignment::assign(&mut store, &options).expect("assigned");
     let package_pass = Passphrase::new("package passphrase").expect("passphrase");
     package::export_package(
         &mut store,

@@ -13,13 +13,20 @@
 mod lead_common;
 mod support;
 
-use concord_core::assignment::{self, AssignmentOptions};
-use concord_core::export::{import_rating_sheet, write_rating_sheet};
-use concord_core::import::long::{import_items, import_ratings, ItemColumns, RatingColumns};
-use concord_core::import::{ImportError, ImportOptions};
-use concord_core::package::{self, merge_package};
+use concord_core::intake::long::import_items;
+use concord_core::intake::long::import_ratings;
+use concord_core::intake::long::ItemColumns;
+use concord_core::intake::long::RatingColumns;
+use concord_core::intake::ImportError;
+use concord_core::intake::ImportOptions;
+use concord_core::outputs::export::import_rating_sheet;
+use concord_core::outputs::export::write_rating_sheet;
 use concord_core::rubric::{builtin, Rubric, RubricFormat};
 use concord_core::store::Store;
+use concord_core::workflow::assignment;
+use concord_core::workflow::assignment::AssignmentOptions;
+use concord_core::workflow::package;
+use concord_core::workflow::package::merge_package;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
@@ -188,7 +195,7 @@ fn judged(
     file: &str,
     before: &support::Fingerprint,
     study: &Store,
-    result: Result<concord_core::import::ImportReport, ImportError>,
+    result: Result<concord_core::intake::ImportReport, ImportError>,
 ) -> Result<Outcome, String> {
     match result {
         Ok(_) => Ok(Outcome::Imported),

@@ -6,12 +6,20 @@
 
 mod support;
 
-use concord_core::import::bounds::ReadLimits;
-use concord_core::import::long::{import_items, import_ratings, ItemColumns, RatingColumns};
-use concord_core::import::mentalalign::import_files;
-use concord_core::import::psycrisis::{self, CrisisFile};
-use concord_core::import::table::{read_table_within, FileFormat};
-use concord_core::import::{ImportError, ImportOptions, ImportReport, Issue};
+use concord_core::files::bounds::ReadLimits;
+use concord_core::files::table::read_table_within;
+use concord_core::files::table::FileFormat;
+use concord_core::files::Issue;
+use concord_core::intake::long::import_items;
+use concord_core::intake::long::import_ratings;
+use concord_core::intake::long::ItemColumns;
+use concord_core::intake::long::RatingColumns;
+use concord_core::intake::mentalalign::import_files;
+use concord_core::intake::psycrisis;
+use concord_core::intake::psycrisis::CrisisFile;
+use concord_core::intake::ImportError;
+use concord_core::intake::ImportOptions;
+use concord_core::intake::ImportReport;
 use concord_core::store::Store;
 use std::io::Write;
 use std::path::Path;
@@ -212,7 +220,7 @@ fn workbook_bombs_are_refused_before_the_reader_allocates() {
         );
         // The fill-in sheet reader and the MentalAlign importer take the same guard.
         let mut study = memory_study();
-        let err = concord_core::export::import_rating_sheet(&mut study, &path)
+        let err = concord_core::outputs::export::import_rating_sheet(&mut study, &path)
             .expect_err("a bomb is no rating sheet");
         assert!(
             err.to_string().contains("CONCORD_MAX_"),

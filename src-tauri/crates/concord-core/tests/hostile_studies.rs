@@ -7,9 +7,12 @@
 
 mod lead_common;
 
-use concord_core::assignment::{self, AssignmentOptions};
-use concord_core::package::{self, merge_package, PackageError};
 use concord_core::store::{Passphrase, Store, StoreError, APPLICATION_ID, SCHEMA_VERSION};
+use concord_core::workflow::assignment;
+use concord_core::workflow::assignment::AssignmentOptions;
+use concord_core::workflow::package;
+use concord_core::workflow::package::merge_package;
+use concord_core::workflow::package::PackageError;
 use lead_common::*;
 use std::path::{Path, PathBuf};
 

@@ -4,9 +4,16 @@
 
 mod support;
 
-use concord_core::import::long::{import_items, import_ratings, ItemColumns, RatingColumns};
-use concord_core::import::mentalalign::{conversation_external_id, import_files};
-use concord_core::import::{mentalbench, ImportError, ImportOptions, Issue};
+use concord_core::files::Issue;
+use concord_core::intake::long::import_items;
+use concord_core::intake::long::import_ratings;
+use concord_core::intake::long::ItemColumns;
+use concord_core::intake::long::RatingColumns;
+use concord_core::intake::mentalalign::conversation_external_id;
+use concord_core::intake::mentalalign::import_files;
+use concord_core::intake::mentalbench;
+use concord_core::intake::ImportError;
+use concord_core::intake::ImportOptions;
 use concord_core::store::Store;
 use std::path::Path;
 use support::*;
@@ -39,7 +46,7 @@ fn refused(
     code: &str,
     file: &str,
     row: Option<usize>,
-    import: impl FnOnce(&mut Store) -> Result<concord_core::import::ImportReport, ImportError>,
+    import: impl FnOnce(&mut Store) -> Result<concord_core::intake::ImportReport, ImportError>,
 ) -> Vec<Issue> {
     let dir = temp_dir();
     let mut study = seeded(dir.path());
@@ -69,7 +76,7 @@ fn refused(
 fn ratings(
     study: &mut Store,
     path: &Path,
-) -> Result<concord_core::import::ImportReport, ImportError> {
+) -> Result<concord_core::intake::ImportReport, ImportError> {
     import_ratings(
         study,
         path,
@@ -83,7 +90,7 @@ fn ratings(
 fn items(
     study: &mut Store,
     path: &Path,
-) -> Result<concord_core::import::ImportReport, ImportError> {
+) -> Result<concord_core::intake::ImportReport, ImportError> {
     import_items(
         study,
         path,
@@ -395,7 +402,7 @@ fn importing_the_same_file_twice_changes_nothing() {
     let report = items(&mut study, &fixture("bom-crlf").join("items.csv")).expect("second import");
     assert_eq!(
         report.files[0].status,
-        concord_core::import::FileStatus::AlreadyImported,
+        concord_core::intake::FileStatus::AlreadyImported,
         "the content hash recognises the file"
     );
     assert_eq!(fingerprint(&study), before, "nothing changed");

@@ -5,11 +5,20 @@
 
 mod support;
 
-use concord_core::agreement::{self, AgreementOptions, Comparison, Level};
-use concord_core::import::long::{import_items, import_ratings, ItemColumns, RatingColumns};
-use concord_core::import::mentalalign::{conversation_external_id, import_files};
-use concord_core::import::psycrisis::{self, CrisisFile};
-use concord_core::import::{mentalbench, ImportOptions};
+use concord_core::intake::long::import_items;
+use concord_core::intake::long::import_ratings;
+use concord_core::intake::long::ItemColumns;
+use concord_core::intake::long::RatingColumns;
+use concord_core::intake::mentalalign::conversation_external_id;
+use concord_core::intake::mentalalign::import_files;
+use concord_core::intake::mentalbench;
+use concord_core::intake::psycrisis;
+use concord_core::intake::psycrisis::CrisisFile;
+use concord_core::intake::ImportOptions;
+use concord_core::panel::agreement;
+use concord_core::panel::agreement::AgreementOptions;
+use concord_core::panel::agreement::Comparison;
+use concord_core::panel::agreement::Level;
 use concord_core::store::{RaterKind, Store};
 use support::*;
 

@@ -3,10 +3,16 @@
 //! paper's agreement table for Claude-3.7-Sonnet and GPT-4o. Without the folder the tests print a
 //! note and return.
 
-use concord_core::agreement::{self, AgreementOptions, Comparison, Level};
-use concord_core::clock::SteppingClock;
-use concord_core::import::mentalalign::{import_dir, EXPERT_NAME};
-use concord_core::import::{FileStatus, ImportOptions, OutOfScale};
+use concord_core::base::clock::SteppingClock;
+use concord_core::intake::mentalalign::import_dir;
+use concord_core::intake::mentalalign::EXPERT_NAME;
+use concord_core::intake::FileStatus;
+use concord_core::intake::ImportOptions;
+use concord_core::intake::OutOfScale;
+use concord_core::panel::agreement;
+use concord_core::panel::agreement::AgreementOptions;
+use concord_core::panel::agreement::Comparison;
+use concord_core::panel::agreement::Level;
 use concord_core::store::Store;
 use std::path::PathBuf;
 use std::sync::Arc;

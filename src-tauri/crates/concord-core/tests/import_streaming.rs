@@ -5,11 +5,16 @@
 
 mod support;
 
-use concord_core::import::long::{
-    import_items, import_items_reporting, import_ratings, import_ratings_reporting, ItemColumns,
-    RatingColumns,
-};
-use concord_core::import::{ImportOptions, ImportProgress, ImportReport, PROGRESS_EVERY_ROWS};
+use concord_core::intake::long::import_items;
+use concord_core::intake::long::import_items_reporting;
+use concord_core::intake::long::import_ratings;
+use concord_core::intake::long::import_ratings_reporting;
+use concord_core::intake::long::ItemColumns;
+use concord_core::intake::long::RatingColumns;
+use concord_core::intake::ImportOptions;
+use concord_core::intake::ImportProgress;
+use concord_core::intake::ImportReport;
+use concord_core::intake::PROGRESS_EVERY_ROWS;
 use concord_core::store::{
     ImportedRating, NewRater, Occasion, RaterKind, RatingInput, Store, RATING_IMPORT_BATCH,
 };
@@ -87,7 +92,7 @@ fn study_with_items(dir: &Path, conversations: usize) -> Store {
 fn import(
     study: &mut Store,
     path: &Path,
-) -> Result<ImportReport, concord_core::import::ImportError> {
+) -> Result<ImportReport, concord_core::intake::ImportError> {
     import_ratings(
         study,
         path,
@@ -461,7 +466,7 @@ fn a_streamed_import_reports_progress_that_only_grows_and_ends_at_the_file_size(
 fn items(
     study: &mut Store,
     path: &Path,
-) -> Result<ImportReport, concord_core::import::ImportError> {
+) -> Result<ImportReport, concord_core::intake::ImportError> {
     import_items(
         study,
         path,
@@ -588,7 +593,7 @@ fn a_streamed_items_import_reports_progress_and_a_second_import_is_recognised() 
     let again = items(&mut study, &path).expect("the same file again");
     assert_eq!(
         again.files[0].status,
-        concord_core::import::FileStatus::AlreadyImported,
+        concord_core::intake::FileStatus::AlreadyImported,
         "the same file a second time is recognised, not imported twice"
     );
 }

@@ -297,8 +297,11 @@ fn a_crash_and_resume_never_resends_finished_calls() {
     );
     drop(c);
 
-    let mut store =
-        Store::open(&path, std::sync::Arc::new(concord_core::clock::SystemClock)).unwrap();
+    let mut store = Store::open(
+        &path,
+        std::sync::Arc::new(concord_core::base::clock::SystemClock),
+    )
+    .unwrap();
     let again = open_run(
         &mut store,
         &settings(&server, ProviderKind::OpenaiCompatible),
@@ -503,7 +506,7 @@ fn the_api_key_never_reaches_the_study_file() {
     concord_core::store::encrypt_study(&path, &pass).unwrap();
     let store = Store::open_with(
         &path,
-        std::sync::Arc::new(concord_core::clock::SystemClock),
+        std::sync::Arc::new(concord_core::base::clock::SystemClock),
         Some(&pass),
     )
     .unwrap();
@@ -514,7 +517,7 @@ fn the_api_key_never_reaches_the_study_file() {
     );
     let wrong = Store::open_with(
         &path,
-        std::sync::Arc::new(concord_core::clock::SystemClock),
+        std::sync::Arc::new(concord_core::base::clock::SystemClock),
         Some(&concord_core::store::Passphrase::new("wrong 7c1d guess").unwrap()),
     )
     .unwrap_err()

@@ -5,9 +5,12 @@
 
 mod lead_common;
 
-use concord_core::assignment::{
-    self, plan, AssignmentError, AssignmentOptions, PlanConversation, Purpose,
-};
+use concord_core::workflow::assignment;
+use concord_core::workflow::assignment::plan;
+use concord_core::workflow::assignment::AssignmentError;
+use concord_core::workflow::assignment::AssignmentOptions;
+use concord_core::workflow::assignment::PlanConversation;
+use concord_core::workflow::assignment::Purpose;
 use lead_common::*;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};

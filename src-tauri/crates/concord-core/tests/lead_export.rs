@@ -7,12 +7,17 @@
 mod lead_common;
 
 use calamine::{Data, Reader, Xlsx};
-use concord_core::assignment::{self, AssignmentOptions, Purpose};
-use concord_core::export::{
-    self, import_rating_sheet, write_long_csv, write_rating_sheet, write_wide_csv, CsvOptions,
-    WorkbookOptions,
-};
+use concord_core::outputs::export;
+use concord_core::outputs::export::import_rating_sheet;
+use concord_core::outputs::export::write_long_csv;
+use concord_core::outputs::export::write_rating_sheet;
+use concord_core::outputs::export::write_wide_csv;
+use concord_core::outputs::export::CsvOptions;
+use concord_core::outputs::export::WorkbookOptions;
 use concord_core::store::{NewConversation, Occasion, RatingInput, Store, StoreError};
+use concord_core::workflow::assignment;
+use concord_core::workflow::assignment::AssignmentOptions;
+use concord_core::workflow::assignment::Purpose;
 use lead_common::*;
 use rust_xlsxwriter::Workbook;
 use std::path::Path;

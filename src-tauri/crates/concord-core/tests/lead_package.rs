@@ -5,9 +5,14 @@
 
 mod lead_common;
 
-use concord_core::assignment::{self, AssignmentOptions, Purpose};
-use concord_core::package::{self, merge_package, Occasion, PackageError};
 use concord_core::store::{Passphrase, RatingInput, Store};
+use concord_core::workflow::assignment;
+use concord_core::workflow::assignment::AssignmentOptions;
+use concord_core::workflow::assignment::Purpose;
+use concord_core::workflow::package;
+use concord_core::workflow::package::merge_package;
+use concord_core::workflow::package::Occasion;
+use concord_core::workflow::package::PackageError;
 use lead_common::*;
 use std::path::Path;
 
@@ -68,8 +73,8 @@ fn setup(dir: &Path) -> Store {
 }
 
 /// The expert's laptop clock: the package is worked on a day after it was written.
-fn later_clock() -> std::sync::Arc<concord_core::clock::SteppingClock> {
-    std::sync::Arc::new(concord_core::clock::SteppingClock::new(
+fn later_clock() -> std::sync::Arc<concord_core::base::clock::SteppingClock> {
+    std::sync::Arc::new(concord_core::base::clock::SteppingClock::new(
         1_700_086_400_000,
         1,
     ))
@@ -426,10 +431,18 @@ fn a_signature_made_in_the_package_is_recorded_by_the_merge_and_checked_in_the_s
     let ana_pkg = rater_id(&pkg, "Ana");
     let pkg_items = first_showings(&pkg, "Ana");
     rate_all(&mut pkg, ana_pkg, pkg_items[2].response_id, 2, None);
-    concord_core::signoff::set_passphrase(&mut pkg, "Ana", None, "ana signs here", 3, 1000)
-        .expect("signing passphrase set in the package");
-    let signed = concord_core::signoff::sign_assignment(&mut pkg, "Ana", "ana signs here")
-        .expect("signed in the package");
+    concord_core::workflow::signoff::set_passphrase(
+        &mut pkg,
+        "Ana",
+        None,
+        "ana signs here",
+        3,
+        1000,
+    )
+    .expect("signing passphrase set in the package");
+    let signed =
+        concord_core::workflow::signoff::sign_assignment(&mut pkg, "Ana", "ana signs here")
+            .expect("signed in the package");
     drop(pkg);
 
     let report = merge_package(&mut store, &out, &pass()).expect("merged");
@@ -438,7 +451,7 @@ fn a_signature_made_in_the_package_is_recorded_by_the_merge_and_checked_in_the_s
         (7, 1),
         "the new item's ratings and the signature come back"
     );
-    let standing = concord_core::signoff::signatures(&store).expect("signatures");
+    let standing = concord_core::workflow::signoff::signatures(&store).expect("signatures");
     assert_eq!(
         standing.len(),
         1,
@@ -465,14 +478,16 @@ fn a_signature_made_in_the_package_is_recorded_by_the_merge_and_checked_in_the_s
         "the scope says it came with a package: {}",
         s.signature.scope
     );
-    let log = concord_core::audit::log(&store, &Default::default()).expect("log");
+    let log = concord_core::guard::audit::log(&store, &Default::default()).expect("log");
     assert!(
         log.iter().any(|e| e.entry.action == "signoff.merge"
             && e.entry.detail["matched_in_package"] == serde_json::json!(true)),
         "the merge of the signature is in the audit trail"
     );
     assert_eq!(
-        concord_core::audit::verify(&store).expect("verify").broken,
+        concord_core::guard::audit::verify(&store)
+            .expect("verify")
+            .broken,
         None,
         "the merged signature is sealed into an intact chain"
     );
@@ -488,7 +503,7 @@ fn a_signature_made_in_the_package_is_recorded_by_the_merge_and_checked_in_the_s
     drop(store);
     let mut store = Store::open(
         &dir.path().join("main.concord"),
-        std::sync::Arc::new(concord_core::clock::SteppingClock::new(
+        std::sync::Arc::new(concord_core::base::clock::SteppingClock::new(
             1_700_200_000_000,
             1,
         )),
@@ -514,7 +529,7 @@ fn a_signature_made_in_the_package_is_recorded_by_the_merge_and_checked_in_the_s
     store
         .write(|tx| tx.set_rating_with_reason(&input, "lead corrected a typo with Ana"))
         .expect("changed with a reason");
-    let standing = concord_core::signoff::signatures(&store).expect("signatures");
+    let standing = concord_core::workflow::signoff::signatures(&store).expect("signatures");
     assert_eq!(
         (standing[0].matches, standing[0].changed_after_signature),
         (false, 1),

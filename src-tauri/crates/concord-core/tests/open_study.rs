@@ -1,12 +1,15 @@
 //! The open study keeps agreement reports in memory and updates them with each value from the
 //! rating screen; the result must equal a report computed from the file afresh.
 
-use concord_core::agreement::{report, AgreementOptions, Comparison, Level};
-use concord_core::clock::SteppingClock;
-use concord_core::demo::populate_demo;
-use concord_core::open_study::OpenStudy;
-use concord_core::queue;
+use concord_core::app::open_study::OpenStudy;
+use concord_core::base::clock::SteppingClock;
+use concord_core::intake::demo::populate_demo;
+use concord_core::panel::agreement::report;
+use concord_core::panel::agreement::AgreementOptions;
+use concord_core::panel::agreement::Comparison;
+use concord_core::panel::agreement::Level;
 use concord_core::store::Store;
+use concord_core::workflow::queue;
 use std::sync::Arc;
 
 #[test]
@@ -72,9 +75,13 @@ fn a_first_expert_value_reads_its_response_in_and_equals_a_fresh_load() {
     // The report holds only the responses experts rated. A value on a response no expert has
     // rated yet must bring that response in with its judges' values, leaving the report, the
     // table and the judge verdicts (which hold every response) equal to a fresh computation.
-    use concord_core::agreement::verdict::{judge_verdicts, VerdictOptions};
-    use concord_core::agreement::AgreementData;
-    use concord_core::agreement_table::{table_with_reml_bands, CiChoice, IccChoice, TableView};
+    use concord_core::panel::agreement::verdict::judge_verdicts;
+    use concord_core::panel::agreement::verdict::VerdictOptions;
+    use concord_core::panel::agreement::AgreementData;
+    use concord_core::panel::agreement_table::table_with_reml_bands;
+    use concord_core::panel::agreement_table::CiChoice;
+    use concord_core::panel::agreement_table::IccChoice;
+    use concord_core::panel::agreement_table::TableView;
     use concord_core::store::{Occasion, RaterKind, RatingInput};
     let mut store = Store::in_memory(Arc::new(SteppingClock::new(1_700_000_000_000, 10))).unwrap();
     populate_demo(&mut store, 5).unwrap();
@@ -183,8 +190,9 @@ fn a_first_expert_value_reads_its_response_in_and_equals_a_fresh_load() {
 fn a_change_written_by_another_connection_is_never_shown_stale() {
     // A judge run or another process writes to the study file on its own connection: the held
     // report and verdicts must notice (SQLite's data_version) and be computed afresh.
-    use concord_core::agreement::verdict::{judge_verdicts, VerdictOptions};
-    use concord_core::agreement::AgreementData;
+    use concord_core::panel::agreement::verdict::judge_verdicts;
+    use concord_core::panel::agreement::verdict::VerdictOptions;
+    use concord_core::panel::agreement::AgreementData;
     use concord_core::store::{Occasion, RaterKind, RatingInput};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shared.concord");
@@ -247,7 +255,10 @@ fn a_change_written_by_another_connection_is_never_shown_stale() {
 
 #[test]
 fn every_cell_carries_all_six_forms_and_the_table_can_show_each() {
-    use concord_core::agreement_table::{table, CiChoice, IccChoice, TableView};
+    use concord_core::panel::agreement_table::table;
+    use concord_core::panel::agreement_table::CiChoice;
+    use concord_core::panel::agreement_table::IccChoice;
+    use concord_core::panel::agreement_table::TableView;
     let mut store = Store::in_memory(Arc::new(SteppingClock::new(1_700_000_000_000, 10))).unwrap();
     populate_demo(&mut store, 5).unwrap();
     let report = report(&store, AgreementOptions::mentalalign("mentalbench")).unwrap();

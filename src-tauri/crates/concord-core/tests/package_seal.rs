@@ -6,9 +6,12 @@
 
 mod lead_common;
 
-use concord_core::assignment::{self, AssignmentOptions};
-use concord_core::package::{self, merge_package, PackageError};
 use concord_core::store::{Passphrase, Store, StoreError};
+use concord_core::workflow::assignment;
+use concord_core::workflow::assignment::AssignmentOptions;
+use concord_core::workflow::package;
+use concord_core::workflow::package::merge_package;
+use concord_core::workflow::package::PackageError;
 use lead_common::*;
 use std::path::{Path, PathBuf};
 
@@ -19,8 +22,8 @@ fn pass() -> Passphrase {
     Passphrase::new(PACKAGE_PASS).expect("passphrase")
 }
 
-fn later_clock() -> std::sync::Arc<concord_core::clock::SteppingClock> {
-    std::sync::Arc::new(concord_core::clock::SteppingClock::new(
+fn later_clock() -> std::sync::Arc<concord_core::base::clock::SteppingClock> {
+    std::sync::Arc::new(concord_core::base::clock::SteppingClock::new(
         1_700_086_400_000,
         1,
     ))

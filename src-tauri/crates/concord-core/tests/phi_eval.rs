@@ -6,7 +6,9 @@
 //! 0.95 for every class and precision ≥ 0.9 overall; the per-class table is printed
 //! (`cargo test -p concord-core --test phi_eval -- --nocapture`).
 
-use concord_core::phi::{parse_terms, PhiKind, Scanner};
+use concord_core::guard::phi::parse_terms;
+use concord_core::guard::phi::PhiKind;
+use concord_core::guard::phi::Scanner;
 use std::collections::BTreeMap;
 
 #[derive(serde::Deserialize)]

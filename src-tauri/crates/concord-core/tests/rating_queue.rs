@@ -1,10 +1,12 @@
 //! The rating screen's queue: blinded payloads, solo queues in a seeded order, durable values with
 //! history, resume where the rater left, restricted profiles, retest items kept apart.
 
-use concord_core::clock::SteppingClock;
-use concord_core::demo::{demo_study, populate_demo};
-use concord_core::queue::{self, QueueError};
+use concord_core::base::clock::SteppingClock;
+use concord_core::intake::demo::demo_study;
+use concord_core::intake::demo::populate_demo;
 use concord_core::store::Store;
+use concord_core::workflow::queue;
+use concord_core::workflow::queue::QueueError;
 use std::sync::Arc;
 
 fn demo_store() -> Store {

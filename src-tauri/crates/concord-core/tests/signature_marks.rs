@@ -8,16 +8,22 @@
 mod lead_common;
 
 use calamine::{Data, Reader, Xlsx};
-use concord_core::adjudication::{DiscrepancyRule, Panel};
-use concord_core::assignment::{self, AssignmentOptions};
-use concord_core::export::{
-    self, csv::write_long_csv_in_runs, write_long_csv, write_wide_csv, CsvOptions, WorkbookOptions,
-};
-use concord_core::import::long::{import_ratings, RatingColumns};
-use concord_core::import::ImportOptions;
+use concord_core::intake::long::import_ratings;
+use concord_core::intake::long::RatingColumns;
+use concord_core::intake::ImportOptions;
+use concord_core::outputs::export;
+use concord_core::outputs::export::csv::write_long_csv_in_runs;
+use concord_core::outputs::export::write_long_csv;
+use concord_core::outputs::export::write_wide_csv;
+use concord_core::outputs::export::CsvOptions;
+use concord_core::outputs::export::WorkbookOptions;
+use concord_core::panel::adjudication::DiscrepancyRule;
+use concord_core::panel::adjudication::Panel;
 use concord_core::rubric::builtin;
-use concord_core::signoff;
 use concord_core::store::{Occasion, RatingInput, SignatureState, Store};
+use concord_core::workflow::assignment;
+use concord_core::workflow::assignment::AssignmentOptions;
+use concord_core::workflow::signoff;
 use lead_common::*;
 
 /// The criterion whose value Ana changes after signing (the second of the rubric).

@@ -3,9 +3,12 @@
 //! close to the truth passes the alt-test and sits in the expert band; a judge with a +1 bias
 //! fails, and PPI++ (experts rate half the responses, judges all) both detects the bias and moves its leaderboard means back to the experts'.
 
-use concord_core::agreement::data::{RaterInfo, ResponseInfo, SourceInfo};
-use concord_core::agreement::verdict::{judge_verdicts, VerdictOptions};
-use concord_core::agreement::AgreementData;
+use concord_core::panel::agreement::data::RaterInfo;
+use concord_core::panel::agreement::data::ResponseInfo;
+use concord_core::panel::agreement::data::SourceInfo;
+use concord_core::panel::agreement::verdict::judge_verdicts;
+use concord_core::panel::agreement::verdict::VerdictOptions;
+use concord_core::panel::agreement::AgreementData;
 use concord_core::rubric::builtin;
 use concord_core::store::RaterKind;
 use concord_stats::reml::{reml_icc, Rating};
@@ -186,7 +189,7 @@ fn incomplete_design_verdicts_separate_a_close_judge_from_a_biased_one() {
         .iter()
         .filter(|r| r.judge == "biased-judge")
         .collect();
-    let mean = |f: &dyn Fn(&&concord_core::agreement::verdict::LeaderboardRow) -> f64| {
+    let mean = |f: &dyn Fn(&&concord_core::panel::agreement::verdict::LeaderboardRow) -> f64| {
         rows.iter().map(f).sum::<f64>() / rows.len() as f64
     };
     let inflated = mean(&|r| r.judge_mean.unwrap() - r.expert_mean.unwrap());
@@ -235,11 +238,18 @@ fn two_experts_say_why_the_alt_test_is_missing() {
 /// placed against it; at system level the band stays the span of the expert pairs' intervals.
 #[test]
 fn the_item_level_band_is_the_reml_baseline_and_says_so() {
-    use concord_core::agreement::verdict::expert_baselines;
-    use concord_core::agreement::{AgreementEngine, AgreementOptions, Comparison, Level};
-    use concord_core::agreement_table::{
-        table, use_reml_bands, verdict, BandMethod, CiChoice, IccChoice, TableView,
-    };
+    use concord_core::panel::agreement::verdict::expert_baselines;
+    use concord_core::panel::agreement::verdict::verdict;
+    use concord_core::panel::agreement::AgreementEngine;
+    use concord_core::panel::agreement::AgreementOptions;
+    use concord_core::panel::agreement::Comparison;
+    use concord_core::panel::agreement::Level;
+    use concord_core::panel::agreement_table::table;
+    use concord_core::panel::agreement_table::use_reml_bands;
+    use concord_core::panel::agreement_table::BandMethod;
+    use concord_core::panel::agreement_table::CiChoice;
+    use concord_core::panel::agreement_table::IccChoice;
+    use concord_core::panel::agreement_table::TableView;
     let data = design(5, 30, 7);
     let baselines = expert_baselines(&data);
     let options = AgreementOptions {

@@ -7,7 +7,7 @@ use super::ledger::{CallOutcome, LoadedRun};
 use super::pacing::{backoff_delay, RateLimiter};
 use super::settings::Execution;
 use super::verdict::read_reply;
-use crate::clock::Clock;
+use crate::base::clock::Clock;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;

@@ -3,12 +3,12 @@
 //! (rate limits, server errors, timeouts, broken bodies) or record a failure (other 4xx).
 //! `Retry-After` is read in both forms, seconds and HTTP date (against the [`Clock`]).
 
-use super::destination::{check_base_url, CheckedUrl};
 use super::key::ApiKey;
 use super::prompt::RenderedPrompt;
+use super::rule::{check_base_url, CheckedUrl};
 use super::settings::{ProviderKind, RunSettings};
 use super::JudgeError;
-use crate::clock::Clock;
+use crate::base::clock::Clock;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -337,7 +337,7 @@ fn map_reqwest(e: reqwest::Error) -> CallError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::SteppingClock;
+    use crate::base::clock::SteppingClock;
 
     #[test]
     fn retry_after_in_seconds_and_as_a_date() {

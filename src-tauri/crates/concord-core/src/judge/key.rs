@@ -6,9 +6,9 @@
 //! available (a Linux box without a secret service, a container) and an environment variable was
 //! also named, the variable is used and the reason is reported so the user knows why.
 
-use super::destination::{check_key_variable, check_keyring_account, DestinationError};
-use crate::error_code::ErrorCode;
-use crate::text::quoted;
+use super::rule::{check_key_variable, check_keyring_account, DestinationError};
+use crate::base::error_code::ErrorCode;
+use crate::base::text::quoted;
 use std::fmt;
 
 /// The keyring service under which Concord keeps judge keys.

@@ -8,8 +8,8 @@ use super::prompt::{estimate_tokens, PromptTemplate};
 use super::settings::{ResponseSelection, RunSettings};
 use super::verdict::Verdict;
 use super::JudgeError;
+use crate::base::text::quoted;
 pub use crate::store::CallFailure;
-use crate::text::quoted;
 
 use crate::rubric::Rubric;
 use crate::store::{
@@ -228,7 +228,7 @@ fn resolve(store: &Store, settings: &RunSettings) -> Result<Resolved, JudgeError
     settings.rubric = Some(rubric.id.clone());
     settings.prompt = Some(template.clone());
     let identity = settings.identity(&rubric.id, &template);
-    let settings_sha256 = crate::digest::sha256_hex(identity.to_string().as_bytes());
+    let settings_sha256 = crate::base::digest::sha256_hex(identity.to_string().as_bytes());
     Ok(Resolved {
         rubric_id,
         rubric,
@@ -597,13 +597,13 @@ pub(crate) fn close_batch(store: &mut Store, batch_row: i64) -> Result<(), Judge
 #[cfg(test)]
 mod default_prompt_tests {
     use super::*;
-    use crate::clock::SystemClock;
+    use crate::base::clock::SystemClock;
     use std::sync::Arc;
 
     #[test]
     fn each_rubric_has_its_own_default_prompt() {
         let mut store = Store::in_memory(Arc::new(SystemClock)).expect("an in-memory study");
-        crate::demo::populate_demo(&mut store, 7).expect("the demo study");
+        crate::intake::demo::populate_demo(&mut store, 7).expect("the demo study");
         let json = default_prompt(&store, Some("mentalbench")).expect("MentalBench's prompt");
         assert_eq!(
             json.format,

@@ -1,3 +1,7 @@
+//! **Row 4** of the core's layers (base 0 · files 1 · rubric 2 · store 3 · intake, judge, guard, workflow 4 · panel 5 · outputs 6 · app 7): judge runs.
+//! Imports `base`, `files`, `rubric` and `store`; never `intake`, `guard`, `workflow` (its row) or
+//! anything above.
+//!
 //! The LLM judge runner: judges (OpenAI-compatible chat completions — OpenAI, Ollama, vLLM,
 //! llama.cpp server, LM Studio — and the Anthropic Messages API, live or through the providers'
 //! batch APIs) rate a study's responses with a rubric's prompt, and their scores become ratings of a
@@ -31,11 +35,12 @@ pub mod ledger;
 pub mod pacing;
 pub mod progress;
 pub mod prompt;
+pub mod rule;
 pub mod runner;
 pub mod settings;
 pub mod verdict;
 
-pub use destination::{destination, Destination, DestinationError, KeyOrigin};
+pub use destination::{destination, Destination, KeyOrigin};
 pub use key::{ApiKey, KeyChoice, KeyError, KeySource};
 pub use ledger::{
     default_prompt, failures, open_run, preview_run, run_status, runs, CallFailure, CostEstimate,
@@ -43,12 +48,13 @@ pub use ledger::{
 };
 pub use progress::{Progress, RunPhase};
 pub use prompt::{PromptTemplate, ReplyFormat};
+pub use rule::DestinationError;
 pub use runner::{execute_run, RunReport};
 pub use settings::{Execution, Prices, ProviderKind, ResponseSelection, RunSettings};
 pub use tokio_util::sync::CancellationToken;
 pub use verdict::{read_reply, ReplyError, Verdict};
 
-use crate::error_code::ErrorCode;
+use crate::base::error_code::ErrorCode;
 use crate::store::StoreError;
 
 /// Why a judge run could not be planned or carried out. Failures of single calls are not errors:

@@ -5,7 +5,7 @@
 
 use super::ledger::{RunStatus, Tally};
 use super::settings::Prices;
-use crate::clock::Clock;
+use crate::base::clock::Clock;
 use serde::Serialize;
 use std::sync::Arc;
 

@@ -52,7 +52,7 @@ impl RenderedPrompt {
         bytes.extend_from_slice(self.system.as_deref().unwrap_or("").as_bytes());
         bytes.push(0);
         bytes.extend_from_slice(self.user.as_bytes());
-        crate::digest::sha256_hex(&bytes)
+        crate::base::digest::sha256_hex(&bytes)
     }
 }
 
@@ -100,7 +100,7 @@ impl PromptTemplate {
 
     /// SHA-256 of the template (format, system and user text).
     pub fn sha256(&self) -> String {
-        crate::digest::sha256_hex(serde_json::to_string(self).unwrap_or_default().as_bytes())
+        crate::base::digest::sha256_hex(serde_json::to_string(self).unwrap_or_default().as_bytes())
     }
 
     /// Fill the slots with one item's texts. Slots are filled in one pass, so a `{{context}}`

@@ -151,7 +151,7 @@ impl RunSettings {
     pub(crate) fn validate(&self) -> Result<(), JudgeError> {
         let bad = |m: String| Err(JudgeError::Settings(m));
         // https, or http to this machine only (the one endpoint rule).
-        super::destination::check_base_url(&self.base_url)?;
+        super::rule::check_base_url(&self.base_url)?;
         if self.model.trim().is_empty() {
             return bad("the model id is empty".into());
         }

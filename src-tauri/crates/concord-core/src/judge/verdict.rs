@@ -1,14 +1,17 @@
 //! Reading a live judge reply into scores, with the importer's lenient parser
-//! ([`crate::import::reply`]): JSON with or without fences (or the last object in prose), and the
+//! ([`crate::rubric::reply`]): JSON with or without fences (or the last object in prose), and the
 //! PsyCrisis dict with aliases and full-width punctuation. Unlike an import, a live reply must give
 //! every criterion a value on its scale: a missing, null, out-of-range or non-numeric score
 //! rejects the whole reply with a reason, and a rejected reply never becomes a score.
 
 use super::prompt::ReplyFormat;
-use crate::import::reply::{
-    classify, classify_number, crisis_reply, judge_object, Score, ScoreObject,
-};
-use crate::import::ReplyParsing;
+use crate::rubric::reply::classify;
+use crate::rubric::reply::classify_number;
+use crate::rubric::reply::crisis_reply;
+use crate::rubric::reply::judge_object;
+use crate::rubric::reply::ReplyParsing;
+use crate::rubric::reply::Score;
+use crate::rubric::reply::ScoreObject;
 use crate::rubric::Rubric;
 use serde_json::{Map, Value};
 

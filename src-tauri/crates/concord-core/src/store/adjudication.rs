@@ -3,7 +3,7 @@
 //! experts' calibration answers and the lead's overrides.
 
 use super::{Store, StoreResult, StudyTx};
-use crate::clock::Millis;
+use crate::base::clock::Millis;
 use rusqlite::{params, OptionalExtension};
 use std::collections::HashMap;
 

@@ -4,7 +4,7 @@
 //! drew.
 
 use super::{Store, StoreResult, StudyTx};
-use crate::clock::Millis;
+use crate::base::clock::Millis;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 

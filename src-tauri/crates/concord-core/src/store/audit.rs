@@ -22,7 +22,7 @@
 //! gets a `chain.start` entry at the upgrade that says so and seals the state it found.
 
 use super::{Store, StoreResult, StudyTx};
-use crate::clock::Millis;
+use crate::base::clock::Millis;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -635,6 +635,24 @@ pub(crate) fn seal_migration(
 
 /// Rewrite the chain's last entry as a Concord that did not seal `tables` would have written it
 /// (tests of upgrades from such a version).
+impl StudyTx<'_> {
+    /// Record an event for the study's audit chain (who, what, details such as from → to and a
+    /// reason); it is sealed into the chain when the transaction commits.
+    pub fn audit(
+        &mut self,
+        actor: &str,
+        action: &str,
+        detail: &serde_json::Value,
+    ) -> StoreResult<()> {
+        self.events.push(Event::Described {
+            actor: actor.to_string(),
+            action: action.to_string(),
+            detail: detail.clone(),
+        });
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn reseal_head_without(conn: &Connection, tables: &[&str]) -> StoreResult<()> {
     let (id, at, actor, action, detail, prev, state): (

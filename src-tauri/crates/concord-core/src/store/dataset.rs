@@ -4,7 +4,7 @@
 //! maps loaded once; everything else reads them.
 
 use super::{unique_violation, Store, StoreResult, StudyTx};
-use crate::text::quoted;
+use crate::base::text::quoted;
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

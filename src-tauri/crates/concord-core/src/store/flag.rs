@@ -1,7 +1,7 @@
 //! The `flag` table: an item a rater flagged, with their reason, for the lead's attention.
 
 use super::{Store, StoreResult, StudyTx};
-use crate::clock::Millis;
+use crate::base::clock::Millis;
 use rusqlite::{params, OptionalExtension};
 
 /// A flag as stored (without its rater).

@@ -47,20 +47,4 @@ impl StudyTx<'_> {
     pub fn set_meta(&mut self, key: &str, value: &str) -> StoreResult<()> {
         put(self.conn(), key, value)
     }
-
-    /// Record an event for the study's audit chain (who, what, details such as from → to and a
-    /// reason); it is sealed into the chain when the transaction commits.
-    pub fn audit(
-        &mut self,
-        actor: &str,
-        action: &str,
-        detail: &serde_json::Value,
-    ) -> StoreResult<()> {
-        self.events.push(super::audit::Event::Described {
-            actor: actor.to_string(),
-            action: action.to_string(),
-            detail: detail.clone(),
-        });
-        Ok(())
-    }
 }

@@ -3,10 +3,13 @@
 //! study or, without changing it, from a file on disk.
 
 use super::{display, Store, StoreError, StoreResult};
-use crate::package::{META_PACKAGE_ID, META_PACKAGE_RATER};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde::Serialize;
 use std::path::Path;
+
+/// `study_meta` keys of a package file: its package id and its expert's name.
+pub const META_PACKAGE_ID: &str = "package.id";
+pub const META_PACKAGE_RATER: &str = "package.rater";
 
 /// Whose package a study file is and how much of it is done.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

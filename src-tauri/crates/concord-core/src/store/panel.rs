@@ -4,7 +4,7 @@
 //! callers index them in memory.
 
 use super::{Store, StoreResult};
-use crate::clock::Millis;
+use crate::base::clock::Millis;
 use rusqlite::{params, OptionalExtension};
 
 /// A criterion with its rubric and scale.

@@ -2,9 +2,106 @@
 //! waiting to be scanned (marked by triggers whenever a context or response text is written).
 
 use super::{Store, StoreResult, StudyTx};
-use crate::phi::{PhiKind, PhiSpan, PhiTerm};
 use rusqlite::{params, OptionalExtension};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// An identifier class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum PhiKind {
+    Email,
+    Url,
+    IpAddress,
+    Ssn,
+    Phone,
+    Date,
+    Zip,
+    Age,
+    RecordId,
+    Name,
+    Place,
+}
+
+impl PhiKind {
+    /// Every class, in the order that breaks ties between equal spans.
+    pub const ALL: [PhiKind; 11] = [
+        PhiKind::Email,
+        PhiKind::Url,
+        PhiKind::IpAddress,
+        PhiKind::Ssn,
+        PhiKind::Phone,
+        PhiKind::Date,
+        PhiKind::Zip,
+        PhiKind::Age,
+        PhiKind::RecordId,
+        PhiKind::Name,
+        PhiKind::Place,
+    ];
+
+    pub(crate) fn priority(self) -> usize {
+        self as usize
+    }
+
+    /// The name used in JSON, on the command line and in the study.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PhiKind::Email => "email",
+            PhiKind::Url => "url",
+            PhiKind::IpAddress => "ip_address",
+            PhiKind::Ssn => "ssn",
+            PhiKind::Phone => "phone",
+            PhiKind::Date => "date",
+            PhiKind::Zip => "zip",
+            PhiKind::Age => "age",
+            PhiKind::RecordId => "record_id",
+            PhiKind::Name => "name",
+            PhiKind::Place => "place",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PhiKind> {
+        PhiKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// The typed placeholder a redacted identifier of this class becomes.
+    pub fn placeholder(self) -> &'static str {
+        match self {
+            PhiKind::Email => "[EMAIL]",
+            PhiKind::Url => "[URL]",
+            PhiKind::IpAddress => "[IP]",
+            PhiKind::Ssn => "[SSN]",
+            PhiKind::Phone => "[PHONE]",
+            PhiKind::Date => "[DATE]",
+            PhiKind::Zip => "[ZIP]",
+            PhiKind::Age => "[AGE]",
+            PhiKind::RecordId => "[ID]",
+            PhiKind::Name => "[NAME]",
+            PhiKind::Place => "[PLACE]",
+        }
+    }
+}
+
+impl std::fmt::Display for PhiKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One identifier found in a text: its class and character span `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PhiSpan {
+    pub kind: PhiKind,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// One entry of the lead's list: a name or a place to find wherever it occurs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhiTerm {
+    pub kind: PhiKind,
+    pub text: String,
+}
 
 /// Which text of an item a finding is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -2,7 +2,7 @@
 //! order) and `rater_session`, where each rater last stood on the rating screen.
 
 use super::{Store, StoreError, StoreResult, StudyTx};
-use crate::text::quoted;
+use crate::base::text::quoted;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 

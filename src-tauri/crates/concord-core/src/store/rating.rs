@@ -11,7 +11,7 @@
 use super::rating_count;
 use super::rubric::{scale, scales};
 use super::{Store, StoreError, StoreResult, StudyTx};
-use crate::clock::Millis;
+use crate::base::clock::Millis;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use std::collections::HashMap;

@@ -3,8 +3,8 @@
 //! are checked against.
 
 use super::{Store, StoreError, StoreResult, StudyTx};
+use crate::base::text::quoted;
 use crate::rubric::{Rubric, RubricFormat};
-use crate::text::quoted;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 

@@ -2,7 +2,7 @@
 //! with the hash of what was signed, and the ratings each signature locks.
 
 use super::{Store, StoreResult, StudyTx};
-use crate::clock::Millis;
+use crate::base::clock::Millis;
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 use std::collections::HashMap;

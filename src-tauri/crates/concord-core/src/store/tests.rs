@@ -1,8 +1,10 @@
 //! Store tests: opening and refusing files, migrations, durable ratings with history.
 
 use super::*;
-use crate::clock::SteppingClock;
-use crate::demo::{create_demo_at, demo_study, populate_demo};
+use crate::base::clock::SteppingClock;
+use crate::intake::demo::create_demo_at;
+use crate::intake::demo::demo_study;
+use crate::intake::demo::populate_demo;
 use crate::rubric::builtin;
 
 fn clock() -> Arc<dyn Clock> {

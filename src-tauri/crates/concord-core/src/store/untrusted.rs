@@ -9,7 +9,7 @@
 //! on a read-only connection, so a refused file is never changed.
 
 use super::{StoreError, StoreResult, MIGRATIONS};
-use crate::text::quoted;
+use crate::base::text::quoted;
 use rusqlite::config::DbConfig;
 use rusqlite::Connection;
 use std::collections::BTreeMap;

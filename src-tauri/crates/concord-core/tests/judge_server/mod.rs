@@ -12,7 +12,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 use axum::Router;
-use concord_core::clock::SteppingClock;
+use concord_core::base::clock::SteppingClock;
 use concord_core::rubric::{builtin, Rubric};
 use concord_core::store::{NewConversation, NewSource, SourceKind, Store};
 use serde_json::{json, Value};

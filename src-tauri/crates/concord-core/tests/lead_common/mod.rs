@@ -3,7 +3,7 @@
 
 #![allow(dead_code)] // each test binary that includes this module uses a different part of it
 
-use concord_core::clock::SteppingClock;
+use concord_core::base::clock::SteppingClock;
 use concord_core::rubric::builtin;
 use concord_core::store::{
     NewConversation, NewRater, NewSource, Occasion, RaterKind, RatingInput, SourceKind, Store,

@@ -2,7 +2,7 @@
 //! with planted severities (and optionally a planted drift), plus one LLM judge, all seeded.
 //! Values are θ_item + δ_expert (+ drift) + noise, rounded and clamped to 1–5.
 
-use concord_core::clock::SteppingClock;
+use concord_core::base::clock::SteppingClock;
 use concord_core::rubric::builtin;
 use concord_core::store::{
     ImportedRating, NewConversation, NewRater, NewSource, RaterKind, SourceKind, Store, StoreError,

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // each test binary that includes this module uses a different part of it
 
-use concord_core::clock::SteppingClock;
+use concord_core::base::clock::SteppingClock;
 use concord_core::store::Store;
 use rust_xlsxwriter::{Formula, Workbook};
 use std::path::{Path, PathBuf};

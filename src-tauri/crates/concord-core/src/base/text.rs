@@ -1,0 +1,118 @@
+//! Names and labels as a person reads them: quoted in messages without Rust's debug escapes (`\"`,
+//! `\u{202e}`), with control and bidirectional-formatting characters made visible (`<U+202E>`) so
+//! a right-to-left override in a name cannot reverse the sentence around it; and new names
+//! normalised (whitespace runs collapsed to one space, trimmed).
+
+use std::fmt;
+
+/// Whether `c` is a control character or one that changes the direction of the text around it.
+pub fn is_hidden_control(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `text` with every hidden control character written as `<U+XXXX>`.
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_hidden_control(c) {
+            out.push_str(&format!("<U+{:04X}>", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A value in a message: in curly quotes, its hidden control characters made visible.
+pub struct Quoted(String);
+
+impl fmt::Display for Quoted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "“{}”", visible(&self.0))
+    }
+}
+
+/// Quote `value` for a message (see [`Quoted`]).
+pub fn quoted(value: &impl fmt::Display) -> Quoted {
+    Quoted(value.to_string())
+}
+
+/// A new name as it is stored: whitespace runs (including newlines and tabs) become one space,
+/// and the ends are trimmed.
+pub fn normalise_name(name: &str) -> String {
+    name.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The longest file name an export chooses by itself, in bytes: under the common 255-byte limit
+/// of file systems, with room for a numbered (`-12`) or temporary (`.partial`) suffix.
+pub const MAX_FILE_NAME_BYTES: usize = 240;
+
+/// `name` when it fits in [`MAX_FILE_NAME_BYTES`]; else its start (cut at a character boundary),
+/// a dash and the first 8 hex digits of the whole name's SHA-256, then its extension — so two long
+/// names that share their start still differ.
+pub fn bounded_file_name(name: &str) -> String {
+    if name.len() <= MAX_FILE_NAME_BYTES {
+        return name.to_string();
+    }
+    let (stem, ext) = match name.rfind('.') {
+        Some(i) if i > 0 && name.len() - i <= 16 => (&name[..i], &name[i..]),
+        _ => (name, ""),
+    };
+    let digest = crate::base::digest::sha256_hex(name.as_bytes());
+    let mut cut = (MAX_FILE_NAME_BYTES - ext.len() - 9).min(stem.len());
+    while !stem.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}-{}{}", &stem[..cut], &digest[..8], ext)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_names_show_no_rust_escapes_and_no_hidden_direction_changes() {
+        let q = quoted(&"Dr \"Li\"\u{202E}evil\n").to_string();
+        assert_eq!(
+            q, "“Dr \"Li\"<U+202E>evil<U+000A>”",
+            "quotes stay quotes and controls are spelled out"
+        );
+        let long = format!("{}-ratings-long.csv", "心理危机干预研究".repeat(12));
+        let bounded = bounded_file_name(&long);
+        assert!(
+            bounded.len() <= MAX_FILE_NAME_BYTES && bounded.ends_with(".csv"),
+            "a long name is shortened and keeps its extension: {bounded} ({} bytes)",
+            bounded.len()
+        );
+        assert_ne!(
+            bounded,
+            bounded_file_name(&long.replace("long", "wide")),
+            "names that share their start stay apart"
+        );
+        assert_eq!(bounded_file_name("a.csv"), "a.csv", "short names are kept");
+        assert_eq!(
+            normalise_name("  Dr\t\tLi \n Wei "),
+            "Dr Li Wei",
+            "whitespace runs collapse"
+        );
+    }
+
+    #[test]
+    fn error_messages_name_things_without_rust_escapes() {
+        let message =
+            crate::workflow::queue::QueueError::ProfilesLocked("Dr \"Li\"\u{202E}ecila".into())
+                .to_string();
+        assert!(
+            !message.contains("\\\"") && !message.contains("\\u{"),
+            "no debug escapes reach the person at the screen: {message}"
+        );
+        assert!(
+            message.contains("“Dr \"Li\"<U+202E>ecila”"),
+            "the name is quoted with its override spelled out: {message}"
+        );
+    }
+}

@@ -1,0 +1,629 @@
+//! How much one input file may make Concord hold in memory, and the check that runs on a workbook
+//! before the spreadsheet reader sees it. Readers must never allocate in proportion to a size a
+//! file merely *declares*: calamine reserves room for the shared-string count a workbook states and
+//! lays a sheet out as one block from its first to its last cell, so a 3 KB file declaring a billion
+//! strings, or holding one cell at `XFD1048576`, would ask for gigabytes and abort the process.
+//! [`check_workbook`] streams every XML part of the archive (never trusting the sizes its directory
+//! states) and compares what it finds — declared counts, the `<dimension>` and every cell reference
+//! that holds a value, shared-formula indexes, unpacked bytes — with [`ReadLimits`]; only a
+//! workbook within them is handed to calamine. CSV and JSON Lines are read in one pass and checked
+//! against the same limits as they go.
+//!
+//! Each limit is a clear error naming the file, the limit and the environment variable that raises
+//! it.
+
+use super::{Issue, Location};
+use crate::base::text::quoted;
+use quick_xml::events::{BytesStart, Event};
+use std::io::{Cursor, Read};
+
+/// Limits per cell, row, sheet and file. The defaults keep any input of up to 50 MB within about
+/// 300 MB of memory while leaving room for the released datasets (the MentalBench-100k layout is
+/// 10,000 rows × 11 columns; a study's long-form ratings a few hundred thousand rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// Bytes of one file (`CONCORD_MAX_FILE_MB`).
+    pub file_bytes: u64,
+    /// Bytes of text in one cell (`CONCORD_MAX_CELL_MB`).
+    pub cell_bytes: u64,
+    /// Columns of one row (`CONCORD_MAX_COLUMNS`).
+    pub columns: u64,
+    /// Rows of one sheet or file (`CONCORD_MAX_ROWS`).
+    pub rows: u64,
+    /// Cells of one file, and of the block a sheet spans from its first to its last cell
+    /// (`CONCORD_MAX_CELLS`).
+    pub cells: u64,
+    /// Unpacked bytes of the shared strings plus one sheet of a workbook (`CONCORD_MAX_UNPACKED_MB`).
+    pub unpacked_bytes: u64,
+}
+
+const MB: u64 = 1 << 20;
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        ReadLimits {
+            file_bytes: 256 * MB,
+            cell_bytes: MB,
+            columns: 16_384,
+            rows: 1_048_576,
+            cells: 3_000_000,
+            unpacked_bytes: 128 * MB,
+        }
+    }
+}
+
+/// One limit: what it bounds, its variable, and whether it is counted in megabytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    FileBytes,
+    CellBytes,
+    Columns,
+    Rows,
+    Cells,
+    UnpackedBytes,
+}
+
+impl Limit {
+    /// The environment variable that raises the limit.
+    pub fn variable(self) -> &'static str {
+        match self {
+            Limit::FileBytes => "CONCORD_MAX_FILE_MB",
+            Limit::CellBytes => "CONCORD_MAX_CELL_MB",
+            Limit::Columns => "CONCORD_MAX_COLUMNS",
+            Limit::Rows => "CONCORD_MAX_ROWS",
+            Limit::Cells => "CONCORD_MAX_CELLS",
+            Limit::UnpackedBytes => "CONCORD_MAX_UNPACKED_MB",
+        }
+    }
+
+    /// The issue code of crossing the limit.
+    pub fn code(self) -> &'static str {
+        match self {
+            Limit::FileBytes => "file_too_large",
+            Limit::CellBytes => "cell_too_large",
+            Limit::Columns => "too_many_columns",
+            Limit::Rows => "too_many_rows",
+            Limit::Cells => "too_many_cells",
+            Limit::UnpackedBytes => "unpacked_too_large",
+        }
+    }
+
+    fn in_megabytes(self) -> bool {
+        matches!(
+            self,
+            Limit::FileBytes | Limit::CellBytes | Limit::UnpackedBytes
+        )
+    }
+}
+
+impl ReadLimits {
+    /// The defaults, each replaced by its environment variable when that holds a positive whole
+    /// number (megabytes for the byte limits).
+    pub fn from_env() -> ReadLimits {
+        let mut limits = ReadLimits::default();
+        for limit in [
+            Limit::FileBytes,
+            Limit::CellBytes,
+            Limit::Columns,
+            Limit::Rows,
+            Limit::Cells,
+            Limit::UnpackedBytes,
+        ] {
+            let Some(n) = std::env::var(limit.variable())
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|&n| n > 0)
+            else {
+                continue;
+            };
+            let value = if limit.in_megabytes() {
+                n.saturating_mul(MB)
+            } else {
+                n
+            };
+            *limits.get_mut(limit) = value;
+        }
+        limits
+    }
+
+    pub fn get(&self, limit: Limit) -> u64 {
+        match limit {
+            Limit::FileBytes => self.file_bytes,
+            Limit::CellBytes => self.cell_bytes,
+            Limit::Columns => self.columns,
+            Limit::Rows => self.rows,
+            Limit::Cells => self.cells,
+            Limit::UnpackedBytes => self.unpacked_bytes,
+        }
+    }
+
+    fn get_mut(&mut self, limit: Limit) -> &mut u64 {
+        match limit {
+            Limit::FileBytes => &mut self.file_bytes,
+            Limit::CellBytes => &mut self.cell_bytes,
+            Limit::Columns => &mut self.columns,
+            Limit::Rows => &mut self.rows,
+            Limit::Cells => &mut self.cells,
+            Limit::UnpackedBytes => &mut self.unpacked_bytes,
+        }
+    }
+
+    /// The error for `found` exceeding `limit`; `what` says what was counted ("the sheet spans
+    /// 16384 columns × 1048576 rows").
+    pub fn exceeded(&self, at: Location, limit: Limit, what: String) -> Issue {
+        let max = self.get(limit);
+        let (max_text, unit) = if limit.in_megabytes() {
+            (format!("{}", max.div_ceil(MB)), " MB")
+        } else {
+            (max.to_string(), "")
+        };
+        let noun = match limit {
+            Limit::FileBytes => "per file",
+            Limit::CellBytes => "of text per cell",
+            Limit::Columns => "columns per row",
+            Limit::Rows => "rows per sheet",
+            Limit::Cells => "cells per sheet or file",
+            Limit::UnpackedBytes => "of unpacked workbook XML per sheet",
+        };
+        Issue::error(
+            at,
+            limit.code(),
+            format!(
+                "{what}; Concord reads at most {max_text}{unit} {noun} (to raise the limit, set the environment variable {}, e.g. {}={}, and import again)",
+                limit.variable(),
+                limit.variable(),
+                max_text.parse::<u64>().unwrap_or(max).saturating_mul(2)
+            ),
+        )
+    }
+}
+
+fn whole(file: &str, part: Option<&str>) -> Location {
+    Location {
+        file: file.to_string(),
+        sheet: part.map(str::to_string),
+        row: None,
+        column: None,
+    }
+}
+
+/// A cell reference (`B7`, `XFD1048576`) as 0-based (row, column); `None` when it is not one or
+/// its numbers would overflow.
+pub(crate) fn cell_ref(text: &[u8]) -> Option<(u64, u64)> {
+    let letters = text.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+    let digits = &text[letters..];
+    if letters == 0 || letters > 7 || digits.is_empty() || digits.len() > 12 {
+        return None;
+    }
+    let mut col = 0u64;
+    for b in &text[..letters] {
+        col = col * 26 + u64::from(b.to_ascii_uppercase() - b'A') + 1;
+    }
+    let mut row = 0u64;
+    for b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        row = row * 10 + u64::from(b - b'0');
+    }
+    (row >= 1).then(|| (row - 1, col - 1))
+}
+
+/// A row number attribute (`r="12"`), 0-based.
+fn row_number(text: &[u8]) -> Option<u64> {
+    if text.is_empty() || text.len() > 12 || !text.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = text.iter().fold(0u64, |n, b| n * 10 + u64::from(b - b'0'));
+    (n >= 1).then(|| n - 1)
+}
+
+fn attribute(e: &BytesStart<'_>, name: &str) -> Option<Vec<u8>> {
+    e.attributes()
+        .flatten()
+        .find(|a| a.key.local_name().as_ref() == name)
+        .map(|a| a.value.into_owned().into_bytes())
+}
+
+/// What the scan of one XML part found.
+#[derive(Debug, Default)]
+struct PartFacts {
+    unpacked: u64,
+    /// Cells that hold a value, and the block they span.
+    cells: u64,
+    first: Option<(u64, u64)>,
+    last: Option<(u64, u64)>,
+    is_shared_strings: bool,
+}
+
+impl PartFacts {
+    fn span(&self) -> u64 {
+        match (self.first, self.last) {
+            (Some((r0, c0)), Some((r1, c1))) => (r1 - r0 + 1).saturating_mul(c1 - c0 + 1),
+            _ => 0,
+        }
+    }
+}
+
+/// Check a workbook (the bytes of an .xlsx) against `limits` before any reader allocates for it.
+/// Every XML part of the archive is streamed; see the module documentation for what is checked.
+pub fn check_workbook(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<(), Vec<Issue>> {
+    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| {
+        vec![Issue::error(
+            whole(file, None),
+            "unreadable_workbook",
+            format!("the workbook cannot be opened (truncated or damaged?): {e}"),
+        )]
+    })?;
+    let mut shared_strings = 0u64;
+    let mut sheets: Vec<(String, PartFacts)> = Vec::new();
+    for index in 0..archive.len() {
+        let mut entry = archive.by_index(index).map_err(|e| {
+            vec![Issue::error(
+                whole(file, None),
+                "unreadable_workbook",
+                format!("part {index} of the workbook cannot be read: {e}"),
+            )]
+        })?;
+        let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
+        let lower = name.to_ascii_lowercase();
+        // Parts that are not named as XML are scanned too (a relationship may point a sheet at any
+        // name), but only XML that holds cells or strings is held to the limits.
+        let strict = lower.ends_with(".xml") || lower.ends_with(".rels");
+        let facts = scan_part(file, &name, &mut entry, limits, strict)?;
+        if facts.is_shared_strings {
+            shared_strings = shared_strings.saturating_add(facts.unpacked);
+        } else if facts.cells > 0 || facts.first.is_some() {
+            sheets.push((name, facts));
+        }
+    }
+    let mut total_cells = 0u64;
+    for (name, facts) in &sheets {
+        let unpacked = facts.unpacked.saturating_add(shared_strings);
+        if unpacked > limits.unpacked_bytes {
+            return Err(vec![limits.exceeded(
+                whole(file, Some(name)),
+                Limit::UnpackedBytes,
+                format!(
+                    "part {name} and the shared strings unpack to {:.1} MB",
+                    unpacked as f64 / MB as f64
+                ),
+            )]);
+        }
+        total_cells = total_cells.saturating_add(facts.cells);
+    }
+    if total_cells > limits.cells {
+        return Err(vec![limits.exceeded(
+            whole(file, None),
+            Limit::Cells,
+            format!("the workbook holds {total_cells} cells"),
+        )]);
+    }
+    Ok(())
+}
+
+/// Stream one XML part, failing at the first limit crossed.
+fn scan_part(
+    file: &str,
+    name: &str,
+    entry: &mut dyn Read,
+    limits: &ReadLimits,
+    strict: bool,
+) -> Result<PartFacts, Vec<Issue>> {
+    let at = |row: Option<u64>| Location {
+        file: file.to_string(),
+        sheet: Some(name.to_string()),
+        row: row.map(|r| (r + 1) as usize),
+        column: None,
+    };
+    let over =
+        |limit: Limit, what: String, row: Option<u64>| vec![limits.exceeded(at(row), limit, what)];
+    let damaged = |detail: String| {
+        vec![Issue::error(
+            at(None),
+            "unreadable_workbook",
+            format!("part {name} of the workbook is damaged: {detail}"),
+        )]
+    };
+    // One byte past the limit tells "at the limit" from "over it" without reading further.
+    let mut counted = CountingReader {
+        inner: entry.take(limits.unpacked_bytes.saturating_add(1)),
+        count: 0,
+    };
+    let mut facts = PartFacts::default();
+    let mut buf = Vec::new();
+    {
+        let mut xml = quick_xml::Reader::from_reader(std::io::BufReader::new(&mut counted));
+        xml.config_mut().check_end_names = false;
+        let (mut row, mut col) = (0u64, 0u64);
+        let mut in_cell: Option<(u64, u64)> = None;
+        let mut cell_has_value = false;
+        loop {
+            buf.clear();
+            let event = match xml.read_event_into(&mut buf) {
+                Ok(e) => e,
+                // Text after the limit is cut off mid-element; the size check below reports it.
+                Err(_) if xml.buffer_position() >= limits.unpacked_bytes => break,
+                // calamine reads with the same parser, so it stops at the same error.
+                Err(_) if !strict => break,
+                Err(e) => return Err(damaged(e.to_string())),
+            };
+            let (start, empty) = match &event {
+                Event::Start(e) => (Some(e), false),
+                Event::Empty(e) => (Some(e), true),
+                Event::End(e) => {
+                    match e.local_name().as_ref() {
+                        "c" => {
+                            if let Some(pos) = in_cell.take() {
+                                if cell_has_value {
+                                    facts.note_cell(pos);
+                                    check_span(&facts, limits)
+                                        .map_err(|(l, w)| over(l, w, Some(pos.0)))?;
+                                }
+                            }
+                            col += 1;
+                        }
+                        "row" => {
+                            row += 1;
+                            col = 0;
+                        }
+                        _ => {}
+                    }
+                    continue;
+                }
+                Event::Eof => break,
+                _ => continue,
+            };
+            let Some(e) = start else { continue };
+            match e.local_name().as_ref() {
+                "sst" => {
+                    facts.is_shared_strings = true;
+                    for key in ["uniqueCount", "count"] {
+                        if let Some(v) = attribute(e, key) {
+                            let declared = std::str::from_utf8(&v)
+                                .ok()
+                                .and_then(|s| s.trim().parse::<u64>().ok());
+                            match declared {
+                                Some(n) if n <= limits.cells => {}
+                                Some(n) => {
+                                    return Err(over(
+                                        Limit::Cells,
+                                        format!("the shared strings declare {} = {n}", key),
+                                        None,
+                                    ))
+                                }
+                                None => {
+                                    return Err(damaged(format!(
+                                        "the shared-string {} {} is not a number",
+                                        key,
+                                        quoted(&String::from_utf8_lossy(&v))
+                                    )))
+                                }
+                            }
+                        }
+                    }
+                }
+                "si" if facts.is_shared_strings => {
+                    facts.cells += 1;
+                    if facts.cells > limits.cells {
+                        return Err(over(
+                            Limit::Cells,
+                            format!("the shared strings hold more than {} texts", limits.cells),
+                            None,
+                        ));
+                    }
+                }
+                "dimension" => {
+                    if let Some(v) = attribute(e, "ref") {
+                        let mut corners = v.split(|&b| b == b':').map(cell_ref);
+                        let first = corners.next().flatten();
+                        let last = corners.next().flatten().or(first);
+                        let (Some((r0, c0)), Some((r1, c1))) = (first, last) else {
+                            return Err(damaged(format!(
+                                "the sheet's dimension {} is not a cell range",
+                                quoted(&String::from_utf8_lossy(&v))
+                            )));
+                        };
+                        if r1 < r0 || c1 < c0 {
+                            return Err(damaged(format!(
+                                "the sheet's dimension {} ends before it starts",
+                                quoted(&String::from_utf8_lossy(&v))
+                            )));
+                        }
+                        check_position(limits, (r1, c1)).map_err(|(l, w)| over(l, w, None))?;
+                        let span = (r1 - r0 + 1).saturating_mul(c1 - c0 + 1);
+                        if span > limits.cells {
+                            return Err(over(
+                                Limit::Cells,
+                                format!(
+                                    "the sheet declares the dimension {} ({} rows × {} columns = {span} cells)",
+                                    String::from_utf8_lossy(&v),
+                                    r1 - r0 + 1,
+                                    c1 - c0 + 1
+                                ),
+                                None,
+                            ));
+                        }
+                    }
+                }
+                "row" => {
+                    if let Some(v) = attribute(e, "r") {
+                        row = row_number(&v).ok_or_else(|| {
+                            damaged(format!(
+                                "row number {} is not a positive whole number",
+                                quoted(&String::from_utf8_lossy(&v))
+                            ))
+                        })?;
+                        check_position(limits, (row, 0)).map_err(|(l, w)| over(l, w, Some(row)))?;
+                    }
+                    col = 0;
+                    if empty {
+                        row += 1;
+                    }
+                }
+                "c" => {
+                    let pos = match attribute(e, "r") {
+                        Some(v) => cell_ref(&v).ok_or_else(|| {
+                            damaged(format!(
+                                "{} is not a cell reference",
+                                quoted(&String::from_utf8_lossy(&v))
+                            ))
+                        })?,
+                        None => (row, col),
+                    };
+                    check_position(limits, pos).map_err(|(l, w)| over(l, w, Some(pos.0)))?;
+                    col = pos.1;
+                    if empty {
+                        col += 1;
+                    } else {
+                        in_cell = Some(pos);
+                        cell_has_value = false;
+                    }
+                }
+                "v" | "is" if in_cell.is_some() => cell_has_value = true,
+                "f" => {
+                    if in_cell.is_some() {
+                        cell_has_value = true;
+                    }
+                    if let Some(v) = attribute(e, "si") {
+                        let index = std::str::from_utf8(&v)
+                            .ok()
+                            .and_then(|s| s.trim().parse::<u64>().ok());
+                        match index {
+                            Some(i) if i < limits.cells => {}
+                            _ => {
+                                return Err(over(
+                                    Limit::Cells,
+                                    format!(
+                                        "a shared formula has the index {}",
+                                        String::from_utf8_lossy(&v)
+                                    ),
+                                    in_cell.map(|p| p.0),
+                                ))
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    facts.unpacked = counted.count;
+    let holds_data = strict || facts.cells > 0 || facts.is_shared_strings;
+    if counted.count > limits.unpacked_bytes && holds_data {
+        return Err(over(
+            Limit::UnpackedBytes,
+            format!(
+                "part {name} unpacks to more than {:.1} MB",
+                limits.unpacked_bytes as f64 / MB as f64
+            ),
+            None,
+        ));
+    }
+    Ok(facts)
+}
+
+impl PartFacts {
+    fn note_cell(&mut self, (r, c): (u64, u64)) {
+        self.cells += 1;
+        self.first = Some(match self.first {
+            Some((r0, c0)) => (r0.min(r), c0.min(c)),
+            None => (r, c),
+        });
+        self.last = Some(match self.last {
+            Some((r1, c1)) => (r1.max(r), c1.max(c)),
+            None => (r, c),
+        });
+    }
+}
+
+/// The cells found so far must stay within the cell limit, counted and as the block they span.
+fn check_span(facts: &PartFacts, limits: &ReadLimits) -> Result<(), (Limit, String)> {
+    if facts.cells > limits.cells {
+        return Err((
+            Limit::Cells,
+            format!("the sheet holds more than {} cells", limits.cells),
+        ));
+    }
+    if facts.span() > limits.cells {
+        let (r0, c0) = facts.first.unwrap_or_default();
+        let (r1, c1) = facts.last.unwrap_or_default();
+        return Err((
+            Limit::Cells,
+            format!(
+                "the sheet's cells span {} rows × {} columns (from {}{} to {}{})",
+                r1 - r0 + 1,
+                c1 - c0 + 1,
+                super::column_letters(c0 as usize),
+                r0 + 1,
+                super::column_letters(c1 as usize),
+                r1 + 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A position must lie within the row and column limits.
+fn check_position(limits: &ReadLimits, (row, col): (u64, u64)) -> Result<(), (Limit, String)> {
+    if row >= limits.rows {
+        return Err((
+            Limit::Rows,
+            format!("the sheet has a cell in row {}", row + 1),
+        ));
+    }
+    if col >= limits.columns {
+        return Err((
+            Limit::Columns,
+            format!("the sheet has a cell in column {}", col + 1),
+        ));
+    }
+    Ok(())
+}
+
+/// Counts the bytes read through it.
+struct CountingReader<R> {
+    inner: R,
+    count: u64,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_references_parse_and_refuse_overflow() {
+        assert_eq!(cell_ref(b"A1"), Some((0, 0)), "the first cell");
+        assert_eq!(
+            cell_ref(b"XFD1048576"),
+            Some((1_048_575, 16_383)),
+            "Excel's last cell"
+        );
+        assert_eq!(cell_ref(b"A0"), None, "rows start at 1");
+        assert_eq!(
+            cell_ref(b"AAAAAAAAAAAA1"),
+            None,
+            "column letters that would overflow are not a reference"
+        );
+        assert_eq!(cell_ref(b"1A"), None, "letters come first");
+    }
+
+    #[test]
+    fn limit_messages_name_the_variable() {
+        let limits = ReadLimits::default();
+        let issue = limits.exceeded(whole("f.xlsx", None), Limit::Cells, "x".into());
+        assert!(
+            issue.message.contains("CONCORD_MAX_CELLS") && issue.message.contains("3000000"),
+            "the message says the limit and how to raise it: {}",
+            issue.message
+        );
+    }
+}

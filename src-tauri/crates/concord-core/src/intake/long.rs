@@ -1,0 +1,1107 @@
+//! Generic long form (CSV, JSON Lines or XLSX), with column names chosen by the user:
+//! - items: `conversation_id, context, response_id, source, text` — one row per response;
+//!   conversation ids are used as the study's external ids as written (so `mentalbench:12` meets
+//!   the released datasets), response ids become the responses' external ids;
+//! - ratings: `item, rater, criterion, score`, optional `rationale` — one row per rating; `item`
+//!   (or `target`) names a response by its external id, `criterion` any key of the rubric.
+//!
+//! Sources are looked up in the release catalogue by key or MentalBench column name; other
+//! sources are created under the name given (family guessed from the name like a judge's). Raters
+//! already in the study keep their kind; new ones get the kind the user chose (judges get a model
+//! id equal to their name and a family from it). The same rating twice in one file, an unknown
+//! item or criterion, or a score that cannot be one rejects the import; an empty score is
+//! missing (reported, not stored).
+
+use super::catalog::{judge_family, source_by_key, source_by_mentalbench_column};
+use super::index::{RaterSpec, SourceSpec, StudyIndex};
+use super::record_file;
+use super::FileReport;
+use super::FileStatus;
+use super::ImportError;
+use super::ImportOptions;
+use super::ImportReport;
+use super::OutOfScale;
+use super::QualityItem;
+use super::QualityKind;
+use super::{prepare, Formats, Prepared};
+use super::{ImportProgress, PROGRESS_EVERY_ROWS};
+use crate::base::digest::sha256_reader;
+use crate::base::text::quoted;
+use crate::files::bounds::ReadLimits;
+use crate::files::csv_rows::CsvRow;
+use crate::files::csv_rows::CsvRows;
+use crate::files::table::check_headers;
+use crate::files::table::display_name;
+use crate::files::table::Cell;
+use crate::files::table::FileFormat;
+use crate::files::table::RawRow;
+use crate::files::table::RawTable;
+use crate::files::Issue;
+use crate::files::Location;
+use crate::rubric::reply::classify_number;
+use crate::rubric::reply::Score;
+use crate::rubric::{builtin, Rubric};
+use crate::store::{ImportedRating, NewConversation, RaterKind, SourceKind, Store};
+use sha2::{Digest, Sha256};
+use std::borrow::Cow;
+use std::cell::Cell as Shared;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::rc::Rc;
+
+/// Column names of an items file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemColumns {
+    pub conversation: String,
+    pub context: String,
+    pub response: String,
+    pub source: String,
+    pub text: String,
+}
+
+impl Default for ItemColumns {
+    fn default() -> Self {
+        ItemColumns {
+            conversation: "conversation_id".into(),
+            context: "context".into(),
+            response: "response_id".into(),
+            source: "source".into(),
+            text: "text".into(),
+        }
+    }
+}
+
+/// Column names of a ratings file, and the kind of raters it introduces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RatingColumns {
+    pub item: String,
+    pub rater: String,
+    pub criterion: String,
+    pub score: String,
+    pub rationale: String,
+    pub new_rater_kind: RaterKind,
+}
+
+impl Default for RatingColumns {
+    fn default() -> Self {
+        RatingColumns {
+            item: "item".into(),
+            rater: "rater".into(),
+            criterion: "criterion".into(),
+            score: "score".into(),
+            rationale: "rationale".into(),
+            new_rater_kind: RaterKind::Expert,
+        }
+    }
+}
+
+/// A rubric by id: one stored in the study, else a built-in one.
+fn find_rubric(store: &Store, key: &str, at: &Location) -> Result<Rubric, ImportError> {
+    if let Some((_, r)) = store.rubrics()?.into_iter().find(|(_, r)| r.id == key) {
+        return Ok(r);
+    }
+    builtin::by_id(key).ok_or_else(|| {
+        ImportError::one(
+            at.clone(),
+            "unknown_rubric",
+            format!("no rubric {} in the study or built in", quoted(&key)),
+        )
+    })
+}
+
+fn required(table: &RawTable, names: &[(&str, &str)]) -> Result<Vec<usize>, Vec<Issue>> {
+    let mut missing = Vec::new();
+    let mut out = Vec::new();
+    for (role, name) in names {
+        match table.column(name) {
+            Some(c) => out.push(c),
+            None => missing.push(format!("{} ({role})", quoted(&name))),
+        }
+    }
+    if missing.is_empty() {
+        Ok(out)
+    } else {
+        Err(vec![Issue::error(
+            table.whole(),
+            "missing_column",
+            format!(
+                "missing column(s) {}; the file's columns are {}",
+                missing.join(", "),
+                table
+                    .headers
+                    .iter()
+                    .map(|h| quoted(h).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )])
+    }
+}
+
+fn source_spec(name: &str) -> SourceSpec {
+    if let Some(entry) = source_by_key(name).or_else(|| source_by_mentalbench_column(name)) {
+        return SourceSpec::from(entry);
+    }
+    let human = ["human", "original"]
+        .iter()
+        .any(|h| name.eq_ignore_ascii_case(h));
+    SourceSpec {
+        key: name.to_string(),
+        name: name.to_string(),
+        family: (!human).then(|| judge_family(name)),
+        kind: if human {
+            SourceKind::Human
+        } else {
+            SourceKind::Llm
+        },
+    }
+}
+
+/// What the items importer keeps of the rows read so far, to find repeated ids: each id once,
+/// with the row it first appears in; a conversation's context as its SHA-256, not its text.
+#[derive(Default)]
+struct SeenItems {
+    /// Response id → the row it first appears in.
+    responses: HashMap<Box<str>, usize>,
+    /// Conversation id → what is known of it.
+    conversations: HashMap<Box<str>, SeenConversation>,
+    /// Source key → its position among the file's sources.
+    sources: HashMap<String, u32>,
+    /// (conversation, source) positions → the row of their response.
+    pairs: HashMap<(u32, u32), usize>,
+}
+
+/// A conversation as first read: its position, its context's digest and that row.
+struct SeenConversation {
+    position: u32,
+    context: [u8; 32],
+    row: usize,
+    /// Its id in the study once written, and whether the study held it with another context
+    /// (the same for every row of it, as the rows agree on the context).
+    stored: Option<(i64, bool)>,
+}
+
+fn context_digest(context: &str) -> [u8; 32] {
+    Sha256::digest(context.as_bytes()).into()
+}
+
+/// Import a long-form items file.
+pub fn import_items(
+    store: &mut Store,
+    path: &Path,
+    rubric_key: &str,
+    columns: &ItemColumns,
+    sheet: Option<&str>,
+    options: &ImportOptions,
+) -> Result<ImportReport, ImportError> {
+    import_items_reporting(
+        store,
+        path,
+        rubric_key,
+        columns,
+        sheet,
+        options,
+        &mut |_| {},
+    )
+}
+
+/// [`import_items`], telling `progress` how far it has come (see [`ImportProgress`]). A CSV
+/// file is read as a stream and written row by row in one transaction (rolled back if any row
+/// is refused), so memory grows only with the ids it names, not with its text; JSON Lines and
+/// XLSX are read within the read limits.
+pub fn import_items_reporting(
+    store: &mut Store,
+    path: &Path,
+    rubric_key: &str,
+    columns: &ItemColumns,
+    sheet: Option<&str>,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(ImportProgress),
+) -> Result<ImportReport, ImportError> {
+    let file = LongFile {
+        path,
+        sheet,
+        kind: "long-items",
+        options,
+    };
+    file.import(
+        store,
+        progress,
+        &mut |store, header, rows, _again, sha, on_rows| {
+            write_items(
+                store, header, rows, sha, rubric_key, columns, options, on_rows,
+            )
+        },
+    )
+}
+
+/// One long-form file to import and how to tell what it is.
+struct LongFile<'p> {
+    path: &'p Path,
+    sheet: Option<&'p str>,
+    /// The format named in the file's report and import record.
+    kind: &'static str,
+    options: &'p ImportOptions,
+}
+
+/// Writes a long-form file's rows in one transaction: given the header (file, sheet, columns),
+/// the rows, a way to read them anew, the file's SHA-256, and a callback for rows written.
+type WriteRows<'w> = dyn for<'t> FnMut(
+        &mut Store,
+        &'t RawTable,
+        RatingRows<'t>,
+        &dyn Fn() -> Result<RatingRows<'t>, ImportError>,
+        &str,
+        &mut dyn FnMut(u64),
+    ) -> Result<FileReport, ImportError>
+    + 'w;
+
+impl LongFile<'_> {
+    /// Recognise a file imported before, then hand its rows to `write`: a CSV file as a stream
+    /// (its size and row count unlimited, progress from the bytes read), JSON Lines and XLSX as
+    /// a table read within the read limits. The last report (`done == total`) comes once the
+    /// import has landed.
+    fn import(
+        &self,
+        store: &mut Store,
+        progress: &mut dyn FnMut(ImportProgress),
+        write: &mut WriteRows<'_>,
+    ) -> Result<ImportReport, ImportError> {
+        let (path, options) = (self.path, self.options);
+        let name = display_name(path);
+        let landed = |out: FileReport| ImportReport {
+            options: options.clone(),
+            files: vec![out],
+        };
+        if FileFormat::from_name(&name) == Some(FileFormat::Csv) {
+            let sha = sha256_file(path)?;
+            if store.import_by_hash(&sha)?.is_some() {
+                let mut done = FileReport::new(&name, None, self.kind, &sha);
+                done.status = FileStatus::AlreadyImported;
+                return Ok(landed(done));
+            }
+            let read = Rc::new(Shared::new(0u64));
+            let open = |read: Rc<Shared<u64>>| open_counted(path, &name, read);
+            let total = std::fs::metadata(path).map_or(0, |m| m.len());
+            let reader = open(read.clone())?;
+            let header = RawTable {
+                file: name.clone(),
+                sheet: None,
+                headers: reader.headers().to_vec(),
+                rows: Vec::new(),
+            };
+            check_headers(&header).map_err(ImportError::Rejected)?;
+            // What is read lies ahead of what is written by at most the reader's buffer.
+            let (mut done, mut rows_read) = (0, 0);
+            let out = write(
+                store,
+                &header,
+                RatingRows::Stream(Box::new(reader)),
+                &|| open(Rc::new(Shared::new(0))).map(|r| RatingRows::Stream(Box::new(r))),
+                &sha,
+                &mut |rows| {
+                    done = read.get().clamp(done, total.saturating_sub(1));
+                    rows_read = rows;
+                    progress(ImportProgress { done, total, rows });
+                },
+            )?;
+            progress(ImportProgress {
+                done: total,
+                total,
+                rows: rows_read,
+            });
+            return Ok(landed(out));
+        }
+        let p = match prepare(store, path, self.sheet, "long", "long-form", Formats::Any)? {
+            Prepared::Read(p) => p,
+            Prepared::AlreadyImported(done) => return Ok(landed(done)),
+        };
+        let table = &p.table;
+        let total = table.rows.len() as u64;
+        let out = write(
+            store,
+            table,
+            RatingRows::Table { table, next: 0 },
+            &|| Ok(RatingRows::Table { table, next: 0 }),
+            &p.sha,
+            &mut |rows| {
+                progress(ImportProgress {
+                    done: rows.min(total.saturating_sub(1)),
+                    total,
+                    rows,
+                })
+            },
+        )?;
+        progress(ImportProgress {
+            done: total,
+            total,
+            rows: total,
+        });
+        Ok(landed(out))
+    }
+}
+
+/// Validate every row of an items file and write it as it is read, in one transaction: rolled
+/// back, with every problem found, if any row is refused. Once a problem is known nothing more
+/// is written; the rows are still read, to find the others. Problems of the file itself (a
+/// broken quote, bad bytes) are reported alone, as when the file is read whole.
+#[allow(clippy::too_many_arguments)]
+fn write_items(
+    store: &mut Store,
+    header: &RawTable,
+    mut rows: RatingRows<'_>,
+    sha: &str,
+    rubric_key: &str,
+    columns: &ItemColumns,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<FileReport, ImportError> {
+    let rubric = find_rubric(store, rubric_key, &header.whole())?;
+    let cols = required(
+        header,
+        &[
+            ("conversation", &columns.conversation),
+            ("context", &columns.context),
+            ("response", &columns.response),
+            ("source", &columns.source),
+            ("text", &columns.text),
+        ],
+    )
+    .map_err(ImportError::Rejected)?;
+    let mut report = FileReport::new(&header.file, header.sheet.clone(), "long-items", sha);
+    store.write(|tx| -> Result<FileReport, ImportError> {
+        if tx.import_by_hash(sha)?.is_some() {
+            report.status = FileStatus::AlreadyImported;
+            return Ok(report);
+        }
+        let rubric_id = tx.add_rubric(&rubric)?;
+        let mut index = StudyIndex::load(tx)?;
+        let existing = tx.response_external_ids()?;
+        let mut seen = SeenItems::default();
+        let mut read_issues = Vec::new();
+        let mut issues = Vec::new();
+        // A response id already naming another response of the study: found while writing,
+        // reported only when the rows themselves hold no problem (as when all were checked first).
+        let mut refused_write: Option<ImportError> = None;
+        let mut accepted = 0usize;
+        let mut counted = 0u64;
+        let at = |row: usize, column: usize| header.at(row, Some(cols[column]));
+        let rows_read = rows.each(&mut read_issues, |row, read_issues| {
+            counted += 1;
+            if counted.is_multiple_of(PROGRESS_EVERY_ROWS) {
+                progress(counted);
+            }
+            let number = row.number();
+            let mut missing = false;
+            for (i, what) in [
+                (0, "conversation id"),
+                (1, "context"),
+                (2, "response id"),
+                (3, "source"),
+            ] {
+                if row.text(cols[i]).is_none() {
+                    if issues.len() < ITEM_ISSUES {
+                        issues.push(Issue::error(
+                            at(number, i),
+                            "missing_value",
+                            format!("the {what} is empty"),
+                        ));
+                    }
+                    missing = true;
+                }
+            }
+            if missing {
+                return Ok(());
+            }
+            let conversation = row.text(cols[0]).unwrap_or_default();
+            let context = row.untrimmed(cols[1]).unwrap_or_default();
+            let response = row.text(cols[2]).unwrap_or_default();
+            let source_name = row.text(cols[3]).unwrap_or_default();
+            if let Some(&first) = seen.responses.get(response.as_ref()) {
+                if issues.len() < ITEM_ISSUES {
+                    issues.push(Issue::error(
+                        at(number, 2),
+                        "duplicate_id",
+                        format!(
+                            "response id {} appears again (first in row {first})",
+                            quoted(&response)
+                        ),
+                    ));
+                }
+                return Ok(());
+            }
+            seen.responses.insert(response.as_ref().into(), number);
+            let spec = source_spec(&source_name);
+            let source_at = match seen.sources.get(&spec.key) {
+                Some(&known) => known,
+                None => {
+                    let next = seen.sources.len() as u32;
+                    seen.sources.insert(spec.key.clone(), next);
+                    next
+                }
+            };
+            let digest = context_digest(&context);
+            let next_conversation = seen.conversations.len() as u32;
+            let (conversation_at, same_context, context_row) =
+                match seen.conversations.get(conversation.as_ref()) {
+                    Some(c) => (c.position, c.context == digest, c.row),
+                    None => (next_conversation, true, number),
+                };
+            if let Some(&first) = seen.pairs.get(&(conversation_at, source_at)) {
+                if issues.len() < ITEM_ISSUES {
+                    issues.push(Issue::error(
+                        at(number, 3),
+                        "duplicate_response",
+                        format!(
+                            "conversation {} already has a response from {} (row {first})",
+                            quoted(&conversation),
+                            quoted(&source_name)
+                        ),
+                    ));
+                }
+                return Ok(());
+            }
+            seen.pairs.insert((conversation_at, source_at), number);
+            if conversation_at == next_conversation {
+                seen.conversations.insert(
+                    conversation.as_ref().into(),
+                    SeenConversation {
+                        position: conversation_at,
+                        context: digest,
+                        row: number,
+                        stored: None,
+                    },
+                );
+            }
+            if !same_context {
+                if issues.len() < ITEM_ISSUES {
+                    issues.push(Issue::error(
+                        at(number, 1),
+                        "context_conflict",
+                        format!(
+                            "conversation {} has a different context in row {context_row}",
+                            quoted(&conversation)
+                        ),
+                    ));
+                }
+                return Ok(());
+            }
+            accepted += 1;
+            if !issues.is_empty() || !read_issues.is_empty() || refused_write.is_some() {
+                // The import is refused anyway: only look for further problems.
+                return Ok(());
+            }
+            let cached = seen
+                .conversations
+                .get(conversation.as_ref())
+                .and_then(|c| c.stored);
+            let (conversation_id, context_differs) = match cached {
+                Some(stored) => stored,
+                None => {
+                    let c = index.conversation(
+                        tx,
+                        &NewConversation {
+                            external_id: &conversation,
+                            rubric_id,
+                            context: &context,
+                            language: None,
+                            category: None,
+                        },
+                    )?;
+                    report.conversations_added += c.added as usize;
+                    if let Some(entry) = seen.conversations.get_mut(conversation.as_ref()) {
+                        entry.stored = Some((c.id, c.context_differs));
+                    }
+                    (c.id, c.context_differs)
+                }
+            };
+            if context_differs {
+                report.quality.push(QualityItem {
+                    kind: QualityKind::ContextMismatch,
+                    at: Location {
+                        file: report.file.clone(),
+                        sheet: report.sheet.clone(),
+                        row: Some(number),
+                        column: Some(columns.context.clone()),
+                    },
+                    criterion: None,
+                    value: Some(conversation.to_string()),
+                    action: "reported".into(),
+                });
+            }
+            let source_id = index.source(tx, &spec)?;
+            let text = row.untrimmed(cols[4]);
+            let (response_id, added, filled) =
+                index.response(tx, conversation_id, source_id, text.as_deref())?;
+            report.responses_added += added as usize;
+            report.texts_filled += filled as usize;
+            match existing.get(response.as_ref()) {
+                Some(&id) if id != response_id => {
+                    refused_write = Some(ImportError::one(
+                        Location {
+                            file: report.file.clone(),
+                            sheet: report.sheet.clone(),
+                            row: Some(number),
+                            column: Some(columns.response.clone()),
+                        },
+                        "duplicate_id",
+                        format!(
+                            "response id {} already names another response in the study (a different conversation or source); give this response its own id",
+                            quoted(&response)
+                        ),
+                    ));
+                }
+                Some(_) => {}
+                None => tx.set_response_external_id(response_id, &response)?,
+            }
+            Ok(())
+        })?;
+        progress(rows_read as u64);
+        if !read_issues.is_empty() {
+            return Err(ImportError::Rejected(read_issues));
+        }
+        if accepted == 0 && issues.is_empty() {
+            issues.push(Issue::error(
+                header.whole(),
+                "empty_file",
+                "the file has a header row but no data rows".to_string(),
+            ));
+        }
+        if !issues.is_empty() {
+            return Err(ImportError::Rejected(issues));
+        }
+        if let Some(refused) = refused_write {
+            return Err(refused);
+        }
+        record_file(tx, &report, options)?;
+        Ok(report)
+    })
+}
+
+/// The rows of a ratings file: a CSV file streamed row by row (memory flat in its length), or
+/// a JSON Lines or XLSX file already read into a table within the read limits.
+enum RatingRows<'a> {
+    Stream(Box<CsvRows<'a>>),
+    Table { table: &'a RawTable, next: usize },
+}
+
+/// What the ratings importer needs of one row.
+trait RatingRow {
+    /// The row as the user sees it.
+    fn number(&self) -> usize;
+    /// The cell's text, trimmed; `None` when it is blank.
+    fn text(&self, column: usize) -> Option<Cow<'_, str>>;
+    /// The cell's text as written; `None` when it is blank.
+    fn untrimmed(&self, column: usize) -> Option<Cow<'_, str>>;
+}
+
+impl RatingRow for CsvRow<'_> {
+    fn number(&self) -> usize {
+        self.line
+    }
+
+    fn text(&self, column: usize) -> Option<Cow<'_, str>> {
+        Some(self.trimmed(column)).filter(|t| !t.is_empty())
+    }
+
+    fn untrimmed(&self, column: usize) -> Option<Cow<'_, str>> {
+        Some(CsvRow::text(self, column)).filter(|t| !t.trim().is_empty())
+    }
+}
+
+struct TableRow<'t>(&'t RawRow);
+
+impl RatingRow for TableRow<'_> {
+    fn number(&self) -> usize {
+        self.0.number
+    }
+
+    fn text(&self, column: usize) -> Option<Cow<'_, str>> {
+        match self.0.cells.get(column)? {
+            Cell::Text(t) => Some(Cow::Borrowed(t.trim())),
+            other => other.as_text().map(|t| Cow::Owned(t.trim().to_string())),
+        }
+        .filter(|t| !t.is_empty())
+    }
+
+    fn untrimmed(&self, column: usize) -> Option<Cow<'_, str>> {
+        match self.0.cells.get(column)? {
+            Cell::Text(t) => Some(Cow::Borrowed(t.as_str())),
+            other => other.as_text().map(Cow::Owned),
+        }
+        .filter(|t| !t.trim().is_empty())
+    }
+}
+
+impl RatingRows<'_> {
+    /// Call `visit` with every row; problems of the file itself (a broken quote, bad bytes) are
+    /// collected in `issues`, and reading stops once [`MAX_ISSUES`] are known.
+    fn each(
+        &mut self,
+        issues: &mut Vec<Issue>,
+        mut visit: impl FnMut(&dyn RatingRow, &mut Vec<Issue>) -> Result<(), ImportError>,
+    ) -> Result<usize, ImportError> {
+        let mut rows = 0;
+        match self {
+            RatingRows::Stream(reader) => {
+                while let Some(row) = reader.next_row() {
+                    match row {
+                        Ok(row) => {
+                            rows += 1;
+                            visit(&row, issues)?;
+                        }
+                        Err(mut found) => issues.append(&mut found),
+                    }
+                    if issues.len() >= MAX_ISSUES {
+                        break;
+                    }
+                }
+            }
+            RatingRows::Table { table, next } => {
+                while let Some(row) = table.rows.get(*next) {
+                    *next += 1;
+                    rows += 1;
+                    visit(&TableRow(row), issues)?;
+                    if issues.len() >= MAX_ISSUES {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// Reading stops once this many problems are known.
+const MAX_ISSUES: usize = 200;
+
+/// Problems with the rows of an items file listed at most (the file is read to its end).
+const ITEM_ISSUES: usize = 10_000;
+
+/// Which (rater, response, criterion) the file has named so far: one bit each, a bitset per
+/// rater over the study's responses × the rubric's criteria, so a file of millions of rows needs
+/// kilobytes, not a set of strings.
+struct SeenRatings {
+    responses: usize,
+    criteria: usize,
+    per_rater: Vec<Vec<u64>>,
+}
+
+impl SeenRatings {
+    /// Mark a rating as seen; false when it was seen before.
+    fn first_time(&mut self, rater: usize, response: usize, criterion: usize) -> bool {
+        if self.per_rater.len() <= rater {
+            let words = (self.responses * self.criteria).div_ceil(64);
+            self.per_rater.resize_with(rater + 1, || vec![0; words]);
+        }
+        let bit = response * self.criteria + criterion;
+        let word = &mut self.per_rater[rater][bit / 64];
+        let mask = 1u64 << (bit % 64);
+        let fresh = *word & mask == 0;
+        *word |= mask;
+        fresh
+    }
+}
+
+/// Import a long-form ratings file. A CSV file is read as a stream and written row by row in one
+/// transaction (rolled back if any row is refused), so memory stays flat in the number of rows;
+/// its size and row count are not limited. JSON Lines and XLSX are read within the read limits.
+pub fn import_ratings(
+    store: &mut Store,
+    path: &Path,
+    rubric_key: &str,
+    columns: &RatingColumns,
+    sheet: Option<&str>,
+    options: &ImportOptions,
+) -> Result<ImportReport, ImportError> {
+    import_ratings_reporting(
+        store,
+        path,
+        rubric_key,
+        columns,
+        sheet,
+        options,
+        &mut |_| {},
+    )
+}
+
+/// A reader that counts the bytes read through it (the progress of a stream).
+struct Counted<R> {
+    inner: R,
+    read: Rc<Shared<u64>>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// [`import_ratings`], telling `progress` how far it has come (see [`ImportProgress`]).
+pub fn import_ratings_reporting(
+    store: &mut Store,
+    path: &Path,
+    rubric_key: &str,
+    columns: &RatingColumns,
+    sheet: Option<&str>,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(ImportProgress),
+) -> Result<ImportReport, ImportError> {
+    let file = LongFile {
+        path,
+        sheet,
+        kind: "long-ratings",
+        options,
+    };
+    file.import(
+        store,
+        progress,
+        &mut |store, header, rows, again, sha, on_rows| {
+            write_ratings(
+                store, header, rows, again, sha, rubric_key, columns, options, on_rows,
+            )
+        },
+    )
+}
+
+/// A CSV file read as a stream, counting the bytes read into `read`.
+fn open_counted(
+    path: &Path,
+    name: &str,
+    read: Rc<Shared<u64>>,
+) -> Result<CsvRows<'static>, ImportError> {
+    let file = File::open(path).map_err(|e| {
+        ImportError::one(
+            Location::whole_file(name),
+            "unreadable",
+            format!("cannot read the file: {e}"),
+        )
+    })?;
+    let file = Counted { inner: file, read };
+    CsvRows::new(name, file, &stream_limits()).map_err(ImportError::Rejected)
+}
+
+/// Limits for a CSV file read as a stream: what is held at any time is one row, so the limits on
+/// the file's size, rows and cells (which bound a table kept whole) do not apply.
+fn stream_limits() -> ReadLimits {
+    ReadLimits {
+        file_bytes: u64::MAX,
+        rows: u64::MAX,
+        cells: u64::MAX,
+        ..ReadLimits::from_env()
+    }
+}
+
+/// SHA-256 of a file, read in chunks.
+fn sha256_file(path: &Path) -> Result<String, ImportError> {
+    let name = display_name(path);
+    let unreadable = |e: std::io::Error| {
+        ImportError::one(
+            Location::whole_file(&name),
+            "unreadable",
+            format!("cannot read the file: {e}"),
+        )
+    };
+    let file = File::open(path).map_err(unreadable)?;
+    sha256_reader(std::io::BufReader::with_capacity(1 << 16, file)).map_err(unreadable)
+}
+
+/// Validate every row of a ratings file and write it, in one transaction: rolled back, with
+/// every problem found (up to [`MAX_ISSUES`]), if any row is refused. `header` names the file,
+/// sheet and columns; `again` reads the rows anew (only to name the first row of a duplicate).
+#[allow(clippy::too_many_arguments)]
+fn write_ratings<'a>(
+    store: &mut Store,
+    header: &RawTable,
+    mut rows: RatingRows<'a>,
+    again: &dyn Fn() -> Result<RatingRows<'a>, ImportError>,
+    sha: &str,
+    rubric_key: &str,
+    columns: &RatingColumns,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<FileReport, ImportError> {
+    let rubric = find_rubric(store, rubric_key, &header.whole())?;
+    let item_name = if header.column(&columns.item).is_none() && header.column("target").is_some() {
+        "target".to_string()
+    } else {
+        columns.item.clone()
+    };
+    let cols = required(
+        header,
+        &[
+            ("item", &item_name),
+            ("rater", &columns.rater),
+            ("criterion", &columns.criterion),
+            ("score", &columns.score),
+        ],
+    )
+    .map_err(ImportError::Rejected)?;
+    let rationale_col = header.column(&columns.rationale);
+    let existing_raters: HashMap<String, RaterKind> = store
+        .raters()?
+        .into_iter()
+        .map(|r| (r.name, r.kind))
+        .collect();
+    let mut report = FileReport::new(&header.file, header.sheet.clone(), "long-ratings", sha);
+    store.write(|tx| -> Result<FileReport, ImportError> {
+        if tx.import_by_hash(sha)?.is_some() {
+            report.status = FileStatus::AlreadyImported;
+            return Ok(report);
+        }
+        let rubric_id = tx.add_rubric(&rubric)?;
+        let criterion_ids = tx.criterion_ids(rubric_id)?;
+        // Responses by external id, with a dense position for the seen-ratings bitsets.
+        let responses: HashMap<String, (i64, usize)> = tx
+            .response_external_ids()?
+            .into_iter()
+            .enumerate()
+            .map(|(i, (external, id))| (external, (id, i)))
+            .collect();
+        let mut index = StudyIndex::load(tx)?;
+        let mut import = tx.begin_rating_import(&format!("import:{}", report.file))?;
+        // Rater name → (id, position among the file's raters).
+        let mut raters: HashMap<String, (i64, usize)> = HashMap::new();
+        // Criterion name as written → position in the rubric.
+        let mut criteria: HashMap<String, Option<usize>> = HashMap::new();
+        let mut seen = SeenRatings {
+            responses: responses.len(),
+            criteria: rubric.criteria.len(),
+            per_rater: Vec::new(),
+        };
+        let mut unknown_items: HashSet<String> = HashSet::new();
+        let mut duplicates: Vec<(usize, String, String, String, usize)> = Vec::new();
+        let mut too_many_duplicates = false;
+        let mut issues = Vec::new();
+        let at = |row: usize, column: Option<usize>| header.at(row, column);
+        let mut counted = 0u64;
+        let rows_read = rows.each(&mut issues, |row, issues| {
+            counted += 1;
+            if counted.is_multiple_of(PROGRESS_EVERY_ROWS) {
+                progress(counted);
+            }
+            let number = row.number();
+            let (Some(item), Some(rater), Some(criterion_name)) =
+                (row.text(cols[0]), row.text(cols[1]), row.text(cols[2]))
+            else {
+                issues.push(Issue::error(
+                    at(number, None),
+                    "missing_value",
+                    "item, rater and criterion must all be present".to_string(),
+                ));
+                return Ok(());
+            };
+            let position = match criteria.get(criterion_name.as_ref()) {
+                Some(known) => *known,
+                None => {
+                    let found = rubric
+                        .criteria
+                        .iter()
+                        .position(|c| c.answers_to(&criterion_name));
+                    criteria.insert(criterion_name.to_string(), found);
+                    found
+                }
+            };
+            let Some(position) = position else {
+                issues.push(Issue::error(
+                    at(number, Some(cols[2])),
+                    "unknown_criterion",
+                    format!(
+                        "{} is not a criterion of rubric {}",
+                        quoted(&criterion_name),
+                        quoted(&rubric.id)
+                    ),
+                ));
+                return Ok(());
+            };
+            let criterion = &rubric.criteria[position];
+            let Some(&(response_id, response_at)) = responses.get(item.as_ref()) else {
+                if unknown_items.len() < 20 && unknown_items.insert(item.to_string()) {
+                    issues.push(Issue::error(
+                        at(number, Some(cols[0])),
+                        "unknown_item",
+                        format!(
+                            "item {} is not a response id in the study; import the items first",
+                            quoted(&item)
+                        ),
+                    ));
+                }
+                return Ok(());
+            };
+            let (rater_id, rater_at) = match raters.get(rater.as_ref()) {
+                Some(known) => *known,
+                None => {
+                    let kind = existing_raters
+                        .get(rater.as_ref())
+                        .copied()
+                        .unwrap_or(columns.new_rater_kind);
+                    let spec = RaterSpec {
+                        kind,
+                        name: rater.to_string(),
+                        model_id: (kind == RaterKind::Judge).then(|| rater.to_string()),
+                        family: (kind == RaterKind::Judge).then(|| judge_family(&rater)),
+                    };
+                    let id = index.rater(tx, &spec, options.seed)?;
+                    let known = (id, raters.len());
+                    raters.insert(rater.to_string(), known);
+                    known
+                }
+            };
+            if !seen.first_time(rater_at, response_at, position) {
+                if duplicates.len() < 20 {
+                    duplicates.push((
+                        number,
+                        item.to_string(),
+                        rater.to_string(),
+                        criterion_name.to_string(),
+                        position,
+                    ));
+                } else if !too_many_duplicates {
+                    too_many_duplicates = true;
+                    issues.push(Issue::error(
+                        at(number, None),
+                        "duplicate_rating",
+                        format!("{rater} rated {criterion_name} of {} twice, and more than 20 ratings appear twice; only the first 20 are listed", quoted(&item)),
+                    ));
+                }
+                return Ok(());
+            }
+            let at_score = || at(number, Some(cols[3]));
+            let Some(score) = row.text(cols[3]) else {
+                report.quality.push(QualityItem {
+                    kind: QualityKind::EmptyValue,
+                    at: at_score(),
+                    criterion: Some(criterion.id.clone()),
+                    value: None,
+                    action: "skipped".into(),
+                });
+                return Ok(());
+            };
+            let number_read = score
+                .parse::<f64>()
+                .map_err(|_| format!("{} is not a number", quoted(&score)));
+            let (value, raw) = match number_read.and_then(|x| {
+                if x.is_finite() {
+                    classify_number(x, &criterion.scale)
+                } else {
+                    Err(format!("{x} is not a finite number"))
+                }
+            }) {
+                Ok(Score::OnScale(v)) => (Some(v), None),
+                Ok(Score::OneStepOut(v)) => {
+                    report.quality.push(QualityItem {
+                        kind: QualityKind::OutOfScale,
+                        at: at_score(),
+                        criterion: Some(criterion.id.clone()),
+                        value: Some(v.to_string()),
+                        action: match options.out_of_scale {
+                            OutOfScale::Keep => "kept".into(),
+                            OutOfScale::Missing => "missing".into(),
+                        },
+                    });
+                    let stored = (options.out_of_scale == OutOfScale::Keep).then_some(v);
+                    (stored, Some(v.to_string()))
+                }
+                Ok(Score::Null | Score::Empty) => (None, None),
+                Err(msg) => {
+                    issues.push(Issue::error(at_score(), "bad_score", msg));
+                    return Ok(());
+                }
+            };
+            if !issues.is_empty() {
+                // The import is refused anyway: only look for further problems.
+                return Ok(());
+            }
+            let rationale = rationale_col
+                .and_then(|c| row.text(c))
+                .map(|t| t.into_owned());
+            tx.import_rating(
+                &mut import,
+                ImportedRating {
+                    rater_id,
+                    response_id,
+                    criterion_id: criterion_ids[&criterion.id],
+                    value,
+                    raw_value: raw,
+                    rationale,
+                },
+            )?;
+            Ok(())
+        })?;
+        progress(rows_read as u64);
+        if !duplicates.is_empty() {
+            issues.extend(name_duplicates(header, again()?, &cols, &duplicates, &rubric)?);
+        }
+        if rows_read == 0 && issues.is_empty() {
+            issues.push(Issue::error(
+                header.whole(),
+                "empty_file",
+                "the file has a header row but no data rows".to_string(),
+            ));
+        }
+        if !issues.is_empty() {
+            return Err(ImportError::Rejected(issues));
+        }
+        let outcome = tx.finish_rating_import(import)?;
+        report.ratings_inserted = outcome.inserted;
+        report.ratings_updated = outcome.updated;
+        let mut names: Vec<String> = raters.into_keys().collect();
+        names.sort();
+        report.rater = Some(names.join(", "));
+        record_file(tx, &report, options)?;
+        Ok(report)
+    })
+}
+
+/// A `duplicate_rating` problem for each repeated rating, naming the row where it first appears
+/// (found by reading the rows again: only a refused file pays for it).
+fn name_duplicates(
+    header: &RawTable,
+    mut rows: RatingRows<'_>,
+    cols: &[usize],
+    duplicates: &[(usize, String, String, String, usize)],
+    rubric: &Rubric,
+) -> Result<Vec<Issue>, ImportError> {
+    // At most 20 duplicates are kept: a linear search is enough.
+    let mut first: Vec<Option<usize>> = vec![None; duplicates.len()];
+    let mut ignored = Vec::new();
+    rows.each(&mut ignored, |row, _| {
+        let (Some(item), Some(rater), Some(criterion)) =
+            (row.text(cols[0]), row.text(cols[1]), row.text(cols[2]))
+        else {
+            return Ok(());
+        };
+        let Some(position) = rubric
+            .criteria
+            .iter()
+            .position(|c| c.answers_to(&criterion))
+        else {
+            return Ok(());
+        };
+        for (slot, (_, i, r, _, p)) in first.iter_mut().zip(duplicates) {
+            if *p == position && i == item.as_ref() && r == rater.as_ref() {
+                slot.get_or_insert(row.number());
+            }
+        }
+        Ok(())
+    })?;
+    Ok(duplicates
+        .iter()
+        .zip(first)
+        .map(|((number, item, rater, criterion, _), first)| {
+            let earlier = first.map_or("an earlier row".to_string(), |r| format!("row {r}"));
+            Issue::error(
+                header.at(*number, None),
+                "duplicate_rating",
+                format!(
+                    "{rater} rated {criterion} of {} already in {earlier}; the same rating twice is ambiguous",
+                    quoted(&item)
+                ),
+            )
+        })
+        .collect())
+}

@@ -1,0 +1,267 @@
+//! Exports of a study's ratings for analysis elsewhere, and the Excel rating sheet an expert can
+//! fill in instead of using the app: a long CSV (one row per rating), a wide CSV (one row per
+//! response × rater, one column per criterion), an XLSX workbook (one sheet per expert, the
+//! codebook, the agreement report) and the fill-in sheet with its import ([`sheet`]).
+//!
+//! Every text cell leaving Concord goes through [`neutralise`]: a text beginning with `=`, `+`,
+//! `-`, `@`, a tab or a carriage return gets a leading single quote, so no spreadsheet runs a
+//! dataset's text as a formula (CSV injection); XLSX cells are written as strings, never formulas.
+//! A text that is a plain negative number (`-3`, `-0.5`) is left alone, and numeric values are
+//! written as numbers. Timestamps are ISO-8601 UTC.
+//!
+//! An export of an encrypted study is a plain file: it comes with [`plain_copy_warning`] (the
+//! CLI prints it, the window shows it before writing). Concord deliberately offers no encrypted
+//! ZIP/XLSX instead: Excel, R and SPSS cannot open an AES ZIP, so the analyst would unpack it into
+//! a plain file anyway, and a password-protected XLSX needs Office's own encryption format, which
+//! no maintained Rust writer produces; the honest safeguard is to say what the file is.
+
+pub mod csv;
+mod order;
+
+/// What to tell the person who exports from an encrypted study: the file written is not.
+pub fn plain_copy_warning(file: &std::path::Path) -> String {
+    format!(
+        "{} is a plain, unencrypted file: the study is encrypted, this export is not. Keep it on an \
+         encrypted disk, do not send it by e-mail, and delete it when the analysis is done",
+        file.display()
+    )
+}
+
+pub mod sheet;
+pub mod workbook;
+
+pub use self::csv::{write_long_csv, write_wide_csv, CsvOptions, CsvSummary};
+pub use sheet::{
+    import_rating_sheet, write_rating_sheet, CellError, SheetImportReport, SheetSummary,
+};
+pub use workbook::{write_workbook, WorkbookOptions, WorkbookSummary};
+
+use crate::base::cell::{neutralise, unneutralise};
+use crate::base::clock::Millis;
+use crate::base::text::quoted;
+use crate::store::{Occasion, SignatureState, Store, StoreError};
+use std::collections::HashMap;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("{path}: cannot write: {detail}")]
+    Io { path: String, detail: String },
+    #[error("could not write the workbook: {0}")]
+    Xlsx(#[from] rust_xlsxwriter::XlsxError),
+    #[error("could not write CSV: {0}")]
+    Csv(#[from] ::csv::Error),
+    #[error("no rater named {q0} in this study", q0 = quoted(&.0))]
+    UnknownRater(String),
+    #[error("{q0} is an LLM judge; rating sheets are for experts", q0 = quoted(&.0))]
+    NotAnExpert(String),
+    #[error("{q0} has no assigned items; run the assignment first", q0 = quoted(&.0))]
+    NothingAssigned(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<std::io::Error> for ExportError {
+    fn from(e: std::io::Error) -> Self {
+        ExportError::Io {
+            path: String::new(),
+            detail: e.to_string(),
+        }
+    }
+}
+
+/// Milliseconds since the epoch as ISO-8601 UTC (`2023-11-14T22:13:20.000Z`).
+pub fn iso_utc(ms: Millis) -> String {
+    let secs = ms.div_euclid(1000);
+    let millis = ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + if month <= 2 { 1 } else { 0 };
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// A criterion as exports name it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CriterionColumn {
+    pub id: i64,
+    pub rubric: String,
+    pub key: String,
+    /// Header text: the key, or `rubric:key` when several rubrics use the key.
+    pub header: String,
+}
+
+/// Every criterion of the study, rubric by rubric in rubric order.
+pub(crate) fn criterion_columns(store: &Store) -> Result<Vec<CriterionColumn>, ExportError> {
+    let rows: Vec<(i64, String, String)> = store
+        .criterion_refs()?
+        .into_iter()
+        .map(|c| (c.id, c.rubric, c.key))
+        .collect();
+    let dup = |key: &str| rows.iter().filter(|r| r.2 == key).count() > 1;
+    Ok(rows
+        .iter()
+        .map(|(id, rubric, key)| CriterionColumn {
+            id: *id,
+            rubric: rubric.clone(),
+            key: key.clone(),
+            header: if dup(key) {
+                format!("{rubric}:{key}")
+            } else {
+                key.clone()
+            },
+        })
+        .collect())
+}
+
+/// One rating as exports read it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RatingRow {
+    pub conversation: String,
+    pub response: String,
+    pub response_id: i64,
+    pub source: String,
+    pub rater: String,
+    pub rater_kind: String,
+    pub rubric: String,
+    pub criterion_id: i64,
+    pub criterion: String,
+    pub occasion: &'static str,
+    pub value: Option<i64>,
+    pub raw_value: Option<String>,
+    pub rationale: Option<String>,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+    /// Signed, changed after signature, or neither.
+    pub signature: SignatureState,
+}
+
+/// Visit every rating (optionally of one rater) in export order: conversation, source, rater
+/// (experts first, by name), occasion, rubric, criterion. The rating table is scanned plainly
+/// (one rater through its index) and names come from maps loaded once, which is much faster than
+/// letting SQLite join and sort hundreds of thousands of rows; the rows are put in order in
+/// bounded memory (sorted runs of `run_rows`, spilled and merged when there are more).
+pub(crate) fn for_each_rating(
+    store: &Store,
+    rater: Option<&str>,
+    run_rows: usize,
+    mut f: impl FnMut(RatingRow) -> Result<(), ExportError>,
+) -> Result<usize, ExportError> {
+    let rater_id: Option<i64> = match rater {
+        Some(name) => match store.rater_named(name)? {
+            Some(r) => Some(r.id),
+            None => return Ok(0),
+        },
+        None => None,
+    };
+    // Responses ranked by (conversation external id, source key).
+    let mut responses = store.response_labels()?;
+    responses.sort_by(|a, b| {
+        (&a.conversation, &a.source, a.id).cmp(&(&b.conversation, &b.source, b.id))
+    });
+    let response_at: HashMap<i64, usize> = responses
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.id, i))
+        .collect();
+    // Raters ranked by (kind, name).
+    let mut raters = store.rater_records()?;
+    raters.sort_by(|a, b| (&a.kind, &a.name).cmp(&(&b.kind, &b.name)));
+    let rater_at: HashMap<i64, usize> = raters.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+    // Criteria ranked by (rubric, position).
+    let criteria = store.criterion_refs()?;
+    let criterion_at: HashMap<i64, usize> = criteria
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id, i))
+        .collect();
+
+    let mut rows = order::Ordering::new(run_rows);
+    let mut failed = None;
+    let scanned = store.for_each_rating_signed(rater_id, |r, signed_at| {
+        let (Some(&rr), Some(&ra), Some(&cr)) = (
+            response_at.get(&r.response_id),
+            rater_at.get(&r.rater_id),
+            criterion_at.get(&r.criterion_id),
+        ) else {
+            return Ok(());
+        };
+        let texts = (r.raw_value.is_some() || r.rationale.is_some())
+            .then(|| Box::new((r.raw_value, r.rationale)));
+        let pushed = rows.push(order::RawRating {
+            // Occasions are declared in `Occasion::ALL` order, so the discriminant indexes it.
+            rank: (rr as u32, ra as u32, r.occasion as u8, cr as u32),
+            value: r.value,
+            texts,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            signature: SignatureState::of(signed_at, r.updated_at),
+        });
+        if let Err(e) = pushed {
+            failed = Some(e);
+            return Err(StoreError::Invalid("the export stopped".into()));
+        }
+        Ok(())
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    scanned?;
+    rows.finish(|raw| {
+        let (rr, ra, occasion, cr) = raw.rank;
+        let response = &responses[rr as usize];
+        let rater = &raters[ra as usize];
+        let criterion = &criteria[cr as usize];
+        let (raw_value, rationale) = raw.texts.map_or((None, None), |t| *t);
+        f(RatingRow {
+            conversation: response.conversation.clone(),
+            response: response.response.clone(),
+            response_id: response.id,
+            source: response.source.clone(),
+            rater: rater.name.clone(),
+            rater_kind: rater.kind.clone(),
+            rubric: criterion.rubric.clone(),
+            criterion_id: criterion.id,
+            criterion: criterion.key.clone(),
+            occasion: Occasion::ALL[usize::from(occasion)].as_str(),
+            value: raw.value,
+            raw_value,
+            rationale,
+            created_at: raw.created_at,
+            updated_at: raw.updated_at,
+            signature: raw.signature,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_utc_formats_known_instants() {
+        assert_eq!(iso_utc(0), "1970-01-01T00:00:00.000Z", "the epoch");
+        assert_eq!(
+            iso_utc(1_700_000_000_123),
+            "2023-11-14T22:13:20.123Z",
+            "a known instant"
+        );
+        assert_eq!(
+            iso_utc(951_782_400_000),
+            "2000-02-29T00:00:00.000Z",
+            "a leap day"
+        );
+    }
+}

@@ -1,0 +1,701 @@
+//! The fill-in rating sheet: an XLSX workbook for an expert who prefers Excel to the app. It has
+//! one sheet per rubric of the expert's assignment, one row per assigned item in the expert's
+//! shown order: a hidden id column, the item number, the context and the answer (locked by sheet
+//! protection), one column per criterion with a validated dropdown of the scale's levels (1–5,
+//! 0/1) and a rationale column, pre-filled with the expert's current values. A codebook sheet
+//! holds the anchors, and a hidden `concord` sheet names the expert. No source, judge or other
+//! rater appears in it.
+//!
+//! [`import_rating_sheet`] reads a filled sheet back (through the importers' raw-row reader) as
+//! that expert's ratings. Every bad cell — a value off the scale or not a whole number, an id that
+//! is not in the expert's assignment or belongs to another study — is reported with its file,
+//! sheet, row, column and value, and then nothing is written. Blank cells are left as they are.
+//! A row's rationale goes onto every criterion rated in that row.
+
+use super::workbook::{codebook, sheet_name, Cells};
+use super::{neutralise, unneutralise, ExportError};
+use crate::base::text::quoted;
+use crate::files::bounds::ReadLimits;
+use crate::files::table::display_name;
+use crate::files::table::read_file;
+use crate::files::table::read_table_bytes;
+use crate::files::table::sheet_names;
+use crate::files::table::Cell;
+use crate::files::table::FileFormat;
+use crate::files::Issue;
+use crate::rubric::{localized, Rubric};
+use crate::store::{AssignedText, Occasion, RatingInput, RatingOutcome, Store, StoreError};
+use crate::workflow::assignment::Purpose;
+use rust_xlsxwriter::{DataValidation, DataValidationRule, Format, Workbook};
+use serde::Serialize;
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+/// The hidden sheet that names the expert.
+pub const META_SHEET: &str = "concord";
+const CODEBOOK_SHEET: &str = "Codebook";
+const FORMAT_VERSION: &str = "rating-sheet/1";
+const ID: &str = "id";
+const ITEM: &str = "item";
+const CONTEXT: &str = "context";
+const ANSWER: &str = "answer";
+const RATIONALE: &str = "rationale";
+
+/// What [`write_rating_sheet`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SheetSummary {
+    pub rater: String,
+    pub sheets: Vec<String>,
+    pub rows: usize,
+}
+
+/// One bad cell of a filled sheet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CellError {
+    pub file: String,
+    pub sheet: Option<String>,
+    /// The row as the user sees it (1-based, header row included).
+    pub row: Option<usize>,
+    pub column: Option<String>,
+    pub value: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for CellError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(s) = &self.sheet {
+            write!(f, ", sheet {}", quoted(s))?;
+        }
+        if let Some(r) = self.row {
+            write!(f, ", row {r}")?;
+        }
+        if let Some(c) = &self.column {
+            write!(f, ", column {}", quoted(c))?;
+        }
+        if let Some(v) = &self.value {
+            write!(f, ", value {}", quoted(v))?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl From<Issue> for CellError {
+    fn from(i: Issue) -> Self {
+        CellError {
+            file: i.at.file,
+            sheet: i.at.sheet,
+            row: i.at.row,
+            column: i.at.column,
+            value: None,
+            message: i.message,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SheetError {
+    /// The sheet has bad cells; nothing was written.
+    #[error("{} — nothing was imported", describe(.0))]
+    Rejected(Vec<CellError>),
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn describe(errors: &[CellError]) -> String {
+    let mut out = format!("{} problem(s) in the rating sheet:", errors.len());
+    for e in errors.iter().take(10) {
+        out.push_str(&format!("\n  {e}"));
+    }
+    if errors.len() > 10 {
+        out.push_str(&format!("\n  … and {} more", errors.len() - 10));
+    }
+    out
+}
+
+/// What [`import_rating_sheet`] wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SheetImportReport {
+    pub rater: String,
+    pub rows: usize,
+    pub inserted: usize,
+    pub updated: usize,
+    pub unchanged: usize,
+}
+
+/// (occasion, response, criterion).
+type CurrentKey = (Occasion, i64, i64);
+
+fn occasion_of(purpose: Purpose) -> Occasion {
+    if purpose == Purpose::Retest {
+        Occasion::Retest
+    } else {
+        Occasion::First
+    }
+}
+
+fn item_id(response: i64, purpose: Purpose, conversation: &str) -> String {
+    format!("r{response}|{}|{conversation}", purpose.as_str())
+}
+
+/// The cell formats of a fill-in sheet.
+struct SheetFormats {
+    bold: Format,
+    locked_wrap: Format,
+    input: Format,
+    input_wrap: Format,
+}
+
+/// The expert's current values a sheet is pre-filled with.
+struct CurrentValues {
+    /// (occasion, response, criterion) → (value, rationale).
+    values: HashMap<CurrentKey, (Option<i64>, Option<String>)>,
+    /// (rubric key, criterion key) → criterion id.
+    criterion_ids: HashMap<(String, String), i64>,
+}
+
+impl CurrentValues {
+    fn get(
+        &self,
+        rubric: &Rubric,
+        criterion: &crate::rubric::Criterion,
+        occasion: Occasion,
+        response: i64,
+    ) -> Option<&(Option<i64>, Option<String>)> {
+        self.criterion_ids
+            .get(&(rubric.id.clone(), criterion.id.clone()))
+            .and_then(|id| self.values.get(&(occasion, response, *id)))
+    }
+}
+
+/// Write the fill-in sheet of expert `rater` to `path`.
+pub fn write_rating_sheet(
+    store: &Store,
+    rater: &str,
+    path: &Path,
+) -> Result<SheetSummary, ExportError> {
+    let (rater_id, rater_name) = expert(store, rater)?;
+    let items: Vec<AssignedText> = store.assigned_texts(rater_id)?;
+    if items.is_empty() {
+        return Err(ExportError::NothingAssigned(rater_name));
+    }
+    let current = CurrentValues {
+        values: store
+            .ratings_of_rater(rater_id)?
+            .into_iter()
+            .map(|r| {
+                (
+                    (r.occasion, r.response_id, r.criterion_id),
+                    (r.value, r.rationale),
+                )
+            })
+            .collect(),
+        criterion_ids: criterion_ids(store)?,
+    };
+    let rubric_ids: BTreeSet<i64> = items.iter().map(|i| i.rubric_id).collect();
+    let rubrics: Vec<(i64, Rubric)> = store
+        .rubrics()?
+        .into_iter()
+        .filter(|(id, _)| rubric_ids.contains(id))
+        .collect();
+
+    let mut wb = Workbook::new();
+    let mut cells = Cells { count: 0 };
+    let mut taken = BTreeSet::new();
+    taken.insert(CODEBOOK_SHEET.to_lowercase());
+    taken.insert(META_SHEET.to_lowercase());
+    let formats = SheetFormats {
+        bold: Format::new().set_bold().set_locked(),
+        locked_wrap: Format::new().set_text_wrap().set_locked(),
+        input: Format::new().set_unlocked(),
+        input_wrap: Format::new().set_unlocked().set_text_wrap(),
+    };
+    let mut sheets = Vec::new();
+    let mut rows_written = 0;
+    for (rubric_id, rubric) in &rubrics {
+        let name = sheet_name(&rubric.id, &mut taken);
+        let mine: Vec<&AssignedText> = items.iter().filter(|i| i.rubric_id == *rubric_id).collect();
+        let ws = wb.add_worksheet();
+        ws.set_name(&name)?;
+        write_rubric_sheet(ws, &mut cells, &formats, rubric, &mine, &current)?;
+        rows_written += mine.len();
+        sheets.push(name);
+    }
+    codebook(&mut wb, CODEBOOK_SHEET, &rubrics, "en", &mut cells)?;
+    sheets.push(CODEBOOK_SHEET.to_string());
+    write_meta_sheet(&mut wb, &rater_name)?;
+    wb.save(path).map_err(|e| match e {
+        rust_xlsxwriter::XlsxError::IoError(io) => ExportError::Io {
+            path: path.display().to_string(),
+            detail: io.to_string(),
+        },
+        other => ExportError::Xlsx(other),
+    })?;
+    Ok(SheetSummary {
+        rater: rater_name,
+        sheets,
+        rows: rows_written,
+    })
+}
+
+/// One rubric's sheet: the header, a row per item, the scale dropdowns, protection.
+fn write_rubric_sheet(
+    ws: &mut rust_xlsxwriter::Worksheet,
+    cells: &mut Cells,
+    formats: &SheetFormats,
+    rubric: &Rubric,
+    items: &[&AssignedText],
+    current: &CurrentValues,
+) -> Result<(), ExportError> {
+    let mut header: Vec<String> = vec![ID.into(), ITEM.into(), CONTEXT.into(), ANSWER.into()];
+    header.extend(rubric.criteria.iter().map(|c| c.id.clone()));
+    header.push(RATIONALE.into());
+    cells.header(ws, &header, &formats.bold)?;
+    ws.set_column_hidden(0)?;
+    ws.set_column_width(1, 6)?;
+    ws.set_column_width(2, 50)?;
+    ws.set_column_width(3, 60)?;
+    ws.set_column_width((4 + rubric.criteria.len()) as u16, 40)?;
+    for (n, item) in items.iter().enumerate() {
+        write_item_row(ws, cells, formats, (n + 1) as u32, rubric, item, current)?;
+    }
+    let last = items.len() as u32;
+    if last > 0 {
+        add_scale_validation(ws, rubric, last)?;
+    }
+    ws.protect();
+    Ok(())
+}
+
+/// One item's row: hidden id, item number, texts (locked), current values and rationale.
+fn write_item_row(
+    ws: &mut rust_xlsxwriter::Worksheet,
+    cells: &mut Cells,
+    formats: &SheetFormats,
+    row: u32,
+    rubric: &Rubric,
+    item: &AssignedText,
+    current: &CurrentValues,
+) -> Result<(), ExportError> {
+    let occasion = occasion_of(item.purpose);
+    let rationale_col = (4 + rubric.criteria.len()) as u16;
+    cells.text_fmt(
+        ws,
+        row,
+        0,
+        &item_id(item.response_id, item.purpose, &item.conversation),
+        &formats.bold,
+    )?;
+    ws.write_number_with_format(row, 1, (item.position + 1) as f64, &formats.bold)?;
+    cells.count += 1;
+    cells.text_fmt(ws, row, 2, &item.context, &formats.locked_wrap)?;
+    cells.text_fmt(ws, row, 3, &item.answer, &formats.locked_wrap)?;
+    let mut rationale: Option<String> = None;
+    for (c, criterion) in rubric.criteria.iter().enumerate() {
+        let col = (4 + c) as u16;
+        match current.get(rubric, criterion, occasion, item.response_id) {
+            Some((Some(v), r)) => {
+                ws.write_number_with_format(row, col, *v as f64, &formats.input)?;
+                cells.count += 1;
+                if rationale.is_none() {
+                    rationale = r.clone().filter(|t| !t.is_empty());
+                }
+            }
+            _ => {
+                ws.write_blank(row, col, &formats.input)?;
+            }
+        }
+    }
+    match rationale {
+        Some(text) => cells.text_fmt(ws, row, rationale_col, &text, &formats.input_wrap)?,
+        None => {
+            ws.write_blank(row, rationale_col, &formats.input_wrap)?;
+        }
+    }
+    Ok(())
+}
+
+/// A dropdown of the scale's levels on every criterion column of rows 1..=last.
+fn add_scale_validation(
+    ws: &mut rust_xlsxwriter::Worksheet,
+    rubric: &Rubric,
+    last: u32,
+) -> Result<(), ExportError> {
+    for (c, criterion) in rubric.criteria.iter().enumerate() {
+        let col = (4 + c) as u16;
+        let levels: Vec<String> = criterion
+            .scale
+            .levels()
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        let label = localized(&criterion.label, "en");
+        let validation = match DataValidation::new().allow_list_strings(&levels) {
+            Ok(v) => v,
+            Err(_) => DataValidation::new().allow_whole_number(DataValidationRule::Between(
+                criterion.scale.min() as i32,
+                criterion.scale.max() as i32,
+            )),
+        };
+        let validation = validation
+            .set_error_title("Not on the scale")?
+            .set_error_message(format!(
+                "{label}: enter a whole number from {} to {}.",
+                criterion.scale.min(),
+                criterion.scale.max()
+            ))?;
+        ws.add_data_validation(1, col, last, col, &validation)?;
+    }
+    Ok(())
+}
+
+/// The hidden, protected sheet that names the expert and the format version.
+fn write_meta_sheet(wb: &mut Workbook, rater_name: &str) -> Result<(), ExportError> {
+    let meta = wb.add_worksheet();
+    meta.set_name(META_SHEET)?;
+    meta.write_string(0, 0, "key")?;
+    meta.write_string(0, 1, "value")?;
+    meta.write_string(1, 0, "format")?;
+    meta.write_string(1, 1, FORMAT_VERSION)?;
+    meta.write_string(2, 0, "rater")?;
+    meta.write_string(2, 1, neutralise(rater_name).as_ref())?;
+    meta.set_hidden(true);
+    meta.protect();
+    Ok(())
+}
+
+fn expert(store: &Store, rater: &str) -> Result<(i64, String), ExportError> {
+    let found = store
+        .rater_named(rater.trim())?
+        .ok_or_else(|| ExportError::UnknownRater(rater.to_string()))?;
+    if !found.is_expert() {
+        return Err(ExportError::NotAnExpert(found.name));
+    }
+    Ok((found.id, found.name))
+}
+
+fn criterion_ids(store: &Store) -> Result<HashMap<(String, String), i64>, ExportError> {
+    Ok(store
+        .criterion_keys()?
+        .into_iter()
+        .map(|(id, key)| (key, id))
+        .collect())
+}
+
+/// One value to write.
+struct Entry {
+    response: i64,
+    occasion: Occasion,
+    criterion: i64,
+    value: i64,
+    rationale: Option<String>,
+}
+
+/// A workbook read for import: its display name, bytes and sheet names.
+struct SheetFile {
+    file: String,
+    bytes: Vec<u8>,
+    names: Vec<String>,
+}
+
+impl SheetFile {
+    fn read(path: &Path) -> Result<SheetFile, SheetError> {
+        let file = display_name(path);
+        let bytes = read_file(path, &ReadLimits::from_env()).map_err(rejected)?;
+        let names = sheet_names(&file, &bytes).map_err(rejected)?;
+        Ok(SheetFile { file, bytes, names })
+    }
+
+    fn table(&self, sheet: &str) -> Result<crate::files::table::RawTable, SheetError> {
+        read_table_bytes(&self.file, &self.bytes, FileFormat::Xlsx, Some(sheet)).map_err(rejected)
+    }
+
+    /// An error about the whole file.
+    fn whole(&self, message: String) -> CellError {
+        CellError {
+            file: self.file.clone(),
+            sheet: None,
+            row: None,
+            column: None,
+            value: None,
+            message,
+        }
+    }
+
+    /// The expert the hidden `concord` sheet names, found in the study.
+    fn expert(&self, store: &Store) -> Result<(i64, String), SheetError> {
+        if !self.names.iter().any(|n| n == META_SHEET) {
+            return Err(SheetError::Rejected(vec![self.whole(
+                "this workbook is not a Concord rating sheet (its hidden `concord` sheet is missing)"
+                    .into(),
+            )]));
+        }
+        let meta = self.table(META_SHEET)?;
+        let rater = meta
+            .rows
+            .iter()
+            .find(|r| meta.cell(r, 0).as_text().as_deref() == Some("rater"))
+            .and_then(|r| meta.cell(r, 1).as_text())
+            .map(|r| unneutralise(&r).to_string())
+            .ok_or_else(|| {
+                SheetError::Rejected(vec![self.whole("the sheet does not name its expert".into())])
+            })?;
+        expert(store, &rater).map_err(|e| match e {
+            ExportError::UnknownRater(_) | ExportError::NotAnExpert(_) => {
+                SheetError::Rejected(vec![
+                    self.whole(format!("{e}; is this sheet from another study?"))
+                ])
+            }
+            other => other.into(),
+        })
+    }
+}
+
+fn rejected(issues: Vec<Issue>) -> SheetError {
+    SheetError::Rejected(issues.into_iter().map(Into::into).collect())
+}
+
+/// What the study says a returned sheet may hold: the expert's assignment, the rubrics and the
+/// criterion ids.
+struct SheetExpectations {
+    rater_name: String,
+    /// (response, purpose) → (conversation external id, rubric key).
+    assigned: HashMap<(i64, Purpose), (String, String)>,
+    rubrics: Vec<(i64, Rubric)>,
+    criterion_ids: HashMap<(String, String), i64>,
+}
+
+/// What the sheets of a workbook gave: values to write, rows read, and every bad cell.
+#[derive(Default)]
+struct SheetReading {
+    entries: Vec<Entry>,
+    rows: usize,
+    errors: Vec<CellError>,
+}
+
+/// Read a filled rating sheet back as its expert's ratings (see the module documentation).
+pub fn import_rating_sheet(
+    store: &mut Store,
+    path: &Path,
+) -> Result<SheetImportReport, SheetError> {
+    let sheet = SheetFile::read(path)?;
+    let (rater_id, rater_name) = sheet.expert(store)?;
+    let expected = SheetExpectations {
+        assigned: store
+            .assigned_keys(rater_id)
+            .map_err(ExportError::from)?
+            .into_iter()
+            .map(|a| ((a.response_id, a.purpose), (a.conversation, a.rubric)))
+            .collect(),
+        rubrics: store.rubrics()?,
+        criterion_ids: criterion_ids(store).map_err(SheetError::Export)?,
+        rater_name,
+    };
+    let mut reading = SheetReading::default();
+    for name in sheet
+        .names
+        .iter()
+        .filter(|n| *n != META_SHEET && *n != CODEBOOK_SHEET)
+    {
+        let table = sheet.table(name)?;
+        read_rubric_sheet(&sheet.file, name, &table, &expected, &mut reading);
+    }
+    if !reading.errors.is_empty() {
+        return Err(SheetError::Rejected(reading.errors));
+    }
+    write_entries(store, &sheet.file, rater_id, expected.rater_name, reading)
+}
+
+/// Read one rubric's sheet: every row's values, or the cells that are wrong.
+fn read_rubric_sheet(
+    file: &str,
+    name: &str,
+    table: &crate::files::table::RawTable,
+    expected: &SheetExpectations,
+    reading: &mut SheetReading,
+) {
+    let at = |row: usize, column: &str, value: Option<String>, message: String| CellError {
+        file: file.to_string(),
+        sheet: Some(name.to_string()),
+        row: Some(row),
+        column: Some(column.to_string()),
+        value,
+        message,
+    };
+    let Some(id_col) = table.column(ID) else {
+        reading.errors.push(CellError {
+            column: Some(ID.into()),
+            ..at(
+                1,
+                ID,
+                None,
+                "the hidden id column is missing; the sheet was changed".into(),
+            )
+        });
+        return;
+    };
+    // The rubric is the one whose criteria the headers name.
+    let rubric = expected
+        .rubrics
+        .iter()
+        .map(|(_, r)| r)
+        .find(|r| r.criteria.iter().all(|c| table.column(&c.id).is_some()));
+    let Some(rubric) = rubric else {
+        reading.errors.push(at(
+            1,
+            "",
+            None,
+            "the criterion columns do not match any rubric of this study".into(),
+        ));
+        return;
+    };
+    let columns: Vec<(usize, i64, &crate::rubric::Criterion)> = rubric
+        .criteria
+        .iter()
+        .filter_map(|c| {
+            let col = table.column(&c.id)?;
+            let id = *expected
+                .criterion_ids
+                .get(&(rubric.id.clone(), c.id.clone()))?;
+            Some((col, id, c))
+        })
+        .collect();
+    let rationale_col = table.column(RATIONALE);
+    for row in &table.rows {
+        let id_text = table.cell(row, id_col).as_text().unwrap_or_default();
+        let Some((response, purpose, conversation)) = parse_id(&id_text) else {
+            reading.errors.push(at(
+                row.number,
+                ID,
+                Some(id_text),
+                "not a Concord item id; rows must not be added or their ids changed".into(),
+            ));
+            continue;
+        };
+        match expected.assigned.get(&(response, purpose)) {
+            None => {
+                reading.errors.push(at(
+                    row.number,
+                    ID,
+                    Some(id_text),
+                    format!("this item is not in {}'s assignment", expected.rater_name),
+                ));
+                continue;
+            }
+            Some((conv, key)) if conv != &conversation || key != &rubric.id => {
+                reading.errors.push(at(
+                    row.number,
+                    ID,
+                    Some(id_text),
+                    "this row belongs to another study or rubric".into(),
+                ));
+                continue;
+            }
+            Some(_) => {}
+        }
+        reading.rows += 1;
+        let rationale = rationale_col
+            .and_then(|c| table.cell(row, c).as_text())
+            .map(|t| unneutralise(t.trim()).to_string())
+            .filter(|t| !t.is_empty());
+        for (col, criterion_id, criterion) in &columns {
+            let cell = table.cell(row, *col);
+            if cell.is_blank() {
+                continue;
+            }
+            match cell_value(cell, criterion) {
+                Some(value) => reading.entries.push(Entry {
+                    response,
+                    occasion: occasion_of(purpose),
+                    criterion: *criterion_id,
+                    value,
+                    rationale: rationale.clone(),
+                }),
+                None => reading.errors.push(at(
+                    row.number,
+                    &table.headers[*col],
+                    Some(cell.as_text().unwrap_or_default()),
+                    format!(
+                        "{} takes a whole number from {} to {}",
+                        criterion.id,
+                        criterion.scale.min(),
+                        criterion.scale.max()
+                    ),
+                )),
+            }
+        }
+    }
+}
+
+/// A cell's value when it is a whole number on the criterion's scale.
+fn cell_value(cell: &Cell, criterion: &crate::rubric::Criterion) -> Option<i64> {
+    let number = match cell {
+        Cell::Number(x) => Some(*x),
+        Cell::Text(t) => t.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    match number {
+        Some(x) if x.fract() == 0.0 && criterion.scale.contains(x as i64) => Some(x as i64),
+        _ => None,
+    }
+}
+
+/// Write the values read, in one transaction, and count what changed.
+fn write_entries(
+    store: &mut Store,
+    file: &str,
+    rater_id: i64,
+    rater_name: String,
+    reading: SheetReading,
+) -> Result<SheetImportReport, SheetError> {
+    let origin = format!("sheet:{file}");
+    let mut report = SheetImportReport {
+        rater: rater_name,
+        rows: reading.rows,
+        ..SheetImportReport::default()
+    };
+    store.write(|tx| -> Result<(), SheetError> {
+        for e in &reading.entries {
+            let outcome = tx.set_rating(&RatingInput {
+                rater_id,
+                response_id: e.response,
+                criterion_id: e.criterion,
+                occasion: e.occasion,
+                value: Some(e.value),
+                raw_value: None,
+                rationale: e.rationale.as_deref(),
+                origin: &origin,
+            })?;
+            match outcome {
+                RatingOutcome::Inserted => report.inserted += 1,
+                RatingOutcome::Updated { .. } => report.updated += 1,
+                RatingOutcome::Unchanged => report.unchanged += 1,
+            }
+        }
+        if report.inserted + report.updated > 0 {
+            tx.audit(
+                "lead",
+                "rating_sheet_imported",
+                &serde_json::json!({
+                    "file": file, "rater": report.rater,
+                    "inserted": report.inserted, "updated": report.updated,
+                }),
+            )?;
+        }
+        Ok(())
+    })?;
+    Ok(report)
+}
+
+fn parse_id(text: &str) -> Option<(i64, Purpose, String)> {
+    let mut parts = text.trim().splitn(3, '|');
+    let response = parts.next()?.strip_prefix('r')?.parse().ok()?;
+    let purpose = Purpose::parse(parts.next()?)?;
+    let conversation = parts.next()?.to_string();
+    Some((response, purpose, conversation))
+}

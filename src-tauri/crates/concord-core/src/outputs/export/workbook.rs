@@ -1,0 +1,433 @@
+//! The results workbook (XLSX, written with rust_xlsxwriter): a codebook sheet (every criterion
+//! with its scale and anchors), one sheet per expert (one row per response × occasion, one column
+//! per criterion, then the rationale, the time of the last change and the row's signature state —
+//! `changed_after_signature` when any value changed after its signature, else `signed` when any
+//! is signed, else empty), and an agreement sheet
+//! with the agreement module's report for every rubric that has both judge and expert ratings.
+//! Strings are written as strings (never formulas) after [`neutralise`]; values as numbers.
+
+use super::csv::row_signature;
+use super::{criterion_columns, for_each_rating, iso_utc, neutralise, ExportError, RatingRow};
+use crate::panel::agreement;
+use crate::panel::agreement::AgreementOptions;
+use crate::rubric::{localized, Rubric};
+use crate::store::SignatureState;
+use crate::store::Store;
+use rust_xlsxwriter::{Format, Workbook, Worksheet};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+/// What goes into the workbook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct WorkbookOptions {
+    /// Compute and include the agreement report (may take seconds on a large study).
+    pub agreement: bool,
+    /// Display language of labels and anchors (`en`, `zh`).
+    pub language: String,
+}
+
+impl Default for WorkbookOptions {
+    fn default() -> Self {
+        WorkbookOptions {
+            agreement: true,
+            language: "en".to_string(),
+        }
+    }
+}
+
+/// What [`write_workbook`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct WorkbookSummary {
+    pub sheets: Vec<String>,
+    /// Cells written (headers included).
+    pub cells: usize,
+    pub ratings: usize,
+}
+
+/// A valid, unique worksheet name for `wanted` (31 characters, none of `[]:*?/\`).
+pub(crate) fn sheet_name(wanted: &str, taken: &mut BTreeSet<String>) -> String {
+    let clean: String = wanted
+        .chars()
+        .map(|c| if "[]:*?/\\".contains(c) { '_' } else { c })
+        .collect();
+    let clean = clean.trim_matches('\'').trim();
+    let base: String = if clean.is_empty() || clean.eq_ignore_ascii_case("history") {
+        format!("Sheet {}", taken.len() + 1)
+    } else {
+        clean.chars().take(31).collect()
+    };
+    let mut name = base.clone();
+    let mut n = 2;
+    while taken.contains(&name.to_lowercase()) {
+        let suffix = format!(" ({n})");
+        name = base
+            .chars()
+            .take(31 - suffix.chars().count())
+            .collect::<String>()
+            + &suffix;
+        n += 1;
+    }
+    taken.insert(name.to_lowercase());
+    name
+}
+
+/// Counts cells as they are written.
+pub(crate) struct Cells {
+    pub count: usize,
+}
+
+impl Cells {
+    pub fn text(
+        &mut self,
+        ws: &mut Worksheet,
+        row: u32,
+        col: u16,
+        text: &str,
+    ) -> Result<(), ExportError> {
+        if !text.is_empty() {
+            ws.write_string(row, col, neutralise(text).as_ref())?;
+            self.count += 1;
+        }
+        Ok(())
+    }
+    pub fn text_fmt(
+        &mut self,
+        ws: &mut Worksheet,
+        row: u32,
+        col: u16,
+        text: &str,
+        format: &Format,
+    ) -> Result<(), ExportError> {
+        ws.write_string_with_format(row, col, neutralise(text).as_ref(), format)?;
+        self.count += 1;
+        Ok(())
+    }
+    pub fn number(
+        &mut self,
+        ws: &mut Worksheet,
+        row: u32,
+        col: u16,
+        value: f64,
+    ) -> Result<(), ExportError> {
+        ws.write_number(row, col, value)?;
+        self.count += 1;
+        Ok(())
+    }
+    pub fn header(
+        &mut self,
+        ws: &mut Worksheet,
+        names: &[String],
+        bold: &Format,
+    ) -> Result<(), ExportError> {
+        for (c, name) in names.iter().enumerate() {
+            self.text_fmt(ws, 0, c as u16, name, bold)?;
+        }
+        ws.set_freeze_panes(1, 0)?;
+        Ok(())
+    }
+}
+
+/// Write the codebook sheet: one row per criterion.
+pub(crate) fn codebook(
+    wb: &mut Workbook,
+    name: &str,
+    rubrics: &[(i64, Rubric)],
+    language: &str,
+    cells: &mut Cells,
+) -> Result<(), ExportError> {
+    let bold = Format::new().set_bold();
+    let wrap = Format::new().set_text_wrap();
+    let ws = wb.add_worksheet();
+    ws.set_name(name)?;
+    let header: Vec<String> = [
+        "rubric",
+        "criterion",
+        "label",
+        "group",
+        "scale",
+        "min",
+        "max",
+        "anchors",
+        "description",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    cells.header(ws, &header, &bold)?;
+    ws.set_column_width(2, 28)?;
+    ws.set_column_width(7, 60)?;
+    ws.set_column_width(8, 60)?;
+    let mut row = 1u32;
+    for (_, rubric) in rubrics {
+        for c in &rubric.criteria {
+            cells.text(ws, row, 0, &rubric.id)?;
+            cells.text(ws, row, 1, &c.id)?;
+            cells.text(ws, row, 2, localized(&c.label, language))?;
+            cells.text(ws, row, 3, c.group.as_deref().unwrap_or(""))?;
+            cells.text(ws, row, 4, c.scale.kind_name())?;
+            cells.number(ws, row, 5, c.scale.min() as f64)?;
+            cells.number(ws, row, 6, c.scale.max() as f64)?;
+            let anchors = c
+                .anchors
+                .iter()
+                .map(|a| format!("{} = {}", a.value, localized(&a.label, language)))
+                .collect::<Vec<_>>()
+                .join("\n");
+            if !anchors.is_empty() {
+                cells.text_fmt(ws, row, 7, &anchors, &wrap)?;
+            }
+            let description = localized(&c.description, language);
+            if !description.is_empty() {
+                cells.text_fmt(ws, row, 8, description, &wrap)?;
+            }
+            row += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Write the results workbook to `path`.
+pub fn write_workbook(
+    store: &Store,
+    path: &Path,
+    options: &WorkbookOptions,
+) -> Result<WorkbookSummary, ExportError> {
+    let mut wb = Workbook::new();
+    let mut cells = Cells { count: 0 };
+    let mut taken = BTreeSet::new();
+    let mut sheets = Vec::new();
+    let bold = Format::new().set_bold();
+
+    let rubrics = store.rubrics()?;
+    let name = sheet_name("Codebook", &mut taken);
+    codebook(&mut wb, &name, &rubrics, &options.language, &mut cells)?;
+    sheets.push(name);
+
+    // One sheet per expert.
+    let columns = criterion_columns(store)?;
+    let index: HashMap<i64, usize> = columns.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+    let experts: Vec<String> = store
+        .raters()?
+        .into_iter()
+        .filter(|r| r.kind == crate::store::RaterKind::Expert)
+        .map(|r| r.name)
+        .collect();
+    let mut header: Vec<String> = ["conversation_id", "response_id", "source", "occasion"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let first_value = header.len();
+    header.extend(columns.iter().map(|c| c.header.clone()));
+    let rationale_col = header.len();
+    header.push("rationale".into());
+    header.push("updated_at".into());
+    header.push("signature".into());
+    let mut ratings = 0usize;
+    for expert in &experts {
+        let name = sheet_name(expert, &mut taken);
+        let ws = wb.add_worksheet();
+        ws.set_name(&name)?;
+        cells.header(ws, &header, &bold)?;
+        let mut row = 0u32;
+        let mut last: Option<(i64, &'static str)> = None;
+        let mut rationale_written = false;
+        let mut updated = 0i64;
+        let mut signature = SignatureState::Unsigned;
+        ratings += for_each_rating(
+            store,
+            Some(expert),
+            super::order::RUN_ROWS,
+            |r: RatingRow| {
+                if last != Some((r.response_id, r.occasion)) {
+                    if row > 0 {
+                        cells.text(ws, row, (rationale_col + 1) as u16, &iso_utc(updated))?;
+                        cells.text(ws, row, (rationale_col + 2) as u16, signature.as_str())?;
+                    }
+                    row += 1;
+                    last = Some((r.response_id, r.occasion));
+                    rationale_written = false;
+                    updated = 0;
+                    signature = SignatureState::Unsigned;
+                    cells.text(ws, row, 0, &r.conversation)?;
+                    cells.text(ws, row, 1, &r.response)?;
+                    cells.text(ws, row, 2, &r.source)?;
+                    cells.text(ws, row, 3, r.occasion)?;
+                }
+                updated = updated.max(r.updated_at);
+                signature = row_signature(signature, r.signature);
+                if let Some(&i) = index.get(&r.criterion_id) {
+                    let col = (first_value + i) as u16;
+                    match (r.value, &r.raw_value) {
+                        (Some(v), _) => cells.number(ws, row, col, v as f64)?,
+                        (None, Some(raw)) => cells.text(ws, row, col, raw)?,
+                        (None, None) => {}
+                    }
+                }
+                if !rationale_written {
+                    if let Some(text) = r.rationale.as_deref().filter(|t| !t.is_empty()) {
+                        cells.text(ws, row, rationale_col as u16, text)?;
+                        rationale_written = true;
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        if row > 0 {
+            cells.text(ws, row, (rationale_col + 1) as u16, &iso_utc(updated))?;
+            cells.text(ws, row, (rationale_col + 2) as u16, signature.as_str())?;
+        }
+        sheets.push(name);
+    }
+
+    // The agreement report of every rubric with both judge and expert ratings.
+    if options.agreement {
+        let name = sheet_name("Agreement", &mut taken);
+        let ws = wb.add_worksheet();
+        ws.set_name(&name)?;
+        let mut row = 0u32;
+        let mut any = false;
+        for (_, rubric) in &rubrics {
+            let kinds = store.rater_kinds_of_rubric(&rubric.id)?;
+            if !(kinds.iter().any(|k| k == "judge") && kinds.iter().any(|k| k == "expert")) {
+                continue;
+            }
+            let report = agreement::report(store, AgreementOptions::mentalalign(&rubric.id))?;
+            any = true;
+            for (title, items) in [
+                ("ICC", to_rows(&report.cells)),
+                ("Binary dimensions", to_rows(&report.binary)),
+                ("Totals", to_rows(&report.totals)),
+            ] {
+                if items.is_empty() {
+                    continue;
+                }
+                cells.text_fmt(ws, row, 0, &format!("{} — {title}", rubric.id), &bold)?;
+                row += 1;
+                let keys: Vec<String> = items[0].iter().map(|(k, _)| k.clone()).collect();
+                for (c, k) in keys.iter().enumerate() {
+                    cells.text_fmt(ws, row, c as u16, k, &bold)?;
+                }
+                row += 1;
+                for item in &items {
+                    for (c, (_, v)) in item.iter().enumerate() {
+                        write_json(ws, &mut cells, row, c as u16, v)?;
+                    }
+                    row += 1;
+                }
+                row += 1;
+            }
+        }
+        if !any {
+            cells.text(
+                ws,
+                0,
+                0,
+                "No rubric has both judge and expert ratings yet, so there is no agreement to report.",
+            )?;
+        }
+        sheets.push(name);
+    }
+
+    // The reproducibility record: which data (the audit chain's head), which Concord, which
+    // options.
+    {
+        let provenance = crate::guard::provenance::Provenance::of(
+            store,
+            serde_json::json!({
+                "workbook": { "agreement": options.agreement, "language": options.language },
+                "agreement": if options.agreement { Some("mentalalign defaults per rubric (seed 42, 1000 resamples)") } else { None },
+            }),
+        )?;
+        let name = sheet_name("Provenance", &mut taken);
+        let ws = wb.add_worksheet();
+        ws.set_name(&name)?;
+        let rows = [
+            ("concord_version", provenance.concord_version.clone()),
+            (
+                "audit_head",
+                provenance.audit_head.clone().unwrap_or_default(),
+            ),
+            ("options", provenance.options.to_string()),
+        ];
+        cells.header(ws, &["key".to_string(), "value".to_string()], &bold)?;
+        for (i, (k, v)) in rows.iter().enumerate() {
+            cells.text(ws, i as u32 + 1, 0, k)?;
+            cells.text(ws, i as u32 + 1, 1, v)?;
+        }
+        sheets.push(name);
+    }
+
+    wb.save(path).map_err(|e| match e {
+        rust_xlsxwriter::XlsxError::IoError(io) => ExportError::Io {
+            path: path.display().to_string(),
+            detail: io.to_string(),
+        },
+        other => ExportError::Xlsx(other),
+    })?;
+    Ok(WorkbookSummary {
+        sheets,
+        cells: cells.count,
+        ratings,
+    })
+}
+
+/// Serialise report rows into (column, value) pairs, nested objects flattened with dots.
+fn to_rows<T: Serialize>(items: &[T]) -> Vec<Vec<(String, serde_json::Value)>> {
+    fn flatten(prefix: &str, v: serde_json::Value, out: &mut Vec<(String, serde_json::Value)>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    let key = if prefix.is_empty() {
+                        k
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    flatten(&key, v, out);
+                }
+            }
+            other => out.push((prefix.to_string(), other)),
+        }
+    }
+    items
+        .iter()
+        .map(|item| {
+            let mut out = Vec::new();
+            flatten("", serde_json::to_value(item).unwrap_or_default(), &mut out);
+            out
+        })
+        .collect()
+}
+
+fn write_json(
+    ws: &mut Worksheet,
+    cells: &mut Cells,
+    row: u32,
+    col: u16,
+    v: &serde_json::Value,
+) -> Result<(), ExportError> {
+    match v {
+        serde_json::Value::Null => Ok(()),
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(x) if x.is_finite() => cells.number(ws, row, col, x),
+            _ => Ok(()),
+        },
+        serde_json::Value::Bool(b) => cells.text(ws, row, col, if *b { "yes" } else { "no" }),
+        serde_json::Value::String(s) => cells.text(ws, row, col, s),
+        serde_json::Value::Array(items) => {
+            let text = items
+                .iter()
+                .map(|i| match i {
+                    serde_json::Value::Null => "".to_string(),
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            cells.text(ws, row, col, &text)
+        }
+        serde_json::Value::Object(_) => cells.text(ws, row, col, &v.to_string()),
+    }
+}

@@ -1,0 +1,15 @@
+//! **Row 4** of the core's layers (base 0 · files 1 · rubric 2 · store 3 · intake, judge, guard, workflow 4 · panel 5 · outputs 6 · app 7): the study's workflow between the lead
+//! and the experts — who rates what ([`assignment`]), the expert's blinded queue
+//! ([`queue`]), gold items and the qualification gate ([`calibration`]), rater packages out and
+//! back ([`package`]), who the window works for ([`rater_session`]) and expert sign-off
+//! ([`signoff`]).
+//!
+//! Imports `base`, `files`, `rubric` and `store`; never `intake`, `judge`, `guard`
+//! (its row) or anything above.
+
+pub mod assignment;
+pub mod calibration;
+pub mod package;
+pub mod queue;
+pub mod rater_session;
+pub mod signoff;

@@ -1,0 +1,495 @@
+//! Rater packages: a `.concord` file for one expert, itself a study written with the same
+//! [`Store`] (so the app opens it as is), holding only that expert's assignment — the rubrics,
+//! conversations and responses they need, their own first and retest ratings (with history)
+//! and flags. Nothing else leaves the study: no other rater's ratings, no judge, and no source names —
+//! each source becomes an opaque code, shuffled per package, with the mapping kept in the main
+//! study under the package's id.
+//!
+//! A package is sealed ([`crate::store::seal`]): it is an encrypted study, under a passphrase the
+//! lead chooses at export and passes to the expert separately (by phone, not in the e-mail that
+//! carries the file), and it carries a seal that every write through Concord renews. The merge
+//! refuses a package not issued by this study, one altered outside Concord after issue or after
+//! the expert's last save, and an older return replayed after a newer one was merged — each with
+//! its own error, before anything is written to the study.
+//!
+//! [`merge_package`] brings a returned package back. It is idempotent (merging the same package
+//! twice changes nothing) and never overwrites silently: for every rating it compares three
+//! values — the base recorded when the package was written, the package's and the study's. A
+//! rating changed only in the package is merged with its revision history; one changed in both
+//! to different values is reported as a conflict and the study keeps its value.
+
+mod merge;
+
+pub use crate::store::{Occasion, PackageRecord};
+pub use merge::{merge_package, MergeConflict, MergeReport};
+
+use crate::base::text::quoted;
+use crate::rubric::Rubric;
+use crate::store::{
+    AssignmentRecord, BaseValue, ConversationRecord, CopiedRating, FlagRecord, HistoryRow,
+    NewAssignment, NewConversation, NewRater, NewSource, Passphrase, RaterKind, RaterRecord,
+    ResponseRecord, SourceKind, Store, StoreError, StoredRating, StudyTx,
+};
+pub use crate::store::{META_PACKAGE_ID, META_PACKAGE_RATER};
+use rand::seq::SliceRandom;
+use rand::Rng;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PackageError {
+    #[error("no rater named {q0} in this study", q0 = quoted(&.0))]
+    UnknownRater(String),
+    #[error("{q0} is an LLM judge; packages are for experts", q0 = quoted(&.0))]
+    NotAnExpert(String),
+    #[error("{q0} has no assigned items; run the assignment first", q0 = quoted(&.0))]
+    NothingAssigned(String),
+    #[error("{file}: not a rater package (it has no package id)")]
+    NotAPackage { file: String },
+    #[error("{file}: package {id} was not written from this study")]
+    UnknownPackage { file: String, id: String },
+    #[error("{file}: not a sealed package (it is not encrypted or carries no seal: written by an earlier Concord or another program); nothing was merged. Export a new package for this expert")]
+    NotSealed { file: String },
+    #[error("{file}: this package was not issued by this study ({detail}); nothing was merged")]
+    NotIssuedHere { file: String, detail: String },
+    #[error("{file}: altered outside Concord after it was issued ({detail}); nothing was merged")]
+    AlteredAfterIssue { file: String, detail: String },
+    #[error("{file}: altered outside Concord after the expert's return (its content no longer matches the seal of return {seq}, the expert's last save in Concord); nothing was merged")]
+    AlteredAfterReturn { file: String, seq: i64 },
+    #[error("{file}: a replayed package: this is return {seq} of package {id}, but the newer return {merged} from {rater_q} was already merged; nothing was merged", rater_q = quoted(&.rater))]
+    Replayed {
+        file: String,
+        id: String,
+        rater: String,
+        seq: i64,
+        merged: i64,
+    },
+    #[error("{file}: return {seq} of package {id} differs from the return {seq} already merged (the package was copied and rated in two places); nothing was merged")]
+    Forked { file: String, id: String, seq: i64 },
+    #[error("{file}: package {id} belongs to {expected_q} but holds ratings of {found_q}", expected_q = quoted(&.expected), found_q = quoted(&.found))]
+    WrongRater {
+        file: String,
+        id: String,
+        expected: String,
+        found: String,
+    },
+    #[error("{file}: {detail}")]
+    Inconsistent { file: String, detail: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What [`export_package`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PackageSummary {
+    pub package_id: String,
+    pub rater: String,
+    pub file: String,
+    pub conversations: usize,
+    pub responses: usize,
+    pub assignments: usize,
+    pub ratings: usize,
+    pub retest_ratings: usize,
+    pub sources: usize,
+}
+
+/// Every package written from the study, oldest first.
+pub fn packages(store: &Store) -> Result<Vec<PackageRecord>, PackageError> {
+    Ok(store.packages()?)
+}
+
+/// Find an expert by name.
+pub(crate) fn expert(store: &Store, name: &str) -> Result<RaterRecord, PackageError> {
+    let found = store
+        .rater_named(name.trim())?
+        .ok_or_else(|| PackageError::UnknownRater(name.to_string()))?;
+    if !found.is_expert() {
+        return Err(PackageError::NotAnExpert(found.name));
+    }
+    Ok(found)
+}
+
+/// The occasions of an expert's own ratings that a package carries.
+const PACKAGED: [Occasion; 2] = [Occasion::First, Occasion::Retest];
+
+/// Everything of the study that goes into one expert's package.
+struct PackageContent {
+    rater: RaterRecord,
+    assigned: Vec<AssignmentRecord>,
+    responses: Vec<ResponseRecord>,
+    conversations: Vec<ConversationRecord>,
+    rubrics: Vec<(i64, Rubric)>,
+    /// The expert's own ratings on assigned responses, first and retest.
+    ratings: Vec<StoredRating>,
+    /// Earlier versions by rating id.
+    history: HashMap<i64, Vec<HistoryRow>>,
+    flags: Vec<FlagRecord>,
+}
+
+impl PackageContent {
+    fn read(store: &Store, rater: RaterRecord) -> Result<PackageContent, PackageError> {
+        let assigned = store.assignments_of_rater(rater.id)?;
+        if assigned.is_empty() {
+            return Err(PackageError::NothingAssigned(rater.name));
+        }
+        let response_ids: BTreeSet<i64> = assigned.iter().map(|a| a.response_id).collect();
+        let responses = response_ids
+            .iter()
+            .map(|&id| store.response(id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let conversation_ids: BTreeSet<i64> = responses.iter().map(|r| r.conversation_id).collect();
+        let conversations = conversation_ids
+            .iter()
+            .map(|&id| store.conversation(id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let rubric_ids: BTreeSet<i64> = conversations.iter().map(|c| c.rubric_id).collect();
+        let rubrics = store
+            .rubrics()?
+            .into_iter()
+            .filter(|(id, _)| rubric_ids.contains(id))
+            .collect();
+        let ratings: Vec<StoredRating> = store
+            .ratings_of_rater(rater.id)?
+            .into_iter()
+            .filter(|r| response_ids.contains(&r.response_id) && PACKAGED.contains(&r.occasion))
+            .collect();
+        let history = store.history_of_rater(rater.id)?;
+        let flags = store
+            .flags_of_rater(rater.id)?
+            .into_iter()
+            .filter(|f| response_ids.contains(&f.response_id))
+            .collect();
+        Ok(PackageContent {
+            rater,
+            assigned,
+            responses,
+            conversations,
+            rubrics,
+            ratings,
+            history,
+            flags,
+        })
+    }
+
+    fn count(&self, occasion: Occasion) -> usize {
+        self.ratings
+            .iter()
+            .filter(|r| r.occasion == occasion)
+            .count()
+    }
+}
+
+/// The package's identity: its id and the opaque code of every source (source id → code).
+struct PackageIdentity {
+    package_id: String,
+    codes: BTreeMap<i64, String>,
+    /// The issuing study's id named in the seal.
+    study_id: String,
+}
+
+impl PackageIdentity {
+    /// Shuffle the sources into codes and draw an id no package of the study has.
+    fn draw(
+        store: &Store,
+        content: &PackageContent,
+        title: &str,
+        seed: u64,
+    ) -> Result<Self, PackageError> {
+        let source_ids: BTreeSet<i64> = content.responses.iter().map(|r| r.source_id).collect();
+        let mut rng = crate::workflow::assignment::seeded(seed, 0x7061_636b);
+        let mut order: Vec<i64> = source_ids.into_iter().collect();
+        order.shuffle(&mut rng);
+        let codes = order
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| (s, format!("S{:02}", i + 1)))
+            .collect();
+        let study_tag = study_tag(content, title);
+        let package_id = loop {
+            let candidate = format!("{:016x}", rng.gen::<u64>() ^ study_tag);
+            if !store.package_exists(&candidate)? {
+                break candidate;
+            }
+        };
+        // The study's own id names the issuer in the seal; a new one mixes the seed with the
+        // study's path and the time, so two studies never share one.
+        let study_id = match store.study_id()? {
+            Some(id) => id,
+            None => {
+                let mut h = Sha256::new();
+                h.update(rng.gen::<u64>().to_le_bytes());
+                h.update(store.now_ms().to_le_bytes());
+                h.update(store.path_string().as_bytes());
+                h.finalize()[..16]
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect()
+            }
+        };
+        Ok(PackageIdentity {
+            package_id,
+            codes,
+            study_id,
+        })
+    }
+}
+
+/// A digest of the study's content that goes into the package id: with the seed alone, two
+/// studies exporting with the same seed would hand out the same id, and a package of one would be
+/// merged into the other.
+fn study_tag(content: &PackageContent, title: &str) -> u64 {
+    let mut digest = Sha256::new();
+    for part in [title, content.rater.name.as_str()] {
+        digest.update(part.as_bytes());
+        digest.update([0]);
+    }
+    for c in &content.conversations {
+        digest.update(c.external_id.as_bytes());
+        digest.update([0]);
+        digest.update(c.context.as_bytes());
+        digest.update([0]);
+    }
+    for r in &content.responses {
+        digest.update(r.text.as_deref().unwrap_or_default().as_bytes());
+        digest.update([0]);
+    }
+    let d = digest.finalize();
+    u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+}
+
+/// Study ids → package ids of what was copied into the package.
+struct CopiedIds {
+    responses: HashMap<i64, i64>,
+    criteria: HashMap<i64, i64>,
+    rater: i64,
+}
+
+/// Write the package of expert `rater` to `out` (which must not exist), encrypted with
+/// `passphrase` and sealed. `seed` draws the package id and the shuffled source codes (passed in,
+/// like all randomness).
+pub fn export_package(
+    store: &mut Store,
+    rater: &str,
+    out: &Path,
+    seed: u64,
+    passphrase: &Passphrase,
+) -> Result<PackageSummary, PackageError> {
+    passphrase.check_new()?;
+    let content = PackageContent::read(store, expert(store, rater)?)?;
+    let title = store.title()?;
+    let identity = PackageIdentity::draw(store, &content, &title, seed)?;
+    let main_criteria = store.criterion_keys()?;
+
+    let mut pkg = Store::create_with(out, store.clock(), Some(passphrase))?;
+    let written = pkg.write(|tx| -> Result<(), PackageError> {
+        tx.set_meta("title", &format!("{title} — {}", content.rater.name))?;
+        tx.set_meta(META_PACKAGE_ID, &identity.package_id)?;
+        tx.set_meta(META_PACKAGE_RATER, &content.rater.name)?;
+        let ids = copy_dataset(tx, &content, &identity, &main_criteria)?;
+        copy_work(tx, &content, &ids)
+    });
+    let sealed =
+        written.and_then(|()| Ok(pkg.seal_package(&identity.study_id, &identity.package_id)?));
+    drop(pkg);
+    let sealed = match sealed {
+        Ok(s) => s,
+        Err(e) => {
+            remove_package_file(out);
+            return Err(e);
+        }
+    };
+
+    let file_name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Err(e) = record_export(store, &content, &identity, &file_name, &sealed) {
+        remove_package_file(out);
+        return Err(e);
+    }
+    Ok(PackageSummary {
+        package_id: identity.package_id,
+        rater: content.rater.name.clone(),
+        file: file_name,
+        conversations: content.conversations.len(),
+        responses: content.responses.len(),
+        assignments: content.assigned.len(),
+        ratings: content.count(Occasion::First),
+        retest_ratings: content.count(Occasion::Retest),
+        sources: identity.codes.len(),
+    })
+}
+
+/// Copy the rubrics, coded sources, conversations and responses into the package, and the
+/// expert as its only rater.
+fn copy_dataset(
+    tx: &mut StudyTx<'_>,
+    content: &PackageContent,
+    identity: &PackageIdentity,
+    main_criteria: &[(i64, crate::store::CriterionKey)],
+) -> Result<CopiedIds, PackageError> {
+    let mut rubric_map = HashMap::new();
+    for (id, rubric) in &content.rubrics {
+        rubric_map.insert(*id, tx.add_rubric(rubric)?);
+    }
+    let mut source_map = HashMap::new();
+    for (&sid, code) in &identity.codes {
+        let id = tx.upsert_source(&NewSource {
+            key: code,
+            name: code,
+            family: None,
+            // Blind: a human answer must not be told apart from a model's.
+            kind: SourceKind::Llm,
+        })?;
+        source_map.insert(sid, id);
+    }
+    let mut conv_map = HashMap::new();
+    for c in &content.conversations {
+        let new = tx.add_conversation(&NewConversation {
+            external_id: &c.external_id,
+            rubric_id: rubric_map[&c.rubric_id],
+            context: &c.context,
+            language: c.language.as_deref(),
+            category: c.category.as_deref(),
+        })?;
+        conv_map.insert(c.id, new);
+    }
+    let mut responses = HashMap::new();
+    for r in &content.responses {
+        let new = tx.add_response(
+            conv_map[&r.conversation_id],
+            source_map[&r.source_id],
+            r.text.as_deref(),
+        )?;
+        responses.insert(r.id, new);
+    }
+    let rater = tx.upsert_rater(&NewRater {
+        kind: RaterKind::Expert,
+        name: &content.rater.name,
+        model_id: None,
+        family: None,
+        queue_seed: content.rater.queue_seed,
+    })?;
+    // Criterion ids map by (rubric, key).
+    let by_key: HashMap<crate::store::CriterionKey, i64> = tx
+        .criterion_keys()?
+        .into_iter()
+        .map(|(id, k)| (k, id))
+        .collect();
+    let criteria = main_criteria
+        .iter()
+        .filter_map(|(id, key)| by_key.get(key).map(|new| (*id, *new)))
+        .collect();
+    Ok(CopiedIds {
+        responses,
+        criteria,
+        rater,
+    })
+}
+
+/// Copy the expert's assignment, ratings (with history) and flags into the package.
+fn copy_work(
+    tx: &mut StudyTx<'_>,
+    content: &PackageContent,
+    ids: &CopiedIds,
+) -> Result<(), PackageError> {
+    let assignments: Vec<NewAssignment> = content
+        .assigned
+        .iter()
+        .map(|a| NewAssignment {
+            rater_id: ids.rater,
+            response_id: ids.responses[&a.response_id],
+            position: a.position,
+            purpose: a.purpose,
+            first_shown_at: a.first_shown_at,
+            completed_at: a.completed_at,
+            seconds_spent: a.seconds_spent,
+        })
+        .collect();
+    tx.add_assignments(&assignments)?;
+    for r in &content.ratings {
+        let criterion = ids.criteria.get(&r.criterion_id).copied().ok_or_else(|| {
+            PackageError::Store(StoreError::NotFound {
+                what: "criterion",
+                key: r.criterion_id.to_string(),
+            })
+        })?;
+        let new_id = tx.copy_rating(&CopiedRating {
+            rater_id: ids.rater,
+            response_id: ids.responses[&r.response_id],
+            criterion_id: criterion,
+            occasion: r.occasion,
+            content: &r.content(),
+            origin: &r.origin,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        })?;
+        for h in content.history.get(&r.id).into_iter().flatten() {
+            tx.add_history_row(new_id, h)?;
+        }
+    }
+    for f in &content.flags {
+        tx.copy_flag(
+            ids.rater,
+            &FlagRecord {
+                response_id: ids.responses[&f.response_id],
+                ..f.clone()
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// Record the package, its codes and the base values in the study.
+fn record_export(
+    store: &mut Store,
+    content: &PackageContent,
+    identity: &PackageIdentity,
+    file_name: &str,
+    sealed: &crate::store::seal::IssuedSeal,
+) -> Result<(), PackageError> {
+    let contents: Vec<_> = content.ratings.iter().map(|r| r.content()).collect();
+    let base: Vec<BaseValue<'_>> = content
+        .ratings
+        .iter()
+        .zip(&contents)
+        .map(|(r, c)| BaseValue {
+            occasion: r.occasion,
+            response_id: r.response_id,
+            criterion_id: r.criterion_id,
+            content: c,
+        })
+        .collect();
+    store.write(|tx| -> Result<(), PackageError> {
+        tx.record_package(
+            &identity.package_id,
+            content.rater.id,
+            file_name,
+            &identity.codes,
+            &base,
+        )?;
+        tx.ensure_study_id(&identity.study_id)?;
+        tx.record_package_seal(&identity.package_id, sealed)?;
+        tx.audit(
+            "lead",
+            "package_exported",
+            &serde_json::json!({
+                "package": identity.package_id,
+                "rater": content.rater.name,
+                "file": file_name,
+            }),
+        )?;
+        Ok(())
+    })
+}
+
+fn remove_package_file(out: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = out.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(std::path::PathBuf::from(p));
+    }
+}

@@ -1,0 +1,572 @@
+//! The expert's queue and rating screen, blinded by construction. A rater works through their
+//! assigned responses in an order randomised per rater (the assignment positions, seeded); a rater
+//! in a study nobody has assigned yet gets every response, shuffled with the rater's stored seed.
+//! Items are addressed by their number in the rater's queue, never by response id, and every type
+//! here carries only what the screen may show: the user's message, the answer, the rubric and this
+//! rater's own values — no source, model, judge score or other rater's rating. Each value is
+//! committed in its own transaction the moment it is entered; revisions keep the earlier value in
+//! the history; time on each item and the place in the queue are recorded.
+
+use crate::base::error_code::ErrorCode;
+use crate::base::text::quoted;
+use crate::rubric::{Anchor, Group, LocalText, Scale};
+use crate::store::{
+    NewAssignment, Occasion, Purpose, QueueCounts, RatingInput, RatingOutcome, Store, StoreError,
+};
+use crate::workflow::assignment::add_expert;
+use crate::workflow::assignment::AssignmentError;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde::Serialize;
+
+/// `study_meta` key that, when "true", stops new rater profiles being created on the rating screen.
+pub const PROFILES_LOCKED_KEY: &str = "profiles_locked";
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    #[error(
+        "this study only allows its existing rater profiles; ask the project lead to add {q0}",
+        q0 = quoted(&.0)
+    )]
+    ProfilesLocked(String),
+    #[error("rater {0} is not an expert of this study")]
+    NotAnExpert(i64),
+    #[error("item {item} is outside this queue of {total} items")]
+    NoSuchItem { item: i64, total: i64 },
+    #[error("criterion {q0} is not part of this item's rubric", q0 = quoted(&.0))]
+    NoSuchCriterion(String),
+    #[error("{value} is not a level of {criterion} ({min}–{max})")]
+    OffScale {
+        criterion: String,
+        value: i64,
+        min: i64,
+        max: i64,
+    },
+    #[error("a flag needs a reason")]
+    EmptyReason,
+    #[error("this expert starts with the calibration items; the regular queue opens after passing them (or when the lead allows it)")]
+    CalibrationPending,
+    #[error(transparent)]
+    Calibration(#[from] crate::workflow::calibration::CalibrationError),
+    #[error(transparent)]
+    Assignment(#[from] AssignmentError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl QueueError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            QueueError::ProfilesLocked(_) => ErrorCode::ProfilesLocked,
+            QueueError::NotAnExpert(_) => ErrorCode::NotAnExpert,
+            QueueError::NoSuchItem { .. } => ErrorCode::NoSuchItem,
+            QueueError::NoSuchCriterion(_) => ErrorCode::NoSuchCriterion,
+            QueueError::OffScale { .. } => ErrorCode::OffScale,
+            QueueError::EmptyReason => ErrorCode::EmptyReason,
+            QueueError::CalibrationPending => ErrorCode::CalibrationPending,
+            QueueError::Calibration(e) => e.code(),
+            QueueError::Assignment(_) => ErrorCode::Assignment,
+            QueueError::Store(e) => e.code(),
+        }
+    }
+}
+
+/// An expert profile as the start screen lists it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RaterProfile {
+    pub id: i64,
+    pub name: String,
+    pub items: i64,
+    pub completed: i64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RaterProfiles {
+    pub profiles: Vec<RaterProfile>,
+    /// New profiles cannot be created (the lead restricted them).
+    pub locked: bool,
+}
+
+/// A rater's queue at a glance.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct QueueSummary {
+    pub rater_id: i64,
+    pub rater_name: String,
+    pub total: i64,
+    pub completed: i64,
+    /// The item to show first: where the rater left off (1-based), or 0 for an empty queue.
+    pub resume_item: i64,
+}
+
+/// One criterion as the rating screen shows it, with this rater's current value.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ItemCriterion {
+    pub key: String,
+    pub label: LocalText,
+    pub description: LocalText,
+    pub group: Option<String>,
+    pub scale: Scale,
+    pub anchors: Vec<Anchor>,
+    pub value: Option<i64>,
+    /// This rater signed the value off: a change needs a reason.
+    pub signed: bool,
+    /// The signed value was changed after the signature (with a reason).
+    pub changed_after_signature: bool,
+}
+
+/// Everything the rating screen shows for one item — and nothing more.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RatingItem {
+    pub item: i64,
+    pub total: i64,
+    pub completed: i64,
+    pub context: String,
+    /// The answer's text; `None` when the study holds only ratings for it.
+    pub answer: Option<String>,
+    pub language: Option<String>,
+    pub rubric_name: LocalText,
+    pub groups: Vec<Group>,
+    pub criteria: Vec<ItemCriterion>,
+    pub rationale: Option<String>,
+    pub flagged: bool,
+    /// The reason the expert gave when flagging the item (their latest open flag).
+    pub flag_reason: Option<String>,
+}
+
+/// The state of an item after a value was entered.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ItemProgress {
+    pub item: i64,
+    pub missing: i64,
+    pub complete: bool,
+    pub completed: i64,
+    pub total: i64,
+    pub outcome: RatingOutcome,
+}
+
+/// The assignment row behind an item number.
+struct Slot {
+    assignment_id: i64,
+    response_id: i64,
+    occasion: Occasion,
+}
+
+fn is_expert(store: &Store, rater_id: i64) -> Result<String, QueueError> {
+    match store.rater(rater_id)? {
+        Some(r) if r.is_expert() => Ok(r.name),
+        _ => Err(QueueError::NotAnExpert(rater_id)),
+    }
+}
+
+/// The expert profiles of the study, with their progress.
+pub fn profiles(store: &Store) -> Result<RaterProfiles, QueueError> {
+    let profiles = store
+        .expert_queues()?
+        .into_iter()
+        .map(|q| RaterProfile {
+            id: q.rater_id,
+            name: q.name,
+            items: q.items,
+            completed: q.completed,
+        })
+        .collect();
+    Ok(RaterProfiles {
+        profiles,
+        locked: store.meta(PROFILES_LOCKED_KEY)?.as_deref() == Some("true"),
+    })
+}
+
+/// Create (or find) the expert profile `name` (whitespace runs collapsed, ends trimmed), unless the
+/// study restricts profiles.
+pub fn create_profile(
+    store: &mut Store,
+    name: &str,
+    queue_seed: u64,
+) -> Result<RaterProfile, QueueError> {
+    let name = crate::base::text::normalise_name(name);
+    let existing = profiles(store)?;
+    if let Some(p) = existing.profiles.iter().find(|p| p.name == name) {
+        return Ok(p.clone());
+    }
+    if existing.locked {
+        return Err(QueueError::ProfilesLocked(name));
+    }
+    let added = add_expert(store, &name, queue_seed)?;
+    Ok(RaterProfile {
+        id: added.id,
+        name: added.name,
+        items: 0,
+        completed: 0,
+    })
+}
+
+/// Open a rater's queue. In a study without any expert assignment yet, a rater gets every response,
+/// in an order shuffled with their stored seed (and recorded as their assignment).
+pub fn open_queue(store: &mut Store, rater_id: i64) -> Result<QueueSummary, QueueError> {
+    let name = is_expert(store, rater_id)?;
+    if !crate::workflow::calibration::may_rate(store, rater_id)? {
+        return Err(QueueError::CalibrationPending);
+    }
+    let own = store.queue_counts(rater_id)?.total;
+    if own == 0 && store.expert_assignment_count()? == 0 {
+        assign_everything(store, rater_id)?;
+    }
+    let summary = summary(store, rater_id, name)?;
+    if summary.resume_item > 0 {
+        mark_shown(store, rater_id, summary.resume_item)?;
+    }
+    Ok(summary)
+}
+
+/// Record when an item was first shown to its rater (the order actually shown).
+fn mark_shown(store: &mut Store, rater_id: i64, item: i64) -> Result<(), QueueError> {
+    let s = slot(store, rater_id, item)?;
+    store.write(|tx| {
+        tx.mark_shown(s.assignment_id)?;
+        Ok::<_, QueueError>(())
+    })
+}
+
+fn assign_everything(store: &mut Store, rater_id: i64) -> Result<(), QueueError> {
+    let seed = store
+        .rater(rater_id)?
+        .ok_or(QueueError::NotAnExpert(rater_id))?
+        .queue_seed;
+    let mut responses = store.response_ids_in_order()?;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed as u64);
+    responses.shuffle(&mut rng);
+    let rows: Vec<NewAssignment> = responses
+        .iter()
+        .enumerate()
+        .map(|(pos, &id)| NewAssignment::fresh(rater_id, id, pos as i64 + 1, Purpose::Regular))
+        .collect();
+    store.write(|tx| {
+        tx.add_assignments(&rows)?;
+        tx.audit(
+            "rating-screen",
+            "solo_queue_created",
+            &serde_json::json!({ "rater_id": rater_id, "items": responses.len(), "seed": seed }),
+        )?;
+        Ok::<_, QueueError>(())
+    })
+}
+
+fn summary(store: &Store, rater_id: i64, rater_name: String) -> Result<QueueSummary, QueueError> {
+    let QueueCounts { total, completed } = store.queue_counts(rater_id)?;
+    let resume_item = match store.session_item(rater_id)? {
+        Some(item) if (1..=total).contains(&item) => item,
+        _ => first_incomplete(store, rater_id)?.unwrap_or(if total > 0 { 1 } else { 0 }),
+    };
+    Ok(QueueSummary {
+        rater_id,
+        rater_name,
+        total,
+        completed,
+        resume_item,
+    })
+}
+
+fn first_incomplete(store: &Store, rater_id: i64) -> Result<Option<i64>, QueueError> {
+    let done = store.completion_flags(rater_id)?;
+    Ok(done.iter().position(|d| !d).map(|i| i as i64 + 1))
+}
+
+fn slot(store: &Store, rater_id: i64, item: i64) -> Result<Slot, QueueError> {
+    let total = store.queue_counts(rater_id)?.total;
+    if item < 1 || item > total {
+        return Err(QueueError::NoSuchItem { item, total });
+    }
+    let a = store
+        .assignment_at(rater_id, item - 1)?
+        .ok_or(QueueError::NoSuchItem { item, total })?;
+    Ok(Slot {
+        assignment_id: a.id,
+        response_id: a.response_id,
+        occasion: if a.purpose == Purpose::Retest {
+            Occasion::Retest
+        } else {
+            Occasion::First
+        },
+    })
+}
+
+/// The item at number `item` of the rater's queue, as the rating screen shows it. A pure read (the
+/// screen may fetch the next item ahead); the moment an item is shown is recorded by
+/// [`open_queue`] and [`leave_item`].
+pub fn rating_item(store: &Store, rater_id: i64, item: i64) -> Result<RatingItem, QueueError> {
+    is_expert(store, rater_id)?;
+    if !crate::workflow::calibration::may_rate(store, rater_id)? {
+        return Err(QueueError::CalibrationPending);
+    }
+    let s = slot(store, rater_id, item)?;
+    let text = store.item_text(s.response_id)?;
+    let (_, rubric) = store.response_rubric(s.response_id)?;
+    let values = store.own_values(rater_id, s.response_id, s.occasion)?;
+    // Retest values are never signed: a signature covers the first ratings.
+    let signed = if s.occasion == Occasion::First {
+        store.signed_criteria(rater_id, s.response_id)?
+    } else {
+        Vec::new()
+    };
+    let state = store.item_state(s.assignment_id)?;
+    let criteria = rubric
+        .criteria
+        .iter()
+        .map(|c| ItemCriterion {
+            key: c.id.clone(),
+            label: c.label.clone(),
+            description: c.description.clone(),
+            group: c.group.clone(),
+            scale: c.scale.clone(),
+            anchors: c.anchors.clone(),
+            value: values
+                .iter()
+                .find(|(k, _)| *k == c.id)
+                .and_then(|(_, v)| *v),
+            signed: signed.iter().any(|x| x.criterion == c.id),
+            changed_after_signature: signed
+                .iter()
+                .any(|x| x.criterion == c.id && x.changed_after_signature),
+        })
+        .collect();
+    Ok(RatingItem {
+        item,
+        total: state.counts.total,
+        completed: state.counts.completed,
+        context: text.context,
+        answer: text.answer,
+        language: text.language,
+        rubric_name: rubric.name.clone(),
+        groups: rubric.groups.clone(),
+        criteria,
+        rationale: state.rationale,
+        flagged: state.flagged,
+        flag_reason: store.open_flag_reason(rater_id, s.response_id)?,
+    })
+}
+
+/// Enter (or revise) one value; committed durably before this returns.
+pub fn rate(
+    store: &mut Store,
+    rater_id: i64,
+    item: i64,
+    criterion: &str,
+    value: i64,
+) -> Result<ItemProgress, QueueError> {
+    rate_and_locate(store, rater_id, item, criterion, value, None).map(|(p, _)| p)
+}
+
+/// Which stored rating a value from the screen became (for in-memory agreement updates; never
+/// sent to the screen).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedRating {
+    pub rater_id: i64,
+    pub response_id: i64,
+    pub criterion_id: i64,
+    pub value: i64,
+    /// The rubric of the rated item.
+    pub rubric_key: String,
+    /// A retest value, kept apart from the ratings agreement reads.
+    pub retest: bool,
+}
+
+/// [`rate`], also saying which stored rating the value became. A value the rater signed off
+/// changes only with `reason` (recorded in the audit trail against the signature).
+pub fn rate_and_locate(
+    store: &mut Store,
+    rater_id: i64,
+    item: i64,
+    criterion: &str,
+    value: i64,
+    reason: Option<&str>,
+) -> Result<(ItemProgress, SavedRating), QueueError> {
+    is_expert(store, rater_id)?;
+    let s = slot(store, rater_id, item)?;
+    let (rubric_id, rubric) = store.response_rubric(s.response_id)?;
+    let c = rubric
+        .criterion(criterion)
+        .ok_or_else(|| QueueError::NoSuchCriterion(criterion.to_string()))?;
+    if !c.scale.contains(value) {
+        return Err(QueueError::OffScale {
+            criterion: criterion.to_string(),
+            value,
+            min: c.scale.min(),
+            max: c.scale.max(),
+        });
+    }
+    let criterion_id = *store
+        .criterion_ids(rubric_id)?
+        .get(criterion)
+        .ok_or_else(|| QueueError::NoSuchCriterion(criterion.to_string()))?;
+    let n_criteria = rubric.criteria.len() as i64;
+    store.write(|tx| {
+        let rationale = tx.item_rationale(s.assignment_id)?;
+        let input = RatingInput {
+            rater_id,
+            response_id: s.response_id,
+            criterion_id,
+            occasion: s.occasion,
+            value: Some(value),
+            raw_value: None,
+            rationale: rationale.as_deref(),
+            origin: "screen",
+        };
+        let outcome = match (s.occasion, reason) {
+            (Occasion::First, Some(reason)) => tx.set_rating_with_reason(&input, reason)?,
+            _ => tx.set_rating(&input)?,
+        };
+        let rated = tx.count_rated(rater_id, s.response_id, rubric_id, s.occasion)?;
+        let complete = rated >= n_criteria;
+        let completes = complete && tx.mark_completed(s.assignment_id)?;
+        let QueueCounts { total, completed } = tx.queue_counts(rater_id)?;
+        // The value that completes the item the rater stands on moves them on, in this same
+        // transaction: the screen shows the next item at once, and a crash before it records the
+        // move must not reopen the finished item.
+        if completes && item < total && tx.session_item(rater_id)?.is_none_or(|at| at == item) {
+            tx.set_session_item(rater_id, item + 1)?;
+        }
+        Ok((
+            ItemProgress {
+                item,
+                missing: n_criteria - rated,
+                complete,
+                completed,
+                total,
+                outcome,
+            },
+            SavedRating {
+                rater_id,
+                response_id: s.response_id,
+                criterion_id,
+                value,
+                rubric_key: rubric.id.clone(),
+                retest: s.occasion == Occasion::Retest,
+            },
+        ))
+    })
+}
+
+/// Set the item's rationale; it is kept with the assignment and copied onto the item's ratings
+/// (each change to a rating's rationale keeps the earlier text in the history).
+pub fn set_rationale(
+    store: &mut Store,
+    rater_id: i64,
+    item: i64,
+    rationale: &str,
+) -> Result<(), QueueError> {
+    is_expert(store, rater_id)?;
+    let s = slot(store, rater_id, item)?;
+    let text = Some(rationale.trim()).filter(|t| !t.is_empty());
+    store.write(|tx| {
+        tx.set_item_rationale(s.assignment_id, text)?;
+        for (criterion_id, value) in tx.own_ratings(rater_id, s.response_id, s.occasion)? {
+            tx.set_rating(&RatingInput {
+                rater_id,
+                response_id: s.response_id,
+                criterion_id,
+                occasion: s.occasion,
+                value,
+                raw_value: None,
+                rationale: text,
+                origin: "screen",
+            })?;
+        }
+        Ok::<_, QueueError>(())
+    })
+}
+
+/// Flag an item (with a reason) for the lead's attention.
+pub fn flag_item(
+    store: &mut Store,
+    rater_id: i64,
+    item: i64,
+    reason: &str,
+) -> Result<(), QueueError> {
+    is_expert(store, rater_id)?;
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return Err(QueueError::EmptyReason);
+    }
+    let s = slot(store, rater_id, item)?;
+    store.write(|tx| {
+        tx.add_flag(rater_id, s.response_id, reason)?;
+        Ok::<_, QueueError>(())
+    })
+}
+
+/// Record that the rater left `item` after `seconds` on it and now stands at `next_item`
+/// (where a relaunch resumes, and which is recorded as shown now if it never was).
+pub fn leave_item(
+    store: &mut Store,
+    rater_id: i64,
+    item: i64,
+    seconds: f64,
+    next_item: i64,
+) -> Result<(), QueueError> {
+    is_expert(store, rater_id)?;
+    let s = slot(store, rater_id, item)?;
+    let seconds = if seconds.is_finite() {
+        seconds.clamp(0.0, 86_400.0)
+    } else {
+        0.0
+    };
+    let next = if next_item != item {
+        slot(store, rater_id, next_item).ok()
+    } else {
+        None
+    };
+    store.write(|tx| {
+        tx.add_seconds(s.assignment_id, seconds)?;
+        tx.set_session_item(rater_id, next_item)?;
+        if let Some(next) = &next {
+            tx.mark_shown(next.assignment_id)?;
+        }
+        Ok::<_, QueueError>(())
+    })
+}
+
+/// One line of a rater's record: when each item of the queue was first shown, how long was spent
+/// on it and when it was completed (the order actually shown, for the lead and for analysis).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ShownItem {
+    pub item: i64,
+    pub first_shown_at: Option<i64>,
+    pub seconds_spent: f64,
+    pub completed_at: Option<i64>,
+}
+
+/// The rater's queue in order with what was recorded about each item.
+pub fn shown_log(store: &Store, rater_id: i64) -> Result<Vec<ShownItem>, QueueError> {
+    Ok(store
+        .assignments_of_rater(rater_id)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| ShownItem {
+            item: i as i64 + 1,
+            first_shown_at: a.first_shown_at,
+            seconds_spent: a.seconds_spent,
+            completed_at: a.completed_at,
+        })
+        .collect())
+}
+
+/// Restrict (or reopen) the rater profiles of a study: when locked, the rating screen offers only
+/// the existing expert profiles and refuses to create new ones.
+pub fn set_profiles_locked(store: &mut Store, locked: bool) -> Result<(), QueueError> {
+    store.write(|tx| {
+        tx.set_meta(PROFILES_LOCKED_KEY, if locked { "true" } else { "false" })?;
+        tx.audit(
+            "lead",
+            "profiles_locked",
+            &serde_json::json!({ "locked": locked }),
+        )?;
+        Ok::<_, QueueError>(())
+    })
+}

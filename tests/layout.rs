@@ -497,6 +497,72 @@ fn each_table_has_one_writing_store_module() {
     );
 }
 
+/// Tests are one binary per crate: each crate's `tests/` holds only `it/` (a `main.rs` and one
+/// module per capability) and fixture folders, so the helpers compile once, in the unpublished
+/// `concord-testsupport` crate, instead of into each of forty binaries with `allow(dead_code)`;
+/// no bench or example reaches into `tests/` with `#[path]`.
+#[test]
+fn each_crate_has_one_integration_test_binary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let crates = root.join("src-tauri/crates");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&crates).expect("the crates folder") {
+        let krate = entry.expect("a directory entry").path();
+        let tests = krate.join("tests");
+        if !tests.is_dir() {
+            continue;
+        }
+        seen += 1;
+        for entry in std::fs::read_dir(&tests).expect("a tests folder") {
+            let path = entry.expect("a directory entry").path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(
+                path.is_dir() && (name == "it" || !path.join("main.rs").exists()),
+                "{}: a crate's tests/ holds only it/ and fixture folders, so it builds one test \
+                 binary (found {name})",
+                tests.display()
+            );
+            if path.is_dir() && name != "it" {
+                let mut rs = Vec::new();
+                rust_files(&path, &mut rs);
+                assert!(
+                    rs.is_empty(),
+                    "{}: Rust code outside tests/it/ ({rs:?}); shared helpers go in concord-testsupport",
+                    path.display()
+                );
+            }
+        }
+        assert!(
+            tests.join("it/main.rs").is_file(),
+            "{}: the crate's one test binary is tests/it/main.rs",
+            tests.display()
+        );
+    }
+    assert!(
+        seen >= 3,
+        "the check must see the crates' tests (found {seen})"
+    );
+    let mut sources = Vec::new();
+    rust_files(&crates, &mut sources);
+    rust_files(&root.join("tests"), &mut sources);
+    for file in sources {
+        let text = std::fs::read_to_string(&file).expect("a readable source file");
+        let code: String = lex(&text)
+            .code
+            .iter()
+            .map(|(_, l)| l.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for banned in ["#[path", "allow(dead_code)"] {
+            assert!(
+                !code.contains(banned),
+                "{}: `{banned}` — share code through concord-testsupport instead",
+                file.display()
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The core's layers: folders on rows, imports only downward, no circles.
 //

@@ -8,8 +8,7 @@
 //! already made, an index missing on the claim path) shows as a falling rate from the first tenth
 //! to the last; the last line gives the ratio of the last tenth's rate to the first's.
 
-#[path = "../tests/judge_server/mod.rs"]
-mod judge_server;
+use concord_testsupport::judge_server;
 
 use concord_core::judge::{
     execute_run, open_run, CancellationToken, Execution, ProviderKind, RunSettings,

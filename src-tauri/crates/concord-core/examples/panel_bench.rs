@@ -6,8 +6,7 @@
 //! Run with `cargo run --release -p concord-core --example panel_bench`; the study files go to a
 //! temporary folder that is removed afterwards.
 
-#[path = "../tests/simulated_panel/mod.rs"]
-mod simulated_panel;
+use concord_testsupport::simulated_panel;
 
 use concord_core::panel::adjudication::DiscrepancyRule;
 use concord_core::panel::adjudication::Panel;

@@ -1,8 +1,6 @@
 //! Shared helpers of the lead-workflow tests: a synthetic study (MentalBench rubric, conversations
 //! in categories, several named sources, experts and one judge) on a fixed clock.
 
-#![allow(dead_code)] // each test binary that includes this module uses a different part of it
-
 use concord_core::base::clock::SteppingClock;
 use concord_core::rubric::builtin;
 use concord_core::store::{

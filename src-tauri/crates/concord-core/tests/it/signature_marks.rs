@@ -5,7 +5,7 @@
 //! unchanged signed values are marked `signed` and the judge's unsigned ones carry no mark. An
 //! exported long CSV with the new column still imports as ratings.
 
-mod lead_common;
+use concord_testsupport::lead_study;
 
 use calamine::{Data, Reader, Xlsx};
 use concord_core::intake::long::import_ratings;
@@ -24,7 +24,7 @@ use concord_core::store::{Occasion, RatingInput, SignatureState, Store};
 use concord_core::workflow::assignment;
 use concord_core::workflow::assignment::AssignmentOptions;
 use concord_core::workflow::signoff;
-use lead_common::*;
+use lead_study::*;
 
 /// The criterion whose value Ana changes after signing (the second of the rubric).
 fn changed_key() -> String {

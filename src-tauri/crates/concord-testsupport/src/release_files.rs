@@ -2,8 +2,6 @@
 //! fixed clock, workbook writing (rust_xlsxwriter) for synthetic release-shaped files, and a
 //! fingerprint of everything an import can change, to prove a failed import changed nothing.
 
-#![allow(dead_code)] // each test binary that includes this module uses a different part of it
-
 use concord_core::base::clock::SteppingClock;
 use concord_core::store::Store;
 use rust_xlsxwriter::{Formula, Workbook};
@@ -161,7 +159,8 @@ pub fn temp_dir() -> tempfile::TempDir {
 
 /// The committed fixture folder of a scenario.
 pub fn fixture(scenario: &str) -> PathBuf {
+    // The scenario folders live beside concord-core's tests, which use them.
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
+        .join("../concord-core/tests/fixtures")
         .join(scenario)
 }

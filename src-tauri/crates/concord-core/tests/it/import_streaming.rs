@@ -3,7 +3,7 @@
 //! kept — also when there are more of them than one update batch holds. Long-form items in CSV
 //! are streamed the same way: a bad row after thousands of written ones leaves nothing behind.
 
-mod support;
+use concord_testsupport::release_files;
 
 use concord_core::intake::long::import_items;
 use concord_core::intake::long::import_items_reporting;
@@ -18,9 +18,9 @@ use concord_core::intake::PROGRESS_EVERY_ROWS;
 use concord_core::store::{
     ImportedRating, NewRater, Occasion, RaterKind, RatingInput, Store, RATING_IMPORT_BATCH,
 };
+use release_files::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use support::*;
 
 const CRITERIA: [&str; 7] = [
     "Guidance",

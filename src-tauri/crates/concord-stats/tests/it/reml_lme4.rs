@@ -10,7 +10,7 @@ use serde_json::Value;
 const TOL: f64 = 1e-4;
 
 fn cases() -> Vec<Value> {
-    let doc: Value = serde_json::from_str(include_str!("vectors/reml_lme4.json"))
+    let doc: Value = serde_json::from_str(include_str!("../vectors/reml_lme4.json"))
         .expect("reml_lme4.json is valid JSON");
     doc["cases"].as_array().expect("a list of cases").clone()
 }

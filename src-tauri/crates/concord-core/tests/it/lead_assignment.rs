@@ -3,7 +3,7 @@
 //! the same plan from the same seed, a proportional stratified sample), then the stored
 //! assignment, its errors and the progress table on a real study.
 
-mod lead_common;
+use concord_testsupport::lead_study;
 
 use concord_core::workflow::assignment;
 use concord_core::workflow::assignment::plan;
@@ -11,7 +11,7 @@ use concord_core::workflow::assignment::AssignmentError;
 use concord_core::workflow::assignment::AssignmentOptions;
 use concord_core::workflow::assignment::PlanConversation;
 use concord_core::workflow::assignment::Purpose;
-use lead_common::*;
+use lead_study::*;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 const TOL: f64 = 1e-9;
 
 fn doc() -> Value {
-    serde_json::from_str(include_str!("vectors/alttest_ppi.json"))
+    serde_json::from_str(include_str!("../vectors/alttest_ppi.json"))
         .expect("alttest_ppi.json is valid JSON")
 }
 

@@ -3,7 +3,7 @@
 //! counts follow, the consensus reference changes agreement only where decisions exist, and a
 //! simulated panel's planted lenient expert and planted drift are found.
 
-mod simulated_panel;
+use concord_testsupport::simulated_panel;
 
 use concord_core::panel::adjudication;
 use concord_core::panel::adjudication::AdjudicationError;

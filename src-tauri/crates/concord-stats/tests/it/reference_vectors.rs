@@ -14,7 +14,7 @@ const POINT: f64 = 1e-9;
 const BOUND: f64 = 1e-7;
 
 fn reference() -> Value {
-    serde_json::from_str(include_str!("vectors/reference.json"))
+    serde_json::from_str(include_str!("../vectors/reference.json"))
         .expect("reference.json is valid JSON")
 }
 

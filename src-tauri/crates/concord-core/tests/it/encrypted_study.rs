@@ -4,7 +4,7 @@
 //! re-keying keep the study whole (content, history, triggers) and leave no stray files; a study
 //! open elsewhere is not converted; a conversion file left by a crash changes nothing.
 
-mod lead_common;
+use concord_testsupport::lead_study;
 
 use concord_core::intake::long;
 use concord_core::intake::long::ItemColumns;
@@ -14,7 +14,7 @@ use concord_core::store::{
     decrypt_study, encrypt_study, inspect, rekey_study, Passphrase, Store, StoreError,
 };
 use concord_core::workflow::package;
-use lead_common::*;
+use lead_study::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! cells, findings without their place, and judge replies that cannot be read. Every refused file
 //! names its place and leaves the study exactly as it was.
 
-mod support;
+use concord_testsupport::release_files;
 
 use concord_core::files::bounds::ReadLimits;
 use concord_core::files::table::read_table_within;
@@ -21,9 +21,9 @@ use concord_core::intake::ImportError;
 use concord_core::intake::ImportOptions;
 use concord_core::intake::ImportReport;
 use concord_core::store::Store;
+use release_files::*;
 use std::io::Write;
 use std::path::Path;
-use support::*;
 
 /// The parts of a minimal workbook around `sheet` (the XML of `xl/worksheets/sheet1.xml`) and
 /// optional shared strings.

@@ -15,7 +15,7 @@ use serde_json::Value;
 const TOL: f64 = 1e-9;
 
 fn cases() -> Vec<Value> {
-    let doc: Value = serde_json::from_str(include_str!("vectors/agreement_ci.json"))
+    let doc: Value = serde_json::from_str(include_str!("../vectors/agreement_ci.json"))
         .expect("agreement_ci.json is valid JSON");
     doc["cases"].as_array().expect("cases").clone()
 }

@@ -3,7 +3,7 @@
 //! never sent again after a crash or a cancel, the concurrency limit holds, Retry-After is
 //! honoured, repetitions are kept, and the API key never reaches the study file.
 
-mod judge_server;
+use concord_testsupport::judge_server;
 
 use concord_core::judge::{
     self, execute_run, open_run, CancellationToken, Execution, ProviderKind, ResponseSelection,

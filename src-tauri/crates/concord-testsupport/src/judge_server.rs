@@ -4,8 +4,6 @@
 //! response text carries `item #N`), injects faults on request, counts calls per item and tracks
 //! the most requests it had open at once. It also builds the studies the tests judge.
 
-#![allow(dead_code)] // each test binary that includes this module uses a different part of it
-
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -50,7 +48,6 @@ pub fn expected_binary(item: u64, k: usize) -> i64 {
 pub struct Batch {
     lines: Vec<Value>,
     polls: u32,
-    anthropic: bool,
 }
 
 #[derive(Debug)]
@@ -471,14 +468,11 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                 }
             }
             let id = format!("batch-{}", state.next_id.fetch_add(1, Ordering::SeqCst));
-            state.batches.lock().unwrap().insert(
-                id.clone(),
-                Batch {
-                    lines,
-                    polls: 0,
-                    anthropic: false,
-                },
-            );
+            state
+                .batches
+                .lock()
+                .unwrap()
+                .insert(id.clone(), Batch { lines, polls: 0 });
             Reply::Json(
                 200,
                 json!({"id": id, "status": "validating"}).to_string(),
@@ -497,14 +491,11 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                 }
             }
             let id = format!("msgbatch_{}", state.next_id.fetch_add(1, Ordering::SeqCst));
-            state.batches.lock().unwrap().insert(
-                id.clone(),
-                Batch {
-                    lines,
-                    polls: 0,
-                    anthropic: true,
-                },
-            );
+            state
+                .batches
+                .lock()
+                .unwrap()
+                .insert(id.clone(), Batch { lines, polls: 0 });
             Reply::Json(
                 200,
                 json!({"id": id, "processing_status": "in_progress"}).to_string(),

@@ -2,7 +2,7 @@
 //! leaves the study exactly as it was: each test imports something valid first, then feeds one
 //! kind of broken file and compares the study's fingerprint before and after.
 
-mod support;
+use concord_testsupport::release_files;
 
 use concord_core::files::Issue;
 use concord_core::intake::long::import_items;
@@ -15,8 +15,8 @@ use concord_core::intake::mentalbench;
 use concord_core::intake::ImportError;
 use concord_core::intake::ImportOptions;
 use concord_core::store::Store;
+use release_files::*;
 use std::path::Path;
-use support::*;
 
 fn expert_value(conv: usize, src: usize, attr: usize) -> i64 {
     1 + ((conv + src + attr) % 5) as i64

@@ -4,7 +4,7 @@
 //! issue, one altered outside Concord after the expert's return, and an older return replayed
 //! after a newer one from the same expert was merged.
 
-mod lead_common;
+use concord_testsupport::lead_study;
 
 use concord_core::store::{Passphrase, Store, StoreError};
 use concord_core::workflow::assignment;
@@ -12,7 +12,7 @@ use concord_core::workflow::assignment::AssignmentOptions;
 use concord_core::workflow::package;
 use concord_core::workflow::package::merge_package;
 use concord_core::workflow::package::PackageError;
-use lead_common::*;
+use lead_study::*;
 use std::path::{Path, PathBuf};
 
 const PACKAGE_PASS: &str = "told to Ana by phone";

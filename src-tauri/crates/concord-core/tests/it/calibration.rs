@@ -2,7 +2,7 @@
 //! hidden until an item is answered; answers are kept as first given; passing opens the queue,
 //! failing keeps it closed until the lead overrides (recorded).
 
-mod simulated_panel;
+use concord_testsupport::simulated_panel;
 
 use concord_core::workflow::calibration;
 use concord_core::workflow::calibration::CalibrationError;

@@ -4,7 +4,7 @@
 //! the package still has a write-ahead log), the recent-studies list, and what a dropped file is for.
 //! An encrypted study's backups are encrypted with its passphrase: useless without it, whole with it.
 
-mod lead_common;
+use concord_testsupport::lead_study;
 
 use concord_core::app::backup;
 use concord_core::app::file_role::classify;
@@ -18,7 +18,7 @@ use concord_core::workflow::assignment;
 use concord_core::workflow::assignment::AssignmentOptions;
 use concord_core::workflow::package;
 use concord_core::workflow::package::merge_package;
-use lead_common::*;
+use lead_study::*;
 use std::path::Path;
 
 const PASS: &str = "correct horse battery staple";

@@ -3,7 +3,7 @@
 //! texts meeting ratings in either import order, PsyCrisis judge and expert workbooks, and the
 //! generic long form in CSV, JSON Lines and XLSX.
 
-mod support;
+use concord_testsupport::release_files;
 
 use concord_core::intake::long::import_items;
 use concord_core::intake::long::import_ratings;
@@ -20,7 +20,7 @@ use concord_core::panel::agreement::AgreementOptions;
 use concord_core::panel::agreement::Comparison;
 use concord_core::panel::agreement::Level;
 use concord_core::store::{RaterKind, Store};
-use support::*;
+use release_files::*;
 
 /// Expert scores whose per-source means differ; the judge gives exactly one point more.
 fn expert_value(conv: usize, src: usize, _attr: usize) -> i64 {

@@ -5,7 +5,7 @@
 //! was (its overview is compared). Packages are encrypted, so the hostile author here is one who
 //! has the package passphrase.
 
-mod lead_common;
+use concord_testsupport::lead_study;
 
 use concord_core::store::{Passphrase, Store, StoreError, APPLICATION_ID, SCHEMA_VERSION};
 use concord_core::workflow::assignment;
@@ -13,7 +13,7 @@ use concord_core::workflow::assignment::AssignmentOptions;
 use concord_core::workflow::package;
 use concord_core::workflow::package::merge_package;
 use concord_core::workflow::package::PackageError;
-use lead_common::*;
+use lead_study::*;
 use std::path::{Path, PathBuf};
 
 const PACKAGE_PASS: &str = "hostile test package";

@@ -399,7 +399,7 @@ fn errors_name_file_line_and_column() {
 /// One design of the lme4 reference file, written as a long-form CSV.
 fn lme4_case_csv(name: &str) -> (String, Value) {
     let doc: Value = serde_json::from_str(include_str!(
-        "../../concord-stats/tests/vectors/reml_lme4.json"
+        "../../../concord-stats/tests/vectors/reml_lme4.json"
     ))
     .expect("the lme4 vectors are valid JSON");
     let case = doc["cases"]
@@ -502,7 +502,7 @@ fn icc_reml_refuses_a_single_rater_clearly() {
 
 fn reference_vectors() -> Value {
     serde_json::from_str(include_str!(
-        "../../concord-stats/tests/vectors/alttest_ppi.json"
+        "../../../concord-stats/tests/vectors/alttest_ppi.json"
     ))
     .expect("the alt-test/PPI vectors are valid JSON")
 }
@@ -734,7 +734,7 @@ fn ppi_names_the_line_of_a_bad_score() {
 #[test]
 fn agreement_adds_specific_agreement_and_intervals_for_two_categories() {
     let doc: Value = serde_json::from_str(include_str!(
-        "../../concord-stats/tests/vectors/agreement_ci.json"
+        "../../../concord-stats/tests/vectors/agreement_ci.json"
     ))
     .expect("valid JSON");
     let case = doc["cases"]

@@ -10,8 +10,8 @@
 //! `CONCORD_SOAK_CASES` per reader (default 20,000) and prints cases and cases per second:
 //! `cargo test -p concord-core --release --test fuzz_readers -- --ignored --nocapture soak`.
 
-mod lead_common;
-mod support;
+use concord_testsupport::lead_study;
+use concord_testsupport::release_files;
 
 use concord_core::intake::long::import_items;
 use concord_core::intake::long::import_ratings;
@@ -193,7 +193,7 @@ fn run(
 /// Judge an import's result: every issue located in `file`, and on refusal the study unchanged.
 fn judged(
     file: &str,
-    before: &support::Fingerprint,
+    before: &release_files::Fingerprint,
     study: &Store,
     result: Result<concord_core::intake::ImportReport, ImportError>,
 ) -> Result<Outcome, String> {
@@ -206,7 +206,7 @@ fn judged(
             if let Some(i) = issues.iter().find(|i| i.at.file != file) {
                 return Err(format!("issue not located in {file}: {i}"));
             }
-            if &support::fingerprint(study) != before {
+            if &release_files::fingerprint(study) != before {
                 return Err("a refused import changed the study".into());
             }
             Ok(Outcome::Refused)
@@ -217,7 +217,7 @@ fn judged(
 
 /// A study holding the items the ratings seeds refer to.
 fn items_study(dir: &Path) -> Store {
-    let mut study = support::memory_study();
+    let mut study = release_files::memory_study();
     let path = dir.join("items.csv");
     std::fs::write(&path, ITEMS_CSV).expect("write items");
     import_items(
@@ -248,7 +248,7 @@ fn csv_case(
     let path = dir.join(name);
     std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
     let mut study = study.borrow_mut();
-    let before = support::fingerprint(&study);
+    let before = release_files::fingerprint(&study);
     let result = if items {
         import_items(
             &mut study,
@@ -272,7 +272,7 @@ fn csv_case(
 }
 
 fn csv_reader(cases: usize) -> Tally {
-    let dir = support::temp_dir();
+    let dir = release_files::temp_dir();
     let seeds = vec![
         ITEMS_CSV.as_bytes().to_vec(),
         RATINGS_CSV.as_bytes().to_vec(),
@@ -286,7 +286,7 @@ fn csv_reader(cases: usize) -> Tally {
 }
 
 fn jsonl_reader(cases: usize) -> Tally {
-    let dir = support::temp_dir();
+    let dir = release_files::temp_dir();
     let seeds = vec![RATINGS_JSONL.as_bytes().to_vec()];
     let study = RefCell::new(items_study(dir.path()));
     run("jsonl", cases, 2, &seeds, &|bytes| {
@@ -334,7 +334,7 @@ fn mutate_workbook(rng: &mut ChaCha8Rng, bytes: &[u8], seeds: &[Vec<u8>]) -> Vec
 }
 
 fn ratings_workbook(path: &Path) {
-    use support::{s, X};
+    use release_files::{s, X};
     let mut rows = vec![vec![
         s("item"),
         s("rater"),
@@ -355,11 +355,11 @@ fn ratings_workbook(path: &Path) {
             X::F("=\"why\"".into()),
         ]);
     }
-    support::write_xlsx(path, "ratings", &rows);
+    release_files::write_xlsx(path, "ratings", &rows);
 }
 
 fn xlsx_reader(cases: usize) -> Tally {
-    let dir = support::temp_dir();
+    let dir = release_files::temp_dir();
     let seed_path = dir.path().join("seed.xlsx");
     ratings_workbook(&seed_path);
     let seeds = vec![std::fs::read(&seed_path).expect("seed workbook")];
@@ -411,7 +411,7 @@ fn package_pass() -> concord_core::store::Passphrase {
 
 /// A study file with an assignment; returns the study and a valid package and fill-in sheet.
 fn lead_seeds(dir: &Path) -> (Vec<u8>, Vec<u8>) {
-    let mut store = lead_common::file_study(&dir.join("main.concord"), 4, &["Ana", "Boris"]);
+    let mut store = lead_study::file_study(&dir.join("main.concord"), 4, &["Ana", "Boris"]);
     assignment::assign(&mut store, &AssignmentOptions::new(2, 11)).expect("assigned");
     let pkg = dir.join("ana.concord");
     package::export_package(&mut store, "Ana", &pkg, 5, &package_pass()).expect("exported");
@@ -429,10 +429,10 @@ fn lead_seeds(dir: &Path) -> (Vec<u8>, Vec<u8>) {
 }
 
 fn sqlite_reader(cases: usize) -> Tally {
-    let dir = support::temp_dir();
+    let dir = release_files::temp_dir();
     let (pkg, _) = lead_seeds(dir.path());
     let main = dir.path().join("main.concord");
-    let study = RefCell::new(Store::open(&main, lead_common::clock()).expect("the study opens"));
+    let study = RefCell::new(Store::open(&main, lead_study::clock()).expect("the study opens"));
     let seeds = vec![pkg];
     run("sqlite", cases, 5, &seeds, &|bytes| {
         let mut rng = ChaCha8Rng::seed_from_u64(bytes.len() as u64);
@@ -461,7 +461,7 @@ fn sqlite_reader(cases: usize) -> Tally {
 }
 
 fn sheet_reader(cases: usize) -> Tally {
-    let dir = support::temp_dir();
+    let dir = release_files::temp_dir();
     let (_, sheet) = lead_seeds(dir.path());
     let main = dir.path().join("main.concord");
     let mut rng = ChaCha8Rng::seed_from_u64(6);
@@ -469,7 +469,7 @@ fn sheet_reader(cases: usize) -> Tally {
         .map(|_| mutate_workbook(&mut rng, &sheet, std::slice::from_ref(&sheet)))
         .collect();
     let next = std::cell::Cell::new(0usize);
-    let study = RefCell::new(Store::open(&main, lead_common::clock()).expect("the study opens"));
+    let study = RefCell::new(Store::open(&main, lead_study::clock()).expect("the study opens"));
     run("sheet", cases, 6, &[Vec::new()], &|_| {
         let bytes = &inputs[next.get()];
         next.set(next.get() + 1);

@@ -4,7 +4,7 @@
 //! with their location and nothing written, and formula injection neutralised everywhere while
 //! negative numbers stay numeric.
 
-mod lead_common;
+use concord_testsupport::lead_study;
 
 use calamine::{Data, Reader, Xlsx};
 use concord_core::outputs::export;
@@ -18,7 +18,7 @@ use concord_core::store::{NewConversation, Occasion, RatingInput, Store, StoreEr
 use concord_core::workflow::assignment;
 use concord_core::workflow::assignment::AssignmentOptions;
 use concord_core::workflow::assignment::Purpose;
-use lead_common::*;
+use lead_study::*;
 use rust_xlsxwriter::Workbook;
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! and history back), idempotence (a second merge changes nothing), conflicts (changed on both
 //! sides: reported, the study keeps its value) and refused files.
 
-mod lead_common;
+use concord_testsupport::lead_study;
 
 use concord_core::store::{Passphrase, RatingInput, Store};
 use concord_core::workflow::assignment;
@@ -13,7 +13,7 @@ use concord_core::workflow::package;
 use concord_core::workflow::package::merge_package;
 use concord_core::workflow::package::Occasion;
 use concord_core::workflow::package::PackageError;
-use lead_common::*;
+use lead_study::*;
 use std::path::Path;
 
 const EXPERTS: [&str; 3] = ["Ana", "Boris", "Chen"];

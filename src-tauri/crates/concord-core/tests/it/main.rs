@@ -1,0 +1,26 @@
+//! concord-core's integration tests: one binary, one module per capability (imports, the
+//! lead's workflow, packages, judge runs, agreement, hostile files and studies, fuzzed readers).
+//! Shared fixtures are the `concord-testsupport` crate.
+mod adjudication;
+mod agreement;
+mod calibration;
+mod desktop_files;
+mod encrypted_study;
+mod fuzz_readers;
+mod hostile_files;
+mod hostile_studies;
+mod import_bad_input;
+mod import_formats;
+mod import_mentalalign;
+mod import_streaming;
+mod judge_run;
+mod lead_assignment;
+mod lead_export;
+mod lead_package;
+mod methods;
+mod open_study;
+mod package_seal;
+mod phi_eval;
+mod rating_queue;
+mod signature_marks;
+mod verdicts;

@@ -1,0 +1,9 @@
+//! concord-stats's integration tests: one binary; published worked examples, committed reference
+//! vectors from peer implementations (lme4, irrCAC, pingouin, ppi-python…) and properties.
+mod agreement_ci;
+mod alttest_ppi;
+mod properties;
+mod published;
+mod rater_quality_simulated;
+mod reference_vectors;
+mod reml_lme4;

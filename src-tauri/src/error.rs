@@ -22,12 +22,33 @@ impl IpcError {
     }
 }
 
-impl From<concord_core::store::StoreError> for IpcError {
-    fn from(e: concord_core::store::StoreError) -> Self {
-        IpcError::new(e.code(), e.to_string())
-    }
+/// The core's errors that name their own [`ErrorCode`] (an inherent `code()`): each crosses IPC as
+/// that code and its text.
+macro_rules! from_coded_errors {
+    ($($error:ty),+ $(,)?) => {$(
+        impl From<$error> for IpcError {
+            fn from(e: $error) -> Self {
+                IpcError::new(e.code(), e.to_string())
+            }
+        }
+    )+};
 }
 
+from_coded_errors!(
+    concord_core::store::StoreError,
+    concord_core::panel::adjudication::AdjudicationError,
+    concord_core::workflow::calibration::CalibrationError,
+    concord_core::workflow::queue::QueueError,
+    concord_core::workflow::signoff::SignoffError,
+    concord_core::guard::phi::review::PhiError,
+    concord_core::app::usecase::UseCaseError,
+    concord_core::judge::JudgeError,
+    concord_core::judge::KeyError,
+    concord_core::app::study_security::SecurityError,
+    concord_core::workflow::rater_session::SessionError,
+);
+
+/// The demo's error: a store error keeps its own code, anything else is `demo`.
 impl From<concord_core::intake::demo::DemoError> for IpcError {
     fn from(e: concord_core::intake::demo::DemoError) -> Self {
         match e {
@@ -38,63 +59,3 @@ impl From<concord_core::intake::demo::DemoError> for IpcError {
 }
 
 pub type IpcResult<T> = Result<T, IpcError>;
-
-impl From<concord_core::panel::adjudication::AdjudicationError> for IpcError {
-    fn from(e: concord_core::panel::adjudication::AdjudicationError) -> Self {
-        IpcError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<concord_core::workflow::calibration::CalibrationError> for IpcError {
-    fn from(e: concord_core::workflow::calibration::CalibrationError) -> Self {
-        IpcError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<concord_core::workflow::queue::QueueError> for IpcError {
-    fn from(e: concord_core::workflow::queue::QueueError) -> Self {
-        IpcError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<concord_core::workflow::signoff::SignoffError> for IpcError {
-    fn from(e: concord_core::workflow::signoff::SignoffError) -> Self {
-        IpcError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<concord_core::guard::phi::review::PhiError> for IpcError {
-    fn from(e: concord_core::guard::phi::review::PhiError) -> Self {
-        IpcError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<concord_core::app::usecase::UseCaseError> for IpcError {
-    fn from(e: concord_core::app::usecase::UseCaseError) -> Self {
-        IpcError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<concord_core::judge::JudgeError> for IpcError {
-    fn from(e: concord_core::judge::JudgeError) -> Self {
-        IpcError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<concord_core::judge::KeyError> for IpcError {
-    fn from(e: concord_core::judge::KeyError) -> Self {
-        IpcError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<concord_core::app::study_security::SecurityError> for IpcError {
-    fn from(e: concord_core::app::study_security::SecurityError) -> Self {
-        IpcError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<concord_core::workflow::rater_session::SessionError> for IpcError {
-    fn from(e: concord_core::workflow::rater_session::SessionError) -> Self {
-        IpcError::new(e.code(), e.to_string())
-    }
-}

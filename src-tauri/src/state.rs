@@ -14,6 +14,14 @@
 //! picker, or one expert), decided by the shell from the study, never by the page: each study
 //! opened decides it afresh (as a relaunch on that file would); unlocking, locking or converting
 //! the same study keeps a rater session.
+//!
+//! Study work never runs on the window's main thread nor on the async runtime's workers: a
+//! command hands it to [`AppState::run`] (the open study), [`AppState::run_opened`] (the study or
+//! the reason there is none) or [`AppState::run_with`] (a job of several steps: open and switch,
+//! unlock, convert), which run it on the blocking pool and wait there for the study lock. So a
+//! long import holding the lock makes other study calls wait their turn while the window goes on
+//! answering. The synchronous methods ([`AppState::with_study`], [`AppState::opened`], …) are for
+//! code already off those threads: the blocking pool, the shell's own threads, launch and exit.
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use concord_core::app::open_study::OpenStudy;
 use concord_core::app::study_security;
@@ -42,15 +50,41 @@ pub struct Opened {
     pub study: Result<OpenStudy, IpcError>,
 }
 
+impl Opened {
+    /// The file of the study the window has, open or locked.
+    pub fn file(&self) -> Option<PathBuf> {
+        self.path.as_ref().map(|p| p.path().to_path_buf())
+    }
+}
+
+/// The shell's state, managed by Tauri. A clone shares everything (the parts live behind one
+/// `Arc`), so a job on the blocking pool takes its own handle.
+#[derive(Clone)]
 pub struct AppState {
-    opened: Mutex<Opened>,
+    shared: Arc<Shared>,
     /// The idle lock in seconds when `CONCORD_IDLE_LOCK_SECONDS` sets it.
     pub idle_override: Option<u32>,
+}
+
+struct Shared {
+    opened: Mutex<Opened>,
     /// Whom the window works for; `None` until a study is open (an encrypted one behind the unlock
     /// screen), which grants nothing of lead mode.
     session: Mutex<Option<Session>>,
     /// Whether Tauri has granted the lead commands to the window (it cannot take them back).
     lead_granted: AtomicBool,
+}
+
+/// Run `f` on the async runtime's blocking pool and wait for it without holding a worker.
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> IpcResult<T> + Send + 'static,
+) -> IpcResult<T> {
+    tauri::async_runtime::spawn_blocking(f).await.map_err(|e| {
+        IpcError::new(
+            ErrorCode::Internal,
+            format!("a study job stopped before it finished: {e}"),
+        )
+    })?
 }
 
 /// The session a study just opened starts in (`None` while it is not open).
@@ -122,16 +156,45 @@ impl AppState {
             .filter(|s: &u32| *s > 0);
         let session = session_at_open(&study);
         AppState {
-            opened: Mutex::new(Opened { path, study }),
+            shared: Arc::new(Shared {
+                opened: Mutex::new(Opened { path, study }),
+                session: Mutex::new(session),
+                lead_granted: AtomicBool::new(false),
+            }),
             idle_override,
-            session: Mutex::new(session),
-            lead_granted: AtomicBool::new(false),
         }
     }
 
-    /// The opened study and its path.
+    /// Run `f` on the open study, on the blocking pool (see the module's introduction).
+    pub async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut OpenStudy) -> IpcResult<T> + Send + 'static,
+    ) -> IpcResult<T> {
+        self.run_with(move |state| state.with_study(f)).await
+    }
+
+    /// Run `f` on the opened study and its path (open or not), on the blocking pool.
+    pub async fn run_opened<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Opened) -> IpcResult<T> + Send + 'static,
+    ) -> IpcResult<T> {
+        self.run_with(move |state| f(&mut *state.opened()?)).await
+    }
+
+    /// Run `f` with this state on the blocking pool: a job that takes the study lock itself, in
+    /// several steps (open a file and switch to it, unlock, convert).
+    pub async fn run_with<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&AppState) -> IpcResult<T> + Send + 'static,
+    ) -> IpcResult<T> {
+        let state = self.clone();
+        blocking(move || f(&state)).await
+    }
+
+    /// The opened study and its path; waits for the study lock, so only off the main thread and
+    /// the async workers.
     pub fn opened(&self) -> IpcResult<MutexGuard<'_, Opened>> {
-        self.opened.lock().map_err(|_| {
+        self.shared.opened.lock().map_err(|_| {
             IpcError::new(
                 ErrorCode::Internal,
                 "the study lock was poisoned; restart Concord",
@@ -139,7 +202,7 @@ impl AppState {
         })
     }
 
-    /// Run `f` on the open study.
+    /// Run `f` on the open study, here (waits for the study lock: see [`AppState::opened`]).
     pub fn with_study<T>(&self, f: impl FnOnce(&mut OpenStudy) -> IpcResult<T>) -> IpcResult<T> {
         let mut guard = self.opened()?;
         match guard.study.as_mut() {
@@ -150,8 +213,7 @@ impl AppState {
 
     /// The file of the study the window has, open or locked.
     pub fn study_file(&self) -> Option<PathBuf> {
-        let guard = self.opened().ok()?;
-        guard.path.as_ref().map(|p| p.path().to_path_buf())
+        self.opened().ok()?.file()
     }
 
     /// Replace the open study of the same file (or the reason there is none): unlocking, locking,
@@ -170,7 +232,10 @@ impl AppState {
 
     fn session_guard(&self) -> MutexGuard<'_, Option<Session>> {
         // The session is a plain value: a panic elsewhere cannot leave it half-written.
-        self.session.lock().unwrap_or_else(|p| p.into_inner())
+        self.shared
+            .session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// Whom the window works for (a study not yet open counts as the picker: nothing of lead mode).
@@ -188,11 +253,11 @@ impl AppState {
     }
 
     pub fn lead_granted(&self) -> bool {
-        self.lead_granted.load(Ordering::SeqCst)
+        self.shared.lead_granted.load(Ordering::SeqCst)
     }
 
     pub fn mark_lead_granted(&self) {
-        self.lead_granted.store(true, Ordering::SeqCst);
+        self.shared.lead_granted.store(true, Ordering::SeqCst);
     }
 
     /// Switch the window to the study at `path` (open, or locked behind the unlock screen); the

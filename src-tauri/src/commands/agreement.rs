@@ -20,7 +20,7 @@ pub async fn agreement_report(
     state: tauri::State<'_, AppState>,
     options: AgreementOptions,
 ) -> IpcResult<AgreementReport> {
-    state.with_study(|s| Ok(s.agreement(&options)?.clone()))
+    state.run(move |s| Ok(s.agreement(&options)?.clone())).await
 }
 
 /// The report and table against the consensus after adjudication (computed afresh: decisions are
@@ -31,7 +31,9 @@ pub async fn agreement_consensus(
     options: AgreementOptions,
     view: TableView,
 ) -> IpcResult<ConsensusAgreement> {
-    state.with_study(|s| Ok(consensus_agreement(s.store(), options, view)?))
+    state
+        .run(move |s| Ok(consensus_agreement(s.store(), options, view)?))
+        .await
 }
 
 #[tauri::command]
@@ -40,7 +42,9 @@ pub async fn judge_verdicts(
     options: AgreementOptions,
     verdict: VerdictOptions,
 ) -> IpcResult<VerdictReport> {
-    state.with_study(|s| Ok(s.judge_verdicts(&options, &verdict)?))
+    state
+        .run(move |s| Ok(s.judge_verdicts(&options, &verdict)?))
+        .await
 }
 
 #[tauri::command]
@@ -49,7 +53,9 @@ pub async fn agreement_table(
     options: AgreementOptions,
     view: TableView,
 ) -> IpcResult<AgreementTable> {
-    state.with_study(|s| Ok(s.agreement_table(&options, view)?))
+    state
+        .run(move |s| Ok(s.agreement_table(&options, view)?))
+        .await
 }
 
 #[tauri::command]
@@ -59,11 +65,13 @@ pub async fn export_agreement(
     view: TableView,
     format: TableFormat,
 ) -> IpcResult<String> {
-    state.with_study(|s| {
-        Ok(s.export_agreement(&options, view, format)?
-            .display()
-            .to_string())
-    })
+    state
+        .run(move |s| {
+            Ok(s.export_agreement(&options, view, format)?
+                .display()
+                .to_string())
+        })
+        .await
 }
 
 #[tauri::command]
@@ -72,7 +80,9 @@ pub async fn save_figure(
     name: String,
     bytes: Vec<u8>,
 ) -> IpcResult<String> {
-    state.with_study(|s| Ok(s.save_export(&name, &bytes)?.display().to_string()))
+    state
+        .run(move |s| Ok(s.save_export(&name, &bytes)?.display().to_string()))
+        .await
 }
 
 #[tauri::command]
@@ -86,8 +96,10 @@ pub async fn plan_more(
     reference: String,
     width: f64,
 ) -> IpcResult<MoreTargets> {
-    state.with_study(|s| {
-        s.plan_more(&options, view, &criterion, &rater, &reference, width)
-            .map_err(|e| IpcError::new(ErrorCode::Plan, e.to_string()))
-    })
+    state
+        .run(move |s| {
+            s.plan_more(&options, view, &criterion, &rater, &reference, width)
+                .map_err(|e| IpcError::new(ErrorCode::Plan, e.to_string()))
+        })
+        .await
 }

@@ -116,6 +116,7 @@ fn stop_judge(runs: &JudgeRuns) -> IpcResult<Option<String>> {
 /// and close the old study, remember the new one among the recent studies, rebuild the menu.
 fn show(
     app: &AppHandle,
+    state: &AppState,
     path: &Path,
     study: Result<OpenStudy, IpcError>,
 ) -> IpcResult<StudyOpened> {
@@ -126,16 +127,15 @@ fn show(
         // A locked study's title is inside the encrypted file: its name stands in until unlocked.
         Err(_) => (file_title(path), None),
     };
-    app.state::<AppState>()
-        .switch(path, study, |old| backups::on_close(app, old))?;
+    state.switch(path, study, |old| backups::on_close(app, old))?;
     // The new study's state now is the base its first backup is compared with (a locked one's
     // once it is unlocked).
-    let _ = app.state::<AppState>().with_study(|s| {
+    let _ = state.with_study(|s| {
         backups::rebase(app, s);
         Ok(())
     });
     crate::menu::remember(app, path, &title);
-    crate::session::grant_lead_if_lead(app, app.state::<AppState>().session());
+    crate::session::grant_lead_if_lead(app, state.session());
     Ok(StudyOpened {
         path: path.display().to_string(),
         package,
@@ -152,30 +152,52 @@ fn file_title(path: &Path) -> String {
 
 /// Open the study or rater package at `path` in the window, closing the one open now.
 #[tauri::command]
-pub async fn open_study(app: AppHandle, path: String) -> IpcResult<StudyOpened> {
+pub async fn open_study(
+    app: AppHandle,
+    state: tauri::State<'_, AppState>,
+    path: String,
+) -> IpcResult<StudyOpened> {
     let path = typed_path(&path)?;
-    let study = state::open_existing(&path)?;
-    show(&app, &path, study)
+    state
+        .run_with(move |state| {
+            let study = state::open_existing(&path)?;
+            show(&app, state, &path, study)
+        })
+        .await
 }
 
 /// Create a new, empty study at `path` and open it.
 #[tauri::command]
-pub async fn new_study(app: AppHandle, path: String) -> IpcResult<StudyOpened> {
+pub async fn new_study(
+    app: AppHandle,
+    state: tauri::State<'_, AppState>,
+    path: String,
+) -> IpcResult<StudyOpened> {
     let mut path = typed_path(&path)?;
     if path.extension().is_none() {
         path.set_extension("concord");
     }
-    let study = state::create_new(&path)?;
-    show(&app, &path, Ok(study))
+    state
+        .run_with(move |state| {
+            let study = state::create_new(&path)?;
+            show(&app, state, &path, Ok(study))
+        })
+        .await
 }
 
 /// Close the open study (backed up first when it changed).
 #[tauri::command]
-pub async fn close_study(app: AppHandle) -> IpcResult<Option<String>> {
-    let note = stop_judge(&app.state::<JudgeRuns>())?;
-    app.state::<AppState>()
-        .close(|old| backups::on_close(&app, old))?;
-    Ok(note)
+pub async fn close_study(
+    app: AppHandle,
+    state: tauri::State<'_, AppState>,
+) -> IpcResult<Option<String>> {
+    state
+        .run_with(move |state| {
+            let note = stop_judge(&app.state::<JudgeRuns>())?;
+            state.close(|old| backups::on_close(&app, old))?;
+            Ok(note)
+        })
+        .await
 }
 
 /// The recently opened studies that still exist, newest first.
@@ -190,11 +212,14 @@ pub async fn recent_studies(
 #[tauri::command]
 pub async fn classify_file(state: tauri::State<'_, AppState>, path: String) -> IpcResult<FileRole> {
     let path = typed_path(&path)?;
-    let guard = state.opened()?;
-    Ok(file_role::classify(
-        &path,
-        guard.study.as_ref().ok().map(|s| s.store()),
-    ))
+    state
+        .run_opened(move |opened| {
+            Ok(file_role::classify(
+                &path,
+                opened.study.as_ref().ok().map(|s| s.store()),
+            ))
+        })
+        .await
 }
 
 /// Whose package the open study is (`null` for a study).
@@ -202,19 +227,23 @@ pub async fn classify_file(state: tauri::State<'_, AppState>, path: String) -> I
 pub async fn package_identity(
     state: tauri::State<'_, AppState>,
 ) -> IpcResult<Option<PackageIdentity>> {
-    state.with_study(|s| Ok(s.package_identity()?))
+    state.run(move |s| Ok(s.package_identity()?)).await
 }
 
 /// Where "Return ratings" suggests saving.
 #[tauri::command]
 pub async fn default_return_path(state: tauri::State<'_, AppState>) -> IpcResult<String> {
-    state.with_study(|s| Ok(s.default_return_path()?.display().to_string()))
+    state
+        .run(move |s| Ok(s.default_return_path()?.display().to_string()))
+        .await
 }
 
 /// Save the open package, with the expert's ratings, to `out` for sending back.
 #[tauri::command]
 pub async fn return_ratings(state: tauri::State<'_, AppState>, out: String) -> IpcResult<String> {
-    state.with_study(|s| Ok(s.return_ratings(&out)?.display().to_string()))
+    state
+        .run(move |s| Ok(s.return_ratings(&out)?.display().to_string()))
+        .await
 }
 
 /// A native "open file" dialog; `null` when cancelled.
@@ -293,16 +322,20 @@ pub async fn list_backups(
     settings: tauri::State<'_, DesktopSettings>,
 ) -> IpcResult<BackupList> {
     let folder = settings.backup_folder();
-    let study = state.study_file().ok_or_else(|| {
-        IpcError::new(
-            ErrorCode::NoStudy,
-            "No study is open, so it has no backups.",
-        )
-    })?;
-    Ok(BackupList {
-        folder: folder.display().to_string(),
-        backups: backup::list(&folder, &study)?,
-    })
+    state
+        .run_with(move |state| {
+            let study = state.study_file().ok_or_else(|| {
+                IpcError::new(
+                    ErrorCode::NoStudy,
+                    "No study is open, so it has no backups.",
+                )
+            })?;
+            Ok(BackupList {
+                folder: folder.display().to_string(),
+                backups: backup::list(&folder, &study)?,
+            })
+        })
+        .await
 }
 
 /// Back the open study up now.
@@ -312,14 +345,16 @@ pub async fn backup_now(
     settings: tauri::State<'_, DesktopSettings>,
 ) -> IpcResult<BackupEntry> {
     let folder = settings.backup_folder();
-    state.with_study(|s| {
-        Ok(backup::take(
-            s.store(),
-            &folder,
-            SystemClock.now_ms(),
-            backup::KEEP,
-        )?)
-    })
+    state
+        .run(move |s| {
+            Ok(backup::take(
+                s.store(),
+                &folder,
+                SystemClock.now_ms(),
+                backup::KEEP,
+            )?)
+        })
+        .await
 }
 
 /// Restore the backup at `backup` as a new study at `dest` and open it.
@@ -335,17 +370,22 @@ pub async fn restore_backup(
     if dest.extension().is_none() {
         dest.set_extension("concord");
     }
-    // An encrypted study's backups are encrypted with its passphrase: the open study's opens them.
-    let key = state
-        .with_study(|s| Ok(s.store().passphrase().cloned()))
-        .ok()
-        .flatten();
-    backup::restore(&source, &dest, key.as_ref())?;
-    let study = match key {
-        Some(key) => Ok(state::open_keyed(&dest, &key)?),
-        None => state::open_existing(&dest)?,
-    };
-    show(&app, &dest, study)
+    state
+        .run_with(move |state| {
+            // An encrypted study's backups are encrypted with its passphrase: the open study's
+            // opens them.
+            let key = state
+                .with_study(|s| Ok(s.store().passphrase().cloned()))
+                .ok()
+                .flatten();
+            backup::restore(&source, &dest, key.as_ref())?;
+            let study = match key {
+                Some(key) => Ok(state::open_keyed(&dest, &key)?),
+                None => state::open_existing(&dest)?,
+            };
+            show(&app, state, &dest, study)
+        })
+        .await
 }
 
 /// Choose the backup folder (`null` for the default); returns the folder now in use.

@@ -10,13 +10,16 @@ use crate::state::AppState;
 use concord_core::judge::{
     self, CallFailure, Destination, KeyChoice, PromptTemplate, RunPreview, RunSettings, RunStatus,
 };
+use tauri::Manager;
 
 #[tauri::command]
 pub async fn judge_default_prompt(
     state: tauri::State<'_, AppState>,
     rubric: Option<String>,
 ) -> IpcResult<PromptTemplate> {
-    state.with_study(|s| Ok(judge::default_prompt(s.store(), rubric.as_deref())?))
+    state
+        .run(move |s| Ok(judge::default_prompt(s.store(), rubric.as_deref())?))
+        .await
 }
 
 #[tauri::command]
@@ -24,7 +27,9 @@ pub async fn judge_preview(
     state: tauri::State<'_, AppState>,
     settings: RunSettings,
 ) -> IpcResult<RunPreview> {
-    state.with_study(|s| Ok(judge::preview_run(s.store(), &settings)?))
+    state
+        .run(move |s| Ok(judge::preview_run(s.store(), &settings)?))
+        .await
 }
 
 /// Where a run with these settings and key choice sends its requests and where its key comes
@@ -38,10 +43,11 @@ pub async fn judge_destination(settings: RunSettings, key: KeyChoice) -> IpcResu
 pub async fn judge_start(
     app: tauri::AppHandle,
     state: tauri::State<'_, AppState>,
-    runs: tauri::State<'_, JudgeRuns>,
     request: JudgeStart,
 ) -> IpcResult<JudgeStarted> {
-    runs.start(app, &state, request)
+    state
+        .run_with(move |state| app.state::<JudgeRuns>().start(app.clone(), state, request))
+        .await
 }
 
 #[tauri::command]
@@ -56,7 +62,7 @@ pub async fn judge_activity(runs: tauri::State<'_, JudgeRuns>) -> IpcResult<Judg
 
 #[tauri::command]
 pub async fn judge_runs(state: tauri::State<'_, AppState>) -> IpcResult<Vec<RunStatus>> {
-    state.with_study(|s| Ok(judge::runs(s.store())?))
+    state.run(move |s| Ok(judge::runs(s.store())?)).await
 }
 
 #[tauri::command]
@@ -64,5 +70,7 @@ pub async fn judge_failures(
     state: tauri::State<'_, AppState>,
     run_id: i64,
 ) -> IpcResult<Vec<CallFailure>> {
-    state.with_study(|s| Ok(judge::failures(s.store(), run_id)?))
+    state
+        .run(move |s| Ok(judge::failures(s.store(), run_id)?))
+        .await
 }

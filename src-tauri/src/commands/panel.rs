@@ -21,7 +21,9 @@ pub async fn adjudication_review(
     state: tauri::State<'_, AppState>,
     rule: DiscrepancyRule,
 ) -> IpcResult<AdjudicationReview> {
-    state.with_study(|s| Ok(adjudication::review(s.store(), &rule)?))
+    state
+        .run(move |s| Ok(adjudication::review(s.store(), &rule)?))
+        .await
 }
 
 #[tauri::command]
@@ -29,7 +31,9 @@ pub async fn adjudication_resolve(
     state: tauri::State<'_, AppState>,
     resolution: Resolution,
 ) -> IpcResult<DecisionView> {
-    state.with_study(|s| Ok(adjudication::resolve(s.store_mut(), &resolution)?))
+    state
+        .run(move |s| Ok(adjudication::resolve(s.store_mut(), &resolution)?))
+        .await
 }
 
 #[tauri::command]
@@ -38,13 +42,17 @@ pub async fn rater_quality(state: tauri::State<'_, AppState>) -> IpcResult<Rater
         paths: true,
         ..QualityOptions::default()
     };
-    state.with_study(|s| Ok(rater_quality::report(s.store(), &options)?))
+    state
+        .run(move |s| Ok(rater_quality::report(s.store(), &options)?))
+        .await
 }
 
 #[tauri::command]
 pub async fn calibration_status(state: tauri::State<'_, AppState>) -> IpcResult<CalibrationStatus> {
     let rater_id = state.rater_id()?;
-    state.with_study(|s| Ok(calibration::status_for(s.store(), rater_id)?))
+    state
+        .run(move |s| Ok(calibration::status_for(s.store(), rater_id)?))
+        .await
 }
 
 #[tauri::command]
@@ -53,7 +61,9 @@ pub async fn calibration_item(
     item: usize,
 ) -> IpcResult<CalibrationItem> {
     let rater_id = state.rater_id()?;
-    state.with_study(|s| Ok(calibration::item_for(s.store(), rater_id, item)?))
+    state
+        .run(move |s| Ok(calibration::item_for(s.store(), rater_id, item)?))
+        .await
 }
 
 #[tauri::command]
@@ -63,12 +73,14 @@ pub async fn calibration_answer(
     values: Vec<(String, i64)>,
 ) -> IpcResult<CalibrationItem> {
     let rater_id = state.rater_id()?;
-    state.with_study(|s| {
-        Ok(calibration::answer_for(
-            s.store_mut(),
-            rater_id,
-            item,
-            &values,
-        )?)
-    })
+    state
+        .run(move |s| {
+            Ok(calibration::answer_for(
+                s.store_mut(),
+                rater_id,
+                item,
+                &values,
+            )?)
+        })
+        .await
 }

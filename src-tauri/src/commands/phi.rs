@@ -10,7 +10,7 @@ use concord_core::guard::phi::review::PhiReview;
 
 #[tauri::command]
 pub async fn phi_review(state: tauri::State<'_, AppState>) -> IpcResult<PhiReview> {
-    state.with_study(|s| Ok(s.phi_review()?))
+    state.run(move |s| Ok(s.phi_review()?)).await
 }
 
 #[tauri::command]
@@ -20,5 +20,7 @@ pub async fn phi_decide(
     decision: PhiDecision,
 ) -> IpcResult<PhiReview> {
     let actor = desktop_actor();
-    state.with_study(|s| Ok(s.decide_phi(&ids, &decision, &actor)?))
+    state
+        .run(move |s| Ok(s.decide_phi(&ids, &decision, &actor)?))
+        .await
 }

@@ -17,7 +17,7 @@ use concord_core::workflow::queue::RatingItem;
 
 #[tauri::command]
 pub async fn rater_profiles(state: tauri::State<'_, AppState>) -> IpcResult<RaterProfiles> {
-    state.with_study(|s| Ok(queue::profiles(s.store())?))
+    state.run(move |s| Ok(queue::profiles(s.store())?)).await
 }
 
 #[tauri::command]
@@ -26,19 +26,21 @@ pub async fn create_rater_profile(
     name: String,
 ) -> IpcResult<RaterProfile> {
     let seed = concord_core::base::clock::fresh_seed();
-    state.with_study(|s| Ok(s.create_profile(&name, seed)?))
+    state.run(move |s| Ok(s.create_profile(&name, seed)?)).await
 }
 
 #[tauri::command]
 pub async fn open_queue(state: tauri::State<'_, AppState>) -> IpcResult<QueueSummary> {
     let rater_id = state.rater_id()?;
-    state.with_study(|s| Ok(s.open_queue(rater_id)?))
+    state.run(move |s| Ok(s.open_queue(rater_id)?)).await
 }
 
 #[tauri::command]
 pub async fn rating_item(state: tauri::State<'_, AppState>, item: i64) -> IpcResult<RatingItem> {
     let rater_id = state.rater_id()?;
-    state.with_study(|s| Ok(queue::rating_item(s.store(), rater_id, item)?))
+    state
+        .run(move |s| Ok(queue::rating_item(s.store(), rater_id, item)?))
+        .await
 }
 
 #[tauri::command]
@@ -52,7 +54,8 @@ pub async fn rate(
 ) -> IpcResult<ItemProgress> {
     let rater_id = state.rater_id()?;
     let progress = state
-        .with_study(|s| Ok(s.rate(rater_id, item, &criterion, value, reason.as_deref())?))?;
+        .run(move |s| Ok(s.rate(rater_id, item, &criterion, value, reason.as_deref())?))
+        .await?;
     ratings_changed(
         &app,
         RatingsChanged::Rated {
@@ -69,7 +72,9 @@ pub async fn set_rationale(
     rationale: String,
 ) -> IpcResult<()> {
     let rater_id = state.rater_id()?;
-    state.with_study(|s| Ok(s.set_rationale(rater_id, item, &rationale)?))
+    state
+        .run(move |s| Ok(s.set_rationale(rater_id, item, &rationale)?))
+        .await
 }
 
 #[tauri::command]
@@ -79,7 +84,9 @@ pub async fn flag_item(
     reason: String,
 ) -> IpcResult<()> {
     let rater_id = state.rater_id()?;
-    state.with_study(|s| Ok(s.flag_item(rater_id, item, &reason)?))
+    state
+        .run(move |s| Ok(s.flag_item(rater_id, item, &reason)?))
+        .await
 }
 
 #[tauri::command]
@@ -90,5 +97,7 @@ pub async fn leave_item(
     next_item: i64,
 ) -> IpcResult<()> {
     let rater_id = state.rater_id()?;
-    state.with_study(|s| Ok(s.leave_item(rater_id, item, seconds, next_item)?))
+    state
+        .run(move |s| Ok(s.leave_item(rater_id, item, seconds, next_item)?))
+        .await
 }

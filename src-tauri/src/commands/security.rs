@@ -6,7 +6,7 @@
 
 use crate::backups;
 use crate::error::{IpcError, IpcResult};
-use crate::state::{locked_error, AppState};
+use crate::state::{locked_error, AppState, Opened};
 use concord_core::app::open_study::OpenStudy;
 use concord_core::app::study_security;
 use concord_core::app::study_security::Conversion;
@@ -36,9 +36,9 @@ pub struct SecurityOutcome {
     pub note: Option<String>,
 }
 
-fn study_file(state: &AppState) -> IpcResult<PathBuf> {
-    state
-        .study_file()
+fn study_file(opened: &Opened) -> IpcResult<PathBuf> {
+    opened
+        .file()
         .ok_or_else(|| IpcError::new(ErrorCode::NoStudy, "no study file is open"))
 }
 
@@ -47,23 +47,29 @@ fn passphrase(text: String) -> IpcResult<Passphrase> {
 }
 
 #[tauri::command]
-pub fn study_security(state: tauri::State<'_, AppState>) -> IpcResult<StudySecurity> {
-    let guard = state.opened()?;
-    let (encrypted, locked, minutes) = match guard.study.as_ref() {
-        Ok(s) => (
-            s.store().is_encrypted(),
-            false,
-            study_security::idle_lock_minutes(s.store())?,
-        ),
-        Err(e) if e.code == ErrorCode::PassphraseNeeded => (true, true, DEFAULT_IDLE_LOCK_MINUTES),
-        Err(e) => return Err(e.clone()),
-    };
-    Ok(StudySecurity {
-        encrypted,
-        locked,
-        idle_lock_minutes: minutes,
-        idle_lock_seconds: state.idle_override.unwrap_or(minutes * 60),
-    })
+pub async fn study_security(state: tauri::State<'_, AppState>) -> IpcResult<StudySecurity> {
+    let idle_override = state.idle_override;
+    state
+        .run_opened(move |opened| {
+            let (encrypted, locked, minutes) = match opened.study.as_ref() {
+                Ok(s) => (
+                    s.store().is_encrypted(),
+                    false,
+                    study_security::idle_lock_minutes(s.store())?,
+                ),
+                Err(e) if e.code == ErrorCode::PassphraseNeeded => {
+                    (true, true, DEFAULT_IDLE_LOCK_MINUTES)
+                }
+                Err(e) => return Err(e.clone()),
+            };
+            Ok(StudySecurity {
+                encrypted,
+                locked,
+                idle_lock_minutes: minutes,
+                idle_lock_seconds: idle_override.unwrap_or(minutes * 60),
+            })
+        })
+        .await
 }
 
 #[tauri::command]
@@ -73,51 +79,59 @@ pub async fn unlock_study(
     passphrase_text: String,
     remember: bool,
 ) -> IpcResult<SecurityOutcome> {
-    let path = study_file(&state)?;
     let key = passphrase(passphrase_text)?;
-    let (store, note) = study_security::unlock(&path, Arc::new(SystemClock), &key, remember)?;
-    let study = OpenStudy::new(store);
-    backups::rebase(&app, &study);
-    // A study opened locked went into the recent list under its file name: now its title is known.
-    if let Ok(title) = study.store().title() {
-        crate::menu::remember(&app, &path, &title);
-    }
-    state.set_study(Ok(study))?;
-    crate::session::grant_lead_if_lead(&app, state.session());
-    Ok(SecurityOutcome { note })
+    state
+        .run_with(move |state| {
+            let path = study_file(&*state.opened()?)?;
+            let (store, note) =
+                study_security::unlock(&path, Arc::new(SystemClock), &key, remember)?;
+            let study = OpenStudy::new(store);
+            backups::rebase(&app, &study);
+            // A study opened locked went into the recent list under its file name: now its
+            // title is known.
+            if let Ok(title) = study.store().title() {
+                crate::menu::remember(&app, &path, &title);
+            }
+            state.set_study(Ok(study))?;
+            crate::session::grant_lead_if_lead(&app, state.session());
+            Ok(SecurityOutcome { note })
+        })
+        .await
 }
 
 /// Lock an encrypted study (a plain one has no passphrase to unlock it with: false); like closing
 /// it, locking first backs it up when it changed.
 #[tauri::command]
 pub async fn lock_study(app: AppHandle, state: tauri::State<'_, AppState>) -> IpcResult<bool> {
-    let path = study_file(&state)?;
-    let mut guard = state.opened()?;
-    let encrypted = matches!(guard.study.as_ref(), Ok(s) if s.store().is_encrypted());
-    if encrypted {
-        if let Ok(s) = guard.study.as_ref() {
-            backups::on_close(&app, s);
-        }
-        guard.study = Err(locked_error(&path));
-    }
-    Ok(encrypted)
+    state
+        .run_opened(move |opened| {
+            let path = study_file(opened)?;
+            let encrypted = matches!(opened.study.as_ref(), Ok(s) if s.store().is_encrypted());
+            if encrypted {
+                if let Ok(s) = opened.study.as_ref() {
+                    backups::on_close(&app, s);
+                }
+                opened.study = Err(locked_error(&path));
+            }
+            Ok(encrypted)
+        })
+        .await
 }
 
 /// Close the open study, convert it, and open it again (as before when the conversion failed).
 fn convert(
     app: &AppHandle,
-    state: &AppState,
+    opened: &mut Opened,
     conversion: Conversion,
     remember: bool,
 ) -> IpcResult<SecurityOutcome> {
-    let path = study_file(state)?;
-    let mut guard = state.opened()?;
-    let before = match guard.study.as_ref() {
+    let path = study_file(opened)?;
+    let before = match opened.study.as_ref() {
         Ok(s) => s.store().passphrase().cloned(),
         Err(e) => return Err(e.clone()),
     };
     // Dropping the open study closes its connection, so the file can be replaced.
-    guard.study = Err(IpcError::new(
+    opened.study = Err(IpcError::new(
         ErrorCode::Converting,
         "the study is being converted",
     ));
@@ -128,8 +142,8 @@ fn convert(
         &conversion,
         remember,
     );
-    guard.study = reopened.map(OpenStudy::new).map_err(IpcError::from);
-    if let Ok(s) = guard.study.as_ref() {
+    opened.study = reopened.map(OpenStudy::new).map_err(IpcError::from);
+    if let Ok(s) = opened.study.as_ref() {
         backups::rebase(app, s);
     }
     Ok(SecurityOutcome { note: outcome? })
@@ -144,7 +158,9 @@ pub async fn encrypt_open_study(
     remember: bool,
 ) -> IpcResult<SecurityOutcome> {
     let new = passphrase(new_passphrase)?;
-    convert(&app, &state, Conversion::Encrypt { new }, remember)
+    state
+        .run_opened(move |opened| convert(&app, opened, Conversion::Encrypt { new }, remember))
+        .await
 }
 
 /// "Change passphrase…": re-key the open encrypted study.
@@ -158,15 +174,21 @@ pub async fn change_passphrase(
 ) -> IpcResult<SecurityOutcome> {
     let current = passphrase(current_passphrase)?;
     let new = passphrase(new_passphrase)?;
-    convert(&app, &state, Conversion::Rekey { current, new }, remember)
+    state
+        .run_opened(move |opened| {
+            convert(&app, opened, Conversion::Rekey { current, new }, remember)
+        })
+        .await
 }
 
 #[tauri::command]
 pub async fn set_idle_lock(state: tauri::State<'_, AppState>, minutes: u32) -> IpcResult<u32> {
-    state.with_study(|s| {
-        Ok(study_security::set_idle_lock_minutes(
-            s.store_mut(),
-            minutes,
-        )?)
-    })
+    state
+        .run(move |s| {
+            Ok(study_security::set_idle_lock_minutes(
+                s.store_mut(),
+                minutes,
+            )?)
+        })
+        .await
 }

@@ -12,7 +12,9 @@ use concord_core::workflow::rater_session::SessionInfo;
 #[tauri::command]
 pub async fn rater_session(state: tauri::State<'_, AppState>) -> IpcResult<SessionInfo> {
     let session = state.session();
-    state.with_study(|s| Ok(rater_session::info(s.store(), session)?))
+    state
+        .run(move |s| Ok(rater_session::info(s.store(), session)?))
+        .await
 }
 
 #[tauri::command]
@@ -21,11 +23,14 @@ pub async fn start_rater_session(
     rater_id: i64,
 ) -> IpcResult<SessionInfo> {
     let current = state.session();
-    state.with_study(|s| {
-        let session = rater_session::start(s.store_mut(), current, rater_id)?;
-        state.set_session(session);
-        Ok(rater_session::info(s.store(), session)?)
-    })
+    let shell = AppState::clone(&state);
+    state
+        .run(move |s| {
+            let session = rater_session::start(s.store_mut(), current, rater_id)?;
+            shell.set_session(session);
+            Ok(rater_session::info(s.store(), session)?)
+        })
+        .await
 }
 
 #[tauri::command]
@@ -35,11 +40,14 @@ pub async fn leave_rater_session(
     lead_passphrase: Option<String>,
 ) -> IpcResult<SessionInfo> {
     let current = state.session();
-    let info = state.with_study(|s| {
-        let session = rater_session::leave(s.store_mut(), current, lead_passphrase.as_deref())?;
-        state.set_session(session);
-        Ok(rater_session::info(s.store(), session)?)
-    })?;
+    let shell = AppState::clone(&state);
+    let info = state
+        .run(move |s| {
+            let session = rater_session::leave(s.store_mut(), current, lead_passphrase.as_deref())?;
+            shell.set_session(session);
+            Ok(rater_session::info(s.store(), session)?)
+        })
+        .await?;
     grant_lead_if_lead(&app, state.session());
     if info.rater_id.is_none() && !info.picking {
         ratings_changed(&app, RatingsChanged::SessionLeft);

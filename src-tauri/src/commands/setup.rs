@@ -34,7 +34,9 @@ use tauri::Emitter;
 /// The folder default outputs are written to (`<study>-exports` beside the study).
 #[tauri::command]
 pub async fn setup_export_dir(state: tauri::State<'_, AppState>) -> IpcResult<String> {
-    state.with_study(|s| Ok(s.export_dir()?.display().to_string()))
+    state
+        .run(move |s| Ok(s.export_dir()?.display().to_string()))
+        .await
 }
 
 #[tauri::command]
@@ -42,7 +44,7 @@ pub async fn setup_add_rubric(
     state: tauri::State<'_, AppState>,
     path: String,
 ) -> IpcResult<RubricAdded> {
-    state.with_study(|s| Ok(s.add_rubric_path(&path)?))
+    state.run(move |s| Ok(s.add_rubric_path(&path)?)).await
 }
 
 #[tauri::command]
@@ -52,11 +54,14 @@ pub async fn setup_import(
     request: ImportRequest,
 ) -> IpcResult<ImportOutcome> {
     let seed = fresh_seed();
-    let outcome = state.with_study(|s| {
-        Ok(s.import_data_reporting(&request, seed, &mut |p| {
-            let _ = app.emit(IMPORT_PROGRESS, p);
-        })?)
-    })?;
+    let progress = app.clone();
+    let outcome = state
+        .run(move |s| {
+            Ok(s.import_data_reporting(&request, seed, &mut |p| {
+                let _ = progress.emit(IMPORT_PROGRESS, p);
+            })?)
+        })
+        .await?;
     if outcome.report.is_some() {
         ratings_changed(&app, RatingsChanged::Import);
     }
@@ -69,7 +74,7 @@ pub async fn setup_add_expert(
     name: String,
 ) -> IpcResult<ExpertAdded> {
     let seed = fresh_seed();
-    state.with_study(|s| Ok(s.add_expert(&name, seed)?))
+    state.run(move |s| Ok(s.add_expert(&name, seed)?)).await
 }
 
 #[tauri::command]
@@ -77,7 +82,9 @@ pub async fn setup_preview_assignment(
     state: tauri::State<'_, AppState>,
     options: AssignmentOptions,
 ) -> IpcResult<AssignmentSummary> {
-    state.with_study(|s| Ok(s.preview_assignment(&options)?))
+    state
+        .run(move |s| Ok(s.preview_assignment(&options)?))
+        .await
 }
 
 #[tauri::command]
@@ -85,14 +92,14 @@ pub async fn setup_assign(
     state: tauri::State<'_, AppState>,
     options: AssignmentOptions,
 ) -> IpcResult<AssignmentSummary> {
-    state.with_study(|s| Ok(s.assign(&options)?))
+    state.run(move |s| Ok(s.assign(&options)?)).await
 }
 
 #[tauri::command]
 pub async fn setup_assignment_table(
     state: tauri::State<'_, AppState>,
 ) -> IpcResult<AssignmentTable> {
-    state.with_study(|s| Ok(s.assignment_table()?))
+    state.run(move |s| Ok(s.assignment_table()?)).await
 }
 
 #[tauri::command]
@@ -106,12 +113,16 @@ pub async fn setup_export_package(
     let seed = fresh_seed();
     let out = typed_output(out.as_deref())?;
     let passphrase = Passphrase::new(package_passphrase)?;
-    let actor = desktop_actor();
-    let gate = PhiGate {
-        actor: &actor,
-        override_reason: override_phi.as_deref(),
-    };
-    state.with_study(|s| Ok(s.export_package(&expert, out.as_deref(), seed, &passphrase, gate)?))
+    state
+        .run(move |s| {
+            let actor = desktop_actor();
+            let gate = PhiGate {
+                actor: &actor,
+                override_reason: override_phi.as_deref(),
+            };
+            Ok(s.export_package(&expert, out.as_deref(), seed, &passphrase, gate)?)
+        })
+        .await
 }
 
 #[tauri::command]
@@ -123,7 +134,9 @@ pub async fn setup_merge_package(
 ) -> IpcResult<MergeReport> {
     let path = typed_path(&path)?;
     let passphrase = Passphrase::new(package_passphrase)?;
-    let report = state.with_study(|s| Ok(s.merge_package(&path, &passphrase)?))?;
+    let report = state
+        .run(move |s| Ok(s.merge_package(&path, &passphrase)?))
+        .await?;
     if report.changed() {
         ratings_changed(&app, RatingsChanged::Merge);
     }
@@ -143,12 +156,16 @@ pub async fn setup_export_ratings(
         excel,
         ..RatingsExport::new(format)
     };
-    let actor = desktop_actor();
-    let gate = PhiGate {
-        actor: &actor,
-        override_reason: override_phi.as_deref(),
-    };
-    state.with_study(|s| Ok(s.export_ratings(&export, out.as_deref(), gate)?.into()))
+    state
+        .run(move |s| {
+            let actor = desktop_actor();
+            let gate = PhiGate {
+                actor: &actor,
+                override_reason: override_phi.as_deref(),
+            };
+            Ok(s.export_ratings(&export, out.as_deref(), gate)?.into())
+        })
+        .await
 }
 
 #[tauri::command]
@@ -159,12 +176,16 @@ pub async fn setup_export_sheet(
     override_phi: Option<String>,
 ) -> IpcResult<WrittenFile> {
     let out = typed_output(out.as_deref())?;
-    let actor = desktop_actor();
-    let gate = PhiGate {
-        actor: &actor,
-        override_reason: override_phi.as_deref(),
-    };
-    state.with_study(|s| Ok(s.export_sheet(&expert, out.as_deref(), gate)?.into()))
+    state
+        .run(move |s| {
+            let actor = desktop_actor();
+            let gate = PhiGate {
+                actor: &actor,
+                override_reason: override_phi.as_deref(),
+            };
+            Ok(s.export_sheet(&expert, out.as_deref(), gate)?.into())
+        })
+        .await
 }
 
 #[tauri::command]
@@ -173,7 +194,9 @@ pub async fn setup_import_sheet(
     state: tauri::State<'_, AppState>,
     path: String,
 ) -> IpcResult<SheetOutcome> {
-    let outcome = state.with_study(|s| Ok(s.import_sheet_outcome(&path)?))?;
+    let outcome = state
+        .run(move |s| Ok(s.import_sheet_outcome(&path)?))
+        .await?;
     if outcome.report.is_some() {
         ratings_changed(&app, RatingsChanged::Sheet);
     }

@@ -10,7 +10,7 @@ use concord_core::workflow::signoff::SignoffState;
 #[tauri::command]
 pub async fn signoff_state(state: tauri::State<'_, AppState>) -> IpcResult<SignoffState> {
     let rater_id = state.rater_id()?;
-    state.with_study(|s| Ok(s.signoff_state(rater_id)?))
+    state.run(move |s| Ok(s.signoff_state(rater_id)?)).await
 }
 
 #[tauri::command]
@@ -21,9 +21,11 @@ pub async fn set_signing_passphrase(
 ) -> IpcResult<SignoffState> {
     let rater_id = state.rater_id()?;
     let seed = concord_core::base::clock::fresh_seed();
-    state.with_study(|s| {
-        Ok(s.set_signing_passphrase(rater_id, current.as_deref(), &passphrase, seed)?)
-    })
+    state
+        .run(move |s| {
+            Ok(s.set_signing_passphrase(rater_id, current.as_deref(), &passphrase, seed)?)
+        })
+        .await
 }
 
 #[tauri::command]
@@ -32,5 +34,7 @@ pub async fn sign_off(
     passphrase: String,
 ) -> IpcResult<SignoffState> {
     let rater_id = state.rater_id()?;
-    state.with_study(|s| Ok(s.sign_off(rater_id, &passphrase)?))
+    state
+        .run(move |s| Ok(s.sign_off(rater_id, &passphrase)?))
+        .await
 }

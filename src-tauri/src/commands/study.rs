@@ -7,8 +7,8 @@ use serde::Serialize;
 
 /// The open study's overview, read from SQLite.
 #[tauri::command]
-pub fn study_overview(state: tauri::State<'_, AppState>) -> IpcResult<StudyOverview> {
-    state.with_study(|s| Ok(s.store().overview()?))
+pub async fn study_overview(state: tauri::State<'_, AppState>) -> IpcResult<StudyOverview> {
+    state.run(|s| Ok(s.store().overview()?)).await
 }
 
 /// Which study file the window has, whether or not it opened, and whose package it is when it is
@@ -22,19 +22,22 @@ pub struct StudyStatus {
 }
 
 #[tauri::command]
-pub fn study_status(state: tauri::State<'_, AppState>) -> IpcResult<StudyStatus> {
-    let opened = state.opened()?;
-    let package = match opened.study.as_ref() {
-        Ok(s) => s.package_identity()?,
-        Err(_) => None,
-    };
-    Ok(StudyStatus {
-        path: opened.path.as_ref().map(|p| p.path().display().to_string()),
-        is_default: matches!(
-            opened.path,
-            Some(concord_core::base::study_location::StudyPath::Default(_))
-        ),
-        error: opened.study.as_ref().err().cloned(),
-        package,
-    })
+pub async fn study_status(state: tauri::State<'_, AppState>) -> IpcResult<StudyStatus> {
+    state
+        .run_opened(|opened| {
+            let package = match opened.study.as_ref() {
+                Ok(s) => s.package_identity()?,
+                Err(_) => None,
+            };
+            Ok(StudyStatus {
+                path: opened.path.as_ref().map(|p| p.path().display().to_string()),
+                is_default: matches!(
+                    opened.path,
+                    Some(concord_core::base::study_location::StudyPath::Default(_))
+                ),
+                error: opened.study.as_ref().err().cloned(),
+                package,
+            })
+        })
+        .await
 }

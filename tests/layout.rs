@@ -1061,3 +1061,256 @@ fn no_circles_among_the_files_of_core_shell_and_cli() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The window never waits for the study: every command that touches it is `async` and hands the
+// work to the blocking pool.
+//
+// How it decides. Each file of `src-tauri/src/commands/` is lexed ([`lex`]) and split into
+// tokens (identifiers; every other character alone). A function's body is its `{…}` after
+// `fn NAME`; it is a command when `#[tauri::command…]` is among its attributes. A body *waits*
+// for the study lock when it calls one of `AppState`'s waiting methods (`.with_study(`,
+// `.opened(`, `.study_file(`, `.set_study(`, `.switch(`, `.close(`) or a function of the same
+// file that waits; it *hands over* when it calls `.run(`, `.run_opened(` or `.run_with(`, whose
+// closure runs on the blocking pool.
+// ---------------------------------------------------------------------------------------------
+
+const WAITS_FOR_STUDY: [&str; 6] = [
+    "with_study",
+    "opened",
+    "study_file",
+    "set_study",
+    "switch",
+    "close",
+];
+const HANDS_TO_POOL: [&str; 3] = ["run", "run_opened", "run_with"];
+
+fn tokens(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    for c in code.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        if !word.is_empty() {
+            out.push(std::mem::take(&mut word));
+        }
+        if !c.is_whitespace() {
+            out.push(c.to_string());
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// The index of the token closing the bracket opened at `open`.
+fn closing(t: &[String], open: usize) -> usize {
+    let (o, c) = if t[open] == "(" {
+        ("(", ")")
+    } else {
+        ("{", "}")
+    };
+    let mut depth = 0;
+    for (i, tok) in t.iter().enumerate().skip(open) {
+        if tok == o {
+            depth += 1;
+        } else if tok == c {
+            depth -= 1;
+            if depth == 0 {
+                return i;
+            }
+        }
+    }
+    t.len() - 1
+}
+
+struct ShellFn {
+    name: String,
+    command: bool,
+    is_async: bool,
+    /// The tokens of the body.
+    body: Vec<String>,
+}
+
+fn shell_fns(code: &str) -> Vec<ShellFn> {
+    let t = tokens(code);
+    let mut out = Vec::new();
+    for i in 0..t.len().saturating_sub(1) {
+        if t[i] != "fn" {
+            continue;
+        }
+        // The item's head: back to the end of the previous item (or the start of a block).
+        let start = t[..i]
+            .iter()
+            .rposition(|x| x == ";" || x == "}" || x == "{")
+            .map_or(0, |p| p + 1);
+        let head = &t[start..i];
+        let command = head.windows(6).any(|w| w.join("") == "#[tauri::command");
+        let Some(open) = (i..t.len()).find(|&j| t[j] == "{") else {
+            continue;
+        };
+        out.push(ShellFn {
+            name: t[i + 1].clone(),
+            command,
+            is_async: head.iter().any(|x| x == "async"),
+            body: t[open..=closing(&t, open)].to_vec(),
+        });
+    }
+    out
+}
+
+/// The calls in `body` that wait for the study lock: waiting methods and `helpers`.
+fn waiting_calls(body: &[String], helpers: &BTreeSet<String>) -> Vec<String> {
+    let mut found = Vec::new();
+    for i in 1..body.len().saturating_sub(1) {
+        let name = body[i].as_str();
+        let called = body[i + 1] == "(";
+        let method = body[i - 1] == ".";
+        if called && method && WAITS_FOR_STUDY.contains(&name) {
+            found.push(format!(".{name}("));
+        } else if called && !method && body[i - 1] != "fn" && helpers.contains(name) {
+            found.push(format!("{name}(…)"));
+        }
+    }
+    found
+}
+
+/// `body` with the arguments of every `.run(…)`, `.run_opened(…)` and `.run_with(…)` left out.
+fn outside_the_pool(body: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        let hands = i > 0
+            && body[i - 1] == "."
+            && HANDS_TO_POOL.contains(&body[i].as_str())
+            && body.get(i + 1).is_some_and(|x| x == "(");
+        if hands {
+            out.push(body[i].clone());
+            i = closing(body, i + 1) + 1;
+            continue;
+        }
+        out.push(body[i].clone());
+        i += 1;
+    }
+    out
+}
+
+/// What is wrong with the commands of one file (its code lexed).
+fn commands_that_hold_the_window(file: &str, code: &str) -> (usize, Vec<String>) {
+    let fns = shell_fns(code);
+    // The file's own functions that wait, directly or through one another.
+    let mut helpers = BTreeSet::new();
+    loop {
+        let before = helpers.len();
+        for f in fns.iter().filter(|f| !f.command) {
+            if !waiting_calls(&f.body, &helpers).is_empty() {
+                helpers.insert(f.name.clone());
+            }
+        }
+        if helpers.len() == before {
+            break;
+        }
+    }
+    let mut problems = Vec::new();
+    let commands: Vec<&ShellFn> = fns.iter().filter(|f| f.command).collect();
+    for f in &commands {
+        let waits = waiting_calls(&f.body, &helpers);
+        let hands = f
+            .body
+            .windows(2)
+            .any(|w| w[0] == "." && HANDS_TO_POOL.contains(&w[1].as_str()));
+        if !f.is_async && (hands || !waits.is_empty()) {
+            problems.push(format!(
+                "{file}: `{}` touches the study but is not async, so it runs on the window's \
+                 main thread (calls {waits:?}); make it async and hand the work to state.run",
+                f.name
+            ));
+        }
+        let here = waiting_calls(&outside_the_pool(&f.body), &helpers);
+        if f.is_async && !here.is_empty() {
+            problems.push(format!(
+                "{file}: `{}` waits for the study on an async worker (calls {here:?}); call it \
+                 inside state.run / run_opened / run_with, which run on the blocking pool",
+                f.name
+            ));
+        }
+    }
+    (commands.len(), problems)
+}
+
+#[test]
+fn no_command_waits_for_the_study_on_the_main_thread_or_an_async_worker() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("src-tauri/src/commands");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut seen = 0;
+    let mut problems = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("a readable command file");
+        let code = lex(&text)
+            .code
+            .iter()
+            .map(|(_, l)| l.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let name = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let (n, found) = commands_that_hold_the_window(&name, &code);
+        assert_eq!(
+            n,
+            text.matches("#[tauri::command").count(),
+            "{}: every #[tauri::command] is read as a function",
+            file.display()
+        );
+        seen += n;
+        problems.extend(found);
+    }
+    assert!(
+        seen >= 60,
+        "the check must see the shell's commands (found {seen})"
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_window_check_catches_a_command_that_waits() {
+    let sample = "
+        fn helper(state: &AppState) -> IpcResult<()> { state.opened().map(|_| ()) }
+        #[tauri::command]
+        pub fn sync_direct(state: State<'_, AppState>) -> IpcResult<()> { state.with_study(|_| Ok(())) }
+        #[tauri::command]
+        pub fn sync_helper(state: State<'_, AppState>) -> IpcResult<()> { helper(&state) }
+        #[tauri::command]
+        pub async fn async_direct(state: State<'_, AppState>) -> IpcResult<()> {
+            state.with_study(|_| Ok(()))
+        }
+        #[tauri::command]
+        #[allow(clippy::too_many_arguments)]
+        pub async fn good(state: State<'_, AppState>) -> IpcResult<()> {
+            let x = state.session();
+            state.run_with(move |st| { helper(st)?; st.with_study(|_| Ok(())) }).await?;
+            state.run(move |s| Ok(s.touch(x))).await
+        }
+        #[tauri::command]
+        pub fn no_study(x: u32) -> IpcResult<u32> { Ok(x) }
+    ";
+    let (n, problems) = commands_that_hold_the_window("sample.rs", sample);
+    assert_eq!(n, 5, "five commands in the sample");
+    let named: Vec<&str> = problems
+        .iter()
+        .map(|p| p.split('`').nth(1).unwrap_or(""))
+        .collect();
+    assert_eq!(
+        named,
+        ["sync_direct", "sync_helper", "async_direct"],
+        "the sync commands that reach the lock and the async one that waits on its worker are \
+         named; the command that hands over and the one without a study are not: {problems:?}"
+    );
+}

@@ -19,7 +19,7 @@
 //!
 //! Nothing is flagged on fewer than [`QualityOptions::min_items`] items.
 
-use crate::store::{Store, StoreError};
+use crate::store::{ExpertValue, ItemTime, PanelCriterion, PanelExpert, Store, StoreError};
 use concord_stats::rater_quality::{
     drift, mean_with_ci, median, offsets_from_others, straight_lining, test_retest, time_on_task,
     Direction, Drift, DriftOptions, MeanEstimate, StraightLining, TestRetest,
@@ -268,136 +268,22 @@ pub struct RaterQualityReport {
     pub options: QualityOptions,
 }
 
-/// Rater quality of every expert of the study.
+/// Rater quality of every expert of the study: the panel's values read and put in the order of
+/// work, then per criterion (severity, drift, test–retest), time per item and straight-lining,
+/// and each expert's flags from those.
 pub fn report(store: &Store, options: &QualityOptions) -> Result<RaterQualityReport, StoreError> {
     let experts = store.panel_experts()?;
     let criteria = store.panel_criteria()?;
     let mut values = store.expert_values(false)?;
     let retests = store.expert_retest_values()?;
     let times = store.expert_item_times()?;
-    let expert_at: HashMap<i64, usize> =
-        experts.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
-    let criterion_at: HashMap<i64, usize> = criteria
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id, i))
-        .collect();
-    let k = experts.len();
+    let panel = PanelIndex::new(&experts, &criteria);
     // Order of work: first entry time, then response.
     values.sort_unstable_by_key(|v| (v.created_at, v.response_id, v.criterion_id));
 
-    // Per criterion: the responses rated, densely indexed, and each expert's series over them.
-    let mut per_criterion: Vec<Vec<&crate::store::ExpertValue>> = vec![Vec::new(); criteria.len()];
-    for v in &values {
-        if let (Some(&c), true) = (
-            criterion_at.get(&v.criterion_id),
-            expert_at.contains_key(&v.rater_id),
-        ) {
-            per_criterion[c].push(v);
-        }
-    }
-    let first_value: HashMap<(i64, i64, i64), i64> = values
-        .iter()
-        .map(|v| ((v.rater_id, v.response_id, v.criterion_id), v.value))
-        .collect();
-    let mut retest_pairs: HashMap<(usize, usize), (Vec<f64>, Vec<f64>)> = HashMap::new();
-    for r in &retests {
-        let (Some(&e), Some(&c)) = (
-            expert_at.get(&r.rater_id),
-            criterion_at.get(&r.criterion_id),
-        ) else {
-            continue;
-        };
-        if let Some(&first) = first_value.get(&(r.rater_id, r.response_id, r.criterion_id)) {
-            let entry = retest_pairs.entry((e, c)).or_default();
-            entry.0.push(first as f64);
-            entry.1.push(r.value as f64);
-        }
-    }
-
-    let mut criterion_quality: Vec<Vec<CriterionQuality>> = vec![Vec::new(); k];
-    for (c, list) in per_criterion.iter().enumerate() {
-        if list.is_empty() {
-            continue;
-        }
-        let criterion = &criteria[c];
-        let mut index: HashMap<i64, usize> = HashMap::new();
-        for v in list {
-            let next = index.len();
-            index.entry(v.response_id).or_insert(next);
-        }
-        let n = index.len();
-        let mut series = vec![vec![f64::NAN; n]; k];
-        let mut order: Vec<Vec<usize>> = vec![Vec::new(); k];
-        for v in list {
-            let e = expert_at[&v.rater_id];
-            let i = index[&v.response_id];
-            series[e][i] = v.value as f64;
-            order[e].push(i);
-        }
-        let refs: Vec<&[f64]> = series.iter().map(|s| s.as_slice()).collect();
-        let offsets = offsets_from_others(&refs);
-        for e in 0..k {
-            if order[e].is_empty() {
-                continue;
-            }
-            let severity = mean_with_ci(&offsets[e]);
-            let shared = severity.n;
-            let on_offsets = shared * 2 >= order[e].len() && shared > 0;
-            let sequence: Vec<f64> = order[e]
-                .iter()
-                .map(|&i| {
-                    if on_offsets {
-                        offsets[e][i]
-                    } else {
-                        series[e][i]
-                    }
-                })
-                .filter(|v| v.is_finite())
-                .collect();
-            let mut d = drift(&sequence, options.drift);
-            if !options.paths {
-                d.path.clear();
-            }
-            let min_offset = if criterion.binary {
-                options.min_offset_binary
-            } else {
-                options.min_offset_likert
-            };
-            let severity_flag = match (severity.mean, severity.ci95) {
-                _ if severity.n < options.min_items => None,
-                (Some(m), Some([lo, _])) if lo > 0.0 && m >= min_offset => {
-                    Some(SeverityFlag::Lenient)
-                }
-                (Some(m), Some([_, hi])) if hi < 0.0 && -m >= min_offset => {
-                    Some(SeverityFlag::Severe)
-                }
-                _ => None,
-            };
-            let (first, second) = retest_pairs
-                .get(&(e, c))
-                .map(|(a, b)| (a.as_slice(), b.as_slice()))
-                .unwrap_or((&[], &[]));
-            criterion_quality[e].push(CriterionQuality {
-                criterion: criterion.key.clone(),
-                binary: criterion.binary,
-                n: order[e].len(),
-                severity: severity.into(),
-                severity_flag,
-                drift_on_offsets: on_offsets,
-                drift: d.into(),
-                test_retest: test_retest(first, second, criterion.binary).into(),
-            });
-        }
-    }
-
-    // Time per item.
-    let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); k];
-    for t in &times {
-        if let Some(&e) = expert_at.get(&t.rater_id) {
-            seconds[e].push(t.seconds);
-        }
-    }
+    let retest_pairs = panel.retest_pairs(&values, &retests);
+    let mut criterion_quality = panel.criterion_quality(&criteria, &values, &retest_pairs, options);
+    let seconds = panel.seconds_per_item(&times);
     let all_times: Vec<f64> = seconds
         .iter()
         .flatten()
@@ -408,26 +294,7 @@ pub fn report(store: &Store, options: &QualityOptions) -> Result<RaterQualityRep
     let floor = options
         .too_fast_floor_seconds
         .max(panel_median.map_or(0.0, |m| m * options.too_fast_fraction));
-
-    // Straight-lining: per expert, per response (in the order first entered), the values on each
-    // criterion of the response's rubric.
-    let mut items: Vec<Vec<Vec<Option<f64>>>> = vec![Vec::new(); k];
-    {
-        let mut slot: HashMap<(usize, i64), usize> = HashMap::new();
-        for v in &values {
-            let Some(&e) = expert_at.get(&v.rater_id) else {
-                continue;
-            };
-            if !criterion_at.contains_key(&v.criterion_id) {
-                continue;
-            }
-            let pos = *slot.entry((e, v.response_id)).or_insert_with(|| {
-                items[e].push(Vec::new());
-                items[e].len() - 1
-            });
-            items[e][pos].push(Some(v.value as f64));
-        }
-    }
+    let items = panel.items(&values);
     let straight_counts: Vec<(usize, usize)> = items
         .iter()
         .map(|list| {
@@ -436,16 +303,266 @@ pub fn report(store: &Store, options: &QualityOptions) -> Result<RaterQualityRep
         })
         .collect();
 
-    let mut out = Vec::with_capacity(k);
-    for (e, expert) in experts.iter().enumerate() {
-        let t = time_on_task(&seconds[e], floor);
+    let per_expert = PerExpert {
+        seconds: &seconds,
+        floor,
+        items: &items,
+        straight_counts: &straight_counts,
+        options,
+    };
+    let out = experts
+        .iter()
+        .enumerate()
+        .map(|(e, expert)| {
+            per_expert.quality(e, &expert.name, std::mem::take(&mut criterion_quality[e]))
+        })
+        .collect();
+    Ok(RaterQualityReport {
+        experts: out,
+        panel_median_seconds: panel_median,
+        too_fast_below_seconds: floor,
+        options: options.clone(),
+    })
+}
+
+/// (expert, criterion) positions → the first values and the retest values of the responses
+/// retested.
+type RetestPairs = HashMap<(usize, usize), (Vec<f64>, Vec<f64>)>;
+
+/// The panel's experts and criteria by their position (the dense index every list of the report
+/// is kept by).
+struct PanelIndex {
+    /// Rater id → position among the experts.
+    expert_at: HashMap<i64, usize>,
+    /// Criterion id → position among the criteria.
+    criterion_at: HashMap<i64, usize>,
+    /// Number of experts.
+    k: usize,
+}
+
+impl PanelIndex {
+    /// Index the experts and criteria as the store lists them.
+    fn new(experts: &[PanelExpert], criteria: &[PanelCriterion]) -> Self {
+        PanelIndex {
+            expert_at: experts.iter().enumerate().map(|(i, e)| (e.id, i)).collect(),
+            criterion_at: criteria
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.id, i))
+                .collect(),
+            k: experts.len(),
+        }
+    }
+
+    /// Each (expert, criterion)'s retest pairs: the first value and the retest value of every
+    /// retested response the expert first rated.
+    fn retest_pairs(&self, values: &[ExpertValue], retests: &[ExpertValue]) -> RetestPairs {
+        let first_value: HashMap<(i64, i64, i64), i64> = values
+            .iter()
+            .map(|v| ((v.rater_id, v.response_id, v.criterion_id), v.value))
+            .collect();
+        let mut retest_pairs: RetestPairs = HashMap::new();
+        for r in retests {
+            let (Some(&e), Some(&c)) = (
+                self.expert_at.get(&r.rater_id),
+                self.criterion_at.get(&r.criterion_id),
+            ) else {
+                continue;
+            };
+            if let Some(&first) = first_value.get(&(r.rater_id, r.response_id, r.criterion_id)) {
+                let entry = retest_pairs.entry((e, c)).or_default();
+                entry.0.push(first as f64);
+                entry.1.push(r.value as f64);
+            }
+        }
+        retest_pairs
+    }
+
+    /// Severity, drift and test–retest of every expert on every criterion they rated, by expert
+    /// (criteria in their order).
+    fn criterion_quality(
+        &self,
+        criteria: &[PanelCriterion],
+        values: &[ExpertValue],
+        retest_pairs: &RetestPairs,
+        options: &QualityOptions,
+    ) -> Vec<Vec<CriterionQuality>> {
+        // Per criterion: the experts' values in the order of work.
+        let mut per_criterion: Vec<Vec<&ExpertValue>> = vec![Vec::new(); criteria.len()];
+        for v in values {
+            if let (Some(&c), true) = (
+                self.criterion_at.get(&v.criterion_id),
+                self.expert_at.contains_key(&v.rater_id),
+            ) {
+                per_criterion[c].push(v);
+            }
+        }
+        let mut criterion_quality: Vec<Vec<CriterionQuality>> = vec![Vec::new(); self.k];
+        for (c, list) in per_criterion.iter().enumerate() {
+            if list.is_empty() {
+                continue;
+            }
+            let series = CriterionSeries::new(self, list);
+            let refs: Vec<&[f64]> = series.series.iter().map(|s| s.as_slice()).collect();
+            let offsets = offsets_from_others(&refs);
+            for e in 0..self.k {
+                if series.order[e].is_empty() {
+                    continue;
+                }
+                let (first, second) = retest_pairs
+                    .get(&(e, c))
+                    .map(|(a, b)| (a.as_slice(), b.as_slice()))
+                    .unwrap_or((&[], &[]));
+                criterion_quality[e].push(series.quality(
+                    e,
+                    &offsets[e],
+                    &criteria[c],
+                    (first, second),
+                    options,
+                ));
+            }
+        }
+        criterion_quality
+    }
+
+    /// Each expert's seconds per item, as the store lists them.
+    fn seconds_per_item(&self, times: &[ItemTime]) -> Vec<Vec<f64>> {
+        let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); self.k];
+        for t in times {
+            if let Some(&e) = self.expert_at.get(&t.rater_id) {
+                seconds[e].push(t.seconds);
+            }
+        }
+        seconds
+    }
+
+    /// For straight-lining: per expert, per response (in the order first entered), the values on
+    /// each criterion of the response's rubric.
+    fn items(&self, values: &[ExpertValue]) -> Vec<Vec<Vec<Option<f64>>>> {
+        let mut items: Vec<Vec<Vec<Option<f64>>>> = vec![Vec::new(); self.k];
+        let mut slot: HashMap<(usize, i64), usize> = HashMap::new();
+        for v in values {
+            let Some(&e) = self.expert_at.get(&v.rater_id) else {
+                continue;
+            };
+            if !self.criterion_at.contains_key(&v.criterion_id) {
+                continue;
+            }
+            let pos = *slot.entry((e, v.response_id)).or_insert_with(|| {
+                items[e].push(Vec::new());
+                items[e].len() - 1
+            });
+            items[e][pos].push(Some(v.value as f64));
+        }
+        items
+    }
+}
+
+/// One criterion's values laid out for the statistics: the responses rated densely indexed, each
+/// expert's series over them (NaN where not rated) and the order the expert rated them in.
+struct CriterionSeries {
+    series: Vec<Vec<f64>>,
+    order: Vec<Vec<usize>>,
+}
+
+impl CriterionSeries {
+    /// Lay out one criterion's values (in the order of work).
+    fn new(panel: &PanelIndex, list: &[&ExpertValue]) -> Self {
+        let mut index: HashMap<i64, usize> = HashMap::new();
+        for v in list {
+            let next = index.len();
+            index.entry(v.response_id).or_insert(next);
+        }
+        let n = index.len();
+        let mut series = vec![vec![f64::NAN; n]; panel.k];
+        let mut order: Vec<Vec<usize>> = vec![Vec::new(); panel.k];
+        for v in list {
+            let e = panel.expert_at[&v.rater_id];
+            let i = index[&v.response_id];
+            series[e][i] = v.value as f64;
+            order[e].push(i);
+        }
+        CriterionSeries { series, order }
+    }
+
+    /// Expert `e`'s severity (from `offsets`, the expert's offsets from the others), drift over
+    /// the session and test–retest (`retest`: first and retest values) on `criterion`.
+    fn quality(
+        &self,
+        e: usize,
+        offsets: &[f64],
+        criterion: &PanelCriterion,
+        retest: (&[f64], &[f64]),
+        options: &QualityOptions,
+    ) -> CriterionQuality {
+        let order = &self.order[e];
+        let severity = mean_with_ci(offsets);
+        let shared = severity.n;
+        let on_offsets = shared * 2 >= order.len() && shared > 0;
+        let sequence: Vec<f64> = order
+            .iter()
+            .map(|&i| {
+                if on_offsets {
+                    offsets[i]
+                } else {
+                    self.series[e][i]
+                }
+            })
+            .filter(|v| v.is_finite())
+            .collect();
+        let mut d = drift(&sequence, options.drift);
+        if !options.paths {
+            d.path.clear();
+        }
+        let min_offset = if criterion.binary {
+            options.min_offset_binary
+        } else {
+            options.min_offset_likert
+        };
+        let severity_flag = match (severity.mean, severity.ci95) {
+            _ if severity.n < options.min_items => None,
+            (Some(m), Some([lo, _])) if lo > 0.0 && m >= min_offset => Some(SeverityFlag::Lenient),
+            (Some(m), Some([_, hi])) if hi < 0.0 && -m >= min_offset => Some(SeverityFlag::Severe),
+            _ => None,
+        };
+        CriterionQuality {
+            criterion: criterion.key.clone(),
+            binary: criterion.binary,
+            n: order.len(),
+            severity: severity.into(),
+            severity_flag,
+            drift_on_offsets: on_offsets,
+            drift: d.into(),
+            test_retest: test_retest(retest.0, retest.1, criterion.binary).into(),
+        }
+    }
+}
+
+/// What the panel-wide phases hand each expert's summary: times per item and the too-fast floor,
+/// items for straight-lining and every expert's straight-lined counts.
+struct PerExpert<'a> {
+    seconds: &'a [Vec<f64>],
+    floor: f64,
+    items: &'a [Vec<Vec<Option<f64>>>],
+    /// (straight-lined items, items) of each expert.
+    straight_counts: &'a [(usize, usize)],
+    options: &'a QualityOptions,
+}
+
+impl PerExpert<'_> {
+    /// Expert `e`'s summary: time per item, straight-lining against the rest of the panel, and
+    /// the flags raised by those and by its `criteria`.
+    fn quality(&self, e: usize, name: &str, criteria: Vec<CriterionQuality>) -> ExpertQuality {
+        let options = self.options;
+        let t = time_on_task(&self.seconds[e], self.floor);
         let time = TimeSummary {
             n: t.n,
             median_seconds: t.median,
             too_fast: t.too_fast.len(),
             share_too_fast: t.share_too_fast,
         };
-        let (others_straight, others_n) = straight_counts
+        let (others_straight, others_n) = self
+            .straight_counts
             .iter()
             .enumerate()
             .filter(|(i, _)| *i != e)
@@ -454,25 +571,8 @@ pub fn report(store: &Store, options: &QualityOptions) -> Result<RaterQualityRep
         // straight-lined does not make a single straight-lined item significant.
         let panel_share =
             (others_n > 0).then(|| (others_straight as f64 + 1.0) / (others_n as f64 + 2.0));
-        let straight = straight_lining(&items[e], panel_share);
-        let mut flags = Vec::new();
-        for c in &criterion_quality[e] {
-            match c.severity_flag {
-                Some(SeverityFlag::Lenient) => flags.push(QualityFlag::Lenient {
-                    criterion: c.criterion.clone(),
-                }),
-                Some(SeverityFlag::Severe) => flags.push(QualityFlag::Severe {
-                    criterion: c.criterion.clone(),
-                }),
-                None => {}
-            }
-            if let (true, Some(direction)) = (c.drift.alarm, c.drift.direction) {
-                flags.push(QualityFlag::Drift {
-                    criterion: c.criterion.clone(),
-                    direction,
-                });
-            }
-        }
+        let straight = straight_lining(&self.items[e], panel_share);
+        let mut flags = criterion_flags(&criteria);
         if time.n >= options.min_items
             && time
                 .share_too_fast
@@ -488,20 +588,37 @@ pub fn report(store: &Store, options: &QualityOptions) -> Result<RaterQualityRep
         {
             flags.push(QualityFlag::StraightLining);
         }
-        out.push(ExpertQuality {
-            rater: expert.name.clone(),
-            ratings: criterion_quality[e].iter().map(|c| c.n).sum(),
-            items: items[e].len(),
-            criteria: std::mem::take(&mut criterion_quality[e]),
+        ExpertQuality {
+            rater: name.to_string(),
+            ratings: criteria.iter().map(|c| c.n).sum(),
+            items: self.items[e].len(),
+            criteria,
             time,
             straight_lining: straight.into(),
             flags,
-        });
+        }
     }
-    Ok(RaterQualityReport {
-        experts: out,
-        panel_median_seconds: panel_median,
-        too_fast_below_seconds: floor,
-        options: options.clone(),
-    })
+}
+
+/// The flags an expert's criteria raise: lenient or severe, and drift, criterion by criterion.
+fn criterion_flags(criteria: &[CriterionQuality]) -> Vec<QualityFlag> {
+    let mut flags = Vec::new();
+    for c in criteria {
+        match c.severity_flag {
+            Some(SeverityFlag::Lenient) => flags.push(QualityFlag::Lenient {
+                criterion: c.criterion.clone(),
+            }),
+            Some(SeverityFlag::Severe) => flags.push(QualityFlag::Severe {
+                criterion: c.criterion.clone(),
+            }),
+            None => {}
+        }
+        if let (true, Some(direction)) = (c.drift.alarm, c.drift.direction) {
+            flags.push(QualityFlag::Drift {
+                criterion: c.criterion.clone(),
+                direction,
+            });
+        }
+    }
+    flags
 }

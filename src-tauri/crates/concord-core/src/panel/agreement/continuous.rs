@@ -85,49 +85,22 @@ fn stream_id(parts: &[&str]) -> u64 {
     h
 }
 
+/// One continuous cell: the target's names and the sources left out, the (reference, rater)
+/// pairs gathered, then the ICCs, the interval and its precision, Bland–Altman and Lin's CCC
+/// computed from them.
 pub(crate) fn compute(
     data: &AgreementData,
     spec: &CellSpec,
     options: &AgreementOptions,
 ) -> AgreementCell {
     let rater = &data.raters[spec.rater];
-    let (criterion, attribute, group, is_group) = match spec.target {
-        Target::Criterion(c) => {
-            let info = &data.criteria[c];
-            (
-                info.key.clone(),
-                info.label.clone(),
-                info.group.clone(),
-                false,
-            )
-        }
-        Target::Group(g) => {
-            let info = &data.groups[g];
-            (
-                info.id.clone(),
-                info.label.clone(),
-                Some(info.id.clone()),
-                true,
-            )
-        }
-    };
+    let names = TargetNames::of(data, spec.target);
     let reference_name = match spec.reference {
         Reference::Experts => "experts".to_string(),
         Reference::Rater(r) => data.raters[r].name.clone(),
     };
     let rater_name = rater.model_id.clone().unwrap_or_else(|| rater.name.clone());
-
-    // Self-family exclusion applies to judges only (experts have no model family).
-    let excluded: Vec<bool> = data
-        .sources
-        .iter()
-        .map(|s| {
-            options.exclude_self_family
-                && rater.kind == crate::store::RaterKind::Judge
-                && s.family.is_some()
-                && s.family.as_deref() == rater.family.as_deref()
-        })
-        .collect();
+    let excluded = excluded_sources(data, spec.rater, options);
     let excluded_sources = data
         .sources
         .iter()
@@ -136,97 +109,25 @@ pub(crate) fn compute(
         .map(|(s, _)| s.key.clone())
         .collect();
 
-    let judge = rater_values(data, spec.rater, spec.target);
-    let reference = reference_values(data, spec.reference, spec.target);
+    let pairs = Pairs::gather(data, spec, &excluded);
+    let n_pairs = pairs.per_source.iter().map(|s| s.2).sum::<usize>();
+    let bias = pairs.differences.bias().and_then(finite);
+    let mse = pairs.differences.mse().and_then(finite);
+    let points = pairs.points(data, spec.level);
+    let targets = pairs.targets(spec.level);
 
-    // Individual pairs (reference, rater) and per-source sums.
-    let n_sources = data.sources.len();
-    let mut per_source = vec![(0.0f64, 0.0f64, 0usize); n_sources];
-    let mut item_pairs: Vec<(f64, f64)> = Vec::new();
-    let mut differences = MeanDifference::default();
-    for (i, response) in data.responses.iter().enumerate() {
-        if excluded[response.source] {
-            continue;
-        }
-        let (r, j) = (reference[i], judge[i]);
-        if r.is_nan() || j.is_nan() {
-            continue;
-        }
-        differences.add(j, r);
-        let s = &mut per_source[response.source];
-        s.0 += r;
-        s.1 += j;
-        s.2 += 1;
-        if spec.level == Level::Item {
-            item_pairs.push((r, j));
-        }
-    }
-    let n_pairs = per_source.iter().map(|s| s.2).sum::<usize>();
-    let bias = differences.bias().and_then(finite);
-    let mse = differences.mse().and_then(finite);
-    let targets: Vec<(f64, f64)> = match spec.level {
-        Level::System => per_source
-            .iter()
-            .filter(|s| s.2 > 0)
-            .map(|&(r, j, n)| (r / n as f64, j / n as f64))
-            .collect(),
-        Level::Item => item_pairs,
-    };
-
-    let flat: Vec<f64> = targets.iter().flat_map(|&(r, j)| [r, j]).collect();
-    let (icc_c1, icc_a1, ci95_f_c1, ci95_f_a1, icc_forms) = match icc_all(&flat, targets.len(), 2) {
-        Ok(table) => {
-            let c = table.get(IccForm::Icc3);
-            let a = table.get(IccForm::Icc2);
-            let forms = table
-                .estimates
-                .iter()
-                .map(|e| IccFormValue {
-                    form: form_name(e.form).to_string(),
-                    value: e.value,
-                    ci95: e.ci95,
-                })
-                .collect();
-            (c.value, a.value, c.ci95, a.ci95, forms)
-        }
-        Err(_) => (None, None, [None, None], [None, None], Vec::new()),
-    };
-    let points = match spec.level {
-        Level::System => per_source
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.2 > 0)
-            .map(|(i, &(r, j, n))| TargetPoint {
-                source: data.sources[i].key.clone(),
-                reference: r / n as f64,
-                rater: j / n as f64,
-            })
-            .collect(),
-        Level::Item => Vec::new(),
-    };
-
+    let iccs = Iccs::of(&targets);
     let (ci95, ci_method, bootstrap_kept) = match spec.level {
-        Level::System if targets.len() >= 2 && options.resamples > 0 => {
-            let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
-            rng.set_stream(stream_id(&[
+        Level::System => {
+            let stream = stream_id(&[
                 &rater.name,
                 &reference_name,
-                &criterion,
+                &names.criterion,
                 spec.level.as_str(),
-            ]));
-            let boot_options = BootstrapOptions {
-                resamples: options.resamples,
-                ..BootstrapOptions::mentalalign()
-            };
-            match percentile_ci(targets.len(), &boot_options, &mut rng, |idx| {
-                icc_c1_a1_resampled(&targets, idx).ok().and_then(|e| e.c1)
-            }) {
-                Ok(b) => ([b.lower, b.upper], CiMethod::Bootstrap, b.kept),
-                Err(_) => ([None, None], CiMethod::Bootstrap, 0),
-            }
+            ]);
+            bootstrap_interval(&targets, stream, options)
         }
-        Level::System => ([None, None], CiMethod::Bootstrap, 0),
-        Level::Item => (ci95_f_c1, CiMethod::F, 0),
+        Level::Item => (iccs.ci95_f_c1, CiMethod::F, 0),
     };
     let ci_width = match ci95 {
         [Some(lo), Some(hi)] => finite(hi - lo),
@@ -239,7 +140,238 @@ pub(crate) fn compute(
     });
 
     let (reference_side, rater_side): (Vec<f64>, Vec<f64>) = targets.iter().copied().unzip();
-    let bland_altman = match bland_altman(&rater_side, &reference_side) {
+    let bland_altman = limits_of_agreement(&rater_side, &reference_side);
+    let lin_ccc = lin_ccc(&rater_side, &reference_side);
+
+    AgreementCell {
+        comparison: spec.comparison,
+        rater: rater_name,
+        reference: reference_name,
+        criterion: names.criterion,
+        attribute: names.attribute,
+        group: names.group,
+        is_group: names.is_group,
+        level: spec.level,
+        excluded_sources,
+        n_targets: targets.len(),
+        n_pairs,
+        icc_c1: iccs.icc_c1,
+        icc_a1: iccs.icc_a1,
+        ci95,
+        ci_method,
+        ci_width,
+        status,
+        bootstrap_kept,
+        ci95_f_c1: iccs.ci95_f_c1,
+        ci95_f_a1: iccs.ci95_f_a1,
+        bias,
+        mse,
+        bland_altman,
+        lin_ccc,
+        icc_forms: iccs.forms,
+        points,
+    }
+}
+
+/// The names a cell is reported under: its criterion (or group) key and label, the group it
+/// belongs to, and whether the target is a group.
+struct TargetNames {
+    criterion: String,
+    attribute: String,
+    group: Option<String>,
+    is_group: bool,
+}
+
+impl TargetNames {
+    /// The names of `target`.
+    fn of(data: &AgreementData, target: Target) -> Self {
+        match target {
+            Target::Criterion(c) => {
+                let info = &data.criteria[c];
+                TargetNames {
+                    criterion: info.key.clone(),
+                    attribute: info.label.clone(),
+                    group: info.group.clone(),
+                    is_group: false,
+                }
+            }
+            Target::Group(g) => {
+                let info = &data.groups[g];
+                TargetNames {
+                    criterion: info.id.clone(),
+                    attribute: info.label.clone(),
+                    group: Some(info.id.clone()),
+                    is_group: true,
+                }
+            }
+        }
+    }
+}
+
+/// Per source, whether it is left out of `rater`'s cells: self-family exclusion applies to
+/// judges only (experts have no model family).
+fn excluded_sources(data: &AgreementData, rater: usize, options: &AgreementOptions) -> Vec<bool> {
+    let rater = &data.raters[rater];
+    data.sources
+        .iter()
+        .map(|s| {
+            options.exclude_self_family
+                && rater.kind == crate::store::RaterKind::Judge
+                && s.family.is_some()
+                && s.family.as_deref() == rater.family.as_deref()
+        })
+        .collect()
+}
+
+/// The (reference, rater) values of a cell: per source their sums and count, at item level
+/// every pair, and the running mean difference.
+struct Pairs {
+    /// (reference sum, rater sum, pairs) per source.
+    per_source: Vec<(f64, f64, usize)>,
+    /// Every pair (item level only).
+    item_pairs: Vec<(f64, f64)>,
+    differences: MeanDifference,
+}
+
+impl Pairs {
+    /// Gather the pairs of every response whose source is not excluded and where both sides have
+    /// a value.
+    fn gather(data: &AgreementData, spec: &CellSpec, excluded: &[bool]) -> Self {
+        let judge = rater_values(data, spec.rater, spec.target);
+        let reference = reference_values(data, spec.reference, spec.target);
+        let mut per_source = vec![(0.0f64, 0.0f64, 0usize); data.sources.len()];
+        let mut item_pairs: Vec<(f64, f64)> = Vec::new();
+        let mut differences = MeanDifference::default();
+        for (i, response) in data.responses.iter().enumerate() {
+            if excluded[response.source] {
+                continue;
+            }
+            let (r, j) = (reference[i], judge[i]);
+            if r.is_nan() || j.is_nan() {
+                continue;
+            }
+            differences.add(j, r);
+            let s = &mut per_source[response.source];
+            s.0 += r;
+            s.1 += j;
+            s.2 += 1;
+            if spec.level == Level::Item {
+                item_pairs.push((r, j));
+            }
+        }
+        Pairs {
+            per_source,
+            item_pairs,
+            differences,
+        }
+    }
+
+    /// The targets the ICC is computed over: per source the mean of each side (system level), or
+    /// every pair (item level).
+    fn targets(self, level: Level) -> Vec<(f64, f64)> {
+        match level {
+            Level::System => self
+                .per_source
+                .iter()
+                .filter(|s| s.2 > 0)
+                .map(|&(r, j, n)| (r / n as f64, j / n as f64))
+                .collect(),
+            Level::Item => self.item_pairs,
+        }
+    }
+
+    /// The points of a system-level plot: each source's means (none at item level).
+    fn points(&self, data: &AgreementData, level: Level) -> Vec<TargetPoint> {
+        match level {
+            Level::System => self
+                .per_source
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.2 > 0)
+                .map(|(i, &(r, j, n))| TargetPoint {
+                    source: data.sources[i].key.clone(),
+                    reference: r / n as f64,
+                    rater: j / n as f64,
+                })
+                .collect(),
+            Level::Item => Vec::new(),
+        }
+    }
+}
+
+/// The ICCs of a cell's targets: C1 and A1 with their F intervals, and every form.
+struct Iccs {
+    icc_c1: Option<f64>,
+    icc_a1: Option<f64>,
+    ci95_f_c1: [Option<f64>; 2],
+    ci95_f_a1: [Option<f64>; 2],
+    forms: Vec<IccFormValue>,
+}
+
+impl Iccs {
+    /// Compute the ICC table over the (reference, rater) targets (nothing when it cannot be).
+    fn of(targets: &[(f64, f64)]) -> Self {
+        let flat: Vec<f64> = targets.iter().flat_map(|&(r, j)| [r, j]).collect();
+        match icc_all(&flat, targets.len(), 2) {
+            Ok(table) => {
+                let c = table.get(IccForm::Icc3);
+                let a = table.get(IccForm::Icc2);
+                let forms = table
+                    .estimates
+                    .iter()
+                    .map(|e| IccFormValue {
+                        form: form_name(e.form).to_string(),
+                        value: e.value,
+                        ci95: e.ci95,
+                    })
+                    .collect();
+                Iccs {
+                    icc_c1: c.value,
+                    icc_a1: a.value,
+                    ci95_f_c1: c.ci95,
+                    ci95_f_a1: a.ci95,
+                    forms,
+                }
+            }
+            Err(_) => Iccs {
+                icc_c1: None,
+                icc_a1: None,
+                ci95_f_c1: [None, None],
+                ci95_f_a1: [None, None],
+                forms: Vec::new(),
+            },
+        }
+    }
+}
+
+/// A system-level cell's percentile bootstrap interval of ICC(C,1) over its sources, drawn from
+/// the seed on the cell's own `stream` (none below two targets or without resamples), with the
+/// number of resamples kept.
+fn bootstrap_interval(
+    targets: &[(f64, f64)],
+    stream: u64,
+    options: &AgreementOptions,
+) -> ([Option<f64>; 2], CiMethod, usize) {
+    if targets.len() < 2 || options.resamples == 0 {
+        return ([None, None], CiMethod::Bootstrap, 0);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+    rng.set_stream(stream);
+    let boot_options = BootstrapOptions {
+        resamples: options.resamples,
+        ..BootstrapOptions::mentalalign()
+    };
+    match percentile_ci(targets.len(), &boot_options, &mut rng, |idx| {
+        icc_c1_a1_resampled(targets, idx).ok().and_then(|e| e.c1)
+    }) {
+        Ok(b) => ([b.lower, b.upper], CiMethod::Bootstrap, b.kept),
+        Err(_) => ([None, None], CiMethod::Bootstrap, 0),
+    }
+}
+
+/// Bland–Altman limits of the rater against the reference (empty when they cannot be computed).
+fn limits_of_agreement(rater_side: &[f64], reference_side: &[f64]) -> BlandAltman {
+    match bland_altman(rater_side, reference_side) {
         Ok(l) => BlandAltman {
             bias: l.bias,
             sd_diff: l.sd_diff,
@@ -250,36 +382,6 @@ pub(crate) fn compute(
             sd_diff: None,
             loa95: [None, None],
         },
-    };
-    let lin_ccc = lin_ccc(&rater_side, &reference_side);
-
-    AgreementCell {
-        comparison: spec.comparison,
-        rater: rater_name,
-        reference: reference_name,
-        criterion,
-        attribute,
-        group,
-        is_group,
-        level: spec.level,
-        excluded_sources,
-        n_targets: targets.len(),
-        n_pairs,
-        icc_c1,
-        icc_a1,
-        ci95,
-        ci_method,
-        ci_width,
-        status,
-        bootstrap_kept,
-        ci95_f_c1,
-        ci95_f_a1,
-        bias,
-        mse,
-        bland_altman,
-        lin_ccc,
-        icc_forms,
-        points,
     }
 }
 

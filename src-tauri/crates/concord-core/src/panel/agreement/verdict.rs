@@ -33,7 +33,7 @@ use super::data::AgreementData;
 use crate::rubric::Scale;
 use concord_stats::alttest::{alt_test, AlignmentMetric, AltTestOptions};
 use concord_stats::icc::icc_all;
-use concord_stats::ppi::ppi_mean;
+use concord_stats::ppi::{ppi_mean, PpiMean};
 use concord_stats::reml::{reml_icc, BoundaryComponent, Rating, RemlIccForm};
 use concord_stats::special::t_critical;
 use serde::{Deserialize, Serialize};
@@ -511,7 +511,8 @@ pub fn assemble_verdicts(options: &VerdictOptions, parts: &[CriterionVerdicts]) 
     }
 }
 
-/// The baseline, cards and leaderboard rows of criterion `c`.
+/// The baseline, cards and leaderboard rows of criterion `c`: the experts' baseline and mean per
+/// response, then for every judge that scored the criterion its card and its rows per source.
 pub fn criterion_verdicts(
     data: &AgreementData,
     c: usize,
@@ -521,119 +522,158 @@ pub fn criterion_verdicts(
     let judges = data.judges();
     let mut cards = Vec::new();
     let mut leaderboard = Vec::new();
-    {
-        let base = baseline(data, &experts, c);
-        let reference = expert_means(data, &experts, c);
-        for &judge in &judges {
-            if data.series(judge, c).iter().all(|v| v.is_nan()) {
+    let base = baseline(data, &experts, c);
+    let reference = expert_means(data, &experts, c);
+    let criterion = OneCriterion {
+        data,
+        experts: &experts,
+        base: &base,
+        reference: &reference,
+        c,
+        options,
+    };
+    for &judge in &judges {
+        if data.series(judge, c).iter().all(|v| v.is_nan()) {
+            continue;
+        }
+        let name = judge_name(data, judge);
+        cards.push(criterion.card(judge, name.clone()));
+        criterion.leaderboard_rows(judge, &name, &mut leaderboard);
+    }
+    CriterionVerdicts {
+        baseline: base,
+        cards,
+        leaderboard,
+    }
+}
+
+/// What every judge's verdicts on one criterion share: the experts, their baseline and their
+/// mean per response (the reference).
+struct OneCriterion<'a> {
+    data: &'a AgreementData,
+    experts: &'a [usize],
+    base: &'a ExpertBaseline,
+    reference: &'a [Option<f64>],
+    c: usize,
+    options: &'a VerdictOptions,
+}
+
+impl OneCriterion<'_> {
+    /// The judge's card: the alt-test, the ICC against the experts' band and the PPI++ bias, and
+    /// whether all three allow the judge to replace the experts.
+    fn card(&self, judge: usize, name: String) -> VerdictCard {
+        let (data, c, options) = (self.data, self.c, self.options);
+        let (alt, alt_f) = alt_finding(data, self.experts, judge, c, options);
+        let IccOutcome {
+            icc,
+            ci: icc_ci,
+            band,
+            verdict: band_verdict,
+            finding: icc_f,
+        } = icc_finding(data, self.experts, judge, c, self.base);
+        let (y, yh, yu) = ppi_inputs(data, self.reference, judge, c, None);
+        let all_judge: Vec<f64> = yh.iter().chain(&yu).copied().collect();
+        let (judge_mean, _) = mean_t(&all_judge, options.alpha);
+        let mut ppi = ppi_mean(&y, &yh, &yu, options.alpha);
+        // Every scored response also expert-rated: PPI++ reduces to the expert mean.
+        let all_labeled = ppi.estimate.is_none() && ppi.n_unlabeled == 0 && ppi.n_labeled > 1;
+        if all_labeled {
+            ppi.estimate = ppi.classical_estimate;
+            ppi.ci = ppi.classical_ci;
+            ppi.lambda = Some(0.0);
+        }
+        let ppi_bias = judge_mean.zip(ppi.estimate).map(|(j, p)| j - p);
+        let ppi_f = ppi_finding(judge_mean, &ppi);
+        let can_replace = [alt_f.ok, icc_f.ok, ppi_f.ok]
+            .iter()
+            .all(|ok| *ok == Some(true));
+        VerdictCard {
+            judge: name,
+            criterion: data.criteria[c].key.clone(),
+            attribute: data.criteria[c].label.clone(),
+            can_replace,
+            alt_test: alt,
+            alt_test_finding: alt_f,
+            icc_a1: icc,
+            icc_ci95: icc_ci,
+            band,
+            band_verdict,
+            icc_finding: icc_f,
+            ppi_bias,
+            ppi_finding: ppi_f,
+        }
+    }
+
+    /// The judge's leaderboard rows, one per source it scored: its own mean, the PPI++ mean and
+    /// the experts' mean over every expert-rated response of the source.
+    fn leaderboard_rows(&self, judge: usize, name: &str, leaderboard: &mut Vec<LeaderboardRow>) {
+        let (data, c, options) = (self.data, self.c, self.options);
+        for (s, source) in data.sources.iter().enumerate() {
+            let (y, yh, yu) = ppi_inputs(data, self.reference, judge, c, Some(s));
+            if yh.is_empty() && yu.is_empty() {
                 continue;
             }
-            let name = judge_name(data, judge);
-            let (alt, alt_f) = alt_finding(data, &experts, judge, c, options);
-            let IccOutcome {
-                icc,
-                ci: icc_ci,
-                band,
-                verdict: band_verdict,
-                finding: icc_f,
-            } = icc_finding(data, &experts, judge, c, &base);
-            let (y, yh, yu) = ppi_inputs(data, &reference, judge, c, None);
             let all_judge: Vec<f64> = yh.iter().chain(&yu).copied().collect();
-            let (judge_mean, _) = mean_t(&all_judge, options.alpha);
-            let mut ppi = ppi_mean(&y, &yh, &yu, options.alpha);
-            // Every scored response also expert-rated: PPI++ reduces to the expert mean.
-            let all_labeled = ppi.estimate.is_none() && ppi.n_unlabeled == 0 && ppi.n_labeled > 1;
-            if all_labeled {
-                ppi.estimate = ppi.classical_estimate;
-                ppi.ci = ppi.classical_ci;
-                ppi.lambda = Some(0.0);
-            }
-            let ppi_bias = judge_mean.zip(ppi.estimate).map(|(j, p)| j - p);
-            let ppi_rule = "Bias = judge-only mean over all responses it scored − PPI++ mean (judge scores corrected by the expert-rated subset, power-tuned λ; the expert mean when every scored response is expert-rated). Detected when the judge-only mean lies outside the PPI++ 95% CI.".to_string();
-            let ppi_f = match (judge_mean, ppi.estimate, ppi.ci) {
-                (Some(jm), Some(p), [Some(lo), Some(hi)]) => {
-                    let inside = (lo..=hi).contains(&jm);
-                    Finding {
-                        ok: Some(inside),
-                        summary: format!(
-                            "judge-only mean {jm:.2} vs PPI++ {p:.2} [{lo:.2}, {hi:.2}] (λ = {:.2}, {} expert-rated, {} judge-only): bias {:+.2}, {}",
-                            ppi.lambda.unwrap_or(f64::NAN),
-                            ppi.n_labeled,
-                            ppi.n_unlabeled,
-                            jm - p,
-                            if inside { "not detected" } else { "detected" }
-                        ),
-                        rule: ppi_rule,
-                        citation: PPI_CITATION.into(),
-                    }
-                }
-                _ => Finding {
-                    ok: None,
-                    summary: format!(
-                        "not computed: {} expert-rated and {} judge-only responses (PPI++ needs both)",
-                        ppi.n_labeled, ppi.n_unlabeled
-                    ),
-                    rule: ppi_rule,
-                    citation: PPI_CITATION.into(),
-                },
-            };
-            let can_replace = [alt_f.ok, icc_f.ok, ppi_f.ok]
+            let (judge_mean, judge_ci95) = mean_t(&all_judge, options.alpha);
+            let p = ppi_mean(&y, &yh, &yu, options.alpha);
+            // Expert-only: every expert-rated response of the source, scored by the judge or not.
+            let expert_all: Vec<f64> = data
+                .responses
                 .iter()
-                .all(|ok| *ok == Some(true));
-            cards.push(VerdictCard {
-                judge: name.clone(),
+                .zip(self.reference)
+                .filter(|(r, _)| r.source == s)
+                .filter_map(|(_, e)| *e)
+                .collect();
+            let classical = ppi_mean(&expert_all, &expert_all, &[], options.alpha);
+            leaderboard.push(LeaderboardRow {
+                judge: name.to_string(),
                 criterion: data.criteria[c].key.clone(),
                 attribute: data.criteria[c].label.clone(),
-                can_replace,
-                alt_test: alt,
-                alt_test_finding: alt_f,
-                icc_a1: icc,
-                icc_ci95: icc_ci,
-                band,
-                band_verdict,
-                icc_finding: icc_f,
-                ppi_bias,
-                ppi_finding: ppi_f,
+                source: source.name.clone(),
+                n_judged: all_judge.len(),
+                n_expert: expert_all.len(),
+                judge_mean,
+                judge_ci95,
+                ppi_mean: p.estimate,
+                ppi_ci95: p.ci,
+                ppi_lambda: p.lambda,
+                expert_mean: classical.classical_estimate,
+                expert_ci95: classical.classical_ci,
             });
-            for (s, source) in data.sources.iter().enumerate() {
-                let (y, yh, yu) = ppi_inputs(data, &reference, judge, c, Some(s));
-                if yh.is_empty() && yu.is_empty() {
-                    continue;
-                }
-                let all_judge: Vec<f64> = yh.iter().chain(&yu).copied().collect();
-                let (judge_mean, judge_ci95) = mean_t(&all_judge, options.alpha);
-                let p = ppi_mean(&y, &yh, &yu, options.alpha);
-                // Expert-only: every expert-rated response of the source, scored by the judge or not.
-                let expert_all: Vec<f64> = data
-                    .responses
-                    .iter()
-                    .zip(&reference)
-                    .filter(|(r, _)| r.source == s)
-                    .filter_map(|(_, e)| *e)
-                    .collect();
-                let classical = ppi_mean(&expert_all, &expert_all, &[], options.alpha);
-                leaderboard.push(LeaderboardRow {
-                    judge: name.clone(),
-                    criterion: data.criteria[c].key.clone(),
-                    attribute: data.criteria[c].label.clone(),
-                    source: source.name.clone(),
-                    n_judged: all_judge.len(),
-                    n_expert: expert_all.len(),
-                    judge_mean,
-                    judge_ci95,
-                    ppi_mean: p.estimate,
-                    ppi_ci95: p.ci,
-                    ppi_lambda: p.lambda,
-                    expert_mean: classical.classical_estimate,
-                    expert_ci95: classical.classical_ci,
-                });
+        }
+    }
+}
+
+/// The PPI++ bias finding: detected when the judge-only mean lies outside the PPI++ 95% interval
+/// (not computed without both expert-rated and judge-only responses).
+fn ppi_finding(judge_mean: Option<f64>, ppi: &PpiMean) -> Finding {
+    let ppi_rule = "Bias = judge-only mean over all responses it scored − PPI++ mean (judge scores corrected by the expert-rated subset, power-tuned λ; the expert mean when every scored response is expert-rated). Detected when the judge-only mean lies outside the PPI++ 95% CI.".to_string();
+    match (judge_mean, ppi.estimate, ppi.ci) {
+        (Some(jm), Some(p), [Some(lo), Some(hi)]) => {
+            let inside = (lo..=hi).contains(&jm);
+            Finding {
+                ok: Some(inside),
+                summary: format!(
+                    "judge-only mean {jm:.2} vs PPI++ {p:.2} [{lo:.2}, {hi:.2}] (λ = {:.2}, {} expert-rated, {} judge-only): bias {:+.2}, {}",
+                    ppi.lambda.unwrap_or(f64::NAN),
+                    ppi.n_labeled,
+                    ppi.n_unlabeled,
+                    jm - p,
+                    if inside { "not detected" } else { "detected" }
+                ),
+                rule: ppi_rule,
+                citation: PPI_CITATION.into(),
             }
         }
-        CriterionVerdicts {
-            baseline: base,
-            cards,
-            leaderboard,
-        }
+        _ => Finding {
+            ok: None,
+            summary: format!(
+                "not computed: {} expert-rated and {} judge-only responses (PPI++ needs both)",
+                ppi.n_labeled, ppi.n_unlabeled
+            ),
+            rule: ppi_rule,
+            citation: PPI_CITATION.into(),
+        },
     }
 }
 

@@ -435,135 +435,145 @@ fn tex_text(s: &str) -> String {
 /// opens with it as comments.
 pub fn render(t: &AgreementTable, format: TableFormat, provenance: &Provenance) -> String {
     let mut out = String::new();
-    let head = provenance.audit_head.clone().unwrap_or_default();
-    let options = provenance.options.to_string();
     match format {
-        TableFormat::Csv => {
-            out.push_str("criterion,attribute,group,is_group,rater,reference,level,icc_form,icc,ci_low,ci_high,ci_method,bias,mse,n_targets,n_pairs,status,verdict,audit_head,concord_version,options\n");
-            for row in &t.rows {
-                for (col, cell) in t.columns.iter().zip(&row.cells) {
-                    let Some(c) = cell else { continue };
-                    let fields = [
-                        csv_field(&row.criterion),
-                        csv_field(&row.attribute),
-                        csv_field(row.group.as_deref().unwrap_or("")),
-                        row.is_group.to_string(),
-                        csv_field(&col.rater),
-                        csv_field(&col.reference),
-                        t.view.level.as_str().to_string(),
-                        csv_field(icc_name(&t.view)),
-                        num(c.icc, 6),
-                        num(c.ci95[0], 6),
-                        num(c.ci95[1], 6),
-                        if c.ci_is_f { "F" } else { "bootstrap" }.to_string(),
-                        num(c.bias, 6),
-                        num(c.mse, 6),
-                        c.n_targets.to_string(),
-                        c.n_pairs.to_string(),
-                        c.status.map(|s| s.as_str()).unwrap_or("").to_string(),
-                        c.verdict
-                            .map(|v| format!("{v:?}").to_lowercase())
-                            .unwrap_or_default(),
-                        head.clone(),
-                        csv_field(&provenance.concord_version),
-                        csv_field(&options),
-                    ];
-                    out.push_str(&fields.join(","));
-                    out.push('\n');
-                }
-            }
-        }
-        TableFormat::Md => {
-            let _ = writeln!(
-                out,
-                "{} [95% CI], {} level; bias = mean(rater − reference).\n",
-                icc_name(&t.view),
-                t.view.level.as_str()
-            );
-            out.push_str("| Attribute |");
-            for col in &t.columns {
-                let _ = write!(out, " {} |", md_text(&col.label));
-            }
-            out.push_str("\n|---|");
-            out.push_str(&"---|".repeat(t.columns.len()));
-            out.push('\n');
-            for row in &t.rows {
-                let name = if row.is_group {
-                    format!("**{}**", md_text(&row.attribute))
-                } else {
-                    md_text(&row.attribute)
-                };
-                let _ = write!(out, "| {name} |");
-                for cell in &row.cells {
-                    match cell {
-                        Some(c) => {
-                            let _ = write!(
-                                out,
-                                " {} [{}, {}]; bias {} |",
-                                apa(c.icc),
-                                apa(c.ci95[0]),
-                                apa(c.ci95[1]),
-                                signed(c.bias)
-                            );
-                        }
-                        None => out.push_str(" — |"),
-                    }
-                }
-                out.push('\n');
-            }
-        }
-        TableFormat::Latex => {
-            let esc = tex_text;
-            for line in provenance.line().lines() {
-                let _ = writeln!(out, "% {line}");
-            }
-            out.push_str("\\begin{table}[ht]\n\\centering\n");
-            let _ = writeln!(
-                out,
-                "\\caption{{{} [95\\% CI] between LLM judges and experts ({} level)}}",
-                icc_name(&t.view),
-                t.view.level.as_str()
-            );
-            let _ = writeln!(
-                out,
-                "\\begin{{tabular}}{{l{}}}",
-                "c".repeat(t.columns.len())
-            );
-            out.push_str("\\hline\nAttribute");
-            for col in &t.columns {
-                let _ = write!(out, " & {}", esc(&col.label));
-            }
-            out.push_str(" \\\\\n\\hline\n");
-            for row in &t.rows {
-                let name = if row.is_group {
-                    format!("\\textbf{{{}}}", esc(&row.attribute))
-                } else {
-                    esc(&row.attribute)
-                };
-                out.push_str(&name);
-                for cell in &row.cells {
-                    match cell {
-                        Some(c) => {
-                            let _ = write!(
-                                out,
-                                " & {} [{}, {}]",
-                                apa(c.icc),
-                                apa(c.ci95[0]),
-                                apa(c.ci95[1])
-                            );
-                        }
-                        None => out.push_str(" & ---"),
-                    }
-                }
-                out.push_str(" \\\\\n");
-            }
-            out.push_str("\\hline\n\\end{tabular}\n\\end{table}\n");
-        }
-    }
-    if format == TableFormat::Md {
-        let _ = writeln!(out, "\n_{}_", provenance.line().replace('_', "\\_"));
+        TableFormat::Csv => render_csv(&mut out, t, provenance),
+        TableFormat::Md => render_md(&mut out, t, provenance),
+        TableFormat::Latex => render_latex(&mut out, t, provenance),
     }
     out
+}
+
+/// The CSV: a header line, then one line per cell (row by row, column by column), each ending
+/// with the reproducibility record.
+fn render_csv(out: &mut String, t: &AgreementTable, provenance: &Provenance) {
+    let head = provenance.audit_head.clone().unwrap_or_default();
+    let options = provenance.options.to_string();
+    out.push_str("criterion,attribute,group,is_group,rater,reference,level,icc_form,icc,ci_low,ci_high,ci_method,bias,mse,n_targets,n_pairs,status,verdict,audit_head,concord_version,options\n");
+    for row in &t.rows {
+        for (col, cell) in t.columns.iter().zip(&row.cells) {
+            let Some(c) = cell else { continue };
+            let fields = [
+                csv_field(&row.criterion),
+                csv_field(&row.attribute),
+                csv_field(row.group.as_deref().unwrap_or("")),
+                row.is_group.to_string(),
+                csv_field(&col.rater),
+                csv_field(&col.reference),
+                t.view.level.as_str().to_string(),
+                csv_field(icc_name(&t.view)),
+                num(c.icc, 6),
+                num(c.ci95[0], 6),
+                num(c.ci95[1], 6),
+                if c.ci_is_f { "F" } else { "bootstrap" }.to_string(),
+                num(c.bias, 6),
+                num(c.mse, 6),
+                c.n_targets.to_string(),
+                c.n_pairs.to_string(),
+                c.status.map(|s| s.as_str()).unwrap_or("").to_string(),
+                c.verdict
+                    .map(|v| format!("{v:?}").to_lowercase())
+                    .unwrap_or_default(),
+                head.clone(),
+                csv_field(&provenance.concord_version),
+                csv_field(&options),
+            ];
+            out.push_str(&fields.join(","));
+            out.push('\n');
+        }
+    }
+}
+
+/// The Markdown table: a caption line, one column per judge, each cell "ICC [CI]; bias", and the
+/// reproducibility record as a closing italic line.
+fn render_md(out: &mut String, t: &AgreementTable, provenance: &Provenance) {
+    let _ = writeln!(
+        out,
+        "{} [95% CI], {} level; bias = mean(rater − reference).\n",
+        icc_name(&t.view),
+        t.view.level.as_str()
+    );
+    out.push_str("| Attribute |");
+    for col in &t.columns {
+        let _ = write!(out, " {} |", md_text(&col.label));
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(t.columns.len()));
+    out.push('\n');
+    for row in &t.rows {
+        let name = if row.is_group {
+            format!("**{}**", md_text(&row.attribute))
+        } else {
+            md_text(&row.attribute)
+        };
+        let _ = write!(out, "| {name} |");
+        for cell in &row.cells {
+            match cell {
+                Some(c) => {
+                    let _ = write!(
+                        out,
+                        " {} [{}, {}]; bias {} |",
+                        apa(c.icc),
+                        apa(c.ci95[0]),
+                        apa(c.ci95[1]),
+                        signed(c.bias)
+                    );
+                }
+                None => out.push_str(" — |"),
+            }
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "\n_{}_", provenance.line().replace('_', "\\_"));
+}
+
+/// The LaTeX table: the reproducibility record as comments, then a captioned tabular with one
+/// column per judge, each cell "ICC [CI]".
+fn render_latex(out: &mut String, t: &AgreementTable, provenance: &Provenance) {
+    let esc = tex_text;
+    for line in provenance.line().lines() {
+        let _ = writeln!(out, "% {line}");
+    }
+    out.push_str("\\begin{table}[ht]\n\\centering\n");
+    let _ = writeln!(
+        out,
+        "\\caption{{{} [95\\% CI] between LLM judges and experts ({} level)}}",
+        icc_name(&t.view),
+        t.view.level.as_str()
+    );
+    let _ = writeln!(
+        out,
+        "\\begin{{tabular}}{{l{}}}",
+        "c".repeat(t.columns.len())
+    );
+    out.push_str("\\hline\nAttribute");
+    for col in &t.columns {
+        let _ = write!(out, " & {}", esc(&col.label));
+    }
+    out.push_str(" \\\\\n\\hline\n");
+    for row in &t.rows {
+        let name = if row.is_group {
+            format!("\\textbf{{{}}}", esc(&row.attribute))
+        } else {
+            esc(&row.attribute)
+        };
+        out.push_str(&name);
+        for cell in &row.cells {
+            match cell {
+                Some(c) => {
+                    let _ = write!(
+                        out,
+                        " & {} [{}, {}]",
+                        apa(c.icc),
+                        apa(c.ci95[0]),
+                        apa(c.ci95[1])
+                    );
+                }
+                None => out.push_str(" & ---"),
+            }
+        }
+        out.push_str(" \\\\\n");
+    }
+    out.push_str("\\hline\n\\end{tabular}\n\\end{table}\n");
 }
 
 #[cfg(test)]

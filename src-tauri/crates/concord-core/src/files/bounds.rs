@@ -302,7 +302,8 @@ pub fn check_workbook(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<(
     Ok(())
 }
 
-/// Stream one XML part, failing at the first limit crossed.
+/// Stream one XML part, failing at the first limit crossed: every start and end tag goes to
+/// [`PartScan`], and the bytes unpacked are checked once the part is read.
 fn scan_part(
     file: &str,
     name: &str,
@@ -310,34 +311,25 @@ fn scan_part(
     limits: &ReadLimits,
     strict: bool,
 ) -> Result<PartFacts, Vec<Issue>> {
-    let at = |row: Option<u64>| Location {
-        file: file.to_string(),
-        sheet: Some(name.to_string()),
-        row: row.map(|r| (r + 1) as usize),
-        column: None,
-    };
-    let over =
-        |limit: Limit, what: String, row: Option<u64>| vec![limits.exceeded(at(row), limit, what)];
-    let damaged = |detail: String| {
-        vec![Issue::error(
-            at(None),
-            "unreadable_workbook",
-            format!("part {name} of the workbook is damaged: {detail}"),
-        )]
+    let mut scan = PartScan {
+        file,
+        name,
+        limits,
+        facts: PartFacts::default(),
+        row: 0,
+        col: 0,
+        in_cell: None,
+        cell_has_value: false,
     };
     // One byte past the limit tells "at the limit" from "over it" without reading further.
     let mut counted = CountingReader {
         inner: entry.take(limits.unpacked_bytes.saturating_add(1)),
         count: 0,
     };
-    let mut facts = PartFacts::default();
     let mut buf = Vec::new();
     {
         let mut xml = quick_xml::Reader::from_reader(std::io::BufReader::new(&mut counted));
         xml.config_mut().check_end_names = false;
-        let (mut row, mut col) = (0u64, 0u64);
-        let mut in_cell: Option<(u64, u64)> = None;
-        let mut cell_has_value = false;
         loop {
             buf.clear();
             let event = match xml.read_event_into(&mut buf) {
@@ -346,172 +338,22 @@ fn scan_part(
                 Err(_) if xml.buffer_position() >= limits.unpacked_bytes => break,
                 // calamine reads with the same parser, so it stops at the same error.
                 Err(_) if !strict => break,
-                Err(e) => return Err(damaged(e.to_string())),
+                Err(e) => return Err(scan.damaged(e.to_string())),
             };
-            let (start, empty) = match &event {
-                Event::Start(e) => (Some(e), false),
-                Event::Empty(e) => (Some(e), true),
-                Event::End(e) => {
-                    match e.local_name().as_ref() {
-                        "c" => {
-                            if let Some(pos) = in_cell.take() {
-                                if cell_has_value {
-                                    facts.note_cell(pos);
-                                    check_span(&facts, limits)
-                                        .map_err(|(l, w)| over(l, w, Some(pos.0)))?;
-                                }
-                            }
-                            col += 1;
-                        }
-                        "row" => {
-                            row += 1;
-                            col = 0;
-                        }
-                        _ => {}
-                    }
-                    continue;
-                }
+            match &event {
+                Event::Start(e) => scan.start(e, false)?,
+                Event::Empty(e) => scan.start(e, true)?,
+                Event::End(e) => scan.end(e.local_name().as_ref())?,
                 Event::Eof => break,
-                _ => continue,
-            };
-            let Some(e) = start else { continue };
-            match e.local_name().as_ref() {
-                "sst" => {
-                    facts.is_shared_strings = true;
-                    for key in ["uniqueCount", "count"] {
-                        if let Some(v) = attribute(e, key) {
-                            let declared = std::str::from_utf8(&v)
-                                .ok()
-                                .and_then(|s| s.trim().parse::<u64>().ok());
-                            match declared {
-                                Some(n) if n <= limits.cells => {}
-                                Some(n) => {
-                                    return Err(over(
-                                        Limit::Cells,
-                                        format!("the shared strings declare {} = {n}", key),
-                                        None,
-                                    ))
-                                }
-                                None => {
-                                    return Err(damaged(format!(
-                                        "the shared-string {} {} is not a number",
-                                        key,
-                                        quoted(&String::from_utf8_lossy(&v))
-                                    )))
-                                }
-                            }
-                        }
-                    }
-                }
-                "si" if facts.is_shared_strings => {
-                    facts.cells += 1;
-                    if facts.cells > limits.cells {
-                        return Err(over(
-                            Limit::Cells,
-                            format!("the shared strings hold more than {} texts", limits.cells),
-                            None,
-                        ));
-                    }
-                }
-                "dimension" => {
-                    if let Some(v) = attribute(e, "ref") {
-                        let mut corners = v.split(|&b| b == b':').map(cell_ref);
-                        let first = corners.next().flatten();
-                        let last = corners.next().flatten().or(first);
-                        let (Some((r0, c0)), Some((r1, c1))) = (first, last) else {
-                            return Err(damaged(format!(
-                                "the sheet's dimension {} is not a cell range",
-                                quoted(&String::from_utf8_lossy(&v))
-                            )));
-                        };
-                        if r1 < r0 || c1 < c0 {
-                            return Err(damaged(format!(
-                                "the sheet's dimension {} ends before it starts",
-                                quoted(&String::from_utf8_lossy(&v))
-                            )));
-                        }
-                        check_position(limits, (r1, c1)).map_err(|(l, w)| over(l, w, None))?;
-                        let span = (r1 - r0 + 1).saturating_mul(c1 - c0 + 1);
-                        if span > limits.cells {
-                            return Err(over(
-                                Limit::Cells,
-                                format!(
-                                    "the sheet declares the dimension {} ({} rows × {} columns = {span} cells)",
-                                    String::from_utf8_lossy(&v),
-                                    r1 - r0 + 1,
-                                    c1 - c0 + 1
-                                ),
-                                None,
-                            ));
-                        }
-                    }
-                }
-                "row" => {
-                    if let Some(v) = attribute(e, "r") {
-                        row = row_number(&v).ok_or_else(|| {
-                            damaged(format!(
-                                "row number {} is not a positive whole number",
-                                quoted(&String::from_utf8_lossy(&v))
-                            ))
-                        })?;
-                        check_position(limits, (row, 0)).map_err(|(l, w)| over(l, w, Some(row)))?;
-                    }
-                    col = 0;
-                    if empty {
-                        row += 1;
-                    }
-                }
-                "c" => {
-                    let pos = match attribute(e, "r") {
-                        Some(v) => cell_ref(&v).ok_or_else(|| {
-                            damaged(format!(
-                                "{} is not a cell reference",
-                                quoted(&String::from_utf8_lossy(&v))
-                            ))
-                        })?,
-                        None => (row, col),
-                    };
-                    check_position(limits, pos).map_err(|(l, w)| over(l, w, Some(pos.0)))?;
-                    col = pos.1;
-                    if empty {
-                        col += 1;
-                    } else {
-                        in_cell = Some(pos);
-                        cell_has_value = false;
-                    }
-                }
-                "v" | "is" if in_cell.is_some() => cell_has_value = true,
-                "f" => {
-                    if in_cell.is_some() {
-                        cell_has_value = true;
-                    }
-                    if let Some(v) = attribute(e, "si") {
-                        let index = std::str::from_utf8(&v)
-                            .ok()
-                            .and_then(|s| s.trim().parse::<u64>().ok());
-                        match index {
-                            Some(i) if i < limits.cells => {}
-                            _ => {
-                                return Err(over(
-                                    Limit::Cells,
-                                    format!(
-                                        "a shared formula has the index {}",
-                                        String::from_utf8_lossy(&v)
-                                    ),
-                                    in_cell.map(|p| p.0),
-                                ))
-                            }
-                        }
-                    }
-                }
                 _ => {}
             }
         }
     }
-    facts.unpacked = counted.count;
+    scan.facts.unpacked = counted.count;
+    let facts = &scan.facts;
     let holds_data = strict || facts.cells > 0 || facts.is_shared_strings;
     if counted.count > limits.unpacked_bytes && holds_data {
-        return Err(over(
+        return Err(scan.over(
             Limit::UnpackedBytes,
             format!(
                 "part {name} unpacks to more than {:.1} MB",
@@ -520,7 +362,229 @@ fn scan_part(
             None,
         ));
     }
-    Ok(facts)
+    Ok(scan.facts)
+}
+
+/// The scan of one XML part as it goes: what it found so far, and where it is (the row and
+/// column a cell without a reference stands at, the cell open and whether it holds a value).
+struct PartScan<'a> {
+    file: &'a str,
+    name: &'a str,
+    limits: &'a ReadLimits,
+    facts: PartFacts,
+    row: u64,
+    col: u64,
+    in_cell: Option<(u64, u64)>,
+    cell_has_value: bool,
+}
+
+impl PartScan<'_> {
+    /// The part (and 0-based `row`, when known) as a location.
+    fn at(&self, row: Option<u64>) -> Location {
+        Location {
+            file: self.file.to_string(),
+            sheet: Some(self.name.to_string()),
+            row: row.map(|r| (r + 1) as usize),
+            column: None,
+        }
+    }
+
+    /// The problem of crossing `limit`.
+    fn over(&self, limit: Limit, what: String, row: Option<u64>) -> Vec<Issue> {
+        vec![self.limits.exceeded(self.at(row), limit, what)]
+    }
+
+    /// The problem of a part that cannot be read as a workbook part.
+    fn damaged(&self, detail: String) -> Vec<Issue> {
+        vec![Issue::error(
+            self.at(None),
+            "unreadable_workbook",
+            format!("part {} of the workbook is damaged: {detail}", self.name),
+        )]
+    }
+
+    /// An end tag: a closed cell that held a value is counted (and the block it widens checked),
+    /// and the position moves on.
+    fn end(&mut self, local_name: &str) -> Result<(), Vec<Issue>> {
+        match local_name {
+            "c" => {
+                if let Some(pos) = self.in_cell.take() {
+                    if self.cell_has_value {
+                        self.facts.note_cell(pos);
+                        check_span(&self.facts, self.limits)
+                            .map_err(|(l, w)| self.over(l, w, Some(pos.0)))?;
+                    }
+                }
+                self.col += 1;
+            }
+            "row" => {
+                self.row += 1;
+                self.col = 0;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A start (or, when `empty`, self-closing) tag: the shared strings' declared counts and
+    /// texts, a sheet's dimension, rows, cells and shared formulas, each checked as it comes.
+    fn start(&mut self, e: &BytesStart<'_>, empty: bool) -> Result<(), Vec<Issue>> {
+        match e.local_name().as_ref() {
+            "sst" => self.declared_strings(e)?,
+            "si" if self.facts.is_shared_strings => {
+                self.facts.cells += 1;
+                if self.facts.cells > self.limits.cells {
+                    return Err(self.over(
+                        Limit::Cells,
+                        format!(
+                            "the shared strings hold more than {} texts",
+                            self.limits.cells
+                        ),
+                        None,
+                    ));
+                }
+            }
+            "dimension" => self.dimension(e)?,
+            "row" => {
+                if let Some(v) = attribute(e, "r") {
+                    self.row = row_number(&v).ok_or_else(|| {
+                        self.damaged(format!(
+                            "row number {} is not a positive whole number",
+                            quoted(&String::from_utf8_lossy(&v))
+                        ))
+                    })?;
+                    check_position(self.limits, (self.row, 0))
+                        .map_err(|(l, w)| self.over(l, w, Some(self.row)))?;
+                }
+                self.col = 0;
+                if empty {
+                    self.row += 1;
+                }
+            }
+            "c" => self.cell(e, empty)?,
+            "v" | "is" if self.in_cell.is_some() => self.cell_has_value = true,
+            "f" => self.formula(e)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The shared strings' `uniqueCount` and `count`: numbers within the cell limit.
+    fn declared_strings(&mut self, e: &BytesStart<'_>) -> Result<(), Vec<Issue>> {
+        self.facts.is_shared_strings = true;
+        for key in ["uniqueCount", "count"] {
+            if let Some(v) = attribute(e, key) {
+                let declared = std::str::from_utf8(&v)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u64>().ok());
+                match declared {
+                    Some(n) if n <= self.limits.cells => {}
+                    Some(n) => {
+                        return Err(self.over(
+                            Limit::Cells,
+                            format!("the shared strings declare {} = {n}", key),
+                            None,
+                        ))
+                    }
+                    None => {
+                        return Err(self.damaged(format!(
+                            "the shared-string {} {} is not a number",
+                            key,
+                            quoted(&String::from_utf8_lossy(&v))
+                        )))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A sheet's declared `<dimension>`: a cell range whose last corner and span are within the
+    /// limits.
+    fn dimension(&self, e: &BytesStart<'_>) -> Result<(), Vec<Issue>> {
+        let Some(v) = attribute(e, "ref") else {
+            return Ok(());
+        };
+        let mut corners = v.split(|&b| b == b':').map(cell_ref);
+        let first = corners.next().flatten();
+        let last = corners.next().flatten().or(first);
+        let (Some((r0, c0)), Some((r1, c1))) = (first, last) else {
+            return Err(self.damaged(format!(
+                "the sheet's dimension {} is not a cell range",
+                quoted(&String::from_utf8_lossy(&v))
+            )));
+        };
+        if r1 < r0 || c1 < c0 {
+            return Err(self.damaged(format!(
+                "the sheet's dimension {} ends before it starts",
+                quoted(&String::from_utf8_lossy(&v))
+            )));
+        }
+        check_position(self.limits, (r1, c1)).map_err(|(l, w)| self.over(l, w, None))?;
+        let span = (r1 - r0 + 1).saturating_mul(c1 - c0 + 1);
+        if span > self.limits.cells {
+            return Err(self.over(
+                Limit::Cells,
+                format!(
+                    "the sheet declares the dimension {} ({} rows × {} columns = {span} cells)",
+                    String::from_utf8_lossy(&v),
+                    r1 - r0 + 1,
+                    c1 - c0 + 1
+                ),
+                None,
+            ));
+        }
+        Ok(())
+    }
+
+    /// A cell opening: its reference (or the position it stands at) within the limits; a
+    /// self-closing cell holds nothing.
+    fn cell(&mut self, e: &BytesStart<'_>, empty: bool) -> Result<(), Vec<Issue>> {
+        let pos = match attribute(e, "r") {
+            Some(v) => cell_ref(&v).ok_or_else(|| {
+                self.damaged(format!(
+                    "{} is not a cell reference",
+                    quoted(&String::from_utf8_lossy(&v))
+                ))
+            })?,
+            None => (self.row, self.col),
+        };
+        check_position(self.limits, pos).map_err(|(l, w)| self.over(l, w, Some(pos.0)))?;
+        self.col = pos.1;
+        if empty {
+            self.col += 1;
+        } else {
+            self.in_cell = Some(pos);
+            self.cell_has_value = false;
+        }
+        Ok(())
+    }
+
+    /// A formula: its cell holds a value, and a shared formula's index is within the cell limit.
+    fn formula(&mut self, e: &BytesStart<'_>) -> Result<(), Vec<Issue>> {
+        if self.in_cell.is_some() {
+            self.cell_has_value = true;
+        }
+        if let Some(v) = attribute(e, "si") {
+            let index = std::str::from_utf8(&v)
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok());
+            match index {
+                Some(i) if i < self.limits.cells => {}
+                _ => {
+                    return Err(self.over(
+                        Limit::Cells,
+                        format!(
+                            "a shared formula has the index {}",
+                            String::from_utf8_lossy(&v)
+                        ),
+                        self.in_cell.map(|p| p.0),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 impl PartFacts {

@@ -378,10 +378,15 @@ fn read_csv(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<RawTable, V
     })
 }
 
+/// Read JSON Lines: each line that is not blank within the line and row limits, read as one JSON
+/// object ([`jsonl_object`]) whose keys name columns ([`JsonlColumns::cells`]), the whole file
+/// within the cell limit.
 fn read_jsonl(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<RawTable, Vec<Issue>> {
     let mut issues = Vec::new();
-    let mut headers: Vec<String> = Vec::new();
-    let mut positions: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut columns = JsonlColumns {
+        headers: Vec::new(),
+        positions: std::collections::HashMap::new(),
+    };
     let mut rows = Vec::new();
     let mut cell_count = 0u64;
     for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -417,94 +422,16 @@ fn read_jsonl(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<RawTable,
             ));
             break;
         }
-        let text = match std::str::from_utf8(line) {
-            Ok(t) => t,
-            Err(e) => {
-                issues.push(Issue::error(
-                    at(None),
-                    "invalid_utf8",
-                    format!(
-                        "the line is not valid UTF-8 (byte {}); save the file as UTF-8",
-                        e.valid_up_to() + 1
-                    ),
-                ));
+        let object = match jsonl_object(line, || at(None)) {
+            Ok(object) => object,
+            Err(issue) => {
+                issues.push(issue);
                 continue;
             }
         };
-        let object = match super::json::parse(text) {
-            Ok(serde_json::Value::Object(o)) => o,
-            Ok(_) => {
-                issues.push(Issue::error(
-                    at(None),
-                    "not_an_object",
-                    "each line must be one JSON object".to_string(),
-                ));
-                continue;
-            }
-            Err(e) => {
-                issues.push(Issue::error(
-                    at(None),
-                    "malformed_json",
-                    format!("not valid JSON: {e}"),
-                ));
-                continue;
-            }
+        let Some(cells) = columns.cells(object, limits, &at, &mut issues) else {
+            return Err(issues);
         };
-        let mut cells = vec![Cell::Empty; headers.len()];
-        let mut written: std::collections::HashMap<usize, String> =
-            std::collections::HashMap::new();
-        for (raw_key, value) in object {
-            let key = raw_key.trim().to_string();
-            let position = match positions.get(&key.to_ascii_lowercase()) {
-                Some(&p) => p,
-                None => {
-                    if headers.len() as u64 >= limits.columns {
-                        issues.push(limits.exceeded(
-                            at(None),
-                            Limit::Columns,
-                            format!("the file names more than {} different keys", limits.columns),
-                        ));
-                        return Err(issues);
-                    }
-                    positions.insert(key.to_ascii_lowercase(), headers.len());
-                    headers.push(key.clone());
-                    cells.push(Cell::Empty);
-                    headers.len() - 1
-                }
-            };
-            if let Some(first) = written.insert(position, raw_key.clone()) {
-                issues.push(Issue::error(
-                    at(Some(key.clone())),
-                    "duplicate_key",
-                    format!(
-                        "the keys {} and {} name the same column; which value is meant is ambiguous",
-                        quoted(&first),
-                        quoted(&raw_key)
-                    ),
-                ));
-                continue;
-            }
-            let cell = match value {
-                serde_json::Value::Null => Cell::Empty,
-                serde_json::Value::Bool(b) => Cell::Bool(b),
-                serde_json::Value::Number(n) => match n.as_f64() {
-                    Some(x) => Cell::Number(x),
-                    None => Cell::Text(n.to_string()),
-                },
-                serde_json::Value::String(s) => {
-                    match clean_text(s, limits, || at(Some(key.clone()))) {
-                        Ok(s) if s.trim().is_empty() => Cell::Empty,
-                        Ok(s) => Cell::Text(s),
-                        Err(issue) => {
-                            issues.push(issue);
-                            continue;
-                        }
-                    }
-                }
-                other => Cell::Text(other.to_string()),
-            };
-            cells[position] = cell;
-        }
         cell_count += cells.len() as u64;
         if cell_count > limits.cells {
             issues.push(limits.exceeded(
@@ -537,8 +464,122 @@ fn read_jsonl(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<RawTable,
     Ok(RawTable {
         file: file.to_string(),
         sheet: None,
-        headers,
+        headers: columns.headers,
         rows,
+    })
+}
+
+/// One line of JSON Lines as its object: valid UTF-8, valid JSON, and an object.
+fn jsonl_object(
+    line: &[u8],
+    at: impl Fn() -> Location,
+) -> Result<serde_json::Map<String, serde_json::Value>, Issue> {
+    let text = std::str::from_utf8(line).map_err(|e| {
+        Issue::error(
+            at(),
+            "invalid_utf8",
+            format!(
+                "the line is not valid UTF-8 (byte {}); save the file as UTF-8",
+                e.valid_up_to() + 1
+            ),
+        )
+    })?;
+    match super::json::parse(text) {
+        Ok(serde_json::Value::Object(o)) => Ok(o),
+        Ok(_) => Err(Issue::error(
+            at(),
+            "not_an_object",
+            "each line must be one JSON object".to_string(),
+        )),
+        Err(e) => Err(Issue::error(
+            at(),
+            "malformed_json",
+            format!("not valid JSON: {e}"),
+        )),
+    }
+}
+
+/// The columns of a JSON Lines file, made as keys first appear (matched ignoring case).
+struct JsonlColumns {
+    headers: Vec<String>,
+    /// Lower-cased key → column.
+    positions: std::collections::HashMap<String, usize>,
+}
+
+impl JsonlColumns {
+    /// One object's cells, one per column known so far (new keys add columns). Problems of a
+    /// value go to `issues`; `None` when the object names more columns than the limit allows
+    /// (that problem is in `issues`, and reading stops).
+    fn cells(
+        &mut self,
+        object: serde_json::Map<String, serde_json::Value>,
+        limits: &ReadLimits,
+        at: &impl Fn(Option<String>) -> Location,
+        issues: &mut Vec<Issue>,
+    ) -> Option<Vec<Cell>> {
+        let mut cells = vec![Cell::Empty; self.headers.len()];
+        let mut written: std::collections::HashMap<usize, String> =
+            std::collections::HashMap::new();
+        for (raw_key, value) in object {
+            let key = raw_key.trim().to_string();
+            let position = match self.positions.get(&key.to_ascii_lowercase()) {
+                Some(&p) => p,
+                None => {
+                    if self.headers.len() as u64 >= limits.columns {
+                        issues.push(limits.exceeded(
+                            at(None),
+                            Limit::Columns,
+                            format!("the file names more than {} different keys", limits.columns),
+                        ));
+                        return None;
+                    }
+                    self.positions
+                        .insert(key.to_ascii_lowercase(), self.headers.len());
+                    self.headers.push(key.clone());
+                    cells.push(Cell::Empty);
+                    self.headers.len() - 1
+                }
+            };
+            if let Some(first) = written.insert(position, raw_key.clone()) {
+                issues.push(Issue::error(
+                    at(Some(key.clone())),
+                    "duplicate_key",
+                    format!(
+                        "the keys {} and {} name the same column; which value is meant is ambiguous",
+                        quoted(&first),
+                        quoted(&raw_key)
+                    ),
+                ));
+                continue;
+            }
+            match json_cell(value, limits, || at(Some(key.clone()))) {
+                Ok(cell) => cells[position] = cell,
+                Err(issue) => issues.push(issue),
+            }
+        }
+        Some(cells)
+    }
+}
+
+/// A JSON value as a cell: null empty, numbers as numbers (as text beyond `f64`), strings
+/// checked as text (blank ones empty), anything else as its JSON text.
+fn json_cell(
+    value: serde_json::Value,
+    limits: &ReadLimits,
+    at: impl FnOnce() -> Location,
+) -> Result<Cell, Issue> {
+    Ok(match value {
+        serde_json::Value::Null => Cell::Empty,
+        serde_json::Value::Bool(b) => Cell::Bool(b),
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(x) => Cell::Number(x),
+            None => Cell::Text(n.to_string()),
+        },
+        serde_json::Value::String(s) => match clean_text(s, limits, at)? {
+            s if s.trim().is_empty() => Cell::Empty,
+            s => Cell::Text(s),
+        },
+        other => Cell::Text(other.to_string()),
     })
 }
 
@@ -639,6 +680,8 @@ fn read_xlsx(
     sheet_table(file, &name, &range, &formulas, limits).map(|t| vec![t])
 }
 
+/// One sheet as a table: every cell read ([`sheet_cell`]) with its location, the first row that
+/// is not blank as the header, and the blank rows after it skipped.
 fn sheet_table(
     file: &str,
     sheet: &str,
@@ -688,40 +731,10 @@ fn sheet_table(
             } else {
                 None
             };
-            let cell = if let Some(f) = formula {
-                // Formulas are never evaluated: the cell is the formula's text.
-                let text = if f.starts_with('=') {
-                    f.clone()
-                } else {
-                    format!("={f}")
-                };
-                match clean_text(text, limits, at) {
-                    Ok(t) => Cell::Text(t),
-                    Err(issue) => {
-                        issues.push(issue);
-                        continue;
-                    }
-                }
-            } else {
-                match data {
-                    Data::Empty => Cell::Empty,
-                    Data::String(s) => match clean_text(s.clone(), limits, at) {
-                        Ok(t) if t.trim().is_empty() => Cell::Empty,
-                        Ok(t) => Cell::Text(t),
-                        Err(issue) => {
-                            issues.push(issue);
-                            continue;
-                        }
-                    },
-                    Data::Int(i) => Cell::Number(*i as f64),
-                    Data::Float(x) => Cell::Number(*x),
-                    Data::Bool(b) => Cell::Bool(*b),
-                    Data::DateTime(d) => Cell::Text(d.to_string()),
-                    Data::DateTimeIso(s) | Data::DurationIso(s) => Cell::Text(s.clone()),
-                    Data::Error(e) => Cell::Error(format!("{e}")),
-                }
-            };
-            cells.push(cell);
+            match sheet_cell(data, formula, limits, at) {
+                Ok(cell) => cells.push(cell),
+                Err(issue) => issues.push(issue),
+            }
         }
         match &headers {
             None => {
@@ -766,6 +779,38 @@ fn sheet_table(
         sheet: Some(sheet.to_string()),
         headers,
         rows,
+    })
+}
+
+/// One workbook cell: a formula as its text (never evaluated), else the value as read, text
+/// checked ([`clean_text`]) and blank text empty.
+fn sheet_cell(
+    data: &Data,
+    formula: Option<&String>,
+    limits: &ReadLimits,
+    at: impl FnOnce() -> Location,
+) -> Result<Cell, Issue> {
+    if let Some(f) = formula {
+        // Formulas are never evaluated: the cell is the formula's text.
+        let text = if f.starts_with('=') {
+            f.clone()
+        } else {
+            format!("={f}")
+        };
+        return clean_text(text, limits, at).map(Cell::Text);
+    }
+    Ok(match data {
+        Data::Empty => Cell::Empty,
+        Data::String(s) => match clean_text(s.clone(), limits, at)? {
+            t if t.trim().is_empty() => Cell::Empty,
+            t => Cell::Text(t),
+        },
+        Data::Int(i) => Cell::Number(*i as f64),
+        Data::Float(x) => Cell::Number(*x),
+        Data::Bool(b) => Cell::Bool(*b),
+        Data::DateTime(d) => Cell::Text(d.to_string()),
+        Data::DateTimeIso(s) | Data::DurationIso(s) => Cell::Text(s.clone()),
+        Data::Error(e) => Cell::Error(format!("{e}")),
     })
 }
 

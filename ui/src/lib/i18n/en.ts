@@ -5,6 +5,7 @@ export const en = {
   "nav.overview": "Study",
   "lang.switch": "中文",
   "overview.title": "Study overview",
+  "overview.updating": "Updating… (the study is busy with another job, such as an import)",
   "overview.file": "Study file",
   "overview.rubrics": "Rubrics",
   "overview.criteria": "{n} criteria",

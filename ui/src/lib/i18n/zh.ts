@@ -7,6 +7,7 @@ export const zh: Record<MessageKey, string> = {
   "nav.overview": "研究",
   "lang.switch": "English",
   "overview.title": "研究概览",
+  "overview.updating": "正在更新……（研究正忙于其他任务，例如导入）",
   "overview.file": "研究文件",
   "overview.rubrics": "评分量表",
   "overview.criteria": "{n} 项标准",

@@ -189,107 +189,119 @@ pub(crate) fn codebook(
     Ok(())
 }
 
-/// Write the results workbook to `path`.
+/// Write the results workbook to `path`: the codebook, one sheet per expert, the agreement sheet
+/// (when asked for) and the provenance sheet, then the file.
 pub fn write_workbook(
     store: &Store,
     path: &Path,
     options: &WorkbookOptions,
 ) -> Result<WorkbookSummary, ExportError> {
-    let mut wb = Workbook::new();
-    let mut cells = Cells { count: 0 };
-    let mut taken = BTreeSet::new();
-    let mut sheets = Vec::new();
-    let bold = Format::new().set_bold();
+    let mut out = WorkbookWriter {
+        wb: Workbook::new(),
+        cells: Cells { count: 0 },
+        taken: BTreeSet::new(),
+        sheets: Vec::new(),
+        bold: Format::new().set_bold(),
+    };
 
     let rubrics = store.rubrics()?;
-    let name = sheet_name("Codebook", &mut taken);
-    codebook(&mut wb, &name, &rubrics, &options.language, &mut cells)?;
-    sheets.push(name);
+    let name = sheet_name("Codebook", &mut out.taken);
+    codebook(
+        &mut out.wb,
+        &name,
+        &rubrics,
+        &options.language,
+        &mut out.cells,
+    )?;
+    out.sheets.push(name);
+    let ratings = out.expert_sheets(store)?;
+    if options.agreement {
+        out.agreement_sheet(store, &rubrics)?;
+    }
+    out.provenance_sheet(store, options)?;
 
-    // One sheet per expert.
-    let columns = criterion_columns(store)?;
-    let index: HashMap<i64, usize> = columns.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
-    let experts: Vec<String> = store
-        .raters()?
-        .into_iter()
-        .filter(|r| r.kind == crate::store::RaterKind::Expert)
-        .map(|r| r.name)
-        .collect();
-    let mut header: Vec<String> = ["conversation_id", "response_id", "source", "occasion"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let first_value = header.len();
-    header.extend(columns.iter().map(|c| c.header.clone()));
-    let rationale_col = header.len();
-    header.push("rationale".into());
-    header.push("updated_at".into());
-    header.push("signature".into());
-    let mut ratings = 0usize;
-    for expert in &experts {
-        let name = sheet_name(expert, &mut taken);
-        let ws = wb.add_worksheet();
-        ws.set_name(&name)?;
-        cells.header(ws, &header, &bold)?;
-        let mut row = 0u32;
-        let mut last: Option<(i64, &'static str)> = None;
-        let mut rationale_written = false;
-        let mut updated = 0i64;
-        let mut signature = SignatureState::Unsigned;
-        ratings += for_each_rating(
-            store,
-            Some(expert),
-            super::order::RUN_ROWS,
-            |r: RatingRow| {
-                if last != Some((r.response_id, r.occasion)) {
-                    if row > 0 {
-                        cells.text(ws, row, (rationale_col + 1) as u16, &iso_utc(updated))?;
-                        cells.text(ws, row, (rationale_col + 2) as u16, signature.as_str())?;
-                    }
-                    row += 1;
-                    last = Some((r.response_id, r.occasion));
-                    rationale_written = false;
-                    updated = 0;
-                    signature = SignatureState::Unsigned;
-                    cells.text(ws, row, 0, &r.conversation)?;
-                    cells.text(ws, row, 1, &r.response)?;
-                    cells.text(ws, row, 2, &r.source)?;
-                    cells.text(ws, row, 3, r.occasion)?;
-                }
-                updated = updated.max(r.updated_at);
-                signature = row_signature(signature, r.signature);
-                if let Some(&i) = index.get(&r.criterion_id) {
-                    let col = (first_value + i) as u16;
-                    match (r.value, &r.raw_value) {
-                        (Some(v), _) => cells.number(ws, row, col, v as f64)?,
-                        (None, Some(raw)) => cells.text(ws, row, col, raw)?,
-                        (None, None) => {}
-                    }
-                }
-                if !rationale_written {
-                    if let Some(text) = r.rationale.as_deref().filter(|t| !t.is_empty()) {
-                        cells.text(ws, row, rationale_col as u16, text)?;
-                        rationale_written = true;
-                    }
-                }
-                Ok(())
-            },
-        )?;
-        if row > 0 {
-            cells.text(ws, row, (rationale_col + 1) as u16, &iso_utc(updated))?;
-            cells.text(ws, row, (rationale_col + 2) as u16, signature.as_str())?;
+    let WorkbookWriter {
+        mut wb,
+        cells,
+        sheets,
+        ..
+    } = out;
+    wb.save(path).map_err(|e| match e {
+        rust_xlsxwriter::XlsxError::IoError(io) => ExportError::Io {
+            path: path.display().to_string(),
+            detail: io.to_string(),
+        },
+        other => ExportError::Xlsx(other),
+    })?;
+    Ok(WorkbookSummary {
+        sheets,
+        cells: cells.count,
+        ratings,
+    })
+}
+
+/// The workbook as it is written: its sheets so far (and the names they took), the cells
+/// counted, and the bold format of headers.
+struct WorkbookWriter {
+    wb: Workbook,
+    cells: Cells,
+    taken: BTreeSet<String>,
+    sheets: Vec<String>,
+    bold: Format,
+}
+
+impl WorkbookWriter {
+    /// One sheet per expert, all with the same columns; the ratings written.
+    fn expert_sheets(&mut self, store: &Store) -> Result<usize, ExportError> {
+        let layout = ExpertLayout::of(store)?;
+        let experts: Vec<String> = store
+            .raters()?
+            .into_iter()
+            .filter(|r| r.kind == crate::store::RaterKind::Expert)
+            .map(|r| r.name)
+            .collect();
+        let mut ratings = 0usize;
+        for expert in &experts {
+            let name = sheet_name(expert, &mut self.taken);
+            let ws = self.wb.add_worksheet();
+            ws.set_name(&name)?;
+            self.cells.header(ws, &layout.header, &self.bold)?;
+            let mut rows = ExpertRows {
+                ws,
+                cells: &mut self.cells,
+                layout: &layout,
+                row: 0,
+                last: None,
+                rationale_written: false,
+                updated: 0,
+                signature: SignatureState::Unsigned,
+            };
+            ratings += for_each_rating(
+                store,
+                Some(expert),
+                super::order::RUN_ROWS,
+                |r: RatingRow| rows.rating(r),
+            )?;
+            rows.close_row()?;
+            self.sheets.push(name);
         }
-        sheets.push(name);
+        Ok(ratings)
     }
 
-    // The agreement report of every rubric with both judge and expert ratings.
-    if options.agreement {
-        let name = sheet_name("Agreement", &mut taken);
-        let ws = wb.add_worksheet();
+    /// The agreement report of every rubric with both judge and expert ratings, one block per
+    /// part of the report (or a line saying there is none).
+    fn agreement_sheet(
+        &mut self,
+        store: &Store,
+        rubrics: &[(i64, Rubric)],
+    ) -> Result<(), ExportError> {
+        let (cells, bold) = (&mut self.cells, &self.bold);
+        let name = sheet_name("Agreement", &mut self.taken);
+        let ws = self.wb.add_worksheet();
         ws.set_name(&name)?;
         let mut row = 0u32;
         let mut any = false;
-        for (_, rubric) in &rubrics {
+        for (_, rubric) in rubrics {
             let kinds = store.rater_kinds_of_rubric(&rubric.id)?;
             if !(kinds.iter().any(|k| k == "judge") && kinds.iter().any(|k| k == "expert")) {
                 continue;
@@ -304,16 +316,16 @@ pub fn write_workbook(
                 if items.is_empty() {
                     continue;
                 }
-                cells.text_fmt(ws, row, 0, &format!("{} — {title}", rubric.id), &bold)?;
+                cells.text_fmt(ws, row, 0, &format!("{} — {title}", rubric.id), bold)?;
                 row += 1;
                 let keys: Vec<String> = items[0].iter().map(|(k, _)| k.clone()).collect();
                 for (c, k) in keys.iter().enumerate() {
-                    cells.text_fmt(ws, row, c as u16, k, &bold)?;
+                    cells.text_fmt(ws, row, c as u16, k, bold)?;
                 }
                 row += 1;
                 for item in &items {
                     for (c, (_, v)) in item.iter().enumerate() {
-                        write_json(ws, &mut cells, row, c as u16, v)?;
+                        write_json(ws, cells, row, c as u16, v)?;
                     }
                     row += 1;
                 }
@@ -328,12 +340,17 @@ pub fn write_workbook(
                 "No rubric has both judge and expert ratings yet, so there is no agreement to report.",
             )?;
         }
-        sheets.push(name);
+        self.sheets.push(name);
+        Ok(())
     }
 
-    // The reproducibility record: which data (the audit chain's head), which Concord, which
-    // options.
-    {
+    /// The reproducibility record: which data (the audit chain's head), which Concord, which
+    /// options.
+    fn provenance_sheet(
+        &mut self,
+        store: &Store,
+        options: &WorkbookOptions,
+    ) -> Result<(), ExportError> {
         let provenance = crate::guard::provenance::Provenance::of(
             store,
             serde_json::json!({
@@ -341,8 +358,8 @@ pub fn write_workbook(
                 "agreement": if options.agreement { Some("mentalalign defaults per rubric (seed 42, 1000 resamples)") } else { None },
             }),
         )?;
-        let name = sheet_name("Provenance", &mut taken);
-        let ws = wb.add_worksheet();
+        let name = sheet_name("Provenance", &mut self.taken);
+        let ws = self.wb.add_worksheet();
         ws.set_name(&name)?;
         let rows = [
             ("concord_version", provenance.concord_version.clone()),
@@ -352,26 +369,115 @@ pub fn write_workbook(
             ),
             ("options", provenance.options.to_string()),
         ];
-        cells.header(ws, &["key".to_string(), "value".to_string()], &bold)?;
+        self.cells
+            .header(ws, &["key".to_string(), "value".to_string()], &self.bold)?;
         for (i, (k, v)) in rows.iter().enumerate() {
-            cells.text(ws, i as u32 + 1, 0, k)?;
-            cells.text(ws, i as u32 + 1, 1, v)?;
+            self.cells.text(ws, i as u32 + 1, 0, k)?;
+            self.cells.text(ws, i as u32 + 1, 1, v)?;
         }
-        sheets.push(name);
+        self.sheets.push(name);
+        Ok(())
+    }
+}
+
+/// The columns of an expert sheet: the response's identity and occasion, one per criterion,
+/// then the rationale, the time of the last change and the signature state.
+struct ExpertLayout {
+    header: Vec<String>,
+    /// Criterion id → its position among the criterion columns.
+    index: HashMap<i64, usize>,
+    /// The column of the first criterion.
+    first_value: usize,
+    /// The rationale's column (the last change and the signature follow it).
+    rationale_col: usize,
+}
+
+impl ExpertLayout {
+    /// The columns for the study's criteria.
+    fn of(store: &Store) -> Result<Self, ExportError> {
+        let columns = criterion_columns(store)?;
+        let index: HashMap<i64, usize> =
+            columns.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+        let mut header: Vec<String> = ["conversation_id", "response_id", "source", "occasion"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let first_value = header.len();
+        header.extend(columns.iter().map(|c| c.header.clone()));
+        let rationale_col = header.len();
+        header.push("rationale".into());
+        header.push("updated_at".into());
+        header.push("signature".into());
+        Ok(ExpertLayout {
+            header,
+            index,
+            first_value,
+            rationale_col,
+        })
+    }
+}
+
+/// One expert sheet as its ratings arrive in export order: a row per response × occasion, the
+/// row open and what it has gathered (first rationale written, last change, signature state).
+struct ExpertRows<'a> {
+    ws: &'a mut Worksheet,
+    cells: &'a mut Cells,
+    layout: &'a ExpertLayout,
+    row: u32,
+    last: Option<(i64, &'static str)>,
+    rationale_written: bool,
+    updated: i64,
+    signature: SignatureState,
+}
+
+impl ExpertRows<'_> {
+    /// One rating: a new row when it is of another response or occasion, then its value in its
+    /// criterion's column and the row's first rationale.
+    fn rating(&mut self, r: RatingRow) -> Result<(), ExportError> {
+        if self.last != Some((r.response_id, r.occasion)) {
+            self.close_row()?;
+            self.row += 1;
+            self.last = Some((r.response_id, r.occasion));
+            self.rationale_written = false;
+            self.updated = 0;
+            self.signature = SignatureState::Unsigned;
+            self.cells.text(self.ws, self.row, 0, &r.conversation)?;
+            self.cells.text(self.ws, self.row, 1, &r.response)?;
+            self.cells.text(self.ws, self.row, 2, &r.source)?;
+            self.cells.text(self.ws, self.row, 3, r.occasion)?;
+        }
+        let (row, layout) = (self.row, self.layout);
+        self.updated = self.updated.max(r.updated_at);
+        self.signature = row_signature(self.signature, r.signature);
+        if let Some(&i) = layout.index.get(&r.criterion_id) {
+            let col = (layout.first_value + i) as u16;
+            match (r.value, &r.raw_value) {
+                (Some(v), _) => self.cells.number(self.ws, row, col, v as f64)?,
+                (None, Some(raw)) => self.cells.text(self.ws, row, col, raw)?,
+                (None, None) => {}
+            }
+        }
+        if !self.rationale_written {
+            if let Some(text) = r.rationale.as_deref().filter(|t| !t.is_empty()) {
+                self.cells
+                    .text(self.ws, row, layout.rationale_col as u16, text)?;
+                self.rationale_written = true;
+            }
+        }
+        Ok(())
     }
 
-    wb.save(path).map_err(|e| match e {
-        rust_xlsxwriter::XlsxError::IoError(io) => ExportError::Io {
-            path: path.display().to_string(),
-            detail: io.to_string(),
-        },
-        other => ExportError::Xlsx(other),
-    })?;
-    Ok(WorkbookSummary {
-        sheets,
-        cells: cells.count,
-        ratings,
-    })
+    /// Finish the open row (if any): its last change and signature state.
+    fn close_row(&mut self) -> Result<(), ExportError> {
+        if self.row > 0 {
+            let col = self.layout.rationale_col;
+            self.cells
+                .text(self.ws, self.row, (col + 1) as u16, &iso_utc(self.updated))?;
+            self.cells
+                .text(self.ws, self.row, (col + 2) as u16, self.signature.as_str())?;
+        }
+        Ok(())
+    }
 }
 
 /// Serialise report rows into (column, value) pairs, nested objects flattened with dots.

@@ -839,27 +839,202 @@ struct Row {
     state: Option<String>,
 }
 
+/// The last entry of a chain that holds together: its id, hash and sealed state.
+struct ChainEnd {
+    id: i64,
+    hash: String,
+    state: String,
+}
+
+/// A break at entry `entry`.
+fn broken_at(entry: i64, message: String) -> ChainBreak {
+    ChainBreak {
+        entry: Some(entry),
+        table: None,
+        message,
+    }
+}
+
+/// Every audit entry, in order.
+fn audit_rows(conn: &Connection) -> StoreResult<Vec<Row>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, at, actor, action, detail_json, prev_hash, hash, state FROM audit_log ORDER BY id",
+    )?;
+    let rows: Vec<Row> = stmt
+        .query_map([], |r| {
+            Ok(Row {
+                id: r.get(0)?,
+                at: r.get(1)?,
+                actor: r.get(2)?,
+                action: r.get(3)?,
+                detail: r.get(4)?,
+                prev: r.get(5)?,
+                hash: r.get(6)?,
+                state: r.get(7)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// Walk the entries: unchained ones before the chain counted, then every chained entry checked
+/// to start the chain or follow the one before it, and to match its hash (counted in `check`).
+/// The chain's last entry, or the first break (also when there is no chain).
+fn walk_chain(rows: &[Row], check: &mut ChainCheck) -> Result<ChainEnd, ChainBreak> {
+    let mut last: Option<ChainEnd> = None;
+    for row in rows {
+        let Some(hash) = &row.hash else {
+            if last.is_some() {
+                return Err(broken_at(
+                    row.id,
+                    format!(
+                        "entry {} has no hash: it was inserted outside Concord",
+                        row.id
+                    ),
+                ));
+            }
+            check.unchained += 1;
+            continue;
+        };
+        let prev = row.prev.clone().unwrap_or_default();
+        let state = row.state.clone().unwrap_or_default();
+        match &last {
+            None => {
+                if row.action != "chain.start" || prev != GENESIS {
+                    return Err(broken_at(
+                        row.id,
+                        format!(
+                            "entry {} is the first chained entry but not the chain's start: entries before it were deleted or it was inserted outside Concord",
+                            row.id
+                        ),
+                    ));
+                }
+                check.started_at = Some(row.id);
+                check.started_at_upgrade = row.detail.contains("earlier_entries");
+            }
+            Some(end) => follows(row, end, &prev)?,
+        }
+        let recomputed = entry_hash(
+            &prev,
+            row.id,
+            row.at,
+            &row.actor,
+            &row.action,
+            &row.detail,
+            &state,
+        );
+        if recomputed != *hash {
+            return Err(broken_at(
+                row.id,
+                format!(
+                    "entry {} ({}) does not match its hash: it was changed outside Concord",
+                    row.id, row.action
+                ),
+            ));
+        }
+        check.entries += 1;
+        last = Some(ChainEnd {
+            id: row.id,
+            hash: hash.clone(),
+            state,
+        });
+    }
+    last.ok_or_else(|| ChainBreak {
+        entry: None,
+        table: None,
+        message: "the study has no audit chain (its entries were deleted outside Concord)".into(),
+    })
+}
+
+/// Whether `row` (whose previous hash is `prev`) directly follows `last` and links to it.
+fn follows(row: &Row, last: &ChainEnd, prev: &str) -> Result<(), ChainBreak> {
+    let last_id = last.id;
+    if row.id != last_id + 1 {
+        return Err(broken_at(
+            row.id,
+            format!(
+                "entry {} follows entry {last_id}: {} entr{} between them {} deleted outside Concord",
+                row.id,
+                row.id - last_id - 1,
+                if row.id - last_id - 1 == 1 { "y" } else { "ies" },
+                if row.id - last_id - 1 == 1 { "was" } else { "were" }
+            ),
+        ));
+    }
+    if prev != last.hash {
+        return Err(broken_at(
+            row.id,
+            format!(
+                "entry {} does not link to entry {last_id}: one of them was changed or inserted outside Concord",
+                row.id
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the head the study records is the chain's last entry (a break when it is not).
+fn recorded_head_break(conn: &Connection, end: &ChainEnd) -> StoreResult<Option<ChainBreak>> {
+    let (last_id, last_hash) = (end.id, &end.hash);
+    let recorded: Option<String> = conn
+        .query_row(
+            "SELECT value FROM study_meta WHERE key = 'audit.head'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if recorded.as_deref() == Some(format!("{last_id}:{last_hash}").as_str()) {
+        return Ok(None);
+    }
+    let said = recorded
+        .as_deref()
+        .and_then(|r| r.split_once(':'))
+        .map(|(id, _)| format!("entry {id}"))
+        .unwrap_or_else(|| "no entry".to_string());
+    Ok(Some(ChainBreak {
+        entry: Some(last_id),
+        table: None,
+        message: format!(
+            "the chain ends at entry {last_id} but the study records {said} as its last: entries after {last_id} were deleted, or its head was changed, outside Concord"
+        ),
+    }))
+}
+
+/// The first tracked table whose rows differ from the state the last entry sealed.
+fn sealed_table_break(conn: &Connection, end: &ChainEnd) -> StoreResult<Option<ChainBreak>> {
+    let last_id = end.id;
+    let sealed = State::decode(&end.state).unwrap_or_default();
+    let actual = full_state(conn)?;
+    // A table the seal covers but the study no longer has (`retest_rating`, whose rows moved
+    // into `rating` at schema 12) must be empty in the seal too: the upgrade's entry moved
+    // what it held, so anything left there was changed before the upgrade.
+    let mut tables: Vec<String> = existing_tables(conn)?.into_iter().map(|(t, _)| t).collect();
+    for table in sealed.0.keys() {
+        if !tables.contains(table) {
+            tables.push(table.clone());
+        }
+    }
+    for table in tables {
+        if sealed.get(&table) != actual.get(&table) {
+            return Ok(Some(ChainBreak {
+                entry: Some(last_id),
+                table: Some(table.clone()),
+                message: format!(
+                    "the {table} table does not match the state sealed by entry {last_id}, the last one: a row was changed, inserted or deleted outside Concord"
+                ),
+            }));
+        }
+    }
+    Ok(None)
+}
+
 impl Store {
-    /// Recompute the chain and the state of the tracked tables.
+    /// Recompute the chain and the state of the tracked tables: the entries walked and their
+    /// hashes recomputed, the recorded head compared with the chain's end, the tables with the
+    /// last seal, and the kept rating counts with the ratings. The first problem is reported.
     pub fn verify_audit_chain(&self) -> StoreResult<ChainCheck> {
         let conn = self.conn();
-        let mut stmt = conn.prepare(
-            "SELECT id, at, actor, action, detail_json, prev_hash, hash, state FROM audit_log ORDER BY id",
-        )?;
-        let rows: Vec<Row> = stmt
-            .query_map([], |r| {
-                Ok(Row {
-                    id: r.get(0)?,
-                    at: r.get(1)?,
-                    actor: r.get(2)?,
-                    action: r.get(3)?,
-                    detail: r.get(4)?,
-                    prev: r.get(5)?,
-                    hash: r.get(6)?,
-                    state: r.get(7)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
+        let rows = audit_rows(conn)?;
         let mut check = ChainCheck {
             entries: 0,
             unchained: 0,
@@ -868,146 +1043,21 @@ impl Store {
             started_at_upgrade: false,
             broken: None,
         };
-        let broken = |entry: i64, message: String| ChainBreak {
-            entry: Some(entry),
-            table: None,
-            message,
-        };
-        let mut last: Option<(i64, String, String)> = None;
-        for row in &rows {
-            let Some(hash) = &row.hash else {
-                if last.is_some() {
-                    check.broken = Some(broken(
-                        row.id,
-                        format!(
-                            "entry {} has no hash: it was inserted outside Concord",
-                            row.id
-                        ),
-                    ));
-                    return Ok(check);
-                }
-                check.unchained += 1;
-                continue;
-            };
-            let prev = row.prev.clone().unwrap_or_default();
-            let state = row.state.clone().unwrap_or_default();
-            match &last {
-                None => {
-                    if row.action != "chain.start" || prev != GENESIS {
-                        check.broken = Some(broken(
-                            row.id,
-                            format!(
-                                "entry {} is the first chained entry but not the chain's start: entries before it were deleted or it was inserted outside Concord",
-                                row.id
-                            ),
-                        ));
-                        return Ok(check);
-                    }
-                    check.started_at = Some(row.id);
-                    check.started_at_upgrade = row.detail.contains("earlier_entries");
-                }
-                Some((last_id, last_hash, _)) => {
-                    if row.id != last_id + 1 {
-                        check.broken = Some(broken(
-                            row.id,
-                            format!(
-                                "entry {} follows entry {last_id}: {} entr{} between them {} deleted outside Concord",
-                                row.id,
-                                row.id - last_id - 1,
-                                if row.id - last_id - 1 == 1 { "y" } else { "ies" },
-                                if row.id - last_id - 1 == 1 { "was" } else { "were" }
-                            ),
-                        ));
-                        return Ok(check);
-                    }
-                    if prev != *last_hash {
-                        check.broken = Some(broken(
-                            row.id,
-                            format!(
-                                "entry {} does not link to entry {last_id}: one of them was changed or inserted outside Concord",
-                                row.id
-                            ),
-                        ));
-                        return Ok(check);
-                    }
-                }
-            }
-            let recomputed = entry_hash(
-                &prev,
-                row.id,
-                row.at,
-                &row.actor,
-                &row.action,
-                &row.detail,
-                &state,
-            );
-            if recomputed != *hash {
-                check.broken = Some(broken(
-                    row.id,
-                    format!(
-                        "entry {} ({}) does not match its hash: it was changed outside Concord",
-                        row.id, row.action
-                    ),
-                ));
+        let end = match walk_chain(&rows, &mut check) {
+            Ok(end) => end,
+            Err(broken) => {
+                check.broken = Some(broken);
                 return Ok(check);
             }
-            check.entries += 1;
-            last = Some((row.id, hash.clone(), state));
-        }
-        let Some((last_id, last_hash, last_state)) = last else {
-            check.broken = Some(ChainBreak {
-                entry: None,
-                table: None,
-                message: "the study has no audit chain (its entries were deleted outside Concord)"
-                    .into(),
-            });
-            return Ok(check);
         };
-        let recorded: Option<String> = conn
-            .query_row(
-                "SELECT value FROM study_meta WHERE key = 'audit.head'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if recorded.as_deref() != Some(format!("{last_id}:{last_hash}").as_str()) {
-            let said = recorded
-                .as_deref()
-                .and_then(|r| r.split_once(':'))
-                .map(|(id, _)| format!("entry {id}"))
-                .unwrap_or_else(|| "no entry".to_string());
-            check.broken = Some(ChainBreak {
-                entry: Some(last_id),
-                table: None,
-                message: format!(
-                    "the chain ends at entry {last_id} but the study records {said} as its last: entries after {last_id} were deleted, or its head was changed, outside Concord"
-                ),
-            });
+        if let Some(broken) = recorded_head_break(conn, &end)? {
+            check.broken = Some(broken);
             return Ok(check);
         }
-        check.head = Some(last_hash);
-        let sealed = State::decode(&last_state).unwrap_or_default();
-        let actual = full_state(conn)?;
-        // A table the seal covers but the study no longer has (`retest_rating`, whose rows moved
-        // into `rating` at schema 12) must be empty in the seal too: the upgrade's entry moved
-        // what it held, so anything left there was changed before the upgrade.
-        let mut tables: Vec<String> = existing_tables(conn)?.into_iter().map(|(t, _)| t).collect();
-        for table in sealed.0.keys() {
-            if !tables.contains(table) {
-                tables.push(table.clone());
-            }
-        }
-        for table in tables {
-            if sealed.get(&table) != actual.get(&table) {
-                check.broken = Some(ChainBreak {
-                    entry: Some(last_id),
-                    table: Some(table.clone()),
-                    message: format!(
-                        "the {table} table does not match the state sealed by entry {last_id}, the last one: a row was changed, inserted or deleted outside Concord"
-                    ),
-                });
-                return Ok(check);
-            }
+        check.head = Some(end.hash.clone());
+        if let Some(broken) = sealed_table_break(conn, &end)? {
+            check.broken = Some(broken);
+            return Ok(check);
         }
         // The kept rating counts are derived from the sealed ratings, not sealed themselves;
         // they must still agree with them.

@@ -293,129 +293,183 @@ pub(crate) fn drive(
     meter: &mut Meter,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<(), JudgeError> {
-    let run_id = ctx.run.id;
-    let in_batches = |store: &Store| -> Result<u64, JudgeError> {
-        Ok(ledger::run_status(store, run_id)?.in_flight as u64)
+    let mut run = BatchRun {
+        store,
+        ctx,
+        runtime,
+        meter,
+        progress,
     };
-    while !ctx.cancel.is_cancelled() {
-        let jobs = ledger::claim(store, run_id, ctx.exec.batch_max_requests as usize)?;
-        if jobs.is_empty() {
-            break;
-        }
-        let mut hashes = Vec::with_capacity(jobs.len());
-        let lines: Vec<(i64, Value)> = jobs
-            .iter()
-            .map(|j| {
-                let prompt = ctx.run.template.render(&j.context, &j.response);
-                hashes.push((j.call_id, prompt.sha256()));
-                (j.call_id, request_body(&ctx.run.settings, &prompt))
-            })
-            .collect();
-        match runtime.block_on(submit(ctx, lines)) {
-            Ok(provider_id) => {
-                ledger::record_batch(store, run_id, &provider_id, &hashes)?;
-                progress(&meter.snapshot(in_batches(store)?, RunPhase::WaitingForBatch));
+    run.submit_pending()?;
+    run.collect_open()
+}
+
+/// A run in batch mode: the study its calls are kept in, the calls' context, the runtime the
+/// requests run on, and the tally and progress reported.
+struct BatchRun<'a> {
+    store: &'a mut Store,
+    ctx: &'a Arc<CallContext>,
+    runtime: &'a tokio::runtime::Runtime,
+    meter: &'a mut Meter,
+    progress: &'a mut dyn FnMut(&Progress),
+}
+
+impl BatchRun<'_> {
+    /// Tell the progress callback how far the run is while it waits for its batches.
+    fn report_waiting(&mut self) -> Result<(), JudgeError> {
+        let in_batches = ledger::run_status(self.store, self.ctx.run.id)?.in_flight as u64;
+        (self.progress)(&self.meter.snapshot(in_batches, RunPhase::WaitingForBatch));
+        Ok(())
+    }
+
+    /// Claim the pending calls a batch at a time and submit each batch, recording it before
+    /// anything else; a batch the provider refuses releases its calls and ends the run.
+    fn submit_pending(&mut self) -> Result<(), JudgeError> {
+        let (ctx, run_id) = (self.ctx, self.ctx.run.id);
+        while !ctx.cancel.is_cancelled() {
+            let jobs = ledger::claim(self.store, run_id, ctx.exec.batch_max_requests as usize)?;
+            if jobs.is_empty() {
+                break;
             }
-            Err(e) => {
-                let back: Vec<CallResult> = jobs
-                    .iter()
-                    .map(|j| CallResult {
-                        call_id: j.call_id,
-                        response_id: j.response_id,
-                        repetition: j.repetition,
-                        attempts: 0,
-                        prompt_sha256: None,
-                        raw_output: None,
-                        http_status: None,
-                        input_tokens: None,
-                        output_tokens: None,
-                        outcome: CallOutcome::Released,
-                    })
-                    .collect();
-                ledger::record(store, &ctx.run, &back)?;
-                return Err(e);
+            let mut hashes = Vec::with_capacity(jobs.len());
+            let lines: Vec<(i64, Value)> = jobs
+                .iter()
+                .map(|j| {
+                    let prompt = ctx.run.template.render(&j.context, &j.response);
+                    hashes.push((j.call_id, prompt.sha256()));
+                    (j.call_id, request_body(&ctx.run.settings, &prompt))
+                })
+                .collect();
+            match self.runtime.block_on(submit(ctx, lines)) {
+                Ok(provider_id) => {
+                    ledger::record_batch(self.store, run_id, &provider_id, &hashes)?;
+                    self.report_waiting()?;
+                }
+                Err(e) => {
+                    let back: Vec<CallResult> = jobs
+                        .iter()
+                        .map(|j| CallResult {
+                            call_id: j.call_id,
+                            response_id: j.response_id,
+                            repetition: j.repetition,
+                            attempts: 0,
+                            prompt_sha256: None,
+                            raw_output: None,
+                            http_status: None,
+                            input_tokens: None,
+                            output_tokens: None,
+                            outcome: CallOutcome::Released,
+                        })
+                        .collect();
+                    ledger::record(self.store, &ctx.run, &back)?;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Poll every open batch until none is left (or the run is cancelled), collecting each one
+    /// that has ended, and wait between rounds.
+    fn collect_open(&mut self) -> Result<(), JudgeError> {
+        let (ctx, run_id) = (self.ctx, self.ctx.run.id);
+        loop {
+            let open = ledger::open_batches(self.store, run_id)?;
+            if open.is_empty() || ctx.cancel.is_cancelled() {
+                return Ok(());
+            }
+            for (row, provider_id) in open {
+                let state = self.runtime.block_on(poll(ctx, &provider_id))?;
+                let BatchState::Ended { results, note } = state else {
+                    continue;
+                };
+                let lines = self.runtime.block_on(fetch_lines(ctx, &results))?;
+                let waiting = ledger::batch_calls(self.store, run_id, &provider_id)?;
+                let out = batch_results(ctx, &lines, &waiting, note);
+                for chunk in out.chunks(ctx.exec.write_batch as usize) {
+                    let tally = ledger::record(self.store, &ctx.run, chunk)?;
+                    self.meter.add(tally);
+                }
+                ledger::close_batch(self.store, row)?;
+                self.report_waiting()?;
+            }
+            if !ledger::open_batches(self.store, run_id)?.is_empty() {
+                sleep_or_cancel(
+                    ctx,
+                    self.runtime,
+                    Duration::from_millis(ctx.exec.batch_poll_ms),
+                );
             }
         }
     }
-    loop {
-        let open = ledger::open_batches(store, run_id)?;
-        if open.is_empty() || ctx.cancel.is_cancelled() {
-            return Ok(());
-        }
-        for (row, provider_id) in open {
-            let state = runtime.block_on(poll(ctx, &provider_id))?;
-            let BatchState::Ended { results, note } = state else {
-                continue;
-            };
-            let lines = runtime.block_on(fetch_lines(ctx, &results))?;
-            let waiting = ledger::batch_calls(store, run_id, &provider_id)?;
-            let mut by_id: HashMap<i64, (i64, i64)> =
-                waiting.iter().map(|(c, r, p)| (*c, (*r, *p))).collect();
-            let mut out = Vec::with_capacity(waiting.len());
-            for line in &lines {
-                let Some((call_id, result)) = read_line(ctx, line) else {
-                    continue;
-                };
-                let Some((response_id, repetition)) = by_id.remove(&call_id) else {
-                    continue;
-                };
-                let prompt_sha256 = None;
-                out.push(match result {
-                    Ok(c) => CallResult {
-                        call_id,
-                        response_id,
-                        repetition,
-                        attempts: 0,
-                        prompt_sha256,
-                        outcome: ctx.judge(&c.text),
-                        raw_output: Some(c.text),
-                        http_status: Some(200),
-                        input_tokens: c.input_tokens,
-                        output_tokens: c.output_tokens,
-                    },
-                    Err((kind, reason, status)) => CallResult {
-                        call_id,
-                        response_id,
-                        repetition,
-                        attempts: 0,
-                        prompt_sha256,
-                        raw_output: Some(line.to_string()),
-                        http_status: status,
-                        input_tokens: None,
-                        output_tokens: None,
-                        outcome: CallOutcome::Failed { kind, reason },
-                    },
-                });
-            }
-            for (call_id, (response_id, repetition)) in by_id {
-                out.push(CallResult {
-                    call_id,
-                    response_id,
-                    repetition,
-                    attempts: 0,
-                    prompt_sha256: None,
-                    raw_output: None,
-                    http_status: None,
-                    input_tokens: None,
-                    output_tokens: None,
-                    outcome: CallOutcome::Failed {
-                        kind: "batch_missing".into(),
-                        reason: note.clone().unwrap_or_else(|| {
-                            "the ended batch has no result for this call".into()
-                        }),
-                    },
-                });
-            }
-            out.sort_by_key(|r| r.call_id);
-            for chunk in out.chunks(ctx.exec.write_batch as usize) {
-                let tally = ledger::record(store, &ctx.run, chunk)?;
-                meter.add(tally);
-            }
-            ledger::close_batch(store, row)?;
-            progress(&meter.snapshot(in_batches(store)?, RunPhase::WaitingForBatch));
-        }
-        if !ledger::open_batches(store, run_id)?.is_empty() {
-            sleep_or_cancel(ctx, runtime, Duration::from_millis(ctx.exec.batch_poll_ms));
-        }
+}
+
+/// The results of an ended batch, in call order: each of its `waiting` calls (call, response,
+/// repetition) with the line that answers it, judged or failed, and a call no line answers
+/// failed as missing (with the batch's `note` when it ended badly).
+fn batch_results(
+    ctx: &CallContext,
+    lines: &[Value],
+    waiting: &[(i64, i64, i64)],
+    note: Option<String>,
+) -> Vec<CallResult> {
+    let mut by_id: HashMap<i64, (i64, i64)> =
+        waiting.iter().map(|(c, r, p)| (*c, (*r, *p))).collect();
+    let mut out = Vec::with_capacity(waiting.len());
+    for line in lines {
+        let Some((call_id, result)) = read_line(ctx, line) else {
+            continue;
+        };
+        let Some((response_id, repetition)) = by_id.remove(&call_id) else {
+            continue;
+        };
+        let prompt_sha256 = None;
+        out.push(match result {
+            Ok(c) => CallResult {
+                call_id,
+                response_id,
+                repetition,
+                attempts: 0,
+                prompt_sha256,
+                outcome: ctx.judge(&c.text),
+                raw_output: Some(c.text),
+                http_status: Some(200),
+                input_tokens: c.input_tokens,
+                output_tokens: c.output_tokens,
+            },
+            Err((kind, reason, status)) => CallResult {
+                call_id,
+                response_id,
+                repetition,
+                attempts: 0,
+                prompt_sha256,
+                raw_output: Some(line.to_string()),
+                http_status: status,
+                input_tokens: None,
+                output_tokens: None,
+                outcome: CallOutcome::Failed { kind, reason },
+            },
+        });
     }
+    for (call_id, (response_id, repetition)) in by_id {
+        out.push(CallResult {
+            call_id,
+            response_id,
+            repetition,
+            attempts: 0,
+            prompt_sha256: None,
+            raw_output: None,
+            http_status: None,
+            input_tokens: None,
+            output_tokens: None,
+            outcome: CallOutcome::Failed {
+                kind: "batch_missing".into(),
+                reason: note
+                    .clone()
+                    .unwrap_or_else(|| "the ended batch has no result for this call".into()),
+            },
+        });
+    }
+    out.sort_by_key(|r| r.call_id);
+    out
 }

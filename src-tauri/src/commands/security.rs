@@ -79,10 +79,10 @@ pub async fn unlock_study(
     passphrase_text: String,
     remember: bool,
 ) -> IpcResult<SecurityOutcome> {
-    let key = passphrase(passphrase_text)?;
     state
         .run_with(move |state| {
             let path = study_file(&*state.opened()?)?;
+            let key = passphrase(passphrase_text)?;
             let (store, note) =
                 study_security::unlock(&path, Arc::new(SystemClock), &key, remember)?;
             let study = OpenStudy::new(store);

@@ -3,7 +3,7 @@
 //! `concord assignment` (the per-expert progress table).
 
 use crate::study_cmd::{open_study, StudyCmdError};
-use concord_core::app::usecase::UseCaseError;
+use concord_core::app::setup::SetupError;
 use concord_core::base::clock::fresh_seed;
 use concord_core::base::text::quoted;
 use concord_core::workflow::assignment::AssignmentOptions;
@@ -16,7 +16,7 @@ pub enum AssignCmdError {
     #[error(transparent)]
     Study(#[from] StudyCmdError),
     #[error(transparent)]
-    Job(#[from] UseCaseError),
+    Job(#[from] SetupError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -94,7 +94,7 @@ pub fn expert(
     let mut study = open_study(db)?;
     match &args.command {
         ExpertCommand::Add { name } => {
-            let added = study.add_expert(name, fresh_seed())?;
+            let added = concord_core::app::setup::add_expert(&mut study, name, fresh_seed())?;
             if as_json {
                 return json(&added);
             }
@@ -118,7 +118,7 @@ pub fn rubric(
     let mut study = open_study(db)?;
     match &args.command {
         RubricCommand::Add { file } => {
-            let added = study.add_rubric_file(file)?;
+            let added = concord_core::app::setup::add_rubric(&mut study, file)?;
             if as_json {
                 return json(&added);
             }
@@ -153,9 +153,9 @@ pub fn assign(
         replace: args.replace,
     };
     let summary = if args.preview {
-        study.preview_assignment(&options)?
+        concord_core::app::setup::preview_assignment(&study, &options)?
     } else {
-        study.assign(&options)?
+        concord_core::app::setup::assign(&mut study, &options)?
     };
     if as_json {
         return json(&summary);
@@ -199,7 +199,7 @@ fn render_summary(s: &AssignmentSummary, preview: bool) -> String {
 
 pub fn table(db: Option<&Path>, as_json: bool) -> Result<String, AssignCmdError> {
     let study = open_study(db)?;
-    let t = study.assignment_table()?;
+    let t = concord_core::app::setup::assignment_table(&study)?;
     if as_json {
         return json(&t);
     }

@@ -6,11 +6,9 @@
 //! renamed into place, so a failed export never leaves half a file.
 
 use crate::study_cmd::{open_study, StudyCmdError};
-use concord_core::app::usecase::PhiGate;
-use concord_core::app::usecase::RatingsExport;
-use concord_core::app::usecase::RatingsFormat;
-use concord_core::app::usecase::UseCaseError;
+use concord_core::app::export::{ExportJobError, RatingsExport, RatingsFormat};
 use concord_core::guard::phi::review;
+use concord_core::guard::phi::review::PhiGate;
 use concord_core::outputs::export::sheet::SheetError;
 use std::path::{Path, PathBuf};
 
@@ -19,7 +17,7 @@ pub enum ExportCmdError {
     #[error(transparent)]
     Study(#[from] StudyCmdError),
     #[error(transparent)]
-    Job(#[from] UseCaseError),
+    Job(#[from] ExportJobError),
     #[error("{0}")]
     Sheet(#[from] SheetError),
     #[error(transparent)]
@@ -137,8 +135,13 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
                 actor: &by,
                 override_reason: override_phi.as_deref(),
             };
-            let written =
-                study.write_methods_appendix(&options, out, env!("CARGO_PKG_VERSION"), gate)?;
+            let written = concord_core::app::methods::write_methods_appendix(
+                &mut study,
+                &options,
+                out,
+                env!("CARGO_PKG_VERSION"),
+                gate,
+            )?;
             let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
             Ok(if json {
                 serde_json::to_string_pretty(&serde_json::json!({ "written": names }))? + "\n"
@@ -168,7 +171,12 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
                 actor: &by,
                 override_reason: override_phi.as_deref(),
             };
-            let written = study.export_ratings(&export, out.as_deref(), gate)?;
+            let written = concord_core::app::export::export_ratings(
+                &mut study,
+                &export,
+                out.as_deref(),
+                gate,
+            )?;
             let doc = warn_if_plain_copy(
                 written.warning.as_ref(),
                 serde_json::to_value(&written.summary)?,
@@ -191,7 +199,8 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
                 actor: &by,
                 override_reason: override_phi.as_deref(),
             };
-            let written = study.export_sheet(rater, out.as_deref(), gate)?;
+            let written =
+                concord_core::app::export::export_sheet(&mut study, rater, out.as_deref(), gate)?;
             let doc = warn_if_plain_copy(
                 written.warning.as_ref(),
                 serde_json::to_value(&written.summary)?,
@@ -213,7 +222,7 @@ pub fn sheet(args: &SheetArgs, db: Option<&Path>, json: bool) -> Result<String, 
     let mut study = open_study(db)?;
     match &args.command {
         SheetCommand::Import { file } => {
-            let report = study.import_sheet(file)?;
+            let report = concord_core::app::sheet::import_sheet(&mut study, file)?;
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
             }

@@ -7,14 +7,13 @@
 
 use crate::study_cmd::{open_as, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
-use concord_core::app::usecase::ImportJob;
-use concord_core::app::usecase::WhenMissing;
+use concord_core::app::import::{ImportJob, ImportJobError};
+use concord_core::app::open::WhenMissing;
 use concord_core::intake::long::ItemColumns;
 use concord_core::intake::long::RatingColumns;
 use concord_core::intake::psycrisis;
 use concord_core::intake::FileReport;
 use concord_core::intake::FileStatus;
-use concord_core::intake::ImportError;
 use concord_core::intake::ImportOptions;
 use concord_core::intake::ImportProgress;
 use concord_core::intake::ImportReport;
@@ -146,9 +145,7 @@ pub enum ImportCmdError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("{0}")]
-    Import(#[from] ImportError),
-    #[error(transparent)]
-    Phi(#[from] concord_core::guard::phi::review::PhiError),
+    Import(#[from] ImportJobError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -187,15 +184,16 @@ pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, I
         bar.set_position(p.done);
         bar.set_message(format!("{} rows", p.rows));
     };
-    let imported = study.import_reporting(&job, &options, &mut on_progress);
-    bar.finish_and_clear();
-    let report = imported?;
     // The PHI guard scans what the import brought in; the findings are reported with it.
-    let phi = concord_core::guard::phi::review::scan(
-        study.store_mut(),
-        false,
+    let imported = concord_core::app::import::import(
+        &mut study,
+        &job,
+        &options,
         &crate::phi_cmd::actor(None),
-    )?;
+        &mut on_progress,
+    );
+    bar.finish_and_clear();
+    let concord_core::app::import::Imported { report, phi } = imported?;
     if json {
         let mut doc = serde_json::to_value(&report)?;
         if let Some(obj) = doc.as_object_mut() {

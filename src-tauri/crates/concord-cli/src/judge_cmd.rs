@@ -297,11 +297,11 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
             preview.settings_sha256
         ));
     }
-    let resolved = key::resolve_choice(&choice)?;
-    if let Some(note) = &resolved.note {
+    let start = concord_core::app::judge_start::start_judge_run(&mut study, &settings, &choice)?;
+    if let Some(note) = &start.note {
         eprintln!("concord: {note}");
     }
-    let session = study.start_judge_run(&settings)?;
+    let session = start.session;
     let plan = session.plan.clone();
     if plan.resumed {
         eprintln!(
@@ -348,7 +348,7 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
     };
     let report = session.execute(
         &exec,
-        resolved.key,
+        start.key,
         &CancellationToken::new(),
         &mut on_progress,
     )?;

@@ -5,10 +5,10 @@
 //! seal, brings it back and lists any conflicts.
 
 use crate::study_cmd::{open_study, required_passphrase, StudyCmdError};
-use concord_core::app::usecase::PhiGate;
-use concord_core::app::usecase::UseCaseError;
+use concord_core::app::package::PackageJobError;
 use concord_core::base::clock::fresh_seed;
 use concord_core::guard::phi::review;
+use concord_core::guard::phi::review::PhiGate;
 use concord_core::workflow::package::MergeReport;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,7 @@ pub enum PackageCmdError {
     #[error(transparent)]
     Study(#[from] StudyCmdError),
     #[error(transparent)]
-    Job(#[from] UseCaseError),
+    Job(#[from] PackageJobError),
     #[error(transparent)]
     Phi(#[from] review::PhiError),
     #[error("could not print JSON: {0}")]
@@ -75,7 +75,8 @@ pub fn run(args: &PackageArgs, db: Option<&Path>, json: bool) -> Result<String, 
         } => {
             let passphrase = required_passphrase(package_passphrase_env)?;
             let by = crate::phi_cmd::actor(None);
-            let written = study.export_package(
+            let written = concord_core::app::package::export_package(
+                &mut study,
                 rater,
                 out.as_deref(),
                 seed.unwrap_or_else(fresh_seed),
@@ -105,7 +106,7 @@ pub fn run(args: &PackageArgs, db: Option<&Path>, json: bool) -> Result<String, 
             package_passphrase_env,
         } => {
             let passphrase = required_passphrase(package_passphrase_env)?;
-            let report = study.merge_package(file, &passphrase)?;
+            let report = concord_core::app::package::merge_package(&mut study, file, &passphrase)?;
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
             }

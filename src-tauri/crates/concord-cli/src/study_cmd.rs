@@ -4,10 +4,8 @@
 //! location — an encrypted one with the passphrase in the environment variable named by
 //! `--passphrase-env` (never an argument, so it stays out of shell histories and process lists).
 
+use concord_core::app::open::{self, Opened, WhenMissing};
 use concord_core::app::open_study::OpenStudy;
-use concord_core::app::usecase;
-use concord_core::app::usecase::Opened;
-use concord_core::app::usecase::WhenMissing;
 use concord_core::base::clock::fresh_seed;
 use concord_core::base::clock::SystemClock;
 use concord_core::base::study_location;
@@ -93,13 +91,13 @@ pub fn study_path(db: Option<&Path>) -> Result<StudyPath, StudyCmdError> {
     study_location::resolve(db, env.as_deref()).ok_or(StudyCmdError::NoDefaultLocation)
 }
 
-/// Open the study a command works on (see [`usecase::open`]): the default study is created as
+/// Open the study a command works on (see [`open::open`]): the default study is created as
 /// the demo on first use, exactly as the desktop app does; an explicit path that does not exist
 /// follows `when_missing`.
 pub fn open_as(db: Option<&Path>, when_missing: WhenMissing) -> Result<Opened, StudyCmdError> {
     let path = study_path(db)?;
     let key = study_passphrase()?;
-    Ok(usecase::open_with(
+    Ok(open::open(
         &path,
         when_missing,
         Arc::new(SystemClock),

@@ -44,7 +44,7 @@ pub fn study_folder(root: &Path, study: &Path) -> PathBuf {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "study".into());
-    root.join(format!("{}-{short}", crate::app::usecase::name_slug(&stem)))
+    root.join(format!("{}-{short}", crate::app::paths::name_slug(&stem)))
 }
 
 /// The file name of a backup taken at `at`: `backup-2026-11-30T16-05-12-123Z.concord`, which

@@ -7,7 +7,7 @@
 //! (one that has issued packages) it goes to the merge step, otherwise it opens behind the unlock
 //! screen. Nothing is written to the file.
 
-use crate::app::usecase::ImportFormat;
+use crate::app::import::ImportFormat;
 use crate::outputs::export::sheet::META_SHEET;
 use crate::store::{inspect, peek_package, FileKind, PackageIdentity, Store, StoreError};
 use calamine::{Reader, Xlsx};

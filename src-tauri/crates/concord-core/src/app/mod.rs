@@ -1,16 +1,38 @@
 //! **Row 7** of the core's layers (base 0 · files 1 · rubric 2 · store 3 · intake, judge, guard, workflow 4 · panel 5 · outputs 6 · app 7): the application layer, the only door
-//! the desktop shell and the `concord` CLI need — the jobs a person starts ([`usecase`]), the
-//! study as the window holds it with its cached reports ([`open_study`]), the expert's side of
-//! a package ([`expert`]), what a handed-over file is for ([`file_role`]), backups
-//! ([`backup`]), the recent-studies list ([`recent`]) and an encrypted study's keeping
-//! ([`study_security`]).
+//! the desktop shell and the `concord` CLI need. One file per job a person starts, each with one
+//! entry point per step (progress, when a job reports it, is a parameter) and one error type
+//! that says its [`ErrorCode`](crate::base::error_code::ErrorCode) through
+//! [`Coded`](crate::base::error_code::Coded): [`open`] a study, [`import`] a dataset, [`setup`]
+//! (rubrics, experts, assignment), [`package`]s out and back, rating [`export`]s and fill-in
+//! sheets, a filled [`sheet`] back, [`judge_start`], the [`rating`] screen, expert [`signoff`],
+//! the [`phi`] guard's review, the [`agreement`] panel's outputs and the [`methods`] appendix.
+//! Beside them: the study as the window holds it with its cached reports ([`open_study`]: the
+//! store and the cache, no jobs), the expert's side of a package ([`expert`]), what a
+//! handed-over file is for ([`file_role`]), backups ([`backup`]), the recent-studies list
+//! ([`recent`]), an encrypted study's keeping ([`study_security`]) and the paths jobs take and
+//! write ([`paths`]).
 //!
 //! May import every folder below; nothing in the crate imports it.
 
+pub mod agreement;
 pub mod backup;
 pub mod expert;
+pub mod export;
 pub mod file_role;
+pub mod import;
+pub mod judge_start;
+pub mod methods;
+pub mod open;
 pub mod open_study;
+pub mod package;
+pub mod paths;
+pub mod phi;
+pub mod rating;
 pub mod recent;
+pub mod setup;
+pub mod sheet;
+pub mod signoff;
 pub mod study_security;
-pub mod usecase;
+
+#[cfg(test)]
+mod tests;

@@ -30,8 +30,8 @@ pub enum SecurityError {
     Store(#[from] StoreError),
 }
 
-impl SecurityError {
-    pub fn code(&self) -> ErrorCode {
+impl crate::base::error_code::Coded for SecurityError {
+    fn code(&self) -> ErrorCode {
         match self {
             SecurityError::IdleMinutes(_) => ErrorCode::Invalid,
             SecurityError::Keyring(_) => ErrorCode::Keyring,

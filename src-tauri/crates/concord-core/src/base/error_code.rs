@@ -176,6 +176,12 @@ impl PartialEq<&str> for ErrorCode {
     }
 }
 
+/// An error that says which [`ErrorCode`] it is: every error a job of the application layer
+/// returns implements it, so a front end maps any of them to `{code, message}` in one place.
+pub trait Coded: std::error::Error {
+    fn code(&self) -> ErrorCode;
+}
+
 #[cfg(test)]
 mod tests {
     use super::ErrorCode;

@@ -129,6 +129,7 @@ pub fn destination(settings: &RunSettings, key: &KeyChoice) -> Result<Destinatio
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::error_code::Coded as _;
     use crate::judge::rule::*;
 
     #[test]

@@ -338,6 +338,7 @@ fn map_reqwest(e: reqwest::Error) -> CallError {
 mod tests {
     use super::*;
     use crate::base::clock::SteppingClock;
+    use crate::base::error_code::Coded as _;
 
     #[test]
     fn retry_after_in_seconds_and_as_a_date() {

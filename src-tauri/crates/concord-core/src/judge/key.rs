@@ -57,9 +57,9 @@ pub enum KeyError {
     Refused(#[from] DestinationError),
 }
 
-impl KeyError {
+impl crate::base::error_code::Coded for KeyError {
     /// `judge_key_source` when the rule refuses the source, else `judge_key`.
-    pub fn code(&self) -> ErrorCode {
+    fn code(&self) -> ErrorCode {
         match self {
             KeyError::Refused(e) => e.code(),
             _ => ErrorCode::JudgeKey,
@@ -209,6 +209,7 @@ pub fn resolve_choice(choice: &KeyChoice) -> Result<ResolvedKey, KeyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::error_code::Coded as _;
 
     #[test]
     fn a_typed_key_wins_and_nothing_named_means_no_key() {

@@ -83,9 +83,9 @@ pub enum JudgeError {
     Destination(#[from] DestinationError),
 }
 
-impl JudgeError {
+impl crate::base::error_code::Coded for JudgeError {
     /// A stable machine-readable code for the UI and scripts.
-    pub fn code(&self) -> ErrorCode {
+    fn code(&self) -> ErrorCode {
         match self {
             JudgeError::Store(e) => e.code(),
             JudgeError::Settings(_) => ErrorCode::JudgeSettings,

@@ -40,9 +40,9 @@ pub enum DestinationError {
     Endpoint { url: String, reason: String },
 }
 
-impl DestinationError {
+impl crate::base::error_code::Coded for DestinationError {
     /// `judge_key_source` for a key variable or account, `judge_endpoint` for a URL.
-    pub fn code(&self) -> ErrorCode {
+    fn code(&self) -> ErrorCode {
         match self {
             DestinationError::KeyVariable { .. } | DestinationError::KeyringAccount { .. } => {
                 ErrorCode::JudgeKeySource

@@ -136,8 +136,8 @@ pub enum AdjudicationError {
     Store(#[from] StoreError),
 }
 
-impl AdjudicationError {
-    pub fn code(&self) -> ErrorCode {
+impl crate::base::error_code::Coded for AdjudicationError {
+    fn code(&self) -> ErrorCode {
         match self {
             AdjudicationError::UnknownItem(_) => ErrorCode::UnknownItem,
             AdjudicationError::UnknownCriterion { .. } => ErrorCode::UnknownCriterion,

@@ -170,9 +170,9 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
 }
 
-impl StoreError {
+impl crate::base::error_code::Coded for StoreError {
     /// A stable machine-readable code for the UI and scripts.
-    pub fn code(&self) -> ErrorCode {
+    fn code(&self) -> ErrorCode {
         match self {
             StoreError::Missing { .. } => ErrorCode::StudyMissing,
             StoreError::MissingFolder { .. } => ErrorCode::FolderMissing,

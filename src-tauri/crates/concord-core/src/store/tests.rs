@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::base::clock::SteppingClock;
+use crate::base::error_code::Coded as _;
 use crate::intake::demo::create_demo_at;
 use crate::intake::demo::demo_study;
 use crate::intake::demo::populate_demo;

@@ -70,8 +70,8 @@ pub enum CalibrationError {
     Store(#[from] StoreError),
 }
 
-impl CalibrationError {
-    pub fn code(&self) -> ErrorCode {
+impl crate::base::error_code::Coded for CalibrationError {
+    fn code(&self) -> ErrorCode {
         match self {
             CalibrationError::UnknownItem(_) => ErrorCode::UnknownItem,
             CalibrationError::UnknownCriterion { .. } => ErrorCode::UnknownCriterion,

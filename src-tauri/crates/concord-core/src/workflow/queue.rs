@@ -54,8 +54,8 @@ pub enum QueueError {
     Store(#[from] StoreError),
 }
 
-impl QueueError {
-    pub fn code(&self) -> ErrorCode {
+impl crate::base::error_code::Coded for QueueError {
+    fn code(&self) -> ErrorCode {
         match self {
             QueueError::ProfilesLocked(_) => ErrorCode::ProfilesLocked,
             QueueError::NotAnExpert(_) => ErrorCode::NotAnExpert,

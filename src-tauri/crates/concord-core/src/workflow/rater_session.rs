@@ -48,8 +48,8 @@ pub enum SessionError {
     Store(#[from] StoreError),
 }
 
-impl SessionError {
-    pub fn code(&self) -> ErrorCode {
+impl crate::base::error_code::Coded for SessionError {
+    fn code(&self) -> ErrorCode {
         match self {
             SessionError::NotAnExpert(_) => ErrorCode::NotAnExpert,
             SessionError::RaterOnly | SessionError::PackageSession => ErrorCode::RaterSession,

@@ -35,8 +35,8 @@ pub enum SignoffError {
     Store(#[from] StoreError),
 }
 
-impl SignoffError {
-    pub fn code(&self) -> ErrorCode {
+impl crate::base::error_code::Coded for SignoffError {
+    fn code(&self) -> ErrorCode {
         match self {
             SignoffError::UnknownExpert(_) => ErrorCode::UnknownExpert,
             SignoffError::NoPassphrase(_) => ErrorCode::NoPassphrase,
@@ -254,6 +254,7 @@ pub fn signatures(store: &Store) -> Result<Vec<SignatureStatus>, SignoffError> {
 mod tests {
     use super::*;
     use crate::base::clock::SteppingClock;
+    use crate::base::error_code::Coded as _;
     use crate::store::RatingInput;
     use std::sync::Arc;
 

@@ -9,10 +9,10 @@ use concord_testsupport::lead_study;
 use concord_core::app::backup;
 use concord_core::app::file_role::classify;
 use concord_core::app::file_role::FileRole;
+use concord_core::app::import::ImportFormat;
 use concord_core::app::open_study::OpenStudy;
 use concord_core::app::recent::RecentStudies;
 use concord_core::app::recent::RECENT_MAX;
-use concord_core::app::usecase::ImportFormat;
 use concord_core::store::{integrity_problems, Passphrase, Store, StoreError};
 use concord_core::workflow::assignment;
 use concord_core::workflow::assignment::AssignmentOptions;
@@ -186,10 +186,12 @@ fn an_expert_returns_ratings_the_lead_can_merge_and_files_are_routed_by_kind() {
     // The expert opens the package and rates; the values sit in its write-ahead log.
     let mut pkg =
         OpenStudy::new(Store::open_with(&pkg_path, clock(), Some(&pass())).expect("package opens"));
-    let who = pkg.package_identity().expect("read").expect("a package");
+    let who = concord_core::app::expert::package_identity(&pkg)
+        .expect("read")
+        .expect("a package");
     assert_eq!(who.rater, "Ana", "the package names its expert");
     assert_eq!(who.items, items, "and how many items it holds");
-    let queue = pkg.open_queue(who.rater_id).expect("queue");
+    let queue = concord_core::app::rating::open_queue(&mut pkg, who.rater_id).expect("queue");
     assert_eq!(queue.total, who.items, "the queue is the package's items");
     let first =
         concord_core::workflow::queue::rating_item(pkg.store(), who.rater_id, 1).expect("item 1");
@@ -197,12 +199,11 @@ fn an_expert_returns_ratings_the_lead_can_merge_and_files_are_routed_by_kind() {
         .expect("rated");
     let out = dir.path().join("ana-returned.concord");
     assert_eq!(
-        pkg.default_return_path().expect("suggested"),
+        concord_core::app::expert::default_return_path(&pkg).expect("suggested"),
         out,
         "the suggested file sits beside the package"
     );
-    let written = pkg
-        .return_ratings(&out.display().to_string())
+    let written = concord_core::app::expert::return_ratings(&pkg, &out.display().to_string())
         .expect("returned");
     assert!(
         integrity_problems(&written, Some(&pass()))
@@ -221,14 +222,16 @@ fn an_expert_returns_ratings_the_lead_can_merge_and_files_are_routed_by_kind() {
         merge_package(&mut main, &written, &pass()).expect("the lead merges the returned file");
     assert_eq!(report.inserted, 1, "the expert's one rating comes back");
     assert!(
-        pkg.return_ratings("relative.concord").is_err(),
+        concord_core::app::expert::return_ratings(&pkg, "relative.concord").is_err(),
         "a typed path must be absolute"
     );
     let not_pkg = OpenStudy::new(main);
     assert!(
-        not_pkg
-            .return_ratings(&dir.path().join("x.concord").display().to_string())
-            .is_err(),
+        concord_core::app::expert::return_ratings(
+            &not_pkg,
+            &dir.path().join("x.concord").display().to_string()
+        )
+        .is_err(),
         "a study that is not a package has no ratings to return"
     );
 }

@@ -5,8 +5,8 @@
 //! runs the script itself on such an export with pingouin.)
 
 use concord_core::app::open_study::OpenStudy;
-use concord_core::app::usecase::PhiGate;
 use concord_core::base::clock::SystemClock;
+use concord_core::guard::phi::review::PhiGate;
 use concord_core::intake::demo::create_demo_at;
 use concord_core::outputs::methods::RECOMPUTE_SCRIPT;
 use concord_core::panel::agreement::AgreementOptions;
@@ -24,9 +24,10 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
         actor: "lead",
         override_reason: None,
     };
-    let written = study
-        .write_methods_appendix(&options, &dir, "9.9.9", gate)
-        .expect("written");
+    let written = concord_core::app::methods::write_methods_appendix(
+        &mut study, &options, &dir, "9.9.9", gate,
+    )
+    .expect("written");
     let names: Vec<String> = written
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())

@@ -2,6 +2,7 @@
 //! history, resume where the rater left, restricted profiles, retest items kept apart.
 
 use concord_core::base::clock::SteppingClock;
+use concord_core::base::error_code::Coded;
 use concord_core::intake::demo::demo_study;
 use concord_core::intake::demo::populate_demo;
 use concord_core::store::Store;

@@ -25,8 +25,8 @@ pub enum PhiError {
     Store(#[from] StoreError),
 }
 
-impl PhiError {
-    pub fn code(&self) -> ErrorCode {
+impl crate::base::error_code::Coded for PhiError {
+    fn code(&self) -> ErrorCode {
         match self {
             PhiError::Unreviewed { .. } => ErrorCode::PhiUnreviewed,
             PhiError::ReasonRequired => ErrorCode::EmptyReason,

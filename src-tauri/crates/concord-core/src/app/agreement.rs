@@ -1,0 +1,121 @@
+//! The agreement panel's outputs: the table written beside the study in CSV, Markdown or LaTeX
+//! (with the provenance of the numbers), a figure or table saved into the export folder, and how
+//! many more targets a cell needs for its interval to be at most a given width.
+
+use crate::app::open_study::OpenStudy;
+use crate::base::error_code::{Coded, ErrorCode};
+use crate::panel::agreement::{AgreementOptions, Comparison};
+use crate::panel::agreement_table::{
+    plan_more as plan_cell, render, IccChoice, MoreTargets, PlanError, TableFormat, TableView,
+};
+use crate::store::{StoreError, StoreResult};
+use std::path::PathBuf;
+
+impl Coded for PlanError {
+    fn code(&self) -> ErrorCode {
+        ErrorCode::Plan
+    }
+}
+
+/// Write the table in `format` beside the study file; returns the path written.
+pub fn export_agreement(
+    study: &mut OpenStudy,
+    options: &AgreementOptions,
+    view: TableView,
+    format: TableFormat,
+) -> StoreResult<PathBuf> {
+    let t = study.agreement_table(options, view)?;
+    let icc = match view.icc {
+        IccChoice::C1 => "icc-c1",
+        IccChoice::A1 => "icc-a1",
+        IccChoice::Icc1 => "icc-1-1",
+        IccChoice::Icc1k => "icc-1-k",
+        IccChoice::Ak => "icc-a-k",
+        IccChoice::Ck => "icc-c-k",
+    };
+    let name = format!(
+        "{}-agreement-{}-{}-{}.{}",
+        options.rubric,
+        view.level.as_str(),
+        icc,
+        comparison_slug(view.comparison),
+        format.extension()
+    );
+    let provenance = crate::guard::provenance::Provenance::of(
+        study.store(),
+        serde_json::json!({ "agreement": options, "table": view }),
+    )?;
+    save_export(study, &name, render(&t, format, &provenance).as_bytes())
+}
+
+fn comparison_slug(c: Comparison) -> &'static str {
+    match c {
+        Comparison::JudgeVsExperts => "judge-vs-experts",
+        Comparison::JudgeVsExpert => "judge-vs-each-expert",
+        Comparison::ExpertVsExpert => "expert-vs-expert",
+    }
+}
+
+/// Write bytes (a figure, a table) as `name` into the study's export folder
+/// (`<study name>-exports` beside the study file); returns the path written.
+pub fn save_export(study: &OpenStudy, name: &str, bytes: &[u8]) -> StoreResult<PathBuf> {
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let clean = clean.trim_start_matches('.').to_string();
+    if clean.is_empty() {
+        return Err(StoreError::Invalid("an export needs a file name".into()));
+    }
+    let dir = study.export_dir()?;
+    let io = |e: std::io::Error, p: &std::path::Path| StoreError::Io {
+        path: p.display().to_string(),
+        detail: e.to_string(),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| io(e, &dir))?;
+    let path = dir.join(crate::base::text::bounded_file_name(&clean));
+    // Write whole or not at all: a temporary file renamed into place.
+    let tmp = path.with_extension("partial");
+    std::fs::write(&tmp, bytes).map_err(|e| io(e, &tmp))?;
+    std::fs::rename(&tmp, &path).map_err(|e| io(e, &path))?;
+    Ok(path)
+}
+
+/// How many more targets the cell (criterion × rater × reference in `view`) needs for its CI to
+/// be at most `width` wide.
+pub fn plan_more(
+    study: &mut OpenStudy,
+    options: &AgreementOptions,
+    view: TableView,
+    cell: &PlannedCell<'_>,
+    width: f64,
+) -> Result<MoreTargets, PlanError> {
+    let t = study
+        .agreement_table(options, view)
+        .map_err(|e| PlanError::Study(e.to_string()))?;
+    let col = t
+        .columns
+        .iter()
+        .position(|c| c.rater == cell.rater && c.reference == cell.reference);
+    let found = t
+        .rows
+        .iter()
+        .find(|r| r.criterion == cell.criterion)
+        .and_then(|r| col.and_then(|i| r.cells.get(i).cloned().flatten()))
+        .ok_or(PlanError::NoEstimate)?;
+    plan_cell(&found, width)
+}
+
+/// The cell of the agreement table a plan is for.
+#[derive(Debug, Clone, Copy)]
+pub struct PlannedCell<'a> {
+    pub criterion: &'a str,
+    pub rater: &'a str,
+    pub reference: &'a str,
+}

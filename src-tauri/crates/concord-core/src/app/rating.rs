@@ -1,0 +1,71 @@
+//! The expert's rating screen: open the queue (resume where they left), enter a value (durable
+//! when this returns; the cached agreement reports take it in place), a rationale, a flag, the
+//! time spent on an item as they leave it, and a new profile from the rater picker. Only the
+//! value changes what agreement sees; the rest keeps the cached reports.
+
+use crate::app::open_study::OpenStudy;
+use crate::workflow::queue::{self, ItemProgress, QueueError, QueueSummary, RaterProfile};
+
+/// The rater's queue, positioned where they left it.
+pub fn open_queue(study: &mut OpenStudy, rater_id: i64) -> Result<QueueSummary, QueueError> {
+    queue::open_queue(study.store_keeping_reports(), rater_id)
+}
+
+/// Enter `value` for `criterion` of the rater's `item`; a value the rater signed off changes
+/// only with `reason`.
+pub fn rate(
+    study: &mut OpenStudy,
+    rater_id: i64,
+    item: i64,
+    criterion: &str,
+    value: i64,
+    reason: Option<&str>,
+) -> Result<ItemProgress, QueueError> {
+    study.rate(rater_id, item, criterion, value, reason)
+}
+
+/// A new expert profile from the rater picker; `queue_seed` orders their queue.
+pub fn create_profile(
+    study: &mut OpenStudy,
+    name: &str,
+    queue_seed: u64,
+) -> Result<RaterProfile, QueueError> {
+    queue::create_profile(study.store_keeping_reports(), name, queue_seed)
+}
+
+/// The rater's rationale for `item`.
+pub fn set_rationale(
+    study: &mut OpenStudy,
+    rater_id: i64,
+    item: i64,
+    text: &str,
+) -> Result<(), QueueError> {
+    queue::set_rationale(study.store_keeping_reports(), rater_id, item, text)
+}
+
+/// Flag `item` for the lead with a reason.
+pub fn flag_item(
+    study: &mut OpenStudy,
+    rater_id: i64,
+    item: i64,
+    reason: &str,
+) -> Result<(), QueueError> {
+    queue::flag_item(study.store_keeping_reports(), rater_id, item, reason)
+}
+
+/// Leave `item` after `seconds` on it, for `next_item`.
+pub fn leave_item(
+    study: &mut OpenStudy,
+    rater_id: i64,
+    item: i64,
+    seconds: f64,
+    next_item: i64,
+) -> Result<(), QueueError> {
+    queue::leave_item(
+        study.store_keeping_reports(),
+        rater_id,
+        item,
+        seconds,
+        next_item,
+    )
+}

@@ -1,0 +1,84 @@
+//! Setting a study up, as the lead does before anyone rates: add a custom rubric file, add the
+//! experts, preview and write the assignment (sample, exact-k overlap, calibration and retest
+//! items), and read it back with every expert's progress. The rules themselves are
+//! `workflow::assignment`; this file gives the front ends one call per step.
+
+use crate::app::open_study::OpenStudy;
+use crate::app::paths::PathError;
+use crate::base::error_code::{Coded, ErrorCode};
+use crate::workflow::assignment::{
+    self, AssignmentError, AssignmentOptions, AssignmentSummary, AssignmentTable, ExpertAdded,
+    RubricAdded,
+};
+use std::path::Path;
+
+/// Why a setup step was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error(transparent)]
+    Path(#[from] PathError),
+    #[error("{path}: cannot read the rubric file: {detail}")]
+    ReadRubric { path: String, detail: String },
+    #[error(transparent)]
+    Assignment(#[from] AssignmentError),
+}
+
+impl Coded for SetupError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            SetupError::Path(e) => e.code(),
+            SetupError::ReadRubric { .. } => ErrorCode::Unreadable,
+            SetupError::Assignment(AssignmentError::Rubric(_)) => ErrorCode::Rubric,
+            SetupError::Assignment(AssignmentError::Store(e)) => e.code(),
+            SetupError::Assignment(_) => ErrorCode::Assignment,
+        }
+    }
+}
+
+/// Add a custom rubric file (TOML or JSON) unless the identical rubric is there.
+pub fn add_rubric(study: &mut OpenStudy, path: &Path) -> Result<RubricAdded, SetupError> {
+    let text = crate::rubric::read_text(path).map_err(|e| SetupError::ReadRubric {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    })?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(assignment::add_rubric_file(
+        study.store_mut(),
+        &text,
+        &name,
+    )?)
+}
+
+/// Add an expert by name (an existing expert of that name is returned as is); `queue_seed`
+/// orders the expert's queue.
+pub fn add_expert(
+    study: &mut OpenStudy,
+    name: &str,
+    queue_seed: u64,
+) -> Result<ExpertAdded, SetupError> {
+    Ok(assignment::add_expert(study.store_mut(), name, queue_seed)?)
+}
+
+/// What `options` would assign, without writing anything.
+pub fn preview_assignment(
+    study: &OpenStudy,
+    options: &AssignmentOptions,
+) -> Result<AssignmentSummary, SetupError> {
+    Ok(assignment::preview(study.store(), options)?)
+}
+
+/// Draw the sample and write the assignment.
+pub fn assign(
+    study: &mut OpenStudy,
+    options: &AssignmentOptions,
+) -> Result<AssignmentSummary, SetupError> {
+    Ok(assignment::assign(study.store_mut(), options)?)
+}
+
+/// The assignment with every expert's progress.
+pub fn assignment_table(study: &OpenStudy) -> Result<AssignmentTable, SetupError> {
+    Ok(assignment::progress(study.store())?)
+}

@@ -2,6 +2,7 @@
 //! [`ErrorCode`] (stable, machine-readable, `not_a_study`, `newer_schema`, …, typed in the UI's
 //! bindings); `message` is a sentence for the person at the screen.
 
+use concord_core::base::error_code::Coded;
 pub use concord_core::base::error_code::ErrorCode;
 use serde::Serialize;
 
@@ -22,39 +23,12 @@ impl IpcError {
     }
 }
 
-/// The core's errors that name their own [`ErrorCode`] (an inherent `code()`): each crosses IPC as
-/// that code and its text.
-macro_rules! from_coded_errors {
-    ($($error:ty),+ $(,)?) => {$(
-        impl From<$error> for IpcError {
-            fn from(e: $error) -> Self {
-                IpcError::new(e.code(), e.to_string())
-            }
-        }
-    )+};
-}
-
-from_coded_errors!(
-    concord_core::store::StoreError,
-    concord_core::panel::adjudication::AdjudicationError,
-    concord_core::workflow::calibration::CalibrationError,
-    concord_core::workflow::queue::QueueError,
-    concord_core::workflow::signoff::SignoffError,
-    concord_core::guard::phi::review::PhiError,
-    concord_core::app::usecase::UseCaseError,
-    concord_core::judge::JudgeError,
-    concord_core::judge::KeyError,
-    concord_core::app::study_security::SecurityError,
-    concord_core::workflow::rater_session::SessionError,
-);
-
-/// The demo's error: a store error keeps its own code, anything else is `demo`.
-impl From<concord_core::intake::demo::DemoError> for IpcError {
-    fn from(e: concord_core::intake::demo::DemoError) -> Self {
-        match e {
-            concord_core::intake::demo::DemoError::Store(s) => s.into(),
-            other => IpcError::new(ErrorCode::Demo, other.to_string()),
-        }
+/// Every core error says its own [`ErrorCode`] through [`Coded`]: it crosses IPC as that code
+/// and its text. One impl for all of them (the shell's own `IpcError` is not `Coded`, so this
+/// never overlaps `From<IpcError> for IpcError`).
+impl<E: Coded> From<E> for IpcError {
+    fn from(e: E) -> Self {
+        IpcError::new(e.code(), e.to_string())
     }
 }
 

@@ -1,5 +1,5 @@
 //! The judge run of the desktop app, carried out in the background. A run can take hours, so it
-//! never holds the open study's lock: the core's `start_judge_run` (the same job the CLI runs)
+//! never holds the open study's lock: the core's `judge_start::start_judge_run` (the same job the CLI runs)
 //! gives it a second connection to the same study file (SQLite in WAL mode lets the window keep
 //! reading and rating alongside it), and its own thread blocks in `JudgeSession::execute`. While it runs, progress goes to the window as
 //! `judge-progress` events; at most once a second, and once at the end, the open study's cached
@@ -12,8 +12,8 @@ use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::events::{ratings_changed, RatingsChanged, JUDGE_FINISHED, JUDGE_PROGRESS};
 use crate::state::AppState;
 use concord_core::judge::{
-    self, key, CancellationToken, Destination, Execution, KeyChoice, Progress, RunPhase, RunPlan,
-    RunReport, RunSettings,
+    CancellationToken, Destination, Execution, KeyChoice, Progress, RunPhase, RunPlan, RunReport,
+    RunSettings,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::{Mutex, MutexGuard};
@@ -138,10 +138,16 @@ impl JudgeRuns {
             retry_failed: request.retry_failed,
             ..Execution::default()
         };
-        // The endpoint and key-source rule, before any key is read.
-        let destination = judge::destination(&request.settings, &request.key)?;
-        let resolved = key::resolve_choice(&request.key)?;
-        let session = state.with_study(|s| Ok(s.start_judge_run(&request.settings)?))?;
+        // The endpoint and key-source rule before any key is read, then the key and the run.
+        let start = state.with_study(|s| {
+            Ok(concord_core::app::judge_start::start_judge_run(
+                s,
+                &request.settings,
+                &request.key,
+            )?)
+        })?;
+        let (destination, note, key, session) =
+            (start.destination, start.note, start.key, start.session);
         let plan = session.plan.clone();
         let cancel = CancellationToken::new();
         let run_id = plan.run_id;
@@ -156,7 +162,7 @@ impl JudgeRuns {
             .spawn(move || {
                 let app = worker_app;
                 let guard = ClearOnDrop(app.clone());
-                let result = session.execute(&exec, resolved.key, &cancel, &mut reporter(&app));
+                let result = session.execute(&exec, key, &cancel, &mut reporter(&app));
                 refresh_reports(&app, None);
                 let finished = match result {
                     Ok(report) => JudgeFinished {
@@ -184,7 +190,7 @@ impl JudgeRuns {
         Ok(JudgeStarted {
             plan,
             destination,
-            note: resolved.note,
+            note,
         })
     }
 }

@@ -23,10 +23,9 @@
 //! answering. The synchronous methods ([`AppState::with_study`], [`AppState::opened`], …) are for
 //! code already off those threads: the blocking pool, the shell's own threads, launch and exit.
 use crate::error::{ErrorCode, IpcError, IpcResult};
+use concord_core::app::open::{self, WhenMissing};
 use concord_core::app::open_study::OpenStudy;
 use concord_core::app::study_security;
-use concord_core::app::usecase;
-use concord_core::app::usecase::WhenMissing;
 use concord_core::base::clock::fresh_seed;
 use concord_core::base::clock::SystemClock;
 use concord_core::base::study_location;
@@ -111,7 +110,7 @@ pub fn is_locked(study: &Result<OpenStudy, IpcError>) -> bool {
 /// the keyring; without one (or with one that no longer fits, the study having been re-keyed
 /// elsewhere) it stays locked and the unlock screen asks.
 pub fn open_at(p: &StudyPath, when_missing: WhenMissing) -> Result<OpenStudy, IpcError> {
-    let open = |key| usecase::open_with(p, when_missing, Arc::new(SystemClock), fresh_seed(), key);
+    let open = |key| open::open(p, when_missing, Arc::new(SystemClock), fresh_seed(), key);
     match open(None) {
         Err(DemoError::Store(StoreError::PassphraseNeeded { path })) => {
             match study_security::remembered_passphrase(p.path()) {

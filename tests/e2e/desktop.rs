@@ -10,8 +10,8 @@
 
 use super::App;
 use concord_core::app::open_study::OpenStudy;
-use concord_core::app::open_study::PhiGate;
 use concord_core::base::clock::SystemClock;
+use concord_core::guard::phi::review::PhiGate;
 use concord_core::intake::demo::create_demo_at;
 use concord_core::intake::demo::create_demo_with;
 use concord_core::store::{integrity_problems, Passphrase};
@@ -44,24 +44,24 @@ fn study_with_package(dir: &Path) -> (PathBuf, PathBuf, i64) {
     let main = dir.join("lead-study.concord");
     let store = create_demo_at(&main, Arc::new(SystemClock), 3).expect("demo study");
     let mut study = OpenStudy::new(store);
-    study.add_expert(EXPERT, 5).expect("expert added");
+    concord_core::app::setup::add_expert(&mut study, EXPERT, 5).expect("expert added");
     let mut options = AssignmentOptions::new(1, 7);
     options.sample = Some(4);
     options.experts = vec![EXPERT.to_string()];
-    study.assign(&options).expect("assigned");
+    concord_core::app::setup::assign(&mut study, &options).expect("assigned");
     let pkg = dir.join("ana-package.concord");
-    let written = study
-        .export_package(
-            EXPERT,
-            Some(&pkg),
-            11,
-            &pkg_pass(),
-            PhiGate {
-                actor: "lead",
-                override_reason: None,
-            },
-        )
-        .expect("package written");
+    let written = concord_core::app::package::export_package(
+        &mut study,
+        EXPERT,
+        Some(&pkg),
+        11,
+        &pkg_pass(),
+        PhiGate {
+            actor: "lead",
+            override_reason: None,
+        },
+    )
+    .expect("package written");
     (main, pkg, written.summary.assignments as i64)
 }
 

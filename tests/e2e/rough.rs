@@ -33,7 +33,7 @@ fn a_mistyped_profile_is_confirmed_first_and_an_empty_queue_leads_back() {
     {
         let store = create_demo_at(&study, Arc::new(SystemClock), 5).expect("demo study");
         let mut s = OpenStudy::new(store);
-        s.assign(&AssignmentOptions::new(1, 42))
+        concord_core::app::setup::assign(&mut s, &AssignmentOptions::new(1, 42))
             .expect("the demo's experts are assigned");
     }
     let app = App::launch(&study);
@@ -285,7 +285,7 @@ fn a_right_to_left_override_in_a_name_is_spelled_out_and_reverses_nothing() {
     {
         let store = create_demo_at(&study, Arc::new(SystemClock), 5).expect("demo study");
         let mut s = OpenStudy::new(store);
-        s.add_expert(HOSTILE, 7)
+        concord_core::app::setup::add_expert(&mut s, HOSTILE, 7)
             .expect("an expert with an override in the name");
     }
     let app = App::launch(&study);
@@ -390,10 +390,10 @@ fn a_long_chinese_study_and_expert_name_export_under_the_file_name_limit() {
     {
         let store = create_demo_at(&study, Arc::new(SystemClock), 5).expect("demo study");
         let mut s = OpenStudy::new(store);
-        s.add_expert(&expert, 7).expect("the long-named expert");
+        concord_core::app::setup::add_expert(&mut s, &expert, 7).expect("the long-named expert");
         let mut options = AssignmentOptions::new(1, 42);
         options.experts = vec![expert.clone()];
-        s.assign(&options).expect("the expert is assigned");
+        concord_core::app::setup::assign(&mut s, &options).expect("the expert is assigned");
     }
     let app = App::launch(&study);
     app.wait_for("[data-testid=overview]", Duration::from_secs(60));

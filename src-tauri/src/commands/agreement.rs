@@ -67,9 +67,11 @@ pub async fn export_agreement(
 ) -> IpcResult<String> {
     state
         .run(move |s| {
-            Ok(s.export_agreement(&options, view, format)?
-                .display()
-                .to_string())
+            Ok(
+                concord_core::app::agreement::export_agreement(s, &options, view, format)?
+                    .display()
+                    .to_string(),
+            )
         })
         .await
 }
@@ -81,7 +83,11 @@ pub async fn save_figure(
     bytes: Vec<u8>,
 ) -> IpcResult<String> {
     state
-        .run(move |s| Ok(s.save_export(&name, &bytes)?.display().to_string()))
+        .run(move |s| {
+            Ok(concord_core::app::agreement::save_export(s, &name, &bytes)?
+                .display()
+                .to_string())
+        })
         .await
 }
 
@@ -98,7 +104,12 @@ pub async fn plan_more(
 ) -> IpcResult<MoreTargets> {
     state
         .run(move |s| {
-            s.plan_more(&options, view, &criterion, &rater, &reference, width)
+            let cell = concord_core::app::agreement::PlannedCell {
+                criterion: &criterion,
+                rater: &rater,
+                reference: &reference,
+            };
+            concord_core::app::agreement::plan_more(s, &options, view, &cell, width)
                 .map_err(|e| IpcError::new(ErrorCode::Plan, e.to_string()))
         })
         .await

@@ -14,8 +14,8 @@ use concord_core::app::backup::BackupEntry;
 use concord_core::app::file_role;
 use concord_core::app::file_role::FileRole;
 use concord_core::app::open_study::OpenStudy;
+use concord_core::app::paths::typed_path;
 use concord_core::app::recent::RecentStudy;
-use concord_core::app::usecase::typed_path;
 use concord_core::base::clock::Clock;
 use concord_core::base::clock::SystemClock;
 use concord_core::store::PackageIdentity;
@@ -123,7 +123,10 @@ fn show(
     let note = stop_judge(&app.state::<JudgeRuns>())?;
     let locked = state::is_locked(&study);
     let (title, package) = match study.as_ref() {
-        Ok(s) => (s.store().title().unwrap_or_default(), s.package_identity()?),
+        Ok(s) => (
+            s.store().title().unwrap_or_default(),
+            concord_core::app::expert::package_identity(s)?,
+        ),
         // A locked study's title is inside the encrypted file: its name stands in until unlocked.
         Err(_) => (file_title(path), None),
     };
@@ -227,14 +230,20 @@ pub async fn classify_file(state: tauri::State<'_, AppState>, path: String) -> I
 pub async fn package_identity(
     state: tauri::State<'_, AppState>,
 ) -> IpcResult<Option<PackageIdentity>> {
-    state.run(move |s| Ok(s.package_identity()?)).await
+    state
+        .run(move |s| Ok(concord_core::app::expert::package_identity(s)?))
+        .await
 }
 
 /// Where "Return ratings" suggests saving.
 #[tauri::command]
 pub async fn default_return_path(state: tauri::State<'_, AppState>) -> IpcResult<String> {
     state
-        .run(move |s| Ok(s.default_return_path()?.display().to_string()))
+        .run(move |s| {
+            Ok(concord_core::app::expert::default_return_path(s)?
+                .display()
+                .to_string())
+        })
         .await
 }
 
@@ -242,7 +251,11 @@ pub async fn default_return_path(state: tauri::State<'_, AppState>) -> IpcResult
 #[tauri::command]
 pub async fn return_ratings(state: tauri::State<'_, AppState>, out: String) -> IpcResult<String> {
     state
-        .run(move |s| Ok(s.return_ratings(&out)?.display().to_string()))
+        .run(move |s| {
+            Ok(concord_core::app::expert::return_ratings(s, &out)?
+                .display()
+                .to_string())
+        })
         .await
 }
 

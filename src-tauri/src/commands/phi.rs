@@ -4,13 +4,15 @@
 
 use crate::error::IpcResult;
 use crate::state::AppState;
-use concord_core::app::usecase::desktop_actor;
-use concord_core::app::usecase::PhiDecision;
+use concord_core::app::paths::desktop_actor;
+use concord_core::app::phi::PhiDecision;
 use concord_core::guard::phi::review::PhiReview;
 
 #[tauri::command]
 pub async fn phi_review(state: tauri::State<'_, AppState>) -> IpcResult<PhiReview> {
-    state.run(move |s| Ok(s.phi_review()?)).await
+    state
+        .run(move |s| Ok(concord_core::app::phi::phi_review(s)?))
+        .await
 }
 
 #[tauri::command]
@@ -21,6 +23,10 @@ pub async fn phi_decide(
 ) -> IpcResult<PhiReview> {
     let actor = desktop_actor();
     state
-        .run(move |s| Ok(s.decide_phi(&ids, &decision, &actor)?))
+        .run(move |s| {
+            Ok(concord_core::app::phi::decide_phi(
+                s, &ids, &decision, &actor,
+            )?)
+        })
         .await
 }

@@ -26,13 +26,17 @@ pub async fn create_rater_profile(
     name: String,
 ) -> IpcResult<RaterProfile> {
     let seed = concord_core::base::clock::fresh_seed();
-    state.run(move |s| Ok(s.create_profile(&name, seed)?)).await
+    state
+        .run(move |s| Ok(concord_core::app::rating::create_profile(s, &name, seed)?))
+        .await
 }
 
 #[tauri::command]
 pub async fn open_queue(state: tauri::State<'_, AppState>) -> IpcResult<QueueSummary> {
     let rater_id = state.rater_id()?;
-    state.run(move |s| Ok(s.open_queue(rater_id)?)).await
+    state
+        .run(move |s| Ok(concord_core::app::rating::open_queue(s, rater_id)?))
+        .await
 }
 
 #[tauri::command]
@@ -73,7 +77,11 @@ pub async fn set_rationale(
 ) -> IpcResult<()> {
     let rater_id = state.rater_id()?;
     state
-        .run(move |s| Ok(s.set_rationale(rater_id, item, &rationale)?))
+        .run(move |s| {
+            Ok(concord_core::app::rating::set_rationale(
+                s, rater_id, item, &rationale,
+            )?)
+        })
         .await
 }
 
@@ -85,7 +93,11 @@ pub async fn flag_item(
 ) -> IpcResult<()> {
     let rater_id = state.rater_id()?;
     state
-        .run(move |s| Ok(s.flag_item(rater_id, item, &reason)?))
+        .run(move |s| {
+            Ok(concord_core::app::rating::flag_item(
+                s, rater_id, item, &reason,
+            )?)
+        })
         .await
 }
 
@@ -98,6 +110,10 @@ pub async fn leave_item(
 ) -> IpcResult<()> {
     let rater_id = state.rater_id()?;
     state
-        .run(move |s| Ok(s.leave_item(rater_id, item, seconds, next_item)?))
+        .run(move |s| {
+            Ok(concord_core::app::rating::leave_item(
+                s, rater_id, item, seconds, next_item,
+            )?)
+        })
         .await
 }

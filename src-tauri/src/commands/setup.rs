@@ -10,18 +10,18 @@
 use crate::error::IpcResult;
 use crate::events::{ratings_changed, RatingsChanged, IMPORT_PROGRESS};
 use crate::state::AppState;
-use concord_core::app::usecase::desktop_actor;
-use concord_core::app::usecase::typed_output;
-use concord_core::app::usecase::typed_path;
-use concord_core::app::usecase::ImportOutcome;
-use concord_core::app::usecase::ImportRequest;
-use concord_core::app::usecase::PackageWritten;
-use concord_core::app::usecase::PhiGate;
-use concord_core::app::usecase::RatingsExport;
-use concord_core::app::usecase::RatingsFormat;
-use concord_core::app::usecase::SheetOutcome;
-use concord_core::app::usecase::WrittenFile;
+use concord_core::app::export::RatingsExport;
+use concord_core::app::export::RatingsFormat;
+use concord_core::app::export::WrittenFile;
+use concord_core::app::import::ImportOutcome;
+use concord_core::app::import::ImportRequest;
+use concord_core::app::package::PackageWritten;
+use concord_core::app::paths::desktop_actor;
+use concord_core::app::paths::typed_output;
+use concord_core::app::paths::typed_path;
+use concord_core::app::sheet::SheetOutcome;
 use concord_core::base::clock::fresh_seed;
+use concord_core::guard::phi::review::PhiGate;
 use concord_core::store::Passphrase;
 use concord_core::workflow::assignment::AssignmentOptions;
 use concord_core::workflow::assignment::AssignmentSummary;
@@ -44,7 +44,14 @@ pub async fn setup_add_rubric(
     state: tauri::State<'_, AppState>,
     path: String,
 ) -> IpcResult<RubricAdded> {
-    state.run(move |s| Ok(s.add_rubric_path(&path)?)).await
+    state
+        .run(move |s| {
+            Ok(concord_core::app::setup::add_rubric(
+                s,
+                &typed_path(&path)?,
+            )?)
+        })
+        .await
 }
 
 #[tauri::command]
@@ -57,9 +64,15 @@ pub async fn setup_import(
     let progress = app.clone();
     let outcome = state
         .run(move |s| {
-            Ok(s.import_data_reporting(&request, seed, &mut |p| {
-                let _ = progress.emit(IMPORT_PROGRESS, p);
-            })?)
+            Ok(concord_core::app::import::import_request(
+                s,
+                &request,
+                seed,
+                &desktop_actor(),
+                &mut |p| {
+                    let _ = progress.emit(IMPORT_PROGRESS, p);
+                },
+            )?)
         })
         .await?;
     if outcome.report.is_some() {
@@ -74,7 +87,9 @@ pub async fn setup_add_expert(
     name: String,
 ) -> IpcResult<ExpertAdded> {
     let seed = fresh_seed();
-    state.run(move |s| Ok(s.add_expert(&name, seed)?)).await
+    state
+        .run(move |s| Ok(concord_core::app::setup::add_expert(s, &name, seed)?))
+        .await
 }
 
 #[tauri::command]
@@ -83,7 +98,7 @@ pub async fn setup_preview_assignment(
     options: AssignmentOptions,
 ) -> IpcResult<AssignmentSummary> {
     state
-        .run(move |s| Ok(s.preview_assignment(&options)?))
+        .run(move |s| Ok(concord_core::app::setup::preview_assignment(s, &options)?))
         .await
 }
 
@@ -92,14 +107,18 @@ pub async fn setup_assign(
     state: tauri::State<'_, AppState>,
     options: AssignmentOptions,
 ) -> IpcResult<AssignmentSummary> {
-    state.run(move |s| Ok(s.assign(&options)?)).await
+    state
+        .run(move |s| Ok(concord_core::app::setup::assign(s, &options)?))
+        .await
 }
 
 #[tauri::command]
 pub async fn setup_assignment_table(
     state: tauri::State<'_, AppState>,
 ) -> IpcResult<AssignmentTable> {
-    state.run(move |s| Ok(s.assignment_table()?)).await
+    state
+        .run(move |s| Ok(concord_core::app::setup::assignment_table(s)?))
+        .await
 }
 
 #[tauri::command]
@@ -120,7 +139,14 @@ pub async fn setup_export_package(
                 actor: &actor,
                 override_reason: override_phi.as_deref(),
             };
-            Ok(s.export_package(&expert, out.as_deref(), seed, &passphrase, gate)?)
+            Ok(concord_core::app::package::export_package(
+                s,
+                &expert,
+                out.as_deref(),
+                seed,
+                &passphrase,
+                gate,
+            )?)
         })
         .await
 }
@@ -135,7 +161,13 @@ pub async fn setup_merge_package(
     let path = typed_path(&path)?;
     let passphrase = Passphrase::new(package_passphrase)?;
     let report = state
-        .run(move |s| Ok(s.merge_package(&path, &passphrase)?))
+        .run(move |s| {
+            Ok(concord_core::app::package::merge_package(
+                s,
+                &path,
+                &passphrase,
+            )?)
+        })
         .await?;
     if report.changed() {
         ratings_changed(&app, RatingsChanged::Merge);
@@ -163,7 +195,7 @@ pub async fn setup_export_ratings(
                 actor: &actor,
                 override_reason: override_phi.as_deref(),
             };
-            Ok(s.export_ratings(&export, out.as_deref(), gate)?.into())
+            Ok(concord_core::app::export::export_ratings(s, &export, out.as_deref(), gate)?.into())
         })
         .await
 }
@@ -183,7 +215,7 @@ pub async fn setup_export_sheet(
                 actor: &actor,
                 override_reason: override_phi.as_deref(),
             };
-            Ok(s.export_sheet(&expert, out.as_deref(), gate)?.into())
+            Ok(concord_core::app::export::export_sheet(s, &expert, out.as_deref(), gate)?.into())
         })
         .await
 }
@@ -195,7 +227,12 @@ pub async fn setup_import_sheet(
     path: String,
 ) -> IpcResult<SheetOutcome> {
     let outcome = state
-        .run(move |s| Ok(s.import_sheet_outcome(&path)?))
+        .run(move |s| {
+            let path = typed_path(&path)?;
+            Ok(SheetOutcome::of(concord_core::app::sheet::import_sheet(
+                s, &path,
+            ))?)
+        })
         .await?;
     if outcome.report.is_some() {
         ratings_changed(&app, RatingsChanged::Sheet);

@@ -10,7 +10,9 @@ use concord_core::workflow::signoff::SignoffState;
 #[tauri::command]
 pub async fn signoff_state(state: tauri::State<'_, AppState>) -> IpcResult<SignoffState> {
     let rater_id = state.rater_id()?;
-    state.run(move |s| Ok(s.signoff_state(rater_id)?)).await
+    state
+        .run(move |s| Ok(concord_core::app::signoff::signoff_state(s, rater_id)?))
+        .await
 }
 
 #[tauri::command]
@@ -23,7 +25,13 @@ pub async fn set_signing_passphrase(
     let seed = concord_core::base::clock::fresh_seed();
     state
         .run(move |s| {
-            Ok(s.set_signing_passphrase(rater_id, current.as_deref(), &passphrase, seed)?)
+            Ok(concord_core::app::signoff::set_signing_passphrase(
+                s,
+                rater_id,
+                current.as_deref(),
+                &passphrase,
+                seed,
+            )?)
         })
         .await
 }
@@ -35,6 +43,12 @@ pub async fn sign_off(
 ) -> IpcResult<SignoffState> {
     let rater_id = state.rater_id()?;
     state
-        .run(move |s| Ok(s.sign_off(rater_id, &passphrase)?))
+        .run(move |s| {
+            Ok(concord_core::app::signoff::sign_off(
+                s,
+                rater_id,
+                &passphrase,
+            )?)
+        })
         .await
 }

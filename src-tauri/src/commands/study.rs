@@ -26,7 +26,7 @@ pub async fn study_status(state: tauri::State<'_, AppState>) -> IpcResult<StudyS
     state
         .run_opened(|opened| {
             let package = match opened.study.as_ref() {
-                Ok(s) => s.package_identity()?,
+                Ok(s) => concord_core::app::expert::package_identity(s)?,
                 Err(_) => None,
             };
             Ok(StudyStatus {

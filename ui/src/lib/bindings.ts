@@ -288,7 +288,7 @@ export type WrittenFile = { path: string,
 count: number, 
 /**
  * Set when the study is encrypted: the file written is not (see
- * [`crate::export::plain_copy_warning`]).
+ * [`crate::outputs::export::plain_copy_warning`]).
  */
 warning: string | null, };
 

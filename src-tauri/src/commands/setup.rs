@@ -1,6 +1,6 @@
 //! Commands of the lead's setup wizard (rubric, import, experts, sample and assignment, progress,
 //! packages, exports). Packages, rating exports and sheets pass the PHI gate: refused while
-//! findings are open unless the lead types a reason to override. Each parses its typed paths and makes one call into `concord_core::app::usecase`
+//! findings are open unless the lead types a reason to override. Each parses its typed paths and makes one call into the core's application layer (`concord_core::app`)
 //! on the open study — the same jobs the `concord` CLI runs; seeds for new randomised state are
 //! drawn here, at the edge. Imports, merged packages and filled sheets
 //! change many ratings at once: they go through the core's `store_mut()` (which drops the cached

@@ -1,7 +1,7 @@
 //! Where the study lives. The desktop app and the CLI agree on one default study in the OS
 //! app-data folder (`<data dir>/concord/default.concord`), which the `CONCORD_STUDY` environment
 //! variable or an explicit path overrides. Opening a study for a job is
-//! [`crate::app::usecase::open`]: the default is created as the demo study on first use; an explicit
+//! [`crate::app::open::open`]: the default is created as the demo study on first use; an explicit
 //! path is never created inside a folder that does not exist.
 
 use std::path::{Path, PathBuf};

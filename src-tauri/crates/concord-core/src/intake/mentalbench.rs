@@ -16,15 +16,13 @@ use super::catalog::{source_by_mentalbench_column, SourceEntry};
 use super::excerpt;
 use super::index::{SourceSpec, StudyIndex};
 use super::mentalalign::{conv_id, conversation_external_id};
-use super::record_file;
 use super::FileReport;
-use super::FileStatus;
 use super::ImportError;
 use super::ImportOptions;
 use super::ImportReport;
 use super::QualityItem;
 use super::QualityKind;
-use super::{prepare, Formats, Prepared, ReadFile};
+use super::{import_release, ReleaseLayout};
 use crate::base::text::quoted;
 use crate::files::table::display_name;
 use crate::files::table::read_table;
@@ -32,7 +30,7 @@ use crate::files::table::FileFormat;
 use crate::files::table::RawTable;
 use crate::files::Issue;
 use crate::rubric::builtin;
-use crate::store::{NewConversation, Store};
+use crate::store::{NewConversation, Store, StudyTx};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -52,32 +50,38 @@ pub fn import_file(
     sheet: Option<&str>,
     options: &ImportOptions,
 ) -> Result<ImportReport, ImportError> {
-    let p = match prepare(
-        store,
-        path,
-        sheet,
-        "mentalbench",
-        "MentalBench",
-        Formats::Tabular,
-    )? {
-        Prepared::Read(p) => p,
-        Prepared::AlreadyImported(done) => {
-            return Ok(ImportReport {
-                options: options.clone(),
-                files: vec![done],
-            })
-        }
-    };
-    let ReadFile { name, sha, table } = p;
-    let mut report = FileReport::new(&name, table.sheet.clone(), "mentalbench", &sha);
-    let (sources, rows) = validate(&table, &mut report).map_err(ImportError::Rejected)?;
+    import_release(store, path, sheet, &MentalBench, options)
+}
 
-    let rubric = builtin::mentalbench();
-    let reports = store.write(|tx| -> Result<FileReport, ImportError> {
-        if tx.import_by_hash(&sha)?.is_some() {
-            report.status = FileStatus::AlreadyImported;
-            return Ok(report);
-        }
+/// The MentalBench-100k layout: its rows checked by [`validate`], written as conversations and
+/// responses with their texts.
+struct MentalBench;
+
+impl ReleaseLayout for MentalBench {
+    /// The sources of the answer columns, and the rows.
+    type Checked = (Vec<&'static SourceEntry>, Vec<Row>);
+    const KIND: &'static str = "mentalbench";
+    const NOUN: &'static str = "MentalBench";
+
+    fn check(
+        &self,
+        table: &RawTable,
+        report: &mut FileReport,
+    ) -> Result<Self::Checked, Vec<Issue>> {
+        validate(table, report)
+    }
+
+    /// Write the sources, then per row its conversation (a differing context is a finding) and
+    /// its answers, filling texts the study lacks.
+    fn write(
+        &self,
+        tx: &mut StudyTx<'_>,
+        table: &RawTable,
+        (sources, rows): Self::Checked,
+        report: &mut FileReport,
+        _options: &ImportOptions,
+    ) -> Result<(), ImportError> {
+        let rubric = builtin::mentalbench();
         let rubric_id = tx.add_rubric(&rubric)?;
         let mut index = StudyIndex::load(tx)?;
         let mut source_ids = Vec::with_capacity(sources.len());
@@ -123,13 +127,8 @@ pub fn import_file(
                 }
             }
         }
-        record_file(tx, &report, options)?;
-        Ok(report)
-    })?;
-    Ok(ImportReport {
-        options: options.clone(),
-        files: vec![reports],
-    })
+        Ok(())
+    }
 }
 
 /// Read a MentalBench file's raw table (for previews).
@@ -139,6 +138,8 @@ pub fn read_file(path: &Path, sheet: Option<&str>) -> Result<RawTable, Vec<Issue
     read_table(path, format, sheet)
 }
 
+/// Check a MentalBench table: its columns (context, the original answer and the models'),
+/// then every row's id, context and answers.
 fn validate(
     table: &RawTable,
     report: &mut FileReport,

@@ -314,6 +314,16 @@ pub struct ImportReport {
     pub files: Vec<FileReport>,
 }
 
+impl ImportReport {
+    /// The report of an import of one file.
+    pub(crate) fn single(options: &ImportOptions, file: FileReport) -> Self {
+        ImportReport {
+            options: options.clone(),
+            files: vec![file],
+        }
+    }
+}
+
 pub(crate) use crate::base::digest::sha256_hex;
 
 /// A rater's queue seed derived from the import seed and the rater's name (stable, so
@@ -353,6 +363,80 @@ pub(crate) fn record_file(
     )?;
     tx.set_meta("import.out_of_scale", options.out_of_scale.as_str())?;
     Ok(())
+}
+
+/// The last phase every importer shares, inside the import's one transaction: unless the same
+/// bytes were imported meanwhile (then `report` says so and nothing is written), `write` the
+/// file's rows, counting what it did in `report`, and record the file ([`record_file`]).
+pub(crate) fn land(
+    tx: &mut StudyTx<'_>,
+    mut report: FileReport,
+    options: &ImportOptions,
+    write: impl FnOnce(&mut StudyTx<'_>, &mut FileReport) -> Result<(), ImportError>,
+) -> Result<FileReport, ImportError> {
+    if tx.import_by_hash(&report.sha256)?.is_some() {
+        report.status = FileStatus::AlreadyImported;
+        return Ok(report);
+    }
+    write(tx, &mut report)?;
+    record_file(tx, &report, options)?;
+    Ok(report)
+}
+
+/// A release layout read as one table (the MentalBench-100k layout, PsyCrisis): how it is
+/// named, how its raw rows are checked, and how the checked rows are written.
+pub(crate) trait ReleaseLayout {
+    /// The rows as checked, ready to write.
+    type Checked;
+    /// The format named in the file's report and import record (`mentalbench`, `psycrisis`).
+    const KIND: &'static str;
+    /// The layout as the error for a wrong format names it ("a MentalBench file must be …").
+    const NOUN: &'static str;
+
+    /// Check the raw rows, putting warnings and data-quality findings in `report`; every
+    /// problem found when the file is refused.
+    fn check(
+        &self,
+        table: &table::RawTable,
+        report: &mut FileReport,
+    ) -> Result<Self::Checked, Vec<Issue>>;
+
+    /// Write the checked rows in the import's transaction, counting what was added in `report`.
+    fn write(
+        &self,
+        tx: &mut StudyTx<'_>,
+        table: &table::RawTable,
+        checked: Self::Checked,
+        report: &mut FileReport,
+        options: &ImportOptions,
+    ) -> Result<(), ImportError>;
+}
+
+/// Import one file of a release layout: the first phase ([`prepare`]: format, bytes, already
+/// imported, raw rows), the layout's check, then its rows written and the file recorded in one
+/// transaction ([`land`]).
+pub(crate) fn import_release<L: ReleaseLayout>(
+    store: &mut Store,
+    path: &std::path::Path,
+    sheet: Option<&str>,
+    layout: &L,
+    options: &ImportOptions,
+) -> Result<ImportReport, ImportError> {
+    let file = match prepare(store, path, sheet, L::KIND, L::NOUN, Formats::Tabular)? {
+        Prepared::Read(file) => file,
+        Prepared::AlreadyImported(done) => return Ok(ImportReport::single(options, done)),
+    };
+    let ReadFile { name, sha, table } = file;
+    let mut report = FileReport::new(&name, table.sheet.clone(), L::KIND, &sha);
+    let checked = layout
+        .check(&table, &mut report)
+        .map_err(ImportError::Rejected)?;
+    let report = store.write(|tx| {
+        land(tx, report, options, |tx, report| {
+            layout.write(tx, &table, checked, report, options)
+        })
+    })?;
+    Ok(ImportReport::single(options, report))
 }
 
 /// Normalise a context for comparison: trimmed, one pair of wrapping double quotes removed,

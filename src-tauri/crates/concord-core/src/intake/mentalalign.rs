@@ -18,7 +18,7 @@
 use super::catalog::{self, judge_family, judge_from_sheet};
 use super::excerpt;
 use super::index::{RaterSpec, SourceSpec, StudyIndex};
-use super::record_file;
+use super::land;
 use super::sha256_hex;
 use super::FileReport;
 use super::FileStatus;
@@ -34,6 +34,7 @@ use crate::files::table::display_name;
 use crate::files::table::read_table_bytes;
 use crate::files::table::Cell;
 use crate::files::table::FileFormat;
+use crate::files::table::RawRow;
 use crate::files::table::RawTable;
 use crate::files::Issue;
 use crate::files::Location;
@@ -43,7 +44,9 @@ use crate::rubric::reply::judge_object;
 use crate::rubric::reply::Score;
 use crate::rubric::reply::ScoreObject;
 use crate::rubric::{builtin, Rubric};
-use crate::store::{ImportedRating, NewConversation, NewJudgement, RaterKind, SourceKind, Store};
+use crate::store::{
+    ImportedRating, NewConversation, NewJudgement, RaterKind, SourceKind, Store, StudyTx,
+};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -68,15 +71,21 @@ struct ParsedCell {
     raw_reply: Option<String>,
 }
 
-/// A validated file, ready to write.
+/// A validated file, ready to write: its rows and its report so far.
 #[derive(Debug, Clone)]
 struct ParsedFile {
+    rows: ParsedRows,
+    report: FileReport,
+}
+
+/// What a validated file holds.
+#[derive(Debug, Clone)]
+struct ParsedRows {
     rater: RaterSpec,
     sources: Vec<SourceSpec>,
     /// (ConvID, context, the row it was read from).
     conversations: Vec<(u64, String, usize)>,
     cells: Vec<ParsedCell>,
-    report: FileReport,
 }
 
 /// Import every `.xlsx` file of a MentalAlign release folder (human and judge files).
@@ -162,7 +171,9 @@ fn import_files_judged(
 }
 
 /// Import MentalAlign files given as (file name, bytes). `judge` overrides the judge model id the
-/// sheet names give (for a single judge file with a generic sheet name).
+/// sheet names give (for a single judge file with a generic sheet name). Files given twice or
+/// imported before are set aside, the others read and checked (every problem of every file
+/// reported), then all written in one transaction.
 pub fn import_bytes(
     store: &mut Store,
     inputs: &[(String, Vec<u8>)],
@@ -170,6 +181,48 @@ pub fn import_bytes(
     judge: Option<&str>,
 ) -> Result<ImportReport, ImportError> {
     let rubric = builtin::mentalbench();
+    let (todo, already) = set_aside_known(store, inputs)?;
+
+    // Phase 1: read and validate every file (two at a time), collecting every problem.
+    let parsed: Vec<Result<ParsedFile, Vec<Issue>>> = parse_all(&todo, &rubric, options, judge);
+    let files = checked_together(parsed).map_err(ImportError::Rejected)?;
+
+    // Phase 2: write everything in one transaction.
+    let written = store.write(|tx| -> Result<Vec<FileReport>, ImportError> {
+        let rubric_id = tx.add_rubric(&rubric)?;
+        let mut writer = FileWriter {
+            criteria: tx.criterion_ids(rubric_id)?,
+            index: StudyIndex::load(tx)?,
+            rubric_id,
+            rubric: &rubric,
+            options,
+        };
+        let mut reports = Vec::new();
+        for f in files {
+            let rows = &f.rows;
+            reports.push(land(tx, f.report, options, |tx, report| {
+                writer.write(tx, rows, report)
+            })?);
+        }
+        Ok(reports)
+    })?;
+    let mut files = written;
+    files.extend(already);
+    Ok(ImportReport {
+        options: options.clone(),
+        files,
+    })
+}
+
+/// A file to read: its name, bytes and SHA-256.
+type Todo<'a> = (&'a str, &'a [u8], String);
+
+/// The inputs to read, and the reports of those set aside: a file identical to one given
+/// before it (imported once), or imported before.
+fn set_aside_known<'a>(
+    store: &Store,
+    inputs: &'a [(String, Vec<u8>)],
+) -> Result<(Vec<Todo<'a>>, Vec<FileReport>), ImportError> {
     let mut already = Vec::new();
     let mut todo = Vec::new();
     let mut seen_hashes: HashMap<String, String> = HashMap::new();
@@ -195,9 +248,14 @@ pub fn import_bytes(
         }
         todo.push((name.as_str(), bytes.as_slice(), sha));
     }
+    Ok((todo, already))
+}
 
-    // Phase 1: read and validate every file (two at a time), collecting every problem.
-    let parsed: Vec<Result<ParsedFile, Vec<Issue>>> = parse_all(&todo, &rubric, options, judge);
+/// The files read, when none was refused and no two hold the same rater's ratings; else every
+/// problem of every file.
+fn checked_together(
+    parsed: Vec<Result<ParsedFile, Vec<Issue>>>,
+) -> Result<Vec<ParsedFile>, Vec<Issue>> {
     let mut issues = Vec::new();
     let mut files = Vec::new();
     for p in parsed {
@@ -208,118 +266,124 @@ pub fn import_bytes(
     }
     let mut raters_seen: HashMap<String, String> = HashMap::new();
     for f in &files {
-        if let Some(other) = raters_seen.insert(f.rater.name.clone(), f.report.file.clone()) {
+        if let Some(other) = raters_seen.insert(f.rows.rater.name.clone(), f.report.file.clone()) {
             issues.push(Issue::error(
                 Location::whole_file(&f.report.file),
                 "same_rater_twice",
                 format!(
                     "{} and {other} both hold ratings of {}; import them separately",
-                    f.report.file, f.rater.name
+                    f.report.file, f.rows.rater.name
                 ),
             ));
         }
     }
-    if !issues.is_empty() {
-        return Err(ImportError::Rejected(issues));
+    if issues.is_empty() {
+        Ok(files)
+    } else {
+        Err(issues)
     }
-
-    // Phase 2: write everything in one transaction.
-    let written = store.write(|tx| -> Result<Vec<FileReport>, ImportError> {
-        let rubric_id = tx.add_rubric(&rubric)?;
-        let criteria = tx.criterion_ids(rubric_id)?;
-        let mut index = StudyIndex::load(tx)?;
-        let mut reports = Vec::new();
-        for mut f in files {
-            if tx.import_by_hash(&f.report.sha256)?.is_some() {
-                f.report.status = FileStatus::AlreadyImported;
-                reports.push(f.report);
-                continue;
-            }
-            let origin = format!("import:{}", f.report.file);
-            let rater_id = index.rater(tx, &f.rater, options.seed)?;
-            let mut source_ids = Vec::with_capacity(f.sources.len());
-            for s in &f.sources {
-                source_ids.push(index.source(tx, s)?);
-            }
-            let mut conv_ids = HashMap::with_capacity(f.conversations.len());
-            for (n, context, row) in &f.conversations {
-                let ext = conversation_external_id(*n);
-                let c = index.conversation(
-                    tx,
-                    &NewConversation {
-                        external_id: &ext,
-                        rubric_id,
-                        context,
-                        language: Some("en"),
-                        category: None,
-                    },
-                )?;
-                if c.added {
-                    f.report.conversations_added += 1;
-                }
-                if c.context_differs {
-                    f.report.quality.push(QualityItem {
-                        kind: QualityKind::ContextMismatch,
-                        at: Location {
-                            file: f.report.file.clone(),
-                            sheet: f.report.sheet.clone(),
-                            row: Some(*row),
-                            column: Some("context".into()),
-                        },
-                        criterion: None,
-                        value: Some(format!("ConvID {n}: {}", excerpt(context, 60))),
-                        action: "reported".into(),
-                    });
-                }
-                conv_ids.insert(*n, c.id);
-            }
-            let mut ratings = Vec::with_capacity(f.cells.len() * rubric.criteria.len());
-            for cell in &f.cells {
-                let (response_id, added, _) =
-                    index.response(tx, conv_ids[&cell.conv], source_ids[cell.source], None)?;
-                if added {
-                    f.report.responses_added += 1;
-                }
-                for (criterion, value, raw) in &cell.values {
-                    ratings.push(ImportedRating {
-                        rater_id,
-                        response_id,
-                        criterion_id: criteria[criterion],
-                        value: *value,
-                        raw_value: raw.clone(),
-                        rationale: None,
-                    });
-                }
-                if cell.rationale.is_some() || !cell.extra.is_empty() || cell.raw_reply.is_some() {
-                    tx.set_judgement(&NewJudgement {
-                        rater_id,
-                        response_id,
-                        rationale: cell.rationale.as_deref(),
-                        extra: &Value::Object(cell.extra.clone()),
-                        raw_reply: cell.raw_reply.as_deref(),
-                        origin: &origin,
-                    })?;
-                    f.report.judgements += 1;
-                }
-            }
-            let outcome = tx.import_ratings(ratings, &origin)?;
-            f.report.ratings_inserted = outcome.inserted;
-            f.report.ratings_updated = outcome.updated;
-            record_file(tx, &f.report, options)?;
-            reports.push(f.report);
-        }
-        Ok(reports)
-    })?;
-    let mut files = written;
-    files.extend(already);
-    Ok(ImportReport {
-        options: options.clone(),
-        files,
-    })
 }
 
+/// Writes validated files in the import's transaction: the study's index and the rubric's
+/// criteria, shared by every file.
+struct FileWriter<'a> {
+    index: StudyIndex,
+    rubric_id: i64,
+    /// Criterion id → its row id.
+    criteria: HashMap<String, i64>,
+    rubric: &'a Rubric,
+    options: &'a ImportOptions,
+}
+
+impl FileWriter<'_> {
+    /// Write one file: its rater and sources, its conversations (a differing context is a
+    /// finding), a response per rated cell with its ratings and judgement, then the ratings in
+    /// one bulk write.
+    fn write(
+        &mut self,
+        tx: &mut StudyTx<'_>,
+        f: &ParsedRows,
+        report: &mut FileReport,
+    ) -> Result<(), ImportError> {
+        let index = &mut self.index;
+        let origin = format!("import:{}", report.file);
+        let rater_id = index.rater(tx, &f.rater, self.options.seed)?;
+        let mut source_ids = Vec::with_capacity(f.sources.len());
+        for s in &f.sources {
+            source_ids.push(index.source(tx, s)?);
+        }
+        let mut conv_ids = HashMap::with_capacity(f.conversations.len());
+        for (n, context, row) in &f.conversations {
+            let ext = conversation_external_id(*n);
+            let c = index.conversation(
+                tx,
+                &NewConversation {
+                    external_id: &ext,
+                    rubric_id: self.rubric_id,
+                    context,
+                    language: Some("en"),
+                    category: None,
+                },
+            )?;
+            if c.added {
+                report.conversations_added += 1;
+            }
+            if c.context_differs {
+                report.quality.push(QualityItem {
+                    kind: QualityKind::ContextMismatch,
+                    at: Location {
+                        file: report.file.clone(),
+                        sheet: report.sheet.clone(),
+                        row: Some(*row),
+                        column: Some("context".into()),
+                    },
+                    criterion: None,
+                    value: Some(format!("ConvID {n}: {}", excerpt(context, 60))),
+                    action: "reported".into(),
+                });
+            }
+            conv_ids.insert(*n, c.id);
+        }
+        let mut ratings = Vec::with_capacity(f.cells.len() * self.rubric.criteria.len());
+        for cell in &f.cells {
+            let (response_id, added, _) =
+                index.response(tx, conv_ids[&cell.conv], source_ids[cell.source], None)?;
+            if added {
+                report.responses_added += 1;
+            }
+            for (criterion, value, raw) in &cell.values {
+                ratings.push(ImportedRating {
+                    rater_id,
+                    response_id,
+                    criterion_id: self.criteria[criterion],
+                    value: *value,
+                    raw_value: raw.clone(),
+                    rationale: None,
+                });
+            }
+            if cell.rationale.is_some() || !cell.extra.is_empty() || cell.raw_reply.is_some() {
+                tx.set_judgement(&NewJudgement {
+                    rater_id,
+                    response_id,
+                    rationale: cell.rationale.as_deref(),
+                    extra: &Value::Object(cell.extra.clone()),
+                    raw_reply: cell.raw_reply.as_deref(),
+                    origin: &origin,
+                })?;
+                report.judgements += 1;
+            }
+        }
+        let outcome = tx.import_ratings(ratings, &origin)?;
+        report.ratings_inserted = outcome.inserted;
+        report.ratings_updated = outcome.updated;
+        Ok(())
+    }
+}
+
+/// Read and validate the files, a few at a time on their own threads; the results in the
+/// order given.
 fn parse_all(
-    todo: &[(&str, &[u8], String)],
+    todo: &[Todo<'_>],
     rubric: &Rubric,
     options: &ImportOptions,
     judge: Option<&str>,
@@ -368,7 +432,9 @@ fn parse_all(
 const HUMAN_PREFIX: &str = "human_response_";
 const JUDGE_PREFIX: &str = "judge_response_";
 
-/// Read and validate one MentalAlign file.
+/// Read and validate one MentalAlign file: its columns, the rater they hold and the source of
+/// each rating column, then every row's ConvID and context and every rating cell
+/// ([`FileCheck::cell`]).
 fn parse_file(
     name: &str,
     bytes: &[u8],
@@ -384,7 +450,107 @@ fn parse_file(
 
     let conv_col = table.column("ConvID");
     let context_col = table.column("context");
-    let rating_cols: Vec<(usize, String, bool)> = table
+    let rating_cols = rating_columns(&table);
+    require_columns(&table, conv_col, context_col, &rating_cols)?;
+    let (conv_col, context_col) = (conv_col.unwrap_or(0), context_col.unwrap_or(0));
+    let is_judge = rating_cols[0].2;
+    if rating_cols.iter().any(|c| c.2 != is_judge) {
+        return Err(vec![Issue::error(
+            table.whole(),
+            "mixed_columns",
+            "the file mixes human_response_ and judge_response_ columns; one file holds one rater's ratings"
+                .to_string(),
+        )]);
+    }
+    let rater = file_rater(&table, name, is_judge, judge)?;
+    report.rater = Some(rater.name.clone());
+    let (sources, column_source) = column_sources(&table, &rating_cols, &mut report, &mut issues);
+
+    let mut conversations = Vec::with_capacity(table.rows.len());
+    let mut rows_of: HashMap<u64, usize> = HashMap::new();
+    let mut check = FileCheck {
+        table: &table,
+        rubric,
+        options,
+        is_judge,
+        report,
+        issues,
+        cells: Vec::with_capacity(table.rows.len() * column_source.len()),
+        parsed_replies: 0,
+    };
+    for row in &table.rows {
+        let conv = match conv_id(table.cell(row, conv_col)) {
+            Ok(n) => n,
+            Err(msg) => {
+                check.issues.push(Issue::error(
+                    table.at(row.number, Some(conv_col)),
+                    "bad_id",
+                    msg,
+                ));
+                continue;
+            }
+        };
+        if let Some(first) = rows_of.insert(conv, row.number) {
+            check.issues.push(Issue::error(
+                table.at(row.number, Some(conv_col)),
+                "duplicate_id",
+                format!("ConvID {conv} appears again (first in row {first})"),
+            ));
+            continue;
+        }
+        let context = table
+            .cell(row, context_col)
+            .as_text()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        conversations.push((conv, context, row.number));
+        for &(col, source) in &column_source {
+            check.cell(row, col, conv, source);
+        }
+        if check.issues.len() > 500 {
+            break;
+        }
+    }
+    let FileCheck {
+        report,
+        mut issues,
+        cells,
+        parsed_replies,
+        ..
+    } = check;
+    if is_judge && parsed_replies == 0 && issues.is_empty() {
+        issues.push(Issue::error(
+            table.whole(),
+            "no_scores",
+            "no judge reply in this file holds readable scores; is it a MentalAlign judge file?"
+                .to_string(),
+        ));
+    }
+    if table.rows.is_empty() {
+        issues.push(Issue::error(
+            table.whole(),
+            "empty_file",
+            "the sheet has a header row but no data rows".to_string(),
+        ));
+    }
+    if !issues.is_empty() {
+        return Err(issues);
+    }
+    Ok(ParsedFile {
+        rows: ParsedRows {
+            rater,
+            sources,
+            conversations,
+            cells,
+        },
+        report,
+    })
+}
+
+/// The rating columns of a file: (column, source key, whether it is a judge's).
+fn rating_columns(table: &RawTable) -> Vec<(usize, String, bool)> {
+    table
         .headers
         .iter()
         .enumerate()
@@ -398,7 +564,16 @@ fn parse_file(
                     .map(|key| (i, key.to_string(), true))
             }
         })
-        .collect();
+        .collect()
+}
+
+/// A MentalAlign file has a ConvID, a context and at least one rating column.
+fn require_columns(
+    table: &RawTable,
+    conv_col: Option<usize>,
+    context_col: Option<usize>,
+    rating_cols: &[(usize, String, bool)],
+) -> Result<(), Vec<Issue>> {
     let mut missing = Vec::new();
     if conv_col.is_none() {
         missing.push("ConvID");
@@ -409,70 +584,79 @@ fn parse_file(
     if rating_cols.is_empty() {
         missing.push("human_response_<source> or judge_response_<source>");
     }
-    if !missing.is_empty() {
-        return Err(vec![Issue::error(
-            table.whole(),
-            "missing_column",
-            format!(
-                "not a MentalAlign rating file: missing column(s) {}; its columns are {}",
-                missing.join(", "),
-                table
-                    .headers
-                    .iter()
-                    .map(|h| quoted(h).to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )]);
+    if missing.is_empty() {
+        return Ok(());
     }
-    let (conv_col, context_col) = (conv_col.unwrap_or(0), context_col.unwrap_or(0));
-    let is_judge = rating_cols[0].2;
-    if rating_cols.iter().any(|c| c.2 != is_judge) {
-        return Err(vec![Issue::error(
-            table.whole(),
-            "mixed_columns",
-            "the file mixes human_response_ and judge_response_ columns; one file holds one rater's ratings"
-                .to_string(),
-        )]);
-    }
-    let rater = if is_judge {
-        let model = judge
-            .map(str::to_string)
-            .or_else(|| sheet.as_deref().and_then(judge_from_sheet))
-            .or_else(|| {
-                let stem = name.rsplit_once('.').map(|(s, _)| s).unwrap_or(name);
-                stem.split("_llm_judge")
-                    .next()
-                    .filter(|s| !s.is_empty() && *s != stem)
-                    .map(str::to_string)
-            });
-        let Some(model) = model else {
-            return Err(vec![Issue::error(
-                table.whole(),
-                "unknown_judge",
-                "cannot tell which judge wrote this file: its sheet name is not a model id; name the judge explicitly"
-                    .to_string(),
-            )]);
-        };
-        RaterSpec {
-            kind: RaterKind::Judge,
-            family: Some(judge_family(&model)),
-            name: model.clone(),
-            model_id: Some(model),
-        }
-    } else {
-        RaterSpec {
+    Err(vec![Issue::error(
+        table.whole(),
+        "missing_column",
+        format!(
+            "not a MentalAlign rating file: missing column(s) {}; its columns are {}",
+            missing.join(", "),
+            table
+                .headers
+                .iter()
+                .map(|h| quoted(h).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )])
+}
+
+/// Whose ratings the file holds: the release's expert, or a judge named by the caller, the
+/// sheet or the file name (`<model>_llm_judge…`), in that order.
+fn file_rater(
+    table: &RawTable,
+    name: &str,
+    is_judge: bool,
+    judge: Option<&str>,
+) -> Result<RaterSpec, Vec<Issue>> {
+    if !is_judge {
+        return Ok(RaterSpec {
             kind: RaterKind::Expert,
             name: EXPERT_NAME.to_string(),
             model_id: None,
             family: None,
-        }
+        });
+    }
+    let model = judge
+        .map(str::to_string)
+        .or_else(|| table.sheet.as_deref().and_then(judge_from_sheet))
+        .or_else(|| {
+            let stem = name.rsplit_once('.').map(|(s, _)| s).unwrap_or(name);
+            stem.split("_llm_judge")
+                .next()
+                .filter(|s| !s.is_empty() && *s != stem)
+                .map(str::to_string)
+        });
+    let Some(model) = model else {
+        return Err(vec![Issue::error(
+            table.whole(),
+            "unknown_judge",
+            "cannot tell which judge wrote this file: its sheet name is not a model id; name the judge explicitly"
+                .to_string(),
+        )]);
     };
-    report.rater = Some(rater.name.clone());
+    Ok(RaterSpec {
+        kind: RaterKind::Judge,
+        family: Some(judge_family(&model)),
+        name: model.clone(),
+        model_id: Some(model),
+    })
+}
 
+/// The source of each rating column, from the release catalogue (another source is a warning
+/// and imported under its own name; a source with two columns is a problem): the sources, and
+/// (column, source position) per rating column.
+fn column_sources(
+    table: &RawTable,
+    rating_cols: &[(usize, String, bool)],
+    report: &mut FileReport,
+    issues: &mut Vec<Issue>,
+) -> (Vec<SourceSpec>, Vec<(usize, usize)>) {
     let mut sources = Vec::new();
     let mut column_source = Vec::new();
-    for (col, key, _) in &rating_cols {
+    for (col, key, _) in rating_cols {
         let spec = match catalog::source_by_key(key) {
             Some(entry) => SourceSpec::from(entry),
             None => {
@@ -502,174 +686,139 @@ fn parse_file(
         sources.push(spec);
         column_source.push((*col, sources.len() - 1));
     }
+    (sources, column_source)
+}
 
-    let mut conversations = Vec::with_capacity(table.rows.len());
-    let mut rows_of: HashMap<u64, usize> = HashMap::new();
-    let mut cells = Vec::with_capacity(table.rows.len() * column_source.len());
-    let mut parsed_replies = 0usize;
-    for row in &table.rows {
-        let conv = match conv_id(table.cell(row, conv_col)) {
-            Ok(n) => n,
-            Err(msg) => {
-                issues.push(Issue::error(
-                    table.at(row.number, Some(conv_col)),
-                    "bad_id",
-                    msg,
+/// The check of one file's rating cells as it goes: the cells read, the problems and findings,
+/// and how many judge replies held readable scores.
+struct FileCheck<'a> {
+    table: &'a RawTable,
+    rubric: &'a Rubric,
+    options: &'a ImportOptions,
+    is_judge: bool,
+    report: FileReport,
+    issues: Vec<Issue>,
+    cells: Vec<ParsedCell>,
+    parsed_replies: usize,
+}
+
+impl FileCheck<'_> {
+    /// One rating cell (conversation `conv`, source position `source`): an empty cell is a
+    /// finding; a judge's reply without readable scores is kept verbatim and reported, an
+    /// expert's cell that is not a score object is a problem; the scores are classified
+    /// ([`score_cell`]).
+    fn cell(&mut self, row: &RawRow, col: usize, conv: u64, source: usize) {
+        let (table, rubric) = (self.table, self.rubric);
+        let at = || table.at(row.number, Some(col));
+        let cell = table.cell(row, col);
+        let text = match cell {
+            c if c.is_blank() => {
+                self.report.quality.push(QualityItem {
+                    kind: QualityKind::EmptyCell,
+                    at: at(),
+                    criterion: None,
+                    value: None,
+                    action: "missing".into(),
+                });
+                return;
+            }
+            Cell::Text(t) => t,
+            other => {
+                self.issues.push(Issue::error(
+                    at(),
+                    "not_json",
+                    format!(
+                        "expected a JSON object with the attribute scores, found {:?}",
+                        other.as_text().unwrap_or_default()
+                    ),
                 ));
-                continue;
+                return;
             }
         };
-        if let Some(first) = rows_of.insert(conv, row.number) {
-            issues.push(Issue::error(
-                table.at(row.number, Some(conv_col)),
-                "duplicate_id",
-                format!("ConvID {conv} appears again (first in row {first})"),
-            ));
-            continue;
-        }
-        let context = table
-            .cell(row, context_col)
-            .as_text()
-            .unwrap_or_default()
-            .trim()
-            .to_string();
-        conversations.push((conv, context, row.number));
-        for &(col, source) in &column_source {
-            let at = || table.at(row.number, Some(col));
-            let cell = table.cell(row, col);
-            let text = match cell {
-                c if c.is_blank() => {
-                    report.quality.push(QualityItem {
-                        kind: QualityKind::EmptyCell,
-                        at: at(),
-                        criterion: None,
-                        value: None,
-                        action: "missing".into(),
-                    });
-                    continue;
+        let object = if self.is_judge {
+            match judge_object(text, self.options.replies, rubric) {
+                ScoreObject::Parsed(o) => {
+                    self.parsed_replies += 1;
+                    o
                 }
-                Cell::Text(t) => t,
-                other => {
-                    issues.push(Issue::error(
-                        at(),
-                        "not_json",
-                        format!(
-                            "expected a JSON object with the attribute scores, found {:?}",
-                            other.as_text().unwrap_or_default()
-                        ),
-                    ));
-                    continue;
-                }
-            };
-            let object = if is_judge {
-                match judge_object(text, options.replies, rubric) {
-                    ScoreObject::Parsed(o) => {
-                        parsed_replies += 1;
-                        o
-                    }
-                    ScoreObject::Unparsed => {
-                        report.quality.push(QualityItem {
-                            kind: QualityKind::UnparsedReply,
-                            at: at(),
-                            criterion: None,
-                            value: Some(excerpt(text, 80)),
-                            action: "missing".into(),
-                        });
-                        cells.push(ParsedCell {
-                            conv,
-                            source,
-                            values: Vec::new(),
-                            rationale: None,
-                            extra: Map::new(),
-                            raw_reply: Some(text.clone()),
-                        });
-                        continue;
-                    }
-                }
-            } else {
-                match expert_object(text) {
-                    Ok(o) => o,
-                    Err(msg) => {
-                        issues.push(Issue::error(at(), "not_json", msg));
-                        continue;
-                    }
-                }
-            };
-            let mut findings = QualityReport::default();
-            match score_cell(&object, rubric, options.out_of_scale, &at, &mut findings) {
-                Ok((values, rationale, extra)) => {
-                    for item in findings.items {
-                        report.quality.push(item);
-                    }
-                    cells.push(ParsedCell {
-                        conv,
-                        source,
-                        values,
-                        rationale,
-                        extra,
-                        raw_reply: None,
-                    })
-                }
-                // A judge's reply whose scores cannot be read (an attribute given as a nested
-                // object, a word, 3.5) is what the documentation promises to keep verbatim and
-                // report; the reply does not reject the file. An expert's cell is data the lead
-                // must fix, so it does.
-                Err(e) if is_judge => {
-                    parsed_replies -= 1;
-                    report.quality.push(QualityItem {
+                ScoreObject::Unparsed => {
+                    self.report.quality.push(QualityItem {
                         kind: QualityKind::UnparsedReply,
                         at: at(),
                         criterion: None,
-                        value: Some(excerpt(
-                            &format!(
-                                "{}: {text}",
-                                e.first().map(|i| i.message.as_str()).unwrap_or_default()
-                            ),
-                            120,
-                        )),
+                        value: Some(excerpt(text, 80)),
                         action: "missing".into(),
                     });
-                    cells.push(ParsedCell {
-                        conv,
-                        source,
-                        values: Vec::new(),
-                        rationale: None,
-                        extra: Map::new(),
-                        raw_reply: Some(text.clone()),
-                    });
+                    self.cells.push(unread_cell(conv, source, text));
+                    return;
                 }
-                Err(mut e) => issues.append(&mut e),
             }
+        } else {
+            match expert_object(text) {
+                Ok(o) => o,
+                Err(msg) => {
+                    self.issues.push(Issue::error(at(), "not_json", msg));
+                    return;
+                }
+            }
+        };
+        let mut findings = QualityReport::default();
+        match score_cell(
+            &object,
+            rubric,
+            self.options.out_of_scale,
+            &at,
+            &mut findings,
+        ) {
+            Ok((values, rationale, extra)) => {
+                for item in findings.items {
+                    self.report.quality.push(item);
+                }
+                self.cells.push(ParsedCell {
+                    conv,
+                    source,
+                    values,
+                    rationale,
+                    extra,
+                    raw_reply: None,
+                })
+            }
+            // A judge's reply whose scores cannot be read (an attribute given as a nested
+            // object, a word, 3.5) is what the documentation promises to keep verbatim and
+            // report; the reply does not reject the file. An expert's cell is data the lead
+            // must fix, so it does.
+            Err(e) if self.is_judge => {
+                self.parsed_replies -= 1;
+                self.report.quality.push(QualityItem {
+                    kind: QualityKind::UnparsedReply,
+                    at: at(),
+                    criterion: None,
+                    value: Some(excerpt(
+                        &format!(
+                            "{}: {text}",
+                            e.first().map(|i| i.message.as_str()).unwrap_or_default()
+                        ),
+                        120,
+                    )),
+                    action: "missing".into(),
+                });
+                self.cells.push(unread_cell(conv, source, text));
+            }
+            Err(mut e) => self.issues.append(&mut e),
         }
-        if issues.len() > 500 {
-            break;
-        }
     }
-    if is_judge && parsed_replies == 0 && issues.is_empty() {
-        issues.push(Issue::error(
-            table.whole(),
-            "no_scores",
-            "no judge reply in this file holds readable scores; is it a MentalAlign judge file?"
-                .to_string(),
-        ));
+}
+
+/// A judge's reply kept verbatim, without scores.
+fn unread_cell(conv: u64, source: usize, text: &str) -> ParsedCell {
+    ParsedCell {
+        conv,
+        source,
+        values: Vec::new(),
+        rationale: None,
+        extra: Map::new(),
+        raw_reply: Some(text.to_string()),
     }
-    if table.rows.is_empty() {
-        issues.push(Issue::error(
-            table.whole(),
-            "empty_file",
-            "the sheet has a header row but no data rows".to_string(),
-        ));
-    }
-    if !issues.is_empty() {
-        return Err(issues);
-    }
-    Ok(ParsedFile {
-        rater,
-        sources,
-        conversations,
-        cells,
-        report,
-    })
 }
 
 type CellValues = (

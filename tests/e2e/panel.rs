@@ -294,7 +294,7 @@ fn lenient_panel(path: &std::path::Path) {
     store
         .write(|tx| {
             let rubric = tx.add_rubric(&builtin::mentalbench())?;
-            let ids = tx.criterion_ids(rubric)?;
+            let ids = tx.read().criterion_ids(rubric)?;
             let criteria: Vec<i64> = builtin::mentalbench()
                 .criteria
                 .iter()

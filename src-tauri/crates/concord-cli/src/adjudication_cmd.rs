@@ -163,54 +163,7 @@ pub fn run(
         AdjudicationCommand::Discrepancies { rule, all } => {
             let rule = rule.rule()?;
             let panel = Panel::load(study.store(), false)?;
-            let pairs = panel.discrepancies(&rule, *all);
-            if as_json {
-                let items: Vec<Listed<'_>> = pairs
-                    .iter()
-                    .map(|p| Listed {
-                        item: &p.item,
-                        criterion: &p.criterion,
-                        values: p
-                            .values
-                            .iter()
-                            .map(|v| Value {
-                                rater: &v.rater,
-                                value: v.value,
-                                signature: v.signature,
-                            })
-                            .collect(),
-                        reason: p.reason,
-                    })
-                    .collect();
-                return json(&Listing { items });
-            }
-            let mut out = format!("{} pairs need adjudication\n", pairs.len());
-            for p in &pairs {
-                let values: Vec<String> = p
-                    .values
-                    .iter()
-                    .map(|v| match v.signature {
-                        SignatureState::Unsigned => format!("{} {}", v.rater, v.value),
-                        SignatureState::Signed => format!("{} {} (signed)", v.rater, v.value),
-                        SignatureState::ChangedAfterSignature => {
-                            format!("{} {} (changed after signature)", v.rater, v.value)
-                        }
-                    })
-                    .collect();
-                let decided = match &p.decision {
-                    Some(d) if d.unratable => " — unratable".to_string(),
-                    Some(d) => format!(" — consensus {}", d.value.unwrap_or_default()),
-                    None => String::new(),
-                };
-                out.push_str(&format!(
-                    "  {} {}: {} ({:?}){decided}\n",
-                    p.item,
-                    p.criterion,
-                    values.join(", "),
-                    p.reason
-                ));
-            }
-            Ok(out)
+            discrepancies(&panel.discrepancies(&rule, *all), as_json)
         }
         AdjudicationCommand::Resolve {
             item,
@@ -276,6 +229,61 @@ pub fn run(
             ))
         }
     }
+}
+
+/// The pairs that need an adjudicator, as JSON or one line per pair with each expert's value and
+/// its signature state.
+fn discrepancies(
+    pairs: &[concord_core::panel::adjudication::DiscrepantPair],
+    as_json: bool,
+) -> Result<String, AdjudicationCmdError> {
+    if as_json {
+        let items: Vec<Listed<'_>> = pairs
+            .iter()
+            .map(|p| Listed {
+                item: &p.item,
+                criterion: &p.criterion,
+                values: p
+                    .values
+                    .iter()
+                    .map(|v| Value {
+                        rater: &v.rater,
+                        value: v.value,
+                        signature: v.signature,
+                    })
+                    .collect(),
+                reason: p.reason,
+            })
+            .collect();
+        return json(&Listing { items });
+    }
+    let mut out = format!("{} pairs need adjudication\n", pairs.len());
+    for p in pairs {
+        let values: Vec<String> = p
+            .values
+            .iter()
+            .map(|v| match v.signature {
+                SignatureState::Unsigned => format!("{} {}", v.rater, v.value),
+                SignatureState::Signed => format!("{} {} (signed)", v.rater, v.value),
+                SignatureState::ChangedAfterSignature => {
+                    format!("{} {} (changed after signature)", v.rater, v.value)
+                }
+            })
+            .collect();
+        let decided = match &p.decision {
+            Some(d) if d.unratable => " — unratable".to_string(),
+            Some(d) => format!(" — consensus {}", d.value.unwrap_or_default()),
+            None => String::new(),
+        };
+        out.push_str(&format!(
+            "  {} {}: {} ({:?}){decided}\n",
+            p.item,
+            p.criterion,
+            values.join(", "),
+            p.reason
+        ));
+    }
+    Ok(out)
 }
 
 pub fn raters(

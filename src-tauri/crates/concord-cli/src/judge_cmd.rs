@@ -254,20 +254,7 @@ fn settings_from(a: &RunArgs) -> Result<RunSettings, JudgeCmdError> {
 
 fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, JudgeCmdError> {
     let mut study = open_study(db)?;
-    let mut settings = settings_from(a)?;
-    if let Some(file) = &a.prompt_file {
-        let preview = judge::preview_run(study.store(), &settings)?;
-        let base = judge::default_prompt(study.store(), Some(&preview.rubric))?;
-        settings.prompt = Some(PromptTemplate {
-            format: base.format,
-            system: a.system_file.as_deref().map(read_text).transpose()?,
-            user: read_text(file)?,
-        });
-    } else if a.system_file.is_some() {
-        return Err(JudgeCmdError::Usage(
-            "--system-file goes with --prompt-file".into(),
-        ));
-    }
+    let settings = settings_with_prompt(a, &study)?;
     // The endpoint and key-source rule, and what it allows shown before anything is sent.
     let choice = KeyChoice {
         keyring_account: a.keyring_account.clone(),
@@ -277,17 +264,7 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
     let destination = judge::destination(&settings, &choice)?;
     eprintln!("concord: judge {destination}");
     let preview = judge::preview_run(study.store(), &settings)?;
-    let e = &preview.estimate;
-    eprintln!(
-        "concord: {} calls ({} responses × {} repetitions, rubric {}); estimated {} input + {} output tokens ≈ ${:.4}",
-        preview.calls, preview.responses, settings.repetitions, preview.rubric, e.input_tokens, e.output_tokens, e.cost_usd
-    );
-    if preview.responses_without_text > 0 {
-        eprintln!(
-            "concord: {} selected responses have no text and are left out",
-            preview.responses_without_text
-        );
-    }
+    announce_preview(&preview, settings.repetitions);
     if a.dry_run {
         if json {
             return Ok(format!("{}\n", serde_json::to_string_pretty(&preview)?));
@@ -302,19 +279,8 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
         eprintln!("concord: {note}");
     }
     let session = start.session;
-    let plan = session.plan.clone();
-    if plan.resumed {
-        eprintln!(
-            "concord: resuming judge run {} (same settings, hash {}): {} of {} done, {} failed",
-            plan.run_id,
-            &plan.status.settings_sha256[..12],
-            plan.status.done,
-            plan.status.total,
-            plan.status.failed
-        );
-    } else {
-        eprintln!("concord: started judge run {}", plan.run_id);
-    }
+    let total = session.plan.status.total;
+    announce_plan(&session.plan);
     let exec = Execution {
         concurrency: a.concurrency,
         requests_per_minute: a.rpm,
@@ -325,16 +291,7 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
         batch_poll_ms: a.poll_secs.saturating_mul(1000),
         ..Execution::default()
     };
-    let bar = ProgressBar::new(plan.status.total.max(0) as u64);
-    if json {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    } else {
-        bar.set_draw_target(ProgressDrawTarget::stderr());
-    }
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let bar = progress_bar(total, json);
     let mut on_progress = |p: &Progress| {
         bar.set_position(p.done + p.failed);
         let eta = p
@@ -356,6 +313,80 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
     if json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
     }
+    Ok(render_report(&report))
+}
+
+/// The run's settings from the arguments, with the prompt files read when given (a system prompt
+/// only goes with a user prompt).
+fn settings_with_prompt(
+    a: &RunArgs,
+    study: &concord_core::app::open_study::OpenStudy,
+) -> Result<RunSettings, JudgeCmdError> {
+    let mut settings = settings_from(a)?;
+    if let Some(file) = &a.prompt_file {
+        let preview = judge::preview_run(study.store(), &settings)?;
+        let base = judge::default_prompt(study.store(), Some(&preview.rubric))?;
+        settings.prompt = Some(PromptTemplate {
+            format: base.format,
+            system: a.system_file.as_deref().map(read_text).transpose()?,
+            user: read_text(file)?,
+        });
+    } else if a.system_file.is_some() {
+        return Err(JudgeCmdError::Usage(
+            "--system-file goes with --prompt-file".into(),
+        ));
+    }
+    Ok(settings)
+}
+
+/// What a run would send and cost, on stderr before anything is sent.
+fn announce_preview(preview: &judge::RunPreview, repetitions: u32) {
+    let e = &preview.estimate;
+    eprintln!(
+        "concord: {} calls ({} responses × {} repetitions, rubric {}); estimated {} input + {} output tokens ≈ ${:.4}",
+        preview.calls, preview.responses, repetitions, preview.rubric, e.input_tokens, e.output_tokens, e.cost_usd
+    );
+    if preview.responses_without_text > 0 {
+        eprintln!(
+            "concord: {} selected responses have no text and are left out",
+            preview.responses_without_text
+        );
+    }
+}
+
+/// Whether the run starts or resumes, on stderr.
+fn announce_plan(plan: &judge::RunPlan) {
+    if plan.resumed {
+        eprintln!(
+            "concord: resuming judge run {} (same settings, hash {}): {} of {} done, {} failed",
+            plan.run_id,
+            &plan.status.settings_sha256[..12],
+            plan.status.done,
+            plan.status.total,
+            plan.status.failed
+        );
+    } else {
+        eprintln!("concord: started judge run {}", plan.run_id);
+    }
+}
+
+/// The run's progress bar on stderr (hidden with `--json`).
+fn progress_bar(total: i64, json: bool) -> ProgressBar {
+    let bar = ProgressBar::new(total.max(0) as u64);
+    if json {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    } else {
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+    }
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// A finished run as text: its status and what to do about failed or batched calls.
+fn render_report(report: &judge::RunReport) -> String {
     let mut out = render_status(&report.status);
     if report.status.failed > 0 {
         let _ = writeln!(
@@ -371,7 +402,7 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
             report.status.in_flight
         );
     }
-    Ok(out)
+    out
 }
 
 fn render_status(s: &RunStatus) -> String {

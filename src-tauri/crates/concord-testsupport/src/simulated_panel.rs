@@ -44,7 +44,7 @@ pub fn panel_study(path: Option<&Path>, spec: &PanelSpec<'_>) -> Store {
             let criteria: Vec<i64> = builtin::mentalbench()
                 .criteria
                 .iter()
-                .map(|c| tx.criterion_ids(rubric).map(|m| m[&c.id]))
+                .map(|c| tx.read().criterion_ids(rubric).map(|m| m[&c.id]))
                 .collect::<Result<_, _>>()?;
             let sources: Vec<i64> = ["original", "claude", "gpt4o"]
                 .iter()

@@ -131,7 +131,7 @@ pub fn populate_demo(store: &mut Store, seed: u64) -> Result<(), DemoError> {
         }
         let mut criterion_ids: HashMap<String, Vec<i64>> = HashMap::new();
         for (key, rubric) in &rubrics {
-            let by_key = tx.criterion_ids(rubric_ids[key])?;
+            let by_key = tx.read().criterion_ids(rubric_ids[key])?;
             let mut ids = Vec::new();
             for c in &rubric.criteria {
                 let id = *by_key.get(&c.id).ok_or_else(|| StoreError::NotFound {

@@ -191,7 +191,7 @@ pub fn import_bytes(
     let written = store.write(|tx| -> Result<Vec<FileReport>, ImportError> {
         let rubric_id = tx.add_rubric(&rubric)?;
         let mut writer = FileWriter {
-            criteria: tx.criterion_ids(rubric_id)?,
+            criteria: tx.read().criterion_ids(rubric_id)?,
             index: StudyIndex::load(tx)?,
             rubric_id,
             rubric: &rubric,
@@ -240,7 +240,7 @@ fn set_aside_known<'a>(
             continue;
         }
         seen_hashes.insert(sha.clone(), name.clone());
-        if store.import_by_hash(&sha)?.is_some() {
+        if store.read().import_by_hash(&sha)?.is_some() {
             let mut r = FileReport::new(name, None, "mentalalign", &sha);
             r.status = FileStatus::AlreadyImported;
             already.push(r);

@@ -374,7 +374,7 @@ pub(crate) fn land(
     options: &ImportOptions,
     write: impl FnOnce(&mut StudyTx<'_>, &mut FileReport) -> Result<(), ImportError>,
 ) -> Result<FileReport, ImportError> {
-    if tx.import_by_hash(&report.sha256)?.is_some() {
+    if tx.read().import_by_hash(&report.sha256)?.is_some() {
         report.status = FileStatus::AlreadyImported;
         return Ok(report);
     }
@@ -518,7 +518,7 @@ pub(crate) fn prepare(
     let limits = bounds::ReadLimits::from_env();
     let bytes = table::read_file(path, &limits).map_err(ImportError::Rejected)?;
     let sha = sha256_hex(&bytes);
-    if store.import_by_hash(&sha)?.is_some() {
+    if store.read().import_by_hash(&sha)?.is_some() {
         let mut r = FileReport::new(&name, None, kind, &sha);
         r.status = FileStatus::AlreadyImported;
         return Ok(Prepared::AlreadyImported(r));

@@ -170,7 +170,7 @@ impl ReleaseLayout for PsyCrisis<'_> {
         } = checked;
         let origin = format!("import:{}", report.file);
         let rubric_id = tx.add_rubric(&rubric)?;
-        let criteria = tx.criterion_ids(rubric_id)?;
+        let criteria = tx.read().criterion_ids(rubric_id)?;
         let mut index = StudyIndex::load(tx)?;
         let source_id = index.source(tx, &source)?;
         let mut rater_ids = Vec::new();

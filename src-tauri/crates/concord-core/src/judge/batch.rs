@@ -378,7 +378,11 @@ impl BatchRun<'_> {
             if open.is_empty() || ctx.cancel.is_cancelled() {
                 return Ok(());
             }
-            for (row, provider_id) in open {
+            for crate::store::OpenBatch {
+                id: row,
+                provider_id,
+            } in open
+            {
                 let state = self.runtime.block_on(poll(ctx, &provider_id))?;
                 let BatchState::Ended { results, note } = state else {
                     continue;

@@ -378,7 +378,7 @@ pub(crate) fn load_run(store: &Store, run_id: i64) -> Result<LoadedRun, JudgeErr
         .prompt
         .clone()
         .unwrap_or_else(|| PromptTemplate::default_for(&rubric));
-    let criteria = store.criterion_ids(rubric_id)?;
+    let criteria = store.read().criterion_ids(rubric_id)?;
     Ok(LoadedRun {
         id: run_id,
         settings,
@@ -559,8 +559,11 @@ pub fn failures(store: &Store, run_id: i64) -> Result<Vec<CallFailure>, JudgeErr
     Ok(store.failed_calls(run_id)?)
 }
 
-/// Provider batches of a run that were submitted and not yet collected: (row id, provider id).
-pub(crate) fn open_batches(store: &Store, run_id: i64) -> Result<Vec<(i64, String)>, JudgeError> {
+/// Provider batches of a run that were submitted and not yet collected.
+pub(crate) fn open_batches(
+    store: &Store,
+    run_id: i64,
+) -> Result<Vec<crate::store::OpenBatch>, JudgeError> {
     Ok(store.open_judge_batches(run_id)?)
 }
 

@@ -262,7 +262,11 @@ impl Panel {
             }
         }
         let mut flagged = HashMap::new();
-        for (response, reason) in store.open_expert_flags()? {
+        for crate::store::OpenFlag {
+            response_id: response,
+            reason,
+        } in store.open_expert_flags()?
+        {
             flagged.entry(response).or_insert(reason);
         }
         let items = store
@@ -584,9 +588,9 @@ pub fn add_rater_on_disagreement(
     let assignments = store.expert_assignments()?;
     let mut load: HashMap<i64, usize> = panel.experts.iter().map(|e| (e.id, 0)).collect();
     let mut holders: HashMap<i64, Vec<i64>> = HashMap::new();
-    for (rater, response) in &assignments {
-        *load.entry(*rater).or_default() += 1;
-        holders.entry(*response).or_default().push(*rater);
+    for a in &assignments {
+        *load.entry(a.rater_id).or_default() += 1;
+        holders.entry(a.response_id).or_default().push(a.rater_id);
     }
     let mut raters_of: HashMap<i64, Vec<i64>> = HashMap::new();
     for ((response, _), values) in &panel.pairs {

@@ -206,16 +206,6 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// A rater's queue size and completed items.
-    pub fn queue_counts(&self, rater_id: i64) -> StoreResult<QueueCounts> {
-        queue_counts(self.conn(), rater_id)
-    }
-
-    /// Assignment rows of every expert together.
-    pub fn expert_assignment_count(&self) -> StoreResult<i64> {
-        expert_assignment_count(self.conn())
-    }
-
     /// Whether each item of a rater's queue is complete, in queue order.
     pub fn completion_flags(&self, rater_id: i64) -> StoreResult<Vec<bool>> {
         let mut stmt = self.conn().prepare(
@@ -368,16 +358,6 @@ impl Store {
 }
 
 impl StudyTx<'_> {
-    /// A rater's queue size and completed items.
-    pub fn queue_counts(&self, rater_id: i64) -> StoreResult<QueueCounts> {
-        queue_counts(self.conn(), rater_id)
-    }
-
-    /// Assignment rows of every expert together.
-    pub fn expert_assignment_count(&self) -> StoreResult<i64> {
-        expert_assignment_count(self.conn())
-    }
-
     /// First-occasion ratings experts entered on responses assigned to them.
     pub fn expert_ratings_on_assignments(&self) -> StoreResult<i64> {
         Ok(self.conn().query_row(
@@ -542,5 +522,18 @@ impl StudyTx<'_> {
             params![rater_id, response_id, position],
         )?;
         Ok(position)
+    }
+}
+
+/// Reads a store and a write transaction share (through their [`StudyRead`](super::StudyRead)).
+impl super::StudyRead<'_> {
+    /// Assignment rows of every expert together.
+    pub fn expert_assignment_count(&self) -> StoreResult<i64> {
+        expert_assignment_count(self.conn())
+    }
+
+    /// A rater's queue size and completed items.
+    pub fn queue_counts(&self, rater_id: i64) -> StoreResult<QueueCounts> {
+        queue_counts(self.conn(), rater_id)
     }
 }

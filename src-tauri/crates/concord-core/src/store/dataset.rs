@@ -111,6 +111,20 @@ fn conversation_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationRe
     })
 }
 
+/// A response and the conversation it answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseConversation {
+    pub response_id: i64,
+    pub conversation_id: i64,
+}
+
+/// A response and the source that wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseSource {
+    pub response_id: i64,
+    pub source_id: i64,
+}
+
 impl Store {
     /// The response of source `source_key` to the conversation with external id `conversation`.
     pub fn response_id(&self, conversation: &str, source_key: &str) -> StoreResult<Option<i64>> {
@@ -248,23 +262,33 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// (response id, conversation id) of every response, by response id.
-    pub fn response_conversations(&self) -> StoreResult<Vec<(i64, i64)>> {
+    /// The conversation of every response, by response id.
+    pub fn response_conversations(&self) -> StoreResult<Vec<ResponseConversation>> {
         let mut stmt = self
             .conn()
             .prepare("SELECT id, conversation_id FROM response ORDER BY id")?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = stmt.query_map([], |r| {
+            Ok(ResponseConversation {
+                response_id: r.get(0)?,
+                conversation_id: r.get(1)?,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// (response id, source id) of the responses to conversations rated with one rubric, by id.
-    pub fn rubric_responses(&self, rubric_id: i64) -> StoreResult<Vec<(i64, i64)>> {
+    /// The responses to conversations rated with one rubric and their sources, by response id.
+    pub fn rubric_responses(&self, rubric_id: i64) -> StoreResult<Vec<ResponseSource>> {
         let mut stmt = self.conn().prepare(
             "SELECT p.id, p.source_id FROM response p
              JOIN conversation c ON c.id = p.conversation_id
              WHERE c.rubric_id = ?1 ORDER BY p.id",
         )?;
-        let rows = stmt.query_map([rubric_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = stmt.query_map([rubric_id], |r| {
+            Ok(ResponseSource {
+                response_id: r.get(0)?,
+                source_id: r.get(1)?,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

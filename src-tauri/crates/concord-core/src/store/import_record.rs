@@ -33,11 +33,6 @@ fn import_by_hash(c: &Connection, sha256: &str) -> StoreResult<Option<ImportReco
 }
 
 impl Store {
-    /// The earlier import of a file with these bytes, if any.
-    pub fn import_by_hash(&self, sha256: &str) -> StoreResult<Option<ImportRecord>> {
-        import_by_hash(self.conn(), sha256)
-    }
-
     /// Every file imported into the study, oldest first.
     pub fn imports(&self) -> StoreResult<Vec<ImportRecord>> {
         let mut stmt = self.conn().prepare(
@@ -49,12 +44,6 @@ impl Store {
 }
 
 impl StudyTx<'_> {
-    /// The earlier import of a file with these bytes, if any (checked again inside the import's
-    /// transaction so two concurrent imports cannot both record it).
-    pub fn import_by_hash(&self, sha256: &str) -> StoreResult<Option<ImportRecord>> {
-        import_by_hash(self.conn(), sha256)
-    }
-
     /// Record an imported file with the options used and a summary of what it wrote.
     pub fn record_import(
         &mut self,
@@ -85,5 +74,13 @@ impl StudyTx<'_> {
                 }
             })?;
         Ok(())
+    }
+}
+
+/// Reads a store and a write transaction share (through their [`StudyRead`](super::StudyRead)).
+impl super::StudyRead<'_> {
+    /// The earlier import of a file with these bytes, if any.
+    pub fn import_by_hash(&self, sha256: &str) -> StoreResult<Option<ImportRecord>> {
+        import_by_hash(self.conn(), sha256)
     }
 }

@@ -141,6 +141,13 @@ fn counts_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<JudgeRunCounts> {
     })
 }
 
+/// A provider batch submitted and not yet collected: its row and the provider's id for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenBatch {
+    pub id: i64,
+    pub provider_id: String,
+}
+
 impl Store {
     /// The run created with these identity settings, if any.
     pub fn judge_run_by_settings(&self, settings_sha256: &str) -> StoreResult<Option<i64>> {
@@ -219,12 +226,17 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Provider batches of a run that were submitted and not yet collected: (row id, provider id).
-    pub fn open_judge_batches(&self, run_id: i64) -> StoreResult<Vec<(i64, String)>> {
+    /// Provider batches of a run that were submitted and not yet collected.
+    pub fn open_judge_batches(&self, run_id: i64) -> StoreResult<Vec<OpenBatch>> {
         let mut stmt = self.conn().prepare(
             "SELECT id, provider_id FROM judge_batch WHERE run_id = ?1 AND state = 'submitted' ORDER BY id",
         )?;
-        let rows = stmt.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = stmt.query_map([run_id], |r| {
+            Ok(OpenBatch {
+                id: r.get(0)?,
+                provider_id: r.get(1)?,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

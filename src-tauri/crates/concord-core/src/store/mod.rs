@@ -642,6 +642,11 @@ impl Store {
         &self.conn
     }
 
+    /// The reads the store shares with its write transactions.
+    pub fn read(&self) -> StudyRead<'_> {
+        StudyRead { conn: &self.conn }
+    }
+
     /// A number that changes whenever another connection — another process, or a judge run's
     /// own connection — commits to the study file, and stays the same across this connection's
     /// own commits (SQLite's `PRAGMA data_version`): what was read into memory from the file is
@@ -697,6 +702,21 @@ impl Store {
     }
 }
 
+/// A read handle on the study file: the reads a [`Store`] and a [`StudyTx`] both need are written
+/// once, on this, and either gives one (`store.read()`, `tx.read()`) — inside a transaction it
+/// sees the transaction's own uncommitted rows.
+#[derive(Clone, Copy)]
+pub struct StudyRead<'c> {
+    conn: &'c Connection,
+}
+
+impl<'c> StudyRead<'c> {
+    /// The connection, for the table modules of the store only.
+    fn conn(&self) -> &'c Connection {
+        self.conn
+    }
+}
+
 /// One write transaction on a study, handed out by [`Store::write`]. Its methods (one table
 /// module each) are the only writes a study receives.
 pub struct StudyTx<'c> {
@@ -718,6 +738,11 @@ impl StudyTx<'_> {
     /// The transaction's connection, for the table modules of the store only.
     fn conn(&self) -> &Connection {
         &self.tx
+    }
+
+    /// The reads a transaction shares with the store, seeing its own uncommitted rows.
+    pub fn read(&self) -> StudyRead<'_> {
+        StudyRead { conn: &self.tx }
     }
 }
 

@@ -79,6 +79,20 @@ fn expert_values(store: &Store, sql: &str, with_rationale: bool) -> StoreResult<
     Ok(out)
 }
 
+/// An expert's open flag on a response, with its reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenFlag {
+    pub response_id: i64,
+    pub reason: String,
+}
+
+/// A rater assigned a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RaterResponse {
+    pub rater_id: i64,
+    pub response_id: i64,
+}
+
 impl Store {
     /// Every criterion of every rubric.
     pub fn panel_criteria(&self) -> StoreResult<Vec<PanelCriterion>> {
@@ -136,12 +150,17 @@ impl Store {
     }
 
     /// Responses with an open flag from an expert, and the flags' reasons.
-    pub fn open_expert_flags(&self) -> StoreResult<Vec<(i64, String)>> {
+    pub fn open_expert_flags(&self) -> StoreResult<Vec<OpenFlag>> {
         let mut stmt = self.conn().prepare(
             "SELECT f.response_id, f.reason FROM flag f JOIN rater r ON r.id = f.rater_id
              WHERE r.kind = 'expert' AND f.resolved_at IS NULL ORDER BY f.id",
         )?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = stmt.query_map([], |r| {
+            Ok(OpenFlag {
+                response_id: r.get(0)?,
+                reason: r.get(1)?,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -226,13 +245,18 @@ impl Store {
         )?)
     }
 
-    /// Every expert's regular assignments: (rater, response).
-    pub fn expert_assignments(&self) -> StoreResult<Vec<(i64, i64)>> {
+    /// Every expert's regular assignments.
+    pub fn expert_assignments(&self) -> StoreResult<Vec<RaterResponse>> {
         let mut stmt = self.conn().prepare(
             "SELECT a.rater_id, a.response_id FROM assignment a JOIN rater r ON r.id = a.rater_id
              WHERE r.kind = 'expert' AND a.purpose = 'regular'",
         )?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = stmt.query_map([], |r| {
+            Ok(RaterResponse {
+                rater_id: r.get(0)?,
+                response_id: r.get(1)?,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 }

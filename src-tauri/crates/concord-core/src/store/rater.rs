@@ -147,11 +147,6 @@ impl Store {
         let rows = stmt.query_map([], rater_record)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
-
-    /// The item a rater last stood at on the rating screen.
-    pub fn session_item(&self, rater_id: i64) -> StoreResult<Option<i64>> {
-        session_item(self.conn(), rater_id)
-    }
 }
 
 impl StudyTx<'_> {
@@ -197,11 +192,6 @@ impl StudyTx<'_> {
             .optional()?)
     }
 
-    /// The item a rater last stood at on the rating screen, read inside this transaction.
-    pub fn session_item(&self, rater_id: i64) -> StoreResult<Option<i64>> {
-        session_item(self.conn(), rater_id)
-    }
-
     /// Record where a rater now stands on the rating screen.
     pub fn set_session_item(&mut self, rater_id: i64, item: i64) -> StoreResult<()> {
         self.conn().execute(
@@ -210,5 +200,13 @@ impl StudyTx<'_> {
             params![rater_id, item, self.now],
         )?;
         Ok(())
+    }
+}
+
+/// Reads a store and a write transaction share (through their [`StudyRead`](super::StudyRead)).
+impl super::StudyRead<'_> {
+    /// The item a rater last stood at on the rating screen.
+    pub fn session_item(&self, rater_id: i64) -> StoreResult<Option<i64>> {
+        session_item(self.conn(), rater_id)
     }
 }

@@ -320,17 +320,6 @@ impl Store {
         Ok(out)
     }
 
-    /// One rating, if it exists.
-    pub fn stored_rating(
-        &self,
-        rater_id: i64,
-        response_id: i64,
-        criterion_id: i64,
-        occasion: Occasion,
-    ) -> StoreResult<Option<StoredRating>> {
-        find(self.conn(), rater_id, response_id, criterion_id, occasion)
-    }
-
     /// A rater's values on one response and occasion, by criterion key.
     pub fn own_values(
         &self,
@@ -641,17 +630,6 @@ impl StudyTx<'_> {
                 s.min, s.max, s.key
             )))
         }
-    }
-
-    /// One rating, if it exists.
-    pub fn stored_rating(
-        &self,
-        rater_id: i64,
-        response_id: i64,
-        criterion_id: i64,
-        occasion: Occasion,
-    ) -> StoreResult<Option<StoredRating>> {
-        find(self.conn(), rater_id, response_id, criterion_id, occasion)
     }
 
     /// A rater's (criterion id, value) on one response and occasion.
@@ -1133,5 +1111,19 @@ fn check_imported_scale(scales: &HashMap<i64, (i64, i64)>, r: &ImportedRating) -
             )))
         }
         _ => Ok(()),
+    }
+}
+
+/// Reads a store and a write transaction share (through their [`StudyRead`](super::StudyRead)).
+impl super::StudyRead<'_> {
+    /// One rating, if it exists.
+    pub fn stored_rating(
+        &self,
+        rater_id: i64,
+        response_id: i64,
+        criterion_id: i64,
+        occasion: Occasion,
+    ) -> StoreResult<Option<StoredRating>> {
+        find(self.conn(), rater_id, response_id, criterion_id, occasion)
     }
 }

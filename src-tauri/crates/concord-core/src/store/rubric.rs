@@ -77,6 +77,20 @@ pub(super) fn scales(c: &Connection) -> StoreResult<HashMap<i64, (i64, i64)>> {
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// A criterion as stored: its row id and its key in the rubric.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredCriterion {
+    pub id: i64,
+    pub key: String,
+}
+
+/// A rubric as stored: its row id and the rubric.
+#[derive(Debug, Clone)]
+pub struct StoredRubric {
+    pub id: i64,
+    pub rubric: Rubric,
+}
+
 impl Store {
     /// Every rubric stored in the study, parsed back from its stored rubric-file text.
     pub fn rubrics(&self) -> StoreResult<Vec<(i64, Rubric)>> {
@@ -98,13 +112,8 @@ impl Store {
         Ok(out)
     }
 
-    /// The id of the rubric stored under `key`, if any.
-    pub fn rubric_id(&self, key: &str) -> StoreResult<Option<i64>> {
-        rubric_id(self.conn(), key)
-    }
-
     /// The rubric the conversation of a response is rated with.
-    pub fn response_rubric(&self, response_id: i64) -> StoreResult<(i64, Rubric)> {
+    pub fn response_rubric(&self, response_id: i64) -> StoreResult<StoredRubric> {
         let (rubric_id, key, text): (i64, String, String) = self.conn().query_row(
             "SELECT b.id, b.key, b.source_toml FROM response p
              JOIN conversation c ON c.id = p.conversation_id JOIN rubric b ON b.id = c.rubric_id
@@ -112,7 +121,10 @@ impl Store {
             [response_id],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?;
-        Ok((rubric_id, parse_stored(&key, &text)?))
+        Ok(StoredRubric {
+            id: rubric_id,
+            rubric: parse_stored(&key, &text)?,
+        })
     }
 
     /// The rubrics the study's conversations use, by id.
@@ -140,17 +152,17 @@ impl Store {
             })
     }
 
-    /// Criterion key → id for one stored rubric.
-    pub fn criterion_ids(&self, rubric_id: i64) -> StoreResult<HashMap<String, i64>> {
-        criterion_ids(self.conn(), rubric_id)
-    }
-
-    /// (id, key) of one rubric's criteria in their rubric order.
-    pub fn criteria_in_order(&self, rubric_id: i64) -> StoreResult<Vec<(i64, String)>> {
+    /// One rubric's criteria in their rubric order.
+    pub fn criteria_in_order(&self, rubric_id: i64) -> StoreResult<Vec<StoredCriterion>> {
         let mut stmt = self
             .conn()
             .prepare("SELECT id, key FROM criterion WHERE rubric_id = ?1 ORDER BY position")?;
-        let rows = stmt.query_map([rubric_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = stmt.query_map([rubric_id], |r| {
+            Ok(StoredCriterion {
+                id: r.get(0)?,
+                key: r.get(1)?,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -168,11 +180,6 @@ impl Store {
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// Criterion id → (rubric key, criterion key) of every criterion.
-    pub fn criterion_keys(&self) -> StoreResult<Vec<(i64, CriterionKey)>> {
-        criterion_keys(self.conn())
     }
 }
 
@@ -229,7 +236,10 @@ impl StudyTx<'_> {
         }
         Ok(rubric_id)
     }
+}
 
+/// Reads a store and a write transaction share (through their [`StudyRead`](super::StudyRead)).
+impl super::StudyRead<'_> {
     /// The id of the rubric stored under `key`, if any.
     pub fn rubric_id(&self, key: &str) -> StoreResult<Option<i64>> {
         rubric_id(self.conn(), key)

@@ -1073,6 +1073,7 @@ fn kept_rating_counts_equal_a_recount_after_every_kind_of_rating_write() {
         .unwrap();
     assert_counts_kept(&store, "a copied rating");
     let current = store
+        .read()
         .stored_rating(fresh, responses[2], other, Occasion::First)
         .unwrap()
         .unwrap();

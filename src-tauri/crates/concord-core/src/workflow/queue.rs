@@ -12,6 +12,7 @@ use crate::base::text::quoted;
 use crate::rubric::{Anchor, Group, LocalText, Scale};
 use crate::store::{
     NewAssignment, Occasion, Purpose, QueueCounts, RatingInput, RatingOutcome, Store, StoreError,
+    StoredRubric,
 };
 use crate::workflow::assignment::add_expert;
 use crate::workflow::assignment::AssignmentError;
@@ -213,8 +214,8 @@ pub fn open_queue(store: &mut Store, rater_id: i64) -> Result<QueueSummary, Queu
     if !crate::workflow::calibration::may_rate(store, rater_id)? {
         return Err(QueueError::CalibrationPending);
     }
-    let own = store.queue_counts(rater_id)?.total;
-    if own == 0 && store.expert_assignment_count()? == 0 {
+    let own = store.read().queue_counts(rater_id)?.total;
+    if own == 0 && store.read().expert_assignment_count()? == 0 {
         assign_everything(store, rater_id)?;
     }
     let summary = summary(store, rater_id, name)?;
@@ -258,8 +259,8 @@ fn assign_everything(store: &mut Store, rater_id: i64) -> Result<(), QueueError>
 }
 
 fn summary(store: &Store, rater_id: i64, rater_name: String) -> Result<QueueSummary, QueueError> {
-    let QueueCounts { total, completed } = store.queue_counts(rater_id)?;
-    let resume_item = match store.session_item(rater_id)? {
+    let QueueCounts { total, completed } = store.read().queue_counts(rater_id)?;
+    let resume_item = match store.read().session_item(rater_id)? {
         Some(item) if (1..=total).contains(&item) => item,
         _ => first_incomplete(store, rater_id)?.unwrap_or(if total > 0 { 1 } else { 0 }),
     };
@@ -278,7 +279,7 @@ fn first_incomplete(store: &Store, rater_id: i64) -> Result<Option<i64>, QueueEr
 }
 
 fn slot(store: &Store, rater_id: i64, item: i64) -> Result<Slot, QueueError> {
-    let total = store.queue_counts(rater_id)?.total;
+    let total = store.read().queue_counts(rater_id)?.total;
     if item < 1 || item > total {
         return Err(QueueError::NoSuchItem { item, total });
     }
@@ -306,7 +307,7 @@ pub fn rating_item(store: &Store, rater_id: i64, item: i64) -> Result<RatingItem
     }
     let s = slot(store, rater_id, item)?;
     let text = store.item_text(s.response_id)?;
-    let (_, rubric) = store.response_rubric(s.response_id)?;
+    let rubric = store.response_rubric(s.response_id)?.rubric;
     let values = store.own_values(rater_id, s.response_id, s.occasion)?;
     // Retest values are never signed: a signature covers the first ratings.
     let signed = if s.occasion == Occasion::First {
@@ -388,7 +389,10 @@ pub fn rate_and_locate(
 ) -> Result<(ItemProgress, SavedRating), QueueError> {
     is_expert(store, rater_id)?;
     let s = slot(store, rater_id, item)?;
-    let (rubric_id, rubric) = store.response_rubric(s.response_id)?;
+    let StoredRubric {
+        id: rubric_id,
+        rubric,
+    } = store.response_rubric(s.response_id)?;
     let c = rubric
         .criterion(criterion)
         .ok_or_else(|| QueueError::NoSuchCriterion(criterion.to_string()))?;
@@ -401,6 +405,7 @@ pub fn rate_and_locate(
         });
     }
     let criterion_id = *store
+        .read()
         .criterion_ids(rubric_id)?
         .get(criterion)
         .ok_or_else(|| QueueError::NoSuchCriterion(criterion.to_string()))?;
@@ -424,11 +429,17 @@ pub fn rate_and_locate(
         let rated = tx.count_rated(rater_id, s.response_id, rubric_id, s.occasion)?;
         let complete = rated >= n_criteria;
         let completes = complete && tx.mark_completed(s.assignment_id)?;
-        let QueueCounts { total, completed } = tx.queue_counts(rater_id)?;
+        let QueueCounts { total, completed } = tx.read().queue_counts(rater_id)?;
         // The value that completes the item the rater stands on moves them on, in this same
         // transaction: the screen shows the next item at once, and a crash before it records the
         // move must not reopen the finished item.
-        if completes && item < total && tx.session_item(rater_id)?.is_none_or(|at| at == item) {
+        if completes
+            && item < total
+            && tx
+                .read()
+                .session_item(rater_id)?
+                .is_none_or(|at| at == item)
+        {
             tx.set_session_item(rater_id, item + 1)?;
         }
         Ok((

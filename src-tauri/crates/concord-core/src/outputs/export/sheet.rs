@@ -381,6 +381,7 @@ fn expert(store: &Store, rater: &str) -> Result<(i64, String), ExportError> {
 
 fn criterion_ids(store: &Store) -> Result<HashMap<(String, String), i64>, ExportError> {
     Ok(store
+        .read()
         .criterion_keys()?
         .into_iter()
         .map(|(id, key)| (key, id))

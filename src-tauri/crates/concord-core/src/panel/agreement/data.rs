@@ -192,7 +192,7 @@ impl AgreementData {
                 key: rubric_key.to_string(),
             })?;
         let mut criteria = Vec::new();
-        for (id, key) in store.criteria_in_order(rubric_id)? {
+        for crate::store::StoredCriterion { id, key } in store.criteria_in_order(rubric_id)? {
             let c = rubric
                 .criterion(&key)
                 .ok_or_else(|| StoreError::Invalid(format!("criterion {key} not in rubric")))?;
@@ -230,7 +230,11 @@ impl AgreementData {
             })
             .collect();
         let mut responses = Vec::new();
-        for (id, source_id) in store.rubric_responses(rubric_id)? {
+        for crate::store::ResponseSource {
+            response_id: id,
+            source_id,
+        } in store.rubric_responses(rubric_id)?
+        {
             let source = *source_pos
                 .get(&source_id)
                 .ok_or_else(|| StoreError::Invalid(format!("unknown source {source_id}")))?;

@@ -240,7 +240,7 @@ pub fn add_rubric_file(
 ) -> Result<RubricAdded, AssignmentError> {
     let rubric = Rubric::parse_named(text, file_name)?;
     store.write(|tx| {
-        let existed = tx.rubric_id(&rubric.id)?;
+        let existed = tx.read().rubric_id(&rubric.id)?;
         let id = tx.add_rubric(&rubric)?;
         if existed.is_none() {
             tx.audit(
@@ -294,7 +294,7 @@ fn candidates(
     rubric: Option<&str>,
 ) -> Result<Vec<PlanConversation>, AssignmentError> {
     if let Some(key) = rubric {
-        if store.rubric_id(key)?.is_none() {
+        if store.read().rubric_id(key)?.is_none() {
             return Err(AssignmentError::UnknownRubric(key.to_string()));
         }
     }
@@ -309,7 +309,11 @@ fn candidates(
         })
         .collect();
     let index: HashMap<i64, usize> = out.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
-    for (id, conv) in store.response_conversations()? {
+    for crate::store::ResponseConversation {
+        response_id: id,
+        conversation_id: conv,
+    } in store.response_conversations()?
+    {
         if let Some(&i) = index.get(&conv) {
             out[i].responses.push(id);
         }
@@ -402,7 +406,7 @@ fn write_plan(
     plan: &Plan,
     options: &AssignmentOptions,
 ) -> Result<(), AssignmentError> {
-    if tx.expert_assignment_count()? > 0 {
+    if tx.read().expert_assignment_count()? > 0 {
         if !options.replace {
             return Err(AssignmentError::AlreadyAssigned);
         }

@@ -325,12 +325,13 @@ fn map_criteria(
     origin: &PackageOrigin,
 ) -> Result<HashMap<i64, StudyCriterion>, PackageError> {
     let main: HashMap<crate::store::CriterionKey, i64> = store
+        .read()
         .criterion_keys()?
         .into_iter()
         .map(|(id, k)| (k, id))
         .collect();
     let mut out = HashMap::new();
-    for (id, key) in pkg.criterion_keys()? {
+    for (id, key) in pkg.read().criterion_keys()? {
         let main_id = *main.get(&key).ok_or_else(|| {
             origin.inconsistent(format!(
                 "criterion {}/{} is not in this study",
@@ -415,7 +416,9 @@ fn merge_rating(
         report.unchanged += 1;
         return Ok(());
     }
-    let main = tx.stored_rating(origin.rater_id, response.id, criterion.id, r.occasion)?;
+    let main = tx
+        .read()
+        .stored_rating(origin.rater_id, response.id, criterion.id, r.occasion)?;
     let main_content = main.as_ref().map(StoredRating::content);
     if main_content.as_ref() == Some(&content) {
         report.unchanged += 1;

@@ -281,7 +281,7 @@ pub fn export_package(
     let content = PackageContent::read(store, expert(store, rater)?)?;
     let title = store.title()?;
     let identity = PackageIdentity::draw(store, &content, &title, seed)?;
-    let main_criteria = store.criterion_keys()?;
+    let main_criteria = store.read().criterion_keys()?;
 
     let mut pkg = Store::create_with(out, store.clock(), Some(passphrase))?;
     let written = pkg.write(|tx| -> Result<(), PackageError> {
@@ -375,6 +375,7 @@ fn copy_dataset(
     })?;
     // Criterion ids map by (rubric, key).
     let by_key: HashMap<crate::store::CriterionKey, i64> = tx
+        .read()
         .criterion_keys()?
         .into_iter()
         .map(|(id, k)| (k, id))

@@ -14,7 +14,7 @@
 
 use super::catalog::{judge_family, source_by_key, source_by_mentalbench_column};
 use super::index::{RaterSpec, SourceSpec, StudyIndex};
-use super::record_file;
+use super::land;
 use super::FileReport;
 use super::FileStatus;
 use super::ImportError;
@@ -40,8 +40,10 @@ use crate::files::Issue;
 use crate::files::Location;
 use crate::rubric::reply::classify_number;
 use crate::rubric::reply::Score;
-use crate::rubric::{builtin, Rubric};
-use crate::store::{ImportedRating, NewConversation, RaterKind, SourceKind, Store};
+use crate::rubric::{builtin, Criterion, Rubric};
+use crate::store::{
+    ImportedRating, NewConversation, RaterKind, RatingImport, SourceKind, Store, StudyTx,
+};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::cell::Cell as Shared;
@@ -226,15 +228,9 @@ pub fn import_items_reporting(
         kind: "long-items",
         options,
     };
-    file.import(
-        store,
-        progress,
-        &mut |store, header, rows, _again, sha, on_rows| {
-            write_items(
-                store, header, rows, sha, rubric_key, columns, options, on_rows,
-            )
-        },
-    )
+    file.import(store, progress, &mut |store, file| {
+        write_items(store, file, rubric_key, columns, options)
+    })
 }
 
 /// One long-form file to import and how to tell what it is.
@@ -246,17 +242,22 @@ struct LongFile<'p> {
     options: &'p ImportOptions,
 }
 
-/// Writes a long-form file's rows in one transaction: given the header (file, sheet, columns),
-/// the rows, a way to read them anew, the file's SHA-256, and a callback for rows written.
-type WriteRows<'w> = dyn for<'t> FnMut(
-        &mut Store,
-        &'t RawTable,
-        RatingRows<'t>,
-        &dyn Fn() -> Result<RatingRows<'t>, ImportError>,
-        &str,
-        &mut dyn FnMut(u64),
-    ) -> Result<FileReport, ImportError>
-    + 'w;
+/// A long-form file's rows as [`LongFile::import`] hands them to its writer.
+struct FileRows<'t, 'a> {
+    /// The file, sheet and columns.
+    header: &'t RawTable,
+    rows: RatingRows<'t>,
+    /// Reads the rows anew.
+    again: &'a dyn Fn() -> Result<RatingRows<'t>, ImportError>,
+    /// The file's SHA-256.
+    sha: &'a str,
+    /// Told how many rows have been read.
+    progress: &'a mut dyn FnMut(u64),
+}
+
+/// Writes a long-form file's rows in one transaction.
+type WriteRows<'w> =
+    dyn for<'t, 'a> FnMut(&mut Store, FileRows<'t, 'a>) -> Result<FileReport, ImportError> + 'w;
 
 impl LongFile<'_> {
     /// Recognise a file imported before, then hand its rows to `write`: a CSV file as a stream
@@ -277,7 +278,7 @@ impl LongFile<'_> {
         };
         if FileFormat::from_name(&name) == Some(FileFormat::Csv) {
             let sha = sha256_file(path)?;
-            if store.import_by_hash(&sha)?.is_some() {
+            if store.read().import_by_hash(&sha)?.is_some() {
                 let mut done = FileReport::new(&name, None, self.kind, &sha);
                 done.status = FileStatus::AlreadyImported;
                 return Ok(landed(done));
@@ -297,14 +298,18 @@ impl LongFile<'_> {
             let (mut done, mut rows_read) = (0, 0);
             let out = write(
                 store,
-                &header,
-                RatingRows::Stream(Box::new(reader)),
-                &|| open(Rc::new(Shared::new(0))).map(|r| RatingRows::Stream(Box::new(r))),
-                &sha,
-                &mut |rows| {
-                    done = read.get().clamp(done, total.saturating_sub(1));
-                    rows_read = rows;
-                    progress(ImportProgress { done, total, rows });
+                FileRows {
+                    header: &header,
+                    rows: RatingRows::Stream(Box::new(reader)),
+                    again: &|| {
+                        open(Rc::new(Shared::new(0))).map(|r| RatingRows::Stream(Box::new(r)))
+                    },
+                    sha: &sha,
+                    progress: &mut |rows| {
+                        done = read.get().clamp(done, total.saturating_sub(1));
+                        rows_read = rows;
+                        progress(ImportProgress { done, total, rows });
+                    },
                 },
             )?;
             progress(ImportProgress {
@@ -322,16 +327,18 @@ impl LongFile<'_> {
         let total = table.rows.len() as u64;
         let out = write(
             store,
-            table,
-            RatingRows::Table { table, next: 0 },
-            &|| Ok(RatingRows::Table { table, next: 0 }),
-            &p.sha,
-            &mut |rows| {
-                progress(ImportProgress {
-                    done: rows.min(total.saturating_sub(1)),
-                    total,
-                    rows,
-                })
+            FileRows {
+                header: table,
+                rows: RatingRows::Table { table, next: 0 },
+                again: &|| Ok(RatingRows::Table { table, next: 0 }),
+                sha: &p.sha,
+                progress: &mut |rows| {
+                    progress(ImportProgress {
+                        done: rows.min(total.saturating_sub(1)),
+                        total,
+                        rows,
+                    })
+                },
             },
         )?;
         progress(ImportProgress {
@@ -347,17 +354,20 @@ impl LongFile<'_> {
 /// back, with every problem found, if any row is refused. Once a problem is known nothing more
 /// is written; the rows are still read, to find the others. Problems of the file itself (a
 /// broken quote, bad bytes) are reported alone, as when the file is read whole.
-#[allow(clippy::too_many_arguments)]
 fn write_items(
     store: &mut Store,
-    header: &RawTable,
-    mut rows: RatingRows<'_>,
-    sha: &str,
+    file: FileRows<'_, '_>,
     rubric_key: &str,
     columns: &ItemColumns,
     options: &ImportOptions,
-    progress: &mut dyn FnMut(u64),
 ) -> Result<FileReport, ImportError> {
+    let FileRows {
+        header,
+        mut rows,
+        sha,
+        progress,
+        ..
+    } = file;
     let rubric = find_rubric(store, rubric_key, &header.whole())?;
     let cols = required(
         header,
@@ -370,214 +380,296 @@ fn write_items(
         ],
     )
     .map_err(ImportError::Rejected)?;
-    let mut report = FileReport::new(&header.file, header.sheet.clone(), "long-items", sha);
-    store.write(|tx| -> Result<FileReport, ImportError> {
-        if tx.import_by_hash(sha)?.is_some() {
-            report.status = FileStatus::AlreadyImported;
-            return Ok(report);
-        }
-        let rubric_id = tx.add_rubric(&rubric)?;
-        let mut index = StudyIndex::load(tx)?;
-        let existing = tx.response_external_ids()?;
-        let mut seen = SeenItems::default();
-        let mut read_issues = Vec::new();
-        let mut issues = Vec::new();
-        // A response id already naming another response of the study: found while writing,
-        // reported only when the rows themselves hold no problem (as when all were checked first).
-        let mut refused_write: Option<ImportError> = None;
-        let mut accepted = 0usize;
-        let mut counted = 0u64;
-        let at = |row: usize, column: usize| header.at(row, Some(cols[column]));
-        let rows_read = rows.each(&mut read_issues, |row, read_issues| {
-            counted += 1;
-            if counted.is_multiple_of(PROGRESS_EVERY_ROWS) {
-                progress(counted);
-            }
-            let number = row.number();
-            let mut missing = false;
-            for (i, what) in [
-                (0, "conversation id"),
-                (1, "context"),
-                (2, "response id"),
-                (3, "source"),
-            ] {
-                if row.text(cols[i]).is_none() {
-                    if issues.len() < ITEM_ISSUES {
-                        issues.push(Issue::error(
-                            at(number, i),
-                            "missing_value",
-                            format!("the {what} is empty"),
-                        ));
-                    }
-                    missing = true;
-                }
-            }
-            if missing {
-                return Ok(());
-            }
-            let conversation = row.text(cols[0]).unwrap_or_default();
-            let context = row.untrimmed(cols[1]).unwrap_or_default();
-            let response = row.text(cols[2]).unwrap_or_default();
-            let source_name = row.text(cols[3]).unwrap_or_default();
-            if let Some(&first) = seen.responses.get(response.as_ref()) {
-                if issues.len() < ITEM_ISSUES {
-                    issues.push(Issue::error(
-                        at(number, 2),
-                        "duplicate_id",
-                        format!(
-                            "response id {} appears again (first in row {first})",
-                            quoted(&response)
-                        ),
-                    ));
-                }
-                return Ok(());
-            }
-            seen.responses.insert(response.as_ref().into(), number);
-            let spec = source_spec(&source_name);
-            let source_at = match seen.sources.get(&spec.key) {
-                Some(&known) => known,
-                None => {
-                    let next = seen.sources.len() as u32;
-                    seen.sources.insert(spec.key.clone(), next);
-                    next
-                }
+    let report = FileReport::new(&header.file, header.sheet.clone(), "long-items", sha);
+    store.write(|tx| {
+        land(tx, report, options, |tx, report| {
+            let rubric_id = tx.add_rubric(&rubric)?;
+            let mut items = ItemsWrite {
+                header,
+                cols: &cols,
+                columns,
+                rubric_id,
+                index: StudyIndex::load(tx)?,
+                existing: tx.response_external_ids()?,
+                seen: SeenItems::default(),
+                issues: Vec::new(),
+                refused_write: None,
+                accepted: 0,
             };
-            let digest = context_digest(&context);
-            let next_conversation = seen.conversations.len() as u32;
-            let (conversation_at, same_context, context_row) =
-                match seen.conversations.get(conversation.as_ref()) {
-                    Some(c) => (c.position, c.context == digest, c.row),
-                    None => (next_conversation, true, number),
+            let mut read_issues = Vec::new();
+            let mut counted = 0u64;
+            let rows_read = rows.each(&mut read_issues, |row, read_issues| {
+                counted += 1;
+                if counted.is_multiple_of(PROGRESS_EVERY_ROWS) {
+                    progress(counted);
+                }
+                let Some(item) = items.check(row) else {
+                    return Ok(());
                 };
-            if let Some(&first) = seen.pairs.get(&(conversation_at, source_at)) {
-                if issues.len() < ITEM_ISSUES {
-                    issues.push(Issue::error(
-                        at(number, 3),
-                        "duplicate_response",
-                        format!(
-                            "conversation {} already has a response from {} (row {first})",
-                            quoted(&conversation),
-                            quoted(&source_name)
-                        ),
-                    ));
+                if !items.issues.is_empty()
+                    || !read_issues.is_empty()
+                    || items.refused_write.is_some()
+                {
+                    // The import is refused anyway: only look for further problems.
+                    return Ok(());
                 }
-                return Ok(());
+                items.write(tx, row, item, report)
+            })?;
+            progress(rows_read as u64);
+            items.finish(read_issues)
+        })
+    })
+}
+
+/// The writing of an items file as its rows are read: where its columns are, the study's index,
+/// the response ids the study already holds, what the rows named so far, and the problems found.
+struct ItemsWrite<'a> {
+    header: &'a RawTable,
+    /// The conversation, context, response, source and text columns.
+    cols: &'a [usize],
+    columns: &'a ItemColumns,
+    rubric_id: i64,
+    index: StudyIndex,
+    /// Response external id → response, as the study held them before the import.
+    existing: HashMap<String, i64>,
+    seen: SeenItems,
+    issues: Vec<Issue>,
+    /// A response id already naming another response of the study: found while writing,
+    /// reported only when the rows themselves hold no problem (as when all were checked first).
+    refused_write: Option<ImportError>,
+    /// Rows that passed their check.
+    accepted: usize,
+}
+
+/// An items row that passed its check: its row number, ids and context, and its source.
+struct ItemRow<'r> {
+    number: usize,
+    conversation: Cow<'r, str>,
+    context: Cow<'r, str>,
+    response: Cow<'r, str>,
+    spec: SourceSpec,
+}
+
+impl ItemsWrite<'_> {
+    /// Row `row`, column `column` (one of the five) as a location.
+    fn at(&self, row: usize, column: usize) -> Location {
+        self.header.at(row, Some(self.cols[column]))
+    }
+
+    /// A problem of row `number` in column `column`, listed while fewer than [`ITEM_ISSUES`] are.
+    fn problem(
+        &mut self,
+        number: usize,
+        column: usize,
+        code: &str,
+        message: impl FnOnce() -> String,
+    ) {
+        if self.issues.len() < ITEM_ISSUES {
+            self.issues
+                .push(Issue::error(self.at(number, column), code, message()));
+        }
+    }
+
+    /// Check one row against the rows before it: its ids, context and source present, its
+    /// response id new, its conversation without a response from the source yet, and the same
+    /// context as the conversation's other rows. The row's fields when it passes.
+    fn check<'r>(&mut self, row: &'r dyn RatingRow) -> Option<ItemRow<'r>> {
+        let number = row.number();
+        let mut missing = false;
+        for (i, what) in [
+            (0, "conversation id"),
+            (1, "context"),
+            (2, "response id"),
+            (3, "source"),
+        ] {
+            if row.text(self.cols[i]).is_none() {
+                self.problem(number, i, "missing_value", || {
+                    format!("the {what} is empty")
+                });
+                missing = true;
             }
-            seen.pairs.insert((conversation_at, source_at), number);
-            if conversation_at == next_conversation {
-                seen.conversations.insert(
-                    conversation.as_ref().into(),
-                    SeenConversation {
-                        position: conversation_at,
-                        context: digest,
-                        row: number,
-                        stored: None,
-                    },
-                );
+        }
+        if missing {
+            return None;
+        }
+        let conversation = row.text(self.cols[0]).unwrap_or_default();
+        let context = row.untrimmed(self.cols[1]).unwrap_or_default();
+        let response = row.text(self.cols[2]).unwrap_or_default();
+        let source_name = row.text(self.cols[3]).unwrap_or_default();
+        if let Some(&first) = self.seen.responses.get(response.as_ref()) {
+            self.problem(number, 2, "duplicate_id", || {
+                format!(
+                    "response id {} appears again (first in row {first})",
+                    quoted(&response)
+                )
+            });
+            return None;
+        }
+        self.seen.responses.insert(response.as_ref().into(), number);
+        let spec = source_spec(&source_name);
+        let seen = &mut self.seen;
+        let source_at = match seen.sources.get(&spec.key) {
+            Some(&known) => known,
+            None => {
+                let next = seen.sources.len() as u32;
+                seen.sources.insert(spec.key.clone(), next);
+                next
             }
-            if !same_context {
-                if issues.len() < ITEM_ISSUES {
-                    issues.push(Issue::error(
-                        at(number, 1),
-                        "context_conflict",
-                        format!(
-                            "conversation {} has a different context in row {context_row}",
-                            quoted(&conversation)
-                        ),
-                    ));
-                }
-                return Ok(());
-            }
-            accepted += 1;
-            if !issues.is_empty() || !read_issues.is_empty() || refused_write.is_some() {
-                // The import is refused anyway: only look for further problems.
-                return Ok(());
-            }
-            let cached = seen
-                .conversations
-                .get(conversation.as_ref())
-                .and_then(|c| c.stored);
-            let (conversation_id, context_differs) = match cached {
-                Some(stored) => stored,
-                None => {
-                    let c = index.conversation(
-                        tx,
-                        &NewConversation {
-                            external_id: &conversation,
-                            rubric_id,
-                            context: &context,
-                            language: None,
-                            category: None,
-                        },
-                    )?;
-                    report.conversations_added += c.added as usize;
-                    if let Some(entry) = seen.conversations.get_mut(conversation.as_ref()) {
-                        entry.stored = Some((c.id, c.context_differs));
-                    }
-                    (c.id, c.context_differs)
-                }
+        };
+        let digest = context_digest(&context);
+        let next_conversation = seen.conversations.len() as u32;
+        let (conversation_at, same_context, context_row) =
+            match seen.conversations.get(conversation.as_ref()) {
+                Some(c) => (c.position, c.context == digest, c.row),
+                None => (next_conversation, true, number),
             };
-            if context_differs {
-                report.quality.push(QualityItem {
-                    kind: QualityKind::ContextMismatch,
-                    at: Location {
+        if let Some(&first) = seen.pairs.get(&(conversation_at, source_at)) {
+            self.problem(number, 3, "duplicate_response", || {
+                format!(
+                    "conversation {} already has a response from {} (row {first})",
+                    quoted(&conversation),
+                    quoted(&source_name)
+                )
+            });
+            return None;
+        }
+        seen.pairs.insert((conversation_at, source_at), number);
+        if conversation_at == next_conversation {
+            seen.conversations.insert(
+                conversation.as_ref().into(),
+                SeenConversation {
+                    position: conversation_at,
+                    context: digest,
+                    row: number,
+                    stored: None,
+                },
+            );
+        }
+        if !same_context {
+            self.problem(number, 1, "context_conflict", || {
+                format!(
+                    "conversation {} has a different context in row {context_row}",
+                    quoted(&conversation)
+                )
+            });
+            return None;
+        }
+        self.accepted += 1;
+        Some(ItemRow {
+            number,
+            conversation,
+            context,
+            response,
+            spec,
+        })
+    }
+
+    /// Write a checked row: its conversation (once; a context differing from the study's is a
+    /// finding), its source, its response with the text, and the response's id (refused when
+    /// it already names another response).
+    fn write(
+        &mut self,
+        tx: &mut StudyTx<'_>,
+        row: &dyn RatingRow,
+        item: ItemRow<'_>,
+        report: &mut FileReport,
+    ) -> Result<(), ImportError> {
+        let ItemRow {
+            number,
+            conversation,
+            context,
+            response,
+            spec,
+        } = item;
+        let cached = self
+            .seen
+            .conversations
+            .get(conversation.as_ref())
+            .and_then(|c| c.stored);
+        let (conversation_id, context_differs) = match cached {
+            Some(stored) => stored,
+            None => {
+                let c = self.index.conversation(
+                    tx,
+                    &NewConversation {
+                        external_id: &conversation,
+                        rubric_id: self.rubric_id,
+                        context: &context,
+                        language: None,
+                        category: None,
+                    },
+                )?;
+                report.conversations_added += c.added as usize;
+                if let Some(entry) = self.seen.conversations.get_mut(conversation.as_ref()) {
+                    entry.stored = Some((c.id, c.context_differs));
+                }
+                (c.id, c.context_differs)
+            }
+        };
+        if context_differs {
+            report.quality.push(QualityItem {
+                kind: QualityKind::ContextMismatch,
+                at: Location {
+                    file: report.file.clone(),
+                    sheet: report.sheet.clone(),
+                    row: Some(number),
+                    column: Some(self.columns.context.clone()),
+                },
+                criterion: None,
+                value: Some(conversation.to_string()),
+                action: "reported".into(),
+            });
+        }
+        let source_id = self.index.source(tx, &spec)?;
+        let text = row.untrimmed(self.cols[4]);
+        let (response_id, added, filled) =
+            self.index
+                .response(tx, conversation_id, source_id, text.as_deref())?;
+        report.responses_added += added as usize;
+        report.texts_filled += filled as usize;
+        match self.existing.get(response.as_ref()) {
+            Some(&id) if id != response_id => {
+                self.refused_write = Some(ImportError::one(
+                    Location {
                         file: report.file.clone(),
                         sheet: report.sheet.clone(),
                         row: Some(number),
-                        column: Some(columns.context.clone()),
+                        column: Some(self.columns.response.clone()),
                     },
-                    criterion: None,
-                    value: Some(conversation.to_string()),
-                    action: "reported".into(),
-                });
+                    "duplicate_id",
+                    format!(
+                        "response id {} already names another response in the study (a different conversation or source); give this response its own id",
+                        quoted(&response)
+                    ),
+                ));
             }
-            let source_id = index.source(tx, &spec)?;
-            let text = row.untrimmed(cols[4]);
-            let (response_id, added, filled) =
-                index.response(tx, conversation_id, source_id, text.as_deref())?;
-            report.responses_added += added as usize;
-            report.texts_filled += filled as usize;
-            match existing.get(response.as_ref()) {
-                Some(&id) if id != response_id => {
-                    refused_write = Some(ImportError::one(
-                        Location {
-                            file: report.file.clone(),
-                            sheet: report.sheet.clone(),
-                            row: Some(number),
-                            column: Some(columns.response.clone()),
-                        },
-                        "duplicate_id",
-                        format!(
-                            "response id {} already names another response in the study (a different conversation or source); give this response its own id",
-                            quoted(&response)
-                        ),
-                    ));
-                }
-                Some(_) => {}
-                None => tx.set_response_external_id(response_id, &response)?,
-            }
-            Ok(())
-        })?;
-        progress(rows_read as u64);
+            Some(_) => {}
+            None => tx.set_response_external_id(response_id, &response)?,
+        }
+        Ok(())
+    }
+
+    /// Once every row is read: the file's own problems alone if it has any, else the rows'
+    /// (an empty file is one), else a refused write; nothing when the file imports.
+    fn finish(mut self, read_issues: Vec<Issue>) -> Result<(), ImportError> {
         if !read_issues.is_empty() {
             return Err(ImportError::Rejected(read_issues));
         }
-        if accepted == 0 && issues.is_empty() {
-            issues.push(Issue::error(
-                header.whole(),
+        if self.accepted == 0 && self.issues.is_empty() {
+            self.issues.push(Issue::error(
+                self.header.whole(),
                 "empty_file",
                 "the file has a header row but no data rows".to_string(),
             ));
         }
-        if !issues.is_empty() {
-            return Err(ImportError::Rejected(issues));
+        if !self.issues.is_empty() {
+            return Err(ImportError::Rejected(self.issues));
         }
-        if let Some(refused) = refused_write {
+        if let Some(refused) = self.refused_write {
             return Err(refused);
         }
-        record_file(tx, &report, options)?;
-        Ok(report)
-    })
+        Ok(())
+    }
 }
 
 /// The rows of a ratings file: a CSV file streamed row by row (memory flat in its length), or
@@ -757,15 +849,9 @@ pub fn import_ratings_reporting(
         kind: "long-ratings",
         options,
     };
-    file.import(
-        store,
-        progress,
-        &mut |store, header, rows, again, sha, on_rows| {
-            write_ratings(
-                store, header, rows, again, sha, rubric_key, columns, options, on_rows,
-            )
-        },
-    )
+    file.import(store, progress, &mut |store, file| {
+        write_ratings(store, file, rubric_key, columns, options)
+    })
 }
 
 /// A CSV file read as a stream, counting the bytes read into `read`.
@@ -811,20 +897,23 @@ fn sha256_file(path: &Path) -> Result<String, ImportError> {
 }
 
 /// Validate every row of a ratings file and write it, in one transaction: rolled back, with
-/// every problem found (up to [`MAX_ISSUES`]), if any row is refused. `header` names the file,
-/// sheet and columns; `again` reads the rows anew (only to name the first row of a duplicate).
-#[allow(clippy::too_many_arguments)]
-fn write_ratings<'a>(
+/// every problem found (up to [`MAX_ISSUES`]), if any row is refused. The file's header names the
+/// file, sheet and columns; reading the rows anew is only needed to name the first row of a
+/// duplicate.
+fn write_ratings(
     store: &mut Store,
-    header: &RawTable,
-    mut rows: RatingRows<'a>,
-    again: &dyn Fn() -> Result<RatingRows<'a>, ImportError>,
-    sha: &str,
+    file: FileRows<'_, '_>,
     rubric_key: &str,
     columns: &RatingColumns,
     options: &ImportOptions,
-    progress: &mut dyn FnMut(u64),
 ) -> Result<FileReport, ImportError> {
+    let FileRows {
+        header,
+        mut rows,
+        again,
+        sha,
+        progress,
+    } = file;
     let rubric = find_rubric(store, rubric_key, &header.whole())?;
     let item_name = if header.column(&columns.item).is_none() && header.column("target").is_some() {
         "target".to_string()
@@ -841,220 +930,320 @@ fn write_ratings<'a>(
         ],
     )
     .map_err(ImportError::Rejected)?;
-    let rationale_col = header.column(&columns.rationale);
     let existing_raters: HashMap<String, RaterKind> = store
         .raters()?
         .into_iter()
         .map(|r| (r.name, r.kind))
         .collect();
-    let mut report = FileReport::new(&header.file, header.sheet.clone(), "long-ratings", sha);
-    store.write(|tx| -> Result<FileReport, ImportError> {
-        if tx.import_by_hash(sha)?.is_some() {
-            report.status = FileStatus::AlreadyImported;
-            return Ok(report);
-        }
-        let rubric_id = tx.add_rubric(&rubric)?;
-        let criterion_ids = tx.criterion_ids(rubric_id)?;
-        // Responses by external id, with a dense position for the seen-ratings bitsets.
-        let responses: HashMap<String, (i64, usize)> = tx
-            .response_external_ids()?
-            .into_iter()
-            .enumerate()
-            .map(|(i, (external, id))| (external, (id, i)))
-            .collect();
-        let mut index = StudyIndex::load(tx)?;
-        let mut import = tx.begin_rating_import(&format!("import:{}", report.file))?;
-        // Rater name → (id, position among the file's raters).
-        let mut raters: HashMap<String, (i64, usize)> = HashMap::new();
-        // Criterion name as written → position in the rubric.
-        let mut criteria: HashMap<String, Option<usize>> = HashMap::new();
-        let mut seen = SeenRatings {
-            responses: responses.len(),
-            criteria: rubric.criteria.len(),
-            per_rater: Vec::new(),
-        };
-        let mut unknown_items: HashSet<String> = HashSet::new();
-        let mut duplicates: Vec<(usize, String, String, String, usize)> = Vec::new();
-        let mut too_many_duplicates = false;
-        let mut issues = Vec::new();
-        let at = |row: usize, column: Option<usize>| header.at(row, column);
-        let mut counted = 0u64;
-        let rows_read = rows.each(&mut issues, |row, issues| {
-            counted += 1;
-            if counted.is_multiple_of(PROGRESS_EVERY_ROWS) {
-                progress(counted);
-            }
-            let number = row.number();
-            let (Some(item), Some(rater), Some(criterion_name)) =
-                (row.text(cols[0]), row.text(cols[1]), row.text(cols[2]))
-            else {
-                issues.push(Issue::error(
-                    at(number, None),
-                    "missing_value",
-                    "item, rater and criterion must all be present".to_string(),
-                ));
-                return Ok(());
+    let report = FileReport::new(&header.file, header.sheet.clone(), "long-ratings", sha);
+    store.write(|tx| {
+        land(tx, report, options, |tx, report| {
+            let rubric_id = tx.add_rubric(&rubric)?;
+            let criterion_ids = tx.read().criterion_ids(rubric_id)?;
+            // Responses by external id, with a dense position for the seen-ratings bitsets.
+            let responses: HashMap<String, (i64, usize)> = tx
+                .response_external_ids()?
+                .into_iter()
+                .enumerate()
+                .map(|(i, (external, id))| (external, (id, i)))
+                .collect();
+            let index = StudyIndex::load(tx)?;
+            let mut import = tx.begin_rating_import(&format!("import:{}", report.file))?;
+            let mut check = RatingsCheck {
+                header,
+                cols: &cols,
+                rationale_col: header.column(&columns.rationale),
+                rubric: &rubric,
+                columns,
+                options,
+                existing_raters: &existing_raters,
+                criterion_ids,
+                seen: SeenRatings {
+                    responses: responses.len(),
+                    criteria: rubric.criteria.len(),
+                    per_rater: Vec::new(),
+                },
+                responses,
+                index,
+                raters: HashMap::new(),
+                criteria: HashMap::new(),
+                unknown_items: HashSet::new(),
+                duplicates: Vec::new(),
+                too_many_duplicates: false,
             };
-            let position = match criteria.get(criterion_name.as_ref()) {
-                Some(known) => *known,
-                None => {
-                    let found = rubric
-                        .criteria
-                        .iter()
-                        .position(|c| c.answers_to(&criterion_name));
-                    criteria.insert(criterion_name.to_string(), found);
-                    found
+            let mut issues = Vec::new();
+            let mut counted = 0u64;
+            let rows_read = rows.each(&mut issues, |row, issues| {
+                counted += 1;
+                if counted.is_multiple_of(PROGRESS_EVERY_ROWS) {
+                    progress(counted);
                 }
-            };
-            let Some(position) = position else {
+                check.row(tx, &mut import, row, issues, report)
+            })?;
+            progress(rows_read as u64);
+            if !check.duplicates.is_empty() {
+                issues.extend(name_duplicates(
+                    header,
+                    again()?,
+                    &cols,
+                    &check.duplicates,
+                    &rubric,
+                )?);
+            }
+            if rows_read == 0 && issues.is_empty() {
                 issues.push(Issue::error(
-                    at(number, Some(cols[2])),
-                    "unknown_criterion",
+                    header.whole(),
+                    "empty_file",
+                    "the file has a header row but no data rows".to_string(),
+                ));
+            }
+            if !issues.is_empty() {
+                return Err(ImportError::Rejected(issues));
+            }
+            let outcome = tx.finish_rating_import(import)?;
+            report.ratings_inserted = outcome.inserted;
+            report.ratings_updated = outcome.updated;
+            let mut names: Vec<String> = check.raters.into_keys().collect();
+            names.sort();
+            report.rater = Some(names.join(", "));
+            Ok(())
+        })
+    })
+}
+
+/// A rating repeated in a file: (row, item, rater, criterion as written, criterion position).
+type Duplicate = (usize, String, String, String, usize);
+
+/// The check of a ratings file as its rows are read: where its columns are, the rubric and the
+/// study's responses and raters, what the rows named so far, and the repeated ratings.
+struct RatingsCheck<'a> {
+    header: &'a RawTable,
+    /// The item, rater, criterion and score columns.
+    cols: &'a [usize],
+    rationale_col: Option<usize>,
+    rubric: &'a Rubric,
+    columns: &'a RatingColumns,
+    options: &'a ImportOptions,
+    /// Rater name → kind, as the study held them before the import.
+    existing_raters: &'a HashMap<String, RaterKind>,
+    /// Criterion id → its row id.
+    criterion_ids: HashMap<String, i64>,
+    /// Response external id → (response, dense position).
+    responses: HashMap<String, (i64, usize)>,
+    index: StudyIndex,
+    /// Rater name → (id, position among the file's raters).
+    raters: HashMap<String, (i64, usize)>,
+    /// Criterion name as written → position in the rubric.
+    criteria: HashMap<String, Option<usize>>,
+    seen: SeenRatings,
+    unknown_items: HashSet<String>,
+    /// The first 20 repeated ratings.
+    duplicates: Vec<Duplicate>,
+    too_many_duplicates: bool,
+}
+
+impl RatingsCheck<'_> {
+    /// Check one row and, while the file holds no problem, write its rating: item, rater and
+    /// criterion present and known (a new rater is created), the rating not named before, the
+    /// score on the criterion's scale (an empty one is a finding, not stored).
+    fn row(
+        &mut self,
+        tx: &mut StudyTx<'_>,
+        import: &mut RatingImport,
+        row: &dyn RatingRow,
+        issues: &mut Vec<Issue>,
+        report: &mut FileReport,
+    ) -> Result<(), ImportError> {
+        let (header, cols, rubric) = (self.header, self.cols, self.rubric);
+        let at = |row: usize, column: Option<usize>| header.at(row, column);
+        let number = row.number();
+        let (Some(item), Some(rater), Some(criterion_name)) =
+            (row.text(cols[0]), row.text(cols[1]), row.text(cols[2]))
+        else {
+            issues.push(Issue::error(
+                at(number, None),
+                "missing_value",
+                "item, rater and criterion must all be present".to_string(),
+            ));
+            return Ok(());
+        };
+        let Some(position) = self.criterion_position(&criterion_name) else {
+            issues.push(Issue::error(
+                at(number, Some(cols[2])),
+                "unknown_criterion",
+                format!(
+                    "{} is not a criterion of rubric {}",
+                    quoted(&criterion_name),
+                    quoted(&rubric.id)
+                ),
+            ));
+            return Ok(());
+        };
+        let criterion = &rubric.criteria[position];
+        let Some(&(response_id, response_at)) = self.responses.get(item.as_ref()) else {
+            if self.unknown_items.len() < 20 && self.unknown_items.insert(item.to_string()) {
+                issues.push(Issue::error(
+                    at(number, Some(cols[0])),
+                    "unknown_item",
                     format!(
-                        "{} is not a criterion of rubric {}",
-                        quoted(&criterion_name),
-                        quoted(&rubric.id)
+                        "item {} is not a response id in the study; import the items first",
+                        quoted(&item)
                     ),
                 ));
-                return Ok(());
-            };
-            let criterion = &rubric.criteria[position];
-            let Some(&(response_id, response_at)) = responses.get(item.as_ref()) else {
-                if unknown_items.len() < 20 && unknown_items.insert(item.to_string()) {
-                    issues.push(Issue::error(
-                        at(number, Some(cols[0])),
-                        "unknown_item",
-                        format!(
-                            "item {} is not a response id in the study; import the items first",
-                            quoted(&item)
-                        ),
-                    ));
-                }
-                return Ok(());
-            };
-            let (rater_id, rater_at) = match raters.get(rater.as_ref()) {
-                Some(known) => *known,
-                None => {
-                    let kind = existing_raters
-                        .get(rater.as_ref())
-                        .copied()
-                        .unwrap_or(columns.new_rater_kind);
-                    let spec = RaterSpec {
-                        kind,
-                        name: rater.to_string(),
-                        model_id: (kind == RaterKind::Judge).then(|| rater.to_string()),
-                        family: (kind == RaterKind::Judge).then(|| judge_family(&rater)),
-                    };
-                    let id = index.rater(tx, &spec, options.seed)?;
-                    let known = (id, raters.len());
-                    raters.insert(rater.to_string(), known);
-                    known
-                }
-            };
-            if !seen.first_time(rater_at, response_at, position) {
-                if duplicates.len() < 20 {
-                    duplicates.push((
-                        number,
-                        item.to_string(),
-                        rater.to_string(),
-                        criterion_name.to_string(),
-                        position,
-                    ));
-                } else if !too_many_duplicates {
-                    too_many_duplicates = true;
-                    issues.push(Issue::error(
-                        at(number, None),
-                        "duplicate_rating",
-                        format!("{rater} rated {criterion_name} of {} twice, and more than 20 ratings appear twice; only the first 20 are listed", quoted(&item)),
-                    ));
-                }
-                return Ok(());
             }
-            let at_score = || at(number, Some(cols[3]));
-            let Some(score) = row.text(cols[3]) else {
-                report.quality.push(QualityItem {
-                    kind: QualityKind::EmptyValue,
-                    at: at_score(),
-                    criterion: Some(criterion.id.clone()),
-                    value: None,
-                    action: "skipped".into(),
-                });
-                return Ok(());
-            };
-            let number_read = score
-                .parse::<f64>()
-                .map_err(|_| format!("{} is not a number", quoted(&score)));
-            let (value, raw) = match number_read.and_then(|x| {
-                if x.is_finite() {
-                    classify_number(x, &criterion.scale)
-                } else {
-                    Err(format!("{x} is not a finite number"))
-                }
-            }) {
-                Ok(Score::OnScale(v)) => (Some(v), None),
-                Ok(Score::OneStepOut(v)) => {
-                    report.quality.push(QualityItem {
-                        kind: QualityKind::OutOfScale,
-                        at: at_score(),
-                        criterion: Some(criterion.id.clone()),
-                        value: Some(v.to_string()),
-                        action: match options.out_of_scale {
-                            OutOfScale::Keep => "kept".into(),
-                            OutOfScale::Missing => "missing".into(),
-                        },
-                    });
-                    let stored = (options.out_of_scale == OutOfScale::Keep).then_some(v);
-                    (stored, Some(v.to_string()))
-                }
-                Ok(Score::Null | Score::Empty) => (None, None),
-                Err(msg) => {
-                    issues.push(Issue::error(at_score(), "bad_score", msg));
-                    return Ok(());
-                }
-            };
-            if !issues.is_empty() {
-                // The import is refused anyway: only look for further problems.
-                return Ok(());
-            }
-            let rationale = rationale_col
-                .and_then(|c| row.text(c))
-                .map(|t| t.into_owned());
-            tx.import_rating(
-                &mut import,
-                ImportedRating {
-                    rater_id,
-                    response_id,
-                    criterion_id: criterion_ids[&criterion.id],
-                    value,
-                    raw_value: raw,
-                    rationale,
-                },
-            )?;
-            Ok(())
-        })?;
-        progress(rows_read as u64);
-        if !duplicates.is_empty() {
-            issues.extend(name_duplicates(header, again()?, &cols, &duplicates, &rubric)?);
+            return Ok(());
+        };
+        let (rater_id, rater_at) = self.rater(tx, &rater)?;
+        if !self.seen.first_time(rater_at, response_at, position) {
+            self.duplicate(number, (&item, &rater, &criterion_name), position, issues);
+            return Ok(());
         }
-        if rows_read == 0 && issues.is_empty() {
+        let at_score = || at(number, Some(cols[3]));
+        let Some(score) = row.text(cols[3]) else {
+            report.quality.push(QualityItem {
+                kind: QualityKind::EmptyValue,
+                at: at_score(),
+                criterion: Some(criterion.id.clone()),
+                value: None,
+                action: "skipped".into(),
+            });
+            return Ok(());
+        };
+        let (value, raw) = match score_value(
+            &score,
+            criterion,
+            self.options.out_of_scale,
+            at_score,
+            report,
+        ) {
+            Ok(read) => read,
+            Err(msg) => {
+                issues.push(Issue::error(at_score(), "bad_score", msg));
+                return Ok(());
+            }
+        };
+        if !issues.is_empty() {
+            // The import is refused anyway: only look for further problems.
+            return Ok(());
+        }
+        let rationale = self
+            .rationale_col
+            .and_then(|c| row.text(c))
+            .map(|t| t.into_owned());
+        tx.import_rating(
+            import,
+            ImportedRating {
+                rater_id,
+                response_id,
+                criterion_id: self.criterion_ids[&criterion.id],
+                value,
+                raw_value: raw,
+                rationale,
+            },
+        )?;
+        Ok(())
+    }
+
+    /// The rubric position of a criterion as written (looked up once per name).
+    fn criterion_position(&mut self, name: &str) -> Option<usize> {
+        match self.criteria.get(name) {
+            Some(known) => *known,
+            None => {
+                let found = self.rubric.criteria.iter().position(|c| c.answers_to(name));
+                self.criteria.insert(name.to_string(), found);
+                found
+            }
+        }
+    }
+
+    /// A rater's id and position among the file's raters; a rater new to the study is created
+    /// with its kind there, else the kind chosen for new raters.
+    fn rater(&mut self, tx: &mut StudyTx<'_>, name: &str) -> Result<(i64, usize), ImportError> {
+        if let Some(known) = self.raters.get(name) {
+            return Ok(*known);
+        }
+        let kind = self
+            .existing_raters
+            .get(name)
+            .copied()
+            .unwrap_or(self.columns.new_rater_kind);
+        let spec = RaterSpec {
+            kind,
+            name: name.to_string(),
+            model_id: (kind == RaterKind::Judge).then(|| name.to_string()),
+            family: (kind == RaterKind::Judge).then(|| judge_family(name)),
+        };
+        let id = self.index.rater(tx, &spec, self.options.seed)?;
+        let known = (id, self.raters.len());
+        self.raters.insert(name.to_string(), known);
+        Ok(known)
+    }
+
+    /// A rating named again in row `number` ((item, rater, criterion) as written): kept to be
+    /// named with its first row, up to 20; past that, one problem says there are more.
+    fn duplicate(
+        &mut self,
+        number: usize,
+        (item, rater, criterion_name): (&str, &str, &str),
+        position: usize,
+        issues: &mut Vec<Issue>,
+    ) {
+        if self.duplicates.len() < 20 {
+            self.duplicates.push((
+                number,
+                item.to_string(),
+                rater.to_string(),
+                criterion_name.to_string(),
+                position,
+            ));
+        } else if !self.too_many_duplicates {
+            self.too_many_duplicates = true;
             issues.push(Issue::error(
-                header.whole(),
-                "empty_file",
-                "the file has a header row but no data rows".to_string(),
+                self.header.at(number, None),
+                "duplicate_rating",
+                format!("{rater} rated {criterion_name} of {} twice, and more than 20 ratings appear twice; only the first 20 are listed", quoted(&item)),
             ));
         }
-        if !issues.is_empty() {
-            return Err(ImportError::Rejected(issues));
+    }
+}
+
+/// A score as written read on the criterion's scale: the value stored and the raw text kept
+/// (one step out of the scale is a finding at `at`, kept or missing as chosen); the problem
+/// when it is not a score.
+fn score_value(
+    score: &str,
+    criterion: &Criterion,
+    out_of_scale: OutOfScale,
+    at: impl Fn() -> Location,
+    report: &mut FileReport,
+) -> Result<(Option<i64>, Option<String>), String> {
+    let number_read = score
+        .parse::<f64>()
+        .map_err(|_| format!("{} is not a number", quoted(&score)));
+    match number_read.and_then(|x| {
+        if x.is_finite() {
+            classify_number(x, &criterion.scale)
+        } else {
+            Err(format!("{x} is not a finite number"))
         }
-        let outcome = tx.finish_rating_import(import)?;
-        report.ratings_inserted = outcome.inserted;
-        report.ratings_updated = outcome.updated;
-        let mut names: Vec<String> = raters.into_keys().collect();
-        names.sort();
-        report.rater = Some(names.join(", "));
-        record_file(tx, &report, options)?;
-        Ok(report)
-    })
+    })? {
+        Score::OnScale(v) => Ok((Some(v), None)),
+        Score::OneStepOut(v) => {
+            report.quality.push(QualityItem {
+                kind: QualityKind::OutOfScale,
+                at: at(),
+                criterion: Some(criterion.id.clone()),
+                value: Some(v.to_string()),
+                action: match out_of_scale {
+                    OutOfScale::Keep => "kept".into(),
+                    OutOfScale::Missing => "missing".into(),
+                },
+            });
+            let stored = (out_of_scale == OutOfScale::Keep).then_some(v);
+            Ok((stored, Some(v.to_string())))
+        }
+        Score::Null | Score::Empty => Ok((None, None)),
+    }
 }
 
 /// A `duplicate_rating` problem for each repeated rating, naming the row where it first appears

@@ -63,6 +63,7 @@ impl ReleaseLayout for MentalBench {
     const KIND: &'static str = "mentalbench";
     const NOUN: &'static str = "MentalBench";
 
+    /// Check the columns and rows ([`validate`]).
     fn check(
         &self,
         table: &RawTable,

@@ -8,7 +8,11 @@
 //! row and column instead of stopping at the first. Only when no error was found is anything
 //! written, and then in one transaction, so a failed import leaves the study exactly as it was.
 //! A file's SHA-256 is recorded in the study; importing the same bytes again is recognised and
-//! changes nothing.
+//! changes nothing. Every importer ends in `land` (the same bytes checked for again inside the
+//! transaction, the rows written, the file recorded); the release layouts read as one table
+//! (MentalBench, PsyCrisis) run through `import_release`, the long-form files through
+//! `LongFile::import`, and a MentalAlign release (several workbooks checked together) through its
+//! own driver.
 //!
 //! Problems come in two severities. Errors (a score of 3.5, a missing column, a CSV renamed to
 //! .xlsx) reject the import. Data-quality findings (a 0 or a 6 on a 1–5 scale, a null score, an

@@ -1000,10 +1000,14 @@ fn recorded_head_break(conn: &Connection, end: &ChainEnd) -> StoreResult<Option<
     }))
 }
 
-/// The first tracked table whose rows differ from the state the last entry sealed.
-fn sealed_table_break(conn: &Connection, end: &ChainEnd) -> StoreResult<Option<ChainBreak>> {
-    let last_id = end.id;
-    let sealed = State::decode(&end.state).unwrap_or_default();
+/// The first tracked table whose rows differ from the state `last_state` the last entry,
+/// `last_id`, sealed.
+fn sealed_table_break(
+    conn: &Connection,
+    last_id: i64,
+    last_state: &str,
+) -> StoreResult<Option<ChainBreak>> {
+    let sealed = State::decode(last_state).unwrap_or_default();
     let actual = full_state(conn)?;
     // A table the seal covers but the study no longer has (`retest_rating`, whose rows moved
     // into `rating` at schema 12) must be empty in the seal too: the upgrade's entry moved
@@ -1054,8 +1058,9 @@ impl Store {
             check.broken = Some(broken);
             return Ok(check);
         }
-        check.head = Some(end.hash.clone());
-        if let Some(broken) = sealed_table_break(conn, &end)? {
+        let ChainEnd { id, hash, state } = end;
+        check.head = Some(hash);
+        if let Some(broken) = sealed_table_break(conn, id, &state)? {
             check.broken = Some(broken);
             return Ok(check);
         }

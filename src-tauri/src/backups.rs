@@ -44,11 +44,10 @@ impl BackupWatch {
         folder: &std::path::Path,
         force: bool,
     ) -> IpcResult<Option<BackupEntry>> {
-        let store = study.store();
-        let Some(path) = store.path().map(PathBuf::from) else {
+        let Some(path) = study.path().map(PathBuf::from) else {
             return Ok(None);
         };
-        let stamp = store.change_stamp()?;
+        let stamp = backup::change_stamp(study)?;
         let mut seen = self
             .seen
             .lock()
@@ -71,7 +70,7 @@ impl BackupWatch {
         if !due {
             return Ok(None);
         }
-        let entry = backup::take(store, folder, SystemClock.now_ms(), backup::KEEP)?;
+        let entry = backup::take_of(study, folder, SystemClock.now_ms(), backup::KEEP)?;
         *seen = Some(Seen {
             study: path,
             stamp,

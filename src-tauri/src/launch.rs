@@ -79,8 +79,8 @@ pub fn settle(app: &tauri::AppHandle) {
     let state = app.state::<crate::state::AppState>();
     let opened = state.with_study(|s| {
         Ok((
-            s.store().path().map(|p| p.to_path_buf()),
-            s.store().title()?,
+            s.path().map(|p| p.to_path_buf()),
+            concord_core::app::overview::title(s)?,
         ))
     });
     if let Ok((Some(path), title)) = opened {

@@ -25,6 +25,7 @@
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use concord_core::app::open::{self, WhenMissing};
 use concord_core::app::open_study::OpenStudy;
+use concord_core::app::session as rater_session;
 use concord_core::app::study_security;
 use concord_core::base::clock::fresh_seed;
 use concord_core::base::clock::SystemClock;
@@ -33,7 +34,6 @@ use concord_core::base::study_location::StudyPath;
 use concord_core::base::study_location::STUDY_ENV;
 use concord_core::intake::demo::DemoError;
 use concord_core::store::{Passphrase, Store, StoreError};
-use concord_core::workflow::rater_session;
 use concord_core::workflow::rater_session::Session;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -91,7 +91,7 @@ fn session_at_open(study: &Result<OpenStudy, IpcError>) -> Option<Session> {
     study
         .as_ref()
         .ok()
-        .map(|s| rater_session::at_open(s.store()).unwrap_or(Session::Picking))
+        .map(|s| rater_session::at_open(s).unwrap_or(Session::Picking))
 }
 
 /// The error that keeps an encrypted study locked until a passphrase is given.
@@ -223,7 +223,7 @@ impl AppState {
         if let Ok(s) = guard.study.as_ref() {
             let mut session = self.session_guard();
             if matches!(*session, None | Some(Session::Lead)) {
-                *session = Some(rater_session::at_open(s.store()).unwrap_or(Session::Picking));
+                *session = Some(rater_session::at_open(s).unwrap_or(Session::Picking));
             }
         }
         Ok(())

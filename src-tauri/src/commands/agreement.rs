@@ -4,7 +4,7 @@
 
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::state::AppState;
-use concord_core::panel::adjudication::consensus_agreement;
+use concord_core::app::adjudication::consensus_agreement;
 use concord_core::panel::adjudication::ConsensusAgreement;
 use concord_core::panel::agreement::verdict::VerdictOptions;
 use concord_core::panel::agreement::verdict::VerdictReport;
@@ -32,7 +32,7 @@ pub async fn agreement_consensus(
     view: TableView,
 ) -> IpcResult<ConsensusAgreement> {
     state
-        .run(move |s| Ok(consensus_agreement(s.store(), options, view)?))
+        .run(move |s| Ok(consensus_agreement(s, options, view)?))
         .await
 }
 

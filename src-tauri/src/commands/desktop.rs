@@ -124,7 +124,7 @@ fn show(
     let locked = state::is_locked(&study);
     let (title, package) = match study.as_ref() {
         Ok(s) => (
-            s.store().title().unwrap_or_default(),
+            concord_core::app::overview::title(s).unwrap_or_default(),
             concord_core::app::expert::package_identity(s)?,
         ),
         // A locked study's title is inside the encrypted file: its name stands in until unlocked.
@@ -216,12 +216,7 @@ pub async fn recent_studies(
 pub async fn classify_file(state: tauri::State<'_, AppState>, path: String) -> IpcResult<FileRole> {
     let path = typed_path(&path)?;
     state
-        .run_opened(move |opened| {
-            Ok(file_role::classify(
-                &path,
-                opened.study.as_ref().ok().map(|s| s.store()),
-            ))
-        })
+        .run_opened(move |opened| Ok(file_role::classify_for(&path, opened.study.as_ref().ok())))
         .await
 }
 
@@ -360,8 +355,8 @@ pub async fn backup_now(
     let folder = settings.backup_folder();
     state
         .run(move |s| {
-            Ok(backup::take(
-                s.store(),
+            Ok(backup::take_of(
+                s,
                 &folder,
                 SystemClock.now_ms(),
                 backup::KEEP,
@@ -388,7 +383,7 @@ pub async fn restore_backup(
             // An encrypted study's backups are encrypted with its passphrase: the open study's
             // opens them.
             let key = state
-                .with_study(|s| Ok(s.store().passphrase().cloned()))
+                .with_study(|s| Ok(s.passphrase().cloned()))
                 .ok()
                 .flatten();
             backup::restore(&source, &dest, key.as_ref())?;

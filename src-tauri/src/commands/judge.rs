@@ -7,8 +7,9 @@
 use crate::error::IpcResult;
 use crate::judge_runs::{JudgeActivity, JudgeRuns, JudgeStart, JudgeStarted};
 use crate::state::AppState;
+use concord_core::app::judge_runs;
 use concord_core::judge::{
-    self, CallFailure, Destination, KeyChoice, PromptTemplate, RunPreview, RunSettings, RunStatus,
+    CallFailure, Destination, KeyChoice, PromptTemplate, RunPreview, RunSettings, RunStatus,
 };
 use tauri::Manager;
 
@@ -18,7 +19,7 @@ pub async fn judge_default_prompt(
     rubric: Option<String>,
 ) -> IpcResult<PromptTemplate> {
     state
-        .run(move |s| Ok(judge::default_prompt(s.store(), rubric.as_deref())?))
+        .run(move |s| Ok(judge_runs::default_prompt(s, rubric.as_deref())?))
         .await
 }
 
@@ -28,7 +29,7 @@ pub async fn judge_preview(
     settings: RunSettings,
 ) -> IpcResult<RunPreview> {
     state
-        .run(move |s| Ok(judge::preview_run(s.store(), &settings)?))
+        .run(move |s| Ok(judge_runs::preview(s, &settings)?))
         .await
 }
 
@@ -36,7 +37,7 @@ pub async fn judge_preview(
 /// from, or the rule's refusal (`judge_endpoint`, `judge_key_source`); nothing is read or sent.
 #[tauri::command]
 pub async fn judge_destination(settings: RunSettings, key: KeyChoice) -> IpcResult<Destination> {
-    Ok(judge::destination(&settings, &key)?)
+    Ok(judge_runs::destination(&settings, &key)?)
 }
 
 #[tauri::command]
@@ -62,7 +63,7 @@ pub async fn judge_activity(runs: tauri::State<'_, JudgeRuns>) -> IpcResult<Judg
 
 #[tauri::command]
 pub async fn judge_runs(state: tauri::State<'_, AppState>) -> IpcResult<Vec<RunStatus>> {
-    state.run(move |s| Ok(judge::runs(s.store())?)).await
+    state.run(move |s| Ok(judge_runs::runs(s)?)).await
 }
 
 #[tauri::command]
@@ -71,6 +72,6 @@ pub async fn judge_failures(
     run_id: i64,
 ) -> IpcResult<Vec<CallFailure>> {
     state
-        .run(move |s| Ok(judge::failures(s.store(), run_id)?))
+        .run(move |s| Ok(judge_runs::failures(s, run_id)?))
         .await
 }

@@ -4,15 +4,15 @@
 
 use crate::error::IpcResult;
 use crate::state::AppState;
-use concord_core::panel::adjudication;
+use concord_core::app::adjudication;
+use concord_core::app::calibration;
+use concord_core::app::rater_quality;
 use concord_core::panel::adjudication::AdjudicationReview;
 use concord_core::panel::adjudication::DecisionView;
 use concord_core::panel::adjudication::DiscrepancyRule;
 use concord_core::panel::adjudication::Resolution;
-use concord_core::panel::rater_quality;
 use concord_core::panel::rater_quality::QualityOptions;
 use concord_core::panel::rater_quality::RaterQualityReport;
-use concord_core::workflow::calibration;
 use concord_core::workflow::calibration::CalibrationItem;
 use concord_core::workflow::calibration::CalibrationStatus;
 
@@ -22,7 +22,7 @@ pub async fn adjudication_review(
     rule: DiscrepancyRule,
 ) -> IpcResult<AdjudicationReview> {
     state
-        .run(move |s| Ok(adjudication::review(s.store(), &rule)?))
+        .run(move |s| Ok(adjudication::review(s, &rule)?))
         .await
 }
 
@@ -32,7 +32,7 @@ pub async fn adjudication_resolve(
     resolution: Resolution,
 ) -> IpcResult<DecisionView> {
     state
-        .run(move |s| Ok(adjudication::resolve(s.store_mut(), &resolution)?))
+        .run(move |s| Ok(adjudication::resolve(s, &resolution)?))
         .await
 }
 
@@ -43,7 +43,7 @@ pub async fn rater_quality(state: tauri::State<'_, AppState>) -> IpcResult<Rater
         ..QualityOptions::default()
     };
     state
-        .run(move |s| Ok(rater_quality::report(s.store(), &options)?))
+        .run(move |s| Ok(rater_quality::report(s, &options)?))
         .await
 }
 
@@ -51,7 +51,7 @@ pub async fn rater_quality(state: tauri::State<'_, AppState>) -> IpcResult<Rater
 pub async fn calibration_status(state: tauri::State<'_, AppState>) -> IpcResult<CalibrationStatus> {
     let rater_id = state.rater_id()?;
     state
-        .run(move |s| Ok(calibration::status_for(s.store(), rater_id)?))
+        .run(move |s| Ok(calibration::status_for(s, rater_id)?))
         .await
 }
 
@@ -62,7 +62,7 @@ pub async fn calibration_item(
 ) -> IpcResult<CalibrationItem> {
     let rater_id = state.rater_id()?;
     state
-        .run(move |s| Ok(calibration::item_for(s.store(), rater_id, item)?))
+        .run(move |s| Ok(calibration::item_for(s, rater_id, item)?))
         .await
 }
 
@@ -74,13 +74,6 @@ pub async fn calibration_answer(
 ) -> IpcResult<CalibrationItem> {
     let rater_id = state.rater_id()?;
     state
-        .run(move |s| {
-            Ok(calibration::answer_for(
-                s.store_mut(),
-                rater_id,
-                item,
-                &values,
-            )?)
-        })
+        .run(move |s| Ok(calibration::answer_for(s, rater_id, item, &values)?))
         .await
 }

@@ -8,7 +8,6 @@
 use crate::error::IpcResult;
 use crate::events::{ratings_changed, RatingsChanged};
 use crate::state::AppState;
-use concord_core::workflow::queue;
 use concord_core::workflow::queue::ItemProgress;
 use concord_core::workflow::queue::QueueSummary;
 use concord_core::workflow::queue::RaterProfile;
@@ -17,7 +16,9 @@ use concord_core::workflow::queue::RatingItem;
 
 #[tauri::command]
 pub async fn rater_profiles(state: tauri::State<'_, AppState>) -> IpcResult<RaterProfiles> {
-    state.run(move |s| Ok(queue::profiles(s.store())?)).await
+    state
+        .run(move |s| Ok(concord_core::app::rating::profiles(s)?))
+        .await
 }
 
 #[tauri::command]
@@ -43,7 +44,7 @@ pub async fn open_queue(state: tauri::State<'_, AppState>) -> IpcResult<QueueSum
 pub async fn rating_item(state: tauri::State<'_, AppState>, item: i64) -> IpcResult<RatingItem> {
     let rater_id = state.rater_id()?;
     state
-        .run(move |s| Ok(queue::rating_item(s.store(), rater_id, item)?))
+        .run(move |s| Ok(concord_core::app::rating::rating_item(s, rater_id, item)?))
         .await
 }
 

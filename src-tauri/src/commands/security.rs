@@ -53,9 +53,9 @@ pub async fn study_security(state: tauri::State<'_, AppState>) -> IpcResult<Stud
         .run_opened(move |opened| {
             let (encrypted, locked, minutes) = match opened.study.as_ref() {
                 Ok(s) => (
-                    s.store().is_encrypted(),
+                    s.is_encrypted(),
                     false,
-                    study_security::idle_lock_minutes(s.store())?,
+                    study_security::idle_lock_minutes_of(s)?,
                 ),
                 Err(e) if e.code == ErrorCode::PassphraseNeeded => {
                     (true, true, DEFAULT_IDLE_LOCK_MINUTES)
@@ -89,7 +89,7 @@ pub async fn unlock_study(
             backups::rebase(&app, &study);
             // A study opened locked went into the recent list under its file name: now its
             // title is known.
-            if let Ok(title) = study.store().title() {
+            if let Ok(title) = concord_core::app::overview::title(&study) {
                 crate::menu::remember(&app, &path, &title);
             }
             state.set_study(Ok(study))?;
@@ -106,7 +106,7 @@ pub async fn lock_study(app: AppHandle, state: tauri::State<'_, AppState>) -> Ip
     state
         .run_opened(move |opened| {
             let path = study_file(opened)?;
-            let encrypted = matches!(opened.study.as_ref(), Ok(s) if s.store().is_encrypted());
+            let encrypted = matches!(opened.study.as_ref(), Ok(s) if s.is_encrypted());
             if encrypted {
                 if let Ok(s) = opened.study.as_ref() {
                     backups::on_close(&app, s);
@@ -127,7 +127,7 @@ fn convert(
 ) -> IpcResult<SecurityOutcome> {
     let path = study_file(opened)?;
     let before = match opened.study.as_ref() {
-        Ok(s) => s.store().passphrase().cloned(),
+        Ok(s) => s.passphrase().cloned(),
         Err(e) => return Err(e.clone()),
     };
     // Dropping the open study closes its connection, so the file can be replaced.
@@ -184,11 +184,6 @@ pub async fn change_passphrase(
 #[tauri::command]
 pub async fn set_idle_lock(state: tauri::State<'_, AppState>, minutes: u32) -> IpcResult<u32> {
     state
-        .run(move |s| {
-            Ok(study_security::set_idle_lock_minutes(
-                s.store_mut(),
-                minutes,
-            )?)
-        })
+        .run(move |s| Ok(study_security::set_idle_lock_minutes_of(s, minutes)?))
         .await
 }

@@ -6,14 +6,14 @@ use crate::error::IpcResult;
 use crate::events::{ratings_changed, RatingsChanged};
 use crate::session::grant_lead_if_lead;
 use crate::state::AppState;
-use concord_core::workflow::rater_session;
+use concord_core::app::session as rater_session;
 use concord_core::workflow::rater_session::SessionInfo;
 
 #[tauri::command]
 pub async fn rater_session(state: tauri::State<'_, AppState>) -> IpcResult<SessionInfo> {
     let session = state.session();
     state
-        .run(move |s| Ok(rater_session::info(s.store(), session)?))
+        .run(move |s| Ok(rater_session::info(s, session)?))
         .await
 }
 
@@ -26,9 +26,9 @@ pub async fn start_rater_session(
     let shell = AppState::clone(&state);
     state
         .run(move |s| {
-            let session = rater_session::start(s.store_mut(), current, rater_id)?;
+            let session = rater_session::start(s, current, rater_id)?;
             shell.set_session(session);
-            Ok(rater_session::info(s.store(), session)?)
+            Ok(rater_session::info(s, session)?)
         })
         .await
 }
@@ -43,9 +43,9 @@ pub async fn leave_rater_session(
     let shell = AppState::clone(&state);
     let info = state
         .run(move |s| {
-            let session = rater_session::leave(s.store_mut(), current, lead_passphrase.as_deref())?;
+            let session = rater_session::leave(s, current, lead_passphrase.as_deref())?;
             shell.set_session(session);
-            Ok(rater_session::info(s.store(), session)?)
+            Ok(rater_session::info(s, session)?)
         })
         .await?;
     grant_lead_if_lead(&app, state.session());

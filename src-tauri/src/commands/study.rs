@@ -8,7 +8,9 @@ use serde::Serialize;
 /// The open study's overview, read from SQLite.
 #[tauri::command]
 pub async fn study_overview(state: tauri::State<'_, AppState>) -> IpcResult<StudyOverview> {
-    state.run(|s| Ok(s.store().overview()?)).await
+    state
+        .run(|s| Ok(concord_core::app::overview::overview(s)?))
+        .await
 }
 
 /// Which study file the window has, whether or not it opened, and whose package it is when it is

@@ -4,15 +4,14 @@
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
-use concord_core::panel::adjudication;
+use concord_core::app::adjudication;
+use concord_core::app::rater_quality;
 use concord_core::panel::adjudication::AdjudicationError;
 use concord_core::panel::adjudication::DiscrepancyRule;
 use concord_core::panel::adjudication::LikertRule;
-use concord_core::panel::adjudication::Panel;
 use concord_core::panel::adjudication::Resolution;
 use concord_core::panel::adjudication::Ruling;
 use concord_core::panel::adjudication::DEFAULT_LIKERT_GAP;
-use concord_core::panel::rater_quality;
 use concord_core::panel::rater_quality::QualityFlag;
 use concord_core::panel::rater_quality::QualityOptions;
 use concord_core::store::{SignatureState, StoreError};
@@ -138,7 +137,7 @@ struct Listed<'a> {
     item: &'a str,
     criterion: &'a str,
     values: Vec<Value<'a>>,
-    reason: adjudication::DiscrepancyReason,
+    reason: concord_core::panel::adjudication::DiscrepancyReason,
 }
 
 #[derive(Serialize)]
@@ -162,8 +161,7 @@ pub fn run(
     match &args.command {
         AdjudicationCommand::Discrepancies { rule, all } => {
             let rule = rule.rule()?;
-            let panel = Panel::load(study.store(), false)?;
-            discrepancies(&panel.discrepancies(&rule, *all), as_json)
+            discrepancies(&adjudication::discrepancies(&study, &rule, *all)?, as_json)
         }
         AdjudicationCommand::Resolve {
             item,
@@ -179,7 +177,7 @@ pub fn run(
                 (None, false) => Ruling::Unratable,
             };
             let decision = adjudication::resolve(
-                study.store_mut(),
+                &mut study,
                 &Resolution {
                     item: item.clone(),
                     criterion: criterion.clone(),
@@ -200,7 +198,7 @@ pub fn run(
         }
         AdjudicationCommand::AddRaters { rule, seed } => {
             let rule = rule.rule()?;
-            let done = adjudication::add_rater_on_disagreement(study.store_mut(), &rule, *seed)?;
+            let done = adjudication::add_rater_on_disagreement(&mut study, &rule, *seed)?;
             if as_json {
                 return json(&done);
             }
@@ -219,7 +217,7 @@ pub fn run(
         }
         AdjudicationCommand::Status { rule } => {
             let rule = rule.rule()?;
-            let status = Panel::load(study.store(), false)?.status(&rule);
+            let status = adjudication::status(&study, &rule)?;
             if as_json {
                 return json(&status);
             }
@@ -298,7 +296,7 @@ pub fn raters(
                 paths: *paths,
                 ..QualityOptions::default()
             };
-            let report = rater_quality::report(study.store(), &options)?;
+            let report = rater_quality::report(&study, &options)?;
             if as_json {
                 return json(&report);
             }

@@ -7,7 +7,10 @@
 use crate::import_cmd::ImportCmdError;
 use crate::study_cmd::open_study;
 use clap::{Args, ValueEnum};
-use concord_core::panel::adjudication::agreement_report;
+use concord_core::app::adjudication::agreement_report;
+use concord_core::app::agreement::{
+    provenance, render_table as render_agreement_table, table_with_reml_bands,
+};
 use concord_core::panel::adjudication::AdjudicationError;
 use concord_core::panel::adjudication::AgreementReference;
 use concord_core::panel::agreement::AgreementCell;
@@ -16,8 +19,6 @@ use concord_core::panel::agreement::AgreementReport;
 use concord_core::panel::agreement::Comparison;
 use concord_core::panel::agreement::Level;
 use concord_core::panel::agreement::DEFAULT_SEED;
-use concord_core::panel::agreement_table::render;
-use concord_core::panel::agreement_table::table_with_reml_bands;
 use concord_core::panel::agreement_table::CiChoice;
 use concord_core::panel::agreement_table::IccChoice;
 use concord_core::panel::agreement_table::TableFormat;
@@ -178,7 +179,7 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         ReferenceArg::Consensus => AgreementReference::Consensus,
     };
     let options_record = options.clone();
-    let report = agreement_report(study.store(), options, reference).map_err(|e| match e {
+    let report = agreement_report(&study, options, reference).map_err(|e| match e {
         AdjudicationError::Store(e) => ImportCmdError::Store(e),
         other => ImportCmdError::Store(concord_core::store::StoreError::Invalid(other.to_string())),
     })?;
@@ -211,12 +212,12 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
             FormatArg::Md => TableFormat::Md,
             FormatArg::Latex => TableFormat::Latex,
         };
-        let provenance = concord_core::guard::provenance::Provenance::of(
-            study.store(),
+        let provenance = provenance(
+            &study,
             serde_json::json!({ "agreement": &options_record, "table": view, "reference": format!("{:?}", args.reference) }),
         )?;
-        let shown = table_with_reml_bands(study.store(), &report, view)?;
-        return Ok(render(&shown, format, &provenance));
+        let shown = table_with_reml_bands(&study, &report, view)?;
+        return Ok(render_agreement_table(&shown, format, &provenance));
     }
     match args.method {
         MethodArg::Mentalalign => {

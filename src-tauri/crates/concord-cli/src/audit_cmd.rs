@@ -5,12 +5,12 @@
 
 use crate::study_cmd::{study_path, StudyCmdError};
 use clap::{Args, Subcommand};
+use concord_core::app::audit;
+use concord_core::app::audit::iso_utc;
 use concord_core::base::clock::SystemClock;
 use concord_core::base::text::quoted;
-use concord_core::guard::audit;
 use concord_core::guard::audit::LogFilter;
-use concord_core::outputs::export::iso_utc;
-use concord_core::store::{Store, StoreError};
+use concord_core::store::StoreError;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -66,10 +66,10 @@ fn time(text: &Option<String>) -> Result<Option<i64>, AuditCmdError> {
 pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, AuditCmdError> {
     // An existing study only: verifying must never create one.
     let path = study_path(db)?;
-    let store = Store::open(path.path(), Arc::new(SystemClock))?;
+    let study = audit::open(path.path(), Arc::new(SystemClock))?;
     match &args.command {
         AuditCommand::Verify => {
-            let check = audit::verify(&store)?;
+            let check = audit::verify(&study)?;
             if let Some(b) = &check.broken {
                 if json {
                     // The JSON document still goes to stdout; the exit status says it is broken.
@@ -78,7 +78,7 @@ pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, Au
                 return Err(AuditCmdError::Broken(b.message.clone()));
             }
             // Verification also shows who signed what and whether it still matches.
-            let signatures = concord_core::workflow::signoff::signatures(&store)?;
+            let signatures = concord_core::app::signoff::signatures(&study)?;
             if json {
                 let mut doc = serde_json::to_value(&check)?;
                 doc["signatures"] = serde_json::to_value(&signatures)?;
@@ -125,7 +125,7 @@ pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, Au
                 since: time(since)?,
                 until: time(until)?,
             };
-            let entries = audit::log(&store, &filter)?;
+            let entries = audit::log(&study, &filter)?;
             if json {
                 let doc: Vec<serde_json::Value> = entries
                     .iter()

@@ -4,8 +4,8 @@
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
+use concord_core::app::calibration;
 use concord_core::base::text::quoted;
-use concord_core::workflow::calibration;
 use concord_core::workflow::calibration::CalibrationError;
 use concord_core::workflow::calibration::PassRule;
 use serde::Serialize;
@@ -100,7 +100,7 @@ pub fn run(
             value,
             explanation,
         } => {
-            calibration::set_key(study.store_mut(), item, criterion, *value, explanation)?;
+            calibration::set_key(&mut study, item, criterion, *value, explanation)?;
             Ok(format!("{item} {criterion}: key {value}\n"))
         }
         CalibrationCommand::Rule {
@@ -113,7 +113,7 @@ pub fn run(
                 likert_min_share: *likert_min_share,
                 binary_min_share: *binary_min_share,
             };
-            calibration::set_pass_rule(study.store_mut(), &rule)?;
+            calibration::set_pass_rule(&mut study, &rule)?;
             if as_json {
                 return json(&rule);
             }
@@ -125,7 +125,7 @@ pub fn run(
             ))
         }
         CalibrationCommand::Status => {
-            let all = calibration::statuses(study.store())?;
+            let all = calibration::statuses(&study)?;
             if as_json {
                 return json(&serde_json::json!({ "experts": all }));
             }
@@ -155,7 +155,7 @@ pub fn run(
             item,
             values,
         } => {
-            let shown = calibration::answer(study.store_mut(), rater, *item, values)?;
+            let shown = calibration::answer(&mut study, rater, *item, values)?;
             if as_json {
                 return json(&shown);
             }
@@ -176,7 +176,7 @@ pub fn run(
             lead,
             reason,
         } => {
-            let status = calibration::override_gate(study.store_mut(), rater, lead, reason)?;
+            let status = calibration::override_gate(&mut study, rater, lead, reason)?;
             if as_json {
                 return json(&status);
             }

@@ -7,7 +7,7 @@
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use concord_core::app::export::{ExportJobError, RatingsExport, RatingsFormat};
-use concord_core::guard::phi::review;
+use concord_core::guard::phi::review::PhiError;
 use concord_core::guard::phi::review::PhiGate;
 use concord_core::outputs::export::sheet::SheetError;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ pub enum ExportCmdError {
     #[error("{0}")]
     Sheet(#[from] SheetError),
     #[error(transparent)]
-    Phi(#[from] review::PhiError),
+    Phi(#[from] PhiError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
     #[error(transparent)]

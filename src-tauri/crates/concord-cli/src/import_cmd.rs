@@ -11,7 +11,7 @@ use concord_core::app::import::{ImportJob, ImportJobError};
 use concord_core::app::open::WhenMissing;
 use concord_core::intake::long::ItemColumns;
 use concord_core::intake::long::RatingColumns;
-use concord_core::intake::psycrisis;
+use concord_core::intake::psycrisis::CrisisFile;
 use concord_core::intake::FileReport;
 use concord_core::intake::FileStatus;
 use concord_core::intake::ImportOptions;
@@ -223,7 +223,7 @@ fn job(format: &ImportFormat) -> ImportJob {
             sheet,
         } => ImportJob::PsyCrisis {
             file: file.clone(),
-            crisis: psycrisis::CrisisFile {
+            crisis: CrisisFile {
                 source_key: source.clone(),
                 source_name: source_name.clone(),
                 judge: judge.clone(),

@@ -8,10 +8,12 @@
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
+use concord_core::app::judge_runs;
 use concord_core::base::text::quoted;
 use concord_core::judge::{
-    self, key, ApiKey, CancellationToken, Execution, JudgeError, KeyChoice, KeyError, Prices,
-    Progress, PromptTemplate, ProviderKind, ResponseSelection, RunSettings, RunStatus,
+    ApiKey, CancellationToken, Execution, JudgeError, KeyChoice, KeyError, Prices, Progress,
+    PromptTemplate, ProviderKind, ResponseSelection, RunPlan, RunPreview, RunReport, RunSettings,
+    RunStatus,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write as _;
@@ -154,8 +156,8 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
         JudgeCommand::Status { run } => {
             let study = open_study(db)?;
             let list = match run {
-                Some(id) => vec![judge::run_status(study.store(), *id)?],
-                None => judge::runs(study.store())?,
+                Some(id) => vec![judge_runs::run_status(&study, *id)?],
+                None => judge_runs::runs(&study)?,
             };
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&list)?));
@@ -167,7 +169,7 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
         }
         JudgeCommand::Failures { run } => {
             let study = open_study(db)?;
-            let fails = judge::failures(study.store(), *run)?;
+            let fails = judge_runs::failures(&study, *run)?;
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&fails)?));
             }
@@ -199,7 +201,7 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
             if secret.is_empty() {
                 return Err(JudgeCmdError::Usage("no key on standard input".into()));
             }
-            key::save_to_keyring(account, &ApiKey::new(secret))?;
+            judge_runs::save_key(account, &ApiKey::new(secret))?;
             Ok(format!(
                 "Stored the key for {} in the OS keyring.\n",
                 quoted(account)
@@ -261,9 +263,9 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
         env_var: a.api_key_env.clone(),
         ..KeyChoice::default()
     };
-    let destination = judge::destination(&settings, &choice)?;
+    let destination = judge_runs::destination(&settings, &choice)?;
     eprintln!("concord: judge {destination}");
-    let preview = judge::preview_run(study.store(), &settings)?;
+    let preview = judge_runs::preview(&study, &settings)?;
     announce_preview(&preview, settings.repetitions);
     if a.dry_run {
         if json {
@@ -324,8 +326,8 @@ fn settings_with_prompt(
 ) -> Result<RunSettings, JudgeCmdError> {
     let mut settings = settings_from(a)?;
     if let Some(file) = &a.prompt_file {
-        let preview = judge::preview_run(study.store(), &settings)?;
-        let base = judge::default_prompt(study.store(), Some(&preview.rubric))?;
+        let preview = judge_runs::preview(&study, &settings)?;
+        let base = judge_runs::default_prompt(&study, Some(&preview.rubric))?;
         settings.prompt = Some(PromptTemplate {
             format: base.format,
             system: a.system_file.as_deref().map(read_text).transpose()?,
@@ -340,7 +342,7 @@ fn settings_with_prompt(
 }
 
 /// What a run would send and cost, on stderr before anything is sent.
-fn announce_preview(preview: &judge::RunPreview, repetitions: u32) {
+fn announce_preview(preview: &RunPreview, repetitions: u32) {
     let e = &preview.estimate;
     eprintln!(
         "concord: {} calls ({} responses × {} repetitions, rubric {}); estimated {} input + {} output tokens ≈ ${:.4}",
@@ -355,7 +357,7 @@ fn announce_preview(preview: &judge::RunPreview, repetitions: u32) {
 }
 
 /// Whether the run starts or resumes, on stderr.
-fn announce_plan(plan: &judge::RunPlan) {
+fn announce_plan(plan: &RunPlan) {
     if plan.resumed {
         eprintln!(
             "concord: resuming judge run {} (same settings, hash {}): {} of {} done, {} failed",
@@ -386,7 +388,7 @@ fn progress_bar(total: i64, json: bool) -> ProgressBar {
 }
 
 /// A finished run as text: its status and what to do about failed or batched calls.
-fn render_report(report: &judge::RunReport) -> String {
+fn render_report(report: &RunReport) -> String {
     let mut out = render_status(&report.status);
     if report.status.failed > 0 {
         let _ = writeln!(

@@ -7,7 +7,7 @@
 use crate::study_cmd::{open_study, required_passphrase, StudyCmdError};
 use concord_core::app::package::PackageJobError;
 use concord_core::base::clock::fresh_seed;
-use concord_core::guard::phi::review;
+use concord_core::guard::phi::review::PhiError;
 use concord_core::guard::phi::review::PhiGate;
 use concord_core::workflow::package::MergeReport;
 use std::path::{Path, PathBuf};
@@ -19,7 +19,7 @@ pub enum PackageCmdError {
     #[error(transparent)]
     Job(#[from] PackageJobError),
     #[error(transparent)]
-    Phi(#[from] review::PhiError),
+    Phi(#[from] PhiError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
 }

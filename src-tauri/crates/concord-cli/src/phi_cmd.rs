@@ -7,9 +7,8 @@
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
+use concord_core::app::phi;
 use concord_core::base::text::quoted;
-use concord_core::guard::phi::parse_terms;
-use concord_core::guard::phi::review;
 use concord_core::guard::phi::review::PhiError;
 use concord_core::guard::phi::review::PhiScanSummary;
 use concord_core::guard::phi::review::Selection;
@@ -170,7 +169,6 @@ pub fn render_summary(s: &PhiScanSummary) -> String {
 
 pub fn run(args: &PhiArgs, db: Option<&Path>, json: bool) -> Result<String, PhiCmdError> {
     let mut study = open_study(db)?;
-    let store = study.store_mut();
     let by = actor(args.by.as_deref());
     match &args.command {
         PhiCommand::Scan { all, terms } => {
@@ -180,11 +178,11 @@ pub fn run(args: &PhiArgs, db: Option<&Path>, json: bool) -> Result<String, PhiC
                         path: path.display().to_string(),
                         detail: e.to_string(),
                     })?;
-                    review::set_terms(store, &parse_terms(&list), &by)?
+                    phi::set_terms(&mut study, &list, &by)?
                 }
-                None => review::scan(store, *all, &by)?,
+                None => phi::scan_texts(&mut study, *all, &by)?,
             };
-            let open = review::findings(store, Some(PhiStatus::Open))?;
+            let open = phi::findings(&study, Some(PhiStatus::Open))?;
             if json {
                 let doc = serde_json::json!({
                     "findings": open.iter().map(finding_json).collect::<Vec<_>>(),
@@ -197,10 +195,8 @@ pub fn run(args: &PhiArgs, db: Option<&Path>, json: bool) -> Result<String, PhiC
             Ok(render_summary(&summary) + &render_findings(&open))
         }
         PhiCommand::Redact { select } => {
-            let n = review::redact(store, &selection(select, "redact")?, &by)?;
-            let open = store
-                .open_phi_findings()
-                .map_err(|e| PhiCmdError::Phi(e.into()))?;
+            let n = phi::redact(&mut study, &selection(select, "redact")?, &by)?;
+            let open = phi::open_findings(&study)?;
             if json {
                 let doc = serde_json::json!({"redacted": n, "open": open});
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
@@ -210,10 +206,8 @@ pub fn run(args: &PhiArgs, db: Option<&Path>, json: bool) -> Result<String, PhiC
             ))
         }
         PhiCommand::Keep { select, reason } => {
-            let n = review::keep(store, &selection(select, "keep")?, reason, &by)?;
-            let open = store
-                .open_phi_findings()
-                .map_err(|e| PhiCmdError::Phi(e.into()))?;
+            let n = phi::keep(&mut study, &selection(select, "keep")?, reason, &by)?;
+            let open = phi::open_findings(&study)?;
             if json {
                 let doc = serde_json::json!({"kept": n, "open": open});
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
@@ -227,7 +221,7 @@ pub fn run(args: &PhiArgs, db: Option<&Path>, json: bool) -> Result<String, PhiC
                 StatusArg::Redacted => Some(PhiStatus::Redacted),
                 StatusArg::All => None,
             };
-            let list = review::findings(store, status)?;
+            let list = phi::findings(&study, status)?;
             if json {
                 let doc = serde_json::json!({
                     "findings": list.iter().map(finding_json).collect::<Vec<_>>(),

@@ -5,13 +5,13 @@
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
+use concord_core::app::audit::iso_utc;
+use concord_core::app::revise::{revise, ReviseError};
+use concord_core::app::signoff;
 use concord_core::base::text::quoted;
-use concord_core::outputs::export::iso_utc;
-use concord_core::store::{Occasion, RatingInput, StoreError};
-use concord_core::workflow::signoff;
+use concord_core::store::StoreError;
 use concord_core::workflow::signoff::SignatureStatus;
 use concord_core::workflow::signoff::SignoffError;
-use concord_core::workflow::signoff::ITERATIONS;
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
@@ -107,7 +107,6 @@ fn render(list: &[SignatureStatus]) -> String {
 
 pub fn run(args: &SignoffArgs, db: Option<&Path>, json: bool) -> Result<String, SignoffCmdError> {
     let mut study = open_study(db)?;
-    let store = study.store_mut();
     match &args.command {
         SignoffCommand::Passphrase {
             rater,
@@ -116,13 +115,12 @@ pub fn run(args: &SignoffArgs, db: Option<&Path>, json: bool) -> Result<String, 
         } => {
             let new = secret(passphrase_env)?;
             let current = current_passphrase_env.as_deref().map(secret).transpose()?;
-            signoff::set_passphrase(
-                store,
+            signoff::set_passphrase_of(
+                &mut study,
                 rater.as_str(),
                 current.as_deref(),
                 &new,
                 concord_core::base::clock::fresh_seed(),
-                ITERATIONS,
             )?;
             Ok(format!("Signing passphrase set for {rater}\n"))
         }
@@ -130,14 +128,15 @@ pub fn run(args: &SignoffArgs, db: Option<&Path>, json: bool) -> Result<String, 
             rater,
             passphrase_env,
         } => {
-            let status = signoff::sign_assignment(store, rater.as_str(), &secret(passphrase_env)?)?;
+            let status =
+                signoff::sign_assignment_of(&mut study, rater.as_str(), &secret(passphrase_env)?)?;
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&status)?));
             }
             Ok(render(std::slice::from_ref(&status)))
         }
         SignoffCommand::List => {
-            let list = signoff::signatures(store)?;
+            let list = signoff::signatures(&study)?;
             if json {
                 return Ok(format!(
                     "{}\n",
@@ -153,39 +152,10 @@ pub fn run(args: &SignoffArgs, db: Option<&Path>, json: bool) -> Result<String, 
             value,
             reason,
         } => {
-            let (rater_id, _) = store
-                .expert_by_name(rater)?
-                .ok_or_else(|| SignoffError::UnknownExpert(rater.clone()))?;
-            let response_id = *store
-                .response_item_names()?
-                .iter()
-                .find(|(_, label)| *label == item)
-                .ok_or_else(|| SignoffCmdError::UnknownItem(item.clone()))?
-                .0;
-            let rubric = store
-                .rubrics()?
-                .into_iter()
-                .find(|(_, r)| r.criteria.iter().any(|c| c.id == *criterion))
-                .map(|(_, r)| r.id)
-                .ok_or_else(|| StoreError::NotFound {
-                    what: "criterion",
-                    key: criterion.clone(),
-                })?;
-            let criterion_id = store.criterion_id(&rubric, criterion)?;
-            store.write(|tx| {
-                tx.set_rating_with_reason(
-                    &RatingInput {
-                        rater_id,
-                        response_id,
-                        criterion_id,
-                        occasion: Occasion::First,
-                        value: Some(*value),
-                        raw_value: None,
-                        rationale: None,
-                        origin: "cli",
-                    },
-                    reason,
-                )
+            revise(&mut study, rater, item, criterion, *value, reason).map_err(|e| match e {
+                ReviseError::Signoff(e) => SignoffCmdError::Signoff(e),
+                ReviseError::Store(e) => SignoffCmdError::Store(e),
+                ReviseError::UnknownItem(item) => SignoffCmdError::UnknownItem(item),
             })?;
             Ok(format!(
                 "Changed {rater}'s {criterion} on {item} to {value}: {reason}\n"

@@ -6,15 +6,14 @@
 
 use concord_core::app::open::{self, Opened, WhenMissing};
 use concord_core::app::open_study::OpenStudy;
+use concord_core::app::study_security;
 use concord_core::base::clock::fresh_seed;
 use concord_core::base::clock::SystemClock;
 use concord_core::base::study_location;
 use concord_core::base::study_location::StudyPath;
 use concord_core::base::study_location::STUDY_ENV;
 use concord_core::intake::demo::DemoError;
-use concord_core::store::{
-    decrypt_study, encrypt_study, rekey_study, Passphrase, StoreError, StudyOverview,
-};
+use concord_core::store::{Passphrase, StoreError, StudyOverview};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -123,7 +122,7 @@ pub fn open_study(db: Option<&Path>) -> Result<OpenStudy, StudyCmdError> {
 
 pub fn demo(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
     let Opened { study, created } = open_as(db, WhenMissing::CreateDemo)?;
-    let overview = study.store().overview()?;
+    let overview = concord_core::app::overview::overview(&study)?;
     if json {
         let doc = serde_json::json!({ "created": created, "overview": overview });
         return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
@@ -143,7 +142,7 @@ pub fn demo(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
 
 pub fn overview(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
     let study = open_study(db)?;
-    let overview = study.store().overview()?;
+    let overview = concord_core::app::overview::overview(&study)?;
     if json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&overview)?));
     }
@@ -159,7 +158,7 @@ fn render_overview(o: &StudyOverview) -> String {
     for r in &o.rubrics {
         out.push_str(&format!(
             "    {} — {} criteria, {} conversations\n",
-            concord_core::rubric::localized(&r.name, "en"),
+            concord_core::app::overview::localized(&r.name, "en"),
             r.criteria.len(),
             r.conversations
         ));
@@ -200,17 +199,12 @@ pub fn profiles(
                         var: var.to_string(),
                     }),
                 })?;
-            concord_core::workflow::rater_session::lock_profiles(
-                study.store_mut(),
-                &lead,
-                fresh_seed(),
-                concord_core::workflow::rater_session::ITERATIONS,
-            )?;
+            concord_core::app::session::lock_profiles(&mut study, &lead, fresh_seed())?;
         }
-        Some(false) => concord_core::workflow::rater_session::unlock_profiles(study.store_mut())?,
+        Some(false) => concord_core::app::session::unlock_profiles(&mut study)?,
         None => {}
     }
-    let profiles = concord_core::workflow::queue::profiles(study.store()).map_err(|e| match e {
+    let profiles = concord_core::app::rating::profiles(&study).map_err(|e| match e {
         concord_core::workflow::queue::QueueError::Store(s) => StudyCmdError::Store(s),
         other => StudyCmdError::Store(StoreError::Invalid(other.to_string())),
     })?;
@@ -262,16 +256,16 @@ pub fn study(args: &StudyArgs, db: Option<&Path>, json: bool) -> Result<String, 
     let current = || required_passphrase(passphrase_var());
     let (action, encrypted) = match &args.command {
         StudyCommand::Encrypt => {
-            encrypt_study(p, &current()?)?;
+            study_security::encrypt(p, &current()?)?;
             ("encrypted", true)
         }
         StudyCommand::Decrypt => {
-            decrypt_study(p, &current()?)?;
+            study_security::decrypt(p, &current()?)?;
             ("decrypted", false)
         }
         StudyCommand::Rekey { new_passphrase_env } => {
             let new = required_passphrase(new_passphrase_env)?;
-            rekey_study(p, &current()?, &new)?;
+            study_security::rekey(p, &current()?, &new)?;
             ("re-keyed", true)
         }
     };

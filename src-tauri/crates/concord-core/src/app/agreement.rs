@@ -1,12 +1,15 @@
 //! The agreement panel's outputs: the table written beside the study in CSV, Markdown or LaTeX
 //! (with the provenance of the numbers), a figure or table saved into the export folder, and how
-//! many more targets a cell needs for its interval to be at most a given width.
+//! many more targets a cell needs for its interval to be at most a given width; for `concord
+//! agreement --format` the table with its REML bands, its provenance and its rendering.
 
 use crate::app::open_study::OpenStudy;
 use crate::base::error_code::{Coded, ErrorCode};
-use crate::panel::agreement::{AgreementOptions, Comparison};
+use crate::guard::provenance::Provenance;
+use crate::panel::agreement::{AgreementOptions, AgreementReport, Comparison};
 use crate::panel::agreement_table::{
-    plan_more as plan_cell, render, IccChoice, MoreTargets, PlanError, TableFormat, TableView,
+    plan_more as plan_cell, render, AgreementTable, IccChoice, MoreTargets, PlanError, TableFormat,
+    TableView,
 };
 use crate::store::{StoreError, StoreResult};
 use std::path::PathBuf;
@@ -118,4 +121,28 @@ pub struct PlannedCell<'a> {
     pub criterion: &'a str,
     pub rater: &'a str,
     pub reference: &'a str,
+}
+
+/// For `concord agreement --format`: the table of `report` for `view`, its ICC bands from the
+/// experts' REML baseline.
+pub fn table_with_reml_bands(
+    study: &OpenStudy,
+    report: &AgreementReport,
+    view: TableView,
+) -> StoreResult<AgreementTable> {
+    crate::panel::agreement_table::table_with_reml_bands(study.store(), report, view)
+}
+
+/// The reproducibility record a table carries: the chain head, the version and `options`.
+pub fn provenance(study: &OpenStudy, options: serde_json::Value) -> StoreResult<Provenance> {
+    Provenance::of(study.store(), options)
+}
+
+/// The table written out in `format` with its provenance.
+pub fn render_table(
+    table: &AgreementTable,
+    format: TableFormat,
+    provenance: &Provenance,
+) -> String {
+    render(table, format, provenance)
 }

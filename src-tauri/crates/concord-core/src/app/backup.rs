@@ -5,6 +5,7 @@
 //! checks it with `PRAGMA integrity_check` and copies it to a new file, never over the original.
 //! The backups of an encrypted study are encrypted with its passphrase (see `store::Store::copy_to`).
 
+use crate::app::open_study::OpenStudy;
 use crate::base::clock::Millis;
 use crate::outputs::export::iso_utc;
 use crate::store::{restore_copy, Passphrase, Store, StoreError, StoreResult};
@@ -137,4 +138,19 @@ pub fn take(store: &Store, root: &Path, at: Millis, keep: usize) -> StoreResult<
 /// passphrase `key` and is restored encrypted with it.
 pub fn restore(backup: &Path, dest: &Path, key: Option<&Passphrase>) -> StoreResult<()> {
     restore_copy(backup, dest, key)
+}
+
+/// [`take`] for the open study.
+pub fn take_of(
+    study: &OpenStudy,
+    root: &Path,
+    at: Millis,
+    keep: usize,
+) -> StoreResult<BackupEntry> {
+    take(study.store(), root, at, keep)
+}
+
+/// The open study's change stamp: a backup is due when it differs from the last one's.
+pub fn change_stamp(study: &OpenStudy) -> StoreResult<(i64, i64)> {
+    study.store().change_stamp()
 }

@@ -8,6 +8,7 @@
 //! screen. Nothing is written to the file.
 
 use crate::app::import::ImportFormat;
+use crate::app::open_study::OpenStudy;
 use crate::outputs::export::sheet::META_SHEET;
 use crate::store::{inspect, peek_package, FileKind, PackageIdentity, Store, StoreError};
 use calamine::{Reader, Xlsx};
@@ -106,4 +107,9 @@ pub fn classify(path: &Path, open: Option<&Store>) -> FileRole {
             reason: e.to_string(),
         },
     }
+}
+
+/// [`classify`] against the open study, when there is one.
+pub fn classify_for(path: &Path, open: Option<&OpenStudy>) -> FileRole {
+    classify(path, open.map(OpenStudy::store))
 }

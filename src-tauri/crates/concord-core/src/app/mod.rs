@@ -4,8 +4,11 @@
 //! that says its [`ErrorCode`](crate::base::error_code::ErrorCode) through
 //! [`Coded`](crate::base::error_code::Coded): [`open`] a study, [`import`] a dataset, [`setup`]
 //! (rubrics, experts, assignment), [`package`]s out and back, rating [`export`]s and fill-in
-//! sheets, a filled [`sheet`] back, [`judge_start`], the [`rating`] screen, expert [`signoff`],
-//! the [`phi`] guard's review, the [`agreement`] panel's outputs and the [`methods`] appendix.
+//! sheets, a filled [`sheet`] back, [`judge_start`] and the rest of the judge screen
+//! ([`judge_runs`]: prompt, preview, destination, runs, failures), the [`rating`] screen, rater
+//! [`session`]s, expert [`signoff`] and a signed rating's [`revise`]ion, the [`phi`] guard's
+//! review, the [`agreement`] panel's outputs, [`adjudication`], [`rater_quality`],
+//! [`calibration`], the [`audit`] chain, the study [`overview`] and the [`methods`] appendix.
 //! Beside them: the study as the window holds it with its cached reports ([`open_study`]: the
 //! store and the cache, no jobs), the expert's side of a package ([`expert`]), what a
 //! handed-over file is for ([`file_role`]), backups ([`backup`]), the recent-studies list
@@ -14,21 +17,29 @@
 //!
 //! May import every folder below; nothing in the crate imports it.
 
+pub mod adjudication;
 pub mod agreement;
+pub mod audit;
 pub mod backup;
+pub mod calibration;
 pub mod expert;
 pub mod export;
 pub mod file_role;
 pub mod import;
+pub mod judge_runs;
 pub mod judge_start;
 pub mod methods;
 pub mod open;
 pub mod open_study;
+pub mod overview;
 pub mod package;
 pub mod paths;
 pub mod phi;
+pub mod rater_quality;
 pub mod rating;
 pub mod recent;
+pub mod revise;
+pub mod session;
 pub mod setup;
 pub mod sheet;
 pub mod signoff;

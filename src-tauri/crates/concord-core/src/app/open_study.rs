@@ -77,6 +77,21 @@ impl OpenStudy {
         &self.store
     }
 
+    /// The study file's path (none for a study held in memory).
+    pub fn path(&self) -> Option<&std::path::Path> {
+        self.store.path()
+    }
+
+    /// Whether the study file is encrypted.
+    pub fn is_encrypted(&self) -> bool {
+        self.store.is_encrypted()
+    }
+
+    /// The passphrase the study was opened with (an encrypted study's), held while it is open.
+    pub fn passphrase(&self) -> Option<&crate::store::Passphrase> {
+        self.store.passphrase()
+    }
+
     /// Write access for operations that change many ratings at once; the cached reports are
     /// dropped because they can no longer be trusted.
     pub fn store_mut(&mut self) -> &mut Store {

@@ -2,10 +2,13 @@
 //! queue (each open finding in its context), the lead's decisions (redact to typed placeholders,
 //! or keep with a reason; audited), and the gate every package, export, sheet and methods
 //! appendix passes (refused while findings are open unless the lead overrides with a reason).
-//! Texts change, ratings do not, so the cached agreement reports stay valid.
+//! Texts change, ratings do not, so the cached agreement reports stay valid. `concord phi` has
+//! the same steps by name (a terms file, every text, a selection), through the bulk write access.
 
 use crate::app::open_study::OpenStudy;
-use crate::guard::phi::review::{self, PhiError, PhiGate, PhiReview, PhiScanSummary};
+use crate::guard::phi::parse_terms;
+use crate::guard::phi::review::{self, PhiError, PhiGate, PhiReview, PhiScanSummary, Selection};
+use crate::store::{PhiFinding, PhiStatus};
 
 /// The lead's decision on PHI findings.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -57,4 +60,52 @@ pub(crate) fn require_reviewed(
         gate.override_reason,
         gate.actor,
     )
+}
+
+/// For `concord phi scan`: scan the texts written since the last scan (every text with `all`).
+pub fn scan_texts(
+    study: &mut OpenStudy,
+    all: bool,
+    actor: &str,
+) -> Result<PhiScanSummary, PhiError> {
+    review::scan(study.store_mut(), all, actor)
+}
+
+/// Replace the lead's list of names and places (one a line, as in a terms file) and scan every
+/// text against it.
+pub fn set_terms(
+    study: &mut OpenStudy,
+    list: &str,
+    actor: &str,
+) -> Result<PhiScanSummary, PhiError> {
+    review::set_terms(study.store_mut(), &parse_terms(list), actor)
+}
+
+/// The findings with `status` (every finding when `None`).
+pub fn findings(study: &OpenStudy, status: Option<PhiStatus>) -> Result<Vec<PhiFinding>, PhiError> {
+    review::findings(study.store(), status)
+}
+
+/// How many findings are still open.
+pub fn open_findings(study: &OpenStudy) -> Result<usize, PhiError> {
+    Ok(study.store().open_phi_findings()?)
+}
+
+/// For `concord phi redact`: replace the selected identifiers by their typed placeholders.
+pub fn redact(
+    study: &mut OpenStudy,
+    selection: &Selection,
+    actor: &str,
+) -> Result<usize, PhiError> {
+    review::redact(study.store_mut(), selection, actor)
+}
+
+/// For `concord phi keep`: keep the selected originals on purpose, with `reason`.
+pub fn keep(
+    study: &mut OpenStudy,
+    selection: &Selection,
+    reason: &str,
+    actor: &str,
+) -> Result<usize, PhiError> {
+    review::keep(study.store_mut(), selection, reason, actor)
 }

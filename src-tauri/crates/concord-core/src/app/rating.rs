@@ -4,7 +4,9 @@
 //! value changes what agreement sees; the rest keeps the cached reports.
 
 use crate::app::open_study::OpenStudy;
-use crate::workflow::queue::{self, ItemProgress, QueueError, QueueSummary, RaterProfile};
+use crate::workflow::queue::{
+    self, ItemProgress, QueueError, QueueSummary, RaterProfile, RaterProfiles, RatingItem,
+};
 
 /// The rater's queue, positioned where they left it.
 pub fn open_queue(study: &mut OpenStudy, rater_id: i64) -> Result<QueueSummary, QueueError> {
@@ -68,4 +70,14 @@ pub fn leave_item(
         seconds,
         next_item,
     )
+}
+
+/// The study's expert profiles for the picker (and whether new ones are allowed).
+pub fn profiles(study: &OpenStudy) -> Result<RaterProfiles, QueueError> {
+    queue::profiles(study.store())
+}
+
+/// Item `item` of the expert `rater_id`'s queue, blinded.
+pub fn rating_item(study: &OpenStudy, rater_id: i64, item: i64) -> Result<RatingItem, QueueError> {
+    queue::rating_item(study.store(), rater_id, item)
 }

@@ -1314,3 +1314,126 @@ fn the_window_check_catches_a_command_that_waits() {
          named; the command that hands over and the one without a study are not: {problems:?}"
     );
 }
+
+/// Where the code of a front end reaches past the application layer, as (line, what): (a) a
+/// `use concord_core::X::…` path (braces expanded) whose last segment starts lower-case — a
+/// module or a function, not a type or a constant — with `X` other than `app`, `base` or
+/// `files::score_table` (the CSV readers of `concord stats`); (b) a `.store()`,
+/// `.store_mut()` or `.store_keeping_reports()` call; (c) an inline path
+/// `concord_core::X::…::m::f(` — a function `f` of a module `m`, both lower-case — with `X`
+/// other than `app` or `base` (a type's own function, `Type::f(`, is the type's). The text is
+/// lexed first, so comments and strings never count.
+fn past_the_application_layer(text: &str) -> Vec<(usize, String)> {
+    let lexed = lex(text);
+    let mut found = Vec::new();
+    let lower = |s: &str| s.chars().next().is_some_and(|c| c.is_lowercase());
+    let allowed = |rest: &[String]| {
+        rest.first().is_some_and(|x| x == "app" || x == "base")
+            || (rest.len() >= 2 && rest[0] == "files" && rest[1] == "score_table")
+    };
+    let code: Vec<char> = lexed
+        .code
+        .iter()
+        .map(|(_, l)| l.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+        .chars()
+        .collect();
+    let line_at = |i: usize| 1 + code[..i].iter().filter(|c| **c == '\n').count();
+    let text: String = code.iter().collect();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    for (byte, _) in text.match_indices("concord_core::") {
+        let i = text[..byte].chars().count();
+        if i > 0 && ident(code[i - 1]) {
+            continue;
+        }
+        let before: String = code[..i].iter().collect();
+        let in_use = before.trim_end().ends_with("use") || before.trim_end().ends_with("pub use");
+        let (paths, end) = expand_path(&code, i);
+        if in_use {
+            for p in paths {
+                let rest = &p[1..];
+                let last = rest.last().map(String::as_str).unwrap_or("");
+                if !allowed(rest) && lower(last) {
+                    found.push((line_at(i), format!("use {}", p.join("::"))));
+                }
+            }
+            continue;
+        }
+        let mut j = end;
+        while j < code.len() && code[j].is_whitespace() {
+            j += 1;
+        }
+        let Some(p) = paths.first() else { continue };
+        let rest = &p[1..];
+        let called = code.get(j) == Some(&'(');
+        let module_fn =
+            rest.len() >= 2 && lower(&rest[rest.len() - 1]) && lower(&rest[rest.len() - 2]);
+        if called && module_fn && !allowed(rest) {
+            found.push((line_at(i), format!("{}(", p.join("::"))));
+        }
+    }
+    for call in [".store()", ".store_mut()", ".store_keeping_reports()"] {
+        for (byte, _) in text.match_indices(call) {
+            let i = text[..byte].chars().count();
+            found.push((line_at(i), call.to_string()));
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The shell and the CLI call only `concord_core::app` (and the pure helpers of `base` and the
+/// score-table readers of `concord stats`): see [`past_the_application_layer`] for how a call
+/// past it is recognised; each is named with its file and line.
+#[test]
+fn front_ends_call_only_the_application_layer() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src-tauri/src"), &mut files);
+    rust_files(&root.join("src-tauri/crates/concord-cli/src"), &mut files);
+    assert!(files.len() > 20, "the front ends' files are found");
+    let mut problems = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("a readable front-end file");
+        for (line, what) in past_the_application_layer(&text) {
+            let shown = file.strip_prefix(root).unwrap_or(file).display();
+            problems.push(format!("{shown}:{line}: {what}"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "front ends reach past concord_core::app:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_layer_check_sees_a_front_end_reaching_past_the_application_layer() {
+    let sample = "\
+use concord_core::app::judge_runs;
+use concord_core::judge::{self, RunSettings};
+use concord_core::base::clock::fresh_seed;
+use concord_core::files::score_table::read_long_csv;
+use concord_core::store::{Passphrase, StoreError};
+// concord_core::judge::runs(s.store()) in a comment
+fn f(s: &OpenStudy) {
+    let _ = \"s.store_mut()\";
+    let _ = judge_runs::runs(s);
+    let _ = concord_core::workflow::queue::profiles(s.store());
+    let _ = concord_core::panel::agreement::AgreementOptions::mentalalign(r);
+    let _ = concord_core::base::clock::fresh_seed();
+}
+";
+    let found = past_the_application_layer(sample);
+    assert_eq!(
+        found,
+        vec![
+            (2, "use concord_core::judge".to_string()),
+            (10, ".store()".to_string()),
+            (10, "concord_core::workflow::queue::profiles(".to_string()),
+        ],
+        "the module import, the inline module call and the store call are seen; comments, \
+         strings, types, app and base are not"
+    );
+}

@@ -326,8 +326,8 @@ fn settings_with_prompt(
 ) -> Result<RunSettings, JudgeCmdError> {
     let mut settings = settings_from(a)?;
     if let Some(file) = &a.prompt_file {
-        let preview = judge_runs::preview(&study, &settings)?;
-        let base = judge_runs::default_prompt(&study, Some(&preview.rubric))?;
+        let preview = judge_runs::preview(study, &settings)?;
+        let base = judge_runs::default_prompt(study, Some(&preview.rubric))?;
         settings.prompt = Some(PromptTemplate {
             format: base.format,
             system: a.system_file.as_deref().map(read_text).transpose()?,

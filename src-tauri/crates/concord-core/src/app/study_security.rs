@@ -141,6 +141,31 @@ pub fn convert_and_reopen(
     (reopened, Ok(note))
 }
 
+/// [`idle_lock_minutes`] of the open study.
+pub fn idle_lock_minutes_of(study: &OpenStudy) -> StoreResult<u32> {
+    idle_lock_minutes(study.store())
+}
+
+/// [`set_idle_lock_minutes`] on the open study.
+pub fn set_idle_lock_minutes_of(study: &mut OpenStudy, minutes: u32) -> Result<u32, SecurityError> {
+    set_idle_lock_minutes(study.store_mut(), minutes)
+}
+
+/// `concord encrypt`: encrypt the plain study at `path` with `passphrase`.
+pub fn encrypt(path: &Path, passphrase: &Passphrase) -> StoreResult<()> {
+    encrypt_study(path, passphrase)
+}
+
+/// `concord decrypt`: write the encrypted study at `path` back as a plain one.
+pub fn decrypt(path: &Path, passphrase: &Passphrase) -> StoreResult<()> {
+    crate::store::decrypt_study(path, passphrase)
+}
+
+/// `concord rekey`: re-encrypt the study at `path` under `new`.
+pub fn rekey(path: &Path, current: &Passphrase, new: &Passphrase) -> StoreResult<()> {
+    rekey_study(path, current, new)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,29 +236,4 @@ mod tests {
             unlock(&path, clock(), &new, false).expect("unlocks with the passphrase it has");
         assert_eq!(note, None, "nothing to report when not asked to remember");
     }
-}
-
-/// [`idle_lock_minutes`] of the open study.
-pub fn idle_lock_minutes_of(study: &OpenStudy) -> StoreResult<u32> {
-    idle_lock_minutes(study.store())
-}
-
-/// [`set_idle_lock_minutes`] on the open study.
-pub fn set_idle_lock_minutes_of(study: &mut OpenStudy, minutes: u32) -> Result<u32, SecurityError> {
-    set_idle_lock_minutes(study.store_mut(), minutes)
-}
-
-/// `concord encrypt`: encrypt the plain study at `path` with `passphrase`.
-pub fn encrypt(path: &Path, passphrase: &Passphrase) -> StoreResult<()> {
-    encrypt_study(path, passphrase)
-}
-
-/// `concord decrypt`: write the encrypted study at `path` back as a plain one.
-pub fn decrypt(path: &Path, passphrase: &Passphrase) -> StoreResult<()> {
-    crate::store::decrypt_study(path, passphrase)
-}
-
-/// `concord rekey`: re-encrypt the study at `path` under `new`.
-pub fn rekey(path: &Path, current: &Passphrase, new: &Passphrase) -> StoreResult<()> {
-    rekey_study(path, current, new)
 }

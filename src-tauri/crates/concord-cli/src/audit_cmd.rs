@@ -6,7 +6,7 @@
 use crate::study_cmd::{study_path, StudyCmdError};
 use clap::{Args, Subcommand};
 use concord_core::app::audit;
-use concord_core::app::audit::iso_utc;
+use concord_core::base::clock::iso_utc;
 use concord_core::base::clock::SystemClock;
 use concord_core::base::text::quoted;
 use concord_core::guard::audit::LogFilter;

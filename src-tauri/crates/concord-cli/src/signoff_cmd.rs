@@ -5,9 +5,9 @@
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
-use concord_core::app::audit::iso_utc;
 use concord_core::app::revise::{revise, ReviseError};
 use concord_core::app::signoff;
+use concord_core::base::clock::iso_utc;
 use concord_core::base::text::quoted;
 use concord_core::store::StoreError;
 use concord_core::workflow::signoff::SignatureStatus;

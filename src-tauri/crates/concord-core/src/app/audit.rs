@@ -28,8 +28,3 @@ pub fn log(study: &OpenStudy, filter: &LogFilter) -> Result<Vec<LoggedEntry>, St
 pub fn parse_time(text: &str) -> Option<Millis> {
     audit::parse_time(text)
 }
-
-/// A time as the listing shows it (ISO 8601, UTC).
-pub fn iso_utc(ms: Millis) -> String {
-    crate::outputs::export::iso_utc(ms)
-}

@@ -6,8 +6,8 @@
 //! The backups of an encrypted study are encrypted with its passphrase (see `store::Store::copy_to`).
 
 use crate::app::open_study::OpenStudy;
+use crate::base::clock::iso_utc;
 use crate::base::clock::Millis;
-use crate::outputs::export::iso_utc;
 use crate::store::{restore_copy, Passphrase, Store, StoreError, StoreResult};
 use serde::Serialize;
 use sha2::{Digest, Sha256};

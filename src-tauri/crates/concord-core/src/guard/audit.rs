@@ -123,7 +123,7 @@ mod tests {
     #[test]
     fn iso_times_parse_to_the_same_instant_export_prints() {
         for ms in [0, 1_700_000_000_123, 1_796_055_230_273] {
-            let text = crate::outputs::export::iso_utc(ms);
+            let text = crate::base::clock::iso_utc(ms);
             assert_eq!(
                 super::parse_time(&text),
                 Some(ms),

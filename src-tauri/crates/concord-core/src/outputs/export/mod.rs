@@ -37,6 +37,7 @@ pub use sheet::{
 pub use workbook::{write_workbook, WorkbookOptions, WorkbookSummary};
 
 use crate::base::cell::{neutralise, unneutralise};
+use crate::base::clock::iso_utc;
 use crate::base::clock::Millis;
 use crate::base::text::quoted;
 use crate::store::{Occasion, SignatureState, Store, StoreError};
@@ -67,30 +68,6 @@ impl From<std::io::Error> for ExportError {
             detail: e.to_string(),
         }
     }
-}
-
-/// Milliseconds since the epoch as ISO-8601 UTC (`2023-11-14T22:13:20.000Z`).
-pub fn iso_utc(ms: Millis) -> String {
-    let secs = ms.div_euclid(1000);
-    let millis = ms.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + if month <= 2 { 1 } else { 0 };
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
 
 /// A criterion as exports name it.
@@ -244,24 +221,4 @@ pub(crate) fn for_each_rating(
             signature: raw.signature,
         })
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn iso_utc_formats_known_instants() {
-        assert_eq!(iso_utc(0), "1970-01-01T00:00:00.000Z", "the epoch");
-        assert_eq!(
-            iso_utc(1_700_000_000_123),
-            "2023-11-14T22:13:20.123Z",
-            "a known instant"
-        );
-        assert_eq!(
-            iso_utc(951_782_400_000),
-            "2000-02-29T00:00:00.000Z",
-            "a leap day"
-        );
-    }
 }

@@ -146,16 +146,7 @@ fn the_wizard_runs_from_import_to_package_and_csv() {
     let mut s = study(dir.path());
     let outcome = import_data(
         &mut s,
-        &ImportRequest {
-            format: ImportFormat::Mentalbench,
-            path: write(dir.path(), "bench.csv", BENCH),
-            out_of_scale: OutOfScale::Keep,
-            rubric: None,
-            source: None,
-            judge: None,
-            expert: None,
-            judges: false,
-        },
+        &mentalbench_request(write(dir.path(), "bench.csv", BENCH)),
         7,
     )
     .expect("the import runs");
@@ -245,16 +236,7 @@ fn rejected_input_comes_back_as_issues_and_bad_rubrics_as_errors() {
     let mut s = study(dir.path());
     let outcome = import_data(
         &mut s,
-        &ImportRequest {
-            format: ImportFormat::Mentalbench,
-            path: write(dir.path(), "bad.csv", "prompt,answer\nx,y\n"),
-            out_of_scale: OutOfScale::Keep,
-            rubric: None,
-            source: None,
-            judge: None,
-            expert: None,
-            judges: false,
-        },
+        &mentalbench_request(write(dir.path(), "bad.csv", "prompt,answer\nx,y\n")),
         7,
     )
     .expect("a refused import is an outcome, not an error");
@@ -301,16 +283,7 @@ fn phi_found_at_import_gates_exports_until_each_finding_is_decided() {
         My email is jo.doe@example.org,Join a club,Call home,Volunteer locally\n";
     let outcome = import_data(
         &mut s,
-        &ImportRequest {
-            format: ImportFormat::Mentalbench,
-            path: write(dir.path(), "phi.csv", csv),
-            out_of_scale: OutOfScale::Keep,
-            rubric: None,
-            source: None,
-            judge: None,
-            expert: None,
-            judges: false,
-        },
+        &mentalbench_request(write(dir.path(), "phi.csv", csv)),
         7,
     )
     .expect("the import runs");
@@ -416,16 +389,7 @@ fn an_override_with_a_reason_writes_despite_open_findings_and_is_audited() {
     let csv = "context,response,Gemini,gpt-4o\nCall me on 415-555-0132,a,b,c\n";
     import_data(
         &mut s,
-        &ImportRequest {
-            format: ImportFormat::Mentalbench,
-            path: write(dir.path(), "phi.csv", csv),
-            out_of_scale: OutOfScale::Keep,
-            rubric: None,
-            source: None,
-            judge: None,
-            expert: None,
-            judges: false,
-        },
+        &mentalbench_request(write(dir.path(), "phi.csv", csv)),
         7,
     )
     .unwrap();
@@ -495,4 +459,18 @@ fn import_sheet_outcome(
         s,
         &typed_path(path).expect("an absolute path"),
     ))
+}
+
+/// The wizard's request to import a MentalBench answer file at `path`, out-of-scale values kept.
+fn mentalbench_request(path: String) -> ImportRequest {
+    ImportRequest {
+        format: ImportFormat::Mentalbench,
+        path,
+        out_of_scale: OutOfScale::Keep,
+        rubric: None,
+        source: None,
+        judge: None,
+        expert: None,
+        judges: false,
+    }
 }

@@ -24,7 +24,7 @@ const TICK: Duration = Duration::from_secs(15);
 
 struct Seen {
     study: PathBuf,
-    stamp: (i64, i64),
+    stamp: backup::ChangeStamp,
     at: Instant,
 }
 

@@ -8,6 +8,7 @@
 use crate::app::open_study::OpenStudy;
 use crate::base::clock::iso_utc;
 use crate::base::clock::Millis;
+pub use crate::store::ChangeStamp;
 use crate::store::{restore_copy, Passphrase, Store, StoreError, StoreResult};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -151,6 +152,6 @@ pub fn take_of(
 }
 
 /// The open study's change stamp: a backup is due when it differs from the last one's.
-pub fn change_stamp(study: &OpenStudy) -> StoreResult<(i64, i64)> {
+pub fn change_stamp(study: &OpenStudy) -> StoreResult<ChangeStamp> {
     study.store().change_stamp()
 }

@@ -39,9 +39,10 @@ pub fn revise(
     reason: &str,
 ) -> Result<(), ReviseError> {
     let store = study.store_mut();
-    let (rater_id, _) = store
+    let rater_id = store
         .expert_by_name(rater)?
-        .ok_or_else(|| SignoffError::UnknownExpert(rater.to_string()))?;
+        .ok_or_else(|| SignoffError::UnknownExpert(rater.to_string()))?
+        .id;
     let response_id = *store
         .response_item_names()?
         .iter()
@@ -51,8 +52,8 @@ pub fn revise(
     let rubric = store
         .rubrics()?
         .into_iter()
-        .find(|(_, r)| r.criteria.iter().any(|c| c.id == *criterion))
-        .map(|(_, r)| r.id)
+        .find(|s| s.rubric.criteria.iter().any(|c| c.id == *criterion))
+        .map(|s| s.rubric.id)
         .ok_or_else(|| StoreError::NotFound {
             what: "criterion",
             key: criterion.to_string(),

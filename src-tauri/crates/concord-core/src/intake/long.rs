@@ -101,8 +101,8 @@ impl Default for RatingColumns {
 
 /// A rubric by id: one stored in the study, else a built-in one.
 fn find_rubric(store: &Store, key: &str, at: &Location) -> Result<Rubric, ImportError> {
-    if let Some((_, r)) = store.rubrics()?.into_iter().find(|(_, r)| r.id == key) {
-        return Ok(r);
+    if let Some(s) = store.rubrics()?.into_iter().find(|s| s.rubric.id == key) {
+        return Ok(s.rubric);
     }
     builtin::by_id(key).ok_or_else(|| {
         ImportError::one(

@@ -14,7 +14,7 @@ pub use crate::store::CallFailure;
 use crate::rubric::Rubric;
 use crate::store::{
     CallReply, JudgeRunCounts, NewJudgeRun, NewJudgement, NewRater, Occasion, RaterKind,
-    RatingInput, Store, StoreError,
+    RatingInput, Store, StoreError, StoredRubric,
 };
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -146,12 +146,12 @@ pub(crate) struct Tally {
     pub output_tokens: u64,
 }
 
-fn rubric_for(store: &Store, settings: &RunSettings) -> Result<(i64, Rubric), JudgeError> {
+fn rubric_for(store: &Store, settings: &RunSettings) -> Result<StoredRubric, JudgeError> {
     let rubrics = store.rubrics()?;
     if let Some(key) = &settings.rubric {
         return rubrics
             .into_iter()
-            .find(|(_, r)| &r.id == key)
+            .find(|s| &s.rubric.id == key)
             .ok_or_else(|| {
                 JudgeError::Rubric(format!("the study has no rubric {}", quoted(&key)))
             });
@@ -163,13 +163,13 @@ fn rubric_for(store: &Store, settings: &RunSettings) -> Result<(i64, Rubric), Ju
         )),
         [one] => rubrics
             .into_iter()
-            .find(|(id, _)| id == one)
+            .find(|s| s.id == *one)
             .ok_or_else(|| JudgeError::Rubric("the conversations' rubric is missing".into())),
         many => {
             let names: Vec<String> = rubrics
                 .iter()
-                .filter(|(id, _)| many.contains(id))
-                .map(|(_, r)| r.id.clone())
+                .filter(|s| many.contains(&s.id))
+                .map(|s| s.rubric.id.clone())
                 .collect();
             Err(JudgeError::Rubric(format!(
                 "the study's conversations use several rubrics ({}); choose one",
@@ -217,7 +217,10 @@ struct Resolved {
 
 fn resolve(store: &Store, settings: &RunSettings) -> Result<Resolved, JudgeError> {
     settings.validate()?;
-    let (rubric_id, rubric) = rubric_for(store, settings)?;
+    let StoredRubric {
+        id: rubric_id,
+        rubric,
+    } = rubric_for(store, settings)?;
     let template = settings
         .prompt
         .clone()
@@ -256,8 +259,10 @@ pub fn preview_run(store: &Store, settings: &RunSettings) -> Result<RunPreview, 
     let existing_run = store.judge_run_by_settings(&r.settings_sha256)?;
     let mut input_tokens = 0u64;
     for id in &ids {
-        let (context, text) = store.context_and_text(*id)?;
-        let p = r.template.render(&context, &text);
+        let texts = store.response_texts(*id)?;
+        let p = r
+            .template
+            .render(&texts.context, texts.text.as_deref().unwrap_or(""));
         input_tokens +=
             estimate_tokens(p.system.as_deref().unwrap_or("")) + estimate_tokens(&p.user);
     }
@@ -291,7 +296,7 @@ pub fn preview_run(store: &Store, settings: &RunSettings) -> Result<RunPreview, 
 pub fn default_prompt(store: &Store, rubric: Option<&str>) -> Result<PromptTemplate, JudgeError> {
     let mut settings = RunSettings::new(super::ProviderKind::OpenaiCompatible, "", "");
     settings.rubric = rubric.map(str::to_string);
-    let (_, rubric) = rubric_for(store, &settings)?;
+    let rubric = rubric_for(store, &settings)?.rubric;
     Ok(PromptTemplate::default_for(&rubric))
 }
 
@@ -371,8 +376,8 @@ pub(crate) fn load_run(store: &Store, run_id: i64) -> Result<LoadedRun, JudgeErr
     let rubric = store
         .rubrics()?
         .into_iter()
-        .find(|(id, _)| *id == rubric_id)
-        .map(|(_, r)| r)
+        .find(|s| s.id == rubric_id)
+        .map(|s| s.rubric)
         .ok_or_else(|| JudgeError::Rubric(format!("the rubric of run {run_id} is missing")))?;
     let template = settings
         .prompt

@@ -423,13 +423,20 @@ pub fn review(
     let mut listed = panel.discrepancies(rule, true);
     // Undecided first, each group in item order.
     listed.sort_by_key(|p| p.decision.is_some());
-    let rubrics: HashMap<i64, crate::rubric::Rubric> = store.rubrics()?.into_iter().collect();
+    let rubrics: HashMap<i64, crate::rubric::Rubric> = store
+        .rubrics()?
+        .into_iter()
+        .map(|s| (s.id, s.rubric))
+        .collect();
     let mut pairs = Vec::with_capacity(listed.len());
     for pair in listed {
         let Some(criterion) = panel.criterion(pair.criterion_id).cloned() else {
             continue;
         };
-        let (context, answer) = store.response_texts(pair.response_id)?;
+        let crate::store::ResponseTexts {
+            context,
+            text: answer,
+        } = store.response_texts(pair.response_id)?;
         let label = rubrics
             .get(&criterion.rubric_id)
             .and_then(|r| r.criterion(&criterion.key))

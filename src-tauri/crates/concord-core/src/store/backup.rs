@@ -115,15 +115,24 @@ impl Store {
     /// A stamp that differs whenever the study changed since it was last taken: writes through
     /// this connection (`total_changes()`) and commits by any other connection to the same file
     /// (`PRAGMA data_version`, e.g. a judge run on its own thread).
-    pub fn change_stamp(&self) -> StoreResult<(i64, i64)> {
+    pub fn change_stamp(&self) -> StoreResult<ChangeStamp> {
         let own: i64 = self
             .conn()
             .query_row("SELECT total_changes()", [], |r| r.get(0))?;
         let others: i64 = self
             .conn()
             .query_row("PRAGMA data_version", [], |r| r.get(0))?;
-        Ok((own, others))
+        Ok(ChangeStamp { own, others })
     }
+}
+
+/// What [`Store::change_stamp`] reads: equal stamps mean no change in between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChangeStamp {
+    /// Rows changed through this connection since it opened.
+    pub own: i64,
+    /// SQLite's counter of commits made by other connections to the same file.
+    pub others: i64,
 }
 
 /// Open the study file at `path` read-only, keyed with `key` when it is encrypted.

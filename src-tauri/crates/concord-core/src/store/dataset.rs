@@ -310,17 +310,6 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The context and the answer text (empty when it has none) of one response.
-    pub fn context_and_text(&self, response_id: i64) -> StoreResult<(String, String)> {
-        Ok(self
-            .conn()
-            .prepare_cached(
-                "SELECT v.context, COALESCE(p.text, '') FROM response p
-                 JOIN conversation v ON v.id = p.conversation_id WHERE p.id = ?1",
-            )?
-            .query_row([response_id], |r| Ok((r.get(0)?, r.get(1)?)))?)
-    }
-
     /// The responses to conversations rated with one rubric, by id — only those an expert has
     /// rated (first occasion) when `expert_rated` — and whether each has a text.
     pub fn judgeable_responses(

@@ -40,7 +40,7 @@ mod untrusted;
 pub use adjudication::*;
 pub use assignment::*;
 pub use audit::{AuditEntry, ChainBreak, ChainCheck, TRACKED_TABLES};
-pub use backup::{integrity_problems, restore_copy};
+pub use backup::{integrity_problems, restore_copy, ChangeStamp};
 pub use cipher::{decrypt_study, encrypt_study, is_encrypted, rekey_study, Passphrase};
 pub use dataset::*;
 pub use flag::*;

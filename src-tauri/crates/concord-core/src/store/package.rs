@@ -4,7 +4,7 @@
 //! base a merge compares the package and the study against).
 
 use super::seal::IssuedSeal;
-use super::{Occasion, RatingContent, Store, StoreResult, StudyTx};
+use super::{NamedRater, Occasion, RatingContent, Store, StoreResult, StudyTx};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -62,15 +62,15 @@ impl Store {
             .is_some())
     }
 
-    /// The rater (id, name) a package was written for.
-    pub fn package_rater(&self, package_id: &str) -> StoreResult<Option<(i64, String)>> {
+    /// The rater a package was written for.
+    pub fn package_rater(&self, package_id: &str) -> StoreResult<Option<NamedRater>> {
         Ok(self
             .conn()
             .query_row(
                 "SELECT p.rater_id, r.name FROM package p JOIN rater r ON r.id = p.rater_id
                  WHERE p.id = ?1",
                 [package_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                super::rater::named_rater,
             )
             .optional()?)
     }

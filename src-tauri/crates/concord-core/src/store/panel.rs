@@ -86,6 +86,13 @@ pub struct OpenFlag {
     pub reason: String,
 }
 
+/// A response's user message and, when the study holds it, its answer text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseTexts {
+    pub context: String,
+    pub text: Option<String>,
+}
+
 /// A rater assigned a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RaterResponse {
@@ -224,14 +231,21 @@ impl Store {
         }
     }
 
-    /// The user's message and the answer's text of a response (what an adjudicator reads).
-    pub fn response_texts(&self, response_id: i64) -> StoreResult<(String, Option<String>)> {
-        Ok(self.conn().query_row(
-            "SELECT c.context, p.text FROM response p JOIN conversation c ON c.id = p.conversation_id
-             WHERE p.id = ?1",
-            [response_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?)
+    /// The user's message and the answer's text of a response (what an adjudicator, a judge
+    /// prompt and an export read).
+    pub fn response_texts(&self, response_id: i64) -> StoreResult<ResponseTexts> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT c.context, p.text FROM response p
+                 JOIN conversation c ON c.id = p.conversation_id WHERE p.id = ?1",
+            )?
+            .query_row([response_id], |r| {
+                Ok(ResponseTexts {
+                    context: r.get(0)?,
+                    text: r.get(1)?,
+                })
+            })?)
     }
 
     /// Whether any expert has a value on the pair.

@@ -6,6 +6,21 @@ use crate::base::text::quoted;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
+/// A rater's row id and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedRater {
+    pub id: i64,
+    pub name: String,
+}
+
+/// Reads a `(id, name)` row as a [`NamedRater`].
+pub(super) fn named_rater(r: &rusqlite::Row<'_>) -> rusqlite::Result<NamedRater> {
+    Ok(NamedRater {
+        id: r.get(0)?,
+        name: r.get(1)?,
+    })
+}
+
 /// Is a rater a clinical expert or an LLM judge?
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

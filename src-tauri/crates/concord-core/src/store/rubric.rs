@@ -8,8 +8,28 @@ use crate::rubric::{Rubric, RubricFormat};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 
-/// (rubric key, criterion key): how a criterion is matched across studies.
-pub type CriterionKey = (String, String);
+/// A criterion named by its rubric's key and its own: how a criterion is matched across studies.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CriterionKey {
+    pub rubric: String,
+    pub criterion: String,
+}
+
+impl CriterionKey {
+    pub fn new(rubric: &str, criterion: &str) -> Self {
+        CriterionKey {
+            rubric: rubric.to_string(),
+            criterion: criterion.to_string(),
+        }
+    }
+}
+
+/// A criterion's row id beside its cross-study key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyedCriterion {
+    pub id: i64,
+    pub key: CriterionKey,
+}
 
 /// A stored criterion named by its rubric, in rubric order then criterion position.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,11 +65,19 @@ fn criterion_ids(c: &Connection, rubric_id: i64) -> StoreResult<HashMap<String, 
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-fn criterion_keys(c: &Connection) -> StoreResult<Vec<(i64, CriterionKey)>> {
+fn criterion_keys(c: &Connection) -> StoreResult<Vec<KeyedCriterion>> {
     let mut stmt = c.prepare(
         "SELECT c.id, r.key, c.key FROM criterion c JOIN rubric r ON r.id = c.rubric_id",
     )?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
+    let rows = stmt.query_map([], |r| {
+        Ok(KeyedCriterion {
+            id: r.get(0)?,
+            key: CriterionKey {
+                rubric: r.get(1)?,
+                criterion: r.get(2)?,
+            },
+        })
+    })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
@@ -93,7 +121,7 @@ pub struct StoredRubric {
 
 impl Store {
     /// Every rubric stored in the study, parsed back from its stored rubric-file text.
-    pub fn rubrics(&self) -> StoreResult<Vec<(i64, Rubric)>> {
+    pub fn rubrics(&self) -> StoreResult<Vec<StoredRubric>> {
         let mut stmt = self
             .conn()
             .prepare("SELECT id, key, source_toml FROM rubric ORDER BY id")?;
@@ -107,7 +135,10 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (id, key, text) = row?;
-            out.push((id, parse_stored(&key, &text)?));
+            out.push(StoredRubric {
+                id,
+                rubric: parse_stored(&key, &text)?,
+            });
         }
         Ok(out)
     }
@@ -250,8 +281,8 @@ impl super::StudyRead<'_> {
         criterion_ids(self.conn(), rubric_id)
     }
 
-    /// Criterion id → (rubric key, criterion key) of every criterion.
-    pub fn criterion_keys(&self) -> StoreResult<Vec<(i64, CriterionKey)>> {
+    /// Every criterion's row id beside its rubric and criterion keys.
+    pub fn criterion_keys(&self) -> StoreResult<Vec<KeyedCriterion>> {
         criterion_keys(self.conn())
     }
 }

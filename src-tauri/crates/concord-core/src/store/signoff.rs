@@ -1,7 +1,8 @@
 //! Expert sign-off tables: signing keys (salted slow hashes, never the passphrase), signatures
 //! with the hash of what was signed, and the ratings each signature locks.
 
-use super::{Store, StoreResult, StudyTx};
+use super::rater::named_rater;
+use super::{NamedRater, Store, StoreResult, StudyTx};
 use crate::base::clock::Millis;
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
@@ -156,13 +157,13 @@ impl Store {
     }
 
     /// The id and name of an expert.
-    pub fn expert_by_name(&self, name: &str) -> StoreResult<Option<(i64, String)>> {
+    pub fn expert_by_name(&self, name: &str) -> StoreResult<Option<NamedRater>> {
         Ok(self
             .conn()
             .query_row(
                 "SELECT id, name FROM rater WHERE name = ?1 AND kind = 'expert'",
                 [name.trim()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                named_rater,
             )
             .optional()?)
     }
@@ -184,13 +185,13 @@ impl Store {
     }
 
     /// The id and name of an expert by id.
-    pub fn expert_by_id(&self, id: i64) -> StoreResult<Option<(i64, String)>> {
+    pub fn expert_by_id(&self, id: i64) -> StoreResult<Option<NamedRater>> {
         Ok(self
             .conn()
             .query_row(
                 "SELECT id, name FROM rater WHERE id = ?1 AND kind = 'expert'",
                 [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                named_rater,
             )
             .optional()?)
     }

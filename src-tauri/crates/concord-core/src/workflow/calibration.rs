@@ -10,7 +10,9 @@
 use crate::base::error_code::ErrorCode;
 use crate::base::text::quoted;
 use crate::rubric::{Anchor, LocalText, Scale};
-use crate::store::{CalibrationAnswer, CalibrationKey, PanelResponse, Store, StoreError};
+use crate::store::{
+    CalibrationAnswer, CalibrationKey, PanelResponse, ResponseTexts, Store, StoreError,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -396,18 +398,22 @@ pub fn item_for(
         .map(|a| (a.criterion_id, a.value))
         .collect();
     let answered = keys.iter().all(|k| answers.contains_key(&k.criterion_id));
-    let (context, answer) = store.response_texts(*response_id)?;
+    let ResponseTexts {
+        context,
+        text: answer,
+    } = store.response_texts(*response_id)?;
     let rubric_id = store
         .panel_responses()?
         .into_iter()
         .find(|r| r.id == *response_id)
         .map(|r| r.rubric_id)
         .ok_or_else(|| CalibrationError::UnknownItem(response_id.to_string()))?;
-    let (_, rubric) = store
+    let rubric = store
         .rubrics()?
         .into_iter()
-        .find(|(id, _)| *id == rubric_id)
-        .ok_or_else(|| CalibrationError::UnknownItem(response_id.to_string()))?;
+        .find(|s| s.id == rubric_id)
+        .ok_or_else(|| CalibrationError::UnknownItem(response_id.to_string()))?
+        .rubric;
     let ids: HashMap<String, (i64, bool)> = store
         .panel_criteria()?
         .into_iter()

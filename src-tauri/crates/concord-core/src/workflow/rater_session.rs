@@ -136,9 +136,10 @@ fn lead_hash(store: &Store) -> Result<Option<String>, StoreError> {
 /// in a locked study, or lead mode.
 pub fn at_open(store: &Store) -> Result<Session, SessionError> {
     if let Some(name) = store.meta(META_PACKAGE_RATER)? {
-        let (rater_id, _) = store
+        let rater_id = store
             .expert_by_name(&name)?
-            .ok_or(SessionError::PackageExpertMissing(name))?;
+            .ok_or(SessionError::PackageExpertMissing(name))?
+            .id;
         return Ok(Session::Rater {
             rater_id,
             source: SessionSource::Package,
@@ -247,7 +248,7 @@ pub fn info(store: &Store, session: Session) -> Result<SessionInfo, SessionError
         },
         Session::Rater { rater_id, source } => SessionInfo {
             rater_id: Some(rater_id),
-            rater_name: store.expert_by_id(rater_id)?.map(|(_, n)| n),
+            rater_name: store.expert_by_id(rater_id)?.map(|e| e.name),
             source: Some(source),
             profiles_locked: locked,
             leave_needs_passphrase: needs && source == SessionSource::Picked,

@@ -8,7 +8,7 @@
 
 use crate::base::error_code::ErrorCode;
 use crate::base::text::quoted;
-use crate::store::{SignatureRecord, SignedValue, SigningKey, Store, StoreError};
+use crate::store::{NamedRater, SignatureRecord, SignedValue, SigningKey, Store, StoreError};
 use rand::{RngCore, SeedableRng};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -77,7 +77,7 @@ impl From<i64> for Expert<'_> {
     }
 }
 
-fn expert<'a>(store: &Store, who: impl Into<Expert<'a>>) -> Result<(i64, String), SignoffError> {
+fn expert<'a>(store: &Store, who: impl Into<Expert<'a>>) -> Result<NamedRater, SignoffError> {
     match who.into() {
         Expert::Named(name) => store
             .expert_by_name(name)?
@@ -100,7 +100,7 @@ pub struct SignoffState {
 
 /// The signing state of one expert (only their own signatures).
 pub fn state<'a>(store: &Store, who: impl Into<Expert<'a>>) -> Result<SignoffState, SignoffError> {
-    let (id, _) = expert(store, who)?;
+    let id = expert(store, who)?.id;
     Ok(SignoffState {
         has_passphrase: store.signing_key(id)?.is_some(),
         meaning: MEANING.to_string(),
@@ -121,7 +121,7 @@ pub fn set_passphrase<'a>(
     salt_seed: u64,
     iterations: u32,
 ) -> Result<(), SignoffError> {
-    let (id, name) = expert(store, name)?;
+    let NamedRater { id, name } = expert(store, name)?;
     if passphrase.chars().count() < 8 {
         return Err(SignoffError::WeakPassphrase);
     }
@@ -185,7 +185,7 @@ pub fn sign_assignment<'a>(
     name: impl Into<Expert<'a>>,
     passphrase: &str,
 ) -> Result<SignatureStatus, SignoffError> {
-    let (id, name) = expert(store, name)?;
+    let NamedRater { id, name } = expert(store, name)?;
     let key = store
         .signing_key(id)?
         .ok_or_else(|| SignoffError::NoPassphrase(name.clone()))?;

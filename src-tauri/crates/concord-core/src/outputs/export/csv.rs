@@ -76,7 +76,8 @@ impl<'s> Texts<'s> {
                 return Ok((c.clone(), t.clone()));
             }
         }
-        let (c, t) = store.context_and_text(response)?;
+        let texts = store.response_texts(response)?;
+        let (c, t) = (texts.context, texts.text.unwrap_or_default());
         self.last = Some((response, c.clone(), t.clone()));
         Ok((c, t))
     }

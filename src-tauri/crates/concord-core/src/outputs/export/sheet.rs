@@ -24,7 +24,10 @@ use crate::files::table::Cell;
 use crate::files::table::FileFormat;
 use crate::files::Issue;
 use crate::rubric::{localized, Rubric};
-use crate::store::{AssignedText, Occasion, RatingInput, RatingOutcome, Store, StoreError};
+use crate::store::{
+    AssignedText, CriterionKey, Occasion, RatingInput, RatingOutcome, Store, StoreError,
+    StoredRubric,
+};
 use crate::workflow::assignment::Purpose;
 use rust_xlsxwriter::{DataValidation, DataValidationRule, Format, Workbook};
 use serde::Serialize;
@@ -156,7 +159,7 @@ struct CurrentValues {
     /// (occasion, response, criterion) → (value, rationale).
     values: HashMap<CurrentKey, (Option<i64>, Option<String>)>,
     /// (rubric key, criterion key) → criterion id.
-    criterion_ids: HashMap<(String, String), i64>,
+    criterion_ids: HashMap<CriterionKey, i64>,
 }
 
 impl CurrentValues {
@@ -168,7 +171,7 @@ impl CurrentValues {
         response: i64,
     ) -> Option<&(Option<i64>, Option<String>)> {
         self.criterion_ids
-            .get(&(rubric.id.clone(), criterion.id.clone()))
+            .get(&CriterionKey::new(&rubric.id, &criterion.id))
             .and_then(|id| self.values.get(&(occasion, response, *id)))
     }
 }
@@ -198,10 +201,10 @@ pub fn write_rating_sheet(
         criterion_ids: criterion_ids(store)?,
     };
     let rubric_ids: BTreeSet<i64> = items.iter().map(|i| i.rubric_id).collect();
-    let rubrics: Vec<(i64, Rubric)> = store
+    let rubrics: Vec<StoredRubric> = store
         .rubrics()?
         .into_iter()
-        .filter(|(id, _)| rubric_ids.contains(id))
+        .filter(|s| rubric_ids.contains(&s.id))
         .collect();
 
     let mut wb = Workbook::new();
@@ -217,7 +220,11 @@ pub fn write_rating_sheet(
     };
     let mut sheets = Vec::new();
     let mut rows_written = 0;
-    for (rubric_id, rubric) in &rubrics {
+    for StoredRubric {
+        id: rubric_id,
+        rubric,
+    } in &rubrics
+    {
         let name = sheet_name(&rubric.id, &mut taken);
         let mine: Vec<&AssignedText> = items.iter().filter(|i| i.rubric_id == *rubric_id).collect();
         let ws = wb.add_worksheet();
@@ -379,12 +386,12 @@ fn expert(store: &Store, rater: &str) -> Result<(i64, String), ExportError> {
     Ok((found.id, found.name))
 }
 
-fn criterion_ids(store: &Store) -> Result<HashMap<(String, String), i64>, ExportError> {
+fn criterion_ids(store: &Store) -> Result<HashMap<CriterionKey, i64>, ExportError> {
     Ok(store
         .read()
         .criterion_keys()?
         .into_iter()
-        .map(|(id, key)| (key, id))
+        .map(|c| (c.key, c.id))
         .collect())
 }
 
@@ -467,8 +474,8 @@ struct SheetExpectations {
     rater_name: String,
     /// (response, purpose) → (conversation external id, rubric key).
     assigned: HashMap<(i64, Purpose), (String, String)>,
-    rubrics: Vec<(i64, Rubric)>,
-    criterion_ids: HashMap<(String, String), i64>,
+    rubrics: Vec<StoredRubric>,
+    criterion_ids: HashMap<CriterionKey, i64>,
 }
 
 /// What the sheets of a workbook gave: values to write, rows read, and every bad cell.
@@ -544,7 +551,7 @@ fn read_rubric_sheet(
     let rubric = expected
         .rubrics
         .iter()
-        .map(|(_, r)| r)
+        .map(|s| &s.rubric)
         .find(|r| r.criteria.iter().all(|c| table.column(&c.id).is_some()));
     let Some(rubric) = rubric else {
         reading.errors.push(at(
@@ -562,7 +569,7 @@ fn read_rubric_sheet(
             let col = table.column(&c.id)?;
             let id = *expected
                 .criterion_ids
-                .get(&(rubric.id.clone(), c.id.clone()))?;
+                .get(&CriterionKey::new(&rubric.id, &c.id))?;
             Some((col, id, c))
         })
         .collect();

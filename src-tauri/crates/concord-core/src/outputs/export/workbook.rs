@@ -10,9 +10,9 @@ use super::csv::row_signature;
 use super::{criterion_columns, for_each_rating, iso_utc, neutralise, ExportError, RatingRow};
 use crate::panel::agreement;
 use crate::panel::agreement::AgreementOptions;
-use crate::rubric::{localized, Rubric};
+use crate::rubric::localized;
 use crate::store::SignatureState;
-use crate::store::Store;
+use crate::store::{Store, StoredRubric};
 use rust_xlsxwriter::{Format, Workbook, Worksheet};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -134,7 +134,7 @@ impl Cells {
 pub(crate) fn codebook(
     wb: &mut Workbook,
     name: &str,
-    rubrics: &[(i64, Rubric)],
+    rubrics: &[StoredRubric],
     language: &str,
     cells: &mut Cells,
 ) -> Result<(), ExportError> {
@@ -161,7 +161,7 @@ pub(crate) fn codebook(
     ws.set_column_width(7, 60)?;
     ws.set_column_width(8, 60)?;
     let mut row = 1u32;
-    for (_, rubric) in rubrics {
+    for StoredRubric { rubric, .. } in rubrics {
         for c in &rubric.criteria {
             cells.text(ws, row, 0, &rubric.id)?;
             cells.text(ws, row, 1, &c.id)?;
@@ -293,7 +293,7 @@ impl WorkbookWriter {
     fn agreement_sheet(
         &mut self,
         store: &Store,
-        rubrics: &[(i64, Rubric)],
+        rubrics: &[StoredRubric],
     ) -> Result<(), ExportError> {
         let (cells, bold) = (&mut self.cells, &self.bold);
         let name = sheet_name("Agreement", &mut self.taken);
@@ -301,7 +301,7 @@ impl WorkbookWriter {
         ws.set_name(&name)?;
         let mut row = 0u32;
         let mut any = false;
-        for (_, rubric) in rubrics {
+        for StoredRubric { rubric, .. } in rubrics {
             let kinds = store.rater_kinds_of_rubric(&rubric.id)?;
             if !(kinds.iter().any(|k| k == "judge") && kinds.iter().any(|k| k == "expert")) {
                 continue;

@@ -183,10 +183,13 @@ impl AgreementData {
         Vec<RaterInfo>,
         Vec<ResponseInfo>,
     )> {
-        let (rubric_id, rubric) = store
+        let crate::store::StoredRubric {
+            id: rubric_id,
+            rubric,
+        } = store
             .rubrics()?
             .into_iter()
-            .find(|(_, r)| r.id == rubric_key)
+            .find(|s| s.rubric.id == rubric_key)
             .ok_or_else(|| StoreError::NotFound {
                 what: "rubric",
                 key: rubric_key.to_string(),

@@ -22,8 +22,8 @@ use crate::base::text::quoted;
 use crate::files::table::display_name;
 use crate::store::seal::SealState;
 use crate::store::{
-    AssignmentRecord, BaseKey, CopiedRating, FlagRecord, HistoryRow, Occasion, Passphrase,
-    RatingContent, SignedValue, Store, StoredRating, StudyTx,
+    AssignmentRecord, BaseKey, CopiedRating, CriterionKey, FlagRecord, HistoryRow, KeyedCriterion,
+    NamedRater, Occasion, Passphrase, RatingContent, SignedValue, Store, StoredRating, StudyTx,
 };
 use crate::workflow::signoff::SignatureStatus;
 use serde::Serialize;
@@ -204,13 +204,15 @@ impl PackageOrigin {
         let package_id = pkg
             .meta(META_PACKAGE_ID)?
             .ok_or_else(|| PackageError::NotAPackage { file: file.clone() })?;
-        let (rater_id, rater_name) =
-            store
-                .package_rater(&package_id)?
-                .ok_or_else(|| PackageError::UnknownPackage {
-                    file: file.clone(),
-                    id: package_id.clone(),
-                })?;
+        let NamedRater {
+            id: rater_id,
+            name: rater_name,
+        } = store
+            .package_rater(&package_id)?
+            .ok_or_else(|| PackageError::UnknownPackage {
+                file: file.clone(),
+                id: package_id.clone(),
+            })?;
         let pkg_rater_name = pkg.meta(META_PACKAGE_RATER)?.unwrap_or_default();
         if pkg_rater_name != rater_name {
             return Err(PackageError::WrongRater {
@@ -324,25 +326,25 @@ fn map_criteria(
     pkg: &Store,
     origin: &PackageOrigin,
 ) -> Result<HashMap<i64, StudyCriterion>, PackageError> {
-    let main: HashMap<crate::store::CriterionKey, i64> = store
+    let main: HashMap<CriterionKey, i64> = store
         .read()
         .criterion_keys()?
         .into_iter()
-        .map(|(id, k)| (k, id))
+        .map(|c| (c.key, c.id))
         .collect();
     let mut out = HashMap::new();
-    for (id, key) in pkg.read().criterion_keys()? {
+    for KeyedCriterion { id, key } in pkg.read().criterion_keys()? {
         let main_id = *main.get(&key).ok_or_else(|| {
             origin.inconsistent(format!(
                 "criterion {}/{} is not in this study",
-                key.0, key.1
+                key.rubric, key.criterion
             ))
         })?;
         out.insert(
             id,
             StudyCriterion {
                 id: main_id,
-                key: key.1,
+                key: key.criterion,
             },
         );
     }

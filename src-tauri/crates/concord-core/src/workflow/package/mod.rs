@@ -24,11 +24,11 @@ pub use crate::store::{Occasion, PackageRecord};
 pub use merge::{merge_package, MergeConflict, MergeReport};
 
 use crate::base::text::quoted;
-use crate::rubric::Rubric;
 use crate::store::{
-    AssignmentRecord, BaseValue, ConversationRecord, CopiedRating, FlagRecord, HistoryRow,
-    NewAssignment, NewConversation, NewRater, NewSource, Passphrase, RaterKind, RaterRecord,
-    ResponseRecord, SourceKind, Store, StoreError, StoredRating, StudyTx,
+    AssignmentRecord, BaseValue, ConversationRecord, CopiedRating, CriterionKey, FlagRecord,
+    HistoryRow, KeyedCriterion, NewAssignment, NewConversation, NewRater, NewSource, Passphrase,
+    RaterKind, RaterRecord, ResponseRecord, SourceKind, Store, StoreError, StoredRating,
+    StoredRubric, StudyTx,
 };
 pub use crate::store::{META_PACKAGE_ID, META_PACKAGE_RATER};
 use rand::seq::SliceRandom;
@@ -121,7 +121,7 @@ struct PackageContent {
     assigned: Vec<AssignmentRecord>,
     responses: Vec<ResponseRecord>,
     conversations: Vec<ConversationRecord>,
-    rubrics: Vec<(i64, Rubric)>,
+    rubrics: Vec<StoredRubric>,
     /// The expert's own ratings on assigned responses, first and retest.
     ratings: Vec<StoredRating>,
     /// Earlier versions by rating id.
@@ -149,7 +149,7 @@ impl PackageContent {
         let rubrics = store
             .rubrics()?
             .into_iter()
-            .filter(|(id, _)| rubric_ids.contains(id))
+            .filter(|s| rubric_ids.contains(&s.id))
             .collect();
         let ratings: Vec<StoredRating> = store
             .ratings_of_rater(rater.id)?
@@ -329,11 +329,11 @@ fn copy_dataset(
     tx: &mut StudyTx<'_>,
     content: &PackageContent,
     identity: &PackageIdentity,
-    main_criteria: &[(i64, crate::store::CriterionKey)],
+    main_criteria: &[KeyedCriterion],
 ) -> Result<CopiedIds, PackageError> {
     let mut rubric_map = HashMap::new();
-    for (id, rubric) in &content.rubrics {
-        rubric_map.insert(*id, tx.add_rubric(rubric)?);
+    for stored in &content.rubrics {
+        rubric_map.insert(stored.id, tx.add_rubric(&stored.rubric)?);
     }
     let mut source_map = HashMap::new();
     for (&sid, code) in &identity.codes {
@@ -374,15 +374,15 @@ fn copy_dataset(
         queue_seed: content.rater.queue_seed,
     })?;
     // Criterion ids map by (rubric, key).
-    let by_key: HashMap<crate::store::CriterionKey, i64> = tx
+    let by_key: HashMap<CriterionKey, i64> = tx
         .read()
         .criterion_keys()?
         .into_iter()
-        .map(|(id, k)| (k, id))
+        .map(|c| (c.key, c.id))
         .collect();
     let criteria = main_criteria
         .iter()
-        .filter_map(|(id, key)| by_key.get(key).map(|new| (*id, *new)))
+        .filter_map(|c| by_key.get(&c.key).map(|new| (c.id, *new)))
         .collect();
     Ok(CopiedIds {
         responses,

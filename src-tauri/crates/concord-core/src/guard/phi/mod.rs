@@ -134,6 +134,30 @@ mod tests {
                 "93 years old",
             ),
             ("奶奶今年92岁了", PhiKind::Age, "92岁"),
+            ("grandpa turned 91 in May", PhiKind::Age, "91"),
+            ("she died at the age of 96", PhiKind::Age, "96"),
+            (
+                "caring for a 93-year-old is hard",
+                PhiKind::Age,
+                "93-year-old",
+            ),
+            ("奶奶已经九十三岁了", PhiKind::Age, "九十三岁"),
+            ("Dr. Ali Marsh said to wait", PhiKind::Name, "Ali Marsh"),
+            ("I asked Mrs. Chen again", PhiKind::Name, "Chen"),
+            ("Mr. O'Neill frowned", PhiKind::Name, "O'Neill"),
+            (
+                "I told my therapist Sarah everything",
+                PhiKind::Name,
+                "Sarah",
+            ),
+            (
+                "Hi, my name is Jonah Price and",
+                PhiKind::Name,
+                "Jonah Price",
+            ),
+            ("张医生让我多休息", PhiKind::Name, "张医生"),
+            ("我跟李老师说了", PhiKind::Name, "李老师"),
+            ("你好，我叫林晓雨", PhiKind::Name, "林晓雨"),
             ("MRN: 00482913 on file", PhiKind::RecordId, "00482913"),
             ("病历号：ZY2021-0457", PhiKind::RecordId, "ZY2021-0457"),
         ];
@@ -158,6 +182,12 @@ mod tests {
             "May I ask how you have been since last year, in 2019?",
             "我已经3个月没睡好了，每天吃2次药，持续了2周。",
             "DSM-5 criteria, COVID-19, 1 in 5 people, 2019-2021.",
+            "I drank a Dr. Pepper and waited for Mr. Right.",
+            "My therapist said I should rest; my doctor agreed.",
+            "My name is not important. Doctor Who calms me.",
+            "She turned 40 and I turned 19 this year.",
+            "医生说这周老师布置的作业太多，谢谢老师的耐心。",
+            "我叫他别再来了，任何老师都帮不了我，课程老师很严格。",
         ] {
             assert_eq!(
                 kinds(text),

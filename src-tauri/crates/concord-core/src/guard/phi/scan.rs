@@ -1,6 +1,10 @@
 //! The pattern scan itself: a fixed set of compiled expressions per identifier class (compiled once
 //! per process), a lead-supplied term list matched with Aho–Corasick, and one overlap resolution
-//! that keeps the leftmost, longest, highest-priority candidate. Expressions use ASCII word
+//! that keeps the leftmost, longest, highest-priority candidate. Personal names are found two
+//! ways: the lead's list, and where the text itself marks a name — a title or honorific ("Dr. Ali
+//! Marsh", "Mrs. Chen", "张医生"), a role ("my therapist Sarah") or an introduction ("my name is
+//! …", "我叫…") — with a short list of titled words that are not people ("Dr. Pepper", "Mr.
+//! Right") left alone. Expressions use ASCII word
 //! boundaries and ASCII digit classes so they run on the lazy DFA even over Chinese text; byte
 //! offsets are turned into character offsets in one forward walk at the end.
 
@@ -10,12 +14,14 @@ use regex::Regex;
 use std::sync::LazyLock;
 
 /// One expression of one class; `group` is the capture group whose span is the identifier (0 =
-/// the whole match), `min_digits` drops matches with fewer ASCII digits in that span.
+/// the whole match), `min_digits` drops matches with fewer ASCII digits in that span, and a span
+/// whose first word is in `not_first` is dropped (titled words that are not people).
 struct Pattern {
     kind: PhiKind,
     re: Regex,
     group: usize,
     min_digits: usize,
+    not_first: &'static [&'static str],
 }
 
 const MONTHS: &str = "(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan\\.?|Feb\\.?|Mar\\.?|Apr\\.?|Jun\\.?|Jul\\.?|Aug\\.?|Sept?\\.?|Oct\\.?|Nov\\.?|Dec\\.?)";
@@ -25,6 +31,74 @@ const CN_NUM: &str = "[〇零一二三四五六七八九十两]";
 /// A word boundary in ASCII terms (Chinese characters count as non-word, so digits next to them
 /// still start and end a match).
 const B: &str = "(?-u:\\b)";
+/// One capitalised word of a name (with a capitalised second part: "McLeod", "Smith-Jones",
+/// "O'Neill").
+const NAME_WORD: &str = "(?:[A-Z]'[A-Z][a-z]+|[A-Z][a-z]+(?:[A-Z][a-z]+)?(?:-[A-Z][a-z]+)?)";
+/// Titles and honorifics that precede an English name.
+const TITLES: &str = "(?:Dr|Mr|Mrs|Ms|Mx|Prof|Rev)\\.?|Doctor|Professor|Nurse|Pastor|Rabbi|Imam|Father|Sister|Dame|Sir";
+/// The people a writer names by role ("my therapist Sarah").
+const ROLES: &str = "therapist|counsel+or|psychiatrist|psychologist|doctor|gp|nurse|social[ ]worker|case[ ]?worker|teacher|tutor|professor|boss|manager|supervisor|coach|pastor|priest|best[ ]friend|friend|neighbou?r|ex|ex-boyfriend|ex-girlfriend|ex-husband|ex-wife|boyfriend|girlfriend|husband|wife|partner|fianc[eé]e?|sister|brother|cousin|aunt|uncle|roommate|flatmate|classmate|colleague|co-?worker|son|daughter|stepdad|stepmom|stepfather|stepmother|grandson|granddaughter";
+/// Common Chinese surnames, leaving out characters that often end another word before a title
+/// ("这周老师", "课程老师", "谢谢老师", "任何老师", "也许老师", "其余老师").
+const CN_SURNAMES: &str = "[王李张刘陈杨黄赵吴徐孙马朱胡郭高林罗郑梁宋唐韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶苏魏吕丁沈姚卢姜崔钟谭陆汪范廖贾夏韦付邹孟熊秦邱江尹薛闫雷侯龙陶黎贺顾毛郝龚邵严覃武戴莫孔汤欧]";
+/// Words that follow a title or a role but are not a person's name.
+const NOT_NAMES: &[&str] = &[
+    "Pepper",
+    "Right",
+    "Wrong",
+    "Perfect",
+    "Nice",
+    "Clean",
+    "Fix",
+    "Bean",
+    "Universe",
+    "Google",
+    "Who",
+    "Strange",
+    "Seuss",
+    "Potato",
+    "Freeze",
+    "Robot",
+    "Know",
+    "Brightside",
+    "Christmas",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+    "January",
+    "February",
+    "March",
+    "April",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+    "God",
+    "English",
+    "The",
+    "And",
+    "But",
+    "So",
+    "When",
+    "Then",
+    "Today",
+    "Tomorrow",
+    "Yesterday",
+    "Facebook",
+    "Instagram",
+    "Zoom",
+    "Skype",
+    "Whatsapp",
+    "WhatsApp",
+    "Teams",
+];
 
 fn pattern(kind: PhiKind, source: &str, group: usize, min_digits: usize) -> Pattern {
     Pattern {
@@ -34,6 +108,15 @@ fn pattern(kind: PhiKind, source: &str, group: usize, min_digits: usize) -> Patt
         re: Regex::new(source).expect("built-in PHI pattern compiles"),
         group,
         min_digits,
+        not_first: &[],
+    }
+}
+
+/// A personal name marked by the words before it: the capture group is the name.
+fn name_pattern(source: &str) -> Pattern {
+    Pattern {
+        not_first: NOT_NAMES,
+        ..pattern(PhiKind::Name, source, 1, 0)
     }
 }
 
@@ -209,11 +292,41 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             0,
             0,
         ),
+        pattern(
+            Age,
+            &format!("(?i){B}(?:turned|turning|turns|reached|reaching|at[ ]the[ ]age[ ]of|now)[ ]+(9[0-9]|1[01][0-9]){B}(?:[ ]?(?:years?|yrs?)[ ]old)?"),
+            1,
+            0,
+        ),
+        pattern(
+            Age,
+            "(?i)(?:turned|turning|turns|reached|at the age of)[ ]+(?:ninety|a hundred|one hundred)(?:[ -](?:one|two|three|four|five|six|seven|eight|nine))?",
+            0,
+            0,
+        ),
         pattern(Age, &format!("{B}(?:9[0-9]|1[01][0-9])[ ]?(?:周岁|岁)"), 0, 0),
         pattern(
             Age,
             "(?:九十[一二三四五六七八九]?|一百(?:零[一二三四五六七八九]|一十?[一二三四五六七八九]?)?)(?:周岁|岁)",
             0,
+            0,
+        ),
+        // Personal names the text marks: after a title, a role or an introduction (English
+        // names are capitalised words; the marker itself is not part of the span).
+        name_pattern(&format!("{B}(?:{TITLES})[ ]+({NAME_WORD}(?:[ ]{NAME_WORD})?){B}")),
+        name_pattern(&format!("(?i:{B}my[ ](?:{ROLES}))(?:,)?[ ]+({NAME_WORD}(?:[ ]{NAME_WORD})?){B}")),
+        name_pattern(&format!("(?i:{B}(?:my[ ]name[ ]is|my[ ]name's|i[ ]am[ ]called|i'm[ ]called|they[ ]call[ ]me|call[ ]me))[ ]+({NAME_WORD}(?:[ ]{NAME_WORD})?){B}")),
+        // Chinese: a surname directly before a title or form of address, or after "我叫".
+        pattern(
+            Name,
+            &format!("{CN_SURNAMES}(?:医生|大夫|老师|护士|教授|主任|律师|警官|经理|先生|女士|小姐|阿姨|叔叔|同学|师傅|院长|校长)"),
+            0,
+            0,
+        ),
+        pattern(
+            Name,
+            &format!("我(?:叫|名叫|的名字是|的名字叫)({CN_SURNAMES}\\p{{Han}}{{1,2}})"),
+            1,
             0,
         ),
         // Record-number-like identifiers: a labelled id, a short letter prefix followed by many
@@ -358,6 +471,13 @@ fn push_checked(found: &mut Vec<Candidate>, bytes: &[u8], p: &Pattern, start: us
     }
     if end < bytes.len() && bytes[end].is_ascii_digit() && bytes[end - 1].is_ascii_digit() {
         return;
+    }
+    if !p.not_first.is_empty() {
+        let span = std::str::from_utf8(&bytes[start..end]).unwrap_or("");
+        let first = span.split([' ', '-']).next().unwrap_or("");
+        if p.not_first.contains(&first) {
+            return;
+        }
     }
     found.push(Candidate {
         start,

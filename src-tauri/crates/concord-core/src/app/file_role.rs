@@ -9,9 +9,10 @@
 
 use crate::app::import::ImportFormat;
 use crate::app::open_study::OpenStudy;
+use crate::files::bounds::ReadLimits;
+use crate::files::table::{read_file, sheet_names};
 use crate::outputs::export::sheet::META_SHEET;
 use crate::store::{inspect, peek_package, FileKind, PackageIdentity, Store, StoreError};
-use calamine::{Reader, Xlsx};
 use serde::Serialize;
 use std::path::Path;
 
@@ -66,8 +67,12 @@ pub fn classify(path: &Path, open: Option<&Store>) -> FileRole {
         "csv" | "tsv" | "json" | "jsonl" => return FileRole::Dataset { format: None },
         "toml" => return FileRole::Rubric,
         "xlsx" => {
-            let is_sheet = calamine::open_workbook::<Xlsx<_>, _>(path)
-                .map(|wb| wb.sheet_names().iter().any(|n| n == META_SHEET))
+            // Through the workbook guard: a workbook bomb double-clicked is no sheet, and never
+            // reaches the spreadsheet reader unchecked.
+            let limits = ReadLimits::from_env();
+            let is_sheet = read_file(path, &limits)
+                .and_then(|bytes| sheet_names(&shown, &bytes))
+                .map(|names| names.iter().any(|n| n == META_SHEET))
                 .unwrap_or(false);
             return if is_sheet {
                 FileRole::FilledSheet

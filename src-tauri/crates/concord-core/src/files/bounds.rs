@@ -6,7 +6,11 @@
 //! [`check_workbook`] streams every XML part of the archive (never trusting the sizes its directory
 //! states) and compares what it finds — declared counts, the `<dimension>` and every cell reference
 //! that holds a value, shared-formula indexes, unpacked bytes — with [`ReadLimits`]; only a
-//! workbook within them is handed to calamine. CSV and JSON Lines are read in one pass and checked
+//! workbook within them is handed to calamine. What a workbook *declares* is metadata and may lie:
+//! a `<dimension>` wider than its cells or a shared-string count beyond the strings it holds does
+//! not refuse the file. The real cells decide; the declared string counts are removed before
+//! calamine sees the workbook (the archive is rebuilt with that one part rewritten), since calamine
+//! reserves room for them, and its reservation for a dimension is capped. CSV and JSON Lines are read in one pass and checked
 //! against the same limits as they go.
 //!
 //! Each limit is a clear error naming the file, the limit and the environment variable that raises
@@ -234,6 +238,8 @@ struct PartFacts {
     first: Option<(u64, u64)>,
     last: Option<(u64, u64)>,
     is_shared_strings: bool,
+    /// The largest shared-string count the part declares (`uniqueCount` or `count`).
+    declared_strings: u64,
 }
 
 impl PartFacts {
@@ -247,7 +253,13 @@ impl PartFacts {
 
 /// Check a workbook (the bytes of an .xlsx) against `limits` before any reader allocates for it.
 /// Every XML part of the archive is streamed; see the module documentation for what is checked.
-pub fn check_workbook(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<(), Vec<Issue>> {
+/// Returns the workbook calamine may read: the same bytes, or, when the shared strings declare
+/// more texts than they hold, a copy with those declared counts removed.
+pub fn check_workbook<'a>(
+    file: &str,
+    bytes: &'a [u8],
+    limits: &ReadLimits,
+) -> Result<std::borrow::Cow<'a, [u8]>, Vec<Issue>> {
     let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| {
         vec![Issue::error(
             whole(file, None),
@@ -256,6 +268,7 @@ pub fn check_workbook(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<(
         )]
     })?;
     let mut shared_strings = 0u64;
+    let mut overstated: Vec<String> = Vec::new();
     let mut sheets: Vec<(String, PartFacts)> = Vec::new();
     for index in 0..archive.len() {
         let mut entry = archive.by_index(index).map_err(|e| {
@@ -273,6 +286,9 @@ pub fn check_workbook(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<(
         let facts = scan_part(file, &name, &mut entry, limits, strict)?;
         if facts.is_shared_strings {
             shared_strings = shared_strings.saturating_add(facts.unpacked);
+            if facts.declared_strings > facts.cells {
+                overstated.push(name);
+            }
         } else if facts.cells > 0 || facts.first.is_some() {
             sheets.push((name, facts));
         }
@@ -299,7 +315,58 @@ pub fn check_workbook(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<(
             format!("the workbook holds {total_cells} cells"),
         )]);
     }
-    Ok(())
+    if overstated.is_empty() {
+        return Ok(std::borrow::Cow::Borrowed(bytes));
+    }
+    without_declared_counts(&mut archive, &overstated, limits)
+        .map(std::borrow::Cow::Owned)
+        .map_err(|e| {
+            vec![Issue::error(
+                whole(file, None),
+                "unreadable_workbook",
+                format!("the workbook's shared strings cannot be rewritten: {e}"),
+            )]
+        })
+}
+
+/// A copy of the archive in which each part named in `parts` (shared strings, already checked
+/// against `limits`) has the `count` and `uniqueCount` attributes of its `<sst>` tag removed;
+/// every other part is copied as it is, still compressed.
+fn without_declared_counts(
+    archive: &mut zip::ZipArchive<Cursor<&[u8]>>,
+    parts: &[String],
+    limits: &ReadLimits,
+) -> zip::result::ZipResult<Vec<u8>> {
+    static SST_TAG: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(r"<(?:[A-Za-z_][\w.-]*:)?sst[\s>/][^>]*>")
+            .expect("the shared-strings tag pattern compiles")
+    });
+    static COUNTS: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(r#"\s(?:count|uniqueCount)\s*=\s*(?:"[^"]*"|'[^']*')"#)
+            .expect("the declared-count pattern compiles")
+    });
+    let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    for index in 0..archive.len() {
+        let name = String::from_utf8_lossy(archive.by_index_raw(index)?.name_raw()).into_owned();
+        if !parts.contains(&name) {
+            out.raw_copy_file(archive.by_index_raw(index)?)?;
+            continue;
+        }
+        let mut text = Vec::new();
+        archive
+            .by_index(index)?
+            .take(limits.unpacked_bytes)
+            .read_to_end(&mut text)?;
+        if let Some(tag) = SST_TAG.find(&text) {
+            let cleaned = COUNTS.replace_all(tag.as_bytes(), &b""[..]).into_owned();
+            text.splice(tag.range(), cleaned);
+        }
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        out.start_file(name, options)?;
+        std::io::Write::write_all(&mut out, &text)?;
+    }
+    Ok(out.finish()?.into_inner())
 }
 
 /// Stream one XML part, failing at the first limit crossed: every start and end tag goes to
@@ -469,7 +536,8 @@ impl PartScan<'_> {
         Ok(())
     }
 
-    /// The shared strings' `uniqueCount` and `count`: numbers within the cell limit.
+    /// The shared strings' `uniqueCount` and `count`: numbers, recorded (the texts the part
+    /// really holds are what is held to the cell limit; see [`check_workbook`]).
     fn declared_strings(&mut self, e: &BytesStart<'_>) -> Result<(), Vec<Issue>> {
         self.facts.is_shared_strings = true;
         for key in ["uniqueCount", "count"] {
@@ -478,14 +546,7 @@ impl PartScan<'_> {
                     .ok()
                     .and_then(|s| s.trim().parse::<u64>().ok());
                 match declared {
-                    Some(n) if n <= self.limits.cells => {}
-                    Some(n) => {
-                        return Err(self.over(
-                            Limit::Cells,
-                            format!("the shared strings declare {} = {n}", key),
-                            None,
-                        ))
-                    }
+                    Some(n) => self.facts.declared_strings = self.facts.declared_strings.max(n),
                     None => {
                         return Err(self.damaged(format!(
                             "the shared-string {} {} is not a number",
@@ -499,8 +560,8 @@ impl PartScan<'_> {
         Ok(())
     }
 
-    /// A sheet's declared `<dimension>`: a cell range whose last corner and span are within the
-    /// limits.
+    /// A sheet's declared `<dimension>`: a cell range (its size is not held to the limits: the
+    /// cells the sheet really holds are, and calamine's reservation for a dimension is capped).
     fn dimension(&self, e: &BytesStart<'_>) -> Result<(), Vec<Issue>> {
         let Some(v) = attribute(e, "ref") else {
             return Ok(());
@@ -519,20 +580,6 @@ impl PartScan<'_> {
                 "the sheet's dimension {} ends before it starts",
                 quoted(&String::from_utf8_lossy(&v))
             )));
-        }
-        check_position(self.limits, (r1, c1)).map_err(|(l, w)| self.over(l, w, None))?;
-        let span = (r1 - r0 + 1).saturating_mul(c1 - c0 + 1);
-        if span > self.limits.cells {
-            return Err(self.over(
-                Limit::Cells,
-                format!(
-                    "the sheet declares the dimension {} ({} rows × {} columns = {span} cells)",
-                    String::from_utf8_lossy(&v),
-                    r1 - r0 + 1,
-                    c1 - c0 + 1
-                ),
-                None,
-            ));
         }
         Ok(())
     }

@@ -611,7 +611,7 @@ fn open_workbook<'a>(
     file: &str,
     bytes: &'a [u8],
     limits: &ReadLimits,
-) -> Result<Xlsx<Cursor<&'a [u8]>>, Vec<Issue>> {
+) -> Result<Xlsx<Cursor<std::borrow::Cow<'a, [u8]>>>, Vec<Issue>> {
     let one =
         |code: &str, message: String| vec![Issue::error(Location::whole_file(file), code, message)];
     if !bytes.starts_with(b"PK\x03\x04") {
@@ -629,8 +629,8 @@ fn open_workbook<'a>(
             },
         ));
     }
-    bounds::check_workbook(file, bytes, limits)?;
-    guarded(file, "the workbook", || Xlsx::new(Cursor::new(bytes)))
+    let checked = bounds::check_workbook(file, bytes, limits)?;
+    guarded(file, "the workbook", || Xlsx::new(Cursor::new(checked)))
 }
 
 /// Read one sheet (the named one, or the first) of an XLSX workbook. Returns a one-element vector

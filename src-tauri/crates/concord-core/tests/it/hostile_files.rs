@@ -71,19 +71,42 @@ fn sheet_xml(dimension: Option<&str>, rows: &str) -> String {
 /// A valid header row and one data row of inline strings.
 const SMALL_ROWS: &str = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>item</t></is></c><c r="B1" t="inlineStr"><is><t>rater</t></is></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>x</t></is></c><c r="B2" t="inlineStr"><is><t>y</t></is></c></row>"#;
 
-/// The three bombs of the hostile corpus plus a shared-formula index, each a few kilobytes.
-pub fn bombs() -> Vec<(&'static str, Vec<u8>, &'static str)> {
+/// Workbooks whose metadata lies over a few real cells: a dimension of the whole grid, and a
+/// shared-strings part declaring far more texts than it holds (calamine would reserve room for
+/// all of them). The real cells are a header and one row.
+fn lying_workbooks() -> Vec<(&'static str, Vec<u8>)> {
+    let one_string = |count: &str| {
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="{count}" uniqueCount="{count}"><si><t>rater</t></si></sst>"#
+        )
+    };
+    let shared_rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>item</t></is></c><c r="B1" t="s"><v>0</v></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>x</t></is></c><c r="B2" t="inlineStr"><is><t>y</t></is></c></row>"#;
     vec![
         (
-            "declared shared-string count",
-            workbook_bytes(
-                &sheet_xml(None, SMALL_ROWS),
-                Some(
-                    r#"<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="4000000000" uniqueCount="4000000000"><si><t>a</t></si></sst>"#,
-                ),
-            ),
-            "too_many_cells",
+            "a dimension of the whole grid",
+            workbook_bytes(&sheet_xml(Some("A1:XFD1048576"), SMALL_ROWS), None),
         ),
+        (
+            "a shared-string count of 999,999,999,999",
+            workbook_bytes(
+                &sheet_xml(None, shared_rows),
+                Some(&one_string("999999999999")),
+            ),
+        ),
+        (
+            "a shared-string count of 4,000,000,000 and a whole-grid dimension",
+            workbook_bytes(
+                &sheet_xml(Some("A1:XFD1048576"), shared_rows),
+                Some(&one_string("4000000000")),
+            ),
+        ),
+    ]
+}
+
+/// The bombs of the hostile corpus (cells really placed far out) plus a shared-formula index,
+/// each a few kilobytes.
+pub fn bombs() -> Vec<(&'static str, Vec<u8>, &'static str)> {
+    vec![
         (
             "far-away cell",
             workbook_bytes(
@@ -98,8 +121,14 @@ pub fn bombs() -> Vec<(&'static str, Vec<u8>, &'static str)> {
             "too_many_cells",
         ),
         (
-            "huge dimension",
-            workbook_bytes(&sheet_xml(Some("A1:XFD1048576"), SMALL_ROWS), None),
+            "far-away cell under a lying dimension",
+            workbook_bytes(
+                &sheet_xml(
+                    Some("A1:B2"),
+                    &format!(r#"{SMALL_ROWS}<row r="900000"><c r="ZZ900000"><v>1</v></c></row>"#),
+                ),
+                None,
+            ),
             "too_many_cells",
         ),
         (
@@ -234,6 +263,56 @@ fn workbook_bombs_are_refused_before_the_reader_allocates() {
             "the MentalAlign importer refuses the {what} bomb: {err}"
         );
     }
+}
+
+#[test]
+fn a_workbook_whose_metadata_lies_reads_its_real_cells() {
+    for (what, bytes) in lying_workbooks() {
+        let t = read_table_within(
+            "lying.xlsx",
+            &bytes,
+            FileFormat::Xlsx,
+            None,
+            &ReadLimits::default(),
+        )
+        .unwrap_or_else(|e| {
+            panic!("{what}: declared sizes are not cells, the real cells fit the limits: {e:?}")
+        });
+        assert_eq!(
+            t.headers,
+            vec!["item", "rater"],
+            "{what}: the header is read from the real cells (the shared string included)"
+        );
+        assert_eq!(t.rows.len(), 1, "{what}: the one real data row is read");
+    }
+}
+
+#[test]
+fn a_far_away_cell_is_refused_at_its_row() {
+    let bytes = workbook_bytes(
+        &sheet_xml(
+            Some("A1:B2"),
+            &format!(r#"{SMALL_ROWS}<row r="900000"><c r="ZZ900000"><v>1</v></c></row>"#),
+        ),
+        None,
+    );
+    let err = read_table_within(
+        "far.xlsx",
+        &bytes,
+        FileFormat::Xlsx,
+        None,
+        &ReadLimits::default(),
+    )
+    .expect_err("a real cell placed far out spans more cells than the limit");
+    let issue = err
+        .iter()
+        .find(|i| i.code == "too_many_cells")
+        .unwrap_or_else(|| panic!("the cell limit is what refuses it: {err:?}"));
+    assert_eq!(
+        issue.at.row,
+        Some(900_000),
+        "the refusal names the row of the far-away cell: {issue}"
+    );
 }
 
 #[test]

@@ -606,12 +606,15 @@ fn guarded<T>(
     }
 }
 
+/// A workbook opened after the guard: over its own bytes, or over the guard's rewritten copy.
+type CheckedWorkbook<'a> = Xlsx<Cursor<std::borrow::Cow<'a, [u8]>>>;
+
 /// Check a workbook's bytes and open it: the format, then [`bounds::check_workbook`], then calamine.
 fn open_workbook<'a>(
     file: &str,
     bytes: &'a [u8],
     limits: &ReadLimits,
-) -> Result<Xlsx<Cursor<std::borrow::Cow<'a, [u8]>>>, Vec<Issue>> {
+) -> Result<CheckedWorkbook<'a>, Vec<Issue>> {
     let one =
         |code: &str, message: String| vec![Issue::error(Location::whole_file(file), code, message)];
     if !bytes.starts_with(b"PK\x03\x04") {

@@ -22,6 +22,7 @@ pub const RATER_COMMANDS: &[&str] = &[
     "reveal",
     "app_info",
     "set_zoom",
+    "quit_app",
     "study_status",
     "study_security",
     "unlock_study",

@@ -56,6 +56,7 @@ fn commands_handler() -> Box<dyn Fn(tauri::ipc::Invoke) -> bool + Send + Sync> {
         commands::desktop::restore_backup,
         commands::desktop::set_backup_folder,
         commands::desktop::set_zoom,
+        commands::desktop::quit_app,
         commands::agreement::agreement_report,
         commands::agreement::agreement_table,
         commands::agreement::agreement_consensus,
@@ -158,12 +159,15 @@ pub fn run() {
         });
     app.run(|handle, event| {
         if let tauri::RunEvent::Exit = event {
-            // Quitting closes the study: back it up when it changed.
-            if let Ok(guard) = handle.state::<AppState>().opened() {
+            // Quitting closes the study: back it up when it changed, then close it whole (the
+            // process exits without running destructors, which would leave `-wal`/`-shm`).
+            let state = handle.state::<AppState>();
+            if let Ok(guard) = state.opened() {
                 if let Ok(study) = guard.study.as_ref() {
                     backups::on_close(handle, study);
                 }
             }
+            state.close_for_exit();
         }
     });
 }

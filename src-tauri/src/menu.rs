@@ -6,7 +6,7 @@
 
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::settings::DesktopSettings;
-use tauri::menu::{Menu, MenuBuilder, MenuItemBuilder, PredefinedMenuItem, SubmenuBuilder};
+use tauri::menu::{Menu, MenuBuilder, MenuItemBuilder, SubmenuBuilder};
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 
 /// Prefix of the ids of File → Open recent items.
@@ -49,7 +49,7 @@ fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
         .item(&item("restore-backup", "Restore from backup…", None)?)
         .item(&item("backup-folder", "Backup folder…", None)?)
         .separator()
-        .item(&PredefinedMenuItem::quit(app, Some("Quit"))?)
+        .item(&item("quit", "Quit", Some("CmdOrCtrl+Q"))?)
         .build()?;
     let view = SubmenuBuilder::new(app, "View")
         .item(&item("zoom-in", "Zoom in (Ctrl +)", None)?)
@@ -76,8 +76,12 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> IpcResult<()> {
     Ok(())
 }
 
-/// Forward a chosen item to the window.
+/// Forward a chosen item to the window; Quit needs no window and is carried out here.
 pub fn forward<R: Runtime>(app: &AppHandle<R>, id: &str) {
+    if id == "quit" {
+        app.exit(0);
+        return;
+    }
     let _ = app.emit(crate::events::MENU, id);
 }
 

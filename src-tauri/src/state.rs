@@ -280,6 +280,20 @@ impl AppState {
         Ok(())
     }
 
+    /// Close the open study for good as the app exits: its write-ahead log is folded back into
+    /// the file and the connection closed, so the file alone is the whole study.
+    pub fn close_for_exit(&self) {
+        let Ok(mut guard) = self.opened() else {
+            return;
+        };
+        let gone = Err(IpcError::new(ErrorCode::NoStudy, "Concord is quitting."));
+        if let Ok(study) = std::mem::replace(&mut guard.study, gone) {
+            if let Err(e) = study.close() {
+                eprintln!("Concord: the study did not close cleanly: {e}");
+            }
+        }
+    }
+
     /// Close the open study; the window then offers to open or create one.
     pub fn close(&self, before_close: impl FnOnce(&OpenStudy)) -> IpcResult<()> {
         let mut guard = self.opened()?;

@@ -283,6 +283,60 @@ fn an_expert_rates_a_package_returns_it_and_the_lead_merges_it() {
     );
 }
 
+/// `path` with `suffix` appended to its file name (`-wal`, `-shm`).
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+#[test]
+fn ctrl_q_quits_and_leaves_the_package_whole_without_wal_or_shm() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (_main, pkg, _items) = study_with_package(dir.path());
+    let app = App::launch(&pkg);
+    unlock_with(&app, PKG_PASS);
+    app.wait_for(
+        "[data-testid=rating-screen] [data-testid=item-number]",
+        Duration::from_secs(15),
+    );
+    let n = app.find_all("[data-testid=criterion]").len();
+    app.press(&format!("{}{ENTER}", "2".repeat(n)));
+    app.wait_for_attribute(
+        "[data-testid=item-number]",
+        "data-item",
+        "2",
+        Duration::from_secs(10),
+    );
+    assert!(
+        beside(&pkg, "-wal").exists(),
+        "while the package is open its write-ahead log sits beside it (what quitting must fold back)"
+    );
+    let pid = app.app_pid().expect("the app runs");
+
+    app.chord("\u{E009}", "q");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|t| t == super::app_binary()) {
+        assert!(
+            Instant::now() < deadline,
+            "Ctrl+Q must quit the app within 15 s (pid {pid} still runs)"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for suffix in ["-wal", "-shm"] {
+        assert!(
+            !beside(&pkg, suffix).exists(),
+            "quitting closes the package whole: no {suffix} is left beside it to be forgotten \
+             when the file is mailed"
+        );
+    }
+    assert_eq!(
+        ratings_of(&pkg, EXPERT),
+        n as i64,
+        "the ratings typed before quitting are in the package file itself"
+    );
+}
+
 #[test]
 fn an_encrypted_study_opened_at_runtime_asks_for_its_passphrase_and_locks_when_idle() {
     let dir = tempfile::tempdir().expect("temp dir");

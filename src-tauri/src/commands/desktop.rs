@@ -412,6 +412,13 @@ pub async fn set_backup_folder(
         .to_string())
 }
 
+/// Quit Concord (File → Quit, Ctrl+Q): the exit handler backs the study up when it changed and
+/// closes it whole, so no `-wal`/`-shm` stays beside it.
+#[tauri::command]
+pub fn quit_app(app: AppHandle) {
+    app.exit(0);
+}
+
 /// Zoom the window's content (1.0 = 100 %).
 #[tauri::command]
 pub async fn set_zoom(app: AppHandle, factor: f64) -> IpcResult<()> {

@@ -266,6 +266,8 @@ export const desktopIpc = {
     call<StudyOpened>("restore_backup", { backup, dest }),
   setBackupFolder: (folder: string | null) => call<string>("set_backup_folder", { folder }),
   setZoom: (factor: number) => call<null>("set_zoom", { factor }),
+  /** Quit the app (the study is backed up and closed whole first). */
+  quit: () => call<null>("quit_app"),
 };
 
 /** Files dropped onto the window (their absolute paths); returns the unsubscribe function. */

@@ -94,6 +94,11 @@ impl OpenStudy {
 
     /// Write access for operations that change many ratings at once; the cached reports are
     /// dropped because they can no longer be trusted.
+    /// Close the study whole (see [`Store::close`]); for an exit that skips destructors.
+    pub fn close(self) -> Result<(), crate::store::StoreError> {
+        self.store.close()
+    }
+
     pub fn store_mut(&mut self) -> &mut Store {
         self.invalidate_reports();
         &mut self.store

@@ -328,6 +328,16 @@ pub const MAX_STUDY_NAME_BYTES: usize = 255 - "-journal".len();
 const ENCRYPTED_CACHE_KIB: u32 = 16_384;
 
 impl Store {
+    /// Close the study now: fold the write-ahead log back into the file and close the
+    /// connection, so no `-wal`/`-shm` stays beside it and the file alone is the whole study (a
+    /// package mailed right after is complete). Dropping a store closes it too; this is for an
+    /// exit that skips destructors, and it reports a close that failed.
+    pub fn close(self) -> StoreResult<()> {
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        self.conn.close().map_err(|(_, e)| StoreError::from(e))
+    }
+
     /// Open an existing plain study.
     pub fn open(path: &Path, clock: Arc<dyn Clock>) -> StoreResult<Store> {
         Store::open_with(path, clock, None)

@@ -332,6 +332,75 @@ fn fifty_item_timings(app: &App) -> Vec<f64> {
     ms
 }
 
+/// The value typed for criterion `j` of item `i` in the burst: every item gets its own row of
+/// values, so a value applied to a neighbouring item shows.
+fn burst_value(i: usize, j: usize) -> i64 {
+    1 + ((i * 3 + j * 2 + i / 5) % 5) as i64
+}
+
+#[test]
+fn a_zero_delay_burst_over_twenty_items_stores_exactly_what_was_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("burst.concord");
+    many_items_study(&study, 24);
+    let app = App::launch(&study);
+    start_rating_as(&app, "Burst expert");
+    let n = app.find_all("[data-testid=criterion]").len();
+    let items = 20;
+    let mut keys = String::new();
+    for i in 1..=items {
+        for j in 0..n {
+            keys.push_str(&burst_value(i, j).to_string());
+        }
+        keys.push_str(ENTER);
+    }
+    // One actions request: WebDriver sends every key with no delay between them, far faster
+    // than the screen moves from item to item.
+    app.press(&keys);
+    app.wait_for_attribute(
+        "[data-testid=item-number]",
+        "data-item",
+        &(items + 1).to_string(),
+        Duration::from_secs(30),
+    );
+    // Every value is committed before the screen moves on; give the last saves time to land.
+    let store = Store::open(&study, Arc::new(SystemClock)).unwrap();
+    let rater = store
+        .rater_named("Burst expert")
+        .unwrap()
+        .expect("the expert exists")
+        .id;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let last = concord_core::workflow::queue::rating_item(&store, rater, items as i64).unwrap();
+        if last.criteria.iter().all(|c| c.value.is_some()) || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut wrong = Vec::new();
+    for i in 1..=items {
+        let item = concord_core::workflow::queue::rating_item(&store, rater, i as i64).unwrap();
+        for (j, c) in item.criteria.iter().enumerate() {
+            if c.value != Some(burst_value(i, j)) {
+                wrong.push(format!(
+                    "item {i} {}: stored {:?}, typed {}",
+                    c.key,
+                    c.value,
+                    burst_value(i, j)
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "keys typed faster than the screen moves land on the item they were typed for: {} of {} \
+         values differ: {wrong:?}",
+        wrong.len(),
+        items * n
+    );
+}
+
 #[test]
 fn keypress_to_next_item_latency_over_fifty_items() {
     let dir = tempfile::tempdir().unwrap();

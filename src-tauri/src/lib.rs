@@ -114,7 +114,9 @@ pub fn run() {
         println!("{}", launch::version_line());
         return;
     }
-    let state = AppState::open(launch.file);
+    let context = tauri::generate_context!();
+    let last = settings::last_study(&context.config().identifier);
+    let state = AppState::open(launch.file, last);
     let handler = commands_handler();
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|app, argv, cwd| {
@@ -152,7 +154,7 @@ pub fn run() {
             }
             handler(invoke)
         })
-        .build(tauri::generate_context!())
+        .build(context)
         .unwrap_or_else(|e| {
             eprintln!("Concord could not start its window: {e}");
             std::process::exit(1);

@@ -23,6 +23,17 @@ pub struct DesktopSettings {
     recent: Mutex<RecentStudies>,
 }
 
+/// The study opened most recently that still exists, read before the window exists from where
+/// [`DesktopSettings::load`] keeps the list (the app's config folder, which Tauri names by the
+/// app's identifier).
+pub fn last_study(identifier: &str) -> Option<PathBuf> {
+    let dir = dirs::config_dir()?.join(identifier);
+    RecentStudies::load(&dir.join("recent-studies.json"))
+        .existing()
+        .first()
+        .map(|r| PathBuf::from(&r.path))
+}
+
 impl DesktopSettings {
     pub fn load<R: Runtime>(app: &AppHandle<R>) -> DesktopSettings {
         let config_dir = app

@@ -129,9 +129,11 @@ pub fn open_at(p: &StudyPath, when_missing: WhenMissing) -> Result<OpenStudy, Ip
 }
 
 impl AppState {
-    /// Open the study for launch: `explicit` (the command line), else `CONCORD_STUDY`, else the
-    /// default study (created as the demo study when absent).
-    pub fn open(explicit: Option<PathBuf>) -> AppState {
+    /// Open the study for launch: `explicit` (the command line; refused, and nothing created,
+    /// when no such file exists), else `CONCORD_STUDY` (created as the demo study when absent),
+    /// else `last` (the study opened most recently, when it still exists), else the default study
+    /// (created as the demo study when absent).
+    pub fn open(explicit: Option<PathBuf>, last: Option<PathBuf>) -> AppState {
         // Relative paths are made absolute once, here, so the recent list and every later
         // reopening mean the same file whatever the working folder.
         let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
@@ -140,15 +142,27 @@ impl AppState {
             .ok()
             .filter(|v| !v.trim().is_empty())
             .map(|v| absolute(PathBuf::from(v)).display().to_string());
-        let path = study_location::resolve(explicit.as_deref(), env.as_deref());
+        let when_missing = if explicit.is_some() {
+            WhenMissing::Refuse
+        } else {
+            WhenMissing::CreateDemo
+        };
+        let path = match (&explicit, &env, last) {
+            (None, None, Some(last)) => Some(StudyPath::Explicit(last)),
+            _ => study_location::resolve(explicit.as_deref(), env.as_deref()),
+        };
         let study = match &path {
             None => Err(IpcError::new(
                 ErrorCode::NoLocation,
                 "This system has no app-data folder; start Concord with a study file.",
             )),
-            // A study named on the command line that does not exist yet becomes the demo.
-            Some(p) => open_at(p, WhenMissing::CreateDemo),
+            Some(p) => open_at(p, when_missing),
         };
+        if let (Some(file), Err(e)) = (&explicit, &study) {
+            if !file.exists() {
+                eprintln!("Concord: {}", e.message);
+            }
+        }
         let idle_override = std::env::var(IDLE_LOCK_SECONDS_ENV)
             .ok()
             .and_then(|v| v.trim().parse().ok())

@@ -283,6 +283,63 @@ fn an_expert_rates_a_package_returns_it_and_the_lead_merges_it() {
     );
 }
 
+#[test]
+fn a_missing_study_named_on_the_command_line_is_refused_and_nothing_is_created() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let missing = home.path().join("typo-study.concord");
+    let app = App::launch_bare(home.path(), &[missing.to_str().expect("a UTF-8 path")]);
+    app.wait_for("[data-testid=study-error-message]", Duration::from_secs(30));
+    let message = app.text_of("[data-testid=study-error-message]");
+    assert!(
+        message.contains("typo-study.concord") && message.contains("no such study file"),
+        "the window says which file it could not find: {message}"
+    );
+    drop(app);
+    assert!(
+        !missing.exists(),
+        "a study named on the command line that does not exist is not created (no demo there)"
+    );
+}
+
+/// The path of the study the window has open (its status, as the window asks for it).
+fn open_path(app: &App) -> Option<String> {
+    let status = app.invoke("study_status", json!({}));
+    status["ok"]["path"].as_str().map(str::to_string)
+}
+
+#[test]
+fn a_relaunch_opens_the_study_opened_last_not_the_demo() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let other = home.path().join("my-study.concord");
+    create_demo_at(&other, Arc::new(SystemClock), 5).expect("a study");
+    // First launch: no study named, so the default (demo) study; then the person opens theirs.
+    let app = App::launch_bare(home.path(), &[]);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(30));
+    let first = open_path(&app).expect("a study is open");
+    assert_ne!(
+        first,
+        other.display().to_string(),
+        "the first launch opens the default study"
+    );
+    let r = app.invoke("open_study", json!({"path": other.display().to_string()}));
+    assert!(r.get("error").is_none(), "opening the study works: {r}");
+    assert_eq!(
+        open_path(&app).as_deref(),
+        Some(other.display().to_string().as_str()),
+        "the window now has the person's study open"
+    );
+    drop(app);
+
+    // Relaunched the same way: the study opened last comes back.
+    let app = App::launch_bare(home.path(), &[]);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(30));
+    assert_eq!(
+        open_path(&app).as_deref(),
+        Some(other.display().to_string().as_str()),
+        "a relaunch opens the study opened last, not the default demo study"
+    );
+}
+
 /// `path` with `suffix` appended to its file name (`-wal`, `-shm`).
 fn beside(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();

@@ -156,6 +156,37 @@ impl App {
     }
 
     pub fn launch_with(study: &Path, extra_env: &[(&str, &str)]) -> App {
+        let study_env = study.display().to_string();
+        let data = study.with_extension("webdata").display().to_string();
+        let config = study.with_extension("config").display().to_string();
+        let mut env = vec![
+            ("CONCORD_STUDY", study_env.as_str()),
+            // The window's own storage (language, last screen) lives beside the study, so tests
+            // are independent of each other and a relaunch on the same study sees it again.
+            ("XDG_DATA_HOME", data.as_str()),
+            // Its recent-studies list and settings too.
+            ("XDG_CONFIG_HOME", config.as_str()),
+        ];
+        env.extend_from_slice(extra_env);
+        App::start(&env, &[])
+    }
+
+    /// Launch as a person starts Concord from the desktop: no `CONCORD_STUDY`, the app's own
+    /// folders under `home` (`home/data`, `home/config`, so a relaunch with the same `home` finds
+    /// its recent studies), and `args` on its command line.
+    pub fn launch_bare(home: &Path, args: &[&str]) -> App {
+        let data = home.join("data").display().to_string();
+        let config = home.join("config").display().to_string();
+        App::start(
+            &[
+                ("XDG_DATA_HOME", data.as_str()),
+                ("XDG_CONFIG_HOME", config.as_str()),
+            ],
+            args,
+        )
+    }
+
+    fn start(env: &[(&str, &str)], args: &[&str]) -> App {
         let turn = ONE_WINDOW_AT_A_TIME
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -174,16 +205,11 @@ impl App {
             &native.to_string(),
         ])
         .env("DISPLAY", &display.name)
-        .env("CONCORD_STUDY", study)
-        // The window's own storage (language, last screen) lives beside the study, so tests are
-        // independent of each other and a relaunch on the same study sees it again.
-        .env("XDG_DATA_HOME", study.with_extension("webdata"))
-        // Its recent-studies list and settings too.
-        .env("XDG_CONFIG_HOME", study.with_extension("config"))
+        .env_remove("CONCORD_STUDY")
         .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-        for (k, v) in extra_env {
+        for (k, v) in env {
             cmd.env(k, v);
         }
         let driver = cmd.spawn().expect("tauri-driver starts");
@@ -203,6 +229,7 @@ impl App {
         let launched_at = Instant::now();
         let caps = json!({"capabilities": {"alwaysMatch": {"tauri:options": {
             "application": app_binary().to_string_lossy(),
+            "args": args,
         }}}});
         let resp: Value = http
             .post(format!("{base}/session"))

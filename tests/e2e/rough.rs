@@ -504,3 +504,134 @@ fn a_kill_after_an_item_is_complete_reopens_on_the_next_item() {
         "after kill -9 the rater reopens on item 4, the first unfinished one"
     );
 }
+
+/// Whether the element `css` lies wholly inside the window's viewport.
+fn in_view(app: &App, css: &str) -> bool {
+    app.script(
+        "const e = document.querySelector(arguments[0]); if (!e) return false; \
+         const r = e.getBoundingClientRect(); \
+         return r.top >= -1 && r.bottom <= window.innerHeight + 1 && r.height > 0;",
+        json!([css]),
+    )
+    .as_bool()
+    .unwrap_or(false)
+}
+
+#[test]
+fn at_800_by_600_every_criterion_and_every_message_is_in_view_and_the_mouse_has_a_next() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let study = dir.path().join("small-window.concord");
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    app.set_window_size(800, 600);
+    std::thread::sleep(Duration::from_millis(300));
+    rate_as_new_profile(&app, "Small window expert");
+    std::thread::sleep(Duration::from_millis(300));
+    let n = app.find_all("[data-testid=criterion]").len();
+    assert!(
+        n >= 5,
+        "the demo's first item has its rubric's criteria ({n})"
+    );
+
+    // Every criterion can be reached by keyboard, and the one focused is scrolled into view.
+    let settles_in_view = |css: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while !in_view(&app, css) {
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(40));
+        }
+        true
+    };
+    for step in 0..n {
+        assert!(
+            settles_in_view("[data-testid=criterion][data-focused=true]"),
+            "at 800×600 the focused criterion (step {step} of {n}) comes into view"
+        );
+        app.press("\u{E015}");
+    }
+
+    // Enter on an incomplete item: the message is beside the criteria, in view, and in a live
+    // region that assistive technology announces.
+    app.press(ENTER);
+    app.wait_for("[data-testid=notice]", Duration::from_secs(5));
+    assert!(
+        settles_in_view("[data-testid=notice]"),
+        "'rate every criterion' is drawn where the rater looks, not below the fold"
+    );
+    let region = app.wait_for("[data-testid=notice-region]", Duration::from_secs(5));
+    assert_eq!(
+        app.attribute(&region, "aria-live").as_deref(),
+        Some("polite"),
+        "the message is announced"
+    );
+
+    // A level pressed exposes its pressed state; the others of that criterion do not.
+    app.script(
+        "document.querySelector('[data-testid=criterion]').scrollIntoView(); return 1;",
+        json!([]),
+    );
+    let levels = app
+        .script(
+            "return document.querySelector('[data-testid=criterion]') \
+               .querySelectorAll('[data-testid=level]').length;",
+            json!([]),
+        )
+        .as_u64()
+        .expect("a count") as usize;
+    let all = app.find_all("[data-testid=criterion] [data-testid=level]");
+    let first = &all[..levels];
+    app.click(&first[0]);
+    std::thread::sleep(Duration::from_millis(200));
+    let pressed: Vec<Option<String>> = app
+        .find_all("[data-testid=criterion] [data-testid=level]")
+        .iter()
+        .take(first.len())
+        .map(|b| app.attribute(b, "aria-pressed"))
+        .collect();
+    assert_eq!(
+        pressed[0].as_deref(),
+        Some("true"),
+        "the level clicked says it is pressed: {pressed:?}"
+    );
+    assert!(
+        pressed[1..].iter().all(|p| p.as_deref() == Some("false")),
+        "the other levels of that criterion say they are not: {pressed:?}"
+    );
+
+    // The rest by keyboard, then the visible Next for a mouse user.
+    let item = current_item(&app);
+    app.press(&"1".repeat(n - 1));
+    let next = app.wait_for("[data-testid=next-button]", Duration::from_secs(5));
+    app.click(&next);
+    app.wait_for_attribute(
+        "[data-testid=item-number]",
+        "data-item",
+        &(item + 1).to_string(),
+        Duration::from_secs(10),
+    );
+
+    // The sign-off dialog: labelled fields, and Esc closes it without touching the item.
+    app.click(&app.wait_for("[data-testid=signoff-button]", Duration::from_secs(5)));
+    app.wait_for("[data-testid=signoff-dialog]", Duration::from_secs(5));
+    let unlabelled = app.script(
+        "return [...document.querySelectorAll('[data-testid=signoff-dialog] input')] \
+           .filter((i) => !i.closest('label') && !i.getAttribute('aria-label')).length;",
+        json!([]),
+    );
+    assert_eq!(
+        unlabelled,
+        json!(0),
+        "every field of the sign-off dialog has a label"
+    );
+    app.press("\u{E00C}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while app.try_find("[data-testid=signoff-dialog]").is_some() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Esc closes the sign-off dialog"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

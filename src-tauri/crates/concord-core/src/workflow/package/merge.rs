@@ -75,7 +75,8 @@ pub struct MergeReport {
     /// Of the merged revisions (`updated`, `retest_updated`), those that revise a value an
     /// earlier return of this package merged.
     pub revised_after_return: usize,
-    /// Of the merged revisions, those that change a rating back to its value at issue.
+    /// Of the merged revisions, those that change a rating back to its value at issue (value and
+    /// raw value; the rationale may differ).
     pub changed_back: usize,
 }
 
@@ -315,7 +316,10 @@ fn merge_rating(
             if earlier.is_some() {
                 report.revised_after_return += 1;
             }
-            if issued == Some(&content) {
+            // Back to the value it had at issue (the rationale may say why it went back).
+            if issued
+                .is_some_and(|i| (&i.value, &i.raw_value) == (&content.value, &content.raw_value))
+            {
                 report.changed_back += 1;
             }
         }

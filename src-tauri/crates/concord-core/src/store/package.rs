@@ -111,23 +111,30 @@ impl Store {
 impl StudyRead<'_> {
     /// The base values recorded when a package was written.
     pub fn package_base(&self, package_id: &str) -> StoreResult<HashMap<BaseKey, RatingContent>> {
-        self.base_values("package_base", package_id)
+        self.base_values(
+            "SELECT occasion, response_id, criterion_id, value, raw_value, rationale
+             FROM package_base WHERE package_id = ?1",
+            package_id,
+        )
     }
 
     /// The values an earlier merge of a package left agreed between it and the study.
     pub fn package_merged(&self, package_id: &str) -> StoreResult<HashMap<BaseKey, RatingContent>> {
-        self.base_values("package_merged", package_id)
+        self.base_values(
+            "SELECT occasion, response_id, criterion_id, value, raw_value, rationale
+             FROM package_merged WHERE package_id = ?1",
+            package_id,
+        )
     }
 
+    /// The rating values `sql` reads for one package (occasion, response, criterion, value, raw
+    /// value, rationale).
     fn base_values(
         &self,
-        table: &'static str,
+        sql: &'static str,
         package_id: &str,
     ) -> StoreResult<HashMap<BaseKey, RatingContent>> {
-        let mut stmt = self.conn().prepare(&format!(
-            "SELECT occasion, response_id, criterion_id, value, raw_value, rationale
-             FROM {table} WHERE package_id = ?1"
-        ))?;
+        let mut stmt = self.conn().prepare(sql)?;
         let rows = stmt.query_map([package_id], |r| {
             Ok((
                 r.get::<_, String>(0)?,

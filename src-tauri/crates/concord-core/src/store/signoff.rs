@@ -291,6 +291,31 @@ impl StudyTx<'_> {
         Ok(())
     }
 
+    /// Store a signature made now, without a proof, and lock the ratings it covers; returns its
+    /// id (a merge refuses such a signature from a package).
+    pub fn add_signature(
+        &mut self,
+        rater_id: i64,
+        signer: &str,
+        meaning: &str,
+        scope: &str,
+        values: &[SignedValue],
+        sha256: &str,
+    ) -> StoreResult<i64> {
+        let now = self.now;
+        self.add_signature_at(
+            rater_id,
+            signer,
+            meaning,
+            scope,
+            now,
+            values.len() as i64,
+            values,
+            sha256,
+            None,
+        )
+    }
+
     /// Store a signature made at `signed_at` over `ratings` ratings (now, or a merged package's
     /// time) with its proof, and lock the ratings of `values`; returns its id.
     #[allow(clippy::too_many_arguments)] // one column each; a signature has no smaller part

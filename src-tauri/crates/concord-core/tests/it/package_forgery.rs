@@ -12,7 +12,7 @@
 use concord_testsupport::lead_study;
 
 use concord_core::base::clock::{Millis, SteppingClock};
-use concord_core::store::{Passphrase, Store};
+use concord_core::store::{Occasion, Passphrase, RatingInput, Store};
 use concord_core::workflow::assignment;
 use concord_core::workflow::assignment::{AssignmentOptions, Purpose};
 use concord_core::workflow::package;
@@ -576,15 +576,25 @@ fn merge_of_a_package_of_hundreds_of_items_is_timed() {
         Store::open_with(&pkg, clock_at(ISSUE + 10 * MINUTE), Some(&pass())).expect("opens");
     let ana = rater_id(&p, ANA);
     let items = first_showings(&p, ANA);
-    for (i, item) in items.iter().enumerate() {
-        rate_all(
-            &mut p,
-            ana,
-            item.response_id,
-            1 + (i % 5) as i64,
-            Some("rated at home"),
-        );
-    }
+    let crits = criteria(&p);
+    p.write(|tx| {
+        for (i, item) in items.iter().enumerate() {
+            for c in &crits {
+                tx.set_rating(&RatingInput {
+                    rater_id: ana,
+                    response_id: item.response_id,
+                    criterion_id: *c,
+                    occasion: Occasion::First,
+                    value: Some(1 + (i % 5) as i64),
+                    raw_value: None,
+                    rationale: Some("rated at home"),
+                    origin: "screen",
+                })?;
+            }
+        }
+        Ok::<_, concord_core::store::StoreError>(())
+    })
+    .expect("rated");
     drop(p);
     let started = std::time::Instant::now();
     let report = merge_later(&main, &pkg, 24 * 60).expect("merged");
@@ -594,7 +604,7 @@ fn merge_of_a_package_of_hundreds_of_items_is_timed() {
         items.len() * 7,
         "every rating of every item comes back"
     );
-    println!(
+    eprintln!(
         "merge of {} items x 7 criteria ({} ratings): {:.3} s",
         items.len(),
         report.inserted,

@@ -300,7 +300,17 @@ export type MergeReport = { package_id: string, rater: string, inserted: number,
 /**
  * Signatures the expert made in the package, recorded in the study.
  */
-signatures_added: number, conflicts: Array<MergeConflict>, };
+signatures_added: number, conflicts: Array<MergeConflict>, 
+/**
+ * Of the merged revisions (`updated`, `retest_updated`), those that revise a value an
+ * earlier return of this package merged.
+ */
+revised_after_return: number, 
+/**
+ * Of the merged revisions, those that change a rating back to its value at issue (value and
+ * raw value; the rationale may differ).
+ */
+changed_back: number, };
 
 export type MergeConflict = { 
 /**

@@ -128,6 +128,12 @@ fn render(r: &MergeReport) -> String {
         r.progress_updated,
         r.flags_added
     );
+    if r.revised_after_return + r.changed_back > 0 {
+        out.push_str(&format!(
+            "Of the revisions, {} revise values merged from an earlier return and {} change a rating back to its value at issue.\n",
+            r.revised_after_return, r.changed_back
+        ));
+    }
     if !r.changed() && r.conflicts.is_empty() {
         out.push_str("Nothing new: the study already holds everything in this package.\n");
     }

@@ -5,7 +5,7 @@ use crate::base::clock::Millis;
 use rusqlite::{params, OptionalExtension};
 
 /// A flag as stored (without its rater).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FlagRecord {
     pub response_id: i64,
     pub reason: String,

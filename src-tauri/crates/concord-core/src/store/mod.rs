@@ -84,6 +84,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0011_judge_results_audited.sql"),
     include_str!("../../migrations/0012_rating_occasion.sql"),
     include_str!("../../migrations/0013_rating_counts.sql"),
+    include_str!("../../migrations/0014_package_trust.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).

@@ -1,10 +1,11 @@
 //! The rater-package tables of the study a package was written from: `package` (every package
 //! written, and when it was merged back), `package_source` (the opaque source codes it uses) and
 //! `package_base` (the package rater's ratings as they were when it was written — the common
-//! base a merge compares the package and the study against).
+//! base a merge compares the package and the study against) and `package_merged` (the last value
+//! of each rating the study and the package agreed on at a merge, the base of a later return).
 
 use super::seal::IssuedSeal;
-use super::{NamedRater, Occasion, RatingContent, Store, StoreResult, StudyTx};
+use super::{NamedRater, Occasion, RatingContent, Store, StoreResult, StudyRead, StudyTx};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -62,6 +63,27 @@ impl Store {
             .is_some())
     }
 
+    /// A package written from the study, by id.
+    pub fn package_record(&self, package_id: &str) -> StoreResult<Option<PackageRecord>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT p.id, r.name, p.file_name, p.exported_at, p.merged_at
+                 FROM package p JOIN rater r ON r.id = p.rater_id WHERE p.id = ?1",
+                [package_id],
+                |r| {
+                    Ok(PackageRecord {
+                        package_id: r.get(0)?,
+                        rater: r.get(1)?,
+                        file_name: r.get(2)?,
+                        exported_at: r.get(3)?,
+                        merged_at: r.get(4)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
     /// The rater a package was written for.
     pub fn package_rater(&self, package_id: &str) -> StoreResult<Option<NamedRater>> {
         Ok(self
@@ -83,6 +105,56 @@ impl Store {
         )?;
         let rows = stmt.query_map([package_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+impl StudyRead<'_> {
+    /// The base values recorded when a package was written.
+    pub fn package_base(&self, package_id: &str) -> StoreResult<HashMap<BaseKey, RatingContent>> {
+        self.base_values(
+            "SELECT occasion, response_id, criterion_id, value, raw_value, rationale
+             FROM package_base WHERE package_id = ?1",
+            package_id,
+        )
+    }
+
+    /// The values an earlier merge of a package left agreed between it and the study.
+    pub fn package_merged(&self, package_id: &str) -> StoreResult<HashMap<BaseKey, RatingContent>> {
+        self.base_values(
+            "SELECT occasion, response_id, criterion_id, value, raw_value, rationale
+             FROM package_merged WHERE package_id = ?1",
+            package_id,
+        )
+    }
+
+    /// The rating values `sql` reads for one package (occasion, response, criterion, value, raw
+    /// value, rationale).
+    fn base_values(
+        &self,
+        sql: &'static str,
+        package_id: &str,
+    ) -> StoreResult<HashMap<BaseKey, RatingContent>> {
+        let mut stmt = self.conn().prepare(sql)?;
+        let rows = stmt.query_map([package_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                RatingContent {
+                    value: r.get(3)?,
+                    raw_value: r.get(4)?,
+                    rationale: r.get(5)?,
+                },
+            ))
+        })?;
+        let mut out = HashMap::new();
+        for row in rows {
+            let (occasion, response, criterion, content) = row?;
+            if let Some(occasion) = Occasion::parse(&occasion) {
+                out.insert((occasion, response, criterion), content);
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -125,32 +197,32 @@ impl StudyTx<'_> {
         Ok(())
     }
 
-    /// The base values recorded when a package was written.
-    pub fn package_base(&self, package_id: &str) -> StoreResult<HashMap<BaseKey, RatingContent>> {
-        let mut stmt = self.conn().prepare(
-            "SELECT occasion, response_id, criterion_id, value, raw_value, rationale
-             FROM package_base WHERE package_id = ?1",
-        )?;
-        let rows = stmt.query_map([package_id], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                RatingContent {
-                    value: r.get(3)?,
-                    raw_value: r.get(4)?,
-                    rationale: r.get(5)?,
-                },
-            ))
-        })?;
-        let mut out = HashMap::new();
-        for row in rows {
-            let (occasion, response, criterion, content) = row?;
-            if let Some(occasion) = Occasion::parse(&occasion) {
-                out.insert((occasion, response, criterion), content);
-            }
-        }
-        Ok(out)
+    /// Record `content` as the value of `key` the study and package `package_id` agree on.
+    pub fn set_package_merged(
+        &mut self,
+        package_id: &str,
+        key: BaseKey,
+        content: &RatingContent,
+    ) -> StoreResult<()> {
+        let (occasion, response, criterion) = key;
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO package_merged(package_id, occasion, response_id, criterion_id, value,
+                     raw_value, rationale) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(package_id, occasion, response_id, criterion_id) DO UPDATE SET
+                     value = excluded.value, raw_value = excluded.raw_value,
+                     rationale = excluded.rationale",
+            )?
+            .execute(params![
+                package_id,
+                occasion.as_str(),
+                response,
+                criterion,
+                content.value,
+                content.raw_value,
+                content.rationale
+            ])?;
+        Ok(())
     }
 
     /// Record the seal of package `package` as issued.

@@ -14,6 +14,8 @@ pub struct SigningKey {
     pub salt: String,
     pub hash: String,
     pub iterations: u32,
+    /// `hash` is a check value of the key (as a package holds it), not the key itself.
+    pub check_only: bool,
 }
 
 /// One rating as a signature covers it.
@@ -97,13 +99,14 @@ impl Store {
         Ok(self
             .conn()
             .query_row(
-                "SELECT salt, hash, iterations FROM signing_key WHERE rater_id = ?1",
+                "SELECT salt, hash, iterations, check_only FROM signing_key WHERE rater_id = ?1",
                 [rater_id],
                 |r| {
                     Ok(SigningKey {
                         salt: r.get(0)?,
                         hash: r.get(1)?,
                         iterations: r.get::<_, i64>(2)? as u32,
+                        check_only: r.get::<_, Option<i64>>(3)?.is_some(),
                     })
                 },
             )
@@ -129,6 +132,19 @@ impl Store {
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The proof a signature carries (`None` for one made before proofs, or none at all).
+    pub fn signature_proof(&self, signature_id: i64) -> StoreResult<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT proof FROM signature WHERE id = ?1",
+                [signature_id],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()?
+            .flatten())
     }
 
     /// The ratings a signature covers, as they are now (ordered by response, criterion).
@@ -258,22 +274,25 @@ impl Store {
 impl StudyTx<'_> {
     pub fn set_signing_key(&mut self, rater_id: i64, key: &SigningKey) -> StoreResult<()> {
         self.tx.execute(
-            "INSERT INTO signing_key(rater_id, salt, hash, iterations, set_at)
-             VALUES (?1, ?2, ?3, ?4, ?5)
+            "INSERT INTO signing_key(rater_id, salt, hash, iterations, set_at, check_only)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT(rater_id) DO UPDATE SET salt = excluded.salt, hash = excluded.hash,
-                 iterations = excluded.iterations, set_at = excluded.set_at",
+                 iterations = excluded.iterations, set_at = excluded.set_at,
+                 check_only = excluded.check_only",
             params![
                 rater_id,
                 key.salt,
                 key.hash,
                 key.iterations as i64,
-                self.now
+                self.now,
+                key.check_only.then_some(1_i64)
             ],
         )?;
         Ok(())
     }
 
-    /// Store a signature made now and lock the ratings it covers; returns its id.
+    /// Store a signature made now, without a proof, and lock the ratings it covers; returns its
+    /// id (a merge refuses such a signature from a package).
     pub fn add_signature(
         &mut self,
         rater_id: i64,
@@ -293,11 +312,12 @@ impl StudyTx<'_> {
             values.len() as i64,
             values,
             sha256,
+            None,
         )
     }
 
-    /// Store a signature made at `signed_at` over `ratings` ratings (a merged package's) and lock
-    /// the ratings of `values`; returns its id.
+    /// Store a signature made at `signed_at` over `ratings` ratings (now, or a merged package's
+    /// time) with its proof, and lock the ratings of `values`; returns its id.
     #[allow(clippy::too_many_arguments)] // one column each; a signature has no smaller part
     pub fn add_signature_at(
         &mut self,
@@ -309,11 +329,13 @@ impl StudyTx<'_> {
         ratings: i64,
         values: &[SignedValue],
         sha256: &str,
+        proof: Option<&str>,
     ) -> StoreResult<i64> {
         self.tx.execute(
-            "INSERT INTO signature(rater_id, signer, meaning, scope, signed_at, ratings, ratings_sha256)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![rater_id, signer, meaning, scope, signed_at, ratings, sha256],
+            "INSERT INTO signature(rater_id, signer, meaning, scope, signed_at, ratings, ratings_sha256,
+                 proof)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![rater_id, signer, meaning, scope, signed_at, ratings, sha256, proof],
         )?;
         let id = self.tx.last_insert_rowid();
         let mut stmt = self.tx.prepare(

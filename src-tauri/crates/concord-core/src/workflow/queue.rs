@@ -511,6 +511,11 @@ pub fn flag_item(
     })
 }
 
+/// The most time on one item that Concord records: one visit adds at most this (a day; the
+/// screen's clock left running past it is not work), and a merged package's item may not hold
+/// more in all.
+pub const MAX_SECONDS_ON_ITEM: f64 = 86_400.0;
+
 /// Record that the rater left `item` after `seconds` on it and now stands at `next_item`
 /// (where a relaunch resumes, and which is recorded as shown now if it never was).
 pub fn leave_item(
@@ -523,7 +528,7 @@ pub fn leave_item(
     is_expert(store, rater_id)?;
     let s = slot(store, rater_id, item)?;
     let seconds = if seconds.is_finite() {
-        seconds.clamp(0.0, 86_400.0)
+        seconds.clamp(0.0, MAX_SECONDS_ON_ITEM)
     } else {
         0.0
     };

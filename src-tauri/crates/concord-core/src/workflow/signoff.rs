@@ -5,10 +5,19 @@
 //! needs a reason, is recorded in the audit chain against the signature, and makes the signature
 //! show as changed after signing. [`signatures`] lists who signed what and whether it still
 //! matches. Signing inside a rater package works the same (a package is a study file).
+//!
+//! Each signature carries a proof: HMAC-SHA256 over what it states (signer, meaning, scope, time,
+//! count and hash of the signed ratings) keyed by the signer's PBKDF2 key — what the study that
+//! set the passphrase stores as the hash. A package is issued with its expert's key only as a
+//! check value ([`issued_key`]: the SHA-256 of the key), so the expert's Concord can check the
+//! passphrase and prove a signature, and the lead's study can verify it ([`proof_verifies`]),
+//! while the package itself holds nothing to forge a proof with: that takes the passphrase.
 
+use crate::base::clock::Millis;
 use crate::base::error_code::ErrorCode;
 use crate::base::text::quoted;
 use crate::store::{NamedRater, SignatureRecord, SignedValue, SigningKey, Store, StoreError};
+use hmac::{Hmac, Mac};
 use rand::{RngCore, SeedableRng};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -56,6 +65,107 @@ fn derive(passphrase: &str, salt: &str, iterations: u32) -> String {
     let mut out = [0u8; 32];
     pbkdf2::pbkdf2_hmac::<Sha256>(passphrase.as_bytes(), salt.as_bytes(), iterations, &mut out);
     hex(&out)
+}
+
+/// The PBKDF2 key of `passphrase` under `key`'s salt and iterations, when it is the passphrase
+/// `key` was set from.
+fn unlock(key: &SigningKey, passphrase: &str) -> Option<String> {
+    let derived = derive(passphrase, &key.salt, key.iterations);
+    let stored = if key.check_only {
+        check_value(&derived)
+    } else {
+        derived.clone()
+    };
+    (stored == key.hash).then_some(derived)
+}
+
+/// The check value of a PBKDF2 key: what a package holds in its place.
+fn check_value(derived: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(b"concord signing check v1\n");
+    h.update(derived.as_bytes());
+    hex(&h.finalize())
+}
+
+/// The key a package is issued with for its expert: the study's key as a check value only.
+/// `None` for a key that is itself a check value (a package re-issuing its own).
+pub(crate) fn issued_key(key: &SigningKey) -> Option<SigningKey> {
+    (!key.check_only).then(|| SigningKey {
+        salt: key.salt.clone(),
+        hash: check_value(&key.hash),
+        iterations: key.iterations,
+        check_only: true,
+    })
+}
+
+/// What a signature's proof covers.
+pub(crate) struct SignedStatement<'a> {
+    pub signer: &'a str,
+    pub meaning: &'a str,
+    pub scope: &'a str,
+    pub signed_at: Millis,
+    pub ratings: i64,
+    pub ratings_sha256: &'a str,
+}
+
+impl<'a> From<&'a SignatureRecord> for SignedStatement<'a> {
+    fn from(s: &'a SignatureRecord) -> Self {
+        SignedStatement {
+            signer: &s.signer,
+            meaning: &s.meaning,
+            scope: &s.scope,
+            signed_at: s.signed_at,
+            ratings: s.ratings,
+            ratings_sha256: &s.ratings_sha256,
+        }
+    }
+}
+
+fn proof_mac(derived: &str, statement: &SignedStatement<'_>) -> Hmac<Sha256> {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(derived.as_bytes())
+        .expect("HMAC accepts a key of any length");
+    let text = serde_json::json!([
+        "concord signature v1",
+        statement.signer,
+        statement.meaning,
+        statement.scope,
+        statement.signed_at,
+        statement.ratings,
+        statement.ratings_sha256
+    ]);
+    mac.update(text.to_string().as_bytes());
+    mac
+}
+
+/// The proof of a signature by the holder of the PBKDF2 key `derived`.
+fn prove(derived: &str, statement: &SignedStatement<'_>) -> String {
+    hex(&proof_mac(derived, statement).finalize().into_bytes())
+}
+
+/// Whether `proof` proves `statement` under `key`, a study's own signing key of the signer (a
+/// check value proves nothing: it is not the key).
+pub(crate) fn proof_verifies(
+    key: &SigningKey,
+    statement: &SignedStatement<'_>,
+    proof: &str,
+) -> bool {
+    if key.check_only {
+        return false;
+    }
+    let Some(bytes) = unhex(proof) else {
+        return false;
+    };
+    proof_mac(&key.hash, statement).verify_slice(&bytes).is_ok()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
 }
 
 /// An expert by name or by id (the rating screen knows the id).
@@ -126,7 +236,7 @@ pub fn set_passphrase<'a>(
         return Err(SignoffError::WeakPassphrase);
     }
     if let Some(key) = store.signing_key(id)? {
-        let ok = current.is_some_and(|c| derive(c, &key.salt, key.iterations) == key.hash);
+        let ok = current.is_some_and(|c| unlock(&key, c).is_some());
         if !ok {
             return Err(SignoffError::WrongPassphrase(name));
         }
@@ -138,6 +248,7 @@ pub fn set_passphrase<'a>(
         hash: derive(passphrase, &salt, iterations),
         salt,
         iterations,
+        check_only: false,
     };
     store.write(|tx| {
         tx.set_signing_key(id, &key)?;
@@ -189,7 +300,7 @@ pub fn sign_assignment<'a>(
     let key = store
         .signing_key(id)?
         .ok_or_else(|| SignoffError::NoPassphrase(name.clone()))?;
-    if derive(passphrase, &key.salt, key.iterations) != key.hash {
+    let Some(derived) = unlock(&key, passphrase) else {
         store.write(|tx| {
             tx.audit(
                 &name,
@@ -198,7 +309,7 @@ pub fn sign_assignment<'a>(
             )
         })?;
         return Err(SignoffError::WrongPassphrase(name));
-    }
+    };
     let values = store.assigned_values(id)?;
     if values.is_empty() {
         return Err(SignoffError::NothingToSign(name));
@@ -206,7 +317,30 @@ pub fn sign_assignment<'a>(
     let sha = values_sha256(&values);
     let scope = "assignment";
     let sig = store.write(|tx| {
-        let sig = tx.add_signature(id, &name, MEANING, scope, &values, &sha)?;
+        let signed_at = tx.now();
+        let ratings = values.len() as i64;
+        let proof = prove(
+            &derived,
+            &SignedStatement {
+                signer: &name,
+                meaning: MEANING,
+                scope,
+                signed_at,
+                ratings,
+                ratings_sha256: &sha,
+            },
+        );
+        let sig = tx.add_signature_at(
+            id,
+            &name,
+            MEANING,
+            scope,
+            signed_at,
+            ratings,
+            &values,
+            &sha,
+            Some(&proof),
+        )?;
         tx.audit(
             &name,
             "signoff.sign",

@@ -183,9 +183,15 @@ fn an_expert_returns_ratings_the_lead_can_merge_and_files_are_routed_by_kind() {
         "a file that only has the extension is refused"
     );
 
-    // The expert opens the package and rates; the values sit in its write-ahead log.
-    let mut pkg =
-        OpenStudy::new(Store::open_with(&pkg_path, clock(), Some(&pass())).expect("package opens"));
+    // The expert opens the package a minute after it was issued (the merge refuses values dated
+    // before issue) and rates; the values sit in its write-ahead log.
+    let expert_clock = std::sync::Arc::new(concord_core::base::clock::SteppingClock::new(
+        1_700_000_060_000,
+        1,
+    ));
+    let mut pkg = OpenStudy::new(
+        Store::open_with(&pkg_path, expert_clock, Some(&pass())).expect("package opens"),
+    );
     let who = concord_core::app::expert::package_identity(&pkg)
         .expect("read")
         .expect("a package");

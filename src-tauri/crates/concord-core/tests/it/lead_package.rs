@@ -72,10 +72,11 @@ fn setup(dir: &Path) -> Store {
     store
 }
 
-/// The expert's laptop clock: the package is worked on a day after it was written.
+/// The expert's laptop clock: the package is worked on a minute after it was written (the merge,
+/// on the lead's clock, refuses times more than a few minutes ahead of it).
 fn later_clock() -> std::sync::Arc<concord_core::base::clock::SteppingClock> {
     std::sync::Arc::new(concord_core::base::clock::SteppingClock::new(
-        1_700_086_400_000,
+        1_700_000_060_000,
         1,
     ))
 }
@@ -423,6 +424,17 @@ fn foreign_or_plain_study_files_are_refused() {
 fn a_signature_made_in_the_package_is_recorded_by_the_merge_and_checked_in_the_study() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut store = setup(dir.path());
+    // Ana's signing passphrase is set in the lead's study (the study verifies her signatures with
+    // it); her package carries only its check value.
+    concord_core::workflow::signoff::set_passphrase(
+        &mut store,
+        "Ana",
+        None,
+        "ana signs here",
+        3,
+        1000,
+    )
+    .expect("signing passphrase set in the study");
     let out = dir.path().join("ana.concord");
     package::export_package(&mut store, "Ana", &out, 5, &pass()).expect("exported");
 
@@ -431,15 +443,6 @@ fn a_signature_made_in_the_package_is_recorded_by_the_merge_and_checked_in_the_s
     let ana_pkg = rater_id(&pkg, "Ana");
     let pkg_items = first_showings(&pkg, "Ana");
     rate_all(&mut pkg, ana_pkg, pkg_items[2].response_id, 2, None);
-    concord_core::workflow::signoff::set_passphrase(
-        &mut pkg,
-        "Ana",
-        None,
-        "ana signs here",
-        3,
-        1000,
-    )
-    .expect("signing passphrase set in the package");
     let signed =
         concord_core::workflow::signoff::sign_assignment(&mut pkg, "Ana", "ana signs here")
             .expect("signed in the package");

@@ -19,6 +19,7 @@ mod lead_export;
 mod lead_package;
 mod methods;
 mod open_study;
+mod package_forgery;
 mod package_seal;
 mod phi_eval;
 mod rating_queue;

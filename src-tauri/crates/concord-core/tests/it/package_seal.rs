@@ -26,7 +26,7 @@ fn pass() -> Passphrase {
 
 fn later_clock() -> std::sync::Arc<concord_core::base::clock::SteppingClock> {
     std::sync::Arc::new(concord_core::base::clock::SteppingClock::new(
-        1_700_086_400_000,
+        1_700_000_060_000,
         1,
     ))
 }

@@ -1,6 +1,8 @@
 //! Merging a returned rater package into the study it was written from. Every rating of the
-//! package's expert is compared three ways — the base recorded at export, the package's value
-//! and the study's value (value, raw value and rationale together):
+//! package's expert is compared three ways — the base, the package's value and the study's value
+//! (value, raw value and rationale together). The base is the value the study and this package
+//! last agreed on: the value at issue, or the one an earlier return of the same package merged
+//! (kept in `package_merged`), so a second return revises what the first brought:
 //!
 //! | package vs base | study vs base | outcome |
 //! |---|---|---|
@@ -9,23 +11,27 @@
 //! | changed | changed to the package's value | already merged, nothing to do |
 //! | changed | changed to another value | conflict: reported, the study keeps its value |
 //!
-//! Before any of this the package's seal is checked (see [`check_seal`]); a package that fails is
+//! A merged value that revises one an earlier return merged is counted in
+//! `revised_after_return`; one that goes back to the value at issue in `changed_back` (both are
+//! also `updated` or `retest_updated`).
+//!
+//! Before any of this the package's seal is checked (see [`check_seal`]) and every value in it is
+//! validated against what the study knows (see `returned`); a package that fails either is
 //! refused and the study is not touched.
 //!
 //! History rows are merged by content, so a second merge of the same package adds nothing, and
 //! nothing at all is written when there is nothing to merge. Progress (first shown, completed,
 //! time spent) and the expert's flags come back too.
 
+use super::returned::{merged_scope, PackageOrigin, PackageWork};
 use super::{PackageError, META_PACKAGE_ID, META_PACKAGE_RATER};
 use crate::base::clock::Millis;
-use crate::base::text::quoted;
 use crate::files::table::display_name;
 use crate::store::seal::SealState;
 use crate::store::{
-    AssignmentRecord, BaseKey, CopiedRating, CriterionKey, FlagRecord, HistoryRow, KeyedCriterion,
-    NamedRater, Occasion, Passphrase, RatingContent, SignedValue, Store, StoredRating, StudyTx,
+    BaseKey, CopiedRating, FlagRecord, HistoryRow, Occasion, Passphrase, RatingContent,
+    SignedValue, Store, StoredRating, StudyTx,
 };
-use crate::workflow::signoff::SignatureStatus;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
@@ -66,6 +72,12 @@ pub struct MergeReport {
     /// Signatures the expert made in the package, recorded in the study.
     pub signatures_added: usize,
     pub conflicts: Vec<MergeConflict>,
+    /// Of the merged revisions (`updated`, `retest_updated`), those that revise a value an
+    /// earlier return of this package merged.
+    pub revised_after_return: usize,
+    /// Of the merged revisions, those that change a rating back to its value at issue (value and
+    /// raw value; the rationale may differ).
+    pub changed_back: usize,
 }
 
 impl MergeReport {
@@ -81,21 +93,6 @@ impl MergeReport {
             + self.signatures_added
             > 0
     }
-}
-
-/// Which package a file is, and whose: checked against the study before anything is read.
-struct PackageOrigin {
-    file: String,
-    package_id: String,
-    rater_id: i64,
-    rater_name: String,
-}
-
-/// A response of the package as the study knows it.
-struct StudyResponse {
-    id: i64,
-    conversation: String,
-    source: String,
 }
 
 /// Check a returned package's seal against what this study issued and merged, in this order:
@@ -176,181 +173,6 @@ pub fn check_seal(store: &Store, pkg: &Store, file: &str) -> Result<SealState, P
     Ok(seal)
 }
 
-/// A criterion of the package as the study knows it.
-struct StudyCriterion {
-    id: i64,
-    key: String,
-}
-
-/// What the package's expert did, read from the package and mapped onto the study's ids.
-struct PackageWork {
-    /// Package response id → the study's response.
-    responses: HashMap<i64, StudyResponse>,
-    /// Package criterion id → the study's criterion.
-    criteria: HashMap<i64, StudyCriterion>,
-    /// The expert's ratings in the package, first occasion then retest, by package id.
-    ratings: Vec<StoredRating>,
-    /// Earlier versions of the package's ratings, by package rating id.
-    history: HashMap<i64, Vec<HistoryRow>>,
-    assignments: Vec<AssignmentRecord>,
-    flags: Vec<FlagRecord>,
-    /// The expert's signatures made in the package, each with its standing there and the
-    /// ratings it covers (package ids).
-    signatures: Vec<(SignatureStatus, Vec<SignedValue>)>,
-}
-
-impl PackageOrigin {
-    fn check(store: &Store, pkg: &Store, file: String) -> Result<PackageOrigin, PackageError> {
-        let package_id = pkg
-            .meta(META_PACKAGE_ID)?
-            .ok_or_else(|| PackageError::NotAPackage { file: file.clone() })?;
-        let NamedRater {
-            id: rater_id,
-            name: rater_name,
-        } = store
-            .package_rater(&package_id)?
-            .ok_or_else(|| PackageError::UnknownPackage {
-                file: file.clone(),
-                id: package_id.clone(),
-            })?;
-        let pkg_rater_name = pkg.meta(META_PACKAGE_RATER)?.unwrap_or_default();
-        if pkg_rater_name != rater_name {
-            return Err(PackageError::WrongRater {
-                file,
-                id: package_id,
-                expected: rater_name,
-                found: pkg_rater_name,
-            });
-        }
-        Ok(PackageOrigin {
-            file,
-            package_id,
-            rater_id,
-            rater_name,
-        })
-    }
-
-    fn inconsistent(&self, detail: String) -> PackageError {
-        PackageError::Inconsistent {
-            file: self.file.clone(),
-            detail,
-        }
-    }
-}
-
-impl PackageWork {
-    fn read(store: &Store, pkg: &Store, origin: &PackageOrigin) -> Result<Self, PackageError> {
-        let pkg_rater = pkg
-            .rater_named(&origin.rater_name)?
-            .filter(|r| r.is_expert())
-            .ok_or_else(|| {
-                origin.inconsistent(format!(
-                    "the package has no expert {}",
-                    quoted(&origin.rater_name)
-                ))
-            })?
-            .id;
-        let responses = map_responses(store, pkg, origin)?;
-        let criteria = map_criteria(store, pkg, origin)?;
-        let ratings: Vec<StoredRating> = pkg
-            .ratings_of_rater(pkg_rater)?
-            .into_iter()
-            .filter(|r| matches!(r.occasion, Occasion::First | Occasion::Retest))
-            .collect();
-        for r in &ratings {
-            if !responses.contains_key(&r.response_id) || !criteria.contains_key(&r.criterion_id) {
-                return Err(origin.inconsistent(format!(
-                    "a rating refers to response {} / criterion {} that the package does not hold",
-                    r.response_id, r.criterion_id
-                )));
-            }
-        }
-        let signatures = crate::workflow::signoff::signatures(pkg)
-            .map_err(|e| origin.inconsistent(format!("its signatures cannot be read: {e}")))?
-            .into_iter()
-            .filter(|s| s.signature.rater_id == pkg_rater)
-            .map(|s| {
-                let values = pkg.signed_values(s.signature.id)?;
-                Ok((s, values))
-            })
-            .collect::<Result<_, crate::store::StoreError>>()?;
-        Ok(PackageWork {
-            responses,
-            criteria,
-            ratings,
-            history: pkg.history_of_rater(pkg_rater)?,
-            assignments: pkg.assignments_of_rater(pkg_rater)?,
-            flags: pkg.flags_of_rater(pkg_rater)?,
-            signatures,
-        })
-    }
-}
-
-/// Package response id → study response, through conversation external ids and source codes.
-fn map_responses(
-    store: &Store,
-    pkg: &Store,
-    origin: &PackageOrigin,
-) -> Result<HashMap<i64, StudyResponse>, PackageError> {
-    let codes = store.package_sources(&origin.package_id)?;
-    let mut out = HashMap::new();
-    for label in pkg.response_labels()? {
-        let code = label.source;
-        let (source_id, source_key) = codes
-            .get(&code)
-            .cloned()
-            .ok_or_else(|| origin.inconsistent(format!("unknown source code {}", quoted(&code))))?;
-        let id = store
-            .response_of_source(&label.conversation, source_id)?
-            .ok_or_else(|| {
-                origin.inconsistent(format!(
-                    "conversation {} (source {code}) is not in this study",
-                    quoted(&label.conversation)
-                ))
-            })?;
-        out.insert(
-            label.id,
-            StudyResponse {
-                id,
-                conversation: label.conversation,
-                source: source_key,
-            },
-        );
-    }
-    Ok(out)
-}
-
-/// Package criterion id → study criterion, by (rubric key, criterion key).
-fn map_criteria(
-    store: &Store,
-    pkg: &Store,
-    origin: &PackageOrigin,
-) -> Result<HashMap<i64, StudyCriterion>, PackageError> {
-    let main: HashMap<CriterionKey, i64> = store
-        .read()
-        .criterion_keys()?
-        .into_iter()
-        .map(|c| (c.key, c.id))
-        .collect();
-    let mut out = HashMap::new();
-    for KeyedCriterion { id, key } in pkg.read().criterion_keys()? {
-        let main_id = *main.get(&key).ok_or_else(|| {
-            origin.inconsistent(format!(
-                "criterion {}/{} is not in this study",
-                key.rubric, key.criterion
-            ))
-        })?;
-        out.insert(
-            id,
-            StudyCriterion {
-                id: main_id,
-                key: key.criterion,
-            },
-        );
-    }
-    Ok(out)
-}
-
 /// Merge the package at `path`, opened with `passphrase`, into `store` (see the module
 /// documentation).
 pub fn merge_package(
@@ -364,6 +186,7 @@ pub fn merge_package(
     let origin = PackageOrigin::check(store, &pkg, file)?;
     let work = PackageWork::read(store, &pkg, &origin)?;
     drop(pkg);
+    work.validate(store, &origin)?;
 
     let mut report = MergeReport {
         package_id: origin.package_id.clone(),
@@ -371,7 +194,10 @@ pub fn merge_package(
         ..MergeReport::default()
     };
     store.write(|tx| -> Result<(), PackageError> {
-        let base = tx.package_base(&origin.package_id)?;
+        let base = Bases {
+            issued: tx.read().package_base(&origin.package_id)?,
+            merged: tx.read().package_merged(&origin.package_id)?,
+        };
         for r in &work.ratings {
             merge_rating(tx, &origin, &work, &base, r, &mut report)?;
         }
@@ -391,6 +217,8 @@ pub fn merge_package(
                     "rater": origin.rater_name,
                     "inserted": report.inserted,
                     "updated": report.updated,
+                    "revised_after_return": report.revised_after_return,
+                    "changed_back": report.changed_back,
                     "conflicts": report.conflicts.len(),
                 }),
             )?;
@@ -400,20 +228,29 @@ pub fn merge_package(
     Ok(report)
 }
 
-/// Compare one package rating with the base and the study's value, and merge, skip or report
+/// The bases of a package's ratings: the values at issue and those earlier returns merged.
+struct Bases {
+    issued: HashMap<BaseKey, RatingContent>,
+    merged: HashMap<BaseKey, RatingContent>,
+}
+
+/// Compare one package rating with its base and the study's value, and merge, skip or report
 /// it (see the module documentation's table).
 fn merge_rating(
     tx: &mut StudyTx<'_>,
     origin: &PackageOrigin,
     work: &PackageWork,
-    base: &HashMap<BaseKey, RatingContent>,
+    base: &Bases,
     r: &StoredRating,
     report: &mut MergeReport,
 ) -> Result<(), PackageError> {
     let response = &work.responses[&r.response_id];
     let criterion = &work.criteria[&r.criterion_id];
     let content = r.content();
-    let b = base.get(&(r.occasion, response.id, criterion.id));
+    let key: BaseKey = (r.occasion, response.id, criterion.id);
+    let issued = base.issued.get(&key);
+    let earlier = base.merged.get(&key);
+    let b = earlier.or(issued);
     if b == Some(&content) {
         report.unchanged += 1;
         return Ok(());
@@ -423,6 +260,8 @@ fn merge_rating(
         .stored_rating(origin.rater_id, response.id, criterion.id, r.occasion)?;
     let main_content = main.as_ref().map(StoredRating::content);
     if main_content.as_ref() == Some(&content) {
+        // Already the study's value: the package and the study agree on it from now on.
+        tx.set_package_merged(&origin.package_id, key, &content)?;
         report.unchanged += 1;
         return Ok(());
     }
@@ -474,8 +313,18 @@ fn merge_rating(
             } else {
                 report.updated += 1;
             }
+            if earlier.is_some() {
+                report.revised_after_return += 1;
+            }
+            // Back to the value it had at issue (the rationale may say why it went back).
+            if issued
+                .is_some_and(|i| (&i.value, &i.raw_value) == (&content.value, &content.raw_value))
+            {
+                report.changed_back += 1;
+            }
         }
     }
+    tx.set_package_merged(&origin.package_id, key, &content)?;
     Ok(())
 }
 
@@ -537,9 +386,10 @@ fn merge_signatures(
     work: &PackageWork,
     report: &mut MergeReport,
 ) -> Result<(), PackageError> {
-    for (status, values) in &work.signatures {
+    for sig in &work.signatures {
+        let (status, values) = (&sig.status, &sig.values);
         let s = &status.signature;
-        let scope = format!("package {}: {}", origin.package_id, s.scope);
+        let scope = merged_scope(&origin.package_id, &s.scope);
         if tx.has_signature(origin.rater_id, s.signed_at, &scope)? {
             continue;
         }
@@ -578,6 +428,9 @@ fn merge_signatures(
             s.ratings,
             &mapped,
             &sha,
+            // The package's proof covers the signature as made there (its scope and hash);
+            // the audit entry below records both, so it can be checked again from the chain.
+            sig.proof.as_deref(),
         )?;
         tx.audit(
             &origin.rater_name,
@@ -592,6 +445,8 @@ fn merge_signatures(
                 "ratings": s.ratings,
                 "package_ratings_sha256": s.ratings_sha256,
                 "ratings_sha256": sha,
+                "package_scope": s.scope,
+                "proof": sig.proof,
                 "matched_in_package": status.matches,
             }),
         )?;

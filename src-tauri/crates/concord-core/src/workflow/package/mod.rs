@@ -16,19 +16,24 @@
 //! twice changes nothing) and never overwrites silently: for every rating it compares three
 //! values — the base recorded when the package was written, the package's and the study's. A
 //! rating changed only in the package is merged with its revision history; one changed in both
-//! to different values is reported as a conflict and the study keeps its value.
+//! to different values is reported as a conflict and the study keeps its value. Before that,
+//! every value in the package is validated as an import validates it, and every signature
+//! against the expert's signing passphrase as the study holds it (`returned`): the seal proves
+//! only that a Concord holding the package passphrase wrote the file, and the expert holds it.
 
 mod merge;
+mod returned;
 
 pub use crate::store::{Occasion, PackageRecord};
 pub use merge::{merge_package, MergeConflict, MergeReport};
+pub use returned::{MAX_CLOCK_SKEW_MS, MAX_FLAGS_PER_ITEM, MAX_ORIGIN_BYTES, MAX_TEXT_BYTES};
 
 use crate::base::text::quoted;
 use crate::store::{
     AssignmentRecord, BaseValue, ConversationRecord, CopiedRating, CriterionKey, FlagRecord,
     HistoryRow, KeyedCriterion, NewAssignment, NewConversation, NewRater, NewSource, Passphrase,
-    RaterKind, RaterRecord, ResponseRecord, SourceKind, Store, StoreError, StoredRating,
-    StoredRubric, StudyTx,
+    RaterKind, RaterRecord, ResponseRecord, SigningKey, SourceKind, Store, StoreError,
+    StoredRating, StoredRubric, StudyTx,
 };
 pub use crate::store::{META_PACKAGE_ID, META_PACKAGE_RATER};
 use rand::seq::SliceRandom;
@@ -77,6 +82,21 @@ pub enum PackageError {
     },
     #[error("{file}: {detail}")]
     Inconsistent { file: String, detail: String },
+    #[error("{file}: table {table}, row {row}, column {column}: {detail}; nothing was merged")]
+    InvalidValue {
+        file: String,
+        table: &'static str,
+        row: i64,
+        column: &'static str,
+        detail: String,
+    },
+    #[error("{file}: signature {id} by {signer_q}: {detail}; nothing was merged", signer_q = quoted(&.signer))]
+    UnverifiedSignature {
+        file: String,
+        id: i64,
+        signer: String,
+        detail: String,
+    },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -127,6 +147,8 @@ struct PackageContent {
     /// Earlier versions by rating id.
     history: HashMap<i64, Vec<HistoryRow>>,
     flags: Vec<FlagRecord>,
+    /// The expert's signing key as the study holds it, if they set one.
+    signing_key: Option<SigningKey>,
 }
 
 impl PackageContent {
@@ -162,6 +184,7 @@ impl PackageContent {
             .into_iter()
             .filter(|f| response_ids.contains(&f.response_id))
             .collect();
+        let signing_key = store.signing_key(rater.id)?;
         Ok(PackageContent {
             rater,
             assigned,
@@ -171,6 +194,7 @@ impl PackageContent {
             ratings,
             history,
             flags,
+            signing_key,
         })
     }
 
@@ -431,6 +455,15 @@ fn copy_work(
         for h in content.history.get(&r.id).into_iter().flatten() {
             tx.add_history_row(new_id, h)?;
         }
+    }
+    // The expert signs in the package with the passphrase this study knows; the package holds
+    // only its check value, so a signature's proof can be made there but verified only here.
+    if let Some(key) = content
+        .signing_key
+        .as_ref()
+        .and_then(crate::workflow::signoff::issued_key)
+    {
+        tx.set_signing_key(ids.rater, &key)?;
     }
     for f in &content.flags {
         tx.copy_flag(

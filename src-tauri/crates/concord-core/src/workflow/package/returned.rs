@@ -1,0 +1,805 @@
+//! A returned package as the merge reads it — the expert's ratings, history, progress, flags and
+//! signatures mapped onto the study's ids — and the check every one of its values passes before
+//! the merge writes anything. The seal only says the package was last written by a Concord that
+//! held the package passphrase, and the expert holds it: so nothing in the package is trusted,
+//! and each value is held to what the study itself knows, as an import is.
+//!
+//! [`PackageWork::validate`] refuses the whole return, naming the file, the table, the row and
+//! the column at fault, when:
+//! - a rater other than the package's expert is in it, or a rating, flag, progress row or
+//!   signature is not the expert's;
+//! - a rating is not of the first or retest occasion, or is of a response or criterion the
+//!   package was not issued with, or of an item the study did not assign to the expert (a retest
+//!   value needs a retest showing), or of a criterion of another rubric than its item's;
+//! - a value (current or earlier) is outside its criterion's scale;
+//! - a time is later than the study's clock plus [`MAX_CLOCK_SKEW_MS`], a value that differs
+//!   from the one issued (or a history entry, flag or signature the study does not hold) is
+//!   dated before the package was issued, or a rating's times are out of order (created after
+//!   its last change, an earlier version valid after it was replaced or replaced after the
+//!   current value was set, a flag resolved before it was raised);
+//! - time on an item is negative, not a number or more than [`MAX_SECONDS_ON_ITEM`], or the time
+//!   the package adds across all items is more than the time since it was issued;
+//! - a rationale, raw value, flag reason or origin is longer than the import's limit of one cell
+//!   ([`MAX_TEXT_BYTES`]; origins [`MAX_ORIGIN_BYTES`]), a flag reason is empty, or an item holds
+//!   more than [`MAX_FLAGS_PER_ITEM`] flags;
+//! - a signature is not by the package's expert, or its proof does not verify against the
+//!   expert's signing passphrase as this study holds it (one set only in the package, or none
+//!   at all, cannot be verified here).
+
+use super::{PackageError, META_PACKAGE_ID, META_PACKAGE_RATER};
+use crate::base::clock::{iso_utc, Millis};
+use crate::base::text::quoted;
+use crate::rubric::Scale;
+use crate::store::{
+    AssignmentRecord, BaseKey, CriterionKey, FlagRecord, HistoryRow, KeyedCriterion, NamedRater,
+    Occasion, Purpose, RatingContent, SignedValue, Store, StoredRating,
+};
+use crate::workflow::queue::MAX_SECONDS_ON_ITEM;
+use crate::workflow::signoff::{proof_verifies, SignatureStatus, SignedStatement};
+use std::collections::{HashMap, HashSet};
+
+/// How far ahead of the study's clock a time in a package may be: the expert's computer keeps
+/// its own time, and ten minutes covers a clock that is not synchronised without letting a
+/// return claim work it has not yet done.
+pub const MAX_CLOCK_SKEW_MS: Millis = 10 * 60 * 1000;
+
+/// The longest rationale, raw value or flag reason a package may carry: the import's limit for
+/// one cell (`files::bounds::ReadLimits`, 1 MiB).
+pub const MAX_TEXT_BYTES: usize = 1 << 20;
+
+/// The longest origin of a rating (`screen`, `import:…`, `sheet:…`).
+pub const MAX_ORIGIN_BYTES: usize = 256;
+
+/// The most flags one item may carry in a package.
+pub const MAX_FLAGS_PER_ITEM: usize = 100;
+
+/// Which package a file is, and whose: checked against the study before anything is read.
+pub(super) struct PackageOrigin {
+    pub file: String,
+    pub package_id: String,
+    pub rater_id: i64,
+    pub rater_name: String,
+}
+
+/// A response of the package as the study knows it.
+pub(super) struct StudyResponse {
+    pub id: i64,
+    pub conversation: String,
+    pub source: String,
+}
+
+/// A criterion of the package as the study knows it.
+pub(super) struct StudyCriterion {
+    pub id: i64,
+    pub key: String,
+}
+
+/// One of the package's signatures: its standing there, the ratings it covers (package ids) and
+/// its proof.
+pub(super) struct PackageSignature {
+    pub status: SignatureStatus,
+    pub values: Vec<SignedValue>,
+    pub proof: Option<String>,
+}
+
+/// What the package's expert did, read from the package and mapped onto the study's ids.
+pub(super) struct PackageWork {
+    /// The expert's id in the package.
+    pkg_rater: i64,
+    /// Every other rater in the package (id, name): a package has none.
+    other_raters: Vec<(i64, String)>,
+    /// Package response id → the study's response.
+    pub responses: HashMap<i64, StudyResponse>,
+    /// Package criterion id → the study's criterion.
+    pub criteria: HashMap<i64, StudyCriterion>,
+    /// The expert's ratings in the package, by package id.
+    pub ratings: Vec<StoredRating>,
+    /// Earlier versions of the package's ratings, by package rating id.
+    pub history: HashMap<i64, Vec<HistoryRow>>,
+    pub assignments: Vec<AssignmentRecord>,
+    pub flags: Vec<FlagRecord>,
+    /// Every signature in the package, whoever it names.
+    pub signatures: Vec<PackageSignature>,
+}
+
+impl PackageOrigin {
+    pub(super) fn check(
+        store: &Store,
+        pkg: &Store,
+        file: String,
+    ) -> Result<PackageOrigin, PackageError> {
+        let package_id = pkg
+            .meta(META_PACKAGE_ID)?
+            .ok_or_else(|| PackageError::NotAPackage { file: file.clone() })?;
+        let NamedRater {
+            id: rater_id,
+            name: rater_name,
+        } = store
+            .package_rater(&package_id)?
+            .ok_or_else(|| PackageError::UnknownPackage {
+                file: file.clone(),
+                id: package_id.clone(),
+            })?;
+        let pkg_rater_name = pkg.meta(META_PACKAGE_RATER)?.unwrap_or_default();
+        if pkg_rater_name != rater_name {
+            return Err(PackageError::WrongRater {
+                file,
+                id: package_id,
+                expected: rater_name,
+                found: pkg_rater_name,
+            });
+        }
+        Ok(PackageOrigin {
+            file,
+            package_id,
+            rater_id,
+            rater_name,
+        })
+    }
+
+    pub(super) fn inconsistent(&self, detail: String) -> PackageError {
+        PackageError::Inconsistent {
+            file: self.file.clone(),
+            detail,
+        }
+    }
+
+    fn refuse(
+        &self,
+        table: &'static str,
+        row: i64,
+        column: &'static str,
+        detail: String,
+    ) -> PackageError {
+        PackageError::InvalidValue {
+            file: self.file.clone(),
+            table,
+            row,
+            column,
+            detail,
+        }
+    }
+}
+
+impl PackageWork {
+    pub(super) fn read(
+        store: &Store,
+        pkg: &Store,
+        origin: &PackageOrigin,
+    ) -> Result<Self, PackageError> {
+        let pkg_rater = pkg
+            .rater_named(&origin.rater_name)?
+            .filter(|r| r.is_expert())
+            .ok_or_else(|| {
+                origin.inconsistent(format!(
+                    "the package has no expert {}",
+                    quoted(&origin.rater_name)
+                ))
+            })?
+            .id;
+        let other_raters = pkg
+            .raters()?
+            .into_iter()
+            .filter(|r| r.id != pkg_rater)
+            .map(|r| (r.id, r.name))
+            .collect();
+        let responses = map_responses(store, pkg, origin)?;
+        let criteria = map_criteria(store, pkg, origin)?;
+        let signatures = crate::workflow::signoff::signatures(pkg)
+            .map_err(|e| origin.inconsistent(format!("its signatures cannot be read: {e}")))?
+            .into_iter()
+            .map(|status| {
+                Ok(PackageSignature {
+                    values: pkg.signed_values(status.signature.id)?,
+                    proof: pkg.signature_proof(status.signature.id)?,
+                    status,
+                })
+            })
+            .collect::<Result<_, crate::store::StoreError>>()?;
+        Ok(PackageWork {
+            pkg_rater,
+            other_raters,
+            responses,
+            criteria,
+            ratings: pkg.ratings_of_rater(pkg_rater)?,
+            history: pkg.history_of_rater(pkg_rater)?,
+            assignments: pkg.assignments_of_rater(pkg_rater)?,
+            flags: pkg.flags_of_rater(pkg_rater)?,
+            signatures,
+        })
+    }
+
+    /// Check every value of the package against what the study knows (see the module
+    /// documentation); the first value at fault refuses the return.
+    pub(super) fn validate(
+        &self,
+        store: &Store,
+        origin: &PackageOrigin,
+    ) -> Result<(), PackageError> {
+        let known = StudyKnowledge::read(store, origin, self)?;
+        if let Some((id, name)) = self.other_raters.first() {
+            return Err(origin.refuse(
+                "rater",
+                *id,
+                "name",
+                format!(
+                    "{} is not the package's expert {}",
+                    quoted(name),
+                    quoted(&origin.rater_name)
+                ),
+            ));
+        }
+        for r in &self.ratings {
+            self.validate_rating(origin, &known, r)?;
+        }
+        self.validate_progress(origin, &known)?;
+        self.validate_flags(origin, &known)?;
+        self.validate_signatures(store, origin, &known)
+    }
+
+    fn validate_rating(
+        &self,
+        origin: &PackageOrigin,
+        known: &StudyKnowledge,
+        r: &StoredRating,
+    ) -> Result<(), PackageError> {
+        let refuse = |column, detail| Err(origin.refuse("rating", r.id, column, detail));
+        if !matches!(r.occasion, Occasion::First | Occasion::Retest) {
+            return refuse(
+                "occasion",
+                format!(
+                    "a {} value; a package returns only its expert's first and retest ratings",
+                    r.occasion.as_str()
+                ),
+            );
+        }
+        let Some(response) = self.responses.get(&r.response_id) else {
+            return refuse(
+                "response_id",
+                format!(
+                    "response {} is not one the package was issued with",
+                    r.response_id
+                ),
+            );
+        };
+        let Some(criterion) = self.criteria.get(&r.criterion_id) else {
+            return refuse(
+                "criterion_id",
+                format!(
+                    "criterion {} is not one the package was issued with",
+                    r.criterion_id
+                ),
+            );
+        };
+        let purposes = known.assigned_purposes(response.id);
+        let issued = match r.occasion {
+            Occasion::Retest => purposes.contains(&Purpose::Retest),
+            _ => purposes.iter().any(|p| *p != Purpose::Retest),
+        };
+        if !issued {
+            return refuse(
+                "response_id",
+                format!(
+                    "conversation {} (source {}) was not issued to {} for a {} rating",
+                    quoted(&response.conversation),
+                    response.source,
+                    quoted(&origin.rater_name),
+                    r.occasion.as_str()
+                ),
+            );
+        }
+        let Some(study_criterion) = known.criteria.get(&criterion.id) else {
+            return refuse(
+                "criterion_id",
+                format!("criterion {} is not in this study's rubric", criterion.key),
+            );
+        };
+        if known.response_rubric.get(&response.id) != Some(&study_criterion.rubric_id) {
+            return refuse(
+                "criterion_id",
+                format!(
+                    "criterion {} is not in the rubric of conversation {}",
+                    criterion.key,
+                    quoted(&response.conversation)
+                ),
+            );
+        }
+        check_value(r.value, &study_criterion.scale, &criterion.key)
+            .map_or(Ok(()), |detail| refuse("value", detail))?;
+        check_text(r.raw_value.as_deref(), MAX_TEXT_BYTES)
+            .map_or(Ok(()), |detail| refuse("raw_value", detail))?;
+        check_text(r.rationale.as_deref(), MAX_TEXT_BYTES)
+            .map_or(Ok(()), |detail| refuse("rationale", detail))?;
+        check_text(Some(&r.origin), MAX_ORIGIN_BYTES)
+            .map_or(Ok(()), |detail| refuse("origin", detail))?;
+        if r.created_at > r.updated_at {
+            return refuse(
+                "created_at",
+                format!(
+                    "created at {}, after its last change at {}",
+                    iso_utc(r.created_at),
+                    iso_utc(r.updated_at)
+                ),
+            );
+        }
+        known
+            .check_not_future(r.updated_at)
+            .map_or(Ok(()), |detail| refuse("updated_at", detail))?;
+        let key: BaseKey = (r.occasion, response.id, criterion.id);
+        let content = r.content();
+        let at_issue = known.base.get(&key);
+        if at_issue != Some(&content) {
+            known
+                .check_after_issue(r.updated_at)
+                .map_or(Ok(()), |detail| refuse("updated_at", detail))?;
+        }
+        if at_issue.is_none() {
+            known
+                .check_after_issue(r.created_at)
+                .map_or(Ok(()), |detail| refuse("created_at", detail))?;
+        }
+        let held = known.history.get(&key);
+        for h in self.history.get(&r.id).into_iter().flatten() {
+            let refuse_h =
+                |column, detail| Err(origin.refuse("rating_history", r.id, column, detail));
+            check_value(h.value, &study_criterion.scale, &criterion.key)
+                .map_or(Ok(()), |detail| refuse_h("value", detail))?;
+            check_text(h.raw_value.as_deref(), MAX_TEXT_BYTES)
+                .map_or(Ok(()), |detail| refuse_h("raw_value", detail))?;
+            check_text(h.rationale.as_deref(), MAX_TEXT_BYTES)
+                .map_or(Ok(()), |detail| refuse_h("rationale", detail))?;
+            check_text(Some(&h.origin), MAX_ORIGIN_BYTES)
+                .map_or(Ok(()), |detail| refuse_h("origin", detail))?;
+            if h.valid_from > h.replaced_at {
+                return refuse_h(
+                    "valid_from",
+                    format!(
+                        "an earlier version valid from {}, after it was replaced at {}",
+                        iso_utc(h.valid_from),
+                        iso_utc(h.replaced_at)
+                    ),
+                );
+            }
+            if h.replaced_at > r.updated_at {
+                return refuse_h(
+                    "replaced_at",
+                    format!(
+                        "an earlier version replaced at {}, after the current value was set at {}",
+                        iso_utc(h.replaced_at),
+                        iso_utc(r.updated_at)
+                    ),
+                );
+            }
+            if !held.is_some_and(|rows| rows.contains(h)) {
+                known
+                    .check_after_issue(h.replaced_at)
+                    .map_or(Ok(()), |detail| refuse_h("replaced_at", detail))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_progress(
+        &self,
+        origin: &PackageOrigin,
+        known: &StudyKnowledge,
+    ) -> Result<(), PackageError> {
+        let mut added = 0.0;
+        for a in &self.assignments {
+            let refuse = |column, detail| Err(origin.refuse("assignment", a.id, column, detail));
+            let study = self
+                .responses
+                .get(&a.response_id)
+                .and_then(|r| known.assignments.get(&(r.id, a.purpose)));
+            let Some(study) = study else {
+                return refuse(
+                    "response_id",
+                    format!(
+                        "a {} showing of response {} that was not issued to {}",
+                        a.purpose.as_str(),
+                        a.response_id,
+                        quoted(&origin.rater_name)
+                    ),
+                );
+            };
+            if !a.seconds_spent.is_finite() || a.seconds_spent < 0.0 {
+                return refuse(
+                    "seconds_spent",
+                    format!("{} is not a time on task", a.seconds_spent),
+                );
+            }
+            if a.seconds_spent > MAX_SECONDS_ON_ITEM {
+                return refuse(
+                    "seconds_spent",
+                    format!(
+                        "{} s on one item, more than the {MAX_SECONDS_ON_ITEM} s Concord records for an item",
+                        a.seconds_spent
+                    ),
+                );
+            }
+            added += (a.seconds_spent - study.seconds_spent).max(0.0);
+            for (column, at, held) in [
+                ("first_shown_at", a.first_shown_at, study.first_shown_at),
+                ("completed_at", a.completed_at, study.completed_at),
+            ] {
+                let Some(at) = at else { continue };
+                known
+                    .check_not_future(at)
+                    .map_or(Ok(()), |detail| refuse(column, detail))?;
+                if held != Some(at) {
+                    known
+                        .check_after_issue(at)
+                        .map_or(Ok(()), |detail| refuse(column, detail))?;
+                }
+            }
+        }
+        let elapsed = (known.now - known.issued_at + MAX_CLOCK_SKEW_MS).max(0) as f64 / 1000.0;
+        if added > elapsed {
+            let busiest = self
+                .assignments
+                .iter()
+                .max_by(|a, b| a.seconds_spent.total_cmp(&b.seconds_spent))
+                .map_or(0, |a| a.id);
+            return Err(origin.refuse(
+                "assignment",
+                busiest,
+                "seconds_spent",
+                format!(
+                    "the package adds {added:.0} s of time on task across its items, more than the {elapsed:.0} s since it was issued"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_flags(
+        &self,
+        origin: &PackageOrigin,
+        known: &StudyKnowledge,
+    ) -> Result<(), PackageError> {
+        let mut per_item: HashMap<i64, usize> = HashMap::new();
+        for f in &self.flags {
+            let refuse = |column, detail| Err(origin.refuse("flag", f.response_id, column, detail));
+            let Some(response) = self.responses.get(&f.response_id) else {
+                return refuse(
+                    "response_id",
+                    format!(
+                        "response {} is not one the package was issued with",
+                        f.response_id
+                    ),
+                );
+            };
+            if known.assigned_purposes(response.id).is_empty() {
+                return refuse(
+                    "response_id",
+                    format!(
+                        "conversation {} was not issued to {}",
+                        quoted(&response.conversation),
+                        quoted(&origin.rater_name)
+                    ),
+                );
+            }
+            let n = per_item.entry(response.id).or_default();
+            *n += 1;
+            if *n > MAX_FLAGS_PER_ITEM {
+                return refuse(
+                    "reason",
+                    format!("more than {MAX_FLAGS_PER_ITEM} flags on one item"),
+                );
+            }
+            if f.reason.trim().is_empty() {
+                return refuse("reason", "an empty flag reason".to_string());
+            }
+            check_text(Some(&f.reason), MAX_TEXT_BYTES)
+                .map_or(Ok(()), |detail| refuse("reason", detail))?;
+            known
+                .check_not_future(f.created_at)
+                .map_or(Ok(()), |detail| refuse("created_at", detail))?;
+            let flag = FlagRecord {
+                response_id: response.id,
+                ..f.clone()
+            };
+            if !known.flags.contains(&flag) {
+                known
+                    .check_after_issue(f.created_at)
+                    .map_or(Ok(()), |detail| refuse("created_at", detail))?;
+            }
+            if let Some(resolved) = f.resolved_at {
+                if resolved < f.created_at {
+                    return refuse(
+                        "resolved_at",
+                        format!(
+                            "resolved at {}, before it was raised at {}",
+                            iso_utc(resolved),
+                            iso_utc(f.created_at)
+                        ),
+                    );
+                }
+                known
+                    .check_not_future(resolved)
+                    .map_or(Ok(()), |detail| refuse("resolved_at", detail))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_signatures(
+        &self,
+        store: &Store,
+        origin: &PackageOrigin,
+        known: &StudyKnowledge,
+    ) -> Result<(), PackageError> {
+        let key = store.signing_key(origin.rater_id)?;
+        for sig in &self.signatures {
+            let s = &sig.status.signature;
+            let refuse = |detail: String| {
+                Err(PackageError::UnverifiedSignature {
+                    file: origin.file.clone(),
+                    id: s.id,
+                    signer: s.signer.clone(),
+                    detail,
+                })
+            };
+            if s.rater_id != self.pkg_rater || s.signer != origin.rater_name {
+                return refuse(format!(
+                    "it is not by the package's expert {}",
+                    quoted(&origin.rater_name)
+                ));
+            }
+            if let Some(detail) = known.check_not_future(s.signed_at) {
+                return refuse(detail);
+            }
+            let scope = merged_scope(&origin.package_id, &s.scope);
+            if !known.signatures.contains(&(s.signed_at, scope)) {
+                if let Some(detail) = known.check_after_issue(s.signed_at) {
+                    return refuse(detail);
+                }
+            }
+            let Some(key) = key.as_ref() else {
+                return refuse(format!(
+                    "this study holds no signing passphrase of {} to verify it with (set it in the study, then issue a new package)",
+                    quoted(&origin.rater_name)
+                ));
+            };
+            let verified = sig
+                .proof
+                .as_deref()
+                .is_some_and(|p| proof_verifies(key, &SignedStatement::from(s), p));
+            if !verified {
+                return refuse(format!(
+                    "its proof does not verify against the signing passphrase of {} this study holds",
+                    quoted(&origin.rater_name)
+                ));
+            }
+            if let Some(v) = sig
+                .values
+                .iter()
+                .find(|v| !self.responses.contains_key(&v.response_id))
+            {
+                return refuse(format!(
+                    "it covers response {}, which the package was not issued with",
+                    v.response_id
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The scope a package's signature is recorded under in the study.
+pub(super) fn merged_scope(package_id: &str, scope: &str) -> String {
+    format!("package {package_id}: {scope}")
+}
+
+/// `None` when `value` is on `scale`, else what is wrong.
+fn check_value(value: Option<i64>, scale: &Scale, criterion: &str) -> Option<String> {
+    let v = value?;
+    (!scale.contains(v)).then(|| {
+        format!(
+            "{v} is outside the scale {}–{} of criterion {criterion}",
+            scale.min(),
+            scale.max()
+        )
+    })
+}
+
+/// `None` when `text` is at most `limit` bytes, else what is wrong.
+fn check_text(text: Option<&str>, limit: usize) -> Option<String> {
+    let t = text?;
+    (t.len() > limit).then(|| format!("{} bytes of text, more than the limit of {limit}", t.len()))
+}
+
+/// A criterion of the study with its rubric and scale.
+struct KnownCriterion {
+    rubric_id: i64,
+    scale: Scale,
+}
+
+/// What the study knows of the package and its expert, read once before the values are checked.
+struct StudyKnowledge {
+    now: Millis,
+    issued_at: Millis,
+    /// Study criterion id → its rubric and scale.
+    criteria: HashMap<i64, KnownCriterion>,
+    /// Study response id of each package response → its conversation's rubric.
+    response_rubric: HashMap<i64, i64>,
+    /// The expert's assignment in the study, by (response, purpose).
+    assignments: HashMap<(i64, Purpose), AssignmentRecord>,
+    /// The values recorded at issue.
+    base: HashMap<BaseKey, RatingContent>,
+    /// The study's history of the expert's ratings, by key.
+    history: HashMap<BaseKey, Vec<HistoryRow>>,
+    flags: HashSet<FlagRecord>,
+    /// The expert's signatures the study holds, as (time, scope).
+    signatures: HashSet<(Millis, String)>,
+}
+
+impl StudyKnowledge {
+    fn read(
+        store: &Store,
+        origin: &PackageOrigin,
+        work: &PackageWork,
+    ) -> Result<Self, PackageError> {
+        let issued_at = store
+            .package_record(&origin.package_id)?
+            .ok_or_else(|| PackageError::UnknownPackage {
+                file: origin.file.clone(),
+                id: origin.package_id.clone(),
+            })?
+            .exported_at;
+        let scales: HashMap<(String, String), (i64, Scale)> = store
+            .rubrics()?
+            .into_iter()
+            .flat_map(|s| {
+                let id = s.id;
+                let key = s.rubric.id.clone();
+                s.rubric
+                    .criteria
+                    .into_iter()
+                    .map(move |c| ((key.clone(), c.id), (id, c.scale)))
+            })
+            .collect();
+        let criteria = store
+            .read()
+            .criterion_keys()?
+            .into_iter()
+            .filter_map(|KeyedCriterion { id, key }| {
+                let (rubric_id, scale) = scales.get(&(key.rubric, key.criterion))?.clone();
+                Some((id, KnownCriterion { rubric_id, scale }))
+            })
+            .collect();
+        let mut response_rubric = HashMap::new();
+        for r in work.responses.values() {
+            let conversation = store.response(r.id)?.conversation_id;
+            response_rubric.insert(r.id, store.conversation(conversation)?.rubric_id);
+        }
+        let assignments = store
+            .assignments_of_rater(origin.rater_id)?
+            .into_iter()
+            .map(|a| ((a.response_id, a.purpose), a))
+            .collect();
+        let ratings = store.ratings_of_rater(origin.rater_id)?;
+        let mut study_history = store.history_of_rater(origin.rater_id)?;
+        let history = ratings
+            .iter()
+            .map(|r| {
+                (
+                    (r.occasion, r.response_id, r.criterion_id),
+                    study_history.remove(&r.id).unwrap_or_default(),
+                )
+            })
+            .collect();
+        let signatures = store
+            .signatures()?
+            .into_iter()
+            .filter(|s| s.rater_id == origin.rater_id)
+            .map(|s| (s.signed_at, s.scope))
+            .collect();
+        Ok(StudyKnowledge {
+            now: store.now_ms(),
+            issued_at,
+            criteria,
+            response_rubric,
+            assignments,
+            base: store.read().package_base(&origin.package_id)?,
+            history,
+            flags: store.flags_of_rater(origin.rater_id)?.into_iter().collect(),
+            signatures,
+        })
+    }
+
+    fn assigned_purposes(&self, response: i64) -> Vec<Purpose> {
+        [Purpose::Regular, Purpose::Calibration, Purpose::Retest]
+            .into_iter()
+            .filter(|p| self.assignments.contains_key(&(response, *p)))
+            .collect()
+    }
+
+    /// `None` when `at` is not ahead of the study's clock by more than the allowed skew.
+    fn check_not_future(&self, at: Millis) -> Option<String> {
+        (at > self.now.saturating_add(MAX_CLOCK_SKEW_MS)).then(|| {
+            format!(
+                "dated {}, later than now ({}) by more than the {} minutes a clock may be off",
+                iso_utc(at),
+                iso_utc(self.now),
+                MAX_CLOCK_SKEW_MS / 60_000
+            )
+        })
+    }
+
+    /// `None` when `at` is not before the package was issued.
+    fn check_after_issue(&self, at: Millis) -> Option<String> {
+        (at < self.issued_at).then(|| {
+            format!(
+                "dated {}, before the package was issued at {}",
+                iso_utc(at),
+                iso_utc(self.issued_at)
+            )
+        })
+    }
+}
+
+/// Package response id → study response, through conversation external ids and source codes.
+fn map_responses(
+    store: &Store,
+    pkg: &Store,
+    origin: &PackageOrigin,
+) -> Result<HashMap<i64, StudyResponse>, PackageError> {
+    let codes = store.package_sources(&origin.package_id)?;
+    let mut out = HashMap::new();
+    for label in pkg.response_labels()? {
+        let code = label.source;
+        let (source_id, source_key) = codes
+            .get(&code)
+            .cloned()
+            .ok_or_else(|| origin.inconsistent(format!("unknown source code {}", quoted(&code))))?;
+        let id = store
+            .response_of_source(&label.conversation, source_id)?
+            .ok_or_else(|| {
+                origin.inconsistent(format!(
+                    "conversation {} (source {code}) is not in this study",
+                    quoted(&label.conversation)
+                ))
+            })?;
+        out.insert(
+            label.id,
+            StudyResponse {
+                id,
+                conversation: label.conversation,
+                source: source_key,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// Package criterion id → study criterion, by (rubric key, criterion key).
+fn map_criteria(
+    store: &Store,
+    pkg: &Store,
+    origin: &PackageOrigin,
+) -> Result<HashMap<i64, StudyCriterion>, PackageError> {
+    let main: HashMap<CriterionKey, i64> = store
+        .read()
+        .criterion_keys()?
+        .into_iter()
+        .map(|c| (c.key, c.id))
+        .collect();
+    let mut out = HashMap::new();
+    for KeyedCriterion { id, key } in pkg.read().criterion_keys()? {
+        let main_id = *main.get(&key).ok_or_else(|| {
+            origin.inconsistent(format!(
+                "criterion {}/{} is not in this study",
+                key.rubric, key.criterion
+            ))
+        })?;
+        out.insert(
+            id,
+            StudyCriterion {
+                id: main_id,
+                key: key.criterion,
+            },
+        );
+    }
+    Ok(out)
+}

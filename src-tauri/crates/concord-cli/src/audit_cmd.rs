@@ -49,6 +49,10 @@ enum AuditCommand {
         /// of the chain, and the entry is named.
         #[arg(long, value_name = "HASH")]
         expect_head: Option<String>,
+        /// Fail unless every entry was written under the lead's key (none after the last signed
+        /// checkpoint, none written where the key was not available).
+        #[arg(long)]
+        require_signed: bool,
     },
     /// List audit entries (all, or filtered).
     Log {
@@ -123,8 +127,11 @@ pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, Au
     let study = audit::open(path.path(), Arc::new(SystemClock), key.as_ref())
         .map_err(|e| StudyCmdError::from(DemoError::Store(e)))?;
     match &args.command {
-        AuditCommand::Verify { expect_head } => {
-            let check = audit::verify(&study, expect_head.as_deref())?;
+        AuditCommand::Verify {
+            expect_head,
+            require_signed,
+        } => {
+            let check = audit::verify(&study, expect_head.as_deref(), *require_signed)?;
             if let Some(b) = &check.broken {
                 if json {
                     // The JSON document still goes to stdout; the exit status says it is broken.

@@ -22,8 +22,13 @@ pub fn open(
 
 /// Recompute the chain's links, hashes, signed checkpoints and digest. When this machine's key
 /// store holds a lead key for the study's id, the study's public key must be that key's;
-/// `expect_head`, a head hash recorded elsewhere, must be an entry of the chain.
-pub fn verify(study: &OpenStudy, expect_head: Option<&str>) -> Result<ChainCheck, StoreError> {
+/// `expect_head`, a head hash recorded elsewhere, must be an entry of the chain; with
+/// `require_signed` every entry must have been written under the lead's key.
+pub fn verify(
+    study: &OpenStudy,
+    expect_head: Option<&str>,
+    require_signed: bool,
+) -> Result<ChainCheck, StoreError> {
     let local_key = match lead_keys() {
         Some(keys) => match study.store().local_lead_key(keys)? {
             LocalLeadKey::Held(public) => Some(public),
@@ -36,6 +41,7 @@ pub fn verify(study: &OpenStudy, expect_head: Option<&str>) -> Result<ChainCheck
         &ChainTrust {
             local_key,
             expect_head: expect_head.map(str::to_string),
+            require_signed,
         },
     )
 }

@@ -857,6 +857,10 @@ pub struct ChainTrust {
     pub local_key: Option<String>,
     /// A head recorded elsewhere (an export's provenance, a note) that must be in the chain.
     pub expect_head: Option<String>,
+    /// Whether every entry must be covered by a write signed with the lead key (no entry after
+    /// the last checkpoint, none written without the key): for a study only ever written where
+    /// its key is, an entry added outside Concord at the end then fails too.
+    pub require_signed: bool,
 }
 
 /// The first place where the file no longer matches its chain.
@@ -1135,6 +1139,21 @@ impl Store {
                     .iter()
                     .filter(|&&id| a.anchored_through.is_none_or(|t| id > t))
                     .count();
+            }
+        }
+        if trust.require_signed {
+            let first_loose = check.first_unsigned.or_else(|| {
+                ids.iter()
+                    .copied()
+                    .find(|&id| check.anchored_through.is_none_or(|t| id > t))
+            });
+            if let Some(entry) = first_loose {
+                return Ok(Some(broken_at(
+                    entry,
+                    format!(
+                        "entry {entry} was not written under the lead's key (no signed checkpoint's write appended it): it was written where the key was not available, or added outside Concord"
+                    ),
+                )));
             }
         }
         if let Some(expected) = &trust.expect_head {

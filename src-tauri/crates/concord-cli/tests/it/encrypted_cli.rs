@@ -13,8 +13,8 @@ const NEW_PASS: &str = "cli new passphrase 47";
 const PACKAGE_PASS: &str = "cli package passphrase 59";
 
 fn concord(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd =
-        Command::new(env!("CARGO_BIN_EXE_concord")).env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_concord"));
+    cmd.env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR);
     cmd.args(args)
         .env_remove("CONCORD_STUDY")
         .env_remove("CONCORD_PASSPHRASE")

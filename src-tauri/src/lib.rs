@@ -113,6 +113,8 @@ pub fn run() {
         println!("{}", launch::version_line());
         return;
     }
+    // Lead keys live in the OS keyring (or a private file), or in the folder CONCORD_KEY_DIR names.
+    concord_core::app::open_study::keep_lead_keys_on_this_machine();
     let state = AppState::open(launch.file);
     let handler = commands_handler();
     let app = tauri::Builder::default()

@@ -180,6 +180,8 @@ impl App {
         .env("XDG_DATA_HOME", study.with_extension("webdata"))
         // Its recent-studies list and settings too.
         .env("XDG_CONFIG_HOME", study.with_extension("config"))
+        // Lead keys in a folder of the test's own, never the OS keyring.
+        .env("CONCORD_KEY_DIR", study.with_extension("keys"))
         .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null());

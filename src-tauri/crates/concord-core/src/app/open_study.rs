@@ -72,6 +72,13 @@ pub fn keep_lead_keys_in(keys: KeyStore) {
     let _ = LEAD_KEYS.set(keys);
 }
 
+/// Keep lead keys where this machine keeps them ([`KeyStore::from_env`]: the folder
+/// `CONCORD_KEY_DIR` names, else the OS keyring with a private file in the user's data folder
+/// where no keyring answers). What both front ends call at start.
+pub fn keep_lead_keys_on_this_machine() {
+    keep_lead_keys_in(KeyStore::from_env());
+}
+
 /// The lead keys of this process, if a front end said where they are kept.
 pub fn lead_keys() -> Option<&'static KeyStore> {
     LEAD_KEYS.get()

@@ -27,6 +27,9 @@ pub const KEY_DIR_ENV: &str = "CONCORD_KEY_DIR";
 pub const KEYRING_SERVICE: &str = "concord";
 /// The keyring account of a study's lead key is this prefix and the study's id.
 pub const LEAD_KEY_ACCOUNT_PREFIX: &str = "lead-key:";
+/// `study_meta` key of a study's own random id (the issuer named in its packages, the name of its
+/// lead key).
+pub const META_STUDY_ID: &str = "study.id";
 /// `study_meta` key of the study's lead public key (hex).
 pub const META_LEAD_PUBLIC_KEY: &str = "lead.public_key";
 /// `study_meta` key of the audit entry recording the key's creation.
@@ -345,7 +348,7 @@ impl Store {
             self.lead = Lead::Off;
             return Ok(());
         }
-        let id = super::meta::get(c, super::seal::META_STUDY_ID)?;
+        let id = super::meta::get(c, META_STUDY_ID)?;
         let public = recorded_public(c)?;
         self.lead = match (id, public) {
             (Some(id), Some(public)) => match keys.load(&id) {
@@ -379,7 +382,7 @@ impl Store {
             return None;
         };
         let keys = keys.clone();
-        let id = match super::meta::get(self.conn(), super::seal::META_STUDY_ID) {
+        let id = match super::meta::get(self.conn(), META_STUDY_ID) {
             Ok(Some(id)) => id,
             Ok(None) => new_study_id(),
             Err(_) => return None,
@@ -414,7 +417,7 @@ impl Store {
 
     /// What `keys` holds for this study's id.
     pub fn local_lead_key(&self, keys: &KeyStore) -> StoreResult<LocalLeadKey> {
-        let Some(id) = super::meta::get(self.conn(), super::seal::META_STUDY_ID)? else {
+        let Some(id) = super::meta::get(self.conn(), META_STUDY_ID)? else {
             return Ok(LocalLeadKey::NoStudyId);
         };
         if !is_study_id(&id) {
@@ -439,8 +442,8 @@ impl StudyTx<'_> {
             return Ok(());
         };
         let c = self.conn();
-        if super::meta::get(c, super::seal::META_STUDY_ID)?.is_none() {
-            super::meta::put(c, super::seal::META_STUDY_ID, key.study_id())?;
+        if super::meta::get(c, META_STUDY_ID)?.is_none() {
+            super::meta::put(c, META_STUDY_ID, key.study_id())?;
         }
         super::meta::put(c, META_LEAD_PUBLIC_KEY, &key.public_hex())?;
         self.sign_package_records()?;

@@ -39,7 +39,7 @@ type HmacSha256 = Hmac<Sha256>;
 const ISSUED_TABLES: &[&str] = &["conversation", "criterion", "response", "rubric", "source"];
 
 /// `study_meta` key of a study's own random id (the issuer named in its packages).
-pub const META_STUDY_ID: &str = "study.id";
+pub use super::lead_key::META_STUDY_ID;
 
 const SEAL_STUDY: &str = "seal.study";
 const SEAL_PACKAGE: &str = "seal.package";

@@ -114,6 +114,8 @@ pub fn run() {
         println!("{}", launch::version_line());
         return;
     }
+    // Lead keys live in the OS keyring (or a private file), or in the folder CONCORD_KEY_DIR names.
+    concord_core::app::open_study::keep_lead_keys_on_this_machine();
     let context = tauri::generate_context!();
     let last = settings::last_study(&context.config().identifier);
     let state = AppState::open(launch.file, last);

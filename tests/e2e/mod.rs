@@ -159,6 +159,7 @@ impl App {
         let study_env = study.display().to_string();
         let data = study.with_extension("webdata").display().to_string();
         let config = study.with_extension("config").display().to_string();
+        let keys = study.with_extension("keys").display().to_string();
         let mut env = vec![
             ("CONCORD_STUDY", study_env.as_str()),
             // The window's own storage (language, last screen) lives beside the study, so tests
@@ -166,6 +167,8 @@ impl App {
             ("XDG_DATA_HOME", data.as_str()),
             // Its recent-studies list and settings too.
             ("XDG_CONFIG_HOME", config.as_str()),
+            // Lead keys in a folder of the test's own, never the OS keyring.
+            ("CONCORD_KEY_DIR", keys.as_str()),
         ];
         env.extend_from_slice(extra_env);
         App::start(&env, &[])
@@ -177,10 +180,12 @@ impl App {
     pub fn launch_bare(home: &Path, args: &[&str]) -> App {
         let data = home.join("data").display().to_string();
         let config = home.join("config").display().to_string();
+        let keys = home.join("keys").display().to_string();
         App::start(
             &[
                 ("XDG_DATA_HOME", data.as_str()),
                 ("XDG_CONFIG_HOME", config.as_str()),
+                ("CONCORD_KEY_DIR", keys.as_str()),
             ],
             args,
         )

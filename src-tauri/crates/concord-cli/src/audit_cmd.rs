@@ -1,15 +1,19 @@
-//! `concord audit verify` recomputes the study's audit chain and the sealed state of its rating
-//! tables: `intact: N entries` with exit 0, or a non-zero exit naming the first broken entry (or
-//! the table changed outside Concord). `concord audit log` lists entries, filtered by rater, item
-//! and time.
+//! `concord audit verify` recomputes the study's audit chain, checks its checkpoints signed by
+//! the lead's key (and that the study's public key is the key this machine holds for it, when it
+//! holds one) and the sealed state of its rating tables: `intact: N entries` with exit 0, then
+//! how far back the chain is anchored, or a non-zero exit naming the first broken entry (or the
+//! table changed outside Concord). `--expect-head HASH` checks that a head recorded elsewhere is
+//! an entry of the chain. An encrypted study opens with the passphrase in `--passphrase-env`.
+//! `concord audit log` lists entries, filtered by rater, item and time.
 
-use crate::study_cmd::{study_path, StudyCmdError};
+use crate::study_cmd::{study_passphrase, study_path, StudyCmdError};
 use clap::{Args, Subcommand};
 use concord_core::app::audit;
 use concord_core::base::clock::iso_utc;
 use concord_core::base::clock::SystemClock;
 use concord_core::base::text::quoted;
 use concord_core::guard::audit::LogFilter;
+use concord_core::intake::demo::DemoError;
 use concord_core::store::StoreError;
 use std::path::Path;
 use std::sync::Arc;
@@ -38,8 +42,18 @@ pub struct AuditArgs {
 
 #[derive(Subcommand, Debug)]
 enum AuditCommand {
-    /// Recompute the chain; exit 0 when intact, non-zero naming the first broken entry.
-    Verify,
+    /// Recompute the chain and check its signed checkpoints; exit 0 when intact, non-zero naming
+    /// the first broken entry.
+    Verify {
+        /// A head hash recorded elsewhere (an export's provenance, a note): it must be an entry
+        /// of the chain, and the entry is named.
+        #[arg(long, value_name = "HASH")]
+        expect_head: Option<String>,
+        /// Fail unless every entry was written under the lead's key (none after the last signed
+        /// checkpoint, none written where the key was not available).
+        #[arg(long)]
+        require_signed: bool,
+    },
     /// List audit entries (all, or filtered).
     Log {
         /// Entries by or about this rater.
@@ -57,6 +71,49 @@ enum AuditCommand {
     },
 }
 
+/// How far back the chain is anchored, in lines after `intact` and `head`.
+fn anchoring(check: &concord_core::store::ChainCheck) -> String {
+    let mut out = String::new();
+    match &check.lead_key {
+        Some(fp) => out.push_str(&format!(
+            "lead key: {fp} (made at entry {}){}\n",
+            check.key_entry.unwrap_or(0),
+            if check.key_held_here {
+                "; this machine holds it"
+            } else {
+                "; not held on this machine"
+            }
+        )),
+        None => out.push_str("lead key: none (no write by a Concord with a lead key yet)\n"),
+    }
+    match check.anchored_through {
+        Some(through) => out.push_str(&format!(
+            "anchored: entries 1-{through} by {} checkpoint{} signed with the lead key\n",
+            check.checkpoints,
+            if check.checkpoints == 1 { "" } else { "s" }
+        )),
+        None => out.push_str("anchored: no entry (no checkpoint signed with a lead key)\n"),
+    }
+    if check.not_anchored > 0 {
+        out.push_str(&format!(
+            "not anchored: {} entr{} after the last signed checkpoint (written where the lead key was not available, or added outside Concord)\n",
+            check.not_anchored,
+            if check.not_anchored == 1 { "y" } else { "ies" }
+        ));
+    }
+    if let Some(first) = check.first_unsigned {
+        out.push_str(&format!(
+            "written without the lead key: {} entr{} from entry {first} on, inside the anchored part (written on another machine, or added outside Concord before the next signed write)\n",
+            check.unsigned,
+            if check.unsigned == 1 { "y" } else { "ies" }
+        ));
+    }
+    if let Some(at) = check.expected_head_at {
+        out.push_str(&format!("expected head: found at entry {at}\n"));
+    }
+    out
+}
+
 fn time(text: &Option<String>) -> Result<Option<i64>, AuditCmdError> {
     text.as_deref()
         .map(|t| audit::parse_time(t).ok_or_else(|| AuditCmdError::BadTime(t.to_string())))
@@ -66,10 +123,15 @@ fn time(text: &Option<String>) -> Result<Option<i64>, AuditCmdError> {
 pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, AuditCmdError> {
     // An existing study only: verifying must never create one.
     let path = study_path(db)?;
-    let study = audit::open(path.path(), Arc::new(SystemClock))?;
+    let key = study_passphrase()?;
+    let study = audit::open(path.path(), Arc::new(SystemClock), key.as_ref())
+        .map_err(|e| StudyCmdError::from(DemoError::Store(e)))?;
     match &args.command {
-        AuditCommand::Verify => {
-            let check = audit::verify(&study)?;
+        AuditCommand::Verify {
+            expect_head,
+            require_signed,
+        } => {
+            let check = audit::verify(&study, expect_head.as_deref(), *require_signed)?;
             if let Some(b) = &check.broken {
                 if json {
                     // The JSON document still goes to stdout; the exit status says it is broken.
@@ -88,6 +150,7 @@ pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, Au
             if let Some(head) = &check.head {
                 out.push_str(&format!("head: {head}\n"));
             }
+            out.push_str(&anchoring(&check));
             if check.started_at_upgrade {
                 out.push_str(&format!(
                     "the chain starts at entry {} (the upgrade of this study); {} earlier entries are not chained\n",

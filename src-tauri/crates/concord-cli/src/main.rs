@@ -98,6 +98,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     study_cmd::set_passphrase_env(&cli.passphrase_env);
+    // Lead keys live in the OS keyring (or a private file), or in the folder CONCORD_KEY_DIR names.
+    concord_core::app::open_study::keep_lead_keys_on_this_machine();
     let result: Result<String, Box<dyn std::error::Error>> = match cli.command {
         Command::Demo => study_cmd::demo(cli.db.as_deref(), cli.json).map_err(Into::into),
         Command::Overview => study_cmd::overview(cli.db.as_deref(), cli.json).map_err(Into::into),

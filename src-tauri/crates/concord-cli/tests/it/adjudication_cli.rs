@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 
 fn concord(db: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
         .arg("--db")
         .arg(db)
         .args(args)

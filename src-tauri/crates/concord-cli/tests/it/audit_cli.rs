@@ -9,6 +9,7 @@ use std::process::Command;
 
 fn concord(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
         .args(args)
         .env_remove("CONCORD_STUDY")
         .output()
@@ -226,5 +227,183 @@ fn the_log_lists_who_changed_what_filtered_by_rater_item_and_time() {
         log(&["--until", "2100-01-01"]).len(),
         all.len(),
         "everything is logged before then"
+    );
+}
+
+/// `concord` with extra environment variables (set after the test key folder, so they win).
+fn concord_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_concord"));
+    cmd.env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
+        .env_remove("CONCORD_STUDY")
+        .env_remove("CONCORD_PASSPHRASE")
+        .args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("the concord binary runs")
+}
+
+fn printed(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The chain's links and hashes recomputed as Concord computes them, from the first entry on.
+fn rehash(conn: &rusqlite::Connection) {
+    use sha2::{Digest, Sha256};
+    let rows: Vec<(i64, i64, String, String, String, String)> = conn
+        .prepare("SELECT id, at, actor, action, detail_json, state FROM audit_log WHERE hash IS NOT NULL ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut prev = "0".repeat(64);
+    let mut last = 0;
+    for (id, at, actor, action, detail, state) in rows {
+        let mut h = Sha256::new();
+        for part in [
+            &prev,
+            &id.to_string(),
+            &at.to_string(),
+            &actor,
+            &action,
+            &detail,
+            &state,
+        ] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        let hash: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        conn.execute(
+            "UPDATE audit_log SET prev_hash = ?2, hash = ?3 WHERE id = ?1",
+            rusqlite::params![id, prev, hash],
+        )
+        .unwrap();
+        prev = hash;
+        last = id;
+    }
+    conn.execute(
+        "UPDATE study_meta SET value = ?1 WHERE key = 'audit.head'",
+        [format!("{last}:{prev}")],
+    )
+    .unwrap();
+}
+
+#[test]
+fn verify_reports_the_anchoring_and_a_rewrite_fails_against_the_key_and_a_recorded_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = build(dir.path());
+    let d = db.to_str().unwrap();
+    let out = concord(&["--db", d, "audit", "verify"]);
+    let text = printed(&out);
+    assert!(out.status.success(), "the built study verifies: {text}");
+    assert!(
+        text.starts_with("intact: ")
+            && text.contains("lead key: ed25519:")
+            && text.contains("anchored: entries 1-"),
+        "verify keeps its first line and says how far back the chain is anchored: {text}"
+    );
+    assert!(
+        !text.contains("not anchored"),
+        "every write of the CLI here was signed: {text}"
+    );
+    let head = text
+        .lines()
+        .find_map(|l| l.strip_prefix("head: "))
+        .expect("verify prints the head")
+        .to_string();
+    let found = concord(&["--db", d, "audit", "verify", "--expect-head", &head]);
+    assert!(
+        found.status.success() && printed(&found).contains("expected head: found at entry"),
+        "the recorded head is found and its entry named: {}",
+        printed(&found)
+    );
+
+    // An earlier entry rewritten, the chain re-hashed, the checkpoints and the key stripped.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE audit_log SET detail_json = '{\"note\":\"nothing happened\"}' WHERE id = 3",
+        [],
+    )
+    .unwrap();
+    rehash(&conn);
+    conn.execute_batch(
+        "DELETE FROM audit_checkpoint; DELETE FROM study_meta WHERE key LIKE 'lead.%';",
+    )
+    .unwrap();
+    drop(conn);
+    let here = concord(&["--db", d, "audit", "verify"]);
+    assert!(
+        !here.status.success() && printed(&here).contains("removed outside Concord"),
+        "on the lead's machine the stripped study fails: {}",
+        printed(&here)
+    );
+    let other_keys = dir.path().join("other-machine-keys");
+    let other = other_keys.to_str().unwrap();
+    let elsewhere = concord_env(
+        &["--db", d, "audit", "verify"],
+        &[("CONCORD_KEY_DIR", other)],
+    );
+    assert!(
+        elsewhere.status.success(),
+        "elsewhere the stripped chain is self-consistent (what the file alone cannot show): {}",
+        printed(&elsewhere)
+    );
+    let against = concord_env(
+        &["--db", d, "audit", "verify", "--expect-head", &head],
+        &[("CONCORD_KEY_DIR", other)],
+    );
+    assert!(
+        !against.status.success() && printed(&against).contains(&head),
+        "the head recorded before the rewrite is not in the rewritten chain, and verify says so: {}",
+        printed(&against)
+    );
+}
+
+#[test]
+fn an_encrypted_study_verifies_with_its_passphrase() {
+    const PASS: &str = "correct horse battery staple 41";
+    let dir = tempfile::tempdir().unwrap();
+    let db = build(dir.path());
+    let d = db.to_str().unwrap();
+    let enc = concord_env(
+        &["--db", d, "study", "encrypt"],
+        &[("CONCORD_PASSPHRASE", PASS)],
+    );
+    assert!(enc.status.success(), "encrypted: {}", printed(&enc));
+    let locked = concord_env(&["--db", d, "audit", "verify"], &[]);
+    assert!(
+        !locked.status.success() && printed(&locked).contains("CONCORD_PASSPHRASE"),
+        "without the passphrase verify names the variable to set: {}",
+        printed(&locked)
+    );
+    let out = concord_env(
+        &["--db", d, "audit", "verify"],
+        &[("CONCORD_PASSPHRASE", PASS)],
+    );
+    assert!(
+        out.status.success() && printed(&out).starts_with("intact: "),
+        "the encrypted study verifies with its passphrase: {}",
+        printed(&out)
+    );
+    let named = concord_env(
+        &[
+            "--db",
+            d,
+            "--passphrase-env",
+            "MY_STUDY_PASS",
+            "audit",
+            "verify",
+        ],
+        &[("MY_STUDY_PASS", PASS)],
+    );
+    assert!(
+        named.status.success() && printed(&named).contains("anchored: entries 1-"),
+        "and with the variable --passphrase-env names, anchored as before: {}",
+        printed(&named)
     );
 }

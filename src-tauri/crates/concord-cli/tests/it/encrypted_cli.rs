@@ -14,6 +14,7 @@ const PACKAGE_PASS: &str = "cli package passphrase 59";
 
 fn concord(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_concord"));
+    cmd.env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR);
     cmd.args(args)
         .env_remove("CONCORD_STUDY")
         .env_remove("CONCORD_PASSPHRASE")

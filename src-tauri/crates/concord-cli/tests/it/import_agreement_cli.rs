@@ -8,6 +8,7 @@ use std::process::Command;
 
 fn concord(db: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
         .arg("--db")
         .arg(db)
         .args(args)

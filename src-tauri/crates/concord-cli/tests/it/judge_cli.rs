@@ -63,6 +63,7 @@ fn tiny_judge() -> (String, Seen) {
 
 fn concord(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_concord"));
+    cmd.env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR);
     cmd.args(args).env_remove("CONCORD_STUDY");
     for (k, v) in env {
         cmd.env(k, v);

@@ -1,5 +1,10 @@
 //! The `concord` command line's tests: one binary, one module per command family, each running
 //! the built `concord` binary as a user would.
+/// Every `concord` these tests run keeps lead keys in this folder, never in the OS keyring or
+/// the user's data folder.
+pub const LEAD_KEY_DIR: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/cli-lead-keys");
+pub const KEY_DIR_ENV: &str = "CONCORD_KEY_DIR";
+
 mod adjudication_cli;
 mod audit_cli;
 mod encrypted_cli;

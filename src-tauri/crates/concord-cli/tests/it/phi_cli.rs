@@ -8,6 +8,7 @@ use std::process::Command;
 
 fn concord(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
         .args(args)
         .env_remove("CONCORD_STUDY")
         .output()

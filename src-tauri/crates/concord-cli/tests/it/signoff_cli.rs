@@ -7,6 +7,7 @@ use std::process::Command;
 
 fn concord(args: &[&str], passphrase: Option<&str>) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_concord"));
+    cmd.env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR);
     cmd.args(args).env_remove("CONCORD_STUDY");
     match passphrase {
         Some(p) => cmd.env("CONCORD_SIGNING_PASSPHRASE", p),

@@ -13,6 +13,7 @@ fn write_csv(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
 
 fn concord(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
         .args(args)
         .output()
         .expect("the concord binary runs")

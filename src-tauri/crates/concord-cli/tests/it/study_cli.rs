@@ -4,6 +4,7 @@ use std::process::Command;
 
 fn concord(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
         .args(args)
         .env_remove("CONCORD_STUDY")
         .output()
@@ -135,6 +136,7 @@ fn profiles_can_be_restricted_and_reopened() {
         "a lock without a lead passphrase would leave rater sessions nothing to guard them"
     );
     let unset = Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
         .args(["--db", db, "profiles", "--lock"])
         .args(["--lead-passphrase-env", "CONCORD_TEST_LEAD"])
         .env_remove("CONCORD_STUDY")
@@ -146,6 +148,7 @@ fn profiles_can_be_restricted_and_reopened() {
         "an unset variable is named in the error"
     );
     let locked = Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
         .args(["--db", db, "profiles", "--lock", "--json"])
         .args(["--lead-passphrase-env", "CONCORD_TEST_LEAD"])
         .env_remove("CONCORD_STUDY")

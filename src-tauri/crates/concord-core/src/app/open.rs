@@ -83,8 +83,10 @@ pub fn open(
         Some(store) => (store, true),
         None => (Store::open_with(p, clock, key)?, false),
     };
-    Ok(Opened {
-        study: OpenStudy::new(store),
-        created,
-    })
+    let mut study = OpenStudy::new(store);
+    if created {
+        // A new lead's study gets its lead key now, so its chain is signed from its start.
+        study.store_mut().ensure_lead_key()?;
+    }
+    Ok(Opened { study, created })
 }

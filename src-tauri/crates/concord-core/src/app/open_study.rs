@@ -25,6 +25,7 @@ use crate::panel::agreement_table::use_reml_bands;
 use crate::panel::agreement_table::AgreementTable;
 use crate::panel::agreement_table::IccChoice;
 use crate::panel::agreement_table::TableView;
+use crate::store::lead_key::KeyStore;
 use crate::store::{Store, StoreError, StoreResult};
 use crate::workflow::queue;
 use crate::workflow::queue::ItemProgress;
@@ -60,11 +61,42 @@ impl std::fmt::Debug for OpenStudy {
     }
 }
 
+/// Where this process keeps the studies' lead keys, once a front end has said.
+static LEAD_KEYS: std::sync::OnceLock<KeyStore> = std::sync::OnceLock::new();
+
+/// Keep the lead keys of the studies this process opens in `keys` (the CLI and the desktop shell
+/// call it once at start with [`KeyStore::from_env`]; tests with a folder of their own). The first
+/// call wins. Until it is made, studies are held without lead keys: nothing is signed and no
+/// keyring is touched.
+pub fn keep_lead_keys_in(keys: KeyStore) {
+    let _ = LEAD_KEYS.set(keys);
+}
+
+/// Keep lead keys where this machine keeps them ([`KeyStore::from_env`]: the folder
+/// `CONCORD_KEY_DIR` names, else the OS keyring with a private file in the user's data folder
+/// where no keyring answers). What both front ends call at start.
+pub fn keep_lead_keys_on_this_machine() {
+    keep_lead_keys_in(KeyStore::from_env());
+}
+
+/// The lead keys of this process, if a front end said where they are kept.
+pub fn lead_keys() -> Option<&'static KeyStore> {
+    LEAD_KEYS.get()
+}
+
 /// At most this many differently-configured reports stay in memory.
 const CACHED_REPORTS: usize = 4;
 
 impl OpenStudy {
-    pub fn new(store: Store) -> OpenStudy {
+    /// Hold `store` for the jobs of a front end, with the lead keys of this process
+    /// ([`keep_lead_keys_in`]): a lead's study whose key is there signs a checkpoint of its audit
+    /// chain at every write, and one without a key gets one at its first write.
+    pub fn new(mut store: Store) -> OpenStudy {
+        if let Some(keys) = lead_keys() {
+            // A study whose key state cannot be read is held as one without a key here: its
+            // writes are not checkpointed, which `audit verify` reports.
+            let _ = store.use_lead_keys(keys.clone());
+        }
         OpenStudy {
             store,
             reports: Vec::new(),

@@ -1,15 +1,22 @@
-//! The audit trail as users read it: [`verify`] recomputes the hash chain and the sealed state of
+//! The audit trail as users read it: [`verify`] recomputes the hash chain, checks its checkpoints
+//! signed by the lead's key, and the sealed state of
 //! the rating tables (see `store/audit.rs` for how entries are sealed), and [`log`] lists entries
 //! with rater, item and criterion names attached, filtered by rater, item and time.
 
 use crate::base::clock::Millis;
-use crate::store::{AuditEntry, ChainCheck, Store, StoreError};
+use crate::store::{AuditEntry, ChainCheck, ChainTrust, Store, StoreError};
 use serde::Serialize;
 
-/// Recompute the chain: every link, every entry's hash, and the tracked tables against the state
-/// the last entry sealed.
+/// Recompute the chain: every link, every entry's hash, the signed checkpoints under the study's
+/// lead public key, and the tracked tables against the state the last entry sealed.
 pub fn verify(store: &Store) -> Result<ChainCheck, StoreError> {
     store.verify_audit_chain()
+}
+
+/// [`verify`], and also what is known outside the file (`trust`): the lead key this machine
+/// holds for the study, and a head recorded elsewhere.
+pub fn verify_with(store: &Store, trust: &ChainTrust) -> Result<ChainCheck, StoreError> {
+    store.verify_audit_chain_with(trust)
 }
 
 /// Which entries to list.

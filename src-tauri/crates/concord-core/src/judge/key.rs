@@ -11,8 +11,8 @@ use crate::base::error_code::ErrorCode;
 use crate::base::text::quoted;
 use std::fmt;
 
-/// The keyring service under which Concord keeps judge keys.
-pub const KEYRING_SERVICE: &str = "concord";
+/// The keyring service under which Concord keeps judge keys (and study passphrases and lead keys).
+pub use crate::store::lead_key::KEYRING_SERVICE;
 
 /// A secret key. Its text is only reachable through [`ApiKey::expose`].
 #[derive(Clone, PartialEq, Eq)]

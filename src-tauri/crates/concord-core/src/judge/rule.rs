@@ -16,7 +16,8 @@
 //!   `AWS_SECRET_ACCESS_KEY`, `SSH_PRIVATE_KEY`, `AWS_SESSION_TOKEN`): those hold passwords or
 //!   credentials of other systems, not a judge's key.
 //! - **Keyring account.** Any account of Concord's keyring service except the `study:` accounts,
-//!   where the window remembers study passphrases.
+//!   where the window remembers study passphrases, and the `lead-key:` accounts, which hold the
+//!   leads' private signing keys.
 //!
 
 use crate::base::error_code::ErrorCode;
@@ -34,7 +35,7 @@ pub(crate) const MAX_VARIABLE_BYTES: usize = 128;
 pub enum DestinationError {
     #[error("the judge key cannot be read from the environment variable {name_q}: {reason}", name_q = quoted(&.name))]
     KeyVariable { name: String, reason: &'static str },
-    #[error("the keyring account {account_q} holds a study's passphrase, never a judge key; name another account", account_q = quoted(&.account))]
+    #[error("the keyring account {account_q} holds a study's passphrase or a lead's signing key, never a judge key; name another account", account_q = quoted(&.account))]
     KeyringAccount { account: String },
     #[error("the judge endpoint {url_q} is refused: {reason}", url_q = quoted(&.url))]
     Endpoint { url: String, reason: String },
@@ -93,12 +94,31 @@ pub fn check_key_variable(name: &str) -> Result<(), DestinationError> {
 
 /// Whether the keyring `account` may hold a judge's key.
 pub fn check_keyring_account(account: &str) -> Result<(), DestinationError> {
-    if account.trim().starts_with(STUDY_ACCOUNT_PREFIX) {
+    // Neither a study's passphrase nor a lead's private signing key may be sent as a judge key.
+    let account_trimmed = account.trim();
+    if account_trimmed.starts_with(STUDY_ACCOUNT_PREFIX)
+        || account_trimmed.starts_with(crate::store::lead_key::LEAD_KEY_ACCOUNT_PREFIX)
+    {
         return Err(DestinationError::KeyringAccount {
             account: account.to_string(),
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod lead_key_accounts {
+    #[test]
+    fn a_lead_key_account_is_never_a_judge_key_source() {
+        assert!(
+            super::check_keyring_account("lead-key:00ff").is_err(),
+            "a lead's private key must never be sent to a judge endpoint"
+        );
+        assert!(
+            super::check_keyring_account("openai").is_ok(),
+            "an ordinary account stays allowed"
+        );
+    }
 }
 
 /// A base URL that passed the rule.

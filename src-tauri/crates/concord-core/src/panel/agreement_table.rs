@@ -431,7 +431,7 @@ fn tex_text(s: &str) -> String {
 
 /// Render the table as CSV (one line per cell, machine-readable), Markdown or LaTeX (APA style
 /// "ICC [95% CI]", one column per judge), with its reproducibility record: the CSV repeats it in
-/// three last columns (`audit_head`, `concord_version`, `options`), Markdown ends with it, LaTeX
+/// last columns (`audit_head`, `concord_version`, `options`, `lead_key`), Markdown ends with it, LaTeX
 /// opens with it as comments.
 pub fn render(t: &AgreementTable, format: TableFormat, provenance: &Provenance) -> String {
     let mut out = String::new();
@@ -448,7 +448,7 @@ pub fn render(t: &AgreementTable, format: TableFormat, provenance: &Provenance) 
 fn render_csv(out: &mut String, t: &AgreementTable, provenance: &Provenance) {
     let head = provenance.audit_head.clone().unwrap_or_default();
     let options = provenance.options.to_string();
-    out.push_str("criterion,attribute,group,is_group,rater,reference,level,icc_form,icc,ci_low,ci_high,ci_method,bias,mse,n_targets,n_pairs,status,verdict,audit_head,concord_version,options\n");
+    out.push_str("criterion,attribute,group,is_group,rater,reference,level,icc_form,icc,ci_low,ci_high,ci_method,bias,mse,n_targets,n_pairs,status,verdict,audit_head,concord_version,options,lead_key\n");
     for row in &t.rows {
         for (col, cell) in t.columns.iter().zip(&row.cells) {
             let Some(c) = cell else { continue };
@@ -476,6 +476,7 @@ fn render_csv(out: &mut String, t: &AgreementTable, provenance: &Provenance) {
                 head.clone(),
                 csv_field(&provenance.concord_version),
                 csv_field(&options),
+                provenance.lead_key.clone().unwrap_or_default(),
             ];
             out.push_str(&fields.join(","));
             out.push('\n');
@@ -634,6 +635,7 @@ mod tests {
         let provenance = Provenance {
             concord_version: "0".into(),
             audit_head: None,
+            lead_key: None,
             options: serde_json::json!({}),
         };
         let md = render(&t, TableFormat::Md, &provenance);

@@ -28,7 +28,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// The tables whose rows the chain seals (those that exist in this study).
@@ -764,8 +764,10 @@ impl StudyTx<'_> {
                 serde_json::json!({ "rows": rows }),
             ));
         }
+        let mut appended: Option<(i64, i64)> = None;
+        let mut key_entry = None;
         for (actor, action, detail) in entries {
-            let (_, hash) = insert_entry(
+            let (id, hash) = insert_entry(
                 &self.tx,
                 &prev,
                 self.now,
@@ -774,7 +776,18 @@ impl StudyTx<'_> {
                 &detail.to_string(),
                 &state,
             )?;
+            if action == "lead_key.created" {
+                key_entry = Some(id);
+            }
+            appended = Some((appended.map_or(id, |(first, _)| first), id));
             prev = hash;
+        }
+        if let (Some(entry), true) = (key_entry, self.new_lead) {
+            self.note_lead_key_entry(entry)?;
+        }
+        // The lead's key, where it is held, signs the new head (and with it every entry before).
+        if let (Some(key), Some((first, last))) = (&self.lead, appended) {
+            super::checkpoint::write(&self.tx, key, first, last, &prev, self.now)?;
         }
         Ok(())
     }
@@ -812,8 +825,42 @@ pub struct ChainCheck {
     /// The id of the `chain.start` entry and whether it started at an upgrade of an older study.
     pub started_at: Option<i64>,
     pub started_at_upgrade: bool,
+    /// The fingerprint of the study's lead public key, if it has one.
+    pub lead_key: Option<String>,
+    /// The entry that recorded the lead key's creation (the chain is signed from there on).
+    pub key_entry: Option<i64>,
+    /// Whether this machine's key store holds the study's lead key (and it is the study's).
+    pub key_held_here: bool,
+    /// Signed checkpoints checked.
+    pub checkpoints: usize,
+    /// The last entry a checkpoint signed by the lead's key covers: it and every entry before it
+    /// are anchored.
+    pub anchored_through: Option<i64>,
+    /// Entries after the last signed checkpoint (not anchored).
+    pub not_anchored: usize,
+    /// Entries after the key was made, before the last checkpoint, that no signed write
+    /// appended (written where the key was not available, or added outside Concord).
+    pub unsigned: usize,
+    pub first_unsigned: Option<i64>,
+    /// The entry whose hash is the head given to check (`--expect-head`).
+    pub expected_head_at: Option<i64>,
     /// The first problem, if any.
     pub broken: Option<ChainBreak>,
+}
+
+/// What `verify` is to check besides the file: the lead key this machine holds for the study
+/// (the study's public key must be its) and a head hash recorded elsewhere (it must be an entry
+/// of the chain).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChainTrust {
+    /// The public half (hex) of the lead key this machine's key store holds for the study's id.
+    pub local_key: Option<String>,
+    /// A head recorded elsewhere (an export's provenance, a note) that must be in the chain.
+    pub expect_head: Option<String>,
+    /// Whether every entry must be covered by a write signed with the lead key (no entry after
+    /// the last checkpoint, none written without the key): for a study only ever written where
+    /// its key is, an entry added outside Concord at the end then fails too.
+    pub require_signed: bool,
 }
 
 /// The first place where the file no longer matches its chain.
@@ -1033,18 +1080,128 @@ fn sealed_table_break(
 }
 
 impl Store {
+    /// The lead key and the checkpoints against the chain (whose links and hashes hold), and
+    /// the head recorded elsewhere: the first break, with what was found noted in `check`.
+    fn anchoring_break(
+        &self,
+        rows: &[Row],
+        public: Option<&str>,
+        trust: &ChainTrust,
+        check: &mut ChainCheck,
+    ) -> StoreResult<Option<ChainBreak>> {
+        let conn = self.conn();
+        let study_id = super::meta::get(conn, super::seal::META_STUDY_ID)?.unwrap_or_default();
+        let unkeyed = |message: String| ChainBreak {
+            entry: None,
+            table: None,
+            message,
+        };
+        if let Some(local) = &trust.local_key {
+            match public {
+                None => {
+                    return Ok(Some(unkeyed(format!(
+                        "the study carries no lead public key, but this machine holds the lead key of study {study_id}: the study's key and checkpoints were removed outside Concord"
+                    ))))
+                }
+                Some(p) if p != local => {
+                    return Ok(Some(unkeyed(format!(
+                        "the study's lead public key ({}) is not the lead key this machine holds for study {study_id} ({}): the study's key was replaced outside Concord, and its chain re-signed with another key",
+                        super::lead_key::fingerprint(p),
+                        super::lead_key::fingerprint(local)
+                    ))))
+                }
+                Some(_) => check.key_held_here = true,
+            }
+        }
+        if let Some(problem) = public.and_then(super::checkpoint::public_key_problem) {
+            return Ok(Some(unkeyed(problem)));
+        }
+        let chained: Vec<&Row> = rows.iter().filter(|r| r.hash.is_some()).collect();
+        let ids: Vec<i64> = chained.iter().map(|r| r.id).collect();
+        let hashes: HashMap<i64, String> = chained
+            .iter()
+            .filter_map(|r| r.hash.clone().map(|h| (r.id, h)))
+            .collect();
+        let key_entry = check.key_entry.filter(|_| public.is_some());
+        if public.is_some() && key_entry.is_none() {
+            return Ok(Some(unkeyed(
+                "the study has a lead public key but no record of the entry at which it was made: it was added or changed outside Concord".to_string(),
+            )));
+        }
+        match super::checkpoint::check(conn, &study_id, public, key_entry, &ids, &hashes)? {
+            Err(m) => return Ok(Some(broken_at(m.entry, m.message))),
+            Ok(a) => {
+                check.checkpoints = a.checkpoints;
+                check.anchored_through = a.anchored_through;
+                check.unsigned = a.unsigned;
+                check.first_unsigned = a.first_unsigned;
+                check.not_anchored = ids
+                    .iter()
+                    .filter(|&&id| a.anchored_through.is_none_or(|t| id > t))
+                    .count();
+            }
+        }
+        if trust.require_signed {
+            let first_loose = check.first_unsigned.or_else(|| {
+                ids.iter()
+                    .copied()
+                    .find(|&id| check.anchored_through.is_none_or(|t| id > t))
+            });
+            if let Some(entry) = first_loose {
+                return Ok(Some(broken_at(
+                    entry,
+                    format!(
+                        "entry {entry} was not written under the lead's key (no signed checkpoint's write appended it): it was written where the key was not available, or added outside Concord"
+                    ),
+                )));
+            }
+        }
+        if let Some(expected) = &trust.expect_head {
+            let want = expected.trim().to_ascii_lowercase();
+            match chained.iter().find(|r| r.hash.as_deref() == Some(want.as_str())) {
+                Some(r) => check.expected_head_at = Some(r.id),
+                None => {
+                    return Ok(Some(unkeyed(format!(
+                        "the head {want} recorded elsewhere is not an entry of this chain: the chain was rewritten, or cut back, after it was recorded"
+                    ))))
+                }
+            }
+        }
+        Ok(None)
+    }
+
     /// Recompute the chain and the state of the tracked tables: the entries walked and their
     /// hashes recomputed, the recorded head compared with the chain's end, the tables with the
     /// last seal, and the kept rating counts with the ratings. The first problem is reported.
     pub fn verify_audit_chain(&self) -> StoreResult<ChainCheck> {
+        self.verify_audit_chain_with(&ChainTrust::default())
+    }
+
+    /// [`Store::verify_audit_chain`], and the chain's signed checkpoints under the study's lead
+    /// public key, which must be the key this machine holds for the study when it holds one
+    /// (`trust.local_key`), and the head recorded elsewhere (`trust.expect_head`), which must be
+    /// an entry of the chain. The first problem is reported.
+    pub fn verify_audit_chain_with(&self, trust: &ChainTrust) -> StoreResult<ChainCheck> {
         let conn = self.conn();
         let rows = audit_rows(conn)?;
+        let public = super::lead_key::recorded_public(conn)?;
+        let key_entry = super::meta::get(conn, super::lead_key::META_LEAD_KEY_ENTRY)?
+            .and_then(|e| e.parse::<i64>().ok());
         let mut check = ChainCheck {
             entries: 0,
             unchained: 0,
             head: None,
             started_at: None,
             started_at_upgrade: false,
+            lead_key: public.as_deref().map(super::lead_key::fingerprint),
+            key_entry,
+            key_held_here: false,
+            checkpoints: 0,
+            anchored_through: None,
+            not_anchored: 0,
+            unsigned: 0,
+            first_unsigned: None,
+            expected_head_at: None,
             broken: None,
         };
         let end = match walk_chain(&rows, &mut check) {
@@ -1054,6 +1211,10 @@ impl Store {
                 return Ok(check);
             }
         };
+        if let Some(broken) = self.anchoring_break(&rows, public.as_deref(), trust, &mut check)? {
+            check.broken = Some(broken);
+            return Ok(check);
+        }
         if let Some(broken) = recorded_head_break(conn, &end)? {
             check.broken = Some(broken);
             return Ok(check);

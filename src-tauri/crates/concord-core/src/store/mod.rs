@@ -17,12 +17,14 @@ mod adjudication;
 mod assignment;
 mod audit;
 mod backup;
+mod checkpoint;
 pub mod cipher;
 mod dataset;
 mod flag;
 mod import_record;
 mod judge;
 mod judgement;
+pub mod lead_key;
 mod meta;
 mod overview;
 mod package;
@@ -39,7 +41,7 @@ mod untrusted;
 
 pub use adjudication::*;
 pub use assignment::*;
-pub use audit::{AuditEntry, ChainBreak, ChainCheck, TRACKED_TABLES};
+pub use audit::{AuditEntry, ChainBreak, ChainCheck, ChainTrust, TRACKED_TABLES};
 pub use backup::{integrity_problems, restore_copy, ChangeStamp};
 pub use cipher::{decrypt_study, encrypt_study, is_encrypted, rekey_study, Passphrase};
 pub use dataset::*;
@@ -85,6 +87,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0012_rating_occasion.sql"),
     include_str!("../../migrations/0013_rating_counts.sql"),
     include_str!("../../migrations/0014_package_trust.sql"),
+    include_str!("../../migrations/0015_lead_key.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).
@@ -167,6 +170,8 @@ pub enum StoreError {
     SignedRating { signer: String, signature: i64 },
     #[error("{0}")]
     Invalid(String),
+    #[error(transparent)]
+    LeadKey(lead_key::LeadKeyError),
     #[error("study database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
 }
@@ -197,6 +202,7 @@ impl crate::base::error_code::Coded for StoreError {
             StoreError::InUse { .. } => ErrorCode::InUse,
             StoreError::SignedRating { .. } => ErrorCode::SignedRating,
             StoreError::Invalid(_) => ErrorCode::Invalid,
+            StoreError::LeadKey(e) => e.code(),
             StoreError::Sqlite(_) => ErrorCode::Database,
         }
     }
@@ -217,6 +223,24 @@ pub struct Store {
     pending: audit::PendingCell,
     /// Off only in the rating-save benchmark's comparison study.
     sealing: bool,
+    /// The study's lead key: held (its writes are checkpointed), to be made at the next write,
+    /// or not available here.
+    lead: Lead,
+}
+
+/// Where a study stands with its lead key on this machine.
+#[derive(Debug, Clone, Default)]
+enum Lead {
+    /// No key store was given (a package, an in-memory study, a tool that never signs).
+    #[default]
+    Off,
+    /// This machine holds the study's key: every write is checkpointed.
+    Held(Arc<lead_key::LeadKey>),
+    /// A lead's study without a key yet: the next write makes one and keeps it here.
+    Make(lead_key::KeyStore),
+    /// The study has a key this machine does not hold (another machine, an expert), or the
+    /// key store holds one the study no longer names: writes are not checkpointed.
+    Unavailable,
 }
 
 impl std::fmt::Debug for Store {
@@ -435,10 +459,18 @@ impl Store {
     }
 
     /// A second connection to the same study file (for work on another thread), opened with the
-    /// same passphrase.
+    /// same passphrase and signing with the same lead key.
     pub fn reopen(&self) -> StoreResult<Store> {
         match &self.path {
-            Some(p) => Store::open_with(p, self.clock.clone(), self.key.as_ref()),
+            Some(p) => {
+                let mut other = Store::open_with(p, self.clock.clone(), self.key.as_ref())?;
+                // The second connection signs with the same key (a judge run's results are
+                // checkpointed like any write); only the first makes a key.
+                if let Lead::Held(key) = &self.lead {
+                    other.lead = Lead::Held(key.clone());
+                }
+                Ok(other)
+            }
             None => Err(StoreError::Invalid(
                 "an in-memory study cannot be opened twice".to_string(),
             )),
@@ -466,6 +498,7 @@ impl Store {
             seal: None,
             pending: Default::default(),
             sealing: true,
+            lead: Lead::Off,
         };
         store.configure()?;
         store.migrate()?;
@@ -507,6 +540,7 @@ impl Store {
             seal: None,
             pending: Default::default(),
             sealing: true,
+            lead: Lead::Off,
         };
         store.configure().map_err(|e| match e {
             StoreError::Sqlite(e) => map_open_error(path, e),
@@ -676,26 +710,51 @@ impl Store {
     {
         let now = self.clock.now_ms();
         let snapshot = audit::snapshot(&self.pending);
+        let made = self.make_lead_key();
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(StoreError::from)?;
+            .map_err(StoreError::from);
+        let tx = match tx {
+            Ok(tx) => tx,
+            Err(e) => {
+                if let Some((key, keys)) = &made {
+                    keys.forget(key.study_id());
+                }
+                return Err(e.into());
+            }
+        };
+        let signer = match (&made, &self.lead) {
+            (Some((key, _)), _) => Some(key.clone()),
+            (None, Lead::Held(key)) => Some(key.clone()),
+            _ => None,
+        };
         let mut study_tx = StudyTx {
             tx,
             now,
             events: Vec::new(),
             pending: self.pending.clone(),
             change_reason: None,
+            lead: signer.filter(|_| self.sealing),
+            new_lead: made.is_some() && self.sealing,
+        };
+        let forget = |made: &Option<(Arc<lead_key::LeadKey>, lead_key::KeyStore)>| {
+            if let Some((key, keys)) = made {
+                keys.forget(key.study_id());
+            }
         };
         let out = match f(&mut study_tx) {
             Ok(out) => out,
             Err(e) => {
                 audit::restore(&self.pending, snapshot);
+                forget(&made);
                 return Err(e);
             }
         };
         let audited = if self.sealing {
-            study_tx.seal()
+            study_tx
+                .record_new_lead_key()
+                .and_then(|()| study_tx.seal())
         } else {
             Ok(())
         };
@@ -707,7 +766,15 @@ impl Store {
             .and_then(|()| study_tx.tx.commit().map_err(StoreError::from));
         if let Err(e) = committed {
             audit::restore(&self.pending, snapshot);
+            forget(&made);
             return Err(e.into());
+        }
+        if let Some((key, _)) = made {
+            self.lead = if self.sealing {
+                Lead::Held(key)
+            } else {
+                Lead::Unavailable
+            };
         }
         Ok(out)
     }
@@ -738,6 +805,10 @@ pub struct StudyTx<'c> {
     pending: audit::PendingCell,
     /// The reason given for the rating change being written (needed for signed ratings).
     change_reason: Option<String>,
+    /// The lead key that signs this write's checkpoint (and replay records), when held.
+    lead: Option<Arc<lead_key::LeadKey>>,
+    /// Whether this write made the study's lead key (it records the public key).
+    new_lead: bool,
 }
 
 impl StudyTx<'_> {

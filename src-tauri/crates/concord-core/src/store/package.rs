@@ -225,27 +225,68 @@ impl StudyTx<'_> {
         Ok(())
     }
 
-    /// Record the seal of package `package` as issued.
+    /// Record the seal of package `package` as issued, with the lead's signature over it and
+    /// over the record (when this write holds the lead key).
     pub fn record_package_seal(&mut self, package: &str, seal: &IssuedSeal) -> StoreResult<()> {
         self.conn().execute(
-            "UPDATE package SET issue_digest = ?2, issue_state = ?3 WHERE id = ?1",
-            params![package, seal.issue, seal.state],
+            "UPDATE package SET issue_digest = ?2, issue_state = ?3, issuer_signature = ?4
+             WHERE id = ?1",
+            params![package, seal.issue, seal.state, seal.issuer_signature],
         )?;
-        Ok(())
+        self.sign_package_record(package)
     }
 
-    /// Record that return `seq` (state digest `state`) of package `package` was merged.
+    /// Record that return `seq` (state digest `state`) of package `package` was merged: the
+    /// record signed by the lead key, and an audit entry naming the return, so a record set back
+    /// by another program no longer matches the chain.
     pub fn record_package_return(
         &mut self,
         package: &str,
         seq: i64,
         state: &str,
     ) -> StoreResult<()> {
-        self.conn().execute(
+        let changed = self.conn().execute(
             "UPDATE package SET merged_seq = ?2, merged_state = ?3
              WHERE id = ?1 AND (merged_seq IS NOT ?2 OR merged_state IS NOT ?3)",
             params![package, seq, state],
         )?;
+        if changed > 0 {
+            self.sign_package_record(package)?;
+            self.audit(
+                "lead",
+                super::seal::RETURN_ACTION,
+                &serde_json::json!({"package": package, "seq": seq, "state": state}),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Sign the study's record of package `package` with the lead key, when this write holds it.
+    fn sign_package_record(&mut self, package: &str) -> StoreResult<()> {
+        let Some(key) = self.lead.clone() else {
+            return Ok(());
+        };
+        let Some(record) = self.read().package_seal_record(package)? else {
+            return Ok(());
+        };
+        let signature = super::seal::sign_record(&key, package, &record);
+        self.conn().execute(
+            "UPDATE package SET replay_signature = ?2 WHERE id = ?1",
+            params![package, signature],
+        )?;
+        Ok(())
+    }
+
+    /// Sign the record of every package issued (when the lead key was just made).
+    pub(super) fn sign_package_records(&mut self) -> StoreResult<()> {
+        let ids: Vec<String> = self
+            .conn()
+            .prepare("SELECT id FROM package ORDER BY id")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        for id in ids {
+            self.sign_package_record(&id)?;
+        }
         Ok(())
     }
 

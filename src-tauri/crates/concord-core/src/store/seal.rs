@@ -25,6 +25,7 @@
 //! check then accepts that state in place of the sealed one. Rows changed outside Concord before
 //! the upgrade get no such record, and the merge refuses the package as altered.
 
+use super::lead_key::LeadKey;
 use super::meta::{get as meta, put as set_meta};
 use super::{Passphrase, Store, StoreError, StoreResult, StudyTx};
 use hmac::{Hmac, Mac};
@@ -38,7 +39,7 @@ type HmacSha256 = Hmac<Sha256>;
 const ISSUED_TABLES: &[&str] = &["conversation", "criterion", "response", "rubric", "source"];
 
 /// `study_meta` key of a study's own random id (the issuer named in its packages).
-pub const META_STUDY_ID: &str = "study.id";
+pub use super::lead_key::META_STUDY_ID;
 
 const SEAL_STUDY: &str = "seal.study";
 const SEAL_PACKAGE: &str = "seal.package";
@@ -46,6 +47,16 @@ const SEAL_ISSUE: &str = "seal.issue";
 const SEAL_SEQ: &str = "seal.seq";
 const SEAL_STATE: &str = "seal.state";
 const SEAL_MAC: &str = "seal.mac";
+/// The lead key's signature over the issued package (study, package, items, state at issue,
+/// expert): made with a key the expert does not hold, so the issuer cannot be rewritten.
+const SEAL_ISSUER: &str = "seal.issuer";
+
+/// The audit action that records a merged return (what the replay record must agree with).
+pub const RETURN_ACTION: &str = "package.return";
+/// What the lead signs over an issued package.
+const ISSUE_DOMAIN: &str = "package.issue";
+/// What the lead signs over the study's record of a package's returns.
+const RECORD_DOMAIN: &str = "package.record";
 /// A schema upgrade's record: the sealed state it started from, the state it left (the same rows
 /// in the new layout) and an HMAC over both with the return number, keyed like the seal.
 const SEAL_UPGRADED_FROM: &str = "seal.upgraded_from";
@@ -275,6 +286,8 @@ pub struct IssuedSeal {
     pub issue: String,
     /// Digest of its state (ratings, progress, …) as issued.
     pub state: String,
+    /// The lead key's signature over the issued package, when the lead's key signed it.
+    pub issuer_signature: Option<String>,
 }
 
 /// A package's seal as found, checked against its content.
@@ -295,6 +308,10 @@ pub struct SealState {
     pub issue_now: String,
     /// Whether the state still digests to what the seal vouches for.
     pub state_matches: bool,
+    /// The lead's signature over the issued package, as the package carries it.
+    pub issuer_signature: Option<String>,
+    /// The expert the package names.
+    pub rater: Option<String>,
 }
 
 /// The issuing study's record of one package's seal.
@@ -304,21 +321,84 @@ pub struct PackageSealRecord {
     pub issue_state: Option<String>,
     pub merged_seq: Option<i64>,
     pub merged_state: Option<String>,
+    /// The lead's signature over the package as issued (also in the package).
+    pub issuer_signature: Option<String>,
+    /// The lead's signature over this record (issue, highest return merged, its state).
+    pub replay_signature: Option<String>,
+}
+
+/// What the lead signs over an issued package: its id, items, state at issue and expert.
+fn issue_parts<'a>(
+    package: &'a str,
+    issue: &'a str,
+    state: &'a str,
+    rater: &'a str,
+) -> [&'a str; 4] {
+    [package, issue, state, rater]
+}
+
+/// What the lead signs over the record of a package: everything the merge checks a return
+/// against, so setting it back (the replay counter above all) breaks the signature.
+fn record_parts(package: &str, r: &PackageSealRecord) -> Vec<String> {
+    let or_dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".to_string());
+    vec![
+        package.to_string(),
+        or_dash(&r.issue),
+        or_dash(&r.issue_state),
+        r.merged_seq.map_or("-".to_string(), |s| s.to_string()),
+        or_dash(&r.merged_state),
+        or_dash(&r.issuer_signature),
+    ]
+}
+
+/// The lead's signature over the record of package `package`.
+pub(super) fn sign_record(key: &LeadKey, package: &str, record: &PackageSealRecord) -> String {
+    let parts = record_parts(package, record);
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    key.sign(RECORD_DOMAIN, &parts)
+}
+
+/// How the lead's signatures over one returned package stand in the study it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeadSignatures {
+    /// Whether the study has a lead public key (its packages and records are then signed).
+    pub keyed: bool,
+    /// Whether the package carries an issuer signature, and whether it verifies under the
+    /// study's key for this study, this package id, its items as they are now, its state at
+    /// issue and its expert.
+    pub issuer: Option<bool>,
+    /// Whether the study's record of the package carries a signature that verifies.
+    pub record_signed: bool,
+    /// The latest return of this package the audit chain records as merged.
+    pub chain_seq: Option<i64>,
 }
 
 impl Store {
     /// Seal a package just written (return number 0) as issued by study `study` under id
     /// `package`; from now on every write through this store renews the seal. Needs the store to
     /// be encrypted: the seal key comes from its passphrase.
-    pub fn seal_package(&mut self, study: &str, package: &str) -> StoreResult<IssuedSeal> {
+    /// With `issuer`, the lead key of study `study`, the issued package is signed too: the
+    /// signature travels in the package, and the merge checks it with the study's public key.
+    pub fn seal_package(
+        &mut self,
+        study: &str,
+        package: &str,
+        issuer: Option<&LeadKey>,
+    ) -> StoreResult<IssuedSeal> {
         let key = self.key.clone().ok_or_else(|| {
             StoreError::Invalid("a package is sealed only when it is encrypted".to_string())
         })?;
         let seal = SealKey::derive(&key, package);
         let c = self.conn();
+        let (issue, state) = (digest(c, Part::Issued)?, digest(c, Part::State)?);
+        let rater = meta(c, super::META_PACKAGE_RATER)?.unwrap_or_default();
+        let issuer_signature = issuer
+            .filter(|k| k.study_id() == study)
+            .map(|k| k.sign(ISSUE_DOMAIN, &issue_parts(package, &issue, &state, &rater)));
         let issued = IssuedSeal {
-            issue: digest(c, Part::Issued)?,
-            state: digest(c, Part::State)?,
+            issue,
+            state,
+            issuer_signature,
         };
         let mac = seal.mac(study, &issued.issue, 0, &issued.state);
         self.seal = None;
@@ -330,6 +410,9 @@ impl Store {
             set_meta(c, SEAL_SEQ, "0")?;
             set_meta(c, SEAL_STATE, &issued.state)?;
             set_meta(c, SEAL_MAC, &mac)?;
+            if let Some(signature) = &issued.issuer_signature {
+                set_meta(c, SEAL_ISSUER, signature)?;
+            }
             Ok(())
         })?;
         self.seal = Some(seal);
@@ -360,6 +443,8 @@ impl Store {
         // After a schema upgrade that rewrote the rows, the upgrade's record vouches for them.
         let upgraded = seal_key.upgraded_state(c, seq_num, &state)?;
         Ok(Some(SealState {
+            issuer_signature: meta(c, SEAL_ISSUER)?,
+            rater: meta(c, super::META_PACKAGE_RATER)?,
             mac_valid: seq_num >= 0 && expected == mac,
             issue_matches: issue_now == issue,
             issue_now,
@@ -378,11 +463,75 @@ impl Store {
 
     /// The seal recorded for package `package` when it was issued, and its last merged return.
     pub fn package_seal_record(&self, package: &str) -> StoreResult<Option<PackageSealRecord>> {
+        self.read().package_seal_record(package)
+    }
+
+    /// The lead's signatures over a returned package (`seal`, as found in it) and over this
+    /// study's record of it (`record`), checked with the study's lead public key, and the latest
+    /// return of the package the audit chain records as merged.
+    pub fn lead_signatures(
+        &self,
+        seal: &SealState,
+        record: &PackageSealRecord,
+    ) -> StoreResult<LeadSignatures> {
+        let c = self.conn();
+        let chain_seq: Option<i64> = c
+            .query_row(
+                "SELECT json_extract(detail_json, '$.seq') FROM audit_log
+                 WHERE action = ?1 AND json_valid(detail_json)
+                   AND json_extract(detail_json, '$.package') = ?2
+                 ORDER BY id DESC LIMIT 1",
+                rusqlite::params![RETURN_ACTION, seal.package],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        let Some(public) = super::lead_key::recorded_public(c)? else {
+            return Ok(LeadSignatures {
+                keyed: false,
+                issuer: None,
+                record_signed: false,
+                chain_seq,
+            });
+        };
+        let study = meta(c, META_STUDY_ID)?.unwrap_or_default();
+        let issuer = seal.issuer_signature.as_deref().map(|signature| {
+            let (issue_state, rater) = (
+                record.issue_state.as_deref().unwrap_or_default(),
+                seal.rater.as_deref().unwrap_or_default(),
+            );
+            seal.study == study
+                && super::lead_key::verify(
+                    &public,
+                    &study,
+                    ISSUE_DOMAIN,
+                    &issue_parts(&seal.package, &seal.issue_now, issue_state, rater),
+                    signature,
+                )
+        });
+        let parts = record_parts(&seal.package, record);
+        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+        let record_signed = record.replay_signature.as_deref().is_some_and(|signature| {
+            super::lead_key::verify(&public, &study, RECORD_DOMAIN, &parts, signature)
+        });
+        Ok(LeadSignatures {
+            keyed: true,
+            issuer,
+            record_signed,
+            chain_seq,
+        })
+    }
+}
+
+impl super::StudyRead<'_> {
+    /// The seal recorded for package `package` when it was issued, and its last merged return.
+    pub fn package_seal_record(&self, package: &str) -> StoreResult<Option<PackageSealRecord>> {
         Ok(self
             .conn()
             .query_row(
-                "SELECT issue_digest, issue_state, merged_seq, merged_state FROM package
-                 WHERE id = ?1",
+                "SELECT issue_digest, issue_state, merged_seq, merged_state, issuer_signature,
+                        replay_signature
+                 FROM package WHERE id = ?1",
                 [package],
                 |r| {
                     Ok(PackageSealRecord {
@@ -390,6 +539,8 @@ impl Store {
                         issue_state: r.get(1)?,
                         merged_seq: r.get(2)?,
                         merged_state: r.get(3)?,
+                        issuer_signature: r.get(4)?,
+                        replay_signature: r.get(5)?,
                     })
                 },
             )

@@ -3,6 +3,7 @@
 //! Shared fixtures are the `concord-testsupport` crate.
 mod adjudication;
 mod agreement;
+mod audit_chain;
 mod calibration;
 mod desktop_files;
 mod encrypted_study;

@@ -6,6 +6,7 @@
 
 use concord_testsupport::lead_study;
 
+use concord_core::store::lead_key::KeyStore;
 use concord_core::store::{Passphrase, Store, StoreError};
 use concord_core::workflow::assignment;
 use concord_core::workflow::assignment::AssignmentOptions;
@@ -252,4 +253,224 @@ fn an_older_return_replayed_after_a_newer_one_is_refused() {
     );
     let again = merge_package(&mut store, &out, &pass()).expect("the newest merges again");
     assert!(!again.changed(), "re-merging the newest return is a no-op");
+}
+
+// ---- the lead key's part: the issuer binding and the sealed replay record ----
+
+const STRONG_PASS: &str = "correct horse battery staple 41";
+
+fn strong() -> Passphrase {
+    Passphrase::new(STRONG_PASS).expect("passphrase")
+}
+
+/// A lead's study with its lead key kept in `keys`, an assignment, and Ana's package beside it.
+fn issued_keyed(dir: &Path, keys: &KeyStore, seed: u64) -> (Store, PathBuf) {
+    let mut store = file_study(&dir.join("main.concord"), 6, &EXPERTS);
+    store.use_lead_keys(keys.clone()).expect("keys read");
+    assignment::assign(&mut store, &AssignmentOptions::new(2, 11)).expect("assigned");
+    let out = dir.join("ana.concord");
+    package::export_package(&mut store, "Ana Lindqvist", &out, seed, &strong())
+        .expect("package written");
+    assert!(
+        store.lead_key().is_some(),
+        "exporting a package made the study's lead key"
+    );
+    (store, out)
+}
+
+fn rate_keyed(path: &Path, n: usize, value: i64) {
+    let mut pkg = Store::open_with(path, later_clock(), Some(&strong())).expect("package opens");
+    let ana = rater_id(&pkg, "Ana Lindqvist");
+    let items = assignment::expert_items(&pkg, "Ana Lindqvist").expect("items");
+    rate_all(&mut pkg, ana, items[n].response_id, value, Some("at home"));
+}
+
+fn raw_package(path: &Path) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(path).expect("opens");
+    conn.pragma_update(None, "key", STRONG_PASS).expect("keyed");
+    conn
+}
+
+fn meta_of(conn: &rusqlite::Connection, key: &str) -> String {
+    conn.query_row("SELECT value FROM study_meta WHERE key = ?1", [key], |r| {
+        r.get(0)
+    })
+    .unwrap_or_else(|_| panic!("{key} is set"))
+}
+
+/// The seal's HMAC as Concord computes it from the package passphrase: what an expert who holds
+/// the passphrase and knows the scheme can recompute after any edit.
+fn reseal_with_passphrase(conn: &rusqlite::Connection) {
+    use hmac::{Hmac, Mac};
+    type HmacSha256 = Hmac<sha2::Sha256>;
+    let (study, package, issue, seq, state) = (
+        meta_of(conn, "seal.study"),
+        meta_of(conn, "seal.package"),
+        meta_of(conn, "seal.issue"),
+        meta_of(conn, "seal.seq"),
+        meta_of(conn, "seal.state"),
+    );
+    let mut derive = HmacSha256::new_from_slice(STRONG_PASS.as_bytes()).unwrap();
+    derive.update(b"concord package seal v1\n");
+    derive.update(package.as_bytes());
+    let key = derive.finalize().into_bytes();
+    let mut mac = HmacSha256::new_from_slice(&key).unwrap();
+    mac.update(format!("{package}\n{study}\n{issue}\n{seq}\n{state}").as_bytes());
+    let mac: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    conn.execute(
+        "UPDATE study_meta SET value = ?1 WHERE key = 'seal.mac'",
+        [mac],
+    )
+    .expect("resealed");
+}
+
+#[test]
+fn a_package_from_another_study_with_its_issuer_rewritten_and_resealed_is_refused() {
+    let keys_dir = tempfile::tempdir().expect("keys dir");
+    let keys = KeyStore::Folder(keys_dir.path().to_path_buf());
+    let dir = tempfile::tempdir().expect("dir");
+    let (mut store, ours) = issued_keyed(dir.path(), &keys, 5);
+    let other = tempfile::tempdir().expect("other dir");
+    // Same people, items, seed and passphrase: only the issuing study (and its key) differ.
+    let (_other_store, foreign) = issued_keyed(other.path(), &keys, 5);
+    rate_keyed(&foreign, 0, 4);
+    let (our_study, our_package, our_issue) = {
+        let c = raw_package(&ours);
+        (
+            meta_of(&c, "seal.study"),
+            meta_of(&c, "seal.package"),
+            meta_of(&c, "seal.issue"),
+        )
+    };
+    let c = raw_package(&foreign);
+    assert_eq!(
+        meta_of(&c, "seal.issue"),
+        our_issue,
+        "the foreign package's items digest like ours: only the issuer binding tells them apart"
+    );
+    for (key, value) in [
+        ("seal.study", &our_study),
+        ("seal.package", &our_package),
+        ("package.id", &our_package),
+    ] {
+        c.execute(
+            "UPDATE study_meta SET value = ?2 WHERE key = ?1",
+            [key, value.as_str()],
+        )
+        .expect("rewritten");
+    }
+    reseal_with_passphrase(&c);
+    drop(c);
+    let before = fingerprint(&store);
+    let err = merge_package(&mut store, &foreign, &strong()).expect_err("foreign package");
+    assert!(
+        matches!(&err, PackageError::NotIssuedHere { detail, .. } if detail.contains("issuer signature")),
+        "a package whose issuer was rewritten is refused by the lead's signature: {err}"
+    );
+    assert_eq!(fingerprint(&store), before, "the study is untouched");
+
+    // The other study's signature stripped instead: this study signed what it issued under that
+    // id, so a package without a signature is not its own either.
+    let c = raw_package(&foreign);
+    c.execute("DELETE FROM study_meta WHERE key = 'seal.issuer'", [])
+        .expect("stripped");
+    drop(c);
+    let err = merge_package(&mut store, &foreign, &strong()).expect_err("unsigned package");
+    assert!(
+        matches!(&err, PackageError::NotIssuedHere { detail, .. } if detail.contains("no issuer signature")),
+        "a package stripped of its issuer signature is refused: {err}"
+    );
+    assert_eq!(fingerprint(&store), before, "the study is untouched");
+    let report = merge_package(&mut store, &ours, &strong()).expect("our own package merges");
+    assert!(
+        !report.changed(),
+        "our untouched package has nothing to merge"
+    );
+}
+
+#[test]
+fn a_replay_record_set_back_outside_concord_is_refused() {
+    let keys_dir = tempfile::tempdir().expect("keys dir");
+    let keys = KeyStore::Folder(keys_dir.path().to_path_buf());
+    let dir = tempfile::tempdir().expect("dir");
+    let (mut store, out) = issued_keyed(dir.path(), &keys, 5);
+    let main = dir.path().join("main.concord");
+    rate_keyed(&out, 0, 2);
+    let first_return = dir.path().join("first-return.concord");
+    std::fs::copy(&out, &first_return).expect("copy of the first return");
+    merge_package(&mut store, &first_return, &strong()).expect("the first return merges");
+    let record = |c: &rusqlite::Connection| -> (Option<i64>, Option<String>, Option<String>) {
+        c.query_row(
+            "SELECT merged_seq, merged_state, replay_signature FROM package",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("the package record")
+    };
+    let after_first = record(&rusqlite::Connection::open(&main).expect("opens"));
+    rate_keyed(&out, 0, 4);
+    rate_keyed(&out, 1, 1);
+    merge_package(&mut store, &out, &strong()).expect("the newer return merges");
+    drop(store);
+
+    // The replay counter reset with sqlite3: the record's signature no longer holds.
+    let saved = dir.path().join("saved.concord");
+    std::fs::copy(&main, &saved).expect("copy");
+    let c = rusqlite::Connection::open(&main).expect("opens");
+    c.execute(
+        "UPDATE package SET merged_seq = NULL, merged_state = NULL",
+        [],
+    )
+    .expect("reset");
+    drop(c);
+    let mut store = Store::open(&main, clock()).expect("opens");
+    store.use_lead_keys(keys.clone()).expect("keys");
+    let before = fingerprint(&store);
+    let err = merge_package(&mut store, &first_return, &strong()).expect_err("reset record");
+    assert!(
+        matches!(err, PackageError::RecordChanged { .. }),
+        "a reset replay counter is detected and the older return refused: {err}"
+    );
+    assert!(
+        err.to_string().contains("changed outside Concord"),
+        "with a clear message: {err}"
+    );
+    assert_eq!(fingerprint(&store), before, "the study is untouched");
+    drop(store);
+
+    // Set back to the signed record of the first return instead: its signature holds, but the
+    // audit chain records the newer return as merged.
+    std::fs::copy(&saved, &main).expect("restored");
+    let c = rusqlite::Connection::open(&main).expect("opens");
+    c.execute(
+        "UPDATE package SET merged_seq = ?1, merged_state = ?2, replay_signature = ?3",
+        rusqlite::params![after_first.0, after_first.1, after_first.2],
+    )
+    .expect("set back");
+    drop(c);
+    let mut store = Store::open(&main, clock()).expect("opens");
+    store.use_lead_keys(keys.clone()).expect("keys");
+    let err = merge_package(&mut store, &first_return, &strong()).expect_err("set-back record");
+    assert!(
+        matches!(&err, PackageError::RecordChanged { detail, .. } if detail.contains("audit chain")),
+        "a record set back to an older signed one is refused against the chain: {err}"
+    );
+    drop(store);
+
+    // Where the lead's key is not held, the merge cannot re-sign the record and refuses.
+    std::fs::copy(&saved, &main).expect("restored");
+    let mut elsewhere = Store::open(&main, clock()).expect("opens");
+    elsewhere
+        .use_lead_keys(KeyStore::Folder(dir.path().join("no-keys")))
+        .expect("keys");
+    let err = merge_package(&mut elsewhere, &out, &strong()).expect_err("no key here");
+    assert!(
+        matches!(err, PackageError::LeadKeyNeeded { .. }),
+        "a keyed study's merge needs its lead key: {err}"
+    );
 }

@@ -367,6 +367,7 @@ impl WorkbookWriter {
                 "audit_head",
                 provenance.audit_head.clone().unwrap_or_default(),
             ),
+            ("lead_key", provenance.lead_key.clone().unwrap_or_default()),
             ("options", provenance.options.to_string()),
         ];
         self.cells

@@ -27,7 +27,7 @@ use super::returned::{merged_scope, PackageOrigin, PackageWork};
 use super::{PackageError, META_PACKAGE_ID, META_PACKAGE_RATER};
 use crate::base::clock::Millis;
 use crate::files::table::display_name;
-use crate::store::seal::SealState;
+use crate::store::seal::{PackageSealRecord, SealState};
 use crate::store::{
     BaseKey, CopiedRating, FlagRecord, HistoryRow, Occasion, Passphrase, RatingContent,
     SignedValue, Store, StoredRating, StudyTx,
@@ -124,6 +124,7 @@ pub fn check_seal(store: &Store, pkg: &Store, file: &str) -> Result<SealState, P
             seal.package
         )));
     };
+    check_lead_signatures(store, &seal, &record, &file)?;
     if pkg.meta(META_PACKAGE_ID)?.as_deref() != Some(seal.package.as_str()) {
         return Err(PackageError::AlteredAfterIssue {
             file,
@@ -171,6 +172,61 @@ pub fn check_seal(store: &Store, pkg: &Store, file: &str) -> Result<SealState, P
         }
     }
     Ok(seal)
+}
+
+/// The lead key's part of the check, in a study that has one: its key is here (a merge re-signs
+/// the record), the record of the package's returns carries the lead's signature and agrees with
+/// the returns the audit chain records, and the package carries the lead's signature over what
+/// was issued — this study, this package, these items, this expert — when it was issued signed.
+fn check_lead_signatures(
+    store: &Store,
+    seal: &SealState,
+    record: &PackageSealRecord,
+    file: &str,
+) -> Result<(), PackageError> {
+    let lead = store.lead_signatures(seal, record)?;
+    if !lead.keyed {
+        return Ok(());
+    }
+    let file = file.to_string();
+    if store.lead_key().is_none() {
+        return Err(PackageError::LeadKeyNeeded { file });
+    }
+    let changed = |detail: String| PackageError::RecordChanged {
+        file: file.clone(),
+        id: seal.package.clone(),
+        detail,
+    };
+    if !lead.record_signed {
+        return Err(changed(
+            "it no longer carries the lead key's signature over its issue and returns merged"
+                .to_string(),
+        ));
+    }
+    if let Some(chain) = lead.chain_seq {
+        if record.merged_seq.is_none_or(|m| m < chain) {
+            return Err(changed(format!(
+                "the audit chain records return {chain} as merged, the record {}",
+                record
+                    .merged_seq
+                    .map_or("none".to_string(), |m| format!("only return {m}"))
+            )));
+        }
+    }
+    let not_issued = |detail: &str| PackageError::NotIssuedHere {
+        file: file.clone(),
+        detail: detail.to_string(),
+    };
+    match (lead.issuer, &record.issuer_signature) {
+        (Some(true), _) => Ok(()),
+        (Some(false), _) => Err(not_issued(
+            "its issuer signature is not this study's lead key's over this study, this package, these items and this expert",
+        )),
+        (None, Some(_)) => Err(not_issued(
+            "it carries no issuer signature, but this study signed the package it issued under that id",
+        )),
+        (None, None) => Ok(()),
+    }
 }
 
 /// Merge the package at `path`, opened with `passphrase`, into `store` (see the module

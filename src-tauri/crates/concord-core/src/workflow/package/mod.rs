@@ -12,6 +12,12 @@
 //! the expert's last save, and an older return replayed after a newer one was merged — each with
 //! its own error, before anything is written to the study.
 //!
+//! Where the lead's key is held (`store::lead_key`), it signs the issued package (the issuing
+//! study's id, the package id, its items, its state at issue and its expert) and the study's
+//! record of the package's returns: the package passphrase the expert holds cannot make either
+//! signature, so a package from another study with its issuer rewritten, or a study whose
+//! record of merged returns was set back outside Concord, is refused.
+//!
 //! [`merge_package`] brings a returned package back. It is idempotent (merging the same package
 //! twice changes nothing) and never overwrites silently: for every rating it compares three
 //! values — the base recorded when the package was written, the package's and the study's. A
@@ -71,6 +77,14 @@ pub enum PackageError {
         seq: i64,
         merged: i64,
     },
+    #[error("{file}: this study's record of package {id} was changed outside Concord ({detail}); a record set back would let an older return merge, so nothing was merged")]
+    RecordChanged {
+        file: String,
+        id: String,
+        detail: String,
+    },
+    #[error("{file}: this study's packages are checked with its lead key, which is not on this machine (it is kept where the study was first written); merge on that machine. Nothing was merged")]
+    LeadKeyNeeded { file: String },
     #[error("{file}: return {seq} of package {id} differs from the return {seq} already merged (the package was copied and rated in two places); nothing was merged")]
     Forked { file: String, id: String, seq: i64 },
     #[error("{file}: package {id} belongs to {expected_q} but holds ratings of {found_q}", expected_q = quoted(&.expected), found_q = quoted(&.found))]
@@ -303,6 +317,8 @@ pub fn export_package(
 ) -> Result<PackageSummary, PackageError> {
     passphrase.check_new()?;
     let content = PackageContent::read(store, expert(store, rater)?)?;
+    // The lead's key signs the issued package: made now if the study is to have one.
+    store.ensure_lead_key()?;
     let title = store.title()?;
     let identity = PackageIdentity::draw(store, &content, &title, seed)?;
     let main_criteria = store.read().criterion_keys()?;
@@ -315,8 +331,9 @@ pub fn export_package(
         let ids = copy_dataset(tx, &content, &identity, &main_criteria)?;
         copy_work(tx, &content, &ids)
     });
-    let sealed =
-        written.and_then(|()| Ok(pkg.seal_package(&identity.study_id, &identity.package_id)?));
+    let sealed = written.and_then(|()| {
+        Ok(pkg.seal_package(&identity.study_id, &identity.package_id, store.lead_key())?)
+    });
     drop(pkg);
     let sealed = match sealed {
         Ok(s) => s,

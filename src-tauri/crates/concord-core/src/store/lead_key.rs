@@ -1,0 +1,538 @@
+//! The lead's signing key: one Ed25519 key per study, made the first time a lead's study is
+//! written by a Concord that has a key store (see [`KeyStore`]), named by the study's random id
+//! (`study.id` in `study_meta`). Its public half is kept in the study (`lead.public_key`, with
+//! the audit entry at which it was made, `lead.key_entry`) and printed in every export's
+//! provenance as a fingerprint; its private half never enters a study file or a package: it is
+//! kept in the OS keyring (service `concord`, account `lead-key:<study id>`) or, where no keyring
+//! answers, in a file readable by its owner only (mode 0600) in the user's data folder, one per
+//! study id. `CONCORD_KEY_DIR` names a folder that replaces both (tests and CI use it, so they
+//! never touch a real keyring).
+//!
+//! The key signs three things, each message tagged with what it is and the study's id so one
+//! signature can never stand for another: checkpoints of the audit chain's head
+//! (`store/checkpoint.rs`), the items of every package issued, and the study's record of each
+//! package's returns merged (`store/seal.rs`). Anyone can check a signature with the public key;
+//! only the holder of the private key can make one.
+
+use super::{Lead, Store, StoreError, StoreResult, StudyTx};
+use crate::base::error_code::{Coded, ErrorCode};
+use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The environment variable naming a folder that holds lead keys instead of the OS keyring.
+pub const KEY_DIR_ENV: &str = "CONCORD_KEY_DIR";
+/// The keyring service under which Concord keeps its secrets.
+pub const KEYRING_SERVICE: &str = "concord";
+/// The keyring account of a study's lead key is this prefix and the study's id.
+pub const LEAD_KEY_ACCOUNT_PREFIX: &str = "lead-key:";
+/// `study_meta` key of a study's own random id (the issuer named in its packages, the name of its
+/// lead key).
+pub const META_STUDY_ID: &str = "study.id";
+/// `study_meta` key of the study's lead public key (hex).
+pub const META_LEAD_PUBLIC_KEY: &str = "lead.public_key";
+/// `study_meta` key of the audit entry recording the key's creation.
+pub const META_LEAD_KEY_ENTRY: &str = "lead.key_entry";
+
+/// Why a lead key could not be read or kept.
+#[derive(Debug, thiserror::Error)]
+pub enum LeadKeyError {
+    #[error("the study id {0:?} is not one Concord makes (hexadecimal digits), so no lead key is looked up or kept for it")]
+    BadStudyId(String),
+    #[error("{path}: cannot keep the study's lead key here: {detail}")]
+    Io { path: String, detail: String },
+    #[error("{path}: not a lead key (damaged or edited); Concord keeps this file exactly as it wrote it")]
+    Damaged { path: String },
+}
+
+impl Coded for LeadKeyError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            LeadKeyError::BadStudyId(_) | LeadKeyError::Damaged { .. } => ErrorCode::Invalid,
+            LeadKeyError::Io { .. } => ErrorCode::Io,
+        }
+    }
+}
+
+/// A study's lead signing key (the private half; `Debug` shows only the study and fingerprint).
+#[derive(Clone)]
+pub struct LeadKey {
+    study_id: String,
+    key: SigningKey,
+}
+
+impl std::fmt::Debug for LeadKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeadKey")
+            .field("study_id", &self.study_id)
+            .field("fingerprint", &fingerprint(&self.public_hex()))
+            .finish_non_exhaustive()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    let text = text.trim();
+    if text.len() != N * 2 || !text.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&text[i * 2..i * 2 + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Whether `id` is a study id as Concord makes them (hexadecimal, at most 64 digits): ids name
+/// key files and keyring accounts, so anything else (a path, a separator) is never used as one.
+pub fn is_study_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// A new random study id (128 bits).
+pub(crate) fn new_study_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut bytes);
+    hex(&bytes)
+}
+
+/// What a signature signs: a tag, the study's id and the parts, each length-prefixed.
+fn message(study_id: &str, domain: &str, parts: &[&str]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for part in ["concord lead signature v1", domain, study_id]
+        .iter()
+        .chain(parts)
+    {
+        out.extend_from_slice(&(part.len() as u64).to_le_bytes());
+        out.extend_from_slice(part.as_bytes());
+    }
+    out
+}
+
+impl LeadKey {
+    /// A new key for study `study_id`, from the operating system's randomness (a signing key
+    /// must not be reproducible from anything a study or a seed holds).
+    pub(crate) fn generate(study_id: &str) -> LeadKey {
+        LeadKey {
+            study_id: study_id.to_string(),
+            key: SigningKey::generate(&mut rand::rngs::OsRng),
+        }
+    }
+
+    /// The study this key signs for.
+    pub fn study_id(&self) -> &str {
+        &self.study_id
+    }
+
+    /// The public half, hex.
+    pub fn public_hex(&self) -> String {
+        hex(self.key.verifying_key().as_bytes())
+    }
+
+    /// Sign `parts` as a `domain` statement about this key's study (hex signature).
+    pub(crate) fn sign(&self, domain: &str, parts: &[&str]) -> String {
+        hex(&self
+            .key
+            .sign(&message(&self.study_id, domain, parts))
+            .to_bytes())
+    }
+}
+
+/// Whether `signature` (hex) is the signature of the key `public` (hex) over `parts` as a
+/// `domain` statement about study `study_id`.
+pub(crate) fn verify(
+    public: &str,
+    study_id: &str,
+    domain: &str,
+    parts: &[&str],
+    signature: &str,
+) -> bool {
+    let (Some(public), Some(signature)) = (unhex::<32>(public), unhex::<64>(signature)) else {
+        return false;
+    };
+    let Ok(key) = VerifyingKey::from_bytes(&public) else {
+        return false;
+    };
+    key.verify(
+        &message(study_id, domain, parts),
+        &Signature::from_bytes(&signature),
+    )
+    .is_ok()
+}
+
+/// Whether `public` (hex) is a well-formed Ed25519 public key.
+pub(crate) fn is_public_key(public: &str) -> bool {
+    unhex::<32>(public).is_some_and(|b| VerifyingKey::from_bytes(&b).is_ok())
+}
+
+/// The fingerprint people compare: `ed25519:` and the first 16 bytes of the SHA-256 of the
+/// public key, in hex groups of four.
+pub fn fingerprint(public: &str) -> String {
+    let digest = Sha256::digest(public.trim().as_bytes());
+    let text = hex(&digest[..16]);
+    let groups: Vec<&str> = (0..8).map(|i| &text[i * 4..i * 4 + 4]).collect();
+    format!("ed25519:{}", groups.join(":"))
+}
+
+/// Where this machine keeps lead keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyStore {
+    /// A folder of key files (`CONCORD_KEY_DIR`; tests and CI).
+    Folder(PathBuf),
+    /// The OS keyring, and a folder of key files when the keyring does not answer.
+    Keyring { fallback: Option<PathBuf> },
+}
+
+impl KeyStore {
+    /// The key store this process uses: the folder `CONCORD_KEY_DIR` names, else the OS keyring
+    /// with the user's data folder (`…/concord/lead-keys`) where no keyring answers.
+    pub fn from_env() -> KeyStore {
+        match std::env::var_os(KEY_DIR_ENV).filter(|v| !v.is_empty()) {
+            Some(dir) => KeyStore::Folder(PathBuf::from(dir)),
+            None => KeyStore::Keyring {
+                fallback: dirs::data_dir().map(|d| d.join("concord").join("lead-keys")),
+            },
+        }
+    }
+
+    fn folder(&self) -> Option<&Path> {
+        match self {
+            KeyStore::Folder(dir) => Some(dir),
+            KeyStore::Keyring { fallback } => fallback.as_deref(),
+        }
+    }
+
+    fn file(dir: &Path, study_id: &str) -> PathBuf {
+        dir.join(format!("{study_id}.key"))
+    }
+
+    /// The lead key of study `study_id`, if this machine holds it.
+    pub fn load(&self, study_id: &str) -> Result<Option<LeadKey>, LeadKeyError> {
+        if !is_study_id(study_id) {
+            return Err(LeadKeyError::BadStudyId(study_id.to_string()));
+        }
+        if let KeyStore::Keyring { .. } = self {
+            let account = format!("{LEAD_KEY_ACCOUNT_PREFIX}{study_id}");
+            if let Ok(secret) =
+                keyring::Entry::new(KEYRING_SERVICE, &account).and_then(|e| e.get_password())
+            {
+                let key = unhex::<32>(&secret).ok_or_else(|| LeadKeyError::Damaged {
+                    path: format!("keyring account {account}"),
+                })?;
+                return Ok(Some(LeadKey {
+                    study_id: study_id.to_string(),
+                    key: SigningKey::from_bytes(&key),
+                }));
+            }
+        }
+        let Some(dir) = self.folder() else {
+            return Ok(None);
+        };
+        let path = KeyStore::file(dir, study_id);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let key = unhex::<32>(&text).ok_or_else(|| LeadKeyError::Damaged {
+                    path: path.display().to_string(),
+                })?;
+                Ok(Some(LeadKey {
+                    study_id: study_id.to_string(),
+                    key: SigningKey::from_bytes(&key),
+                }))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(LeadKeyError::Io {
+                path: path.display().to_string(),
+                detail: e.to_string(),
+            }),
+        }
+    }
+
+    /// Keep `key`: in the keyring, or in a new 0600 file of the folder (never replacing one).
+    pub(crate) fn save(&self, key: &LeadKey) -> Result<(), LeadKeyError> {
+        if !is_study_id(&key.study_id) {
+            return Err(LeadKeyError::BadStudyId(key.study_id.clone()));
+        }
+        let secret = zeroize::Zeroizing::new(hex(key.key.as_bytes()));
+        if let KeyStore::Keyring { .. } = self {
+            let account = format!("{LEAD_KEY_ACCOUNT_PREFIX}{}", key.study_id);
+            if keyring::Entry::new(KEYRING_SERVICE, &account)
+                .and_then(|e| e.set_password(&secret))
+                .is_ok()
+            {
+                return Ok(());
+            }
+        }
+        let Some(dir) = self.folder() else {
+            return Err(LeadKeyError::Io {
+                path: "the user's data folder".to_string(),
+                detail: "no keyring answers and this system names no data folder".to_string(),
+            });
+        };
+        let io = |path: &Path, e: std::io::Error| LeadKeyError::Io {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        };
+        create_private_dir(dir).map_err(|e| io(dir, e))?;
+        let path = KeyStore::file(dir, &key.study_id);
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&path).map_err(|e| io(&path, e))?;
+        std::io::Write::write_all(&mut file, secret.as_bytes()).map_err(|e| io(&path, e))?;
+        file.sync_all().map_err(|e| io(&path, e))?;
+        Ok(())
+    }
+
+    /// Forget the key of `study_id` (a key made for a write that was then rolled back).
+    pub(crate) fn forget(&self, study_id: &str) {
+        if !is_study_id(study_id) {
+            return;
+        }
+        if let KeyStore::Keyring { .. } = self {
+            let account = format!("{LEAD_KEY_ACCOUNT_PREFIX}{study_id}");
+            if let Ok(entry) = keyring::Entry::new(KEYRING_SERVICE, &account) {
+                let _ = entry.delete_credential();
+            }
+        }
+        if let Some(dir) = self.folder() {
+            let _ = std::fs::remove_file(KeyStore::file(dir, study_id));
+        }
+    }
+}
+
+/// Create `dir` (and its parents) readable by its owner only.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+impl From<LeadKeyError> for StoreError {
+    fn from(e: LeadKeyError) -> StoreError {
+        StoreError::LeadKey(e)
+    }
+}
+
+/// The public key recorded in a study, if any.
+pub(super) fn recorded_public(c: &rusqlite::Connection) -> StoreResult<Option<String>> {
+    super::meta::get(c, META_LEAD_PUBLIC_KEY)
+}
+
+/// What this machine's key store says about a study's lead key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocalLeadKey {
+    /// The study has no id yet, so no key can be kept for it.
+    NoStudyId,
+    /// The key store holds no key for the study's id.
+    None,
+    /// The public half of the key the store holds for the study's id.
+    Held(String),
+}
+
+impl Store {
+    /// Use `keys` for this study's lead key: a lead's study whose key this machine holds signs a
+    /// checkpoint at every write; one without a key gets one at its next write (kept in `keys`,
+    /// its public half recorded in the study). A rater package, an in-memory study, a study
+    /// whose key is elsewhere, and one whose key store holds a key the study no longer names
+    /// (its key was removed from the file) are written without checkpoints.
+    pub fn use_lead_keys(&mut self, keys: KeyStore) -> StoreResult<()> {
+        let c = self.conn();
+        if self.path.is_none() || super::meta::get(c, super::META_PACKAGE_ID)?.is_some() {
+            self.lead = Lead::Off;
+            return Ok(());
+        }
+        let id = super::meta::get(c, META_STUDY_ID)?;
+        let public = recorded_public(c)?;
+        self.lead = match (id, public) {
+            (Some(id), Some(public)) => match keys.load(&id) {
+                Ok(Some(key)) if key.public_hex() == public => Lead::Held(Arc::new(key)),
+                _ => Lead::Unavailable,
+            },
+            (Some(id), None) => match keys.load(&id) {
+                Ok(None) => Lead::Make(keys),
+                _ => Lead::Unavailable,
+            },
+            (None, None) => Lead::Make(keys),
+            (None, Some(_)) => Lead::Unavailable,
+        };
+        Ok(())
+    }
+
+    /// Make the study's lead key now if it is to have one and has none yet (a package is signed
+    /// at export with it). Whether this machine holds the study's key afterwards.
+    pub fn ensure_lead_key(&mut self) -> StoreResult<bool> {
+        if matches!(self.lead, Lead::Make(_)) {
+            self.write(|_| -> StoreResult<()> { Ok(()) })?;
+        }
+        Ok(matches!(self.lead, Lead::Held(_)))
+    }
+
+    /// A new key for a study that is to get one at this write, kept in its key store already
+    /// (forgotten again if the write fails). A key store that cannot keep it leaves the study
+    /// without a key here, as on a machine without one: the write goes on unsigned.
+    pub(super) fn make_lead_key(&mut self) -> Option<(Arc<LeadKey>, KeyStore)> {
+        let Lead::Make(keys) = &self.lead else {
+            return None;
+        };
+        let keys = keys.clone();
+        let id = match super::meta::get(self.conn(), META_STUDY_ID) {
+            Ok(Some(id)) => id,
+            Ok(None) => new_study_id(),
+            Err(_) => return None,
+        };
+        let key = LeadKey::generate(&id);
+        match keys.save(&key) {
+            Ok(()) => Some((Arc::new(key), keys)),
+            Err(_) => {
+                self.lead = Lead::Unavailable;
+                None
+            }
+        }
+    }
+
+    /// The study's lead key, when this machine holds it.
+    pub fn lead_key(&self) -> Option<&LeadKey> {
+        match &self.lead {
+            Lead::Held(key) => Some(key),
+            _ => None,
+        }
+    }
+
+    /// The lead public key recorded in the study (hex), if it has one.
+    pub fn lead_public_key(&self) -> StoreResult<Option<String>> {
+        recorded_public(self.conn())
+    }
+
+    /// The fingerprint of the study's lead public key, if it has one.
+    pub fn lead_fingerprint(&self) -> StoreResult<Option<String>> {
+        Ok(self.lead_public_key()?.map(|p| fingerprint(&p)))
+    }
+
+    /// What `keys` holds for this study's id.
+    pub fn local_lead_key(&self, keys: &KeyStore) -> StoreResult<LocalLeadKey> {
+        let Some(id) = super::meta::get(self.conn(), META_STUDY_ID)? else {
+            return Ok(LocalLeadKey::NoStudyId);
+        };
+        if !is_study_id(&id) {
+            return Ok(LocalLeadKey::None);
+        }
+        Ok(match keys.load(&id)? {
+            Some(key) => LocalLeadKey::Held(key.public_hex()),
+            None => LocalLeadKey::None,
+        })
+    }
+}
+
+impl StudyTx<'_> {
+    /// When this write made the study's lead key: record its public half (and the study's id,
+    /// if it had none), an audit entry saying so, and sign the study's record of every package
+    /// issued before it, so from now on that record too is checked.
+    pub(super) fn record_new_lead_key(&mut self) -> StoreResult<()> {
+        if !self.new_lead {
+            return Ok(());
+        }
+        let Some(key) = self.lead.clone() else {
+            return Ok(());
+        };
+        let c = self.conn();
+        if super::meta::get(c, META_STUDY_ID)?.is_none() {
+            super::meta::put(c, META_STUDY_ID, key.study_id())?;
+        }
+        super::meta::put(c, META_LEAD_PUBLIC_KEY, &key.public_hex())?;
+        self.sign_package_records()?;
+        self.audit(
+            "lead",
+            "lead_key.created",
+            &serde_json::json!({
+                "fingerprint": fingerprint(&key.public_hex()),
+                "note": "from here on every write made where this key is available signs the chain's head",
+            }),
+        )
+    }
+
+    /// After sealing: the entry that recorded a new key is where the study is anchored from.
+    pub(super) fn note_lead_key_entry(&mut self, entry: i64) -> StoreResult<()> {
+        super::meta::put(self.conn(), META_LEAD_KEY_ENTRY, &entry.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signature_verifies_only_for_its_study_domain_and_parts() {
+        let key = LeadKey::generate("00ff");
+        let sig = key.sign("audit.checkpoint", &["3", "abc"]);
+        let public = key.public_hex();
+        assert!(
+            verify(&public, "00ff", "audit.checkpoint", &["3", "abc"], &sig),
+            "the key's own signature verifies"
+        );
+        assert!(
+            !verify(&public, "00fe", "audit.checkpoint", &["3", "abc"], &sig),
+            "a signature about one study does not stand for another"
+        );
+        assert!(
+            !verify(&public, "00ff", "package.issue", &["3", "abc"], &sig),
+            "a checkpoint signature does not stand for a package signature"
+        );
+        assert!(
+            !verify(&public, "00ff", "audit.checkpoint", &["3", "abd"], &sig),
+            "a changed part breaks the signature"
+        );
+        let other = LeadKey::generate("00ff");
+        assert!(
+            !verify(
+                &other.public_hex(),
+                "00ff",
+                "audit.checkpoint",
+                &["3", "abc"],
+                &sig
+            ),
+            "another key's public half does not verify it"
+        );
+    }
+
+    #[test]
+    fn a_folder_key_store_keeps_the_key_in_an_owner_only_file_and_refuses_odd_ids() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = KeyStore::Folder(dir.path().join("keys"));
+        let key = LeadKey::generate("abc123");
+        store.save(&key).expect("saved");
+        let back = store.load("abc123").expect("read").expect("found");
+        assert_eq!(
+            back.public_hex(),
+            key.public_hex(),
+            "the key read back is the one saved"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join("keys").join("abc123.key"))
+                .expect("key file")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o077, 0, "only its owner may read the key file");
+        }
+        assert!(
+            store.save(&key).is_err(),
+            "a key file is never replaced by another"
+        );
+        assert!(
+            matches!(store.load("../x"), Err(LeadKeyError::BadStudyId(_))),
+            "an id that could name another path is refused"
+        );
+        assert!(
+            store.load("abcd").expect("read").is_none(),
+            "no key for a study this machine never keyed"
+        );
+    }
+}

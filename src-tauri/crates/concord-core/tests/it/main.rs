@@ -22,5 +22,6 @@ mod open_study;
 mod package_seal;
 mod phi_eval;
 mod rating_queue;
+mod safe_writes;
 mod signature_marks;
 mod verdicts;

@@ -253,9 +253,11 @@ pub async fn return_ratings(
 ) -> IpcResult<String> {
     state
         .run(move |s| {
-            Ok(concord_core::app::expert::return_ratings(s, &out, overwrite)?
-                .display()
-                .to_string())
+            Ok(
+                concord_core::app::expert::return_ratings(s, &out, overwrite)?
+                    .display()
+                    .to_string(),
+            )
         })
         .await
 }

@@ -6,7 +6,9 @@
 
 use crate::backups;
 use crate::error::{IpcError, IpcResult};
+use crate::settings::DesktopSettings;
 use crate::state::{locked_error, AppState, Opened};
+use concord_core::app::backup;
 use concord_core::app::open_study::OpenStudy;
 use concord_core::app::study_security;
 use concord_core::app::study_security::Conversion;
@@ -17,8 +19,6 @@ use concord_core::store::Passphrase;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
-use crate::settings::DesktopSettings;
-use concord_core::app::backup;
 use tauri::{AppHandle, Manager};
 
 /// What the window needs to know to guard the open study.

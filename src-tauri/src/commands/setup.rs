@@ -198,16 +198,14 @@ pub async fn setup_export_ratings(
                 actor: &actor,
                 override_reason: override_phi.as_deref(),
             };
-            Ok(
-                concord_core::app::export::export_ratings(
-                    s,
-                    &export,
-                    out.as_deref(),
-                    overwrite,
-                    gate,
-                )?
-                .into(),
-            )
+            Ok(concord_core::app::export::export_ratings(
+                s,
+                &export,
+                out.as_deref(),
+                overwrite,
+                gate,
+            )?
+            .into())
         })
         .await
 }
@@ -228,16 +226,14 @@ pub async fn setup_export_sheet(
                 actor: &actor,
                 override_reason: override_phi.as_deref(),
             };
-            Ok(
-                concord_core::app::export::export_sheet(
-                    s,
-                    &expert,
-                    out.as_deref(),
-                    overwrite,
-                    gate,
-                )?
-                .into(),
-            )
+            Ok(concord_core::app::export::export_sheet(
+                s,
+                &expert,
+                out.as_deref(),
+                overwrite,
+                gate,
+            )?
+            .into())
         })
         .await
 }

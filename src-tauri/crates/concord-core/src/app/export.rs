@@ -7,8 +7,7 @@
 
 use crate::app::open_study::OpenStudy;
 use crate::app::paths::{
-    name_slug, output_path, plain_copy_warning, study_stem, write_error, write_output,
-    PathError,
+    name_slug, output_path, plain_copy_warning, study_stem, write_error, write_output, PathError,
 };
 use crate::app::phi::require_reviewed;
 use crate::base::error_code::{Coded, ErrorCode};
@@ -174,31 +173,36 @@ pub fn export_ratings(
         texts: export.texts,
     };
     let store = study.store();
-    let summary = write_output(study, &path, overwrite, |staged| -> Result<_, ExportJobError> {
-        match format {
-            RatingsFormat::LongCsv | RatingsFormat::WideCsv => {
-                let mut w = std::io::BufWriter::new(staged.file());
-                let summary = if format == RatingsFormat::LongCsv {
-                    export::write_long_csv(store, &mut w, options)?
-                } else {
-                    export::write_wide_csv(store, &mut w, options)?
-                };
-                w.flush().map_err(|e| write_error(&path, e))?;
-                Ok(RatingsSummary::Csv(summary))
+    let summary = write_output(
+        study,
+        &path,
+        overwrite,
+        |staged| -> Result<_, ExportJobError> {
+            match format {
+                RatingsFormat::LongCsv | RatingsFormat::WideCsv => {
+                    let mut w = std::io::BufWriter::new(staged.file());
+                    let summary = if format == RatingsFormat::LongCsv {
+                        export::write_long_csv(store, &mut w, options)?
+                    } else {
+                        export::write_wide_csv(store, &mut w, options)?
+                    };
+                    w.flush().map_err(|e| write_error(&path, e))?;
+                    Ok(RatingsSummary::Csv(summary))
+                }
+                RatingsFormat::Xlsx => {
+                    let options = WorkbookOptions {
+                        agreement: export.agreement,
+                        ..WorkbookOptions::default()
+                    };
+                    Ok(RatingsSummary::Workbook(export::write_workbook(
+                        store,
+                        staged.path(),
+                        &options,
+                    )?))
+                }
             }
-            RatingsFormat::Xlsx => {
-                let options = WorkbookOptions {
-                    agreement: export.agreement,
-                    ..WorkbookOptions::default()
-                };
-                Ok(RatingsSummary::Workbook(export::write_workbook(
-                    store,
-                    staged.path(),
-                    &options,
-                )?))
-            }
-        }
-    })?;
+        },
+    )?;
     let warning = plain_copy_warning(study, &path);
     Ok(RatingsWritten {
         path,
@@ -219,13 +223,18 @@ pub fn export_sheet(
     require_reviewed(study, "a rating sheet", gate)?;
     let name = format!("{}-sheet-{}.xlsx", study_stem(study), name_slug(expert));
     let path = output_path(study, out, &name)?;
-    let summary = write_output(study, &path, overwrite, |staged| -> Result<_, ExportJobError> {
-        Ok(export::write_rating_sheet(
-            study.store(),
-            expert,
-            staged.path(),
-        )?)
-    })?;
+    let summary = write_output(
+        study,
+        &path,
+        overwrite,
+        |staged| -> Result<_, ExportJobError> {
+            Ok(export::write_rating_sheet(
+                study.store(),
+                expert,
+                staged.path(),
+            )?)
+        },
+    )?;
     let warning = plain_copy_warning(study, &path);
     Ok(SheetWritten {
         path,

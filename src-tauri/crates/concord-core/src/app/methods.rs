@@ -43,8 +43,15 @@ pub fn write_methods_appendix(
     require_reviewed(study, "the methods appendix", gate)?;
     let table = study.agreement_table(options, methods::appendix_view())?;
     let meta = methods::study_json(study.agreement_data(options)?, options, software);
-    let files =
-        methods::write_appendix(study.store(), &table, &meta, options, dir, software, overwrite)?;
+    let files = methods::write_appendix(
+        study.store(),
+        &table,
+        &meta,
+        options,
+        dir,
+        software,
+        overwrite,
+    )?;
     let warning = crate::app::paths::plain_copy_warning(study, dir);
     Ok(MethodsWritten { files, warning })
 }

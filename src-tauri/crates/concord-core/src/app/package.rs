@@ -71,8 +71,14 @@ pub fn export_package(
             )
         }
     };
-    let summary =
-        package::export_package_to(study.store_mut(), expert, &path, overwrite, seed, passphrase)?;
+    let summary = package::export_package_to(
+        study.store_mut(),
+        expert,
+        &path,
+        overwrite,
+        seed,
+        passphrase,
+    )?;
     Ok(PackageWritten {
         path: path.display().to_string(),
         summary,

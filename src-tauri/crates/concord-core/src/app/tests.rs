@@ -171,8 +171,10 @@ fn the_wizard_runs_from_import_to_package_and_csv() {
     assert_eq!(loads, vec![8, 8, 8], "12 responses × k=2 over 3 experts");
 
     let pass = Passphrase::new("lead test passphrase").unwrap();
-    let first = export_package(&mut s, "Ana", None, false, 9, &pass, LEAD).expect("package written");
-    let second = export_package(&mut s, "Ana", None, false, 9, &pass, LEAD).expect("second package");
+    let first =
+        export_package(&mut s, "Ana", None, false, 9, &pass, LEAD).expect("package written");
+    let second =
+        export_package(&mut s, "Ana", None, false, 9, &pass, LEAD).expect("second package");
     assert!(
         first
             .path

@@ -354,9 +354,7 @@ pub fn create_folder(path: &Path) -> Result<(), OutputError> {
         use std::os::unix::fs::DirBuilderExt;
         builder.mode(0o700);
     }
-    builder
-        .create(path)
-        .map_err(|e| OutputError::new(path, e))
+    builder.create(path).map_err(|e| OutputError::new(path, e))
 }
 
 #[cfg(test)]

@@ -221,7 +221,10 @@ pub fn write_appendix(
     ];
     let mut written = Vec::new();
     for ((name, bytes), path) in files.into_iter().zip(paths) {
-        debug_assert!(path.ends_with(name), "the files are judged in the order written");
+        debug_assert!(
+            path.ends_with(name),
+            "the files are judged in the order written"
+        );
         output::write_bytes(&destination(&path, overwrite, store), &bytes)?;
         written.push(path);
     }

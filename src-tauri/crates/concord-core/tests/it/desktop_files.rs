@@ -203,8 +203,9 @@ fn an_expert_returns_ratings_the_lead_can_merge_and_files_are_routed_by_kind() {
         out,
         "the suggested file sits beside the package"
     );
-    let written = concord_core::app::expert::return_ratings(&pkg, &out.display().to_string(), false)
-        .expect("returned");
+    let written =
+        concord_core::app::expert::return_ratings(&pkg, &out.display().to_string(), false)
+            .expect("returned");
     assert!(
         integrity_problems(&written, Some(&pass()))
             .expect("checkable")

@@ -59,7 +59,11 @@ fn long_csv() -> RatingsExport {
 #[cfg(unix)]
 fn mode(path: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
+    std::fs::metadata(path)
+        .expect("metadata")
+        .permissions()
+        .mode()
+        & 0o777
 }
 
 /// The names in `dir`, sorted.
@@ -191,8 +195,14 @@ fn a_device_is_refused_before_anything_is_opened() {
     let mut study = OpenStudy::new(study_at(&dir.path().join("s.concord"), None));
     let null = Path::new("/dev/null");
     for format in [RatingsFormat::LongCsv, RatingsFormat::Xlsx] {
-        let refused = export_ratings(&mut study, &RatingsExport::new(format), Some(null), true, LEAD)
-            .expect_err("a device is never replaced");
+        let refused = export_ratings(
+            &mut study,
+            &RatingsExport::new(format),
+            Some(null),
+            true,
+            LEAD,
+        )
+        .expect_err("a device is never replaced");
         assert!(
             refused.to_string().contains("/dev/null: is a device"),
             "the refusal names the device: {refused}"
@@ -222,7 +232,9 @@ fn an_existing_file_is_replaced_only_when_asked() {
         "the window offers to replace on this code"
     );
     assert!(
-        refused.to_string().contains("exists; pass --force to replace it"),
+        refused
+            .to_string()
+            .contains("exists; pass --force to replace it"),
         "the refusal says how to replace it: {refused}"
     );
     assert_eq!(
@@ -233,10 +245,7 @@ fn an_existing_file_is_replaced_only_when_asked() {
     let written = export_ratings(&mut study, &long_csv(), Some(&out), true, LEAD)
         .expect("replaced when asked");
     let text = std::fs::read_to_string(&written.path).expect("the export");
-    assert!(
-        text.contains(RATIONALE),
-        "the file now holds the export"
-    );
+    assert!(text.contains(RATIONALE), "the file now holds the export");
     assert_eq!(
         names(dir.path()),
         ["ratings.csv", "s.concord", "s.concord-shm", "s.concord-wal"],
@@ -293,8 +302,14 @@ fn exports_packages_studies_and_backups_are_owner_only() {
         (RatingsFormat::Xlsx, "results.xlsx"),
     ] {
         let out = dir.path().join(name);
-        export_ratings(&mut study, &RatingsExport::new(format), Some(&out), false, LEAD)
-            .expect("exported");
+        export_ratings(
+            &mut study,
+            &RatingsExport::new(format),
+            Some(&out),
+            false,
+            LEAD,
+        )
+        .expect("exported");
         assert_eq!(mode(&out), 0o600, "{name} is owner-only");
     }
     let sheet = dir.path().join("sheet.xlsx");
@@ -321,7 +336,11 @@ fn exports_packages_studies_and_backups_are_owner_only() {
     assert_eq!(mode(&pkg), 0o600, "the package is owner-only");
     let entry = backup::take_of(&study, &dir.path().join("backups"), 1_000, backup::KEEP)
         .expect("backed up");
-    assert_eq!(mode(Path::new(&entry.path)), 0o600, "the backup is owner-only");
+    assert_eq!(
+        mode(Path::new(&entry.path)),
+        0o600,
+        "the backup is owner-only"
+    );
     drop(study);
     encrypt_study(&path, &pass()).expect("encrypted");
     assert_eq!(
@@ -417,7 +436,9 @@ fn spill_files_during_export(store: &Store) -> (usize, Vec<String>) {
         String::from_utf8_lossy(&probe.written).contains(RATIONALE),
         "the export itself carries the rationale (the export the person asked for is plain)"
     );
-    let seen = probe.seen.expect("the export wrote enough to be probed mid-merge");
+    let seen = probe
+        .seen
+        .expect("the export wrote enough to be probed mid-merge");
     let leaking = seen
         .iter()
         .filter(|(_, bytes)| {
@@ -474,7 +495,8 @@ fn an_encrypted_studys_backup_is_not_plain_sqlite() {
     let unkeyed = rusqlite::Connection::open(&entry.path).expect("a connection");
     assert!(
         unkeyed
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r
+                .get::<_, i64>(0))
             .is_err(),
         "SQLite cannot read the backup without the passphrase"
     );

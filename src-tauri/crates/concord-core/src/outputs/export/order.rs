@@ -481,7 +481,10 @@ mod tests {
                 let rank = (u64::from(i) * 7919 % (1 << 21)) as u32;
                 let mut r = row((rank, i % 13, 0, i % 7), false);
                 if i % 6 == 0 {
-                    r.texts = Some(Box::new((None, Some(format!("rationale {i} of the judge")))));
+                    r.texts = Some(Box::new((
+                        None,
+                        Some(format!("rationale {i} of the judge")),
+                    )));
                 }
                 r
             })

@@ -162,7 +162,6 @@ pub fn desktop_root() -> Option<PathBuf> {
 
 /// What [`secure_backups`] did to the backups of one study.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BackupsSecured {
     /// Plain backups encrypted with the new passphrase.
     pub encrypted: usize,

@@ -54,6 +54,7 @@ fn study_with_package(dir: &Path) -> (PathBuf, PathBuf, i64) {
         &mut study,
         EXPERT,
         Some(&pkg),
+        false,
         11,
         &pkg_pass(),
         PhiGate {

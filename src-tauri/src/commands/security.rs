@@ -6,7 +6,9 @@
 
 use crate::backups;
 use crate::error::{IpcError, IpcResult};
+use crate::settings::DesktopSettings;
 use crate::state::{locked_error, AppState, Opened};
+use concord_core::app::backup;
 use concord_core::app::open_study::OpenStudy;
 use concord_core::app::study_security;
 use concord_core::app::study_security::Conversion;
@@ -17,7 +19,7 @@ use concord_core::store::Passphrase;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
-use tauri::AppHandle;
+use tauri::{AppHandle, Manager};
 
 /// What the window needs to know to guard the open study.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -30,7 +32,8 @@ pub struct StudySecurity {
     pub idle_lock_seconds: u32,
 }
 
-/// The outcome of an unlock or a conversion: a note when the keyring would not remember.
+/// The outcome of an unlock or a conversion: a note when the keyring would not remember, and
+/// after a conversion what became of the backups taken before it.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct SecurityOutcome {
     pub note: Option<String>,
@@ -142,11 +145,28 @@ fn convert(
         &conversion,
         remember,
     );
+    let converted = outcome.is_ok();
     opened.study = reopened.map(OpenStudy::new).map_err(IpcError::from);
     if let Ok(s) = opened.study.as_ref() {
         backups::rebase(app, s);
     }
-    Ok(SecurityOutcome { note: outcome? })
+    let mut note = outcome?;
+    if converted {
+        // The backups taken before follow the study's new passphrase: none stays plain.
+        let (old, new) = match &conversion {
+            Conversion::Encrypt { new } => (None, new),
+            Conversion::Rekey { current, new } => (Some(current), new),
+        };
+        let root = app.state::<DesktopSettings>().backup_folder();
+        let secured = backup::secure_backups(&root, &path, old, new)?;
+        if let Some(told) = secured.note() {
+            note = Some(match note {
+                Some(n) => format!("{n}; {told}"),
+                None => told,
+            });
+        }
+    }
+    Ok(SecurityOutcome { note })
 }
 
 /// "Encrypt this study…": encrypt the open plain study with a new passphrase.

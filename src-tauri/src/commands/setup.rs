@@ -126,6 +126,7 @@ pub async fn setup_export_package(
     state: tauri::State<'_, AppState>,
     expert: String,
     out: Option<String>,
+    overwrite: bool,
     package_passphrase: String,
     override_phi: Option<String>,
 ) -> IpcResult<PackageWritten> {
@@ -143,6 +144,7 @@ pub async fn setup_export_package(
                 s,
                 &expert,
                 out.as_deref(),
+                overwrite,
                 seed,
                 &passphrase,
                 gate,
@@ -180,6 +182,7 @@ pub async fn setup_export_ratings(
     state: tauri::State<'_, AppState>,
     format: RatingsFormat,
     out: Option<String>,
+    overwrite: bool,
     excel: bool,
     override_phi: Option<String>,
 ) -> IpcResult<WrittenFile> {
@@ -195,7 +198,14 @@ pub async fn setup_export_ratings(
                 actor: &actor,
                 override_reason: override_phi.as_deref(),
             };
-            Ok(concord_core::app::export::export_ratings(s, &export, out.as_deref(), gate)?.into())
+            Ok(concord_core::app::export::export_ratings(
+                s,
+                &export,
+                out.as_deref(),
+                overwrite,
+                gate,
+            )?
+            .into())
         })
         .await
 }
@@ -205,6 +215,7 @@ pub async fn setup_export_sheet(
     state: tauri::State<'_, AppState>,
     expert: String,
     out: Option<String>,
+    overwrite: bool,
     override_phi: Option<String>,
 ) -> IpcResult<WrittenFile> {
     let out = typed_output(out.as_deref())?;
@@ -215,7 +226,14 @@ pub async fn setup_export_sheet(
                 actor: &actor,
                 override_reason: override_phi.as_deref(),
             };
-            Ok(concord_core::app::export::export_sheet(s, &expert, out.as_deref(), gate)?.into())
+            Ok(concord_core::app::export::export_sheet(
+                s,
+                &expert,
+                out.as_deref(),
+                overwrite,
+                gate,
+            )?
+            .into())
         })
         .await
 }

@@ -203,26 +203,29 @@ export const setupIpc = {
     call<AssignmentSummary>("setup_preview_assignment", { options }),
   assign: (options: AssignmentOptions) => call<AssignmentSummary>("setup_assign", { options }),
   assignmentTable: () => call<AssignmentTable>("setup_assignment_table"),
-  exportPackage: (expert: string, out: string, passphrase: string, overridePhi = "") =>
+  exportPackage: (expert: string, out: string, passphrase: string, overridePhi = "", overwrite = false) =>
     call<PackageWritten>("setup_export_package", {
       expert,
       out: outPath(out),
+      overwrite,
       packagePassphrase: passphrase,
       overridePhi: phiOverride(overridePhi),
     }),
   mergePackage: (path: string, passphrase: string) =>
     call<MergeReport>("setup_merge_package", { path, packagePassphrase: passphrase }),
-  exportRatings: (format: RatingsFormat, out: string, excel: boolean, overridePhi = "") =>
+  exportRatings: (format: RatingsFormat, out: string, excel: boolean, overridePhi = "", overwrite = false) =>
     call<WrittenFile>("setup_export_ratings", {
       format,
       out: outPath(out),
+      overwrite,
       excel,
       overridePhi: phiOverride(overridePhi),
     }),
-  exportSheet: (expert: string, out: string, overridePhi = "") =>
+  exportSheet: (expert: string, out: string, overridePhi = "", overwrite = false) =>
     call<WrittenFile>("setup_export_sheet", {
       expert,
       out: outPath(out),
+      overwrite,
       overridePhi: phiOverride(overridePhi),
     }),
   importSheet: (path: string) => call<SheetOutcome>("setup_import_sheet", { path }),
@@ -252,7 +255,7 @@ export const desktopIpc = {
   classifyFile: (path: string) => call<FileRole>("classify_file", { path }),
   packageIdentity: () => call<PackageIdentity | null>("package_identity"),
   defaultReturnPath: () => call<string>("default_return_path"),
-  returnRatings: (out: string) => call<string>("return_ratings", { out }),
+  returnRatings: (out: string, overwrite = false) => call<string>("return_ratings", { out, overwrite }),
   /** A native open dialog; null when cancelled. */
   pickFile: (purpose: FilePurpose) => call<string | null>("pick_file", { purpose }),
   pickFolder: (title: string) => call<string | null>("pick_folder", { title }),

@@ -6,6 +6,7 @@ import { desktopIpc, ipc, setupIpc, type FormError, type IpcError } from "./ipc"
 import type { AssignmentTable, StudyOverview } from "./bindings";
 import { t } from "./i18n/index.svelte";
 import { assignmentRows, isAbsolutePath } from "./setup";
+import { writeConfirmed } from "./overwrite";
 
 export const STEPS = ["rubric", "import", "privacy", "experts", "assign", "progress", "packages", "exports"] as const;
 export type Step = (typeof STEPS)[number];
@@ -78,9 +79,19 @@ export class SetupWizard {
     if (picked) set(picked);
   };
 
+  /** Paths the native save dialog returned: it asked before replacing a file there. */
+  confirmed = new Set<string>();
+
   /** A native save dialog for an output path, starting in the export folder. */
   chooseSave = async (suggested: string, set: (p: string) => void) => {
     const picked = await desktopIpc.pickSave(t("setup.chooseSave"), suggested).catch(() => null);
-    if (picked) set(picked);
+    if (picked) {
+      this.confirmed.add(picked.trim());
+      set(picked);
+    }
   };
+
+  /** Write an output at `out` (see `writeConfirmed`): a file there is replaced only after a yes. */
+  write = <T>(out: string, work: (overwrite: boolean) => Promise<T>): Promise<T | undefined> =>
+    this.guard(() => writeConfirmed(out, this.confirmed, work, (m) => window.confirm(t("files.replaceConfirm", { message: m }))));
 }

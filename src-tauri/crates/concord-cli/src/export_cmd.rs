@@ -3,7 +3,8 @@
 //! sheet --rater NAME --out FILE.xlsx` (the fill-in rating sheet) and `concord sheet import FILE`
 //! (a filled sheet back as that expert's ratings). Without `--out` a file goes to the study's
 //! export folder (`<study>-exports/`), as in the window. Files are written beside the target and
-//! renamed into place, so a failed export never leaves half a file.
+//! renamed into place, so a failed export never leaves half a file; a file already at `--out` is
+//! replaced only with `--force` (the study itself, a folder, a FIFO or a device never).
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use concord_core::app::export::{ExportJobError, RatingsExport, RatingsFormat};
@@ -55,6 +56,9 @@ pub enum ExportCommand {
         /// Directory to write into (created when missing).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// Replace the appendix's files already in DIR.
+        #[arg(long)]
+        force: bool,
         /// Write even though PHI findings are not reviewed yet; the reason goes to the audit trail.
         #[arg(long, value_name = "REASON")]
         override_phi: Option<String>,
@@ -67,6 +71,9 @@ pub enum ExportCommand {
         /// `-results.xlsx` in the study's export folder, `<study>-exports/` beside the study).
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Replace a file already at the --out path (never the study, a folder, a FIFO or a device).
+        #[arg(long)]
+        force: bool,
         /// CSV for Excel: byte-order mark and CRLF line ends.
         #[arg(long)]
         excel: bool,
@@ -87,6 +94,9 @@ pub enum ExportCommand {
         /// Where to write it (default: `<study>-sheet-<name>.xlsx` in the study's export folder).
         #[arg(long, value_name = "FILE.xlsx")]
         out: Option<PathBuf>,
+        /// Replace a file already at the --out path (never the study, a folder, a FIFO or a device).
+        #[arg(long)]
+        force: bool,
         /// Write even though PHI findings are not reviewed yet; the reason goes to the audit trail.
         #[arg(long, value_name = "REASON")]
         override_phi: Option<String>,
@@ -128,6 +138,7 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
         ExportCommand::Methods {
             rubric,
             out,
+            force,
             override_phi,
         } => {
             let options = concord_core::panel::agreement::AgreementOptions::mentalalign(rubric);
@@ -140,11 +151,20 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
                 &options,
                 out,
                 env!("CARGO_PKG_VERSION"),
+                *force,
                 gate,
             )?;
-            let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+            let names: Vec<String> = written
+                .files
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            let doc = warn_if_plain_copy(
+                written.warning.as_ref(),
+                serde_json::json!({ "written": names }),
+            );
             Ok(if json {
-                serde_json::to_string_pretty(&serde_json::json!({ "written": names }))? + "\n"
+                serde_json::to_string_pretty(&doc)? + "\n"
             } else {
                 format!("wrote the methods appendix:\n  {}\n", names.join("\n  "))
             })
@@ -152,6 +172,7 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
         ExportCommand::Ratings {
             format,
             out,
+            force,
             excel,
             texts,
             no_agreement,
@@ -175,6 +196,7 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
                 &mut study,
                 &export,
                 out.as_deref(),
+                *force,
                 gate,
             )?;
             let doc = warn_if_plain_copy(
@@ -193,14 +215,20 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
         ExportCommand::Sheet {
             rater,
             out,
+            force,
             override_phi,
         } => {
             let gate = PhiGate {
                 actor: &by,
                 override_reason: override_phi.as_deref(),
             };
-            let written =
-                concord_core::app::export::export_sheet(&mut study, rater, out.as_deref(), gate)?;
+            let written = concord_core::app::export::export_sheet(
+                &mut study,
+                rater,
+                out.as_deref(),
+                *force,
+                gate,
+            )?;
             let doc = warn_if_plain_copy(
                 written.warning.as_ref(),
                 serde_json::to_value(&written.summary)?,

@@ -40,6 +40,9 @@ pub enum PackageCommand {
         /// folder, `<study>-exports/` beside the study, numbered when taken).
         #[arg(long, value_name = "FILE.concord")]
         out: Option<PathBuf>,
+        /// Replace a file already at the --out path (never the study, a folder, a FIFO or a device).
+        #[arg(long)]
+        force: bool,
         /// Seed of the package id and source codes (default: drawn from the clock).
         #[arg(long)]
         seed: Option<u64>,
@@ -69,6 +72,7 @@ pub fn run(args: &PackageArgs, db: Option<&Path>, json: bool) -> Result<String, 
         PackageCommand::Export {
             rater,
             out,
+            force,
             seed,
             package_passphrase_env,
             override_phi,
@@ -79,6 +83,7 @@ pub fn run(args: &PackageArgs, db: Option<&Path>, json: bool) -> Result<String, 
                 &mut study,
                 rater,
                 out.as_deref(),
+                *force,
                 seed.unwrap_or_else(fresh_seed),
                 &passphrase,
                 PhiGate {

@@ -4,6 +4,7 @@
 //! location — an encrypted one with the passphrase in the environment variable named by
 //! `--passphrase-env` (never an argument, so it stays out of shell histories and process lists).
 
+use concord_core::app::backup;
 use concord_core::app::open::{self, Opened, WhenMissing};
 use concord_core::app::open_study::OpenStudy;
 use concord_core::app::study_security;
@@ -254,19 +255,28 @@ pub fn study(args: &StudyArgs, db: Option<&Path>, json: bool) -> Result<String, 
     let path = study_path(db)?;
     let p = path.path();
     let current = || required_passphrase(passphrase_var());
-    let (action, encrypted) = match &args.command {
+    // The desktop app's backups of this study follow its passphrase: none stays plain.
+    let secure = |old: Option<&Passphrase>, new: &Passphrase| -> Result<_, StudyCmdError> {
+        match backup::desktop_root() {
+            Some(root) => Ok(backup::secure_backups(&root, p, old, new)?),
+            None => Ok(backup::BackupsSecured::default()),
+        }
+    };
+    let (action, encrypted, backups) = match &args.command {
         StudyCommand::Encrypt => {
-            study_security::encrypt(p, &current()?)?;
-            ("encrypted", true)
+            let new = current()?;
+            study_security::encrypt(p, &new)?;
+            ("encrypted", true, secure(None, &new)?)
         }
         StudyCommand::Decrypt => {
             study_security::decrypt(p, &current()?)?;
-            ("decrypted", false)
+            ("decrypted", false, backup::BackupsSecured::default())
         }
         StudyCommand::Rekey { new_passphrase_env } => {
             let new = required_passphrase(new_passphrase_env)?;
-            study_security::rekey(p, &current()?, &new)?;
-            ("re-keyed", true)
+            let old = current()?;
+            study_security::rekey(p, &old, &new)?;
+            ("re-keyed", true, secure(Some(&old), &new)?)
         }
     };
     if json {
@@ -274,8 +284,13 @@ pub fn study(args: &StudyArgs, db: Option<&Path>, json: bool) -> Result<String, 
             "study": p.display().to_string(),
             "action": action,
             "encrypted": encrypted,
+            "backups": backups,
         });
         return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
     }
-    Ok(format!("{} {action}\n", p.display()))
+    let mut out = format!("{} {action}\n", p.display());
+    if let Some(note) = backups.note() {
+        out.push_str(&format!("backups: {note}\n"));
+    }
+    Ok(out)
 }

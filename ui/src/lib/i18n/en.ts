@@ -558,6 +558,7 @@ export const en = {
   "files.needStudy": "Open a study first: that file goes into a study's setup.",
   "files.newTitle": "Create a new study",
   "files.openOther": "Open another study…",
+  "files.replaceConfirm": "{message}\n\nReplace the file that is there?",
   "files.choose": "Choose…",
   "files.showInFolder": "Show in folder",
   "files.showInFolderOf": "Show {path} in its folder",

@@ -560,6 +560,7 @@ export const zh: Record<MessageKey, string> = {
   "files.needStudy": "请先打开一个研究：该文件需要放入研究的设置中。",
   "files.newTitle": "新建研究",
   "files.openOther": "打开其他研究…",
+  "files.replaceConfirm": "{message}\n\n要替换那里已有的文件吗？",
   "files.choose": "选择…",
   "files.showInFolder": "在文件夹中显示",
   "files.showInFolderOf": "在文件夹中显示 {path}",

@@ -178,6 +178,8 @@ fn study_encrypt_rekey_decrypt_and_refused_passphrases_change_nothing() {
             "ratings",
             "--out",
             csv.to_str().unwrap(),
+            // The encrypted study's export is there: replacing it is asked for.
+            "--force",
         ],
         &[],
     );

@@ -60,7 +60,8 @@ fn comparison_slug(c: Comparison) -> &'static str {
 }
 
 /// Write bytes (a figure, a table) as `name` into the study's export folder
-/// (`<study name>-exports` beside the study file); returns the path written.
+/// (`<study name>-exports` beside the study file), numbered when the name is taken (through
+/// `files::output`: staged `0600` and renamed in); returns the path written.
 pub fn save_export(study: &OpenStudy, name: &str, bytes: &[u8]) -> StoreResult<PathBuf> {
     let clean: String = name
         .chars()
@@ -77,16 +78,11 @@ pub fn save_export(study: &OpenStudy, name: &str, bytes: &[u8]) -> StoreResult<P
         return Err(StoreError::Invalid("an export needs a file name".into()));
     }
     let dir = study.export_dir()?;
-    let io = |e: std::io::Error, p: &std::path::Path| StoreError::Io {
-        path: p.display().to_string(),
-        detail: e.to_string(),
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| io(e, &dir))?;
-    let path = dir.join(crate::base::text::bounded_file_name(&clean));
-    // Write whole or not at all: a temporary file renamed into place.
-    let tmp = path.with_extension("partial");
-    std::fs::write(&tmp, bytes).map_err(|e| io(e, &tmp))?;
-    std::fs::rename(&tmp, &path).map_err(|e| io(e, &path))?;
+    crate::files::output::create_folder(&dir)?;
+    // A name already taken gets a number: a saved figure never replaces another file.
+    let path = crate::app::paths::unused_path(&dir, &crate::base::text::bounded_file_name(&clean));
+    let dest = crate::files::output::Destination::new(&path).guarding(study.store().path());
+    crate::files::output::write_bytes(&dest, bytes)?;
     Ok(path)
 }
 

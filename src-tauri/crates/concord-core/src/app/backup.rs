@@ -3,13 +3,20 @@
 //! were taken, of which only the newest [`KEEP`] are kept. The desktop app takes one when a study
 //! is closed and every [`INTERVAL_MS`] while it changes. A backup is itself a study: restoring one
 //! checks it with `PRAGMA integrity_check` and copies it to a new file, never over the original.
-//! The backups of an encrypted study are encrypted with its passphrase (see `store::Store::copy_to`).
+//! The backups of an encrypted study are encrypted with its passphrase (see `store::Store::copy_to`),
+//! and every backup file is `0600`. When a study is encrypted or re-keyed, [`secure_backups`]
+//! brings the backups taken before under the new passphrase (a plain one is encrypted, one under
+//! the old passphrase re-keyed) and removes any it cannot convert, so no plain copy of an
+//! encrypted study stays in its backup folder; both front ends say what it did.
 
 use crate::app::open_study::OpenStudy;
 use crate::base::clock::iso_utc;
 use crate::base::clock::Millis;
 pub use crate::store::ChangeStamp;
-use crate::store::{restore_copy, Passphrase, Store, StoreError, StoreResult};
+use crate::store::{
+    encrypt_study, is_encrypted, rekey_study, restore_copy, Passphrase, Store, StoreError,
+    StoreResult,
+};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -110,17 +117,14 @@ pub fn take(store: &Store, root: &Path, at: Millis, keep: usize) -> StoreResult<
         .path()
         .ok_or_else(|| StoreError::Invalid("a study held only in memory has no backups".into()))?;
     let folder = study_folder(root, study);
-    std::fs::create_dir_all(&folder).map_err(|e| StoreError::ReadOnly {
-        path: folder.display().to_string(),
-        detail: e.to_string(),
-    })?;
+    crate::files::output::create_folder(&folder)?;
     let mut moment = at;
     let mut dest = folder.join(file_name(moment));
     while dest.exists() {
         moment += 1;
         dest = folder.join(file_name(moment));
     }
-    store.copy_to(&dest)?;
+    store.copy_to(&dest, false)?;
     let all = list(root, study)?;
     for old in all.iter().skip(keep.max(1)) {
         let p = Path::new(&old.path);
@@ -139,6 +143,106 @@ pub fn take(store: &Store, root: &Path, at: Millis, keep: usize) -> StoreResult<
 /// passphrase `key` and is restored encrypted with it.
 pub fn restore(backup: &Path, dest: &Path, key: Option<&Passphrase>) -> StoreResult<()> {
     restore_copy(backup, dest, key)
+}
+
+/// The desktop app's identifier: its folders under the OS config and data folders.
+const DESKTOP_IDENTIFIER: &str = "org.concord.desktop";
+
+/// Where the desktop app keeps backups, as the CLI finds it: the folder chosen in its settings
+/// file (`<config dir>/org.concord.desktop/settings.json`, `backup_folder`), else `backups` in its
+/// app-data folder.
+pub fn desktop_root() -> Option<PathBuf> {
+    let chosen = dirs::config_dir()
+        .map(|d| d.join(DESKTOP_IDENTIFIER).join("settings.json"))
+        .and_then(|f| std::fs::read(f).ok())
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("backup_folder")?.as_str().map(PathBuf::from));
+    chosen.or_else(|| dirs::data_dir().map(|d| d.join(DESKTOP_IDENTIFIER).join("backups")))
+}
+
+/// What [`secure_backups`] did to the backups of one study.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct BackupsSecured {
+    /// Plain backups encrypted with the new passphrase.
+    pub encrypted: usize,
+    /// Backups under the old passphrase re-keyed to the new one.
+    pub rekeyed: usize,
+    /// Plain backups that could not be encrypted (damaged, unreadable), removed.
+    pub removed: usize,
+}
+
+impl BackupsSecured {
+    /// The sentence a front end shows, `None` when there was nothing to do.
+    pub fn note(&self) -> Option<String> {
+        if *self == BackupsSecured::default() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if self.encrypted > 0 {
+            parts.push(format!(
+                "{} plain backup(s) taken before encryption were encrypted with the new passphrase",
+                self.encrypted
+            ));
+        }
+        if self.rekeyed > 0 {
+            parts.push(format!(
+                "{} backup(s) were re-keyed to the new passphrase",
+                self.rekeyed
+            ));
+        }
+        if self.removed > 0 {
+            parts.push(format!(
+                "{} plain backup(s) that could not be encrypted were removed",
+                self.removed
+            ));
+        }
+        Some(parts.join("; "))
+    }
+}
+
+/// Bring the backups of the study at `study` under `root` to the passphrase `new` the study was
+/// just encrypted or re-keyed with: a plain backup is encrypted, one under `old` (the study's
+/// passphrase before a re-key) is re-keyed, and one that cannot be converted is removed. Each
+/// conversion writes a complete new file (`0600`) renamed over the old one.
+pub fn secure_backups(
+    root: &Path,
+    study: &Path,
+    old: Option<&Passphrase>,
+    new: &Passphrase,
+) -> StoreResult<BackupsSecured> {
+    let mut done = BackupsSecured::default();
+    for entry in list(root, study)? {
+        let path = Path::new(&entry.path);
+        match (is_encrypted(path), old) {
+            (Ok(true), Some(old)) => {
+                // One under another passphrase stays as it is: encrypted, never plain.
+                if rekey_study(path, old, new).is_ok() {
+                    done.rekeyed += 1;
+                }
+            }
+            // Taken after the conversion, or under a passphrase not known here: encrypted.
+            (Ok(true), None) => {}
+            (plain, _) => {
+                if plain.is_ok() && encrypt_study(path, new).is_ok() {
+                    done.encrypted += 1;
+                    continue;
+                }
+                // A plain copy that cannot be encrypted (damaged, unreadable) is not kept.
+                for suffix in ["", "-wal", "-shm", "-journal"] {
+                    let mut side = path.as_os_str().to_owned();
+                    side.push(suffix);
+                    let side = PathBuf::from(side);
+                    match std::fs::remove_file(&side) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(io_error(&side, e)),
+                    }
+                }
+                done.removed += 1;
+            }
+        }
+    }
+    Ok(done)
 }
 
 /// [`take`] for the open study.

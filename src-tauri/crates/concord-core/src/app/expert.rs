@@ -28,8 +28,9 @@ pub fn default_return_path(study: &OpenStudy) -> Result<PathBuf, StoreError> {
 }
 
 /// Write the package with the expert's ratings to `out` (an absolute path; a file there is
-/// replaced, the open package never) and return where it went.
-pub fn return_ratings(study: &OpenStudy, out: &str) -> Result<PathBuf, PathError> {
+/// replaced only when `overwrite` is set, the open package and its log files never) and return
+/// where it went.
+pub fn return_ratings(study: &OpenStudy, out: &str, overwrite: bool) -> Result<PathBuf, PathError> {
     if package_identity(study)?.is_none() {
         return Err(StoreError::Invalid(
             "the open study is not a rater package; only a package's ratings are returned \
@@ -39,6 +40,6 @@ pub fn return_ratings(study: &OpenStudy, out: &str) -> Result<PathBuf, PathError
         .into());
     }
     let out = typed_path(out)?;
-    study.store().copy_to(&out)?;
+    study.store().copy_to(&out, overwrite)?;
     Ok(out)
 }

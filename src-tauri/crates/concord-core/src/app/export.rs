@@ -1,13 +1,13 @@
 //! Rating exports and fill-in sheets: every rating as a long or wide CSV or the results
 //! workbook, and an expert's fill-in rating sheet, each to a chosen path or a default file in the
-//! study's export folder, written whole or not at all, behind the PHI gate (refused while
-//! findings are open unless the lead overrides with a reason), and with a warning when the study
-//! is encrypted (the file written is not).
+//! study's export folder, written whole or not at all through `files::output` (an existing file
+//! is replaced only when the caller says `overwrite`; the open study, a folder, a FIFO or a device
+//! never), behind the PHI gate (refused while findings are open unless the lead overrides with a
+//! reason), and with a warning when the study is encrypted (the file written is not).
 
 use crate::app::open_study::OpenStudy;
 use crate::app::paths::{
-    name_slug, output_path, plain_copy_warning, study_stem, write_atomically, write_error,
-    PathError,
+    name_slug, output_path, plain_copy_warning, study_stem, write_error, write_output, PathError,
 };
 use crate::app::phi::require_reviewed;
 use crate::base::error_code::{Coded, ErrorCode};
@@ -157,11 +157,12 @@ impl Coded for ExportJobError {
 }
 
 /// Every rating as a long or wide CSV or the results workbook, to `out` or a default file in
-/// the export folder.
+/// the export folder; a file already there is replaced only when `overwrite` is set.
 pub fn export_ratings(
     study: &mut OpenStudy,
     export: &RatingsExport,
     out: Option<&Path>,
+    overwrite: bool,
     gate: PhiGate<'_>,
 ) -> Result<RatingsWritten, ExportJobError> {
     require_reviewed(study, "an export", gate)?;
@@ -172,30 +173,36 @@ pub fn export_ratings(
         texts: export.texts,
     };
     let store = study.store();
-    let summary = write_atomically(&path, |tmp| -> Result<_, ExportJobError> {
-        match format {
-            RatingsFormat::LongCsv | RatingsFormat::WideCsv => {
-                let file = std::fs::File::create(tmp).map_err(|e| write_error(&path, e))?;
-                let mut w = std::io::BufWriter::new(file);
-                let summary = if format == RatingsFormat::LongCsv {
-                    export::write_long_csv(store, &mut w, options)?
-                } else {
-                    export::write_wide_csv(store, &mut w, options)?
-                };
-                w.flush().map_err(|e| write_error(&path, e))?;
-                Ok(RatingsSummary::Csv(summary))
+    let summary = write_output(
+        study,
+        &path,
+        overwrite,
+        |staged| -> Result<_, ExportJobError> {
+            match format {
+                RatingsFormat::LongCsv | RatingsFormat::WideCsv => {
+                    let mut w = std::io::BufWriter::new(staged.file());
+                    let summary = if format == RatingsFormat::LongCsv {
+                        export::write_long_csv(store, &mut w, options)?
+                    } else {
+                        export::write_wide_csv(store, &mut w, options)?
+                    };
+                    w.flush().map_err(|e| write_error(&path, e))?;
+                    Ok(RatingsSummary::Csv(summary))
+                }
+                RatingsFormat::Xlsx => {
+                    let options = WorkbookOptions {
+                        agreement: export.agreement,
+                        ..WorkbookOptions::default()
+                    };
+                    Ok(RatingsSummary::Workbook(export::write_workbook(
+                        store,
+                        staged.path(),
+                        &options,
+                    )?))
+                }
             }
-            RatingsFormat::Xlsx => {
-                let options = WorkbookOptions {
-                    agreement: export.agreement,
-                    ..WorkbookOptions::default()
-                };
-                Ok(RatingsSummary::Workbook(export::write_workbook(
-                    store, tmp, &options,
-                )?))
-            }
-        }
-    })?;
+        },
+    )?;
     let warning = plain_copy_warning(study, &path);
     Ok(RatingsWritten {
         path,
@@ -205,19 +212,29 @@ pub fn export_ratings(
 }
 
 /// The fill-in rating sheet of `expert`, to `out` or `<study>-sheet-<expert>.xlsx` in the export
-/// folder.
+/// folder; a file already there is replaced only when `overwrite` is set.
 pub fn export_sheet(
     study: &mut OpenStudy,
     expert: &str,
     out: Option<&Path>,
+    overwrite: bool,
     gate: PhiGate<'_>,
 ) -> Result<SheetWritten, ExportJobError> {
     require_reviewed(study, "a rating sheet", gate)?;
     let name = format!("{}-sheet-{}.xlsx", study_stem(study), name_slug(expert));
     let path = output_path(study, out, &name)?;
-    let summary = write_atomically(&path, |tmp| -> Result<_, ExportJobError> {
-        Ok(export::write_rating_sheet(study.store(), expert, tmp)?)
-    })?;
+    let summary = write_output(
+        study,
+        &path,
+        overwrite,
+        |staged| -> Result<_, ExportJobError> {
+            Ok(export::write_rating_sheet(
+                study.store(),
+                expert,
+                staged.path(),
+            )?)
+        },
+    )?;
     let warning = plain_copy_warning(study, &path);
     Ok(SheetWritten {
         path,

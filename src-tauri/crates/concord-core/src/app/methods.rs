@@ -15,22 +15,43 @@ impl Coded for MethodsError {
         match self {
             MethodsError::Store(e) => e.code(),
             MethodsError::Phi(e) => e.code(),
-            MethodsError::Write { .. } => ErrorCode::Io,
+            MethodsError::Output(e) => e.code(),
             MethodsError::Export(_) | MethodsError::Json(_) => ErrorCode::Export,
         }
     }
 }
 
-/// Write the methods appendix for `options` into `dir`; returns the files written.
+/// The methods appendix as written: its files, and the warning an encrypted study's appendix
+/// carries (its files are plain).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodsWritten {
+    pub files: Vec<PathBuf>,
+    /// Set when the study is encrypted: the files written are not.
+    pub warning: Option<String>,
+}
+
+/// Write the methods appendix for `options` into `dir`; files already there are replaced only
+/// when `overwrite` is set.
 pub fn write_methods_appendix(
     study: &mut OpenStudy,
     options: &AgreementOptions,
     dir: &Path,
     software: &str,
+    overwrite: bool,
     gate: PhiGate<'_>,
-) -> Result<Vec<PathBuf>, MethodsError> {
+) -> Result<MethodsWritten, MethodsError> {
     require_reviewed(study, "the methods appendix", gate)?;
     let table = study.agreement_table(options, methods::appendix_view())?;
     let meta = methods::study_json(study.agreement_data(options)?, options, software);
-    methods::write_appendix(study.store(), &table, &meta, options, dir, software)
+    let files = methods::write_appendix(
+        study.store(),
+        &table,
+        &meta,
+        options,
+        dir,
+        software,
+        overwrite,
+    )?;
+    let warning = crate::app::paths::plain_copy_warning(study, dir);
+    Ok(MethodsWritten { files, warning })
 }

@@ -45,12 +45,13 @@ impl Coded for PackageJobError {
 
 /// Write `expert`'s package, sealed under `passphrase`, to `out`, or to
 /// `<study>-package-<expert>.concord` in the export folder (numbered when taken). `seed` draws
-/// the package id and the source codes. Refused while PHI findings are open, unless `gate`
-/// overrides with a reason.
+/// the package id and the source codes. A file already at `out` is replaced only when `overwrite`
+/// is set. Refused while PHI findings are open, unless `gate` overrides with a reason.
 pub fn export_package(
     study: &mut OpenStudy,
     expert: &str,
     out: Option<&Path>,
+    overwrite: bool,
     seed: u64,
     passphrase: &Passphrase,
     gate: PhiGate<'_>,
@@ -70,7 +71,14 @@ pub fn export_package(
             )
         }
     };
-    let summary = package::export_package(study.store_mut(), expert, &path, seed, passphrase)?;
+    let summary = package::export_package_to(
+        study.store_mut(),
+        expert,
+        &path,
+        overwrite,
+        seed,
+        passphrase,
+    )?;
     Ok(PackageWritten {
         path: path.display().to_string(),
         summary,

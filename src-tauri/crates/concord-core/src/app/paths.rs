@@ -1,12 +1,15 @@
 //! The paths a job is given and the files it writes: a typed path must be absolute (the app's
 //! working folder means nothing to its user), default outputs go to the study's export folder
 //! (`<study>-exports/` beside it) under a name made from the study and the person, numbered when
-//! taken, and every file is written to a temporary sibling and renamed into place, so a failure
-//! leaves no half-written file. Who the window's lead is in the audit trail is decided here too.
+//! taken, and every file is written through `files::output`: the destination judged first (never
+//! the open study, a folder, a FIFO or a device; an existing file only when the person asked), the
+//! content staged `0600` beside it and renamed into place, so a failure leaves nothing behind.
+//! Who the window's lead is in the audit trail is decided here too.
 
 use crate::app::open_study::OpenStudy;
 use crate::base::error_code::{Coded, ErrorCode};
 use crate::base::text::quoted;
+use crate::files::output::{self, Destination, OutputError, Staged};
 use crate::store::StoreError;
 use std::path::{Path, PathBuf};
 
@@ -20,6 +23,8 @@ pub enum PathError {
     #[error("{path}: cannot write: {detail}")]
     Write { path: String, detail: String },
     #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error(transparent)]
     Store(#[from] StoreError),
 }
 
@@ -28,6 +33,7 @@ impl Coded for PathError {
         match self {
             PathError::RelativePath(_) | PathError::EmptyPath => ErrorCode::Path,
             PathError::Write { .. } => ErrorCode::Io,
+            PathError::Output(e) => e.code(),
             PathError::Store(e) => e.code(),
         }
     }
@@ -111,23 +117,28 @@ pub(crate) fn write_error(path: &Path, e: impl std::fmt::Display) -> PathError {
     }
 }
 
-/// Write through `f` into `<out>.partial`, then rename it to `out`; a failure leaves no file.
-pub(crate) fn write_atomically<T, E: From<PathError>>(
+/// Write `out` through `f`, which fills the staged temporary file: the destination is judged
+/// first (the open study, its log files, a folder, a FIFO or a device are refused, and an existing
+/// file unless `overwrite`), the file is staged `0600` beside it and renamed into place; a failure
+/// leaves no file.
+pub(crate) fn write_output<T, E: From<PathError>>(
+    study: &OpenStudy,
     out: &Path,
-    f: impl FnOnce(&Path) -> Result<T, E>,
+    overwrite: bool,
+    f: impl FnOnce(&mut Staged) -> Result<T, E>,
 ) -> Result<T, E> {
-    let mut name = out.file_name().unwrap_or_default().to_os_string();
-    name.push(".partial");
-    let tmp = out.with_file_name(name);
-    match f(&tmp) {
-        Ok(v) => {
-            std::fs::rename(&tmp, out).map_err(|e| write_error(out, e))?;
-            Ok(v)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
+    let dest = Destination::new(out)
+        .overwrite(overwrite)
+        .guarding(study.store().path());
+    output::write_with(&dest, |staged| f(staged).map_err(Carried)).map_err(|e| e.0)
+}
+
+/// Carries a job's error through [`output::write_with`], which needs `From<OutputError>`.
+struct Carried<E>(E);
+
+impl<E: From<PathError>> From<OutputError> for Carried<E> {
+    fn from(e: OutputError) -> Self {
+        Carried(E::from(PathError::Output(e)))
     }
 }
 
@@ -141,10 +152,10 @@ pub(crate) fn study_stem(study: &OpenStudy) -> String {
         .unwrap_or_else(|| "study".into())
 }
 
-/// The export folder, created when missing.
+/// The export folder, created (`0700`) when missing.
 pub(crate) fn created_export_dir(study: &OpenStudy) -> Result<PathBuf, PathError> {
     let dir = study.export_dir()?;
-    std::fs::create_dir_all(&dir).map_err(|e| write_error(&dir, e))?;
+    output::create_folder(&dir)?;
     Ok(dir)
 }
 

@@ -67,7 +67,7 @@ fn a_long_chinese_study_and_expert_name_still_export_under_255_bytes() {
     options.sample = Some(2);
     assign(&mut s, &options).expect("assigned");
     for format in [RatingsFormat::LongCsv, RatingsFormat::Xlsx] {
-        let written = export_ratings(&mut s, &RatingsExport::new(format), None, LEAD)
+        let written = export_ratings(&mut s, &RatingsExport::new(format), None, false, LEAD)
             .expect("the export writes under a shortened name");
         let name = Path::new(&written.path)
             .file_name()
@@ -78,7 +78,7 @@ fn a_long_chinese_study_and_expert_name_still_export_under_255_bytes() {
             "the file name fits the file system: {name} bytes"
         );
     }
-    let sheet = export_sheet(&mut s, &expert, None, LEAD)
+    let sheet = export_sheet(&mut s, &expert, None, false, LEAD)
         .expect("the expert's sheet writes under a shortened name");
     assert!(
         Path::new(&sheet.path)
@@ -171,8 +171,10 @@ fn the_wizard_runs_from_import_to_package_and_csv() {
     assert_eq!(loads, vec![8, 8, 8], "12 responses × k=2 over 3 experts");
 
     let pass = Passphrase::new("lead test passphrase").unwrap();
-    let first = export_package(&mut s, "Ana", None, 9, &pass, LEAD).expect("package written");
-    let second = export_package(&mut s, "Ana", None, 9, &pass, LEAD).expect("second package");
+    let first =
+        export_package(&mut s, "Ana", None, false, 9, &pass, LEAD).expect("package written");
+    let second =
+        export_package(&mut s, "Ana", None, false, 9, &pass, LEAD).expect("second package");
     assert!(
         first
             .path
@@ -202,6 +204,7 @@ fn the_wizard_runs_from_import_to_package_and_csv() {
             ..RatingsExport::new(RatingsFormat::LongCsv)
         },
         None,
+        false,
         LEAD,
     )
     .expect("csv written");
@@ -210,7 +213,7 @@ fn the_wizard_runs_from_import_to_package_and_csv() {
         bytes.starts_with(b"\xEF\xBB\xBFconversation_id,"),
         "the Excel option adds a byte-order mark before the header"
     );
-    let sheet = export_sheet(&mut s, "Ben", None, LEAD).expect("sheet written");
+    let sheet = export_sheet(&mut s, "Ben", None, false, LEAD).expect("sheet written");
     assert_eq!(sheet.summary.rows, 8, "one sheet row per assigned item");
     let back = import_sheet_outcome(&mut s, &sheet.path.display().to_string())
         .expect("the untouched sheet reads back");
@@ -300,7 +303,7 @@ fn phi_found_at_import_gates_exports_until_each_finding_is_decided() {
     options.sample = Some(2);
     assign(&mut s, &options).unwrap();
     let pass = Passphrase::new("lead test passphrase").unwrap();
-    let refused = export_package(&mut s, "Ana", None, 9, &pass, LEAD);
+    let refused = export_package(&mut s, "Ana", None, false, 9, &pass, LEAD);
     assert!(
         matches!(&refused, Err(e) if e.code() == ErrorCode::PhiUnreviewed),
         "a package is refused while findings are open: {refused:?}"
@@ -309,6 +312,7 @@ fn phi_found_at_import_gates_exports_until_each_finding_is_decided() {
         &mut s,
         &RatingsExport::new(RatingsFormat::LongCsv),
         None,
+        false,
         LEAD,
     );
     assert!(
@@ -378,7 +382,7 @@ fn phi_found_at_import_gates_exports_until_each_finding_is_decided() {
             && !texts.iter().any(|t| t.text.contains("415-555-0132")),
         "the redacted number is gone from the stored text, replaced by its placeholder"
     );
-    export_package(&mut s, "Ana", None, 9, &pass, LEAD)
+    export_package(&mut s, "Ana", None, false, 9, &pass, LEAD)
         .expect("with every finding decided the package is written");
 }
 
@@ -402,6 +406,7 @@ fn an_override_with_a_reason_writes_despite_open_findings_and_is_audited() {
             &mut s,
             &RatingsExport::new(RatingsFormat::LongCsv),
             None,
+            false,
             blank
         )
         .is_err(),
@@ -415,6 +420,7 @@ fn an_override_with_a_reason_writes_despite_open_findings_and_is_audited() {
         &mut s,
         &RatingsExport::new(RatingsFormat::LongCsv),
         None,
+        false,
         gate,
     )
     .expect("an override with a reason writes the export");

@@ -3,7 +3,9 @@
 //! file declares are never trusted ([`bounds`]), CSV is read as a stream of checked rows in bounded
 //! memory ([`csv_rows`]), CSV, JSON Lines and XLSX become raw rows through one reader ([`table`]),
 //! JSON through one strict reader ([`json`]), and every problem carries its file, sheet, row and
-//! column ([`Issue`], [`Location`]). Nothing here knows what a study or a rubric is.
+//! column ([`Issue`], [`Location`]). Nothing here knows what a study or a rubric is. The one
+//! writer of outside files is here too ([`output`]): every file Concord writes is judged, staged
+//! `0600` beside its destination and renamed into place.
 //!
 //! Imports only `base`; never the rubric, the store or anything above.
 
@@ -12,6 +14,7 @@ pub mod csv_rows;
 mod encoding;
 pub mod json;
 mod located;
+pub mod output;
 pub mod score_table;
 pub mod table;
 

@@ -8,6 +8,7 @@
 //! reader's software reproduces them exactly, while the panel's headline percentile bootstrap
 //! depends on the random stream (its seed and resamples are stated in the paragraph).
 
+use crate::files::output::{self, Destination, OutputError};
 use crate::outputs::export::write_long_csv;
 use crate::outputs::export::CsvOptions;
 use crate::outputs::export::ExportError;
@@ -36,16 +37,12 @@ pub enum MethodsError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Export(#[from] ExportError),
-    #[error("{path}: cannot write: {source}")]
-    Write {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
     #[error("cannot encode study.json: {0}")]
     Json(#[from] serde_json::Error),
     #[error(transparent)]
     Phi(#[from] crate::guard::phi::review::PhiError),
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 /// The table view of the appendix: system level, judges against the experts' mean, ICC(C,1),
@@ -122,13 +119,6 @@ Whether a judge can replace the experts: the Alternative Annotator Test (Caldero
     s
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), MethodsError> {
-    std::fs::write(path, bytes).map_err(|source| MethodsError::Write {
-        path: path.display().to_string(),
-        source,
-    })
-}
-
 /// What `study.json` says of the study: the rubric, its criteria and groups, the sources with their
 /// families, the raters, and the software that wrote it.
 pub fn study_json(
@@ -184,7 +174,9 @@ pub fn study_json(
 /// Write the appendix into `dir` (created when missing) from the agreement `table` of `options`
 /// (seen as [`appendix_view`]) and the `study.json` content [`study_json`] gave; returns the files
 /// written. Its `ratings.csv` carries every rating with the judges' rationales: the caller checks
-/// the PHI gate first, as for every other export.
+/// the PHI gate first, as for every other export. Every file goes through `files::output`: all
+/// five destinations are judged before the first is written (a file already there is replaced
+/// only when `overwrite` is set; the open study never), each is staged `0600` and renamed in.
 pub fn write_appendix(
     store: &Store,
     table: &AgreementTable,
@@ -192,11 +184,13 @@ pub fn write_appendix(
     options: &AgreementOptions,
     dir: &Path,
     software: &str,
+    overwrite: bool,
 ) -> Result<Vec<PathBuf>, MethodsError> {
-    std::fs::create_dir_all(dir).map_err(|source| MethodsError::Write {
-        path: dir.display().to_string(),
-        source,
-    })?;
+    output::create_folder(dir)?;
+    let paths: Vec<PathBuf> = FILES.iter().map(|name| dir.join(name)).collect();
+    for path in &paths {
+        output::check(&destination(path, overwrite, store))?;
+    }
     let provenance = crate::guard::provenance::Provenance::of(
         store,
         serde_json::json!({ "agreement": options, "table": appendix_view() }),
@@ -226,10 +220,29 @@ pub fn write_appendix(
         ("recompute.py", RECOMPUTE_SCRIPT.as_bytes().to_vec()),
     ];
     let mut written = Vec::new();
-    for (name, bytes) in files {
-        let path = dir.join(name);
-        write(&path, &bytes)?;
+    for ((name, bytes), path) in files.into_iter().zip(paths) {
+        debug_assert!(
+            path.ends_with(name),
+            "the files are judged in the order written"
+        );
+        output::write_bytes(&destination(&path, overwrite, store), &bytes)?;
         written.push(path);
     }
     Ok(written)
 }
+
+/// Where one file of an appendix goes: never over the open study.
+fn destination<'a>(path: &'a Path, overwrite: bool, store: &'a Store) -> Destination<'a> {
+    Destination::new(path)
+        .overwrite(overwrite)
+        .guarding(store.path())
+}
+
+/// The files of an appendix, in the order they are written.
+const FILES: [&str; 5] = [
+    "ratings.csv",
+    "agreement.csv",
+    "study.json",
+    "methods.md",
+    "recompute.py",
+];

@@ -10,6 +10,7 @@
 
 use super::cipher::apply_key;
 use super::{display, inspect_with, FileKind, Passphrase, Store, StoreError, StoreResult};
+use crate::files::output::{self, Destination};
 use rusqlite::backup::Backup;
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
@@ -39,14 +40,18 @@ fn remove_sidecars(path: &Path) -> StoreResult<()> {
     Ok(())
 }
 
-/// Copy the database behind `source` into a new file at `dest`: written under a temporary name
-/// beside it and renamed into place, so `dest` is either the whole copy or untouched. `key` is the
-/// passphrase `source` was opened with (the copy is encrypted with it), `None` for a plain study.
-fn copy_database(source: &Connection, dest: &Path, key: Option<&Passphrase>) -> StoreResult<()> {
-    let io = |e: std::io::Error| StoreError::ReadOnly {
-        path: display(dest),
-        detail: e.to_string(),
-    };
+/// Copy the database behind `source` into a new file at `dest` through `files::output`: judged
+/// first (never the study at `guard`, a folder, a FIFO or a device; a file there only when
+/// `overwrite`), written into a temporary file created `0600` beside it and renamed into place, so
+/// `dest` is either the whole copy or untouched. `key` is the passphrase `source` was opened with
+/// (the copy is encrypted with it), `None` for a plain study.
+fn copy_database(
+    source: &Connection,
+    dest: &Path,
+    key: Option<&Passphrase>,
+    overwrite: bool,
+    guard: Option<&Path>,
+) -> StoreResult<()> {
     if let Some(folder) = dest.parent().filter(|f| !f.as_os_str().is_empty()) {
         if !folder.is_dir() {
             return Err(StoreError::MissingFolder {
@@ -55,61 +60,46 @@ fn copy_database(source: &Connection, dest: &Path, key: Option<&Passphrase>) -> 
             });
         }
     }
-    let mut tmp_name = dest.as_os_str().to_owned();
-    tmp_name.push(".partial");
-    let tmp = PathBuf::from(tmp_name);
-    if tmp.exists() {
-        std::fs::remove_file(&tmp).map_err(io)?;
-    }
-    remove_sidecars(&tmp)?;
-    let result = (|| -> StoreResult<()> {
-        let mut target = Connection::open_with_flags(
-            &tmp,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
-        )
-        .map_err(|e| StoreError::ReadOnly {
-            path: display(dest),
-            detail: e.to_string(),
-        })?;
-        if let Some(key) = key {
-            apply_key(&target, key)?;
+    let target = Destination::new(dest).overwrite(overwrite).guarding(guard);
+    output::write_with(&target, |staged| -> StoreResult<()> {
+        let tmp = staged.path().to_path_buf();
+        let copied = (|| -> StoreResult<()> {
+            let mut target = Connection::open_with_flags(
+                &tmp,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+            )
+            .map_err(|e| StoreError::ReadOnly {
+                path: display(dest),
+                detail: e.to_string(),
+            })?;
+            if let Some(key) = key {
+                apply_key(&target, key)?;
+            }
+            {
+                let backup = Backup::new(source, &mut target)?;
+                backup.run_to_completion(PAGES_PER_STEP, Duration::ZERO, None)?;
+            }
+            // One file, no log beside it: the copy can be mailed or moved on its own.
+            target.query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()))?;
+            target.close().map_err(|(_, e)| StoreError::Sqlite(e))?;
+            Ok(())
+        })();
+        if copied.is_err() {
+            let _ = remove_sidecars(&tmp);
+            return copied;
         }
-        {
-            let backup = Backup::new(source, &mut target)?;
-            backup.run_to_completion(PAGES_PER_STEP, Duration::ZERO, None)?;
-        }
-        // One file, no log beside it: the copy can be mailed or moved on its own.
-        target.query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()))?;
-        target.close().map_err(|(_, e)| StoreError::Sqlite(e))?;
-        Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        let _ = remove_sidecars(&tmp);
-        return Err(e);
-    }
-    remove_sidecars(dest)?;
-    std::fs::rename(&tmp, dest).map_err(io)?;
-    Ok(())
+        // A log left beside the destination belongs to another database: never read with this one.
+        remove_sidecars(dest)
+    })
 }
 
 impl Store {
-    /// Write a consistent copy of the whole study to `dest` (replacing a file there, never the
-    /// study itself). The study stays open and usable throughout.
-    pub fn copy_to(&self, dest: &Path) -> StoreResult<()> {
-        if let Some(own) = self.path() {
-            let same = match (own.canonicalize(), dest.canonicalize()) {
-                (Ok(a), Ok(b)) => a == b,
-                _ => own == dest,
-            };
-            if same {
-                return Err(StoreError::Invalid(format!(
-                    "{}: this is the open study itself; choose another file for the copy",
-                    display(dest)
-                )));
-            }
-        }
-        copy_database(self.conn(), dest, self.passphrase())
+    /// Write a consistent copy of the whole study to a new file at `dest` (never the study
+    /// itself or its log files; a file already there only when `overwrite`). The copy is `0600`
+    /// and, for an encrypted study, encrypted with its passphrase. The study stays open and usable
+    /// throughout.
+    pub fn copy_to(&self, dest: &Path, overwrite: bool) -> StoreResult<()> {
+        copy_database(self.conn(), dest, self.passphrase(), overwrite, self.path())
     }
 
     /// A stamp that differs whenever the study changed since it was last taken: writes through
@@ -199,5 +189,5 @@ pub fn restore_copy(source: &Path, dest: &Path, key: Option<&Passphrase>) -> Sto
         });
     }
     let conn = open_read_only(source, key)?;
-    copy_database(&conn, dest, key)
+    copy_database(&conn, dest, key, false, Some(source))
 }

@@ -290,6 +290,8 @@ fn convert(path: &Path, from: Option<&Passphrase>, to: Option<&Passphrase>) -> S
     }
     let target = conversion_file(path);
     remove_with_journals(&target);
+    // The new file is the study from now on: owner-only (`0600`) before a page is written to it.
+    super::create_private(&target)?;
     let target_text = target.to_str().ok_or_else(|| {
         StoreError::Invalid(format!("{}: the path is not valid UTF-8", target.display()))
     })?;

@@ -101,6 +101,36 @@ pub(crate) fn migration_version(marker: &str) -> i64 {
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// Create the empty file a new study goes into, readable and writable by its owner only (`0600`),
+/// before SQLite writes anything to it; SQLite gives the study's journal and log the same mode.
+fn create_private(path: &Path) -> StoreResult<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path).map(drop).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => StoreError::AlreadyExists {
+            path: display(path),
+        },
+        _ => StoreError::ReadOnly {
+            path: display(path),
+            detail: e.to_string(),
+        },
+    })
+}
+
+/// Remove a study file this process just created, with any journal or log SQLite made beside it.
+pub(crate) fn remove_with_sidecars(path: &Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(p));
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("{path}: no such study file")]
@@ -174,6 +204,8 @@ pub enum StoreError {
     LeadKey(lead_key::LeadKeyError),
     #[error("study database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Output(#[from] crate::files::output::OutputError),
 }
 
 impl crate::base::error_code::Coded for StoreError {
@@ -204,6 +236,7 @@ impl crate::base::error_code::Coded for StoreError {
             StoreError::Invalid(_) => ErrorCode::Invalid,
             StoreError::LeadKey(e) => e.code(),
             StoreError::Sqlite(_) => ErrorCode::Database,
+            StoreError::Output(e) => crate::base::error_code::Coded::code(e),
         }
     }
 }
@@ -433,6 +466,32 @@ impl Store {
                     folder: display(folder),
                 });
             }
+        }
+        if let Some(key) = key {
+            key.check_new()?;
+        }
+        create_private(path)?;
+        Store::open_file(path, clock, key).inspect_err(|_| remove_with_sidecars(path))
+    }
+
+    /// A new, empty study in the empty file at `path` (the staged temporary file of an output,
+    /// which `files::output` created `0600` and renames into place), encrypted with `key` when
+    /// one is given.
+    pub fn create_in_empty_file(
+        path: &Path,
+        clock: Arc<dyn Clock>,
+        key: Option<&Passphrase>,
+    ) -> StoreResult<Store> {
+        let len = std::fs::metadata(path)
+            .map_err(|e| StoreError::Io {
+                path: display(path),
+                detail: e.to_string(),
+            })?
+            .len();
+        if len != 0 {
+            return Err(StoreError::AlreadyExists {
+                path: display(path),
+            });
         }
         if let Some(key) = key {
             key.check_new()?;

@@ -102,7 +102,7 @@ fn a_backup_is_a_sound_study_and_only_the_newest_ten_stay() {
         "restoring never overwrites an existing file"
     );
     assert!(
-        store.copy_to(&study).is_err(),
+        store.copy_to(&study, true).is_err(),
         "a copy never replaces the open study itself"
     );
 }
@@ -209,8 +209,9 @@ fn an_expert_returns_ratings_the_lead_can_merge_and_files_are_routed_by_kind() {
         out,
         "the suggested file sits beside the package"
     );
-    let written = concord_core::app::expert::return_ratings(&pkg, &out.display().to_string())
-        .expect("returned");
+    let written =
+        concord_core::app::expert::return_ratings(&pkg, &out.display().to_string(), false)
+            .expect("returned");
     assert!(
         integrity_problems(&written, Some(&pass()))
             .expect("checkable")
@@ -228,14 +229,15 @@ fn an_expert_returns_ratings_the_lead_can_merge_and_files_are_routed_by_kind() {
         merge_package(&mut main, &written, &pass()).expect("the lead merges the returned file");
     assert_eq!(report.inserted, 1, "the expert's one rating comes back");
     assert!(
-        concord_core::app::expert::return_ratings(&pkg, "relative.concord").is_err(),
+        concord_core::app::expert::return_ratings(&pkg, "relative.concord", false).is_err(),
         "a typed path must be absolute"
     );
     let not_pkg = OpenStudy::new(main);
     assert!(
         concord_core::app::expert::return_ratings(
             &not_pkg,
-            &dir.path().join("x.concord").display().to_string()
+            &dir.path().join("x.concord").display().to_string(),
+            false
         )
         .is_err(),
         "a study that is not a package has no ratings to return"

@@ -24,5 +24,6 @@ mod package_forgery;
 mod package_seal;
 mod phi_eval;
 mod rating_queue;
+mod safe_writes;
 mod signature_marks;
 mod verdicts;

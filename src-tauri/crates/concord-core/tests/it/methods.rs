@@ -25,10 +25,11 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
         override_reason: None,
     };
     let written = concord_core::app::methods::write_methods_appendix(
-        &mut study, &options, &dir, "9.9.9", gate,
+        &mut study, &options, &dir, "9.9.9", false, gate,
     )
     .expect("written");
     let names: Vec<String> = written
+        .files
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();

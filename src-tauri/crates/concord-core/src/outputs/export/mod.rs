@@ -129,7 +129,8 @@ pub(crate) struct RatingRow {
 /// (experts first, by name), occasion, rubric, criterion. The rating table is scanned plainly
 /// (one rater through its index) and names come from maps loaded once, which is much faster than
 /// letting SQLite join and sort hundreds of thousands of rows; the rows are put in order in
-/// bounded memory (sorted runs of `run_rows`, spilled and merged when there are more).
+/// bounded memory (sorted runs of `run_rows`, spilled and merged when there are more; an
+/// encrypted study's runs are sealed on disk).
 pub(crate) fn for_each_rating(
     store: &Store,
     rater: Option<&str>,
@@ -165,7 +166,7 @@ pub(crate) fn for_each_rating(
         .map(|(i, c)| (c.id, i))
         .collect();
 
-    let mut rows = order::Ordering::new(run_rows);
+    let mut rows = order::Ordering::new(run_rows, store.is_encrypted());
     let mut failed = None;
     let scanned = store.for_each_rating_signed(rater_id, |r, signed_at| {
         let (Some(&rr), Some(&ra), Some(&cr)) = (

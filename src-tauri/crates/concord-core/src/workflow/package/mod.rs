@@ -35,6 +35,7 @@ pub use merge::{merge_package, MergeConflict, MergeReport};
 pub use returned::{MAX_CLOCK_SKEW_MS, MAX_FLAGS_PER_ITEM, MAX_ORIGIN_BYTES, MAX_TEXT_BYTES};
 
 use crate::base::text::quoted;
+use crate::files::output::{self, Destination, OutputError};
 use crate::store::{
     AssignmentRecord, BaseValue, ConversationRecord, CopiedRating, CriterionKey, FlagRecord,
     HistoryRow, KeyedCriterion, NewAssignment, NewConversation, NewRater, NewSource, Passphrase,
@@ -298,6 +299,12 @@ fn study_tag(content: &PackageContent, title: &str) -> u64 {
     u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
 }
 
+impl From<OutputError> for PackageError {
+    fn from(e: OutputError) -> Self {
+        PackageError::Store(StoreError::Output(e))
+    }
+}
+
 /// Study ids → package ids of what was copied into the package.
 struct CopiedIds {
     responses: HashMap<i64, i64>,
@@ -315,6 +322,21 @@ pub fn export_package(
     seed: u64,
     passphrase: &Passphrase,
 ) -> Result<PackageSummary, PackageError> {
+    export_package_to(store, rater, out, false, seed, passphrase)
+}
+
+/// [`export_package`], replacing a regular file at `out` when `overwrite` is set. The package is
+/// written through `files::output`: never over the study or its log files, a folder, a FIFO or a
+/// device; built in a temporary file created `0600` beside `out` and renamed into place once
+/// sealed, so a failure leaves nothing behind.
+pub fn export_package_to(
+    store: &mut Store,
+    rater: &str,
+    out: &Path,
+    overwrite: bool,
+    seed: u64,
+    passphrase: &Passphrase,
+) -> Result<PackageSummary, PackageError> {
     passphrase.check_new()?;
     let content = PackageContent::read(store, expert(store, rater)?)?;
     // The lead's key signs the issued package: made now if the study is to have one.
@@ -323,25 +345,27 @@ pub fn export_package(
     let identity = PackageIdentity::draw(store, &content, &title, seed)?;
     let main_criteria = store.read().criterion_keys()?;
 
-    let mut pkg = Store::create_with(out, store.clock(), Some(passphrase))?;
-    let written = pkg.write(|tx| -> Result<(), PackageError> {
-        tx.set_meta("title", &format!("{title} — {}", content.rater.name))?;
-        tx.set_meta(META_PACKAGE_ID, &identity.package_id)?;
-        tx.set_meta(META_PACKAGE_RATER, &content.rater.name)?;
-        let ids = copy_dataset(tx, &content, &identity, &main_criteria)?;
-        copy_work(tx, &content, &ids)
-    });
-    let sealed = written.and_then(|()| {
-        Ok(pkg.seal_package(&identity.study_id, &identity.package_id, store.lead_key())?)
-    });
-    drop(pkg);
-    let sealed = match sealed {
-        Ok(s) => s,
-        Err(e) => {
-            remove_package_file(out);
-            return Err(e);
+    let dest = Destination::new(out)
+        .overwrite(overwrite)
+        .guarding(store.path());
+    let sealed = output::write_with(&dest, |staged| -> Result<_, PackageError> {
+        let mut pkg = Store::create_in_empty_file(staged.path(), store.clock(), Some(passphrase))?;
+        let written = pkg.write(|tx| -> Result<(), PackageError> {
+            tx.set_meta("title", &format!("{title} — {}", content.rater.name))?;
+            tx.set_meta(META_PACKAGE_ID, &identity.package_id)?;
+            tx.set_meta(META_PACKAGE_RATER, &content.rater.name)?;
+            let ids = copy_dataset(tx, &content, &identity, &main_criteria)?;
+            copy_work(tx, &content, &ids)
+        });
+        let sealed = written.and_then(|()| {
+            Ok(pkg.seal_package(&identity.study_id, &identity.package_id, store.lead_key())?)
+        });
+        drop(pkg);
+        if sealed.is_err() {
+            remove_package_file(staged.path());
         }
-    };
+        sealed
+    })?;
 
     let file_name = out
         .file_name()

@@ -3,6 +3,7 @@
 mod adjudication_cli;
 mod audit_cli;
 mod encrypted_cli;
+mod hostile_names_cli;
 mod import_agreement_cli;
 mod judge_cli;
 mod phi_cli;

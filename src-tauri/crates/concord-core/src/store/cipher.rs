@@ -90,9 +90,7 @@ pub(crate) fn read_header(path: &Path) -> StoreResult<Header> {
         path: display(path),
         detail: e.to_string(),
     };
-    if std::fs::metadata(path).map_err(io)?.is_dir() {
-        return Ok(Header::Other);
-    }
+    super::regular_file(path)?;
     let mut file = std::fs::File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let mut header = [0u8; 16];

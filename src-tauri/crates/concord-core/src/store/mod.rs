@@ -111,6 +111,8 @@ pub enum StoreError {
         bytes: usize,
         max: usize,
     },
+    #[error("{path}: is {kind}, not a study file; a study is a regular file (.concord), so nothing was read from it or changed")]
+    NotAFile { path: String, kind: &'static str },
     #[error("{path}: not a SQLite database, so not a Concord study; the file was not changed")]
     NotSqlite { path: String },
     #[error("{path}: a SQLite database but not a Concord study; the file was not changed")]
@@ -178,6 +180,7 @@ impl crate::base::error_code::Coded for StoreError {
             StoreError::MissingFolder { .. } => ErrorCode::FolderMissing,
             StoreError::AlreadyExists { .. } => ErrorCode::AlreadyExists,
             StoreError::NameTooLong { .. } => ErrorCode::Invalid,
+            StoreError::NotAFile { .. } => ErrorCode::Path,
             StoreError::NotSqlite { .. } => ErrorCode::NotSqlite,
             StoreError::NotAStudy { .. } => ErrorCode::NotAStudy,
             StoreError::NewerSchema { .. } => ErrorCode::NewerSchema,
@@ -235,6 +238,50 @@ fn display(path: &Path) -> String {
     path.display().to_string()
 }
 
+/// The metadata of the study file at `path` (symbolic links followed), refusing anything but a
+/// regular file before it is opened: a directory, and above all a FIFO (reading one waits for a
+/// writer forever), a device (`/dev/zero` never ends) or a socket.
+pub(crate) fn regular_file(path: &Path) -> StoreResult<std::fs::Metadata> {
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => StoreError::Missing {
+            path: display(path),
+        },
+        _ => StoreError::Io {
+            path: display(path),
+            detail: e.to_string(),
+        },
+    })?;
+    if meta.is_file() {
+        return Ok(meta);
+    }
+    Err(StoreError::NotAFile {
+        path: display(path),
+        kind: file_kind(&meta.file_type()),
+    })
+}
+
+/// What a file that is not a regular file is, in words.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
+}
+
 /// Look at `path` without changing it: absent, a Concord study (with its schema version), or an error
 /// saying why it is not one. An encrypted study needs its passphrase ([`inspect_with`]).
 pub fn inspect(path: &Path) -> StoreResult<FileKind> {
@@ -254,8 +301,11 @@ pub fn inspect_with(path: &Path, key: Option<&Passphrase>) -> StoreResult<FileKi
             })
         }
     };
-    if meta.is_dir() {
-        return Err(StoreError::NotSqlite { path: p });
+    if !meta.is_file() {
+        return Err(StoreError::NotAFile {
+            path: p,
+            kind: file_kind(&meta.file_type()),
+        });
     }
     let encrypted = match cipher::read_header(path)? {
         cipher::Header::Plain => false,

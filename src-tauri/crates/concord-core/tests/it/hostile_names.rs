@@ -88,3 +88,93 @@ fn an_endless_csv_cell_stops_at_the_limit() {
         assert!(rows.next_row().is_none(), "the refusal ends the reading");
     }
 }
+
+/// Run `job` on its own thread and fail (instead of hanging the suite) when it takes more than
+/// ten seconds: a FIFO opened for reading waits for a writer forever.
+fn within_seconds<T: Send + 'static>(what: &str, job: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(job());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap_or_else(|_| panic!("{what} must answer at once, not wait on the file"))
+}
+
+/// Paths that are not regular files: a FIFO made here, a folder, and a device.
+#[cfg(unix)]
+fn not_files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, &'static str)> {
+    let fifo = dir.join("pipe.concord");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "the FIFO is made for the attack");
+    let folder = dir.join("folder.concord");
+    std::fs::create_dir(&folder).expect("folder made");
+    vec![
+        (fifo, "a named pipe (FIFO)"),
+        (folder, "a folder"),
+        (std::path::PathBuf::from("/dev/zero"), "a device"),
+    ]
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_device_or_folder_given_as_a_study_is_refused_at_once() {
+    use concord_core::app::open::{open, WhenMissing};
+    use concord_core::base::study_location::StudyPath;
+    use concord_core::store::{inspect, is_encrypted, Passphrase, Store, StoreError};
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (path, kind) in not_files(dir.path()) {
+        let shown = path.display().to_string();
+        let p = path.clone();
+        let errors: Vec<(&str, StoreError)> = within_seconds(&shown, move || {
+            let clock = concord_testsupport::lead_study::clock;
+            let key = Passphrase::new("correct horse battery staple").expect("passphrase");
+            vec![
+                ("open", Store::open(&p, clock()).expect_err("refused")),
+                (
+                    "open with a key",
+                    Store::open_with(&p, clock(), Some(&key)).expect_err("refused"),
+                ),
+                ("inspect", inspect(&p).expect_err("refused")),
+                ("is_encrypted", is_encrypted(&p).expect_err("refused")),
+                (
+                    "encrypt",
+                    concord_core::store::encrypt_study(&p, &key).expect_err("refused"),
+                ),
+                ("create", Store::create(&p, clock()).expect_err("refused")),
+                (
+                    "the jobs' open",
+                    match open(
+                        &StudyPath::Explicit(p.clone()),
+                        WhenMissing::CreateEmpty,
+                        clock(),
+                        1,
+                        None,
+                    ) {
+                        Err(concord_core::intake::demo::DemoError::Store(e)) => e,
+                        other => panic!("the jobs' open must refuse it: {other:?}"),
+                    },
+                ),
+            ]
+        });
+        for (how, err) in errors {
+            assert!(
+                matches!(err, StoreError::NotAFile { .. }),
+                "{how} refuses {shown} as not a file: {err:?}"
+            );
+            let message = err.to_string();
+            assert!(
+                message.contains(&shown) && message.contains(kind),
+                "{how}: the message names the path and says it is {kind}: {message}"
+            );
+        }
+    }
+    assert!(
+        std::fs::metadata(dir.path().join("pipe.concord"))
+            .map(|m| !m.is_file())
+            .unwrap_or(false),
+        "the FIFO is still a FIFO: nothing replaced it"
+    );
+}

@@ -178,3 +178,90 @@ fn a_fifo_device_or_folder_given_as_a_study_is_refused_at_once() {
         "the FIFO is still a FIFO: nothing replaced it"
     );
 }
+
+/// An expert name carrying C0 controls, an escape sequence, DEL, a C1 control and a right-to-left
+/// override: everything a name should never smuggle into a terminal or a file.
+const HOSTILE_NAME: &str = "Ana\u{1}\u{1b}[31m\u{7f}\u{85}\u{202e}Lee";
+
+/// Whether `c` is a character XML 1.0 forbids (its `Char` production).
+fn xml_forbidden(c: char) -> bool {
+    !matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+/// Every XML part of the workbook at `path` is well-formed XML 1.0 with no forbidden character.
+fn assert_well_formed_parts(path: &std::path::Path) {
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(path).expect("workbook opens"))
+        .expect("a ZIP archive");
+    for i in 0..zip.len() {
+        let mut part = zip.by_index(i).expect("part");
+        let name = part.name().expect("a part name").to_string();
+        if !name.ends_with(".xml") && !name.ends_with(".rels") {
+            continue;
+        }
+        let mut text = String::new();
+        part.read_to_string(&mut text).expect("UTF-8 XML");
+        if let Some(c) = text.chars().find(|&c| xml_forbidden(c)) {
+            panic!("{name} carries U+{:04X}, which XML 1.0 forbids", c as u32);
+        }
+        let mut reader = quick_xml::Reader::from_str(&text);
+        loop {
+            match reader.read_event() {
+                Ok(quick_xml::events::Event::Eof) => break,
+                Ok(_) => {}
+                Err(e) => panic!("{name} is not well-formed XML: {e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn control_characters_in_names_never_reach_a_workbook_raw() {
+    use calamine::{Reader, Xlsx};
+    use concord_core::outputs::export::{write_rating_sheet, write_workbook, WorkbookOptions};
+    use concord_core::workflow::assignment::{self, AssignmentOptions};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut store = concord_testsupport::lead_study::memory_study(4, &[HOSTILE_NAME, "Boris"]);
+    assignment::assign(&mut store, &AssignmentOptions::new(2, 3)).expect("assigned");
+    let workbook = dir.path().join("results.xlsx");
+    write_workbook(&store, &workbook, &WorkbookOptions::default()).expect("workbook written");
+    let sheet = dir.path().join("sheet.xlsx");
+    write_rating_sheet(&store, HOSTILE_NAME, &sheet).expect("rating sheet written");
+    for path in [&workbook, &sheet] {
+        assert_well_formed_parts(path);
+        let mut wb: Xlsx<_> = calamine::open_workbook(path).expect("calamine opens the workbook");
+        let names = wb.sheet_names().to_vec();
+        for name in &names {
+            assert!(
+                !name
+                    .chars()
+                    .any(|c| c.is_control() || concord_core::base::text::is_hidden_control(c)),
+                "sheet name {name:?} of {} carries no hidden character",
+                path.display()
+            );
+            let range = wb.worksheet_range(name).expect("every sheet reads");
+            for cell in range.used_cells() {
+                let text = cell.2.to_string();
+                assert!(
+                    !text.chars().any(xml_forbidden),
+                    "cell {:?} of {name} holds no character XML forbids: {text:?}",
+                    (cell.0, cell.1)
+                );
+            }
+        }
+    }
+    let mut wb: Xlsx<_> = calamine::open_workbook(&workbook).expect("opens");
+    assert!(
+        wb.sheet_names()
+            .iter()
+            .any(|n| n.starts_with("Ana<U+0001><U+001B>_31m")),
+        "the expert's sheet shows the name with its controls spelled out: {:?}",
+        wb.sheet_names()
+    );
+    let _ = &mut wb;
+    let imported = concord_core::outputs::export::import_rating_sheet(&mut store, &sheet)
+        .expect("the expert's own blank sheet imports back");
+    assert_eq!(
+        imported.rater, HOSTILE_NAME,
+        "the sheet still names its expert exactly"
+    );
+}

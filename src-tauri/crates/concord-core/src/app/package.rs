@@ -4,7 +4,7 @@
 //! the study keeping its own values). A merge drops the cached agreement reports.
 
 use crate::app::open_study::OpenStudy;
-use crate::app::paths::{created_export_dir, name_slug, study_stem, unused_path, PathError};
+use crate::app::paths::{created_export_dir, expert_file_slug, study_stem, unused_path, PathError};
 use crate::app::phi::require_reviewed;
 use crate::base::error_code::{Coded, ErrorCode};
 use crate::guard::phi::review::{PhiError, PhiGate};
@@ -62,7 +62,7 @@ pub fn export_package(
             let name = format!(
                 "{}-package-{}.concord",
                 study_stem(study),
-                name_slug(expert)
+                expert_file_slug(study, expert).map_err(PathError::from)?
             );
             unused_path(
                 &created_export_dir(study)?,

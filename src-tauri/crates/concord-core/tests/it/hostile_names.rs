@@ -265,3 +265,95 @@ fn control_characters_in_names_never_reach_a_workbook_raw() {
         "the sheet still names its expert exactly"
     );
 }
+
+/// The expert a fill-in sheet written by Concord names in its hidden `concord` sheet.
+fn sheet_expert(path: &std::path::Path) -> String {
+    use calamine::{Reader, Xlsx};
+    let mut wb: Xlsx<_> = calamine::open_workbook(path).expect("the sheet opens");
+    let meta = wb
+        .worksheet_range("concord")
+        .expect("the hidden sheet reads");
+    meta.rows()
+        .find(|r| r.first().map(|c| c.to_string()) == Some("rater".into()))
+        .and_then(|r| r.get(1).map(|c| c.to_string()))
+        .expect("the sheet names its expert")
+}
+
+#[test]
+fn experts_whose_names_slug_alike_get_distinct_default_files() {
+    use concord_core::app::open_study::OpenStudy;
+    use concord_core::guard::phi::review::PhiGate;
+    use concord_core::store::Passphrase;
+    use concord_core::workflow::assignment::{self, AssignmentOptions};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let experts = ["Anna Lee", "anna-lee", "Anna Lee 2", "ANNA  LEE"];
+    let mut store =
+        concord_testsupport::lead_study::file_study(&dir.path().join("s.concord"), 4, &experts);
+    assignment::assign(&mut store, &AssignmentOptions::new(2, 3)).expect("assigned");
+    let mut study = OpenStudy::new(store);
+    let gate = PhiGate {
+        actor: "lead",
+        override_reason: None,
+    };
+    let mut sheets = Vec::new();
+    for expert in experts {
+        let written = concord_core::app::export::export_sheet(&mut study, expert, None, gate)
+            .expect("the default sheet is written");
+        sheets.push(written.path);
+    }
+    let names: std::collections::HashSet<_> = sheets.iter().collect();
+    assert_eq!(
+        names.len(),
+        experts.len(),
+        "every expert gets a sheet file of their own: {sheets:?}"
+    );
+    for (expert, path) in experts.iter().zip(&sheets) {
+        assert_eq!(
+            sheet_expert(path),
+            *expert,
+            "{} still holds {expert}'s sheet: none overwrote another",
+            path.display()
+        );
+    }
+    assert!(
+        sheets[0].ends_with("s-sheet-anna-lee.xlsx") && sheets[2].ends_with("s-sheet-anna-lee-2.xlsx"),
+        "the first of a slug keeps it and an expert whose own slug has a number keeps theirs: {sheets:?}"
+    );
+    let again = concord_core::app::export::export_sheet(&mut study, "anna-lee", None, gate)
+        .expect("written again");
+    assert_eq!(
+        again.path, sheets[1],
+        "an expert's default sheet stays the same file however often it is written"
+    );
+    let key = Passphrase::new("plinth orbit savvy gazebo tundra").expect("passphrase");
+    let mut packages = Vec::new();
+    for (n, expert) in experts.iter().enumerate() {
+        let written = concord_core::app::package::export_package(
+            &mut study, expert, None, n as u64, &key, gate,
+        )
+        .expect("the default package is written");
+        packages.push(written.path);
+    }
+    let distinct: std::collections::HashSet<_> = packages.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        experts.len(),
+        "every expert gets a package file of their own: {packages:?}"
+    );
+    for (expert, path) in experts.iter().zip(&packages) {
+        let package = concord_core::store::Store::open_with(
+            std::path::Path::new(path),
+            concord_testsupport::lead_study::clock(),
+            Some(&key),
+        )
+        .expect("the package opens");
+        let rater = package
+            .meta(concord_core::store::META_PACKAGE_RATER)
+            .expect("meta reads")
+            .expect("the package names its expert");
+        assert_eq!(
+            rater, *expert,
+            "{path} is still {expert}'s package: none overwrote another"
+        );
+    }
+}

@@ -6,6 +6,7 @@ use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
 use concord_core::app::adjudication;
 use concord_core::app::rater_quality;
+use concord_core::base::text::visible;
 use concord_core::panel::adjudication::AdjudicationError;
 use concord_core::panel::adjudication::DiscrepancyRule;
 use concord_core::panel::adjudication::LikertRule;
@@ -210,7 +211,9 @@ pub fn run(
             for a in &done.added {
                 out.push_str(&format!(
                     "  {} → {} (item {} of their queue)\n",
-                    a.item, a.rater, a.position
+                    visible(&a.item),
+                    visible(&a.rater),
+                    a.position
                 ));
             }
             Ok(out)
@@ -261,10 +264,14 @@ fn discrepancies(
             .values
             .iter()
             .map(|v| match v.signature {
-                SignatureState::Unsigned => format!("{} {}", v.rater, v.value),
-                SignatureState::Signed => format!("{} {} (signed)", v.rater, v.value),
+                SignatureState::Unsigned => format!("{} {}", visible(&v.rater), v.value),
+                SignatureState::Signed => format!("{} {} (signed)", visible(&v.rater), v.value),
                 SignatureState::ChangedAfterSignature => {
-                    format!("{} {} (changed after signature)", v.rater, v.value)
+                    format!(
+                        "{} {} (changed after signature)",
+                        visible(&v.rater),
+                        v.value
+                    )
                 }
             })
             .collect();
@@ -305,7 +312,7 @@ pub fn raters(
             for e in &report.experts {
                 out.push_str(&format!(
                     "{}: {} ratings on {} items, median {} s per item, {} too fast; straight-lined {}/{}\n",
-                    e.rater,
+                    visible(&e.rater),
                     e.ratings,
                     e.items,
                     e.time.median_seconds.map_or("—".to_string(), |m| format!("{m:.0}")),

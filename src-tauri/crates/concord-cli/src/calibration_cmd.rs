@@ -5,7 +5,7 @@
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
 use concord_core::app::calibration;
-use concord_core::base::text::quoted;
+use concord_core::base::text::{quoted, visible};
 use concord_core::workflow::calibration::CalibrationError;
 use concord_core::workflow::calibration::PassRule;
 use serde::Serialize;
@@ -136,7 +136,7 @@ pub fn run(
                 .map(|s| {
                     format!(
                         "{}: {:?}, {}/{} gold items answered, 1–5 right {}, binary right {}{}\n",
-                        s.rater,
+                        visible(&s.rater),
                         s.state,
                         s.answered,
                         s.items,

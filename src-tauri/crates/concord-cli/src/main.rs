@@ -14,6 +14,7 @@ mod phi_cmd;
 mod signoff_cmd;
 mod stats_cmd;
 mod study_cmd;
+mod terminal;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -97,6 +98,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let json = cli.json;
     study_cmd::set_passphrase_env(&cli.passphrase_env);
     let result: Result<String, Box<dyn std::error::Error>> = match cli.command {
         Command::Demo => study_cmd::demo(cli.db.as_deref(), cli.json).map_err(Into::into),
@@ -172,11 +174,11 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(out) => {
-            print!("{out}");
+            terminal::print_output(&out, json);
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("concord: {e}");
+            terminal::say(&format!("concord: {e}"));
             ExitCode::FAILURE
         }
     }

@@ -12,6 +12,7 @@ use concord_core::base::clock::SystemClock;
 use concord_core::base::study_location;
 use concord_core::base::study_location::StudyPath;
 use concord_core::base::study_location::STUDY_ENV;
+use concord_core::base::text::visible;
 use concord_core::intake::demo::DemoError;
 use concord_core::store::{Passphrase, StoreError, StudyOverview};
 use std::path::Path;
@@ -152,26 +153,34 @@ pub fn overview(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> 
 fn render_overview(o: &StudyOverview) -> String {
     let mut out = format!(
         "{}\n  file: {}\n  conversations: {}  responses: {}  ratings: {}\n",
-        o.title, o.path, o.conversations, o.responses, o.ratings
+        visible(&o.title),
+        visible(&o.path),
+        o.conversations,
+        o.responses,
+        o.ratings
     );
     out.push_str("  rubrics:\n");
     for r in &o.rubrics {
         out.push_str(&format!(
             "    {} — {} criteria, {} conversations\n",
-            concord_core::app::overview::localized(&r.name, "en"),
+            visible(concord_core::app::overview::localized(&r.name, "en")),
             r.criteria.len(),
             r.conversations
         ));
     }
     out.push_str("  responses per source:\n");
     for s in &o.sources {
-        out.push_str(&format!("    {:<28} {:>7}\n", s.name, s.responses));
+        out.push_str(&format!(
+            "    {:<28} {:>7}\n",
+            visible(&s.name),
+            s.responses
+        ));
     }
     out.push_str("  raters:\n");
     for r in &o.raters {
         out.push_str(&format!(
             "    {:<32} {:<6} {:>7} ratings\n",
-            r.name,
+            visible(&r.name),
             r.kind.as_str(),
             r.ratings
         ));
@@ -222,7 +231,9 @@ pub fn profiles(
     for p in &profiles.profiles {
         out.push_str(&format!(
             "  {:<32} {:>6} / {:<6} items done\n",
-            p.name, p.completed, p.items
+            visible(&p.name),
+            p.completed,
+            p.items
         ));
     }
     Ok(out)

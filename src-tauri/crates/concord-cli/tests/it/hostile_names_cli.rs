@@ -79,3 +79,116 @@ fn a_fifo_device_or_folder_given_as_the_study_is_refused_at_once() {
     let meta = std::fs::metadata("/dev/null").expect("/dev/null is there");
     assert!(!meta.is_file(), "/dev/null is still a device");
 }
+
+/// An expert name that would recolour the terminal, ring its bell and reverse what follows.
+const ESCAPING: &str = "Ana\u{1b}[31m\u{7}\u{202e}eeL";
+/// An imported rater name whose line break would print a line of its own.
+const FORGING: &str = "Eve\nconcord: audit intact";
+
+/// Whether `text` holds a character a terminal would act on instead of show (the layout's line
+/// breaks aside).
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| {
+            c != '\n'
+                && (c.is_control()
+                    || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'))
+        })
+        .collect()
+}
+
+#[test]
+fn names_with_escape_codes_and_overrides_are_spelled_out_on_the_terminal() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // The study's own file name carries an escape sequence that would retitle the terminal.
+    let study = dir.path().join("s\u{1b}]0;pwned\u{7}.concord");
+    let db = study.to_str().expect("utf-8 path");
+    let run = |args: &[&str]| {
+        let mut all = vec!["--db", db];
+        all.extend_from_slice(args);
+        let out = concord(&all);
+        assert!(
+            out.status.success(),
+            "{all:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    run(&["demo"]);
+    run(&["expert", "add", ESCAPING]);
+    let items = dir.path().join("items.csv");
+    std::fs::write(
+        &items,
+        "conversation_id,context,response_id,source,text\nc1,I feel low,r1,gpt4o,That sounds hard.\n",
+    )
+    .expect("items written");
+    run(&["import", "long-items", items.to_str().expect("utf-8")]);
+    let ratings = dir.path().join("ratings.csv");
+    std::fs::write(
+        &ratings,
+        format!("item,rater,criterion,score\nr1,\"{FORGING}\",guidance,3\nr1,\"{ESCAPING}\",guidance,4\n"),
+    )
+    .expect("ratings written");
+    run(&["import", "long-ratings", ratings.to_str().expect("utf-8")]);
+    run(&["assign", "--k", "1", "--seed", "3"]);
+    let commands: &[&[&str]] = &[
+        &["overview"],
+        &["assignment"],
+        &["profiles"],
+        &["adjudication", "discrepancies", "--likert-gap", "0"],
+        &["raters", "quality"],
+        &["audit", "log"],
+        &["audit", "verify"],
+        &["agreement"],
+        &["signoff", "status"],
+    ];
+    for args in commands {
+        let mut all = vec!["--db", db];
+        all.extend_from_slice(args);
+        let out = concord(&all);
+        for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let text = String::from_utf8_lossy(bytes);
+            let raw = raw_controls(&text);
+            assert!(
+                raw.is_empty(),
+                "concord {args:?} writes no raw control or direction character to {stream}: {raw:?} in {text}"
+            );
+        }
+    }
+    for args in [["overview"], ["assignment"]] {
+        let mut all = vec!["--db", db];
+        all.extend_from_slice(&args);
+        let text = String::from_utf8(concord(&all).stdout).expect("UTF-8");
+        assert!(
+            text.contains("Ana<U+001B>[31m<U+0007><U+202E>eeL"),
+            "concord {args:?} shows the expert with every hidden character spelled out: {text}"
+        );
+        assert!(
+            text.contains("Eve<U+000A>concord: audit intact")
+                && !text.lines().any(|l| l.starts_with("concord: audit intact")),
+            "concord {args:?}: a line break in a name cannot print a line of its own: {text}"
+        );
+    }
+    let overview = String::from_utf8(concord(&["--db", db, "overview"]).stdout).expect("UTF-8");
+    assert!(
+        overview.contains("s<U+001B>]0;pwned<U+0007>.concord"),
+        "the study's file name is spelled out too: {overview}"
+    );
+    let json = concord(&["--db", db, "overview", "--json"]);
+    let text = String::from_utf8(json.stdout).expect("UTF-8");
+    assert!(
+        text.contains("\\u001b[31m\\u0007") && !text.contains("<U+"),
+        "--json stays JSON, escaped as serde escapes it: {text}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("one JSON document");
+    let raters: Vec<&str> = doc["raters"]
+        .as_array()
+        .expect("raters")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(
+        raters.contains(&ESCAPING) && raters.contains(&FORGING),
+        "the JSON document carries the names exactly: {raters:?}"
+    );
+}

@@ -343,7 +343,7 @@ fn add_scale_validation(
             .map(|v| v.to_string())
             .collect();
         // The message is an XML attribute: the label's control characters are spelled out.
-        let label = crate::base::text::visible(&localized(&criterion.label, "en"));
+        let label = crate::base::text::visible(localized(&criterion.label, "en"));
         let validation = match DataValidation::new().allow_list_strings(&levels) {
             Ok(v) => v,
             Err(_) => DataValidation::new().allow_whole_number(DataValidationRule::Between(

@@ -56,7 +56,7 @@ enum Command {
         lock: bool,
         #[arg(long)]
         unlock: bool,
-        /// The environment variable holding the lead passphrase (at least 8 characters).
+        /// The environment variable holding the lead passphrase (at least 8 characters, and hard to guess: a zxcvbn score of 3 of 4).
         #[arg(long, value_name = "VAR")]
         lead_passphrase_env: Option<String>,
     },

@@ -249,7 +249,8 @@ pub struct StudyArgs {
 #[derive(clap::Subcommand, Debug)]
 pub enum StudyCommand {
     /// Encrypt the study with the passphrase in the --passphrase-env variable (at least 8
-    /// characters). The study is rewritten into a new file that replaces the old one.
+    /// characters, and hard to guess: a zxcvbn score of 3 of 4). The study is rewritten into a
+    /// new file that replaces the old one.
     Encrypt,
     /// Decrypt the study (its passphrase in the --passphrase-env variable) into a plain file.
     Decrypt,

@@ -192,3 +192,100 @@ fn names_with_escape_codes_and_overrides_are_spelled_out_on_the_terminal() {
         "the JSON document carries the names exactly: {raters:?}"
     );
 }
+
+#[test]
+fn weak_passphrases_are_refused_by_every_command_that_sets_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let study = dir.path().join("s.concord");
+    let db = study.to_str().expect("utf-8 path");
+    let run = |args: &[&str], envs: &[(&str, &str)]| {
+        let mut all = vec!["--db", db];
+        all.extend_from_slice(args);
+        concord_within(&all, envs, Duration::from_secs(120))
+    };
+    assert!(run(&["demo"], &[]).status.success(), "demo study made");
+    assert!(
+        run(&["assign", "--k", "2", "--seed", "3"], &[])
+            .status
+            .success(),
+        "assigned"
+    );
+    let package = dir.path().join("a.concord");
+    let package_out = package.to_str().expect("utf-8");
+    let weak = "aaaaaaaa";
+    let attempts: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["study", "encrypt"], "CONCORD_PASSPHRASE"),
+        (
+            vec![
+                "profiles",
+                "--lock",
+                "--lead-passphrase-env",
+                "CONCORD_LEAD",
+            ],
+            "CONCORD_LEAD",
+        ),
+        (
+            vec!["signoff", "passphrase", "--rater", "Demo expert A"],
+            "CONCORD_SIGNING_PASSPHRASE",
+        ),
+        (
+            vec![
+                "package",
+                "export",
+                "--rater",
+                "Demo expert A",
+                "--out",
+                package_out,
+            ],
+            "CONCORD_PACKAGE_PASSPHRASE",
+        ),
+    ];
+    for (args, var) in &attempts {
+        let before = std::fs::read(&study).expect("read the study");
+        let out = run(args, &[(var, weak)]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "concord {args:?} refuses the passphrase {weak:?}: {err}"
+        );
+        assert!(
+            err.contains("passphrase")
+                && err.contains("too easy to guess")
+                && err.contains("random words"),
+            "concord {args:?}: the error says why and what to do: {err}"
+        );
+        assert!(
+            !err.contains(weak),
+            "concord {args:?}: the refused passphrase is never printed: {err}"
+        );
+        assert!(
+            std::fs::read(&study).expect("read the study") == before,
+            "concord {args:?}: a refused passphrase leaves the study as it was"
+        );
+    }
+    assert!(
+        !package.exists(),
+        "no package was written under a weak passphrase"
+    );
+    let strong = "plinth orbit savvy gazebo tundra";
+    for (args, var) in &attempts {
+        let out = run(args, &[(var, strong), ("CONCORD_PASSPHRASE", strong)]);
+        assert!(
+            out.status.success(),
+            "concord {args:?} takes a diceware passphrase: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = run(
+        &["study", "rekey"],
+        &[
+            ("CONCORD_PASSPHRASE", strong),
+            ("CONCORD_NEW_PASSPHRASE", "password1"),
+        ],
+    );
+    assert!(
+        !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("too easy to guess"),
+        "re-keying to a weak passphrase is refused: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

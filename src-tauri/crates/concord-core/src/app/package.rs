@@ -55,6 +55,8 @@ pub fn export_package(
     passphrase: &Passphrase,
     gate: PhiGate<'_>,
 ) -> Result<PackageWritten, PackageJobError> {
+    // A weak passphrase is refused before anything else runs (the PHI gate may write).
+    passphrase.check_new().map_err(PackageError::from)?;
     require_reviewed(study, "a rater package", gate)?;
     let path = match out {
         Some(p) => p.to_path_buf(),

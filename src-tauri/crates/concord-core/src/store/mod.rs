@@ -154,6 +154,8 @@ pub enum StoreError {
     WrongPassphrase { path: String },
     #[error("passphrase refused: {0}")]
     PassphraseRefused(String),
+    #[error("new passphrase refused: {0}")]
+    WeakPassphrase(#[from] crate::base::passphrase_strength::WeakPassphrase),
     #[error(
         "{path}: already encrypted; use rekey to change its passphrase. The file was not changed"
     )]
@@ -194,6 +196,7 @@ impl crate::base::error_code::Coded for StoreError {
             StoreError::PassphraseNeeded { .. } => ErrorCode::PassphraseNeeded,
             StoreError::WrongPassphrase { .. } => ErrorCode::WrongPassphrase,
             StoreError::PassphraseRefused(_) => ErrorCode::PassphraseRefused,
+            StoreError::WeakPassphrase(_) => ErrorCode::WeakPassphrase,
             StoreError::AlreadyEncrypted { .. } => ErrorCode::AlreadyEncrypted,
             StoreError::NotEncrypted { .. } => ErrorCode::NotEncrypted,
             StoreError::InUse { .. } => ErrorCode::InUse,

@@ -356,3 +356,217 @@ fn experts_whose_names_slug_alike_get_distinct_default_files() {
         );
     }
 }
+
+/// A clock the test moves by hand.
+struct HandClock(std::sync::atomic::AtomicI64);
+
+impl concord_core::base::clock::Clock for HandClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+#[test]
+fn the_unlock_screen_backs_off_after_repeated_wrong_passphrases() {
+    use concord_core::app::study_security::{
+        unlock, unlock_wait_seconds, SecurityError, UnlockAttempts, MAX_UNLOCK_WAIT_SECONDS,
+    };
+    use concord_core::store::{Passphrase, Store, StoreError};
+    let waits: Vec<u64> = (0..14).map(unlock_wait_seconds).collect();
+    assert_eq!(
+        waits,
+        [0, 0, 0, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300],
+        "three free tries, then a doubling wait capped at five minutes"
+    );
+    assert_eq!(
+        unlock_wait_seconds(u32::MAX),
+        MAX_UNLOCK_WAIT_SECONDS,
+        "no count overflows the cap"
+    );
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("locked.concord");
+    let right = Passphrase::new("plinth orbit savvy gazebo tundra").expect("passphrase");
+    let wrong = Passphrase::new("a guess at the passphrase").expect("passphrase");
+    drop(
+        Store::create_with(
+            &path,
+            concord_testsupport::lead_study::clock(),
+            Some(&right),
+        )
+        .expect("an encrypted study"),
+    );
+    let clock = Arc::new(HandClock(std::sync::atomic::AtomicI64::new(
+        1_700_000_000_000,
+    )));
+    let mut attempts = UnlockAttempts::default();
+    for n in 1..=3 {
+        let err = unlock(&path, clock.clone(), &wrong, false, &mut attempts)
+            .expect_err("a wrong passphrase does not open the study");
+        assert!(
+            matches!(
+                err,
+                SecurityError::Store(StoreError::WrongPassphrase { .. })
+            ),
+            "attempt {n} is tried and found wrong: {err}"
+        );
+    }
+    let before = std::fs::read(&path).expect("read");
+    let err = unlock(&path, clock.clone(), &right, false, &mut attempts)
+        .expect_err("the fourth attempt right away must wait");
+    assert!(
+        matches!(
+            err,
+            SecurityError::TryAgainLater {
+                seconds: 2,
+                failures: 3
+            }
+        ),
+        "after three failures the next attempt waits 2 s, even with the right passphrase: {err:?}"
+    );
+    assert!(
+        err.to_string().contains("try again in 2 s"),
+        "the window shows how long to wait: {err}"
+    );
+    assert!(
+        std::fs::read(&path).expect("read") == before,
+        "a refused attempt does not touch the file"
+    );
+    clock.0.fetch_add(1_500, Ordering::SeqCst);
+    assert!(
+        matches!(
+            unlock(&path, clock.clone(), &right, false, &mut attempts),
+            Err(SecurityError::TryAgainLater { seconds: 1, .. })
+        ),
+        "half-way through the wait, the rest is rounded up to a whole second"
+    );
+    clock.0.fetch_add(500, Ordering::SeqCst);
+    let err = unlock(&path, clock.clone(), &wrong, false, &mut attempts).expect_err("still wrong");
+    assert!(
+        matches!(
+            err,
+            SecurityError::Store(StoreError::WrongPassphrase { .. })
+        ),
+        "once the wait is over the attempt is tried: {err}"
+    );
+    assert_eq!(
+        attempts.seconds_to_wait(concord_core::base::clock::Clock::now_ms(&*clock)),
+        4,
+        "a fourth failure doubles the wait"
+    );
+    clock.0.fetch_add(4_000, Ordering::SeqCst);
+    let (store, _) = unlock(&path, clock.clone(), &right, false, &mut attempts)
+        .expect("the right passphrase opens the study once the wait is over");
+    drop(store);
+    assert_eq!(
+        attempts,
+        UnlockAttempts::default(),
+        "opening the study starts the count again"
+    );
+}
+
+/// Passphrases a guesser tries first, each refused wherever a person chooses one.
+const WEAK: [&str; 4] = ["aaaaaaaa", "password1", "qwertyuiop", "11111111111111"];
+/// A diceware passphrase (five random words) and a random string, each accepted.
+const STRONG: [&str; 2] = ["plinth orbit savvy gazebo tundra", "vR7#kq2Lm9!xTz"];
+
+#[test]
+fn weak_passphrases_are_refused_wherever_a_person_chooses_one() {
+    use concord_core::store::{encrypt_study, rekey_study, Passphrase, Store, StoreError};
+    use concord_core::workflow::assignment::{self, AssignmentOptions};
+    use concord_core::workflow::package::{export_package, PackageError};
+    use concord_core::workflow::rater_session::{lock_profiles, SessionError};
+    use concord_core::workflow::signoff::{set_passphrase, SignoffError};
+    let clock = concord_testsupport::lead_study::clock;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let said_why = |what: &str, message: String| {
+        assert!(
+            message.contains("passphrase")
+                && message.contains("too easy to guess")
+                && message.contains("random words"),
+            "{what}: the refusal says why and what to do: {message}"
+        );
+    };
+    let plain = dir.path().join("plain.concord");
+    let mut store = concord_testsupport::lead_study::file_study(&plain, 3, &["Ana", "Boris"]);
+    assignment::assign(&mut store, &AssignmentOptions::new(2, 3)).expect("assigned");
+    drop(store);
+    for weak in WEAK {
+        let key = Passphrase::new(weak).expect("a passphrase");
+        let before = std::fs::read(&plain).expect("read");
+        let err = encrypt_study(&plain, &key).expect_err("a weak study passphrase");
+        assert!(
+            matches!(err, StoreError::WeakPassphrase(_)),
+            "encrypting with {weak:?} is refused as weak: {err}"
+        );
+        said_why("encrypt", err.to_string());
+        assert!(
+            std::fs::read(&plain).expect("read") == before,
+            "a refused encryption leaves the study as it was"
+        );
+        let created = dir.path().join(format!("new-{}.concord", weak.len()));
+        let err = Store::create_with(&created, clock(), Some(&key)).expect_err("weak");
+        assert!(
+            matches!(err, StoreError::WeakPassphrase(_)) && !created.exists(),
+            "creating an encrypted study with {weak:?} is refused and writes nothing: {err}"
+        );
+        let mut store = Store::open(&plain, clock()).expect("opens");
+        let out = dir.path().join("ana.concord");
+        let err = export_package(&mut store, "Ana", &out, 1, &key).expect_err("weak");
+        assert!(
+            matches!(err, PackageError::Store(StoreError::WeakPassphrase(_))) && !out.exists(),
+            "a package under {weak:?} is refused and not written: {err}"
+        );
+        let err = set_passphrase(&mut store, "Ana", None, weak, 1, 1_000).expect_err("weak");
+        assert!(
+            matches!(err, SignoffError::WeakPassphrase(_)),
+            "a signing passphrase {weak:?} is refused: {err}"
+        );
+        said_why("signing", err.to_string());
+        let err = lock_profiles(&mut store, weak, 1, 1_000).expect_err("weak");
+        assert!(
+            matches!(err, SessionError::WeakPassphrase(_)),
+            "a lead passphrase {weak:?} is refused: {err}"
+        );
+        said_why("lead", err.to_string());
+        assert!(
+            store
+                .meta(concord_core::workflow::queue::PROFILES_LOCKED_KEY)
+                .expect("meta")
+                .as_deref()
+                != Some("true"),
+            "a refused lock leaves the study unlocked"
+        );
+    }
+    let err = {
+        let mut store = Store::open(&plain, clock()).expect("opens");
+        set_passphrase(&mut store, "Ana", None, "Ana Ana Ana 1", 1, 1_000).expect_err("her name")
+    };
+    assert!(
+        matches!(err, SignoffError::WeakPassphrase(_)),
+        "a signing passphrase made of the expert's own name is refused: {err}"
+    );
+
+    for (n, strong) in STRONG.iter().enumerate() {
+        let key = Passphrase::new(*strong).expect("a passphrase");
+        let mut store = Store::open(&plain, clock()).expect("opens");
+        let out = dir.path().join(format!("ana-{n}.concord"));
+        export_package(&mut store, "Ana", &out, n as u64, &key)
+            .expect("a strong package passphrase");
+        let current = n.checked_sub(1).map(|m| STRONG[m]);
+        set_passphrase(&mut store, "Boris", current, strong, 1, 1_000)
+            .unwrap_or_else(|e| panic!("{strong:?} is a fine signing passphrase: {e}"));
+        drop(store);
+        let copy = dir.path().join(format!("copy-{n}.concord"));
+        std::fs::copy(&plain, &copy).expect("copied");
+        encrypt_study(&copy, &key).unwrap_or_else(|e| panic!("{strong:?} encrypts: {e}"));
+        let weak = Passphrase::new("aaaaaaaa").expect("a passphrase");
+        let err = rekey_study(&copy, &key, &weak).expect_err("re-keying to a weak one");
+        assert!(
+            matches!(err, StoreError::WeakPassphrase(_)),
+            "re-keying to a weak passphrase is refused: {err}"
+        );
+        Store::open_with(&copy, clock(), Some(&key))
+            .expect("the study still opens with the old one");
+    }
+}

@@ -158,7 +158,12 @@ pub fn run(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, AdjudicationCmdError> {
-    let mut study = open_study(db)?;
+    let mut study = match &args.command {
+        AdjudicationCommand::Discrepancies { .. } | AdjudicationCommand::Status { .. } => {
+            crate::study_cmd::open_study_to_read(db)?
+        }
+        _ => open_study(db)?,
+    };
     match &args.command {
         AdjudicationCommand::Discrepancies { rule, all } => {
             let rule = rule.rule()?;
@@ -296,7 +301,7 @@ pub fn raters(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, AdjudicationCmdError> {
-    let study = open_study(db)?;
+    let study = crate::study_cmd::open_study_to_read(db)?;
     match &args.command {
         RatersCommand::Quality { paths } => {
             let options = QualityOptions {

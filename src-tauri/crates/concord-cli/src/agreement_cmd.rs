@@ -5,7 +5,7 @@
 //! dimensions and totals) as the desktop panel receives it.
 
 use crate::import_cmd::ImportCmdError;
-use crate::study_cmd::open_study;
+use crate::study_cmd::open_study_to_read;
 use clap::{Args, ValueEnum};
 use concord_core::app::adjudication::agreement_report;
 use concord_core::app::agreement::{
@@ -158,7 +158,7 @@ fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
 }
 
 pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String, ImportCmdError> {
-    let study = open_study(db)?;
+    let study = open_study_to_read(db)?;
     let table_wanted = args.format.is_some();
     let levels = match (args.method, args.level) {
         _ if table_wanted => vec![Level::System, Level::Item],

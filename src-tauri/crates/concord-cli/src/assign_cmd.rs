@@ -2,7 +2,7 @@
 //! `concord assign --k K --seed S [...]` (sample and assign with exact overlap) and
 //! `concord assignment` (the per-expert progress table).
 
-use crate::study_cmd::{open_study, StudyCmdError};
+use crate::study_cmd::{open_study, open_study_to_read, StudyCmdError};
 use concord_core::app::setup::SetupError;
 use concord_core::base::clock::fresh_seed;
 use concord_core::base::text::{quoted, visible};
@@ -202,7 +202,7 @@ fn render_summary(s: &AssignmentSummary, preview: bool) -> String {
 }
 
 pub fn table(db: Option<&Path>, as_json: bool) -> Result<String, AssignCmdError> {
-    let study = open_study(db)?;
+    let study = open_study_to_read(db)?;
     let t = concord_core::app::setup::assignment_table(&study)?;
     if as_json {
         return json(&t);

@@ -92,7 +92,10 @@ pub fn run(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, CalibrationCmdError> {
-    let mut study = open_study(db)?;
+    let mut study = match &args.command {
+        CalibrationCommand::Status => crate::study_cmd::open_study_to_read(db)?,
+        _ => open_study(db)?,
+    };
     match &args.command {
         CalibrationCommand::Key {
             item,

@@ -154,7 +154,7 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
     match &args.command {
         JudgeCommand::Run(a) => run_judge(a, db, json),
         JudgeCommand::Status { run } => {
-            let study = open_study(db)?;
+            let study = crate::study_cmd::open_study_to_read(db)?;
             let list = match run {
                 Some(id) => vec![judge_runs::run_status(&study, *id)?],
                 None => judge_runs::runs(&study)?,
@@ -168,7 +168,7 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
             Ok(list.iter().map(render_status).collect())
         }
         JudgeCommand::Failures { run } => {
-            let study = open_study(db)?;
+            let study = crate::study_cmd::open_study_to_read(db)?;
             let fails = judge_runs::failures(&study, *run)?;
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&fails)?));

@@ -121,6 +121,19 @@ pub fn open_study(db: Option<&Path>) -> Result<OpenStudy, StudyCmdError> {
     Ok(open_as(db, WhenMissing::Refuse)?.study)
 }
 
+/// Open an existing study for a command that only reads it (see [`open::open_to_read`]): the
+/// file is opened read-only, so the command cannot change a byte of it.
+pub fn open_study_to_read(db: Option<&Path>) -> Result<OpenStudy, StudyCmdError> {
+    let path = study_path(db)?;
+    let key = study_passphrase()?;
+    Ok(open::open_to_read(
+        &path,
+        Arc::new(SystemClock),
+        fresh_seed(),
+        key.as_ref(),
+    )?)
+}
+
 pub fn demo(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
     let Opened { study, created } = open_as(db, WhenMissing::CreateDemo)?;
     let overview = concord_core::app::overview::overview(&study)?;
@@ -142,7 +155,7 @@ pub fn demo(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
 }
 
 pub fn overview(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
-    let study = open_study(db)?;
+    let study = open_study_to_read(db)?;
     let overview = concord_core::app::overview::overview(&study)?;
     if json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&overview)?));
@@ -197,7 +210,10 @@ pub fn profiles(
     lead_passphrase_env: Option<&str>,
     json: bool,
 ) -> Result<String, StudyCmdError> {
-    let mut study = open_study(db)?;
+    let mut study = match lock {
+        Some(_) => open_study(db)?,
+        None => open_study_to_read(db)?,
+    };
     match lock {
         Some(true) => {
             let lead = lead_passphrase_env

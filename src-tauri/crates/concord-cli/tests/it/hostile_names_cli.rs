@@ -289,3 +289,87 @@ fn weak_passphrases_are_refused_by_every_command_that_sets_one() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The bytes, modification time and sibling files of a study.
+fn snapshot(study: &std::path::Path) -> (Vec<u8>, std::time::SystemTime, Vec<String>) {
+    let bytes = std::fs::read(study).expect("read the study");
+    let mtime = std::fs::metadata(study)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    let mut names: Vec<String> = std::fs::read_dir(study.parent().expect("folder"))
+        .expect("list the folder")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    (bytes, mtime, names)
+}
+
+#[test]
+fn read_commands_never_change_a_study_that_is_not_in_wal_mode() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let study = dir.path().join("s.concord");
+    let db = study.to_str().expect("utf-8 path");
+    for args in [
+        vec!["--db", db, "demo"],
+        vec!["--db", db, "assign", "--k", "2", "--seed", "3"],
+    ] {
+        assert!(
+            concord(&args).status.success(),
+            "{args:?} sets the study up"
+        );
+    }
+    // A study written by another tool, or copied, may be in the rollback-journal mode.
+    let conn = rusqlite::Connection::open(&study).expect("plain SQLite opens it");
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
+        .expect("journal mode set");
+    assert_eq!(mode, "delete", "the study is now in DELETE journal mode");
+    drop(conn);
+    let reads: &[&[&str]] = &[
+        &["overview"],
+        &["overview", "--json"],
+        &["assignment"],
+        &["profiles"],
+        &["agreement"],
+        &["agreement", "--method", "mentalalign", "--json"],
+        &["audit", "verify"],
+        &["audit", "log"],
+        &["raters", "quality"],
+        &["adjudication", "discrepancies"],
+        &["adjudication", "status"],
+        &["calibration", "status"],
+        &["signoff", "list"],
+        &["judge", "status"],
+    ];
+    for args in reads {
+        let before = snapshot(&study);
+        // A coarse file-system clock would hide a rewrite within the same tick.
+        std::thread::sleep(Duration::from_millis(20));
+        let mut all = vec!["--db", db];
+        all.extend_from_slice(args);
+        let out = concord(&all);
+        assert!(
+            out.status.success(),
+            "concord {args:?} reads the study: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let after = snapshot(&study);
+        assert!(
+            after.0 == before.0,
+            "concord {args:?} leaves every byte of the study as it was"
+        );
+        assert_eq!(
+            after.1, before.1,
+            "concord {args:?} leaves the study's modification time as it was"
+        );
+        assert_eq!(
+            after.2, before.2,
+            "concord {args:?} leaves no journal or other file beside the study"
+        );
+    }
+    let conn = rusqlite::Connection::open(&study).expect("opens");
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .expect("journal mode read");
+    assert_eq!(mode, "delete", "no read command switched the journal mode");
+}

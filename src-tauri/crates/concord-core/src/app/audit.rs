@@ -9,9 +9,9 @@ use crate::store::{ChainCheck, Store, StoreError};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Open the existing study at `path` to check it.
+/// Open the existing study at `path` to check it, read-only: checking never changes the file.
 pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<OpenStudy, StoreError> {
-    Ok(OpenStudy::new(Store::open(path, clock)?))
+    Ok(OpenStudy::new(Store::open_read_only(path, clock, None)?))
 }
 
 /// Recompute the chain's links, hashes and digest.

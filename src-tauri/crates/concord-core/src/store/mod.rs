@@ -416,6 +416,73 @@ impl Store {
         }
     }
 
+    /// Open an existing study only to read it, so that nothing the job does can change the
+    /// file: a read-only connection, the journal mode left as the file has it (a study that is
+    /// not in WAL mode is not switched, which would rewrite its header), no migration and no
+    /// audit triggers; [`Store::write`] on it is refused. The file is checked as
+    /// [`Store::open_with`] checks it. A study from an older Concord cannot be read without its
+    /// upgrade, so it is opened (and upgraded) as `open_with` does.
+    pub fn open_read_only(
+        path: &Path,
+        clock: Arc<dyn Clock>,
+        key: Option<&Passphrase>,
+    ) -> StoreResult<Store> {
+        let p = display(path);
+        let key = match cipher::read_header(path)? {
+            cipher::Header::Plain => {
+                if let FileKind::Absent = inspect(path)? {
+                    return Err(StoreError::Missing { path: p });
+                }
+                None
+            }
+            cipher::Header::Other => return Err(StoreError::NotSqlite { path: p }),
+            cipher::Header::Opaque => match key {
+                None => return Err(StoreError::PassphraseNeeded { path: p }),
+                Some(key) => Some(key),
+            },
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| map_open_error(path, e))?;
+        if let Some(key) = key {
+            cipher::apply_key(&conn, key)?;
+        }
+        untrusted::harden(&conn)?;
+        if key.is_some() {
+            cipher::check_keyed_length(&conn, path)?;
+        }
+        let (app_id, version) = cipher::keyed_identity(&conn, path)?;
+        cipher::check_identity(path, app_id, version)?;
+        untrusted::verify_schema(&p, &conn, version)?;
+        if version < SCHEMA_VERSION {
+            drop(conn);
+            return Store::open_with(path, clock, key);
+        }
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;")?;
+        if key.is_some() {
+            conn.execute_batch(&format!("PRAGMA cache_size = -{ENCRYPTED_CACHE_KIB}"))?;
+        }
+        Ok(Store {
+            conn,
+            clock,
+            path: Some(path.to_path_buf()),
+            key: key.cloned(),
+            seal: None,
+            pending: Default::default(),
+            sealing: true,
+        })
+    }
+
+    /// Whether this study was opened only to read it ([`Store::open_read_only`]).
+    pub fn is_read_only(&self) -> bool {
+        self.conn
+            .is_readonly(rusqlite::DatabaseName::Main)
+            .unwrap_or(false)
+    }
+
     /// Create a new, empty plain study; refuses if anything exists at `path`.
     pub fn create(path: &Path, clock: Arc<dyn Clock>) -> StoreResult<Store> {
         Store::create_with(path, clock, None)
@@ -716,6 +783,13 @@ impl Store {
     where
         E: From<StoreError>,
     {
+        if self.is_read_only() {
+            return Err(StoreError::Invalid(format!(
+                "{}: the study was opened only to read it, so this job cannot change it",
+                self.path_string()
+            ))
+            .into());
+        }
         let now = self.clock.now_ms();
         let snapshot = audit::snapshot(&self.pending);
         let tx = self

@@ -570,3 +570,68 @@ fn weak_passphrases_are_refused_wherever_a_person_chooses_one() {
             .expect("the study still opens with the old one");
     }
 }
+
+#[test]
+fn a_study_opened_to_read_is_never_changed_even_outside_wal_mode() {
+    use concord_core::app::open::open_to_read;
+    use concord_core::base::study_location::StudyPath;
+    use concord_core::store::{Passphrase, Store, StoreError};
+    let clock = concord_testsupport::lead_study::clock;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plain = dir.path().join("plain.concord");
+    drop(concord_testsupport::lead_study::file_study(
+        &plain,
+        3,
+        &["Ana"],
+    ));
+    let encrypted = dir.path().join("sealed.concord");
+    let key = Passphrase::new("plinth orbit savvy gazebo tundra").expect("passphrase");
+    std::fs::copy(&plain, &encrypted).expect("copied");
+    concord_core::store::encrypt_study(&encrypted, &key).expect("encrypted");
+    let conn = rusqlite::Connection::open(&plain).expect("plain SQLite");
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
+        .expect("set");
+    assert_eq!(
+        mode, "delete",
+        "the attack's study is in DELETE journal mode"
+    );
+    drop(conn);
+    for (path, key) in [(&plain, None), (&encrypted, Some(&key))] {
+        let before = std::fs::read(path).expect("read");
+        let mut study = open_to_read(&StudyPath::Explicit(path.clone()), clock(), 1, key)
+            .expect("the study opens to read");
+        assert!(study.store().is_read_only(), "the connection is read-only");
+        let overview = concord_core::app::overview::overview(&study).expect("overview");
+        assert!(overview.conversations > 0, "the study is read whole");
+        let check = concord_core::guard::audit::verify(study.store()).expect("verified");
+        assert!(
+            check.broken.is_none(),
+            "the chain verifies on a read-only open"
+        );
+        let err = study
+            .store_mut()
+            .write(|tx| tx.set_meta("title", "changed"))
+            .expect_err("a write through a read-only open");
+        assert!(
+            matches!(&err, StoreError::Invalid(m) if m.contains("only to read")),
+            "a write is refused with a clear error: {err}"
+        );
+        drop(study);
+        assert!(
+            std::fs::read(path).expect("read") == before,
+            "{}: opening to read, reading and a refused write change no byte",
+            path.display()
+        );
+    }
+    let err = Store::open_read_only(&dir.path().join("absent.concord"), clock(), None)
+        .expect_err("no file");
+    assert!(
+        matches!(err, StoreError::Missing { .. }),
+        "a missing study is refused, not created: {err}"
+    );
+    assert!(
+        !dir.path().join("absent.concord").exists(),
+        "nothing was created"
+    );
+}

@@ -171,6 +171,20 @@ fn a_fifo_device_or_folder_given_as_a_study_is_refused_at_once() {
             );
         }
     }
+    for name in ["pipe.concord", "pipe.xlsx"] {
+        let fifo = dir.path().join(name);
+        if !fifo.exists() {
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            assert!(made.is_ok_and(|s| s.success()), "the FIFO {name} is made");
+        }
+        let role = within_seconds(name, move || {
+            concord_core::app::file_role::classify(&fifo, None)
+        });
+        assert!(
+            matches!(&role, concord_core::app::file_role::FileRole::Unknown { reason } if reason.contains("not a regular file")),
+            "the window's open says a FIFO named {name} is not a file, at once: {role:?}"
+        );
+    }
     assert!(
         std::fs::metadata(dir.path().join("pipe.concord"))
             .map(|m| !m.is_file())

@@ -75,6 +75,8 @@ struct Shared {
     lead_granted: AtomicBool,
     /// Wrong passphrases given to the unlock screen in a row (the core's backoff policy).
     unlock_attempts: Mutex<UnlockAttempts>,
+    /// Wrong lead passphrases given to leave a locked study's rater session, likewise.
+    lead_attempts: Mutex<UnlockAttempts>,
 }
 
 /// Run `f` on the async runtime's blocking pool and wait for it without holding a worker.
@@ -163,6 +165,7 @@ impl AppState {
                 session: Mutex::new(session),
                 lead_granted: AtomicBool::new(false),
                 unlock_attempts: Mutex::new(UnlockAttempts::default()),
+                lead_attempts: Mutex::new(UnlockAttempts::default()),
             }),
             idle_override,
         }
@@ -201,6 +204,17 @@ impl AppState {
             IpcError::new(
                 ErrorCode::Internal,
                 "the unlock count was poisoned; restart Concord",
+            )
+        })
+    }
+
+    /// The count of wrong lead passphrases (held only while leaving a rater session, which holds
+    /// the study lock too).
+    pub fn lead_attempts(&self) -> IpcResult<MutexGuard<'_, UnlockAttempts>> {
+        self.shared.lead_attempts.lock().map_err(|_| {
+            IpcError::new(
+                ErrorCode::Internal,
+                "the lead passphrase count was poisoned; restart Concord",
             )
         })
     }

@@ -36,6 +36,8 @@ pub enum SessionError {
     LeadPassphraseNeeded,
     #[error("that is not the lead's passphrase")]
     WrongLeadPassphrase,
+    #[error("{failures} wrong lead passphrases in a row: try again in {seconds} s")]
+    TryAgainLater { failures: u32, seconds: u64 },
     #[error("lead passphrase refused: {0}")]
     WeakPassphrase(#[from] crate::base::passphrase_strength::WeakPassphrase),
     #[error("this file is an expert's package: it opens only that expert's queue")]
@@ -52,9 +54,9 @@ impl crate::base::error_code::Coded for SessionError {
             SessionError::NotAnExpert(_) => ErrorCode::NotAnExpert,
             SessionError::RaterOnly | SessionError::PackageSession => ErrorCode::RaterSession,
             SessionError::NoRaterSession => ErrorCode::NoRaterSession,
-            SessionError::LeadPassphraseNeeded | SessionError::WrongLeadPassphrase => {
-                ErrorCode::LeadPassphrase
-            }
+            SessionError::LeadPassphraseNeeded
+            | SessionError::WrongLeadPassphrase
+            | SessionError::TryAgainLater { .. } => ErrorCode::LeadPassphrase,
             SessionError::WeakPassphrase(_) => ErrorCode::WeakPassphrase,
             SessionError::PackageExpertMissing(_) => ErrorCode::Package,
             SessionError::Store(e) => e.code(),

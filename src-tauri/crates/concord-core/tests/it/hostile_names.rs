@@ -649,3 +649,66 @@ fn a_study_opened_to_read_is_never_changed_even_outside_wal_mode() {
         "nothing was created"
     );
 }
+
+#[test]
+fn leaving_a_locked_rater_session_backs_off_after_wrong_lead_passphrases() {
+    use concord_core::app::open_study::OpenStudy;
+    use concord_core::app::session::{leave, start};
+    use concord_core::app::study_security::UnlockAttempts;
+    use concord_core::store::Store;
+    use concord_core::workflow::rater_session::{lock_profiles, Session, SessionError};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("locked.concord");
+    let mut store = concord_testsupport::lead_study::file_study(&path, 2, &["Ana"]);
+    let lead = "lead ferry lantern 82";
+    lock_profiles(&mut store, lead, 7, 1_000).expect("the lead locks the study");
+    let ana = concord_testsupport::lead_study::rater_id(&store, "Ana");
+    drop(store);
+    let clock = Arc::new(HandClock(std::sync::atomic::AtomicI64::new(
+        1_700_000_000_000,
+    )));
+    let mut study = OpenStudy::new(Store::open(&path, clock.clone()).expect("opens"));
+    let session = start(&mut study, Session::Lead, ana).expect("Ana picks her profile");
+    let mut attempts = UnlockAttempts::default();
+    for n in 1..=3 {
+        assert!(
+            matches!(
+                leave(
+                    &mut study,
+                    session,
+                    Some("a guess at the lead's"),
+                    &mut attempts
+                ),
+                Err(SessionError::WrongLeadPassphrase)
+            ),
+            "guess {n} is tried and refused"
+        );
+    }
+    let err = leave(&mut study, session, Some(lead), &mut attempts)
+        .expect_err("the fourth attempt right away must wait");
+    assert!(
+        matches!(
+            err,
+            SessionError::TryAgainLater {
+                seconds: 2,
+                failures: 3
+            }
+        ),
+        "after three wrong lead passphrases the next waits 2 s, untried: {err:?}"
+    );
+    assert!(
+        err.to_string().contains("try again in 2 s"),
+        "the picker shows how long to wait: {err}"
+    );
+    clock.0.fetch_add(2_000, Ordering::SeqCst);
+    assert_eq!(
+        leave(&mut study, session, Some(lead), &mut attempts).expect("the lead's passphrase"),
+        Session::Lead,
+        "once the wait is over the lead's passphrase opens lead mode"
+    );
+    assert_eq!(
+        attempts,
+        UnlockAttempts::default(),
+        "leaving with the right passphrase starts the count again"
+    );
+}

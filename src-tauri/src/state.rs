@@ -27,6 +27,7 @@ use concord_core::app::open::{self, WhenMissing};
 use concord_core::app::open_study::OpenStudy;
 use concord_core::app::session as rater_session;
 use concord_core::app::study_security;
+use concord_core::app::study_security::UnlockAttempts;
 use concord_core::base::clock::fresh_seed;
 use concord_core::base::clock::SystemClock;
 use concord_core::base::study_location;
@@ -72,6 +73,10 @@ struct Shared {
     session: Mutex<Option<Session>>,
     /// Whether Tauri has granted the lead commands to the window (it cannot take them back).
     lead_granted: AtomicBool,
+    /// Wrong passphrases given to the unlock screen in a row (the core's backoff policy).
+    unlock_attempts: Mutex<UnlockAttempts>,
+    /// Wrong lead passphrases given to leave a locked study's rater session, likewise.
+    lead_attempts: Mutex<UnlockAttempts>,
 }
 
 /// Run `f` on the async runtime's blocking pool and wait for it without holding a worker.
@@ -173,6 +178,8 @@ impl AppState {
                 opened: Mutex::new(Opened { path, study }),
                 session: Mutex::new(session),
                 lead_granted: AtomicBool::new(false),
+                unlock_attempts: Mutex::new(UnlockAttempts::default()),
+                lead_attempts: Mutex::new(UnlockAttempts::default()),
             }),
             idle_override,
         }
@@ -202,6 +209,28 @@ impl AppState {
     ) -> IpcResult<T> {
         let state = self.clone();
         blocking(move || f(&state)).await
+    }
+
+    /// The unlock screen's count of wrong passphrases (held only while an unlock runs, which
+    /// holds the study lock too).
+    pub fn unlock_attempts(&self) -> IpcResult<MutexGuard<'_, UnlockAttempts>> {
+        self.shared.unlock_attempts.lock().map_err(|_| {
+            IpcError::new(
+                ErrorCode::Internal,
+                "the unlock count was poisoned; restart Concord",
+            )
+        })
+    }
+
+    /// The count of wrong lead passphrases (held only while leaving a rater session, which holds
+    /// the study lock too).
+    pub fn lead_attempts(&self) -> IpcResult<MutexGuard<'_, UnlockAttempts>> {
+        self.shared.lead_attempts.lock().map_err(|_| {
+            IpcError::new(
+                ErrorCode::Internal,
+                "the lead passphrase count was poisoned; restart Concord",
+            )
+        })
     }
 
     /// The opened study and its path; waits for the study lock, so only off the main thread and

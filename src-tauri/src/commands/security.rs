@@ -86,8 +86,15 @@ pub async fn unlock_study(
         .run_with(move |state| {
             let path = study_file(&*state.opened()?)?;
             let key = passphrase(passphrase_text)?;
-            let (store, note) =
-                study_security::unlock(&path, Arc::new(SystemClock), &key, remember)?;
+            // After repeated wrong passphrases the core refuses the attempt with "try again in
+            // N s", which the unlock screen shows.
+            let (store, note) = study_security::unlock(
+                &path,
+                Arc::new(SystemClock),
+                &key,
+                remember,
+                &mut *state.unlock_attempts()?,
+            )?;
             let study = OpenStudy::new(store);
             backups::rebase(&app, &study);
             // A study opened locked went into the recent list under its file name: now its

@@ -43,7 +43,13 @@ pub async fn leave_rater_session(
     let shell = AppState::clone(&state);
     let info = state
         .run(move |s| {
-            let session = rater_session::leave(s, current, lead_passphrase.as_deref())?;
+            // Wrong lead passphrases back off as the unlock screen's do.
+            let session = rater_session::leave(
+                s,
+                current,
+                lead_passphrase.as_deref(),
+                &mut *shell.lead_attempts()?,
+            )?;
             shell.set_session(session);
             Ok(rater_session::info(s, session)?)
         })

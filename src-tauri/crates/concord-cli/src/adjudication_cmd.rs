@@ -6,6 +6,7 @@ use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
 use concord_core::app::adjudication;
 use concord_core::app::rater_quality;
+use concord_core::base::text::visible;
 use concord_core::panel::adjudication::AdjudicationError;
 use concord_core::panel::adjudication::DiscrepancyRule;
 use concord_core::panel::adjudication::LikertRule;
@@ -157,7 +158,12 @@ pub fn run(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, AdjudicationCmdError> {
-    let mut study = open_study(db)?;
+    let mut study = match &args.command {
+        AdjudicationCommand::Discrepancies { .. } | AdjudicationCommand::Status { .. } => {
+            crate::study_cmd::open_study_to_read(db)?
+        }
+        _ => open_study(db)?,
+    };
     match &args.command {
         AdjudicationCommand::Discrepancies { rule, all } => {
             let rule = rule.rule()?;
@@ -210,7 +216,9 @@ pub fn run(
             for a in &done.added {
                 out.push_str(&format!(
                     "  {} → {} (item {} of their queue)\n",
-                    a.item, a.rater, a.position
+                    visible(&a.item),
+                    visible(&a.rater),
+                    a.position
                 ));
             }
             Ok(out)
@@ -261,10 +269,14 @@ fn discrepancies(
             .values
             .iter()
             .map(|v| match v.signature {
-                SignatureState::Unsigned => format!("{} {}", v.rater, v.value),
-                SignatureState::Signed => format!("{} {} (signed)", v.rater, v.value),
+                SignatureState::Unsigned => format!("{} {}", visible(&v.rater), v.value),
+                SignatureState::Signed => format!("{} {} (signed)", visible(&v.rater), v.value),
                 SignatureState::ChangedAfterSignature => {
-                    format!("{} {} (changed after signature)", v.rater, v.value)
+                    format!(
+                        "{} {} (changed after signature)",
+                        visible(&v.rater),
+                        v.value
+                    )
                 }
             })
             .collect();
@@ -289,7 +301,7 @@ pub fn raters(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, AdjudicationCmdError> {
-    let study = open_study(db)?;
+    let study = crate::study_cmd::open_study_to_read(db)?;
     match &args.command {
         RatersCommand::Quality { paths } => {
             let options = QualityOptions {
@@ -305,7 +317,7 @@ pub fn raters(
             for e in &report.experts {
                 out.push_str(&format!(
                     "{}: {} ratings on {} items, median {} s per item, {} too fast; straight-lined {}/{}\n",
-                    e.rater,
+                    visible(&e.rater),
                     e.ratings,
                     e.items,
                     e.time.median_seconds.map_or("—".to_string(), |m| format!("{m:.0}")),

@@ -5,12 +5,13 @@
 //! dimensions and totals) as the desktop panel receives it.
 
 use crate::import_cmd::ImportCmdError;
-use crate::study_cmd::open_study;
+use crate::study_cmd::open_study_to_read;
 use clap::{Args, ValueEnum};
 use concord_core::app::adjudication::agreement_report;
 use concord_core::app::agreement::{
     provenance, render_table as render_agreement_table, table_with_reml_bands,
 };
+use concord_core::base::text::visible;
 use concord_core::panel::adjudication::AdjudicationError;
 use concord_core::panel::adjudication::AgreementReference;
 use concord_core::panel::agreement::AgreementCell;
@@ -157,7 +158,7 @@ fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
 }
 
 pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String, ImportCmdError> {
-    let study = open_study(db)?;
+    let study = open_study_to_read(db)?;
     let table_wanted = args.format.is_some();
     let levels = match (args.method, args.level) {
         _ if table_wanted => vec![Level::System, Level::Item],
@@ -274,7 +275,7 @@ fn render_table(rows: &[MentalAlignRow<'_>]) -> String {
     for r in rows {
         out.push_str(&format!(
             "{:<28} {:<16} {:<5} {:>8} {:>8} {:>17} {:>6} {:<9} {:>7} {:>6} {:>7}\n",
-            r.judge,
+            visible(r.judge),
             r.attribute,
             r.group.unwrap_or(""),
             num(r.icc_c1, false),
@@ -316,8 +317,8 @@ fn render_full(report: &AgreementReport) -> String {
                     Comparison::JudgeVsExpert => "judge–expert",
                     Comparison::ExpertVsExpert => "expert–expert",
                 },
-                c.rater,
-                c.reference,
+                visible(&c.rater),
+                visible(&c.reference),
                 c.attribute,
                 c.level.as_str(),
                 c.n_targets,
@@ -338,7 +339,7 @@ fn render_full(report: &AgreementReport) -> String {
         for b in &report.binary {
             out.push_str(&format!(
                 "{:<28} {:<36} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7}\n",
-                b.judge,
+                visible(&b.judge),
                 b.attribute,
                 b.n_items,
                 num(b.cohen_kappa, false),
@@ -357,7 +358,7 @@ fn render_full(report: &AgreementReport) -> String {
         for t in &report.totals {
             out.push_str(&format!(
                 "{:<28} {:<6} {:>6} {:>8} {:>8} {:>8}\n",
-                t.judge,
+                visible(&t.judge),
                 t.level.as_str(),
                 t.n,
                 num(t.pearson, false),

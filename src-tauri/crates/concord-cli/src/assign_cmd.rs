@@ -2,10 +2,10 @@
 //! `concord assign --k K --seed S [...]` (sample and assign with exact overlap) and
 //! `concord assignment` (the per-expert progress table).
 
-use crate::study_cmd::{open_study, StudyCmdError};
+use crate::study_cmd::{open_study, open_study_to_read, StudyCmdError};
 use concord_core::app::setup::SetupError;
 use concord_core::base::clock::fresh_seed;
-use concord_core::base::text::quoted;
+use concord_core::base::text::{quoted, visible};
 use concord_core::workflow::assignment::AssignmentOptions;
 use concord_core::workflow::assignment::AssignmentSummary;
 use concord_core::workflow::assignment::AssignmentTable;
@@ -178,7 +178,7 @@ fn render_summary(s: &AssignmentSummary, preview: bool) -> String {
         for c in &s.strata {
             out.push_str(&format!(
                 "  {:<24} {:>6} of {:>6}\n",
-                c.category.as_deref().unwrap_or("(no category)"),
+                visible(c.category.as_deref().unwrap_or("(no category)")),
                 c.drawn,
                 c.available
             ));
@@ -191,14 +191,18 @@ fn render_summary(s: &AssignmentSummary, preview: bool) -> String {
     for e in &s.experts {
         out.push_str(&format!(
             "{:<24} {:>8} {:>12} {:>7} {:>7}\n",
-            e.name, e.regular, e.calibration, e.retest, e.total
+            visible(&e.name),
+            e.regular,
+            e.calibration,
+            e.retest,
+            e.total
         ));
     }
     out
 }
 
 pub fn table(db: Option<&Path>, as_json: bool) -> Result<String, AssignCmdError> {
-    let study = open_study(db)?;
+    let study = open_study_to_read(db)?;
     let t = concord_core::app::setup::assignment_table(&study)?;
     if as_json {
         return json(&t);
@@ -226,7 +230,11 @@ fn render_table(t: &AssignmentTable) -> String {
         };
         out.push_str(&format!(
             "{:<24} {:>8} {:>9} {:>9} {:>6}\n",
-            e.name, e.assigned, e.completed, e.remaining, done
+            visible(&e.name),
+            e.assigned,
+            e.completed,
+            e.remaining,
+            done
         ));
     }
     out

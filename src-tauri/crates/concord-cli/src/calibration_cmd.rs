@@ -5,7 +5,7 @@
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand};
 use concord_core::app::calibration;
-use concord_core::base::text::quoted;
+use concord_core::base::text::{quoted, visible};
 use concord_core::workflow::calibration::CalibrationError;
 use concord_core::workflow::calibration::PassRule;
 use serde::Serialize;
@@ -92,7 +92,10 @@ pub fn run(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, CalibrationCmdError> {
-    let mut study = open_study(db)?;
+    let mut study = match &args.command {
+        CalibrationCommand::Status => crate::study_cmd::open_study_to_read(db)?,
+        _ => open_study(db)?,
+    };
     match &args.command {
         CalibrationCommand::Key {
             item,
@@ -136,7 +139,7 @@ pub fn run(
                 .map(|s| {
                     format!(
                         "{}: {:?}, {}/{} gold items answered, 1–5 right {}, binary right {}{}\n",
-                        s.rater,
+                        visible(&s.rater),
                         s.state,
                         s.answered,
                         s.items,

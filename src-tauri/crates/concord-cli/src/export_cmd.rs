@@ -120,7 +120,7 @@ fn warn_if_plain_copy(warning: Option<&String>, doc: serde_json::Value) -> serde
     let Some(warning) = warning else {
         return doc;
     };
-    eprintln!("concord: warning: {warning}");
+    crate::terminal::say(&format!("concord: warning: {warning}"));
     let mut doc = doc;
     if let Some(map) = doc.as_object_mut() {
         map.insert(

@@ -9,6 +9,7 @@ use crate::study_cmd::{open_as, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
 use concord_core::app::import::{ImportJob, ImportJobError};
 use concord_core::app::open::WhenMissing;
+use concord_core::base::text::visible;
 use concord_core::intake::long::ItemColumns;
 use concord_core::intake::long::RatingColumns;
 use concord_core::intake::psycrisis::CrisisFile;
@@ -310,7 +311,7 @@ fn render_file(f: &FileReport) -> String {
         ": {}{} conversations added, {} responses added, {} texts filled, {} ratings written ({} updated)\n",
         f.rater
             .as_deref()
-            .map(|r| format!("rater {r}; "))
+            .map(|r| format!("rater {}; ", visible(r)))
             .unwrap_or_default(),
         f.conversations_added,
         f.responses_added,

@@ -9,7 +9,7 @@
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
 use concord_core::app::judge_runs;
-use concord_core::base::text::quoted;
+use concord_core::base::text::{quoted, visible};
 use concord_core::judge::{
     ApiKey, CancellationToken, Execution, JudgeError, KeyChoice, KeyError, Prices, Progress,
     PromptTemplate, ProviderKind, ResponseSelection, RunPlan, RunPreview, RunReport, RunSettings,
@@ -154,7 +154,7 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
     match &args.command {
         JudgeCommand::Run(a) => run_judge(a, db, json),
         JudgeCommand::Status { run } => {
-            let study = open_study(db)?;
+            let study = crate::study_cmd::open_study_to_read(db)?;
             let list = match run {
                 Some(id) => vec![judge_runs::run_status(&study, *id)?],
                 None => judge_runs::runs(&study)?,
@@ -168,7 +168,7 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
             Ok(list.iter().map(render_status).collect())
         }
         JudgeCommand::Failures { run } => {
-            let study = open_study(db)?;
+            let study = crate::study_cmd::open_study_to_read(db)?;
             let fails = judge_runs::failures(&study, *run)?;
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&fails)?));
@@ -264,7 +264,7 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
         ..KeyChoice::default()
     };
     let destination = judge_runs::destination(&settings, &choice)?;
-    eprintln!("concord: judge {destination}");
+    crate::terminal::say(&format!("concord: judge {destination}"));
     let preview = judge_runs::preview(&study, &settings)?;
     announce_preview(&preview, settings.repetitions);
     if a.dry_run {
@@ -278,7 +278,7 @@ fn run_judge(a: &RunArgs, db: Option<&Path>, json: bool) -> Result<String, Judge
     }
     let start = concord_core::app::judge_start::start_judge_run(&mut study, &settings, &choice)?;
     if let Some(note) = &start.note {
-        eprintln!("concord: {note}");
+        crate::terminal::say(&format!("concord: {note}"));
     }
     let session = start.session;
     let total = session.plan.status.total;
@@ -344,31 +344,31 @@ fn settings_with_prompt(
 /// What a run would send and cost, on stderr before anything is sent.
 fn announce_preview(preview: &RunPreview, repetitions: u32) {
     let e = &preview.estimate;
-    eprintln!(
+    crate::terminal::say(&format!(
         "concord: {} calls ({} responses × {} repetitions, rubric {}); estimated {} input + {} output tokens ≈ ${:.4}",
         preview.calls, preview.responses, repetitions, preview.rubric, e.input_tokens, e.output_tokens, e.cost_usd
-    );
+    ));
     if preview.responses_without_text > 0 {
-        eprintln!(
+        crate::terminal::say(&format!(
             "concord: {} selected responses have no text and are left out",
             preview.responses_without_text
-        );
+        ));
     }
 }
 
 /// Whether the run starts or resumes, on stderr.
 fn announce_plan(plan: &RunPlan) {
     if plan.resumed {
-        eprintln!(
+        crate::terminal::say(&format!(
             "concord: resuming judge run {} (same settings, hash {}): {} of {} done, {} failed",
             plan.run_id,
             &plan.status.settings_sha256[..12],
             plan.status.done,
             plan.status.total,
             plan.status.failed
-        );
+        ));
     } else {
-        eprintln!("concord: started judge run {}", plan.run_id);
+        crate::terminal::say(&format!("concord: started judge run {}", plan.run_id));
     }
 }
 
@@ -411,7 +411,7 @@ fn render_status(s: &RunStatus) -> String {
     format!(
         "run {} — {} ({} {}, {}), rubric {}, temperature {}, {} repetition(s){}\n  {} calls: {} done, {} failed, {} pending, {} in flight; tokens {} in / {} out; cost ${:.4}\n  prompt sha256 {}\n",
         s.id,
-        s.rater,
+        visible(&s.rater),
         s.provider,
         s.model,
         s.base_url,

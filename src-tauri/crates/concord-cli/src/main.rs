@@ -14,6 +14,7 @@ mod phi_cmd;
 mod signoff_cmd;
 mod stats_cmd;
 mod study_cmd;
+mod terminal;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -55,7 +56,7 @@ enum Command {
         lock: bool,
         #[arg(long)]
         unlock: bool,
-        /// The environment variable holding the lead passphrase (at least 8 characters).
+        /// The environment variable holding the lead passphrase (at least 8 characters, and hard to guess: a zxcvbn score of 3 of 4).
         #[arg(long, value_name = "VAR")]
         lead_passphrase_env: Option<String>,
     },
@@ -97,6 +98,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let json = cli.json;
     study_cmd::set_passphrase_env(&cli.passphrase_env);
     // Lead keys live in the OS keyring (or a private file), or in the folder CONCORD_KEY_DIR names.
     concord_core::app::open_study::keep_lead_keys_on_this_machine();
@@ -174,11 +176,11 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(out) => {
-            print!("{out}");
+            terminal::print_output(&out, json);
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("concord: {e}");
+            terminal::say(&format!("concord: {e}"));
             ExitCode::FAILURE
         }
     }

@@ -49,7 +49,7 @@ pub enum PackageCommand {
         /// Write even though PHI findings are not reviewed yet; the reason goes to the audit trail.
         #[arg(long, value_name = "REASON")]
         override_phi: Option<String>,
-        /// The environment variable holding the package's passphrase (at least 8 characters).
+        /// The environment variable holding the package's passphrase (at least 8 characters, and hard to guess: a zxcvbn score of 3 of 4).
         #[arg(long, value_name = "VAR", default_value = PACKAGE_PASSPHRASE_ENV)]
         package_passphrase_env: String,
     },

@@ -106,7 +106,10 @@ fn render(list: &[SignatureStatus]) -> String {
 }
 
 pub fn run(args: &SignoffArgs, db: Option<&Path>, json: bool) -> Result<String, SignoffCmdError> {
-    let mut study = open_study(db)?;
+    let mut study = match &args.command {
+        SignoffCommand::List => crate::study_cmd::open_study_to_read(db)?,
+        _ => open_study(db)?,
+    };
     match &args.command {
         SignoffCommand::Passphrase {
             rater,

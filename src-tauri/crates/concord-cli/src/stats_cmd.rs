@@ -3,6 +3,7 @@
 //! output has exactly the keys of the command-line contract, with NaN and infinities as null.
 
 use clap::{Args, Subcommand};
+use concord_core::base::text::visible;
 use concord_core::files::score_table::read_long_csv;
 use concord_core::files::score_table::read_prediction_csv;
 use concord_core::files::score_table::ColumnNames;
@@ -281,7 +282,7 @@ fn run_icc_reml(args: &IccArgs, json: bool) -> Result<String, StatsError> {
     let boundary_note = boundary_note(&fit.boundary);
     if json {
         if let Some(note) = &boundary_note {
-            eprintln!("note: {note}");
+            crate::terminal::say(&format!("note: {note}"));
         }
         return to_json(&RemlOutput {
             n_targets: fit.n_targets,
@@ -702,7 +703,7 @@ fn run_alttest(args: &AltTestArgs, json: bool) -> Result<String, StatsError> {
         let _ = writeln!(
             out,
             "{:<20} {:>6} {:>8} {:>8.3} {:>8.3}  {}",
-            name(a.rater),
+            visible(name(a.rater)),
             a.n_items,
             show_p(a.p_value),
             a.rho_judge,
@@ -798,7 +799,7 @@ fn run_ppi(args: &PpiArgs, json: bool) -> Result<String, StatsError> {
         let _ = writeln!(
             out,
             "{:<20} {:>6} {:>7} {:>7} {:>6} {:>20} {:>20} {:>7}",
-            g.name,
+            visible(&g.name),
             r.n_labeled,
             r.n_unlabeled,
             show(r.estimate),

@@ -13,6 +13,7 @@ use concord_core::base::clock::SystemClock;
 use concord_core::base::study_location;
 use concord_core::base::study_location::StudyPath;
 use concord_core::base::study_location::STUDY_ENV;
+use concord_core::base::text::visible;
 use concord_core::intake::demo::DemoError;
 use concord_core::store::{Passphrase, StoreError, StudyOverview};
 use std::path::Path;
@@ -121,6 +122,19 @@ pub fn open_study(db: Option<&Path>) -> Result<OpenStudy, StudyCmdError> {
     Ok(open_as(db, WhenMissing::Refuse)?.study)
 }
 
+/// Open an existing study for a command that only reads it (see [`open::open_to_read`]): the
+/// file is opened read-only, so the command cannot change a byte of it.
+pub fn open_study_to_read(db: Option<&Path>) -> Result<OpenStudy, StudyCmdError> {
+    let path = study_path(db)?;
+    let key = study_passphrase()?;
+    Ok(open::open_to_read(
+        &path,
+        Arc::new(SystemClock),
+        fresh_seed(),
+        key.as_ref(),
+    )?)
+}
+
 pub fn demo(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
     let Opened { study, created } = open_as(db, WhenMissing::CreateDemo)?;
     let overview = concord_core::app::overview::overview(&study)?;
@@ -142,7 +156,7 @@ pub fn demo(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
 }
 
 pub fn overview(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> {
-    let study = open_study(db)?;
+    let study = open_study_to_read(db)?;
     let overview = concord_core::app::overview::overview(&study)?;
     if json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&overview)?));
@@ -153,26 +167,34 @@ pub fn overview(db: Option<&Path>, json: bool) -> Result<String, StudyCmdError> 
 fn render_overview(o: &StudyOverview) -> String {
     let mut out = format!(
         "{}\n  file: {}\n  conversations: {}  responses: {}  ratings: {}\n",
-        o.title, o.path, o.conversations, o.responses, o.ratings
+        visible(&o.title),
+        visible(&o.path),
+        o.conversations,
+        o.responses,
+        o.ratings
     );
     out.push_str("  rubrics:\n");
     for r in &o.rubrics {
         out.push_str(&format!(
             "    {} — {} criteria, {} conversations\n",
-            concord_core::app::overview::localized(&r.name, "en"),
+            visible(concord_core::app::overview::localized(&r.name, "en")),
             r.criteria.len(),
             r.conversations
         ));
     }
     out.push_str("  responses per source:\n");
     for s in &o.sources {
-        out.push_str(&format!("    {:<28} {:>7}\n", s.name, s.responses));
+        out.push_str(&format!(
+            "    {:<28} {:>7}\n",
+            visible(&s.name),
+            s.responses
+        ));
     }
     out.push_str("  raters:\n");
     for r in &o.raters {
         out.push_str(&format!(
             "    {:<32} {:<6} {:>7} ratings\n",
-            r.name,
+            visible(&r.name),
             r.kind.as_str(),
             r.ratings
         ));
@@ -189,7 +211,10 @@ pub fn profiles(
     lead_passphrase_env: Option<&str>,
     json: bool,
 ) -> Result<String, StudyCmdError> {
-    let mut study = open_study(db)?;
+    let mut study = match lock {
+        Some(_) => open_study(db)?,
+        None => open_study_to_read(db)?,
+    };
     match lock {
         Some(true) => {
             let lead = lead_passphrase_env
@@ -223,7 +248,9 @@ pub fn profiles(
     for p in &profiles.profiles {
         out.push_str(&format!(
             "  {:<32} {:>6} / {:<6} items done\n",
-            p.name, p.completed, p.items
+            visible(&p.name),
+            p.completed,
+            p.items
         ));
     }
     Ok(out)
@@ -239,7 +266,8 @@ pub struct StudyArgs {
 #[derive(clap::Subcommand, Debug)]
 pub enum StudyCommand {
     /// Encrypt the study with the passphrase in the --passphrase-env variable (at least 8
-    /// characters). The study is rewritten into a new file that replaces the old one.
+    /// characters, and hard to guess: a zxcvbn score of 3 of 4). The study is rewritten into a
+    /// new file that replaces the old one.
     Encrypt,
     /// Decrypt the study (its passphrase in the --passphrase-env variable) into a plain file.
     Decrypt,

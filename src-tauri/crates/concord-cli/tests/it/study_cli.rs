@@ -152,7 +152,7 @@ fn profiles_can_be_restricted_and_reopened() {
         .args(["--db", db, "profiles", "--lock", "--json"])
         .args(["--lead-passphrase-env", "CONCORD_TEST_LEAD"])
         .env_remove("CONCORD_STUDY")
-        .env("CONCORD_TEST_LEAD", "lead passphrase")
+        .env("CONCORD_TEST_LEAD", "lead ferry lantern 82")
         .output()
         .expect("the concord binary runs");
     let doc: serde_json::Value = serde_json::from_slice(&locked.stdout).expect("JSON");

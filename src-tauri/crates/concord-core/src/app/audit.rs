@@ -11,13 +11,14 @@ use crate::store::{ChainCheck, ChainTrust, Passphrase, Store, StoreError};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Open the existing study at `path` to check it, an encrypted one with `key`.
+/// Open the existing study at `path` to check it, read-only (checking never changes the file), an
+/// encrypted one with `key`.
 pub fn open(
     path: &Path,
     clock: Arc<dyn Clock>,
     key: Option<&Passphrase>,
 ) -> Result<OpenStudy, StoreError> {
-    Ok(OpenStudy::new(Store::open_with(path, clock, key)?))
+    Ok(OpenStudy::new(Store::open_read_only(path, clock, key)?))
 }
 
 /// Recompute the chain's links, hashes, signed checkpoints and digest. When this machine's key

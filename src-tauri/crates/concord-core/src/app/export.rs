@@ -7,7 +7,8 @@
 
 use crate::app::open_study::OpenStudy;
 use crate::app::paths::{
-    name_slug, output_path, plain_copy_warning, study_stem, write_error, write_output, PathError,
+    expert_file_slug, output_path, plain_copy_warning, study_stem, write_error, write_output,
+    PathError,
 };
 use crate::app::phi::require_reviewed;
 use crate::base::error_code::{Coded, ErrorCode};
@@ -221,7 +222,11 @@ pub fn export_sheet(
     gate: PhiGate<'_>,
 ) -> Result<SheetWritten, ExportJobError> {
     require_reviewed(study, "a rating sheet", gate)?;
-    let name = format!("{}-sheet-{}.xlsx", study_stem(study), name_slug(expert));
+    let name = format!(
+        "{}-sheet-{}.xlsx",
+        study_stem(study),
+        expert_file_slug(study, expert).map_err(PathError::from)?
+    );
     let path = output_path(study, out, &name)?;
     let summary = write_output(
         study,

@@ -63,6 +63,14 @@ pub fn classify(path: &Path, open: Option<&Store>) -> FileRole {
             reason: format!("{shown}: no such file"),
         };
     }
+    // A FIFO or device handed to the window would make any reader below wait or read forever.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return FileRole::Unknown {
+            reason: format!(
+                "{shown}: not a regular file (a named pipe, device or socket); Concord opens only files"
+            ),
+        };
+    }
     match extension(path).as_str() {
         "csv" | "tsv" | "json" | "jsonl" => return FileRole::Dataset { format: None },
         "toml" => return FileRole::Rubric,

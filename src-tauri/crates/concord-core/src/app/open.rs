@@ -41,6 +41,26 @@ pub struct Opened {
     pub created: bool,
 }
 
+/// Open the study at `path` for a job that only reads it (an overview, a report, the audit log):
+/// the file is opened read-only and never changed ([`Store::open_read_only`]). A default study
+/// that does not exist yet is created as the demo, as [`open`] does; an explicit path that does
+/// not exist is refused.
+pub fn open_to_read(
+    path: &StudyPath,
+    clock: Arc<dyn Clock>,
+    seed: u64,
+    key: Option<&Passphrase>,
+) -> Result<OpenStudy, DemoError> {
+    match inspect_with(path.path(), key)? {
+        FileKind::Study { .. } => Ok(OpenStudy::new(Store::open_read_only(
+            path.path(),
+            clock,
+            key,
+        )?)),
+        FileKind::Absent => Ok(open(path, WhenMissing::Refuse, clock, seed, key)?.study),
+    }
+}
+
 /// Open the study at `path` for a job, with `key` when it is (or is to be created) encrypted.
 /// `seed` orders the queues of a demo study created here.
 pub fn open(

@@ -4,7 +4,7 @@
 //! the study keeping its own values). A merge drops the cached agreement reports.
 
 use crate::app::open_study::OpenStudy;
-use crate::app::paths::{created_export_dir, name_slug, study_stem, unused_path, PathError};
+use crate::app::paths::{created_export_dir, expert_file_slug, study_stem, unused_path, PathError};
 use crate::app::phi::require_reviewed;
 use crate::base::error_code::{Coded, ErrorCode};
 use crate::guard::phi::review::{PhiError, PhiGate};
@@ -56,6 +56,8 @@ pub fn export_package(
     passphrase: &Passphrase,
     gate: PhiGate<'_>,
 ) -> Result<PackageWritten, PackageJobError> {
+    // A weak passphrase is refused before anything else runs (the PHI gate may write).
+    passphrase.check_new().map_err(PackageError::from)?;
     require_reviewed(study, "a rater package", gate)?;
     let path = match out {
         Some(p) => p.to_path_buf(),
@@ -63,7 +65,7 @@ pub fn export_package(
             let name = format!(
                 "{}-package-{}.concord",
                 study_stem(study),
-                name_slug(expert)
+                expert_file_slug(study, expert).map_err(PathError::from)?
             );
             unused_path(
                 &created_export_dir(study)?,

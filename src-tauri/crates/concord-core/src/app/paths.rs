@@ -88,6 +88,44 @@ pub fn name_slug(name: &str) -> String {
     }
 }
 
+/// The file-name fragment of `expert` in default output names, never the same as another
+/// expert's of this study: the [`name_slug`], or for a second expert whose name slugs alike
+/// (`Anna Lee`, `anna-lee`) the slug with the next free number (`anna-lee-2`). Experts are taken
+/// in the order they joined the study, and every other expert's own slug is left free, so each
+/// expert keeps the same fragment however often their files are written.
+pub fn expert_file_slug(study: &OpenStudy, expert: &str) -> Result<String, StoreError> {
+    let experts: Vec<_> = study
+        .store()
+        .raters()?
+        .into_iter()
+        .filter(|r| r.kind == crate::store::RaterKind::Expert)
+        .map(|r| (r.id, r.name))
+        .collect();
+    let wanted = name_slug(expert);
+    let mut ordered = experts;
+    ordered.sort_by_key(|(id, _)| *id);
+    let own: std::collections::HashSet<String> =
+        ordered.iter().map(|(_, name)| name_slug(name)).collect();
+    let mut given: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for (_, name) in &ordered {
+        let slug = name_slug(name);
+        let chosen = if given.insert(slug.clone()) {
+            slug
+        } else {
+            let free = (2..)
+                .map(|n| format!("{slug}-{n}"))
+                .find(|s| !own.contains(s) && !given.contains(s))
+                .expect("some numbered fragment is free");
+            given.insert(free.clone());
+            free
+        };
+        if name == expert {
+            return Ok(chosen);
+        }
+    }
+    Ok(wanted)
+}
+
 /// `dir/name`, or `dir/<stem>-2.<ext>`, `-3`, … when that file already exists.
 pub fn unused_path(dir: &Path, name: &str) -> PathBuf {
     let first = dir.join(name);

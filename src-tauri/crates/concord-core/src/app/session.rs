@@ -4,6 +4,7 @@
 //! the cached reports, as the front ends always did.
 
 use crate::app::open_study::OpenStudy;
+use crate::app::study_security::UnlockAttempts;
 use crate::workflow::rater_session::{self, Session, SessionError, SessionInfo};
 
 /// The session a study opens in (its recorded one, the picker, or lead mode).
@@ -25,13 +26,38 @@ pub fn start(
     rater_session::start(study.store_mut(), current, rater_id)
 }
 
-/// Leave `current` for lead mode (the lead passphrase in a locked study).
+/// Leave `current` for lead mode (the lead passphrase in a locked study). Wrong lead
+/// passphrases back off as the unlock screen does (`attempts`, timed by the study's clock): after
+/// three in a row the next one waits, and is not tried, until the wait is over.
 pub fn leave(
     study: &mut OpenStudy,
     current: Session,
     passphrase: Option<&str>,
+    attempts: &mut UnlockAttempts,
 ) -> Result<Session, SessionError> {
-    rater_session::leave(study.store_mut(), current, passphrase)
+    let now = study.store().now_ms();
+    if passphrase.is_some() {
+        let seconds = attempts.seconds_to_wait(now);
+        if seconds > 0 {
+            return Err(SessionError::TryAgainLater {
+                failures: attempts.failures(),
+                seconds,
+            });
+        }
+    }
+    match rater_session::leave(study.store_mut(), current, passphrase) {
+        Err(SessionError::WrongLeadPassphrase) => {
+            attempts.failed(now);
+            Err(SessionError::WrongLeadPassphrase)
+        }
+        Ok(session) => {
+            if passphrase.is_some() {
+                attempts.succeeded();
+            }
+            Ok(session)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Restrict the rating screen to the existing experts behind the lead `passphrase`.

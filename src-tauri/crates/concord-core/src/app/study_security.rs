@@ -6,7 +6,7 @@
 //! conversion worked, exactly as before when it did not.
 
 use crate::app::open_study::OpenStudy;
-use crate::base::clock::Clock;
+use crate::base::clock::{Clock, Millis};
 use crate::base::error_code::ErrorCode;
 use crate::judge::key::KEYRING_SERVICE;
 use crate::judge::rule::STUDY_ACCOUNT_PREFIX;
@@ -21,8 +21,68 @@ pub const DEFAULT_IDLE_LOCK_MINUTES: u32 = 15;
 /// The longest idle lock a study may set (a working day).
 pub const MAX_IDLE_LOCK_MINUTES: u32 = 480;
 
+/// Wrong passphrases the unlock screen takes before it makes the next attempt wait.
+pub const FREE_UNLOCK_ATTEMPTS: u32 = 3;
+/// The longest wait between unlock attempts, in seconds.
+pub const MAX_UNLOCK_WAIT_SECONDS: u64 = 300;
+
+/// How long the unlock screen makes the next attempt wait after `failures` wrong passphrases in
+/// a row: nothing for the first [`FREE_UNLOCK_ATTEMPTS`], then 2 s, doubling with every further
+/// failure (2, 4, 8, … s) up to [`MAX_UNLOCK_WAIT_SECONDS`]. A person who mistypes waits seconds;
+/// guessing through the window is held to about a dozen tries an hour.
+pub fn unlock_wait_seconds(failures: u32) -> u64 {
+    if failures < FREE_UNLOCK_ATTEMPTS {
+        return 0;
+    }
+    let doublings = (failures - FREE_UNLOCK_ATTEMPTS).min(16);
+    (2u64 << doublings).min(MAX_UNLOCK_WAIT_SECONDS)
+}
+
+/// The unlock screen's count of wrong passphrases in a row and when the last one was given; the
+/// window keeps one for the life of the process (switching studies does not reset it), and
+/// [`unlock`] consults it before trying a passphrase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnlockAttempts {
+    failures: u32,
+    last_failure_ms: Millis,
+}
+
+impl UnlockAttempts {
+    /// Wrong passphrases in a row so far.
+    pub fn failures(&self) -> u32 {
+        self.failures
+    }
+
+    /// Whole seconds (rounded up) before the next attempt may be made at `now_ms`; 0 when it may
+    /// be made now.
+    pub fn seconds_to_wait(&self, now_ms: Millis) -> u64 {
+        let wait_ms = unlock_wait_seconds(self.failures) as Millis * 1000;
+        let ready = self.last_failure_ms.saturating_add(wait_ms);
+        if now_ms >= ready {
+            0
+        } else {
+            ((ready - now_ms) as u64).div_ceil(1000)
+        }
+    }
+
+    /// A wrong passphrase was given at `now_ms`.
+    pub fn failed(&mut self, now_ms: Millis) {
+        self.failures = self.failures.saturating_add(1);
+        self.last_failure_ms = now_ms;
+    }
+
+    /// The study opened: the count starts again.
+    pub fn succeeded(&mut self) {
+        *self = UnlockAttempts::default();
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SecurityError {
+    #[error(
+        "{failures} wrong passphrases in a row: try again in {seconds} s. The study was not opened"
+    )]
+    TryAgainLater { failures: u32, seconds: u64 },
     #[error("the idle lock must be between 1 and {MAX_IDLE_LOCK_MINUTES} minutes (got {0})")]
     IdleMinutes(u32),
     #[error("the passphrase was not remembered: the OS keyring is not available ({0}); type it each time")]
@@ -34,6 +94,7 @@ pub enum SecurityError {
 impl crate::base::error_code::Coded for SecurityError {
     fn code(&self) -> ErrorCode {
         match self {
+            SecurityError::TryAgainLater { .. } => ErrorCode::WrongPassphrase,
             SecurityError::IdleMinutes(_) => ErrorCode::Invalid,
             SecurityError::Keyring(_) => ErrorCode::Keyring,
             SecurityError::Store(e) => e.code(),
@@ -82,14 +143,33 @@ pub fn remember_passphrase(path: &Path, passphrase: &Passphrase) -> Result<(), S
 
 /// Open the encrypted study at `path` with `passphrase`; when `remember` is set, keep the
 /// passphrase in the keyring afterwards (a keyring that refuses is reported in the note, the
-/// study still opens).
+/// study still opens). After repeated wrong passphrases (`attempts`, timed by `clock`) the
+/// attempt is refused without trying the passphrase until [`unlock_wait_seconds`] have passed.
 pub fn unlock(
     path: &Path,
     clock: Arc<dyn Clock>,
     passphrase: &Passphrase,
     remember: bool,
-) -> StoreResult<(Store, Option<String>)> {
-    let store = Store::open_with(path, clock, Some(passphrase))?;
+    attempts: &mut UnlockAttempts,
+) -> Result<(Store, Option<String>), SecurityError> {
+    let now = clock.now_ms();
+    let seconds = attempts.seconds_to_wait(now);
+    if seconds > 0 {
+        return Err(SecurityError::TryAgainLater {
+            failures: attempts.failures(),
+            seconds,
+        });
+    }
+    let store = match Store::open_with(path, clock, Some(passphrase)) {
+        Ok(store) => store,
+        Err(e) => {
+            if matches!(e, StoreError::WrongPassphrase { .. }) {
+                attempts.failed(now);
+            }
+            return Err(e.into());
+        }
+    };
+    attempts.succeeded();
     let note = if remember {
         remember_passphrase(path, passphrase)
             .err()
@@ -232,8 +312,8 @@ mod tests {
             reopened.expect("reopened as before").is_encrypted(),
             "after a refused change the study is open again with its old passphrase"
         );
-        let (_store, note) =
-            unlock(&path, clock(), &new, false).expect("unlocks with the passphrase it has");
+        let (_store, note) = unlock(&path, clock(), &new, false, &mut UnlockAttempts::default())
+            .expect("unlocks with the passphrase it has");
         assert_eq!(note, None, "nothing to report when not asked to remember");
     }
 }

@@ -9,5 +9,6 @@ pub mod cell;
 pub mod clock;
 pub mod digest;
 pub mod error_code;
+pub mod passphrase_strength;
 pub mod study_location;
 pub mod text;

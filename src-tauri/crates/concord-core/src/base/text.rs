@@ -1,6 +1,7 @@
 //! Names and labels as a person reads them: quoted in messages without Rust's debug escapes (`\"`,
 //! `\u{202e}`), with control and bidirectional-formatting characters made visible (`<U+202E>`) so
-//! a right-to-left override in a name cannot reverse the sentence around it; and new names
+//! a right-to-left override in a name cannot reverse the sentence around it, and whole terminal
+//! outputs with the same characters spelled out but their line breaks kept; and new names
 //! normalised (whitespace runs collapsed to one space, trimmed).
 
 use std::fmt;
@@ -25,6 +26,35 @@ pub fn visible(text: &str) -> String {
         }
     }
     out
+}
+
+/// `text` as a terminal may show it: every hidden control character written as `<U+XXXX>`
+/// except the line breaks (`\n`, or `\r\n`) that lay the text out, so no escape sequence, bell,
+/// backspace or direction override in a name or a message reaches the terminal. Whole outputs go
+/// through it; a name inside a line goes through [`visible`] too, which spells out its line
+/// breaks as well. Borrowed when there is nothing to spell out.
+pub fn terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut chars = text.chars().peekable();
+    let mut out: Option<String> = None;
+    let mut at = 0;
+    while let Some(c) = chars.next() {
+        let layout = c == '\n' || (c == '\r' && chars.peek() == Some(&'\n'));
+        if is_hidden_control(c) && !layout {
+            let out = out.get_or_insert_with(|| {
+                let mut s = String::with_capacity(text.len() + 16);
+                s.push_str(&text[..at]);
+                s
+            });
+            out.push_str(&format!("<U+{:04X}>", c as u32));
+        } else if let Some(out) = out.as_mut() {
+            out.push(c);
+        }
+        at += c.len_utf8();
+    }
+    match out {
+        Some(s) => std::borrow::Cow::Owned(s),
+        None => std::borrow::Cow::Borrowed(text),
+    }
 }
 
 /// A value in a message: in curly quotes, its hidden control characters made visible.
@@ -99,6 +129,24 @@ mod tests {
             "Dr Li Wei",
             "whitespace runs collapse"
         );
+    }
+
+    #[test]
+    fn terminal_text_spells_out_escapes_and_overrides_but_keeps_line_breaks() {
+        let shown = terminal_text("Ana\u{1b}[2J\u{7}\u{8}\u{9b}31m\u{202e}\u{2066}x\ty\r\nz\rw\n");
+        assert_eq!(
+            shown,
+            "Ana<U+001B>[2J<U+0007><U+0008><U+009B>31m<U+202E><U+2066>x<U+0009>y\r\nz<U+000D>w\n",
+            "ESC, BEL, BS, CSI, direction controls, tabs and lone CRs are spelled out; line ends stay"
+        );
+        assert!(
+            matches!(
+                terminal_text("plain\ntext\n"),
+                std::borrow::Cow::Borrowed(_)
+            ),
+            "plain text is not copied"
+        );
+        assert_eq!(terminal_text("王医生\n"), "王医生\n", "any script is kept");
     }
 
     #[test]

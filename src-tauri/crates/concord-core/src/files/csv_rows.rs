@@ -8,7 +8,9 @@
 //! starts on even when earlier cells hold quoted line breaks; and it follows the quoting rules of
 //! the parser, so a quote that is never closed is reported at the line where it opens instead of
 //! swallowing the rest of the file into one cell, and a quoted cell or a line longer than any
-//! valid one could be is refused as soon as it is, before it is buffered whole. Inside a field it
+//! valid one could be is refused as soon as it is, before it is buffered whole: reading stops at
+//! the cell limit (plus the parser's buffer), so a cell that never ends — an endless pipe,
+//! `/dev/zero` — is refused at its row and column instead of counted. Inside a field it
 //! skips over runs of bytes that are neither a quote, a comma nor a line break (they only make the
 //! field longer), so most bytes are looked at once.
 //!
@@ -35,12 +37,13 @@ const BUFFER_BYTES: usize = 64 * 1024;
 enum Stop {
     /// A quoted field opened on this line runs to the end of the file.
     UnclosedQuote { line: usize },
-    /// Field `column` (0-based) of the record starting on `line` holds `bytes` bytes, more than
-    /// the cell limit.
+    /// Field `column` (0-based) of the record starting on `line` grew to `bytes` bytes, more than
+    /// the cell limit, where reading stopped; `quoted` is the line its opening quote is on.
     CellTooLong {
         line: usize,
         column: usize,
         bytes: u64,
+        quoted: Option<usize>,
     },
 }
 
@@ -137,48 +140,19 @@ impl<R: Read> Watched<R> {
         self.record_lines.pop_front().unwrap_or(self.line)
     }
 
-    /// A field has grown past any valid cell: read on, without keeping the bytes, to its end, so
-    /// the message says which mistake this is (a quote never closed, or a cell too large) and,
-    /// for the latter, how large.
-    fn overlong(&mut self, rest: &[u8]) -> io::Error {
+    /// A field has grown past any valid cell: stop here, without reading another byte of the
+    /// file, so a cell that never ends (an endless stream, `/dev/zero`) ends the reading at the
+    /// limit. A quoted field says where its quote opened, since an unclosed quote is the usual
+    /// cause of a cell this large.
+    fn overlong(&mut self) -> io::Error {
         let line = self.record_lines.back().copied().unwrap_or(self.line);
-        let column = self.field_column;
-        let mut bytes = self.field_bytes;
-        let mut ended = false;
-        for &b in rest {
-            if self.watch(b) {
-                ended = true;
-                break;
-            }
-            bytes += 1;
-        }
-        let mut scratch = vec![0u8; BUFFER_BYTES];
-        while !ended {
-            match self.inner.read(&mut scratch) {
-                Ok(0) => break,
-                Ok(m) => {
-                    for &b in &scratch[..m] {
-                        if self.watch(b) {
-                            ended = true;
-                            break;
-                        }
-                        bytes += 1;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return e,
-            }
-        }
-        if !ended && self.quoting == Quoting::Quoted {
-            return self.stopped(Stop::UnclosedQuote {
-                line: self.quote_line,
-            });
-        }
-        let quotes = if bytes >= 2 { 2 } else { 0 };
+        let quoted = matches!(self.quoting, Quoting::Quoted | Quoting::QuoteInQuoted)
+            .then_some(self.quote_line);
         self.stopped(Stop::CellTooLong {
             line,
-            column,
-            bytes: bytes - quotes,
+            column: self.field_column,
+            bytes: self.field_bytes,
+            quoted,
         })
     }
 
@@ -209,18 +183,21 @@ impl<R: Read> Read for Watched<R> {
         while i < n {
             self.watch(buf[i]);
             if self.field_bytes > self.max_field {
-                let rest = buf[i + 1..n].to_vec();
-                return Err(self.overlong(&rest));
+                return Err(self.overlong());
             }
             i += 1;
             // Inside a field, a run of bytes that are neither a quote, a comma nor a line break
             // changes nothing but the field's length (what `watch` would do byte by byte).
             if matches!(self.quoting, Quoting::Unquoted | Quoting::Quoted) {
+                // The run stops where the field would pass the limit, so the byte that passes
+                // it is watched on its own (and a run is never searched twice).
+                let room = (self.max_field - self.field_bytes.min(self.max_field)) as usize;
                 let run = buf[i..n]
                     .iter()
+                    .take(room)
                     .position(|c| matches!(c, b'"' | b',' | b'\r' | b'\n'))
-                    .unwrap_or(n - i);
-                if run > 0 && self.field_bytes + run as u64 <= self.max_field {
+                    .unwrap_or((n - i).min(room));
+                if run > 0 {
                     self.field_bytes += run as u64;
                     self.previous_was_cr = false;
                     i += run;
@@ -501,6 +478,7 @@ impl<'a> CsvRows<'a> {
                 line,
                 column,
                 bytes,
+                quoted,
             }) => limits.exceeded(
                 Location {
                     column: self
@@ -512,8 +490,14 @@ impl<'a> CsvRows<'a> {
                 },
                 Limit::CellBytes,
                 format!(
-                    "the cell holds {:.1} MB of text",
-                    bytes as f64 / 1_048_576.0
+                    "the cell holds more than {:.1} MB of text (reading stopped there){}",
+                    bytes.saturating_sub(2) as f64 / 1_048_576.0,
+                    match quoted {
+                        Some(q) => format!(
+                            "; it is a quoted cell opening on line {q}: if that quote is never closed, close it (a quote inside a quoted cell is written twice: \"\")"
+                        ),
+                        None => String::new(),
+                    }
                 ),
             ),
             None => match e.kind() {

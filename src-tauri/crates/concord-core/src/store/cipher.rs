@@ -18,9 +18,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
-/// The shortest passphrase accepted for a new encryption (a study's or a package's).
-pub const MIN_PASSPHRASE_CHARS: usize = 8;
-
 /// SQLite's file magic: the first 16 bytes of every unencrypted database.
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
@@ -53,14 +50,13 @@ impl Passphrase {
         }
     }
 
-    /// Refuse a passphrase too short to protect a new encryption.
+    /// Refuse a passphrase too easy to guess to protect a new encryption (see
+    /// [`crate::base::passphrase_strength`]).
     pub fn check_new(&self) -> StoreResult<()> {
-        if self.0.chars().count() < MIN_PASSPHRASE_CHARS {
-            return Err(StoreError::PassphraseRefused(format!(
-                "a new passphrase needs at least {MIN_PASSPHRASE_CHARS} characters"
-            )));
-        }
-        Ok(())
+        Ok(crate::base::passphrase_strength::check_new_passphrase(
+            self.expose(),
+            &[],
+        )?)
     }
 
     pub(crate) fn expose(&self) -> &str {
@@ -90,9 +86,7 @@ pub(crate) fn read_header(path: &Path) -> StoreResult<Header> {
         path: display(path),
         detail: e.to_string(),
     };
-    if std::fs::metadata(path).map_err(io)?.is_dir() {
-        return Ok(Header::Other);
-    }
+    super::regular_file(path)?;
     let mut file = std::fs::File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let mut header = [0u8; 16];

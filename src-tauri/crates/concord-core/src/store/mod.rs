@@ -145,6 +145,8 @@ pub enum StoreError {
         bytes: usize,
         max: usize,
     },
+    #[error("{path}: is {kind}, not a study file; a study is a regular file (.concord), so nothing was read from it or changed")]
+    NotAFile { path: String, kind: &'static str },
     #[error("{path}: not a SQLite database, so not a Concord study; the file was not changed")]
     NotSqlite { path: String },
     #[error("{path}: a SQLite database but not a Concord study; the file was not changed")]
@@ -186,6 +188,8 @@ pub enum StoreError {
     WrongPassphrase { path: String },
     #[error("passphrase refused: {0}")]
     PassphraseRefused(String),
+    #[error("new passphrase refused: {0}")]
+    WeakPassphrase(#[from] crate::base::passphrase_strength::WeakPassphrase),
     #[error(
         "{path}: already encrypted; use rekey to change its passphrase. The file was not changed"
     )]
@@ -216,6 +220,7 @@ impl crate::base::error_code::Coded for StoreError {
             StoreError::MissingFolder { .. } => ErrorCode::FolderMissing,
             StoreError::AlreadyExists { .. } => ErrorCode::AlreadyExists,
             StoreError::NameTooLong { .. } => ErrorCode::Invalid,
+            StoreError::NotAFile { .. } => ErrorCode::Path,
             StoreError::NotSqlite { .. } => ErrorCode::NotSqlite,
             StoreError::NotAStudy { .. } => ErrorCode::NotAStudy,
             StoreError::NewerSchema { .. } => ErrorCode::NewerSchema,
@@ -229,6 +234,7 @@ impl crate::base::error_code::Coded for StoreError {
             StoreError::PassphraseNeeded { .. } => ErrorCode::PassphraseNeeded,
             StoreError::WrongPassphrase { .. } => ErrorCode::WrongPassphrase,
             StoreError::PassphraseRefused(_) => ErrorCode::PassphraseRefused,
+            StoreError::WeakPassphrase(_) => ErrorCode::WeakPassphrase,
             StoreError::AlreadyEncrypted { .. } => ErrorCode::AlreadyEncrypted,
             StoreError::NotEncrypted { .. } => ErrorCode::NotEncrypted,
             StoreError::InUse { .. } => ErrorCode::InUse,
@@ -293,6 +299,50 @@ fn display(path: &Path) -> String {
     path.display().to_string()
 }
 
+/// The metadata of the study file at `path` (symbolic links followed), refusing anything but a
+/// regular file before it is opened: a directory, and above all a FIFO (reading one waits for a
+/// writer forever), a device (`/dev/zero` never ends) or a socket.
+pub(crate) fn regular_file(path: &Path) -> StoreResult<std::fs::Metadata> {
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => StoreError::Missing {
+            path: display(path),
+        },
+        _ => StoreError::Io {
+            path: display(path),
+            detail: e.to_string(),
+        },
+    })?;
+    if meta.is_file() {
+        return Ok(meta);
+    }
+    Err(StoreError::NotAFile {
+        path: display(path),
+        kind: file_kind(&meta.file_type()),
+    })
+}
+
+/// What a file that is not a regular file is, in words.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
+}
+
 /// Look at `path` without changing it: absent, a Concord study (with its schema version), or an error
 /// saying why it is not one. An encrypted study needs its passphrase ([`inspect_with`]).
 pub fn inspect(path: &Path) -> StoreResult<FileKind> {
@@ -312,8 +362,11 @@ pub fn inspect_with(path: &Path, key: Option<&Passphrase>) -> StoreResult<FileKi
             })
         }
     };
-    if meta.is_dir() {
-        return Err(StoreError::NotSqlite { path: p });
+    if !meta.is_file() {
+        return Err(StoreError::NotAFile {
+            path: p,
+            kind: file_kind(&meta.file_type()),
+        });
     }
     let encrypted = match cipher::read_header(path)? {
         cipher::Header::Plain => false,
@@ -429,6 +482,75 @@ impl Store {
                 Some(key) => Store::open_file(path, clock, Some(key)),
             },
         }
+    }
+
+    /// Open an existing study only to read it, so that nothing the job does can change the
+    /// file: a read-only connection, the journal mode left as the file has it (a study that is
+    /// not in WAL mode is not switched, which would rewrite its header), no migration and no
+    /// audit triggers; [`Store::write`] on it is refused. The file is checked as
+    /// [`Store::open_with`] checks it. A study from an older Concord cannot be read without its
+    /// upgrade, so it is opened (and upgraded) as `open_with` does.
+    pub fn open_read_only(
+        path: &Path,
+        clock: Arc<dyn Clock>,
+        key: Option<&Passphrase>,
+    ) -> StoreResult<Store> {
+        let p = display(path);
+        let key = match cipher::read_header(path)? {
+            cipher::Header::Plain => {
+                if let FileKind::Absent = inspect(path)? {
+                    return Err(StoreError::Missing { path: p });
+                }
+                None
+            }
+            cipher::Header::Other => return Err(StoreError::NotSqlite { path: p }),
+            cipher::Header::Opaque => match key {
+                None => return Err(StoreError::PassphraseNeeded { path: p }),
+                Some(key) => Some(key),
+            },
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| map_open_error(path, e))?;
+        if let Some(key) = key {
+            cipher::apply_key(&conn, key)?;
+        }
+        untrusted::harden(&conn)?;
+        if key.is_some() {
+            cipher::check_keyed_length(&conn, path)?;
+        }
+        let (app_id, version) = cipher::keyed_identity(&conn, path)?;
+        cipher::check_identity(path, app_id, version)?;
+        untrusted::verify_schema(&p, &conn, version)?;
+        if version < SCHEMA_VERSION {
+            drop(conn);
+            return Store::open_with(path, clock, key);
+        }
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;")?;
+        if key.is_some() {
+            conn.execute_batch(&format!("PRAGMA cache_size = -{ENCRYPTED_CACHE_KIB}"))?;
+        }
+        Ok(Store {
+            conn,
+            clock,
+            path: Some(path.to_path_buf()),
+            key: key.cloned(),
+            seal: None,
+            pending: Default::default(),
+            sealing: true,
+            // Read-only: nothing is written, so nothing is signed.
+            lead: Lead::Off,
+        })
+    }
+
+    /// Whether this study was opened only to read it ([`Store::open_read_only`]).
+    pub fn is_read_only(&self) -> bool {
+        self.conn
+            .is_readonly(rusqlite::DatabaseName::Main)
+            .unwrap_or(false)
     }
 
     /// Create a new, empty plain study; refuses if anything exists at `path`.
@@ -767,6 +889,13 @@ impl Store {
     where
         E: From<StoreError>,
     {
+        if self.is_read_only() {
+            return Err(StoreError::Invalid(format!(
+                "{}: the study was opened only to read it, so this job cannot change it",
+                self.path_string()
+            ))
+            .into());
+        }
         let now = self.clock.now_ms();
         let snapshot = audit::snapshot(&self.pending);
         let made = self.make_lead_key();

@@ -23,8 +23,6 @@ pub const LEAD_PASSPHRASE_KEY: &str = "lead_passphrase";
 pub const ACTIVE_RATER_KEY: &str = "rater_session";
 /// PBKDF2 iterations of a new lead passphrase.
 pub const ITERATIONS: u32 = 210_000;
-/// The shortest lead passphrase accepted.
-pub const MIN_PASSPHRASE_CHARS: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -38,8 +36,10 @@ pub enum SessionError {
     LeadPassphraseNeeded,
     #[error("that is not the lead's passphrase")]
     WrongLeadPassphrase,
-    #[error("the lead passphrase needs at least {MIN_PASSPHRASE_CHARS} characters")]
-    WeakPassphrase,
+    #[error("{failures} wrong lead passphrases in a row: try again in {seconds} s")]
+    TryAgainLater { failures: u32, seconds: u64 },
+    #[error("lead passphrase refused: {0}")]
+    WeakPassphrase(#[from] crate::base::passphrase_strength::WeakPassphrase),
     #[error("this file is an expert's package: it opens only that expert's queue")]
     PackageSession,
     #[error("the package names its expert {0}, who is not in it")]
@@ -54,10 +54,10 @@ impl crate::base::error_code::Coded for SessionError {
             SessionError::NotAnExpert(_) => ErrorCode::NotAnExpert,
             SessionError::RaterOnly | SessionError::PackageSession => ErrorCode::RaterSession,
             SessionError::NoRaterSession => ErrorCode::NoRaterSession,
-            SessionError::LeadPassphraseNeeded | SessionError::WrongLeadPassphrase => {
-                ErrorCode::LeadPassphrase
-            }
-            SessionError::WeakPassphrase => ErrorCode::WeakPassphrase,
+            SessionError::LeadPassphraseNeeded
+            | SessionError::WrongLeadPassphrase
+            | SessionError::TryAgainLater { .. } => ErrorCode::LeadPassphrase,
+            SessionError::WeakPassphrase(_) => ErrorCode::WeakPassphrase,
             SessionError::PackageExpertMissing(_) => ErrorCode::Package,
             SessionError::Store(e) => e.code(),
         }
@@ -266,9 +266,7 @@ pub fn lock_profiles(
     salt_seed: u64,
     iterations: u32,
 ) -> Result<(), SessionError> {
-    if passphrase.chars().count() < MIN_PASSPHRASE_CHARS {
-        return Err(SessionError::WeakPassphrase);
-    }
+    crate::base::passphrase_strength::check_new_passphrase(passphrase, &[])?;
     let mut salt = [0u8; 16];
     rand_chacha::ChaCha20Rng::seed_from_u64(salt_seed).fill_bytes(&mut salt);
     let salt = hex(&salt);
@@ -362,7 +360,8 @@ mod tests {
     fn a_rater_session_in_a_locked_study_outlives_a_relaunch_and_leaves_only_with_the_lead_passphrase(
     ) {
         let (mut store, a, b) = study_with_experts();
-        lock_profiles(&mut store, "lead secret", 7, 1_000).expect("the lead locks the study");
+        lock_profiles(&mut store, "lead ferry lantern 82", 7, 1_000)
+            .expect("the lead locks the study");
         let session = start(&mut store, Session::Lead, a).expect("expert A picks their profile");
         assert_eq!(
             at_open(&store).expect("the study reopens"),
@@ -388,7 +387,8 @@ mod tests {
             "a wrong lead passphrase must be refused"
         );
         assert_eq!(
-            leave(&mut store, session, Some("lead secret")).expect("the lead's passphrase"),
+            leave(&mut store, session, Some("lead ferry lantern 82"))
+                .expect("the lead's passphrase"),
             Session::Lead,
             "the lead passphrase returns the window to lead mode"
         );
@@ -430,7 +430,7 @@ mod tests {
         assert!(
             matches!(
                 lock_profiles(&mut store, "short", 1, 1_000),
-                Err(SessionError::WeakPassphrase)
+                Err(SessionError::WeakPassphrase(_))
             ),
             "a short lead passphrase must be refused"
         );

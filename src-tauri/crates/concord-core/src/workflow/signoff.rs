@@ -36,8 +36,8 @@ pub enum SignoffError {
     NoPassphrase(String),
     #[error("wrong signing passphrase for {0}")]
     WrongPassphrase(String),
-    #[error("a signing passphrase needs at least 8 characters")]
-    WeakPassphrase,
+    #[error("signing passphrase refused: {0}")]
+    WeakPassphrase(#[from] crate::base::passphrase_strength::WeakPassphrase),
     #[error("{0} has no ratings on assigned items to sign")]
     NothingToSign(String),
     #[error(transparent)]
@@ -50,7 +50,7 @@ impl crate::base::error_code::Coded for SignoffError {
             SignoffError::UnknownExpert(_) => ErrorCode::UnknownExpert,
             SignoffError::NoPassphrase(_) => ErrorCode::NoPassphrase,
             SignoffError::WrongPassphrase(_) => ErrorCode::WrongPassphrase,
-            SignoffError::WeakPassphrase => ErrorCode::WeakPassphrase,
+            SignoffError::WeakPassphrase(_) => ErrorCode::WeakPassphrase,
             SignoffError::NothingToSign(_) => ErrorCode::NothingToSign,
             SignoffError::Store(e) => e.code(),
         }
@@ -232,9 +232,7 @@ pub fn set_passphrase<'a>(
     iterations: u32,
 ) -> Result<(), SignoffError> {
     let NamedRater { id, name } = expert(store, name)?;
-    if passphrase.chars().count() < 8 {
-        return Err(SignoffError::WeakPassphrase);
-    }
+    crate::base::passphrase_strength::check_new_passphrase(passphrase, &[name.as_str()])?;
     if let Some(key) = store.signing_key(id)? {
         let ok = current.is_some_and(|c| unlock(&key, c).is_some());
         if !ok {

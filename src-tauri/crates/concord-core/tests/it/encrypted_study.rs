@@ -287,7 +287,7 @@ fn encrypt_rekey_and_decrypt_keep_the_study_whole_and_leave_no_stray_files() {
     drop(store);
     let short = encrypt_study(&path, &Passphrase::new("short").unwrap()).expect_err("too short");
     assert!(
-        matches!(short, StoreError::PassphraseRefused(_)),
+        matches!(short, StoreError::WeakPassphrase(_)),
         "a short new passphrase is refused: {short}"
     );
 

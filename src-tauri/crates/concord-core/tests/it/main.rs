@@ -9,6 +9,7 @@ mod desktop_files;
 mod encrypted_study;
 mod fuzz_readers;
 mod hostile_files;
+mod hostile_names;
 mod hostile_studies;
 mod import_bad_input;
 mod import_formats;

@@ -128,7 +128,7 @@ fn a_sealed_package_is_encrypted_and_a_wrong_passphrase_is_refused() {
     )
     .expect_err("too short");
     assert!(
-        matches!(short, PackageError::Store(StoreError::PassphraseRefused(_))),
+        matches!(short, PackageError::Store(StoreError::WeakPassphrase(_))),
         "a package passphrase under 8 characters is refused: {short}"
     );
     let report = merge_package(&mut store, &out, &pass()).expect("the right passphrase merges");

@@ -13,7 +13,8 @@
 //! A row's rationale goes onto every criterion rated in that row.
 
 use super::workbook::{codebook, sheet_name, Cells};
-use super::{neutralise, unneutralise, ExportError};
+use super::{unneutralise, ExportError};
+use crate::base::cell::{workbook_text, xml_safe};
 use crate::base::text::quoted;
 use crate::files::bounds::ReadLimits;
 use crate::files::table::display_name;
@@ -25,7 +26,7 @@ use crate::files::table::FileFormat;
 use crate::files::Issue;
 use crate::rubric::{localized, Rubric};
 use crate::store::{
-    AssignedText, CriterionKey, Occasion, RatingInput, RatingOutcome, Store, StoreError,
+    AssignedText, CriterionKey, Occasion, RaterKind, RatingInput, RatingOutcome, Store, StoreError,
     StoredRubric,
 };
 use crate::workflow::assignment::Purpose;
@@ -341,7 +342,8 @@ fn add_scale_validation(
             .iter()
             .map(|v| v.to_string())
             .collect();
-        let label = localized(&criterion.label, "en");
+        // The message is an XML attribute: the label's control characters are spelled out.
+        let label = crate::base::text::visible(localized(&criterion.label, "en"));
         let validation = match DataValidation::new().allow_list_strings(&levels) {
             Ok(v) => v,
             Err(_) => DataValidation::new().allow_whole_number(DataValidationRule::Between(
@@ -370,16 +372,32 @@ fn write_meta_sheet(wb: &mut Workbook, rater_name: &str) -> Result<(), ExportErr
     meta.write_string(1, 0, "format")?;
     meta.write_string(1, 1, FORMAT_VERSION)?;
     meta.write_string(2, 0, "rater")?;
-    meta.write_string(2, 1, neutralise(rater_name).as_ref())?;
+    meta.write_string(2, 1, workbook_text(rater_name).as_ref())?;
     meta.set_hidden(true);
     meta.protect();
     Ok(())
 }
 
 fn expert(store: &Store, rater: &str) -> Result<(i64, String), ExportError> {
-    let found = store
-        .rater_named(rater.trim())?
-        .ok_or_else(|| ExportError::UnknownRater(rater.to_string()))?;
+    let found = match store.rater_named(rater.trim())? {
+        Some(found) => found,
+        // A name with characters XML forbids went into the sheet spelled out: find the one
+        // expert whose name is written so.
+        None => {
+            let spelled: Vec<_> = store
+                .raters()?
+                .into_iter()
+                .filter(|r| r.kind == RaterKind::Expert && xml_safe(&r.name) != r.name)
+                .filter(|r| xml_safe(&r.name).trim() == rater.trim())
+                .collect();
+            match spelled.as_slice() {
+                [one] => store
+                    .rater(one.id)?
+                    .ok_or_else(|| ExportError::UnknownRater(rater.to_string()))?,
+                _ => return Err(ExportError::UnknownRater(rater.to_string())),
+            }
+        }
+    };
     if !found.is_expert() {
         return Err(ExportError::NotAnExpert(found.name));
     }

@@ -4,10 +4,12 @@
 //! `changed_after_signature` when any value changed after its signature, else `signed` when any
 //! is signed, else empty), and an agreement sheet
 //! with the agreement module's report for every rubric that has both judge and expert ratings.
-//! Strings are written as strings (never formulas) after [`neutralise`]; values as numbers.
+//! Strings are written as strings (never formulas) after [`workbook_text`] (formula starts
+//! defused, characters XML forbids spelled out); values as numbers.
 
 use super::csv::row_signature;
-use super::{criterion_columns, for_each_rating, iso_utc, neutralise, ExportError, RatingRow};
+use super::{criterion_columns, for_each_rating, iso_utc, ExportError, RatingRow};
+use crate::base::cell::workbook_text;
 use crate::panel::agreement;
 use crate::panel::agreement::AgreementOptions;
 use crate::rubric::localized;
@@ -47,9 +49,11 @@ pub struct WorkbookSummary {
     pub ratings: usize,
 }
 
-/// A valid, unique worksheet name for `wanted` (31 characters, none of `[]:*?/\`).
+/// A valid, unique worksheet name for `wanted` (31 characters, none of `[]:*?/\`), its control
+/// and direction characters spelled out (`<U+202E>`): a sheet name is an XML attribute, where a
+/// control character makes the workbook malformed, and a tab the reader sees.
 pub(crate) fn sheet_name(wanted: &str, taken: &mut BTreeSet<String>) -> String {
-    let clean: String = wanted
+    let clean: String = crate::base::text::visible(wanted)
         .chars()
         .map(|c| if "[]:*?/\\".contains(c) { '_' } else { c })
         .collect();
@@ -88,7 +92,7 @@ impl Cells {
         text: &str,
     ) -> Result<(), ExportError> {
         if !text.is_empty() {
-            ws.write_string(row, col, neutralise(text).as_ref())?;
+            ws.write_string(row, col, workbook_text(text).as_ref())?;
             self.count += 1;
         }
         Ok(())
@@ -101,7 +105,7 @@ impl Cells {
         text: &str,
         format: &Format,
     ) -> Result<(), ExportError> {
-        ws.write_string_with_format(row, col, neutralise(text).as_ref(), format)?;
+        ws.write_string_with_format(row, col, workbook_text(text).as_ref(), format)?;
         self.count += 1;
         Ok(())
     }

@@ -65,6 +65,7 @@ pub fn typescript() -> String {
         QueueSummary,
         ItemCriterion,
         RatingItem,
+        LeftItem,
         ItemProgress,
         concord_core::workflow::signoff::SignoffState,
         concord_core::workflow::signoff::SignatureStatus,

@@ -31,6 +31,7 @@ pub const RATER_COMMANDS: &[&str] = &[
     "leave_rater_session",
     "open_queue",
     "rating_item",
+    "left_items",
     "rate",
     "set_rationale",
     "flag_item",

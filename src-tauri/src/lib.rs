@@ -68,6 +68,7 @@ fn commands_handler() -> Box<dyn Fn(tauri::ipc::Invoke) -> bool + Send + Sync> {
         commands::rating::create_rater_profile,
         commands::rating::open_queue,
         commands::rating::rating_item,
+        commands::rating::left_items,
         commands::rating::rate,
         commands::rating::set_rationale,
         commands::rating::flag_item,

@@ -332,6 +332,111 @@ fn fifty_item_timings(app: &App) -> Vec<f64> {
     ms
 }
 
+#[test]
+fn skipped_and_flagged_items_are_listed_at_the_end_and_a_reopened_queue_starts_at_the_skipped_one()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("leftovers.concord");
+    many_items_study(&study, 4);
+    let app = App::launch(&study);
+    start_rating_as(&app, "Leftover expert");
+    rate_current_item_with_keys(&app);
+    // Item 2: skipped.
+    app.press("s");
+    app.wait_for_attribute(
+        "[data-testid=item-number]",
+        "data-item",
+        "3",
+        Duration::from_secs(10),
+    );
+    // Item 3: rated, then flagged with a reason.
+    let n = app.find_all("[data-testid=criterion]").len();
+    app.press(&"2".repeat(n));
+    app.click(&app.wait_for("[data-testid=flag-button]", Duration::from_secs(5)));
+    let reason = app.wait_for("[data-testid=flag-reason]", Duration::from_secs(5));
+    app.type_into(&reason, &format!("the answer stops mid-sentence{ENTER}"));
+    app.wait_for("[data-testid=flag-note]", Duration::from_secs(5));
+    app.click(&app.wait_for("[data-testid=next-button]", Duration::from_secs(5)));
+    app.wait_for_attribute(
+        "[data-testid=item-number]",
+        "data-item",
+        "4",
+        Duration::from_secs(10),
+    );
+    let n = app.find_all("[data-testid=criterion]").len();
+    app.press(&format!("{}{ENTER}", "3".repeat(n)));
+
+    // The end of the queue lists what is still to look at, each with a way back.
+    app.wait_for("[data-testid=queue-finished]", Duration::from_secs(10));
+    app.wait_for("[data-testid=left-items]", Duration::from_secs(10));
+    let listed: Vec<(String, String)> = app
+        .find_all("[data-testid=left-item]")
+        .iter()
+        .map(|e| {
+            (
+                app.attribute(e, "data-item").unwrap_or_default(),
+                app.text(e),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed.iter().map(|(i, _)| i.as_str()).collect::<Vec<_>>(),
+        vec!["2", "3"],
+        "the skipped item and the flagged item are listed, nothing else: {listed:?}"
+    );
+    assert!(
+        listed[1].1.contains("the answer stops mid-sentence"),
+        "the flagged item says why it was flagged: {listed:?}"
+    );
+    app.click(&app.find_all("[data-testid=left-item-open]")[0]);
+    app.wait_for_attribute(
+        "[data-testid=item-number]",
+        "data-item",
+        "2",
+        Duration::from_secs(10),
+    );
+    app.press("\u{E012}\u{E012}");
+    drop(app);
+
+    // Reopened later: the queue starts at the skipped item, not where the rater stood.
+    let app = App::launch(&study);
+    start_rating_again(&app, "Leftover expert");
+    assert_eq!(
+        current_item(&app),
+        2,
+        "a reopened queue resumes at the first unfinished item"
+    );
+}
+
+/// Open the rating screen again as the existing expert `name`: the window may return to it by
+/// itself (it remembers the last screen and rater of a study), else pick `name` from the list.
+fn start_rating_again(app: &App, name: &str) {
+    let item = "[data-testid=rating-screen] [data-testid=item-number]";
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if app.try_find(item).is_some() {
+            return;
+        }
+        if app.try_find("[data-testid=overview]").is_some() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the window shows a screen after relaunch"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    app.click(&app.wait_for("[data-testid=nav-rate]", Duration::from_secs(5)));
+    app.wait_for("[data-testid=profile]", Duration::from_secs(10));
+    let pick = app
+        .find_all("[data-testid=profile]")
+        .into_iter()
+        .find(|b| app.text(b).contains(name))
+        .unwrap_or_else(|| panic!("{name} is on the rater list"));
+    app.click(&pick);
+    app.wait_for(item, Duration::from_secs(10));
+}
+
 /// The value typed for criterion `j` of item `i` in the burst: every item gets its own row of
 /// values, so a value applied to a neighbouring item shows.
 fn burst_value(i: usize, j: usize) -> i64 {

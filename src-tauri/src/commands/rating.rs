@@ -9,6 +9,7 @@ use crate::error::IpcResult;
 use crate::events::{ratings_changed, RatingsChanged};
 use crate::state::AppState;
 use concord_core::workflow::queue::ItemProgress;
+use concord_core::workflow::queue::LeftItem;
 use concord_core::workflow::queue::QueueSummary;
 use concord_core::workflow::queue::RaterProfile;
 use concord_core::workflow::queue::RaterProfiles;
@@ -37,6 +38,15 @@ pub async fn open_queue(state: tauri::State<'_, AppState>) -> IpcResult<QueueSum
     let rater_id = state.rater_id()?;
     state
         .run(move |s| Ok(concord_core::app::rating::open_queue(s, rater_id)?))
+        .await
+}
+
+/// The rater's items still to look at (unfinished or flagged), for the end of the queue.
+#[tauri::command]
+pub async fn left_items(state: tauri::State<'_, AppState>) -> IpcResult<Vec<LeftItem>> {
+    let rater_id = state.rater_id()?;
+    state
+        .run(move |s| Ok(concord_core::app::rating::left_items(s, rater_id)?))
         .await
 }
 

@@ -151,6 +151,20 @@ answer: string | null, language: string | null, rubric_name: { [key in string]?:
  */
 flag_reason: string | null, };
 
+export type LeftItem = { 
+/**
+ * Its number in the queue (1-based).
+ */
+item: number, 
+/**
+ * Not every criterion has a value yet (skipped, or left half-rated).
+ */
+unfinished: boolean, 
+/**
+ * The reason of the rater's open flag on it, when flagged.
+ */
+flag_reason: string | null, };
+
 export type ItemProgress = { item: number, missing: number, complete: boolean, completed: number, total: number, outcome: RatingOutcome, };
 
 export type SignoffState = { has_passphrase: boolean, meaning: string, signatures: Array<SignatureStatus>, };

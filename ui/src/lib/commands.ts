@@ -28,6 +28,7 @@ export const COMMANDS = [
   "leave_rater_session",
   "open_queue",
   "rating_item",
+  "left_items",
   "rate",
   "set_rationale",
   "flag_item",

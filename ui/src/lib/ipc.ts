@@ -15,6 +15,7 @@ import type {
   IpcError,
   JudgeFinished,
   ImportProgress,
+  LeftItem,
   MoreTargets,
   Progress,
   RatingsChanged,
@@ -100,6 +101,7 @@ export const ipc = {
     call<SessionInfo>("leave_rater_session", { leadPassphrase }),
   openQueue: () => call<QueueSummary>("open_queue"),
   ratingItem: (item: number) => call<RatingItem>("rating_item", { item }),
+  leftItems: () => call<LeftItem[]>("left_items"),
   rate: (item: number, criterion: string, value: number, reason: string | null = null) =>
     call<ItemProgress>("rate", { item, criterion, value, reason }),
   setRationale: (item: number, rationale: string) => call<null>("set_rationale", { item, rationale }),

@@ -5,12 +5,17 @@
 
 use crate::app::open_study::OpenStudy;
 use crate::workflow::queue::{
-    self, ItemProgress, QueueError, QueueSummary, RaterProfile, RaterProfiles, RatingItem,
+    self, ItemProgress, LeftItem, QueueError, QueueSummary, RaterProfile, RaterProfiles, RatingItem,
 };
 
 /// The rater's queue, positioned where they left it.
 pub fn open_queue(study: &mut OpenStudy, rater_id: i64) -> Result<QueueSummary, QueueError> {
     queue::open_queue(study.store_keeping_reports(), rater_id)
+}
+
+/// The items of the rater's queue still to look at: unfinished or flagged, in queue order.
+pub fn left_items(study: &OpenStudy, rater_id: i64) -> Result<Vec<LeftItem>, QueueError> {
+    queue::left_items(study.store(), rater_id)
 }
 
 /// Enter `value` for `criterion` of the rater's `item`; a value the rater signed off changes

@@ -19,6 +19,7 @@ use crate::workflow::assignment::AssignmentError;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// `study_meta` key that, when "true", stops new rater profiles being created on the rating screen.
 pub const PROFILES_LOCKED_KEY: &str = "profiles_locked";
@@ -100,6 +101,18 @@ pub struct QueueSummary {
     pub completed: i64,
     /// The item to show first: where the rater left off (1-based), or 0 for an empty queue.
     pub resume_item: i64,
+}
+
+/// An item the rater left unfinished or flagged: what the end of the queue lists, with a way back.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LeftItem {
+    /// Its number in the queue (1-based).
+    pub item: i64,
+    /// Not every criterion has a value yet (skipped, or left half-rated).
+    pub unfinished: bool,
+    /// The reason of the rater's open flag on it, when flagged.
+    pub flag_reason: Option<String>,
 }
 
 /// One criterion as the rating screen shows it, with this rater's current value.
@@ -258,11 +271,16 @@ fn assign_everything(store: &mut Store, rater_id: i64) -> Result<(), QueueError>
     })
 }
 
+/// Where a reopened queue starts: the first unfinished item (an item skipped earlier comes back
+/// before the place the rater stopped), else where they stood, else the first.
 fn summary(store: &Store, rater_id: i64, rater_name: String) -> Result<QueueSummary, QueueError> {
     let QueueCounts { total, completed } = store.read().queue_counts(rater_id)?;
-    let resume_item = match store.read().session_item(rater_id)? {
-        Some(item) if (1..=total).contains(&item) => item,
-        _ => first_incomplete(store, rater_id)?.unwrap_or(if total > 0 { 1 } else { 0 }),
+    let resume_item = match first_incomplete(store, rater_id)? {
+        Some(item) => item,
+        None => match store.read().session_item(rater_id)? {
+            Some(item) if (1..=total).contains(&item) => item,
+            _ => i64::from(total > 0),
+        },
     };
     Ok(QueueSummary {
         rater_id,
@@ -271,6 +289,32 @@ fn summary(store: &Store, rater_id: i64, rater_name: String) -> Result<QueueSumm
         completed,
         resume_item,
     })
+}
+
+/// The items of the rater's queue left unfinished or flagged (open flags), in queue order.
+pub fn left_items(store: &Store, rater_id: i64) -> Result<Vec<LeftItem>, QueueError> {
+    is_expert(store, rater_id)?;
+    let mut flags = store.flags_of_rater(rater_id)?;
+    flags.sort_by_key(|f| f.created_at);
+    let open: HashMap<i64, String> = flags
+        .into_iter()
+        .filter(|f| f.resolved_at.is_none())
+        .map(|f| (f.response_id, f.reason))
+        .collect();
+    Ok(store
+        .assignments_of_rater(rater_id)?
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let unfinished = a.completed_at.is_none();
+            let flag_reason = open.get(&a.response_id).cloned();
+            (unfinished || flag_reason.is_some()).then_some(LeftItem {
+                item: i as i64 + 1,
+                unfinished,
+                flag_reason,
+            })
+        })
+        .collect())
 }
 
 fn first_incomplete(store: &Store, rater_id: i64) -> Result<Option<i64>, QueueError> {

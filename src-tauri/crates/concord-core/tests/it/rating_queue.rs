@@ -166,10 +166,23 @@ fn the_queue_resumes_where_the_rater_left() {
     let me = expert(&mut store, "Resumer");
     let s = queue::open_queue(&mut store, me).unwrap();
     assert_eq!(s.resume_item, 1, "a new queue starts at the first item");
+    rate_all(&mut store, me, 1);
     queue::leave_item(&mut store, me, 1, 12.5, 2).unwrap();
+    rate_all(&mut store, me, 2);
     queue::leave_item(&mut store, me, 2, 3.0, 4).unwrap();
     let s = queue::open_queue(&mut store, me).unwrap();
-    assert_eq!(s.resume_item, 4, "resume exactly where the rater stood");
+    assert_eq!(
+        s.resume_item, 3,
+        "the reopened queue starts at the first unfinished item (3, jumped over), not where the \
+         rater stood (4)"
+    );
+    rate_all(&mut store, me, 3);
+    queue::leave_item(&mut store, me, 3, 1.0, 4).unwrap();
+    let s = queue::open_queue(&mut store, me).unwrap();
+    assert_eq!(
+        s.resume_item, 4,
+        "with items 1–3 done the first unfinished item is where the rater stood"
+    );
     let log = queue::shown_log(&store, me).unwrap();
     let shown: Vec<Option<i64>> = log.iter().take(4).map(|l| l.first_shown_at).collect();
     assert!(
@@ -181,8 +194,52 @@ fn the_queue_resumes_where_the_rater_left() {
         "shown items are recorded: {shown:?}"
     );
     assert!(
-        shown[2].is_none(),
-        "item 3 was never shown (the rater jumped from 2 to 4): {shown:?}"
+        shown[2].is_some(),
+        "item 3, jumped over, was shown when the reopened queue started there: {shown:?}"
+    );
+}
+
+/// Every criterion of `item` rated at its scale's minimum.
+fn rate_all(store: &mut Store, rater: i64, item: i64) {
+    let it = queue::rating_item(store, rater, item).unwrap();
+    for c in &it.criteria {
+        queue::rate(store, rater, item, &c.key, c.scale.min()).unwrap();
+    }
+}
+
+#[test]
+fn skipped_and_flagged_items_are_listed_for_the_end_of_the_queue() {
+    let mut store = demo_store();
+    let me = expert(&mut store, "Skipper");
+    let total = queue::open_queue(&mut store, me).unwrap().total;
+    assert!(total >= 4, "the demo queue has items to skip ({total})");
+    for item in 1..=total {
+        if item != 2 {
+            rate_all(&mut store, me, item);
+        }
+    }
+    queue::flag_item(&mut store, me, 3, "the answer is cut off").unwrap();
+    let left = queue::left_items(&store, me).unwrap();
+    assert_eq!(
+        left,
+        vec![
+            queue::LeftItem {
+                item: 2,
+                unfinished: true,
+                flag_reason: None
+            },
+            queue::LeftItem {
+                item: 3,
+                unfinished: false,
+                flag_reason: Some("the answer is cut off".to_string())
+            },
+        ],
+        "the skipped item and the flagged (but rated) one are listed, in queue order, nothing else"
+    );
+    let s = queue::open_queue(&mut store, me).unwrap();
+    assert_eq!(
+        s.resume_item, 2,
+        "a reopened queue starts at the skipped item"
     );
 }
 
@@ -191,6 +248,7 @@ fn a_crash_after_the_last_value_of_an_item_resumes_on_the_next_item() {
     let mut store = demo_store();
     let me = expert(&mut store, "Crasher");
     queue::open_queue(&mut store, me).unwrap();
+    rate_all(&mut store, me, 1);
     queue::leave_item(&mut store, me, 1, 2.0, 2).unwrap();
     // The screen shows item 3 the moment item 2's last value is saved and records the move after;
     // the process dies in between.
@@ -215,8 +273,8 @@ fn a_crash_after_the_last_value_of_an_item_resumes_on_the_next_item() {
     .unwrap();
     let s = queue::open_queue(&mut store, me).unwrap();
     assert_eq!(
-        s.resume_item, 2,
-        "a revision leaves the rater where they stand"
+        s.resume_item, 3,
+        "a revision of item 2 moves nothing: the reopened queue starts at the first unfinished item"
     );
 }
 

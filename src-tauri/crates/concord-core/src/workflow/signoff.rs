@@ -9,8 +9,8 @@
 //! Each signature carries a proof: HMAC-SHA256 over what it states (signer, meaning, scope, time,
 //! count and hash of the signed ratings) keyed by the signer's PBKDF2 key — what the study that
 //! set the passphrase stores as the hash. A package is issued with its expert's key only as a
-//! check value ([`issued_key`]: the SHA-256 of the key), so the expert's Concord can check the
-//! passphrase and prove a signature, and the lead's study can verify it ([`proof_verifies`]),
+//! check value (`issued_key`: the SHA-256 of the key), so the expert's Concord can check the
+//! passphrase and prove a signature, and the lead's study can verify it (`proof_verifies`),
 //! while the package itself holds nothing to forge a proof with: that takes the passphrase.
 
 use crate::base::clock::Millis;

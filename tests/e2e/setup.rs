@@ -303,7 +303,8 @@ fn lead_sets_up_a_three_expert_study_from_a_csv_to_a_package_and_a_rating_csv() 
     let ratings: usize = written
         .split_whitespace()
         .next()
-        .and_then(|n| n.parse().ok())
+        // The count is grouped in thousands as the interface writes numbers ("1,234").
+        .and_then(|n| n.replace(',', "").parse().ok())
         .expect("the count of ratings written");
     assert_eq!(
         text.split("\r\n").filter(|l| !l.is_empty()).count(),

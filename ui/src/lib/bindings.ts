@@ -117,7 +117,15 @@ export type Rubric = { id: string, version: number, name: { [key in string]?: st
  */
 total: Total | null, criteria: Array<Criterion>, };
 
-export type RaterProfile = { id: number, name: string, items: number, completed: number, };
+export type RaterProfile = { id: number, name: string, 
+/**
+ * Items in the expert's queue, and how many of them are complete.
+ */
+items: number, completed: number, 
+/**
+ * First-occasion values the expert has in the study, queued or not (imported ratings).
+ */
+ratings: number, };
 
 export type RaterProfiles = { profiles: Array<RaterProfile>, 
 /**

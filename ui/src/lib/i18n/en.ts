@@ -34,6 +34,7 @@ export const en = {
   "picker.title": "Who is rating?",
   "picker.intro": "Choose your rater profile. Your ratings are saved on this computer the moment you enter them.",
   "picker.progress": "{done} of {total} done",
+  "picker.ratingsOnly": "{ratings, plural, one {# rating} other {# ratings}} in the study, no queue yet",
   "picker.new": "New profile",
   "picker.newPlaceholder": "Your name or initials",
   "picker.create": "Start rating",

@@ -35,6 +35,7 @@ export const zh: Record<MessageKey, string> = {
   "nav.rate": "评分",
   "picker.title": "谁在评分？",
   "picker.intro": "请选择您的评分者档案。评分一经输入即保存在本机。",
+  "picker.ratingsOnly": "研究中已有 {ratings} 条评分，尚无评分队列",
   "picker.progress": "已完成 {done} / {total}",
   "picker.new": "新建档案",
   "picker.newPlaceholder": "您的姓名或缩写",

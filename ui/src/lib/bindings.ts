@@ -91,7 +91,11 @@ export type CriterionSummary = { key: string, label: { [key in string]?: string 
 
 export type SourceCount = { key: string, name: string, family: string | null, kind: string, responses: number, };
 
-export type RaterSummary = { id: number, name: string, kind: RaterKind, model_id: string | null, family: string | null, ratings: number, responses_rated: number, };
+export type RaterSummary = { id: number, name: string, kind: RaterKind, model_id: string | null, family: string | null, ratings: number, responses_rated: number 
+/**
+ * Items assigned to the rater (0 for an imported rater nobody has assigned work to).
+ */
+assigned: number, };
 
 export type RaterKind = "expert" | "judge";
 

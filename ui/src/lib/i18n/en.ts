@@ -27,6 +27,8 @@ export const en = {
   "overview.human": "human",
   "overview.none": "—",
   "overview.empty": "This study is empty. Import data or start from the demo study.",
+  "overview.importData": "Import data…",
+  "overview.startDemo": "Start from the demo study",
   "error.title": "Concord could not open the study",
   "error.path": "File",
   "error.hint": "Start Concord with --study FILE to open another study, or set CONCORD_STUDY.",

@@ -28,6 +28,8 @@ export const zh: Record<MessageKey, string> = {
   "overview.judge": "LLM 评审",
   "overview.human": "人类",
   "overview.none": "—",
+  "overview.importData": "导入数据…",
+  "overview.startDemo": "从演示研究开始",
   "overview.empty": "该研究为空。请导入数据或从示例研究开始。",
   "error.title": "Concord 无法打开该研究",
   "error.path": "文件",

@@ -83,7 +83,7 @@ export type RecentStudy = { path: string, title: string, opened_at: number, };
 
 export type FileRole = { "kind": "study" } | { "kind": "package", identity: PackageIdentity, returned: boolean, } | { "kind": "dataset", format: ImportFormat | null, } | { "kind": "encrypted", lead_study: boolean, } | { "kind": "filled_sheet" } | { "kind": "rubric" } | { "kind": "unknown", reason: string, };
 
-export type StudyOverview = { path: string, title: string, schema_version: number, rubrics: Array<RubricSummary>, conversations: number, responses: number, sources: Array<SourceCount>, raters: Array<RaterSummary>, ratings: number, };
+export type StudyOverview = { path: string, title: string, schema_version: number, rubrics: Array<RubricSummary>, conversations: number, responses: number, sources: Array<SourceCount>, raters: Array<RaterSummary>, ratings: number, responses_without_text: number, };
 
 export type RubricSummary = { key: string, name: { [key in string]?: string }, criteria: Array<CriterionSummary>, conversations: number, };
 
@@ -231,7 +231,7 @@ export type ImportOutcome = { report: ImportReport | null, issues: Array<Issue>,
 /**
  * The PHI scan of the texts the import brought in (when it happened).
  */
-phi: PhiScanSummary | null, };
+phi: PhiScanSummary | null, answers_without_text: number, };
 
 export type ImportReport = { options: ImportOptions, files: Array<FileReport>, };
 
@@ -398,13 +398,13 @@ experts: Array<string>,
 /**
  * Replace an existing assignment (refused once experts have rated assigned responses).
  */
-replace: boolean, };
+replace: boolean, without_text: string | null, };
 
 export type AssignmentSummary = { options: AssignmentOptions, conversations: number, responses: number, calibration_items: number, strata: Array<StratumCount>, experts: Array<ExpertLoad>, 
 /**
  * Rows written to the assignment table.
  */
-assignments: number, };
+assignments: number, without_text: number, };
 
 export type AssignmentTable = { options: AssignmentOptions | null, sampled_conversations: number, experts: Array<ExpertProgress>, };
 

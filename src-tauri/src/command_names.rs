@@ -68,6 +68,7 @@ pub const LEAD_COMMANDS: &[&str] = &[
     "setup_add_rubric",
     "setup_import",
     "setup_add_expert",
+    "setup_start_from_demo",
     "setup_preview_assignment",
     "setup_assign",
     "setup_assignment_table",

@@ -80,6 +80,7 @@ fn commands_handler() -> Box<dyn Fn(tauri::ipc::Invoke) -> bool + Send + Sync> {
         commands::setup::setup_add_rubric,
         commands::setup::setup_import,
         commands::setup::setup_add_expert,
+        commands::setup::setup_start_from_demo,
         commands::setup::setup_preview_assignment,
         commands::setup::setup_assign,
         commands::setup::setup_assignment_table,

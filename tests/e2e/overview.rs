@@ -5,6 +5,19 @@ use super::App;
 use concord_core::intake::demo::demo_study;
 use std::time::Duration;
 
+/// `n` with its thousands grouped as the English interface writes it ("12,480").
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 #[test]
 fn first_launch_shows_the_demo_study_overview() {
     let dir = tempfile::tempdir().unwrap();
@@ -18,18 +31,24 @@ fn first_launch_shows_the_demo_study_overview() {
     let ratings: usize = demo.ratings.iter().map(|r| r.values.len()).sum();
     assert_eq!(
         app.text_of("[data-testid=count-conversations]"),
-        demo.conversations.len().to_string(),
+        grouped(demo.conversations.len()),
         "the overview must show the demo's conversations, read from SQLite"
     );
     assert_eq!(
         app.text_of("[data-testid=count-responses]"),
-        responses.to_string(),
+        grouped(responses),
         "every demo answer is a response"
     );
     assert_eq!(
         app.text_of("[data-testid=count-ratings]"),
-        ratings.to_string(),
-        "every demo value is a rating"
+        grouped(ratings),
+        "every demo value is a rating, its count grouped in thousands"
+    );
+    let raw = app.wait_for("[data-testid=count-ratings]", Duration::from_secs(5));
+    assert_eq!(
+        app.attribute(&raw, "data-count"),
+        Some(ratings.to_string()),
+        "the exact count stays readable by a machine"
     );
     assert_eq!(
         app.find_all("[data-testid=rater-row]").len(),

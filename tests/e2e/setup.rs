@@ -303,7 +303,8 @@ fn lead_sets_up_a_three_expert_study_from_a_csv_to_a_package_and_a_rating_csv() 
     let ratings: usize = written
         .split_whitespace()
         .next()
-        .and_then(|n| n.parse().ok())
+        // The count is grouped in thousands as the interface writes numbers ("1,234").
+        .and_then(|n| n.replace(',', "").parse().ok())
         .expect("the count of ratings written");
     assert_eq!(
         text.split("\r\n").filter(|l| !l.is_empty()).count(),
@@ -561,5 +562,107 @@ fn a_long_form_ratings_import_shows_its_progress_in_the_window() {
     assert!(
         shown.contains("840"),
         "the window shows the import complete with its rows, from the shell's progress events: {shown:?}"
+    );
+}
+
+/// Whether the checkbox `css` is ticked.
+fn checked(app: &App, css: &str) -> Option<bool> {
+    app.script(
+        "return document.querySelector(arguments[0])?.checked ?? null;",
+        json!([css]),
+    )
+    .as_bool()
+}
+
+#[test]
+fn the_wizard_keeps_its_step_and_results_and_imported_experts_are_not_preselected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().join("keeps.concord");
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    click(&app, "[data-testid=nav-setup]");
+
+    // The demo's two experts came with their ratings and nobody assigned them work: not the team.
+    click(&app, "[data-testid=step-experts]");
+    app.wait_for("[data-testid=expert-list]", Duration::from_secs(10));
+    for name in ["Demo expert A", "Demo expert B"] {
+        let css = format!("[data-testid=expert-choice][data-name='{name}']");
+        app.wait_for(&css, Duration::from_secs(10));
+        assert_eq!(
+            checked(&app, &css),
+            Some(false),
+            "{name}, imported with ratings and never assigned, is not preselected for the team"
+        );
+    }
+    fill(&app, "[data-testid=expert-names]", "Dana Reyes");
+    click(&app, "[data-testid=experts-add]");
+    wait_text(&app, "[data-testid=team-size]", "one chosen expert", |t| {
+        t.starts_with("1 expert chosen")
+    });
+
+    // A preview on the assignment step, then away to the overview and back.
+    click(&app, "[data-testid=step-assign]");
+    fill(&app, "[data-testid=assign-sample]", "2");
+    click(&app, "[data-testid=assign-preview]");
+    let preview = wait_text(&app, "[data-testid=assign-preview-result]", "the preview", |t| {
+        t.contains("Would assign")
+    });
+    click(&app, "[data-testid=nav-overview]");
+    app.wait_for("[data-testid=overview]", Duration::from_secs(10));
+    click(&app, "[data-testid=nav-setup]");
+    app.wait_for("[data-testid=assign-preview-result]", Duration::from_secs(10));
+    let active = app.wait_for("[data-testid=step-assign]", Duration::from_secs(5));
+    assert!(
+        app.attribute(&active, "class")
+            .is_some_and(|c| c.contains("active")),
+        "the wizard comes back on the step the lead left"
+    );
+    assert_eq!(
+        app.text_of("[data-testid=assign-preview-result]"),
+        preview,
+        "and with the last result the lead saw there"
+    );
+}
+
+#[test]
+fn an_empty_study_links_to_the_import_step_and_to_the_demo_study() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().join("empty.concord");
+    concord_core::store::Store::create(
+        &study,
+        std::sync::Arc::new(concord_core::base::clock::SystemClock),
+    )
+    .expect("an empty study");
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview-empty]", Duration::from_secs(60));
+    click(&app, "[data-testid=overview-import]");
+    app.wait_for("[data-testid=setup]", Duration::from_secs(10));
+    let step = app.wait_for("[data-testid=step-import]", Duration::from_secs(5));
+    assert!(
+        app.attribute(&step, "class")
+            .is_some_and(|c| c.contains("active")),
+        "'Import data' opens the wizard on its import step"
+    );
+    click(&app, "[data-testid=nav-overview]");
+    click(&app, "[data-testid=overview-demo]");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let n = app
+            .try_find("[data-testid=count-conversations]")
+            .and_then(|e| app.attribute(&e, "data-count"))
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(0);
+        if n > 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "'Start from the demo study' fills the empty study with the demo's conversations"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        app.try_find("[data-testid=overview-empty]").is_none(),
+        "the study is no longer empty"
     );
 }

@@ -81,6 +81,15 @@ pub async fn setup_import(
     Ok(outcome)
 }
 
+/// Fill the open (empty) study with the demo study's content, as the empty overview offers.
+#[tauri::command]
+pub async fn setup_start_from_demo(state: tauri::State<'_, AppState>) -> IpcResult<()> {
+    let seed = fresh_seed();
+    state
+        .run(move |s| Ok(concord_core::app::setup::start_from_demo(s, seed)?))
+        .await
+}
+
 #[tauri::command]
 pub async fn setup_add_expert(
     state: tauri::State<'_, AppState>,

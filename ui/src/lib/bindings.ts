@@ -83,7 +83,7 @@ export type RecentStudy = { path: string, title: string, opened_at: number, };
 
 export type FileRole = { "kind": "study" } | { "kind": "package", identity: PackageIdentity, returned: boolean, } | { "kind": "dataset", format: ImportFormat | null, } | { "kind": "encrypted", lead_study: boolean, } | { "kind": "filled_sheet" } | { "kind": "rubric" } | { "kind": "unknown", reason: string, };
 
-export type StudyOverview = { path: string, title: string, schema_version: number, rubrics: Array<RubricSummary>, conversations: number, responses: number, sources: Array<SourceCount>, raters: Array<RaterSummary>, ratings: number, };
+export type StudyOverview = { path: string, title: string, schema_version: number, rubrics: Array<RubricSummary>, conversations: number, responses: number, sources: Array<SourceCount>, raters: Array<RaterSummary>, ratings: number, responses_without_text: number, };
 
 export type RubricSummary = { key: string, name: { [key in string]?: string }, criteria: Array<CriterionSummary>, conversations: number, };
 
@@ -91,7 +91,11 @@ export type CriterionSummary = { key: string, label: { [key in string]?: string 
 
 export type SourceCount = { key: string, name: string, family: string | null, kind: string, responses: number, };
 
-export type RaterSummary = { id: number, name: string, kind: RaterKind, model_id: string | null, family: string | null, ratings: number, responses_rated: number, };
+export type RaterSummary = { id: number, name: string, kind: RaterKind, model_id: string | null, family: string | null, ratings: number, responses_rated: number 
+/**
+ * Items assigned to the rater (0 for an imported rater nobody has assigned work to).
+ */
+assigned: number, };
 
 export type RaterKind = "expert" | "judge";
 
@@ -117,7 +121,15 @@ export type Rubric = { id: string, version: number, name: { [key in string]?: st
  */
 total: Total | null, criteria: Array<Criterion>, };
 
-export type RaterProfile = { id: number, name: string, items: number, completed: number, };
+export type RaterProfile = { id: number, name: string, 
+/**
+ * Items in the expert's queue, and how many of them are complete.
+ */
+items: number, completed: number, 
+/**
+ * First-occasion values the expert has in the study, queued or not (imported ratings).
+ */
+ratings: number, };
 
 export type RaterProfiles = { profiles: Array<RaterProfile>, 
 /**
@@ -219,7 +231,7 @@ export type ImportOutcome = { report: ImportReport | null, issues: Array<Issue>,
 /**
  * The PHI scan of the texts the import brought in (when it happened).
  */
-phi: PhiScanSummary | null, };
+phi: PhiScanSummary | null, answers_without_text: number, };
 
 export type ImportReport = { options: ImportOptions, files: Array<FileReport>, };
 
@@ -386,13 +398,13 @@ experts: Array<string>,
 /**
  * Replace an existing assignment (refused once experts have rated assigned responses).
  */
-replace: boolean, };
+replace: boolean, without_text: string | null, };
 
 export type AssignmentSummary = { options: AssignmentOptions, conversations: number, responses: number, calibration_items: number, strata: Array<StratumCount>, experts: Array<ExpertLoad>, 
 /**
  * Rows written to the assignment table.
  */
-assignments: number, };
+assignments: number, without_text: number, };
 
 export type AssignmentTable = { options: AssignmentOptions | null, sampled_conversations: number, experts: Array<ExpertProgress>, };
 

@@ -59,6 +59,7 @@ export const COMMANDS = [
   "setup_add_rubric",
   "setup_import",
   "setup_add_expert",
+  "setup_start_from_demo",
   "setup_preview_assignment",
   "setup_assign",
   "setup_assignment_table",

@@ -201,6 +201,8 @@ export const setupIpc = {
   addRubric: (path: string) => call<RubricAdded>("setup_add_rubric", { path }),
   importData: (request: ImportRequest) => call<ImportOutcome>("setup_import", { request }),
   addExpert: (name: string) => call<ExpertAdded>("setup_add_expert", { name }),
+  /** Fill an empty study with the demo study's content. */
+  startFromDemo: () => call<null>("setup_start_from_demo"),
   previewAssignment: (options: AssignmentOptions) =>
     call<AssignmentSummary>("setup_preview_assignment", { options }),
   assign: (options: AssignmentOptions) => call<AssignmentSummary>("setup_assign", { options }),

@@ -74,8 +74,11 @@ describe("assignment form", () => {
         retest_gap: 10,
         experts: ["Ana", "Ben", "Chen"],
         replace: false,
+        without_text: null,
       },
     });
+    const overridden = assignmentOptions(form({ withoutText: "  texts come later " }));
+    expect("options" in overridden && overridden.options.without_text).toBe("texts come later");
     const all = assignmentOptions(form());
     expect("options" in all && all.options.sample).toBe(null);
   });
@@ -114,6 +117,7 @@ describe("progress table", () => {
         retest_gap: 0,
         experts: ["Ana", "Ben"],
         replace: false,
+        without_text: null,
       },
       sampled_conversations: 4,
       experts: [expert("Ana", 8, 2), expert("Ben", 8), expert("Demo expert A", 0)],

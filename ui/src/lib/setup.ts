@@ -41,6 +41,8 @@ export interface AssignmentForm {
   rubric: string | null;
   experts: string[];
   replace: boolean;
+  /** A reason to assign answers the study holds no text for (blank: refuse them). */
+  withoutText?: string;
 }
 
 /** Which field is wrong, as an i18n key suffix (`setup.bad.<field>`). */
@@ -82,6 +84,7 @@ export function assignmentOptions(
       retest_gap: gap,
       experts: [...form.experts],
       replace: form.replace,
+      without_text: form.withoutText?.trim() ? form.withoutText.trim() : null,
     },
   };
 }

@@ -31,7 +31,14 @@ export class SetupWizard {
   phiOverride = $state("");
 
   experts = $derived(this.overview?.raters.filter((r) => r.kind === "expert").map((r) => r.name) ?? []);
-  team = $derived(this.chosen ?? this.experts);
+  /** The team until the lead chooses one: every expert except those an import brought in with
+   *  their ratings and nobody assigned work to (the release's pooled expert rates nothing here). */
+  defaultTeam = $derived(
+    this.overview?.raters
+      .filter((r) => r.kind === "expert" && !(r.ratings > 0 && r.assigned === 0))
+      .map((r) => r.name) ?? [],
+  );
+  team = $derived(this.chosen ?? this.defaultTeam);
   rows = $derived(this.table ? assignmentRows(this.table) : null);
   assignedExperts = $derived(this.rows?.rows.map((e) => e.name) ?? []);
 

@@ -56,6 +56,10 @@ pub struct AssignArgs {
     /// Show what would be assigned without writing anything.
     #[arg(long)]
     pub preview: bool,
+    /// Assign answers the study holds no text for, for this reason (recorded); without it an
+    /// assignment that draws such answers is refused.
+    #[arg(long = "without-text", value_name = "REASON")]
+    pub without_text: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -151,6 +155,7 @@ pub fn assign(
         retest_gap: args.retest_gap,
         experts: args.experts.clone(),
         replace: args.replace,
+        without_text: args.without_text.clone(),
     };
     let summary = if args.preview {
         concord_core::app::setup::preview_assignment(&study, &options)?
@@ -173,6 +178,16 @@ fn render_summary(s: &AssignmentSummary, preview: bool) -> String {
         s.options.k,
         s.options.seed
     );
+    if s.without_text > 0 {
+        out.push_str(&format!(
+            "{} of these answers have no text in the study{}\n",
+            s.without_text,
+            match s.options.without_text.as_deref() {
+                Some(reason) => format!(" (assigned anyway: {})", visible(reason)),
+                None => ": import the MentalBench-100k file to fill them".to_string(),
+            }
+        ));
+    }
     if s.strata.len() > 1 || s.strata.iter().any(|c| c.category.is_some()) {
         out.push_str("strata:\n");
         for c in &s.strata {

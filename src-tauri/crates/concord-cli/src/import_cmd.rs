@@ -194,15 +194,36 @@ pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, I
         &mut on_progress,
     );
     bar.finish_and_clear();
-    let concord_core::app::import::Imported { report, phi } = imported?;
+    let concord_core::app::import::Imported {
+        report,
+        phi,
+        answers_without_text,
+    } = imported?;
     if json {
         let mut doc = serde_json::to_value(&report)?;
         if let Some(obj) = doc.as_object_mut() {
             obj.insert("phi".into(), serde_json::to_value(&phi)?);
+            obj.insert(
+                "answers_without_text".into(),
+                serde_json::to_value(answers_without_text)?,
+            );
         }
         return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
     }
-    Ok(render(&report) + &crate::phi_cmd::render_summary(&phi))
+    Ok(render(&report)
+        + &without_text_note(answers_without_text)
+        + &crate::phi_cmd::render_summary(&phi))
+}
+
+/// What the report says when answers have no text: how many, and which import fills them.
+fn without_text_note(n: i64) -> String {
+    if n == 0 {
+        return String::new();
+    }
+    format!(
+        "{n} answers have ratings but no text in the study (the MentalAlign release holds no \
+         answers); import the MentalBench-100k file to fill them: concord import mentalbench FILE\n"
+    )
 }
 
 fn job(format: &ImportFormat) -> ImportJob {

@@ -173,6 +173,13 @@ fn render_overview(o: &StudyOverview) -> String {
         o.responses,
         o.ratings
     );
+    if o.responses_without_text > 0 {
+        out.push_str(&format!(
+            "  answers without text: {} of {} (the study holds their ratings, not the answers; \
+             `concord import mentalbench FILE` with the MentalBench-100k file fills them)\n",
+            o.responses_without_text, o.responses
+        ));
+    }
     out.push_str("  rubrics:\n");
     for r in &o.rubrics {
         out.push_str(&format!(

@@ -26,6 +26,33 @@ describe("interface catalogues", () => {
   });
 });
 
+describe("numbers and plurals", () => {
+  it("groups thousands in counts but not in identifiers", () => {
+    i18n.lang = "en";
+    expect(t("setup.exports.written", { n: 378000, path: "x.csv" })).toBe("378,000 ratings written to x.csv");
+    expect(t("judge.started", { run: 12345 })).toBe("Run 12345 started.");
+    i18n.lang = "zh";
+    expect(t("overview.criteria", { n: 12480 })).toBe("12,480 项标准");
+    i18n.lang = "en";
+  });
+
+  it("chooses the singular for one and the plural otherwise, in English", () => {
+    i18n.lang = "en";
+    expect(t("setup.experts.chosen", { n: 1 })).toBe("1 expert chosen");
+    expect(t("setup.experts.chosen", { n: 3 })).toBe("3 experts chosen");
+    expect(t("setup.experts.chosen", { n: 0 })).toBe("0 experts chosen");
+    expect(t("rate.missing", { n: 1 })).toBe("1 criterion still to rate on this item");
+    expect(t("judge.withoutText", { n: 1 })).toBe("1 selected response has no text and is left out.");
+    expect(t("setup.assign.assigned", { conversations: 1, responses: 1200, experts: 1, k: 2, calibration: 0 })).toBe(
+      "Assigned 1 conversation (1,200 responses) to 1 expert, k = 2, 0 calibration items.",
+    );
+  });
+
+  it("no English message still writes a plural as (s)", () => {
+    for (const [k, v] of Object.entries(en)) expect(v.includes("(s)"), k).toBe(false);
+  });
+});
+
 describe("IPC errors", () => {
   it("keeps the shell's {code, message} shape and wraps anything else", () => {
     expect(asIpcError({ code: "not_a_study", message: "x: not a study" })).toEqual({

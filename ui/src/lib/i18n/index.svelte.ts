@@ -27,10 +27,44 @@ export function setLang(lang: Lang) {
   document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
 }
 
-/** Translate `key`, filling `{name}` placeholders from `vars`. */
+/** Placeholders that name something rather than count it: never grouped in thousands. */
+const IDENTIFIERS = new Set(["seed", "run", "value", "key", "year", "id", "percent"]);
+
+const locales: Record<Lang, string> = { en: "en-US", zh: "zh-CN" };
+
+/** A count or amount as the interface language writes it: thousands grouped ("12,480"). */
+export function formatNumber(n: number, lang: Lang = i18n.lang): string {
+  if (!Number.isFinite(n)) return String(n);
+  return new Intl.NumberFormat(locales[lang], { maximumFractionDigits: 20 }).format(n);
+}
+
+/** `{name, plural, one {…} other {…}}` chosen by the language's plural rules; `#` is the number. */
+const PLURAL = /\{(\w+), plural,((?:\s*(?:=\d+|zero|one|two|few|many|other)\s*\{[^{}]*\})+)\s*\}/g;
+const BRANCH = /(=\d+|zero|one|two|few|many|other)\s*\{([^{}]*)\}/g;
+
+function plurals(text: string, vars: Record<string, string | number>, lang: Lang): string {
+  return text.replace(PLURAL, (whole, name: string, body: string) => {
+    const raw = vars[name];
+    const n = typeof raw === "number" ? raw : Number(raw);
+    if (raw === undefined || Number.isNaN(n)) return whole;
+    const branches = new Map<string, string>();
+    for (const m of body.matchAll(BRANCH)) branches.set(m[1] ?? "other", m[2] ?? "");
+    const rule = new Intl.PluralRules(locales[lang]).select(n);
+    const chosen = branches.get(`=${n}`) ?? branches.get(rule) ?? branches.get("other") ?? "";
+    return chosen.replace(/#/g, formatNumber(n, lang));
+  });
+}
+
+/** Translate `key`, filling `{name}` placeholders from `vars` (numbers grouped in thousands,
+ *  except identifiers such as a seed or a run number) and choosing plural forms. */
 export function t(key: MessageKey, vars: Record<string, string | number> = {}): string {
-  const text = catalogues[i18n.lang][key] ?? en[key];
-  return text.replace(/\{(\w+)\}/g, (_, name: string) => String(vars[name] ?? `{${name}}`));
+  const lang = i18n.lang;
+  const text = plurals(catalogues[lang][key] ?? en[key], vars, lang);
+  return text.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const v = vars[name];
+    if (v === undefined) return `{${name}}`;
+    return typeof v === "number" && !IDENTIFIERS.has(name) ? formatNumber(v, lang) : String(v);
+  });
 }
 
 /** Pick a localized text from a `{en, zh, …}` map (rubric labels), falling back to English. */

@@ -58,6 +58,9 @@ pub enum ImportJob {
 pub struct Imported {
     pub report: ImportReport,
     pub phi: PhiScanSummary,
+    /// Answers the study now holds ratings for but no text (the MentalAlign release brings
+    /// none; importing the MentalBench-100k file fills them).
+    pub answers_without_text: i64,
 }
 
 /// Why an import did not happen.
@@ -136,7 +139,16 @@ pub fn import(
         ),
     }?;
     let phi = review::scan(study.store_mut(), false, actor)?;
-    Ok(Imported { report, phi })
+    let answers_without_text = study
+        .store()
+        .overview()
+        .map_err(ImportError::Store)?
+        .responses_without_text;
+    Ok(Imported {
+        report,
+        phi,
+        answers_without_text,
+    })
 }
 
 /// The formats the wizard imports.
@@ -250,6 +262,8 @@ pub struct ImportOutcome {
     pub issues: Vec<Issue>,
     /// The PHI scan of the texts the import brought in (when it happened).
     pub phi: Option<PhiScanSummary>,
+    /// Answers the study holds no text for after the import (0 when it was refused).
+    pub answers_without_text: i64,
 }
 
 /// The wizard's import: [`import`] of the job `request` describes, problems in the input
@@ -263,15 +277,21 @@ pub fn import_request(
 ) -> Result<ImportOutcome, ImportJobError> {
     let job = request.job()?;
     match import(study, &job, &request.options(seed), actor, progress) {
-        Ok(Imported { report, phi }) => Ok(ImportOutcome {
+        Ok(Imported {
+            report,
+            phi,
+            answers_without_text,
+        }) => Ok(ImportOutcome {
             report: Some(report),
             issues: Vec::new(),
             phi: Some(phi),
+            answers_without_text,
         }),
         Err(ImportJobError::Import(ImportError::Rejected(issues))) => Ok(ImportOutcome {
             report: None,
             issues,
             phi: None,
+            answers_without_text: 0,
         }),
         Err(e) => Err(e),
     }

@@ -21,6 +21,10 @@ pub enum SetupError {
     ReadRubric { path: String, detail: String },
     #[error(transparent)]
     Assignment(#[from] AssignmentError),
+    #[error("the demo study fills only an empty study; this one already holds {conversations} conversations")]
+    NotEmpty { conversations: i64 },
+    #[error(transparent)]
+    Demo(#[from] crate::intake::demo::DemoError),
 }
 
 impl Coded for SetupError {
@@ -31,8 +35,25 @@ impl Coded for SetupError {
             SetupError::Assignment(AssignmentError::Rubric(_)) => ErrorCode::Rubric,
             SetupError::Assignment(AssignmentError::Store(e)) => e.code(),
             SetupError::Assignment(_) => ErrorCode::Assignment,
+            SetupError::NotEmpty { .. } => ErrorCode::Demo,
+            SetupError::Demo(e) => e.code(),
         }
     }
+}
+
+/// Start an empty study from the demo study's content (its conversations, answers, experts and
+/// judges), as the empty overview offers; refused once the study holds conversations.
+pub fn start_from_demo(study: &mut OpenStudy, seed: u64) -> Result<(), SetupError> {
+    let conversations = study
+        .store()
+        .overview()
+        .map_err(crate::intake::demo::DemoError::from)?
+        .conversations;
+    if conversations > 0 {
+        return Err(SetupError::NotEmpty { conversations });
+    }
+    crate::intake::demo::populate_demo(study.store_mut(), seed)?;
+    Ok(())
 }
 
 /// Add a custom rubric file (TOML or JSON) unless the identical rubric is there.

@@ -100,6 +100,8 @@ pub struct ExpertQueue {
     pub name: String,
     pub items: i64,
     pub completed: i64,
+    /// First-occasion values the expert has, queued or not.
+    pub ratings: i64,
 }
 
 /// A rater's queue size and completed items.
@@ -192,7 +194,9 @@ impl Store {
         let mut stmt = self.conn().prepare(
             "SELECT r.id, r.name,
                 (SELECT COUNT(*) FROM assignment a WHERE a.rater_id = r.id),
-                (SELECT COUNT(*) FROM assignment a WHERE a.rater_id = r.id AND a.completed_at IS NOT NULL)
+                (SELECT COUNT(*) FROM assignment a WHERE a.rater_id = r.id AND a.completed_at IS NOT NULL),
+                (SELECT COUNT(*) FROM rating g
+                  WHERE g.rater_id = r.id AND g.occasion = 0 AND g.value IS NOT NULL)
              FROM rater r WHERE r.kind = 'expert' ORDER BY r.name",
         )?;
         let rows = stmt.query_map([], |r| {
@@ -201,6 +205,7 @@ impl Store {
                 name: r.get(1)?,
                 items: r.get(2)?,
                 completed: r.get(3)?,
+                ratings: r.get(4)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

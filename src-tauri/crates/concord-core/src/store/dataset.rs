@@ -276,6 +276,16 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The ids of the responses the study holds no answer text for (ratings imported without
+    /// their answers, as from the MentalAlign release).
+    pub fn responses_without_text(&self) -> StoreResult<std::collections::HashSet<i64>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT id FROM response WHERE text IS NULL")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// The responses to conversations rated with one rubric and their sources, by response id.
     pub fn rubric_responses(&self, rubric_id: i64) -> StoreResult<Vec<ResponseSource>> {
         let mut stmt = self.conn().prepare(

@@ -44,6 +44,8 @@ pub struct StudyOverview {
     pub rubrics: Vec<RubricSummary>,
     pub conversations: i64,
     pub responses: i64,
+    /// Responses the study holds no answer text for (filled by importing the MentalBench-100k file).
+    pub responses_without_text: i64,
     pub sources: Vec<SourceCount>,
     pub raters: Vec<RaterSummary>,
     pub ratings: i64,
@@ -117,6 +119,7 @@ impl Store {
             rubrics,
             conversations: count("SELECT COUNT(*) FROM conversation")?,
             responses: count("SELECT COUNT(*) FROM response")?,
+            responses_without_text: count("SELECT COUNT(*) FROM response WHERE text IS NULL")?,
             sources,
             raters: self.raters()?,
             ratings: self.rating_total()?,

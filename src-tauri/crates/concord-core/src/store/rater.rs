@@ -84,6 +84,8 @@ pub struct RaterSummary {
     pub family: Option<String>,
     pub ratings: i64,
     pub responses_rated: i64,
+    /// Items assigned to the rater (0 for an imported rater nobody has assigned work to).
+    pub assigned: i64,
 }
 
 const RATER_COLUMNS: &str = "id, name, kind, model_id, family, queue_seed";
@@ -115,7 +117,8 @@ impl Store {
     pub fn raters(&self) -> StoreResult<Vec<RaterSummary>> {
         let mut stmt = self.conn().prepare(
             "SELECT r.id, r.name, r.kind, r.model_id, r.family, COALESCE(k.ratings, 0),
-                    COALESCE(k.responses, 0)
+                    COALESCE(k.responses, 0),
+                    (SELECT COUNT(*) FROM assignment a WHERE a.rater_id = r.id)
              FROM rater r LEFT JOIN rating_count k ON k.rater_id = r.id
              ORDER BY r.kind, r.name",
         )?;
@@ -129,6 +132,7 @@ impl Store {
                 family: r.get(4)?,
                 ratings: r.get(5)?,
                 responses_rated: r.get(6)?,
+                assigned: r.get(7)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

@@ -79,8 +79,11 @@ impl crate::base::error_code::Coded for QueueError {
 pub struct RaterProfile {
     pub id: i64,
     pub name: String,
+    /// Items in the expert's queue, and how many of them are complete.
     pub items: i64,
     pub completed: i64,
+    /// First-occasion values the expert has in the study, queued or not (imported ratings).
+    pub ratings: i64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -188,6 +191,7 @@ pub fn profiles(store: &Store) -> Result<RaterProfiles, QueueError> {
             name: q.name,
             items: q.items,
             completed: q.completed,
+            ratings: q.ratings,
         })
         .collect();
     Ok(RaterProfiles {
@@ -217,6 +221,7 @@ pub fn create_profile(
         name: added.name,
         items: 0,
         completed: 0,
+        ratings: 0,
     })
 }
 

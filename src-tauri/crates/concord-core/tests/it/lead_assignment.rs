@@ -302,3 +302,130 @@ scale = { kind = "likert", min = 1, max = 3 }
         "a different rubric under an existing id is refused"
     );
 }
+
+/// A study of `conversations` MentalBench conversations with two answers each, the answers of the
+/// first `textless` conversations held without text (as a MentalAlign-only study holds them), and
+/// the experts Ana and Ben.
+fn study_with_textless_answers(
+    conversations: usize,
+    textless: usize,
+) -> concord_core::store::Store {
+    use concord_core::store::{NewConversation, NewSource, SourceKind, StoreError};
+    let mut store = concord_core::store::Store::in_memory(clock()).unwrap();
+    store
+        .write(|tx| {
+            let rubric = tx.add_rubric(&concord_core::rubric::builtin::mentalbench())?;
+            let source = tx.upsert_source(&NewSource {
+                key: "gpt4o",
+                name: "GPT-4o",
+                family: None,
+                kind: SourceKind::Llm,
+            })?;
+            let human = tx.upsert_source(&NewSource {
+                key: "original",
+                name: "Original",
+                family: None,
+                kind: SourceKind::Human,
+            })?;
+            for i in 0..conversations {
+                let c = tx.add_conversation(&NewConversation {
+                    external_id: &format!("c{i}"),
+                    rubric_id: rubric,
+                    context: &format!("I cannot sleep ({i})."),
+                    language: Some("en"),
+                    category: None,
+                })?;
+                for s in [source, human] {
+                    let text = (i >= textless).then(|| format!("An answer to {i}."));
+                    tx.add_response(c, s, text.as_deref())?;
+                }
+            }
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+    for (n, name) in ["Ana", "Ben"].iter().enumerate() {
+        assignment::add_expert(&mut store, name, n as u64).unwrap();
+    }
+    store
+}
+
+#[test]
+fn an_assignment_drawing_answers_without_text_needs_a_reason_and_records_it() {
+    let mut store = study_with_textless_answers(3, 1);
+    assert_eq!(
+        store.overview().unwrap().responses_without_text,
+        2,
+        "the overview counts the two answers held without text"
+    );
+    let mut options = AssignmentOptions::new(1, 7);
+    let preview = assignment::preview(&store, &options).unwrap();
+    assert_eq!(
+        (preview.without_text, preview.responses),
+        (2, 6),
+        "the preview says how many drawn answers have no text"
+    );
+    let err = assignment::assign(&mut store, &options).expect_err("blank items are not assigned");
+    assert!(
+        matches!(
+            err,
+            AssignmentError::AnswersWithoutText {
+                without: 2,
+                responses: 6
+            }
+        ),
+        "the refusal counts them: {err}"
+    );
+    assert!(
+        err.to_string().contains("concord import mentalbench"),
+        "the refusal says which import fills the texts: {err}"
+    );
+    assert_eq!(
+        store.read().expert_assignment_count().unwrap(),
+        0,
+        "nothing was assigned"
+    );
+    options.without_text = Some("  texts arrive from the authors next week ".into());
+    let summary = assignment::assign(&mut store, &options).expect("assigned with a reason");
+    assert_eq!(summary.without_text, 2, "the summary still counts them");
+    assert_eq!(
+        assignment::without_text_reason(&store).unwrap().as_deref(),
+        Some("  texts arrive from the authors next week "),
+        "the reason is recorded with the assignment"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let key = concord_core::store::Passphrase::new("correct horse battery staple 41").unwrap();
+    concord_core::workflow::package::export_package(
+        &mut store,
+        "Ana",
+        &dir.path().join("ana.concord"),
+        3,
+        &key,
+    )
+    .expect("with the reason recorded, the package goes out");
+}
+
+#[test]
+fn a_package_or_sheet_of_answers_without_text_is_refused_without_a_recorded_reason() {
+    let mut store = study_with_textless_answers(2, 2);
+    let ana = rater_id(&store, "Ana");
+    // A solo queue (no assignment at all): every response, none with text.
+    concord_core::workflow::queue::open_queue(&mut store, ana).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let key = concord_core::store::Passphrase::new("correct horse battery staple 41").unwrap();
+    let out = dir.path().join("ana.concord");
+    let err = concord_core::workflow::package::export_package(&mut store, "Ana", &out, 3, &key)
+        .expect_err("a package of blank items is refused");
+    assert!(
+        err.to_string().contains("4 of the 4 items assigned to"),
+        "the refusal says how many items are blank: {err}"
+    );
+    assert!(!out.exists(), "no package file is written");
+    let sheet = dir.path().join("ana.xlsx");
+    let err = concord_core::outputs::export::write_rating_sheet(&store, "Ana", &sheet)
+        .expect_err("a sheet of blank items is refused");
+    assert!(
+        err.to_string().contains("no answer text"),
+        "the sheet's refusal says why: {err}"
+    );
+    assert!(!sheet.exists(), "no sheet is written");
+}

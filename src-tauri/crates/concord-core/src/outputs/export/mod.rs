@@ -57,6 +57,12 @@ pub enum ExportError {
     NotAnExpert(String),
     #[error("{q0} has no assigned items; run the assignment first", q0 = quoted(&.0))]
     NothingAssigned(String),
+    #[error("{without} of the {items} items assigned to {q0} have no answer text in the study (it holds their ratings, not the answers, as the MentalAlign release does): the expert would get blank items. Import the MentalBench-100k file to fill them (concord import mentalbench FILE), or make the assignment again with a reason to go ahead without them (--without-text REASON), which is recorded", q0 = quoted(rater))]
+    AnswersWithoutText {
+        rater: String,
+        without: usize,
+        items: usize,
+    },
     #[error(transparent)]
     Store(#[from] StoreError),
 }

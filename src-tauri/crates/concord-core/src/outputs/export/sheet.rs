@@ -188,6 +188,14 @@ pub fn write_rating_sheet(
     if items.is_empty() {
         return Err(ExportError::NothingAssigned(rater_name));
     }
+    let without = items.iter().filter(|i| i.answer.is_empty()).count();
+    if without > 0 && crate::workflow::assignment::without_text_reason(store)?.is_none() {
+        return Err(ExportError::AnswersWithoutText {
+            rater: rater_name,
+            without,
+            items: items.len(),
+        });
+    }
     let current = CurrentValues {
         values: store
             .ratings_of_rater(rater_id)?

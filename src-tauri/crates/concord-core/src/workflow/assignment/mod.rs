@@ -62,6 +62,10 @@ pub struct AssignmentOptions {
     /// Replace an existing assignment (refused once experts have rated assigned responses).
     #[serde(default)]
     pub replace: bool,
+    /// Assign answers the study holds no text for (a MentalAlign-only study), for this reason
+    /// (recorded with the assignment); without it such answers are refused.
+    #[serde(default)]
+    pub without_text: Option<String>,
 }
 
 impl AssignmentOptions {
@@ -78,6 +82,7 @@ impl AssignmentOptions {
             retest_gap: 0,
             experts: Vec::new(),
             replace: false,
+            without_text: None,
         }
     }
 }
@@ -119,6 +124,8 @@ pub enum AssignmentError {
     HasRatings { ratings: i64 },
     #[error("an expert needs a name")]
     EmptyName,
+    #[error("{without} of the {responses} answers this assignment draws have no text in the study (the MentalAlign release holds ratings, not answers): experts would rate blank items. Import the MentalBench-100k file to fill them (concord import mentalbench FILE), or assign anyway with a reason (--without-text REASON), which is recorded")]
+    AnswersWithoutText { without: usize, responses: usize },
     #[error(transparent)]
     Rubric(#[from] RubricError),
     #[error(transparent)]
@@ -148,6 +155,8 @@ pub struct AssignmentSummary {
     pub experts: Vec<ExpertLoad>,
     /// Rows written to the assignment table.
     pub assignments: usize,
+    /// Drawn answers the study holds no text for (refused unless the options give a reason).
+    pub without_text: usize,
 }
 
 /// One expert's row of the progress table.
@@ -330,7 +339,8 @@ pub fn preview(
     let experts = experts(store, &options.experts)?;
     let convs = candidates(store, options.rubric.as_deref())?;
     let plan = plan(&convs, experts.len(), options)?;
-    Ok(summarise(&convs, &experts, &plan, options))
+    let textless = store.responses_without_text()?;
+    Ok(summarise(&convs, &experts, &plan, options, &textless))
 }
 
 fn summarise(
@@ -338,6 +348,7 @@ fn summarise(
     experts: &[(i64, String)],
     plan: &Plan,
     options: &AssignmentOptions,
+    textless: &std::collections::HashSet<i64>,
 ) -> AssignmentSummary {
     let sample_candidates: Vec<sample::SampleCandidate> = convs
         .iter()
@@ -377,6 +388,7 @@ fn summarise(
         strata: sample::strata_counts(&sample_candidates, &plan.sample),
         experts: loads,
         assignments: plan.items.len(),
+        without_text: plan.responses.iter().filter(|r| textless.contains(r)).count(),
     }
 }
 
@@ -388,7 +400,15 @@ pub fn assign(
     let experts = experts(store, &options.experts)?;
     let convs = candidates(store, options.rubric.as_deref())?;
     let plan = plan(&convs, experts.len(), options)?;
-    let summary = summarise(&convs, &experts, &plan, options);
+    let textless = store.responses_without_text()?;
+    let summary = summarise(&convs, &experts, &plan, options, &textless);
+    let reason = options.without_text.as_deref().map(str::trim);
+    if summary.without_text > 0 && reason.is_none_or(str::is_empty) {
+        return Err(AssignmentError::AnswersWithoutText {
+            without: summary.without_text,
+            responses: summary.responses,
+        });
+    }
     store.write(|tx| {
         write_plan(tx, &experts, &plan, options)?;
         tx.audit(
@@ -437,6 +457,17 @@ fn write_plan(
         &serde_json::to_string(&stored).unwrap_or_default(),
     )?;
     Ok(())
+}
+
+/// The reason the study's assignment gave for assigning answers without text, if it did: packages
+/// and rating sheets then go out with those items (the choice is recorded with the assignment).
+pub fn without_text_reason(store: &Store) -> Result<Option<String>, StoreError> {
+    let stored: Option<AssignmentOptions> = store
+        .meta(ASSIGNMENT_META)?
+        .and_then(|v| serde_json::from_str(&v).ok());
+    Ok(stored
+        .and_then(|o| o.without_text)
+        .filter(|r| !r.trim().is_empty()))
 }
 
 /// The options of the study's last assignment, if any.

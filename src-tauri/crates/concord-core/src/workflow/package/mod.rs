@@ -58,6 +58,12 @@ pub enum PackageError {
     NotAnExpert(String),
     #[error("{q0} has no assigned items; run the assignment first", q0 = quoted(&.0))]
     NothingAssigned(String),
+    #[error("{without} of the {items} items assigned to {q0} have no answer text in the study (it holds their ratings, not the answers, as the MentalAlign release does): the expert would get blank items. Import the MentalBench-100k file to fill them (concord import mentalbench FILE), or make the assignment again with a reason to go ahead without them (--without-text REASON), which is recorded", q0 = quoted(rater))]
+    AnswersWithoutText {
+        rater: String,
+        without: usize,
+        items: usize,
+    },
     #[error("{file}: not a rater package (it has no package id)")]
     NotAPackage { file: String },
     #[error("{file}: package {id} was not written from this study")]
@@ -339,6 +345,18 @@ pub fn export_package_to(
 ) -> Result<PackageSummary, PackageError> {
     passphrase.check_new()?;
     let content = PackageContent::read(store, expert(store, rater)?)?;
+    let without = content
+        .responses
+        .iter()
+        .filter(|r| r.text.as_deref().is_none_or(str::is_empty))
+        .count();
+    if without > 0 && crate::workflow::assignment::without_text_reason(store)?.is_none() {
+        return Err(PackageError::AnswersWithoutText {
+            rater: content.rater.name.clone(),
+            without,
+            items: content.responses.len(),
+        });
+    }
     // The lead's key signs the issued package: made now if the study is to have one.
     store.ensure_lead_key()?;
     let title = store.title()?;

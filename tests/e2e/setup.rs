@@ -604,13 +604,19 @@ fn the_wizard_keeps_its_step_and_results_and_imported_experts_are_not_preselecte
     click(&app, "[data-testid=step-assign]");
     fill(&app, "[data-testid=assign-sample]", "2");
     click(&app, "[data-testid=assign-preview]");
-    let preview = wait_text(&app, "[data-testid=assign-preview-result]", "the preview", |t| {
-        t.contains("Would assign")
-    });
+    let preview = wait_text(
+        &app,
+        "[data-testid=assign-preview-result]",
+        "the preview",
+        |t| t.contains("Would assign"),
+    );
     click(&app, "[data-testid=nav-overview]");
     app.wait_for("[data-testid=overview]", Duration::from_secs(10));
     click(&app, "[data-testid=nav-setup]");
-    app.wait_for("[data-testid=assign-preview-result]", Duration::from_secs(10));
+    app.wait_for(
+        "[data-testid=assign-preview-result]",
+        Duration::from_secs(10),
+    );
     let active = app.wait_for("[data-testid=step-assign]", Duration::from_secs(5));
     assert!(
         app.attribute(&active, "class")

@@ -83,7 +83,11 @@ export type RecentStudy = { path: string, title: string, opened_at: number, };
 
 export type FileRole = { "kind": "study" } | { "kind": "package", identity: PackageIdentity, returned: boolean, } | { "kind": "dataset", format: ImportFormat | null, } | { "kind": "encrypted", lead_study: boolean, } | { "kind": "filled_sheet" } | { "kind": "rubric" } | { "kind": "unknown", reason: string, };
 
-export type StudyOverview = { path: string, title: string, schema_version: number, rubrics: Array<RubricSummary>, conversations: number, responses: number, sources: Array<SourceCount>, raters: Array<RaterSummary>, ratings: number, responses_without_text: number, };
+export type StudyOverview = { path: string, title: string, schema_version: number, rubrics: Array<RubricSummary>, conversations: number, responses: number, 
+/**
+ * Responses the study holds no answer text for (filled by importing the MentalBench-100k file).
+ */
+responses_without_text: number, sources: Array<SourceCount>, raters: Array<RaterSummary>, ratings: number, };
 
 export type RubricSummary = { key: string, name: { [key in string]?: string }, criteria: Array<CriterionSummary>, conversations: number, };
 
@@ -91,7 +95,7 @@ export type CriterionSummary = { key: string, label: { [key in string]?: string 
 
 export type SourceCount = { key: string, name: string, family: string | null, kind: string, responses: number, };
 
-export type RaterSummary = { id: number, name: string, kind: RaterKind, model_id: string | null, family: string | null, ratings: number, responses_rated: number 
+export type RaterSummary = { id: number, name: string, kind: RaterKind, model_id: string | null, family: string | null, ratings: number, responses_rated: number, 
 /**
  * Items assigned to the rater (0 for an imported rater nobody has assigned work to).
  */
@@ -231,7 +235,11 @@ export type ImportOutcome = { report: ImportReport | null, issues: Array<Issue>,
 /**
  * The PHI scan of the texts the import brought in (when it happened).
  */
-phi: PhiScanSummary | null, answers_without_text: number, };
+phi: PhiScanSummary | null, 
+/**
+ * Answers the study holds no text for after the import (0 when it was refused).
+ */
+answers_without_text: number, };
 
 export type ImportReport = { options: ImportOptions, files: Array<FileReport>, };
 
@@ -398,13 +406,22 @@ experts: Array<string>,
 /**
  * Replace an existing assignment (refused once experts have rated assigned responses).
  */
-replace: boolean, without_text: string | null, };
+replace: boolean, 
+/**
+ * Assign answers the study holds no text for (a MentalAlign-only study), for this reason
+ * (recorded with the assignment); without it such answers are refused.
+ */
+without_text: string | null, };
 
 export type AssignmentSummary = { options: AssignmentOptions, conversations: number, responses: number, calibration_items: number, strata: Array<StratumCount>, experts: Array<ExpertLoad>, 
 /**
  * Rows written to the assignment table.
  */
-assignments: number, without_text: number, };
+assignments: number, 
+/**
+ * Drawn answers the study holds no text for (refused unless the options give a reason).
+ */
+without_text: number, };
 
 export type AssignmentTable = { options: AssignmentOptions | null, sampled_conversations: number, experts: Array<ExpertProgress>, };
 

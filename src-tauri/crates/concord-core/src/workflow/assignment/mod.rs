@@ -388,7 +388,11 @@ fn summarise(
         strata: sample::strata_counts(&sample_candidates, &plan.sample),
         experts: loads,
         assignments: plan.items.len(),
-        without_text: plan.responses.iter().filter(|r| textless.contains(r)).count(),
+        without_text: plan
+            .responses
+            .iter()
+            .filter(|r| textless.contains(r))
+            .count(),
     }
 }
 

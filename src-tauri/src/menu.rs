@@ -76,13 +76,17 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> IpcResult<()> {
     Ok(())
 }
 
-/// Forward a chosen item to the window; Quit needs no window and is carried out here.
+/// Forward a chosen item to the window. Quit goes to the window too, which saves what is still
+/// being saved and then quits; should the window not answer, the app quits after 5 s anyway.
 pub fn forward<R: Runtime>(app: &AppHandle<R>, id: &str) {
-    if id == "quit" {
-        app.exit(0);
-        return;
-    }
     let _ = app.emit(crate::events::MENU, id);
+    if id == "quit" {
+        let app = app.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(5));
+            app.exit(0);
+        });
+    }
 }
 
 /// Remember a study among the recent ones and refresh File → Open recent.

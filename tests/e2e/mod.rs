@@ -26,6 +26,19 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+/// `n` with its thousands grouped as the English interface writes it ("12,480").
+pub fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 /// The window is a heavy process tree (app + WebKit web and network processes): run one at a time.
 static ONE_WINDOW_AT_A_TIME: Mutex<()> = Mutex::new(());
 

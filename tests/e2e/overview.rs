@@ -1,22 +1,9 @@
 //! Journey: first launch on a fresh study file creates the demo study and the overview shows its
 //! real counts; a file that is not a study shows a clear message and stays untouched.
 
-use super::App;
+use super::{grouped, App};
 use concord_core::intake::demo::demo_study;
 use std::time::Duration;
-
-/// `n` with its thousands grouped as the English interface writes it ("12,480").
-fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
 
 #[test]
 fn first_launch_shows_the_demo_study_overview() {

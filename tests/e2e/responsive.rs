@@ -182,7 +182,10 @@ fn the_window_answers_a_click_while_a_long_import_holds_the_study() {
     );
     click(&app, "[data-testid=import-run]");
     wait_text(&app, "[data-testid=import-counts]", "the items", |t| {
-        t.contains(&format!("{} responses added", CONVERSATIONS * SOURCES))
+        t.contains(&format!(
+            "{} responses added",
+            super::grouped(CONVERSATIONS * SOURCES)
+        ))
     });
 
     click(&app, "[data-testid=format-long_ratings]");

@@ -603,6 +603,7 @@ fn the_wizard_keeps_its_step_and_results_and_imported_experts_are_not_preselecte
     // A preview on the assignment step, then away to the overview and back.
     click(&app, "[data-testid=step-assign]");
     fill(&app, "[data-testid=assign-sample]", "2");
+    fill(&app, "[data-testid=assign-k]", "1");
     click(&app, "[data-testid=assign-preview]");
     let preview = wait_text(
         &app,

@@ -66,14 +66,103 @@ export function asIpcError(e: unknown): IpcError {
   return { code: "internal", message: String(e) };
 }
 
+/**
+ * Which way calls go: `tauri` in the desktop window, `http` in a browser served by `concord serve`
+ * (the UI built with `vite build --mode web`, or any page without Tauri's IPC).
+ */
+export function transport(): "tauri" | "http" {
+  if (import.meta.env.MODE === "web") return "http";
+  return typeof window !== "undefined" && "__TAURI_INTERNALS__" in window ? "tauri" : "http";
+}
+
 /** The one `invoke`: a shell command by its checked name, with its arguments by camelCase key. */
 async function call<T>(command: Command, args?: Record<string, unknown>): Promise<T> {
+  if (transport() === "http") return httpCall<T>(command, args ?? {});
   try {
     return await invoke<T>(command, args);
   } catch (e) {
     throw asIpcError(e);
   }
 }
+
+// The HTTP transport: a rater session's commands as the routes of `concord serve`
+// (src-tauri/crates/concord-web/src/api.rs). The expert is the server's session; the CSRF token
+// the server gave at login goes with every write.
+let csrfToken: string | null = null;
+
+/** A request to the server; a failure arrives in the `{code, message}` shape. */
+async function request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (method === "POST") {
+    headers["content-type"] = "application/json";
+    if (csrfToken) headers["x-csrf-token"] = csrfToken;
+  }
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: method === "POST" ? JSON.stringify(body ?? {}) : undefined,
+      credentials: "same-origin",
+      cache: "no-store",
+    });
+  } catch {
+    throw { code: "io", message: "The server cannot be reached. Check the connection and try again." } as IpcError;
+  }
+  const text = await response.text();
+  const value: unknown = text === "" ? null : JSON.parse(text);
+  if (!response.ok) throw asIpcError(value ?? { code: "internal", message: response.statusText });
+  return value as T;
+}
+
+const item = (args: Record<string, unknown>) => `/api/items/${Number(args.item)}`;
+
+/** Each command a web rater session may call, as its route. */
+const ROUTES: Partial<Record<Command, (args: Record<string, unknown>) => [("GET" | "POST"), string, unknown?]>> = {
+  open_queue: () => ["GET", "/api/queue"],
+  rating_item: (a) => ["GET", item(a)],
+  rate: (a) => ["POST", `${item(a)}/rate`, { criterion: a.criterion, value: a.value, reason: a.reason ?? null }],
+  set_rationale: (a) => ["POST", `${item(a)}/rationale`, { rationale: a.rationale }],
+  flag_item: (a) => ["POST", `${item(a)}/flag`, { reason: a.reason }],
+  leave_item: (a) => ["POST", `${item(a)}/leave`, { seconds: a.seconds, next_item: a.nextItem }],
+  signoff_state: () => ["GET", "/api/signoff"],
+  set_signing_passphrase: (a) => ["POST", "/api/signoff/passphrase", { passphrase: a.passphrase, current: a.current ?? null }],
+  sign_off: (a) => ["POST", "/api/signoff", { passphrase: a.passphrase }],
+  calibration_status: () => ["GET", "/api/calibration"],
+  calibration_item: (a) => ["GET", `/api/calibration/${Number(a.item)}`],
+  calibration_answer: (a) => ["POST", `/api/calibration/${Number(a.item)}`, { values: a.values }],
+};
+
+async function httpCall<T>(command: Command, args: Record<string, unknown>): Promise<T> {
+  const route = ROUTES[command];
+  if (!route) {
+    throw { code: "rater_session", message: "This is not available when rating in a browser." } as IpcError;
+  }
+  const [method, path, body] = route(args);
+  return request<T>(method, path, body);
+}
+
+/** What the server says of the browser's session. */
+export type WebSession = { rater_id: number; rater_name: string; csrf: string; idle_minutes: number };
+
+function keep(session: WebSession): WebSession {
+  csrfToken = session.csrf;
+  return session;
+}
+
+/** The browser's own calls: invitation, login, logout and the session (HTTP transport only). */
+export const webIpc = {
+  session: () => request<WebSession>("GET", "/api/session").then(keep),
+  invitation: (token: string) => request<{ rater_name: string }>("POST", "/api/invitation", { token }),
+  accept: (token: string, passphrase: string) =>
+    request<WebSession>("POST", "/api/invitation/accept", { token, passphrase }).then(keep),
+  login: (name: string, passphrase: string) =>
+    request<WebSession>("POST", "/api/login", { name, passphrase }).then(keep),
+  logout: async () => {
+    await request<null>("POST", "/api/logout");
+    csrfToken = null;
+  },
+};
 
 export const ipc = {
   studyStatus: () => call<StudyStatus>("study_status"),

@@ -605,6 +605,18 @@ export const en = {
   "setup.packages.outOf": "Where to write {name}'s package",
   "rate.progressLabel": "Items done",
   "ag.bandReml": "REML, all experts",
+  "web.ratingAs": "Rating as {name}",
+  "web.logout": "Log out",
+  "web.inviteTitle": "Set your passphrase",
+  "web.inviteFor": "This invitation is for",
+  "web.inviteIntro": "Choose a passphrase of at least 12 characters (several words and a number work well). You will log in with your name and this passphrase; the study keeps only a salted hash of it.",
+  "web.passphrase": "Passphrase",
+  "web.passphraseConfirm": "Passphrase again",
+  "web.passphraseSubmit": "Set passphrase and start",
+  "web.mismatch": "The two passphrases differ.",
+  "web.loginTitle": "Log in to rate",
+  "web.name": "Your name",
+  "web.loginSubmit": "Log in",
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -3,6 +3,7 @@
 //! browser would.
 
 mod api;
+mod browser;
 mod security;
 
 use concord_core::app::open::{open, WhenMissing};

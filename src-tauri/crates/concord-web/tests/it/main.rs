@@ -5,6 +5,7 @@
 mod api;
 mod browser;
 mod security;
+mod tls;
 
 use concord_core::app::open::{open, WhenMissing};
 use concord_core::app::open_study::OpenStudy;

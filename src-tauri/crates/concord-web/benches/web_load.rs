@@ -202,7 +202,10 @@ fn main() {
             }
         }
     }
-    let mut all: Vec<f64> = results.iter().flat_map(|r| r.latencies_ms.clone()).collect();
+    let mut all: Vec<f64> = results
+        .iter()
+        .flat_map(|r| r.latencies_ms.clone())
+        .collect();
     all.sort_by(|a, b| a.total_cmp(b));
     let errors: usize = results.iter().map(|r| r.errors).sum();
     println!(

@@ -135,12 +135,15 @@ pub fn run(args: &ServeArgs, db: Option<&Path>, json: bool) -> Result<String, Se
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&access)?));
             }
             let mut out = String::from(
-                "expert\tpassphrase set\tlast login\tlocked until\topen invitations\n",
+                "expert\tconnected\tprogress\tpassphrase set\tlast login\tlocked until\topen invitations\n",
             );
             for a in access {
                 out.push_str(&format!(
-                    "{}\t{}\t{}\t{}\t{}\n",
+                    "{}\t{}\t{}/{}\t{}\t{}\t{}\t{}\n",
                     quoted(&a.name),
+                    if a.connected { "yes" } else { "no" },
+                    a.completed,
+                    a.total,
                     if a.has_login { "yes" } else { "no" },
                     a.last_login.map(iso_utc).unwrap_or_else(|| "-".into()),
                     a.locked_until.map(iso_utc).unwrap_or_else(|| "-".into()),

@@ -1,7 +1,8 @@
 -- Concord study schema, version 16: raters who rate from a browser (`concord serve`).
 
 -- An expert's web passphrase, stored only as a salted PBKDF2-HMAC-SHA256 hash, with the count of
--- wrong passphrases since the last right one and the time a lock-out ends. Revoking access deletes
+-- wrong passphrases since the last right one, the time a lock-out ends, and when a session of
+-- theirs was last seen (noted at most once a minute, so the desktop can show who is connected). Revoking access deletes
 -- the row: a session whose `set_at` no longer matches a row is over.
 CREATE TABLE web_login (
     rater_id     INTEGER PRIMARY KEY REFERENCES rater(id) ON DELETE CASCADE,
@@ -11,7 +12,8 @@ CREATE TABLE web_login (
     set_at       INTEGER NOT NULL,
     failures     INTEGER NOT NULL DEFAULT 0,
     locked_until INTEGER,
-    last_login   INTEGER
+    last_login   INTEGER,
+    last_seen    INTEGER
 ) STRICT;
 
 -- A one-time invitation: only the SHA-256 of its token is kept, so the study file cannot be

@@ -116,8 +116,8 @@ fn cookie_token(headers: &HeaderMap) -> Option<String> {
 /// The live session of a request (or 401): known, not idle, its login still standing.
 async fn session(state: &AppState, headers: &HeaderMap) -> Result<(String, Session), WebError> {
     let token = cookie_token(headers).ok_or(WebError::Unauthorized)?;
-    let session = match state.shared.sessions.touch(&token) {
-        Lookup::Found(s) => s,
+    let (session, due) = match state.shared.sessions.touch(&token) {
+        Lookup::Found(s, due) => (s, due),
         Lookup::Expired(identity) => {
             let rater = identity.rater.clone();
             let _ = state
@@ -131,7 +131,13 @@ async fn session(state: &AppState, headers: &HeaderMap) -> Result<(String, Sessi
     let identity = session.identity.clone();
     let stands = state
         .shared
-        .with_study(move |s| app::web::stands(s, &identity))
+        .with_study(move |s| {
+            let stands = app::web::stands(s, &identity)?;
+            if stands && due {
+                app::web::seen(s, &identity.rater)?;
+            }
+            Ok::<_, concord_core::workflow::web_access::WebAccessError>(stands)
+        })
         .await?;
     if !stands {
         state

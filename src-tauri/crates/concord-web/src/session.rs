@@ -21,12 +21,18 @@ pub struct Session {
     pub identity: WebIdentity,
     pub csrf: String,
     pub last_seen: Millis,
+    /// When the study last had this session's presence noted (at most once a minute).
+    pub noted: Millis,
 }
+
+/// How often a session's presence is noted in the study.
+pub const NOTE_EVERY_MS: Millis = 60_000;
 
 /// Why a token no longer names a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lookup {
-    Found(Session),
+    /// The session, and whether its presence is due to be noted in the study.
+    Found(Session, bool),
     /// It was idle too long (now removed).
     Expired(WebIdentity),
     Unknown,
@@ -105,6 +111,7 @@ impl Sessions {
             identity,
             csrf: hex(&csrf),
             last_seen: now,
+            noted: now,
         };
         let token = hex(&token);
         inner.map.insert(token.clone(), session.clone());
@@ -124,7 +131,11 @@ impl Sessions {
             return Lookup::Expired(identity);
         }
         session.last_seen = now;
-        Lookup::Found(session.clone())
+        let due = now.saturating_sub(session.noted) >= NOTE_EVERY_MS;
+        if due {
+            session.noted = now;
+        }
+        Lookup::Found(session.clone(), due)
     }
 
     /// End session `token`.

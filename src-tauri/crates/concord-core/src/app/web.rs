@@ -75,9 +75,16 @@ pub fn revoke(study: &mut OpenStudy, rater: &str) -> Result<bool, WebAccessError
     web_access::revoke(study.store_keeping_reports(), rater)
 }
 
-/// Every expert's web access.
+/// Every expert's web access and progress; connected means seen within the study's idle-lock
+/// minutes.
 pub fn access(study: &OpenStudy) -> Result<Vec<WebRaterAccess>, WebAccessError> {
-    web_access::access(study.store())
+    let idle = crate::app::study_security::idle_lock_minutes_of(study)?;
+    web_access::access(study.store(), i64::from(idle) * 60_000)
+}
+
+/// Note that a session of `rater` made a request now.
+pub fn seen(study: &mut OpenStudy, rater: &NamedRater) -> Result<(), WebAccessError> {
+    web_access::seen(study.store_keeping_reports(), rater)
 }
 
 /// Enter a value from the browser: as the window's [`rate`](crate::app::rating::rate), recorded

@@ -21,6 +21,8 @@ pub struct WebLogin {
     pub failures: i64,
     pub locked_until: Option<Millis>,
     pub last_login: Option<Millis>,
+    /// When a session of theirs last made a request (noted at most once a minute).
+    pub last_seen: Option<Millis>,
 }
 
 /// A one-time invitation as stored (its token only as a SHA-256).
@@ -34,7 +36,7 @@ pub struct WebInvitation {
 }
 
 const LOGIN_COLUMNS: &str =
-    "rater_id, salt, hash, iterations, set_at, failures, locked_until, last_login";
+    "rater_id, salt, hash, iterations, set_at, failures, locked_until, last_login, last_seen";
 
 fn web_login(r: &rusqlite::Row<'_>) -> rusqlite::Result<WebLogin> {
     Ok(WebLogin {
@@ -46,6 +48,7 @@ fn web_login(r: &rusqlite::Row<'_>) -> rusqlite::Result<WebLogin> {
         failures: r.get(5)?,
         locked_until: r.get(6)?,
         last_login: r.get(7)?,
+        last_seen: r.get(8)?,
     })
 }
 
@@ -149,8 +152,17 @@ impl StudyTx<'_> {
     /// Record a right passphrase now: the failures are forgotten.
     pub fn web_login_succeeded(&mut self, rater_id: i64) -> StoreResult<()> {
         self.conn().execute(
-            "UPDATE web_login SET failures = 0, locked_until = NULL, last_login = ?2
-             WHERE rater_id = ?1",
+            "UPDATE web_login SET failures = 0, locked_until = NULL, last_login = ?2,
+                 last_seen = ?2 WHERE rater_id = ?1",
+            params![rater_id, self.now],
+        )?;
+        Ok(())
+    }
+
+    /// Note that a session of expert `rater_id` made a request now.
+    pub fn web_seen(&mut self, rater_id: i64) -> StoreResult<()> {
+        self.conn().execute(
+            "UPDATE web_login SET last_seen = ?2 WHERE rater_id = ?1",
             params![rater_id, self.now],
         )?;
         Ok(())

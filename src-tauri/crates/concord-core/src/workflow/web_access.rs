@@ -83,9 +83,16 @@ pub struct WebRaterAccess {
     /// Whether the expert has set a web passphrase (and so can log in).
     pub has_login: bool,
     pub last_login: Option<Millis>,
+    /// When a session of theirs last made a request (noted at most once a minute).
+    pub last_seen: Option<Millis>,
+    /// Whether a session of theirs made a request within the idle time (they are connected).
+    pub connected: bool,
     pub locked_until: Option<Millis>,
     /// Invitations neither used nor expired.
     pub open_invitations: i64,
+    /// Their queue: items done of all.
+    pub completed: i64,
+    pub total: i64,
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -320,8 +327,15 @@ pub fn revoke(store: &mut Store, name: &str) -> Result<bool, WebAccessError> {
     })?)
 }
 
-/// Every expert's web access, by name.
-pub fn access(store: &Store) -> Result<Vec<WebRaterAccess>, WebAccessError> {
+/// Note that a session of `rater` made a request now (for who is connected).
+pub fn seen(store: &mut Store, rater: &NamedRater) -> Result<(), WebAccessError> {
+    store.write(|tx| tx.web_seen(rater.id))?;
+    Ok(())
+}
+
+/// Every expert's web access, by name, with their progress; connected means seen within
+/// `idle_ms`.
+pub fn access(store: &Store, idle_ms: Millis) -> Result<Vec<WebRaterAccess>, WebAccessError> {
     let now = store.now_ms();
     let logins: std::collections::HashMap<i64, WebLogin> = store
         .web_logins()?
@@ -336,16 +350,22 @@ pub fn access(store: &Store) -> Result<Vec<WebRaterAccess>, WebAccessError> {
         .filter(|r| r.kind == crate::store::RaterKind::Expert)
         .map(|r| {
             let login = logins.get(&r.id);
-            WebRaterAccess {
+            let last_seen = login.and_then(|l| l.last_seen);
+            let counts = store.read().queue_counts(r.id)?;
+            Ok(WebRaterAccess {
                 rater_id: r.id,
                 has_login: login.is_some(),
                 last_login: login.and_then(|l| l.last_login),
+                last_seen,
+                connected: last_seen.is_some_and(|s| now - s <= idle_ms),
                 locked_until: login.and_then(|l| l.locked_until).filter(|u| *u > now),
                 open_invitations: invitations.get(&r.id).copied().unwrap_or(0),
+                completed: counts.completed,
+                total: counts.total,
                 name: r.name,
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, WebAccessError>>()?;
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }

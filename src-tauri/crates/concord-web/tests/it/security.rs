@@ -343,12 +343,19 @@ fn an_idle_session_ends_after_the_studys_idle_minutes() {
         200,
         "each request resets the idle time"
     );
+    let access = concord_core::app::web::access(&served.open_again()).expect("access");
+    assert!(
+        access[0].connected && access[0].last_seen.is_some(),
+        "the lead's view shows Ada connected while her session is in use: {access:?}"
+    );
     served.clock.advance(15 * 60_000 + 1);
     assert_eq!(
         ada.get("/api/queue").status(),
         401,
         "15 idle minutes end it"
     );
+    let access = concord_core::app::web::access(&served.open_again()).expect("access");
+    assert!(!access[0].connected, "and no longer once it has ended");
     let r = ada.post("/api/logout", serde_json::json!({}));
     assert_eq!(r.status(), 401, "an ended session cannot even log out");
 }

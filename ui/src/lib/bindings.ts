@@ -1012,6 +1012,28 @@ export type CalibrationItem = {
  */
 item: number, total: number, context: string, answer: string | null, criteria: Array<CalibrationCriterion>, answered: boolean, };
 
+export type WebRaterAccess = { rater_id: number, name: string, 
+/**
+ * Whether the expert has set a web passphrase (and so can log in).
+ */
+has_login: boolean, last_login: number | null, 
+/**
+ * When a session of theirs last made a request (noted at most once a minute).
+ */
+last_seen: number | null, 
+/**
+ * Whether a session of theirs made a request within the idle time (they are connected).
+ */
+connected: boolean, locked_until: number | null, 
+/**
+ * Invitations neither used nor expired.
+ */
+open_invitations: number, 
+/**
+ * Their queue: items done of all.
+ */
+completed: number, total: number, };
+
 export type RatingsChanged = { "cause": "rated", progress: ItemProgress, } | { "cause": "import" } | { "cause": "merge" } | { "cause": "sheet" } | { "cause": "judge", progress: Progress | null, } | { "cause": "session_left" };
 
 export type PhiScanSummary = { 

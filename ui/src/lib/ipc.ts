@@ -49,6 +49,7 @@ import type {
   DiscrepancyRule,
   RaterQualityReport,
   Resolution,
+  WebRaterAccess,
 } from "./bindings";
 
 export type { IpcError };
@@ -231,6 +232,11 @@ export const ipc = {
   adjudicationReview: (rule: DiscrepancyRule) => call<AdjudicationReview>("adjudication_review", { rule }),
   adjudicationResolve: (resolution: Resolution) => call<DecisionView>("adjudication_resolve", { resolution }),
   raterQuality: () => call<RaterQualityReport>("rater_quality"),
+  // Raters in browsers (`concord serve`): who has access, who is connected, invitations.
+  webAccess: () => call<WebRaterAccess[]>("web_access"),
+  webInvite: (rater: string, baseUrl: string, days: number) =>
+    call<string>("web_invite", { rater, baseUrl, days }),
+  webRevoke: (rater: string) => call<boolean>("web_revoke", { rater }),
   calibrationStatus: () => call<CalibrationStatus>("calibration_status"),
   calibrationItem: (item: number) => call<CalibrationItem>("calibration_item", { item }),
   calibrationAnswer: (item: number, values: [string, number][]) =>

@@ -617,6 +617,20 @@ export const en = {
   "web.loginTitle": "Log in to rate",
   "web.name": "Your name",
   "web.loginSubmit": "Log in",
+  "webRaters.title": "Raters in browsers",
+  "webRaters.intro": "Experts invited to rate in a browser while the lead runs `concord serve`. Connected means a request within the study's idle-lock minutes.",
+  "webRaters.baseUrl": "Address raters reach the server at",
+  "webRaters.linkFor": "One-time link for",
+  "webRaters.expert": "Expert",
+  "webRaters.connected": "Connected",
+  "webRaters.progress": "Items done",
+  "webRaters.lastLogin": "Last login",
+  "webRaters.invitations": "Open invitations",
+  "webRaters.yes": "yes",
+  "webRaters.no": "no",
+  "webRaters.locked": "locked",
+  "webRaters.invite": "Invite…",
+  "webRaters.revoke": "Revoke",
 } as const;
 
 export type MessageKey = keyof typeof en;

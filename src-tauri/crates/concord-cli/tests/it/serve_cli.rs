@@ -375,3 +375,86 @@ fn every_acknowledged_value_survives_kill_9_of_the_server_in_a_burst() {
         String::from_utf8_lossy(&verify.stdout)
     );
 }
+
+#[test]
+fn an_encrypted_study_is_served_with_the_passphrase_from_the_cli_variable() {
+    let dir = tempfile::tempdir().expect("dir");
+    let db = dir.path().join("s.concord");
+    let d = db.to_str().expect("path");
+    ok(concord(&["--db", d, "demo"]), "demo");
+    let passphrase = "a long study passphrase 2026";
+    let encrypt = Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
+        .env("CONCORD_PASSPHRASE", passphrase)
+        .args(["--db", d, "study", "encrypt"])
+        .output()
+        .expect("encrypt runs");
+    ok(encrypt, "encrypt");
+    let ui = ui(dir.path());
+    let without = Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
+        .env_remove("CONCORD_PASSPHRASE")
+        .args(["--db", d, "serve", "--bind", "127.0.0.1:0", "--ui"])
+        .arg(&ui)
+        .output()
+        .expect("serve runs");
+    assert!(
+        !without.status.success(),
+        "an encrypted study is not served without its passphrase"
+    );
+    assert!(
+        String::from_utf8_lossy(&without.stderr).contains("CONCORD_PASSPHRASE"),
+        "the refusal names the variable to set"
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
+        .env("CONCORD_PASSPHRASE", passphrase)
+        .args(["--db", d, "serve", "--bind", "127.0.0.1:0", "--ui"])
+        .arg(&ui)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let _serving = Serving(child);
+    let mut first = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut first)
+        .expect("a first line");
+    let base = first
+        .trim()
+        .strip_prefix("serving on ")
+        .expect("serving")
+        .to_string();
+    let invite = Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
+        .env("CONCORD_PASSPHRASE", passphrase)
+        .args([
+            "--db",
+            d,
+            "serve",
+            "invite",
+            "--rater",
+            "Demo expert A",
+            "--base-url",
+            &base,
+        ])
+        .output()
+        .expect("invite runs");
+    let out = ok(invite, "invite into the served encrypted study");
+    let token = out
+        .lines()
+        .next()
+        .and_then(|l| l.split('#').nth(1))
+        .expect("token");
+    let r = reqwest::blocking::Client::new()
+        .post(format!("{base}/api/invitation"))
+        .json(&serde_json::json!({"token": token}))
+        .send()
+        .expect("answer");
+    assert_eq!(
+        r.status(),
+        200,
+        "the served encrypted study knows the invitation made beside it"
+    );
+}

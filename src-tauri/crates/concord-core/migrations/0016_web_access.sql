@@ -25,3 +25,14 @@ CREATE TABLE web_invitation (
     expires_at   INTEGER NOT NULL,
     used_at      INTEGER
 ) STRICT;
+
+-- A browser's session, kept so a restarted server carries on where it stopped: only the SHA-256
+-- of the cookie's token, the expert, the login it was opened under (`web_login.set_at`) and when
+-- it was last seen (noted at most once a minute). Logout, idleness and revocation delete it.
+CREATE TABLE web_session (
+    token_sha256 TEXT PRIMARY KEY,
+    rater_id     INTEGER NOT NULL REFERENCES rater(id) ON DELETE CASCADE,
+    login        INTEGER NOT NULL,
+    created_at   INTEGER NOT NULL,
+    last_seen    INTEGER NOT NULL
+) STRICT;

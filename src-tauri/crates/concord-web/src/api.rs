@@ -120,21 +120,47 @@ async fn session(state: &AppState, headers: &HeaderMap) -> Result<(String, Sessi
         Lookup::Found(s, due) => (s, due),
         Lookup::Expired(identity) => {
             let rater = identity.rater.clone();
+            let t = token.clone();
             let _ = state
                 .shared
-                .with_study(move |s| app::web::logged_out(s, &rater, true))
+                .with_study(move |s| app::web::logged_out(s, &rater, &t, true))
                 .await;
             return Err(WebError::Unauthorized);
         }
-        Lookup::Unknown => return Err(WebError::Unauthorized),
+        Lookup::Unknown => {
+            // A session the study kept, from before this server started.
+            let t = token.clone();
+            let kept = state
+                .shared
+                .with_study(move |s| app::web::kept_session(s, &t))
+                .await?
+                .ok_or(WebError::Unauthorized)?;
+            let (identity, last_seen) = kept;
+            match state
+                .shared
+                .sessions
+                .restore(&token, identity.clone(), last_seen)
+            {
+                Some(s) => (s, false),
+                None => {
+                    let t = token.clone();
+                    let _ = state
+                        .shared
+                        .with_study(move |s| app::web::logged_out(s, &identity.rater, &t, true))
+                        .await;
+                    return Err(WebError::Unauthorized);
+                }
+            }
+        }
     };
     let identity = session.identity.clone();
+    let noted = token.clone();
     let stands = state
         .shared
         .with_study(move |s| {
             let stands = app::web::stands(s, &identity)?;
             if stands && due {
-                app::web::seen(s, &identity.rater)?;
+                app::web::seen(s, &identity.rater, &noted)?;
             }
             Ok::<_, concord_core::workflow::web_access::WebAccessError>(stands)
         })
@@ -226,16 +252,22 @@ fn cleared_cookie(state: &AppState) -> HeaderValue {
     .unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
-fn logged_in(
+/// Open a session for `identity`, kept in the study too, and answer with its cookie.
+async fn logged_in(
     state: &AppState,
     identity: concord_core::workflow::web_access::WebIdentity,
-) -> Response {
-    let (token, session) = state.shared.sessions.open(identity);
-    (
+) -> Result<Response, WebError> {
+    let (token, session) = state.shared.sessions.open(identity.clone());
+    let t = token.clone();
+    state
+        .shared
+        .with_study(move |s| app::web::keep_session(s, &identity, &t))
+        .await?;
+    Ok((
         [(header::SET_COOKIE, set_cookie(state, &token))],
         Json(view(state, &session)),
     )
-        .into_response()
+        .into_response())
 }
 
 async fn session_info(
@@ -288,7 +320,7 @@ async fn accept(
         .await?;
     // A passphrase set anew ends the sessions opened under the old one.
     state.shared.sessions.close_all_of(identity.rater.id);
-    Ok(logged_in(&state, identity))
+    logged_in(&state, identity).await
 }
 
 #[derive(Deserialize)]
@@ -305,7 +337,7 @@ async fn login(
         .shared
         .with_study(move |s| app::web::login(s, &body.name, &body.passphrase))
         .await?;
-    Ok(logged_in(&state, identity))
+    logged_in(&state, identity).await
 }
 
 async fn logout(
@@ -313,13 +345,12 @@ async fn logout(
     Extension(s): Extension<Session>,
     headers: HeaderMap,
 ) -> Result<Response, WebError> {
-    if let Some(token) = cookie_token(&headers) {
-        state.shared.sessions.close(&token);
-    }
+    let token = cookie_token(&headers).unwrap_or_default();
+    state.shared.sessions.close(&token);
     let rater = s.identity.rater.clone();
     state
         .shared
-        .with_study(move |st| app::web::logged_out(st, &rater, false))
+        .with_study(move |st| app::web::logged_out(st, &rater, &token, false))
         .await?;
     Ok((
         [(header::SET_COOKIE, cleared_cookie(&state))],

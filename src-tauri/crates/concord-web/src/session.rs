@@ -1,6 +1,8 @@
 //! Web sessions: a random token in an HttpOnly, SameSite=Strict cookie (Secure under TLS or
-//! behind a TLS proxy), held only in the server's memory, each with its own CSRF token that every
-//! write must carry in `X-CSRF-Token`. A session ends after the study's idle-lock minutes without
+//! behind a TLS proxy), held in the server's memory and kept in the study as the token's SHA-256
+//! (so a restarted server carries a session on), each with a CSRF token that every write must
+//! carry in `X-CSRF-Token`: the SHA-256 of the cookie's token under a label, which a page learns
+//! only from the server (the cookie is out of scripts' reach) and another site cannot compute. A session ends after the study's idle-lock minutes without
 //! a request, on logout, and when the expert's login is revoked or replaced (checked against the
 //! study on every request, so `concord serve revoke` from another process takes effect at once).
 
@@ -48,6 +50,14 @@ pub struct Sessions {
     inner: Mutex<Inner>,
     clock: Arc<dyn Clock>,
     idle_ms: u64,
+}
+
+/// The CSRF token of the session whose cookie carries `token`.
+pub fn csrf_of(token: &str) -> String {
+    use sha2::Digest as _;
+    hex(&sha2::Sha256::digest(
+        format!("concord-csrf\n{token}").as_bytes(),
+    ))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -104,16 +114,14 @@ impl Sessions {
         let now = self.clock.now_ms();
         let mut inner = self.lock();
         let mut token = [0u8; 32];
-        let mut csrf = [0u8; 32];
         inner.rng.fill_bytes(&mut token);
-        inner.rng.fill_bytes(&mut csrf);
+        let token = hex(&token);
         let session = Session {
             identity,
-            csrf: hex(&csrf),
+            csrf: csrf_of(&token),
             last_seen: now,
             noted: now,
         };
-        let token = hex(&token);
         inner.map.insert(token.clone(), session.clone());
         (token, session)
     }
@@ -136,6 +144,28 @@ impl Sessions {
             session.noted = now;
         }
         Lookup::Found(session.clone(), due)
+    }
+
+    /// Take back a session the study kept (after a restart), last seen at `last_seen`; `None`
+    /// when it has been idle too long.
+    pub fn restore(
+        &self,
+        token: &str,
+        identity: WebIdentity,
+        last_seen: Millis,
+    ) -> Option<Session> {
+        let now = self.clock.now_ms();
+        if now.saturating_sub(last_seen) > self.idle_ms as i64 {
+            return None;
+        }
+        let session = Session {
+            identity,
+            csrf: csrf_of(token),
+            last_seen: now,
+            noted: now,
+        };
+        self.lock().map.insert(token.to_string(), session.clone());
+        Some(session)
     }
 
     /// End session `token`.

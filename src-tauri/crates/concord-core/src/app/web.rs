@@ -61,13 +61,31 @@ pub fn stands(study: &OpenStudy, identity: &WebIdentity) -> Result<bool, WebAcce
     web_access::stands(study.store(), identity)
 }
 
-/// Record a logout (`idle`: the session ended by the idle timeout).
+/// End session `token` (`idle`: by the idle timeout, else a logout).
 pub fn logged_out(
     study: &mut OpenStudy,
     rater: &NamedRater,
+    token: &str,
     idle: bool,
 ) -> Result<(), WebAccessError> {
-    web_access::logged_out(study.store_keeping_reports(), rater, idle)
+    web_access::logged_out(study.store_keeping_reports(), rater, token, idle)
+}
+
+/// Keep session `token` in the study so a restarted server carries it on.
+pub fn keep_session(
+    study: &mut OpenStudy,
+    identity: &WebIdentity,
+    token: &str,
+) -> Result<(), WebAccessError> {
+    web_access::keep_session(study.store_keeping_reports(), identity, token)
+}
+
+/// The kept session `token` names, and when it was last seen.
+pub fn kept_session(
+    study: &OpenStudy,
+    token: &str,
+) -> Result<Option<(WebIdentity, crate::base::clock::Millis)>, WebAccessError> {
+    web_access::kept_session(study.store(), token)
 }
 
 /// End the web access of the expert named `rater`; whether they had any.
@@ -82,9 +100,9 @@ pub fn access(study: &OpenStudy) -> Result<Vec<WebRaterAccess>, WebAccessError> 
     web_access::access(study.store(), i64::from(idle) * 60_000)
 }
 
-/// Note that a session of `rater` made a request now.
-pub fn seen(study: &mut OpenStudy, rater: &NamedRater) -> Result<(), WebAccessError> {
-    web_access::seen(study.store_keeping_reports(), rater)
+/// Note that session `token` of `rater` made a request now.
+pub fn seen(study: &mut OpenStudy, rater: &NamedRater, token: &str) -> Result<(), WebAccessError> {
+    web_access::seen(study.store_keeping_reports(), rater, token)
 }
 
 /// Enter a value from the browser: as the window's [`rate`](crate::app::rating::rate), recorded

@@ -1,7 +1,7 @@
-//! The `web_login` and `web_invitation` tables: the experts who may rate from a browser
-//! (`concord serve`). A login holds the web passphrase only as a salted PBKDF2 hash, with the
-//! wrong passphrases counted towards a lock-out; an invitation holds only the SHA-256 of its
-//! one-time token.
+//! The `web_login`, `web_invitation` and `web_session` tables: the experts who may rate from a
+//! browser (`concord serve`). A login holds the web passphrase only as a salted PBKDF2 hash, with
+//! the wrong passphrases counted towards a lock-out; an invitation and a session hold only the
+//! SHA-256 of their tokens.
 
 use super::{Store, StoreResult, StudyTx};
 use crate::base::clock::Millis;
@@ -52,7 +52,33 @@ fn web_login(r: &rusqlite::Row<'_>) -> rusqlite::Result<WebLogin> {
     })
 }
 
+/// A browser's session as stored (its token only as a SHA-256).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSessionRecord {
+    pub rater_id: i64,
+    /// The `web_login.set_at` it was opened under.
+    pub login: Millis,
+    pub last_seen: Millis,
+}
+
 impl Store {
+    /// The session whose token has this SHA-256.
+    pub fn web_session(&self, token_sha256: &str) -> StoreResult<Option<WebSessionRecord>> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT rater_id, login, last_seen FROM web_session WHERE token_sha256 = ?1",
+            )?
+            .query_row([token_sha256], |r| {
+                Ok(WebSessionRecord {
+                    rater_id: r.get(0)?,
+                    login: r.get(1)?,
+                    last_seen: r.get(2)?,
+                })
+            })
+            .optional()?)
+    }
+
     /// The web login of expert `rater_id`, if they have one.
     pub fn web_login(&self, rater_id: i64) -> StoreResult<Option<WebLogin>> {
         Ok(self
@@ -146,6 +172,9 @@ impl StudyTx<'_> {
                  locked_until = NULL",
             params![rater_id, salt, hash, iterations as i64, self.now],
         )?;
+        // Sessions opened under an earlier passphrase end with it.
+        self.conn()
+            .execute("DELETE FROM web_session WHERE rater_id = ?1", [rater_id])?;
         Ok(())
     }
 
@@ -159,11 +188,39 @@ impl StudyTx<'_> {
         Ok(())
     }
 
-    /// Note that a session of expert `rater_id` made a request now.
-    pub fn web_seen(&mut self, rater_id: i64) -> StoreResult<()> {
+    /// Note that session `token_sha256` of expert `rater_id` made a request now.
+    pub fn web_seen(&mut self, rater_id: i64, token_sha256: &str) -> StoreResult<()> {
         self.conn().execute(
             "UPDATE web_login SET last_seen = ?2 WHERE rater_id = ?1",
             params![rater_id, self.now],
+        )?;
+        self.conn().execute(
+            "UPDATE web_session SET last_seen = ?2 WHERE token_sha256 = ?1",
+            params![token_sha256, self.now],
+        )?;
+        Ok(())
+    }
+
+    /// Keep a new session of expert `rater_id`, opened under login `login`.
+    pub fn add_web_session(
+        &mut self,
+        token_sha256: &str,
+        rater_id: i64,
+        login: Millis,
+    ) -> StoreResult<()> {
+        self.conn().execute(
+            "INSERT INTO web_session(token_sha256, rater_id, login, created_at, last_seen)
+             VALUES (?1, ?2, ?3, ?4, ?4)",
+            params![token_sha256, rater_id, login, self.now],
+        )?;
+        Ok(())
+    }
+
+    /// End one session.
+    pub fn remove_web_session(&mut self, token_sha256: &str) -> StoreResult<()> {
+        self.conn().execute(
+            "DELETE FROM web_session WHERE token_sha256 = ?1",
+            [token_sha256],
         )?;
         Ok(())
     }
@@ -198,6 +255,8 @@ impl StudyTx<'_> {
             "DELETE FROM web_invitation WHERE rater_id = ?1 AND used_at IS NULL",
             [rater_id],
         )?;
+        self.conn()
+            .execute("DELETE FROM web_session WHERE rater_id = ?1", [rater_id])?;
         Ok(logins + invitations > 0)
     }
 }

@@ -296,9 +296,15 @@ pub fn stands(store: &Store, identity: &WebIdentity) -> Result<bool, WebAccessEr
         .is_some_and(|l| l.set_at == identity.login && l.locked_until.is_none_or(|u| u <= now)))
 }
 
-/// Record that the expert logged out (or their idle session ended).
-pub fn logged_out(store: &mut Store, rater: &NamedRater, idle: bool) -> Result<(), WebAccessError> {
+/// End session `token`: the expert logged out (or, `idle`, it was idle too long).
+pub fn logged_out(
+    store: &mut Store,
+    rater: &NamedRater,
+    token: &str,
+    idle: bool,
+) -> Result<(), WebAccessError> {
     store.write(|tx| {
+        tx.remove_web_session(&token_hash(token))?;
         tx.audit(
             &rater.name,
             if idle {
@@ -327,10 +333,42 @@ pub fn revoke(store: &mut Store, name: &str) -> Result<bool, WebAccessError> {
     })?)
 }
 
-/// Note that a session of `rater` made a request now (for who is connected).
-pub fn seen(store: &mut Store, rater: &NamedRater) -> Result<(), WebAccessError> {
-    store.write(|tx| tx.web_seen(rater.id))?;
+/// Note that session `token` of `rater` made a request now (for who is connected, and the idle
+/// time a restarted server resumes it with).
+pub fn seen(store: &mut Store, rater: &NamedRater, token: &str) -> Result<(), WebAccessError> {
+    store.write(|tx| tx.web_seen(rater.id, &token_hash(token)))?;
     Ok(())
+}
+
+/// Keep session `token` of `identity` in the study (only the token's SHA-256), so a restarted
+/// server carries it on.
+pub fn keep_session(
+    store: &mut Store,
+    identity: &WebIdentity,
+    token: &str,
+) -> Result<(), WebAccessError> {
+    store.write(|tx| tx.add_web_session(&token_hash(token), identity.rater.id, identity.login))?;
+    Ok(())
+}
+
+/// The session `token` names in the study, and when it was last seen, if it is kept.
+pub fn kept_session(
+    store: &Store,
+    token: &str,
+) -> Result<Option<(WebIdentity, Millis)>, WebAccessError> {
+    let Some(record) = store.web_session(&token_hash(token))? else {
+        return Ok(None);
+    };
+    let Some(rater) = store.expert_by_id(record.rater_id)? else {
+        return Ok(None);
+    };
+    Ok(Some((
+        WebIdentity {
+            rater,
+            login: record.login,
+        },
+        record.last_seen,
+    )))
 }
 
 /// Every expert's web access, by name, with their progress; connected means seen within

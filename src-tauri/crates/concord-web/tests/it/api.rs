@@ -197,3 +197,44 @@ fn signing_off_from_the_web_locks_the_values_as_on_the_desktop() {
         "the screen says the value changed after signature"
     );
 }
+
+#[test]
+fn a_restarted_server_carries_a_session_on_with_its_csrf_token() {
+    let (mut served, tokens) = serve(1, &["Ada"], |_| {});
+    let mut web = Browser::new(&served.base);
+    web.accept(&tokens[0], STRONG);
+    web.json("/api/queue");
+    let key = web.json("/api/items/1")["criteria"][0]["key"]
+        .as_str()
+        .expect("key")
+        .to_string();
+    let ui = served.dir.path().join("ui");
+    served.restart(&ui);
+    web.base = served.base.clone();
+    let r = web.post(
+        "/api/items/1/rate",
+        serde_json::json!({"criterion": key, "value": 5}),
+    );
+    assert_eq!(
+        r.status(),
+        200,
+        "the page's cookie and CSRF token still work after a restart"
+    );
+    let again = web.json("/api/session");
+    assert_eq!(
+        again["csrf"],
+        web.csrf.clone().expect("csrf").as_str(),
+        "the CSRF token is the same"
+    );
+    served.clock.advance(16 * 60_000);
+    served.restart(&ui);
+    assert_eq!(
+        web.get("/api/queue").status(),
+        401,
+        "a session idle past the timeout does not come back"
+    );
+    let study = served.open_again();
+    let kept = concord_core::app::web::kept_session(&study, web.cookie.as_deref().expect("cookie"))
+        .expect("read");
+    assert!(kept.is_none(), "and the study no longer keeps it");
+}

@@ -42,6 +42,25 @@ impl Served {
         open_study(&self.study, self.clock.clone())
     }
 
+    /// Stop the server and start a new one on the same study, address and UI, as after a crash
+    /// and a restart.
+    pub fn restart(&mut self, ui: &Path) {
+        let addr = self.running.as_ref().expect("running").addr;
+        self.stop();
+        let study = open_study(&self.study, self.clock.clone());
+        let mut options = ServeOptions::new(addr, ui.to_path_buf());
+        options.iterations = TEST_ITERATIONS;
+        let running = concord_web::start(
+            study,
+            options,
+            self.clock.clone(),
+            Box::new(rand_chacha::ChaCha20Rng::seed_from_u64(12)),
+        )
+        .expect("the server starts again on the same address");
+        self.base = running.url();
+        self.running = Some(running);
+    }
+
     /// Stop the server (it releases the study).
     pub fn stop(&mut self) {
         if let Some(r) = self.running.take() {

@@ -91,25 +91,55 @@ async function call<T>(command: Command, args?: Record<string, unknown>): Promis
 // the server gave at login goes with every write.
 let csrfToken: string | null = null;
 
-/** A request to the server; a failure arrives in the `{code, message}` shape. */
+/** The event the page hears when the server stops answering (`reconnecting`) and answers again. */
+export const CONNECTION_EVENT = "concord-connection";
+/** How long a call keeps trying to reach the server before it fails. */
+const GIVE_UP_MS = 10 * 60 * 1000;
+let reconnecting = false;
+
+function connection(state: "reconnecting" | "online") {
+  const now = state === "reconnecting";
+  if (now === reconnecting) return;
+  reconnecting = now;
+  if (typeof window !== "undefined") window.dispatchEvent(new CustomEvent(CONNECTION_EVENT, { detail: state }));
+}
+
+/**
+ * A request to the server; a failure arrives in the `{code, message}` shape. While the server
+ * cannot be reached (down, restarting, a proxy answering 502–504) the request is sent again, in
+ * order, until it answers: a value is saved at most once per cell (the server keeps the last
+ * value of each), and what the page holds — a typed rationale — stays on the page meanwhile.
+ */
 async function request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   if (method === "POST") {
     headers["content-type"] = "application/json";
     if (csrfToken) headers["x-csrf-token"] = csrfToken;
   }
-  let response: Response;
-  try {
-    response = await fetch(path, {
-      method,
-      headers,
-      body: method === "POST" ? JSON.stringify(body ?? {}) : undefined,
-      credentials: "same-origin",
-      cache: "no-store",
-    });
-  } catch {
-    throw { code: "io", message: "The server cannot be reached. Check the connection and try again." } as IpcError;
+  const started = Date.now();
+  let wait = 250;
+  let response: Response | null = null;
+  while (response === null) {
+    try {
+      const r = await fetch(path, {
+        method,
+        headers,
+        body: method === "POST" ? JSON.stringify(body ?? {}) : undefined,
+        credentials: "same-origin",
+        cache: "no-store",
+      });
+      if (r.status >= 502 && r.status <= 504) throw new Error(`proxy ${r.status}`);
+      response = r;
+    } catch {
+      if (Date.now() - started > GIVE_UP_MS) {
+        throw { code: "io", message: "The server cannot be reached. Check the connection and try again." } as IpcError;
+      }
+      connection("reconnecting");
+      await new Promise((done) => setTimeout(done, wait));
+      wait = Math.min(wait * 2, 4000);
+    }
   }
+  connection("online");
   const text = await response.text();
   const value: unknown = text === "" ? null : JSON.parse(text);
   if (!response.ok) throw asIpcError(value ?? { code: "internal", message: response.statusText });

@@ -2,7 +2,7 @@
 // goes to its route, every write carries the CSRF token the login gave, a refusal keeps the
 // `{code, message}` shape, and a lead's command is refused in the browser without a request.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ipc, transport, webIpc } from "./ipc";
+import { CONNECTION_EVENT, ipc, transport, webIpc } from "./ipc";
 
 type Sent = { url: string; method: string; headers: Record<string, string>; body: unknown };
 
@@ -63,5 +63,28 @@ describe("the HTTP transport", () => {
       code: "rater_session",
     });
     expect(sent.length, "only the rater's call reached the server").toBe(1);
+  });
+});
+
+describe("while the server is away", () => {
+  it("sends the call again until it answers, saying it is reconnecting, and the value goes once", async () => {
+    let attempts = 0;
+    const landed: unknown[] = [];
+    vi.stubGlobal("fetch", async (_url: string, init: RequestInit) => {
+      attempts++;
+      if (attempts === 1) throw new TypeError("connection refused");
+      if (attempts === 2) return new Response("bad gateway", { status: 502 });
+      landed.push(JSON.parse(String(init.body)));
+      return new Response(JSON.stringify({ item: 1, missing: 6 }), { status: 200 });
+    });
+    const heard: string[] = [];
+    const listen = (e: Event) => heard.push((e as CustomEvent<string>).detail);
+    window.addEventListener(CONNECTION_EVENT, listen);
+    const progress = await ipc.rate(1, "empathy", 4);
+    window.removeEventListener(CONNECTION_EVENT, listen);
+    expect(progress, "the answer of the attempt that got through").toEqual({ item: 1, missing: 6 });
+    expect(attempts, "a refused connection and a proxy's 502 are tried again").toBe(3);
+    expect(landed.length, "the value reached the server once").toBe(1);
+    expect(heard, "the page hears it is reconnecting, then online").toEqual(["reconnecting", "online"]);
   });
 });

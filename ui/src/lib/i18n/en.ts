@@ -631,6 +631,7 @@ export const en = {
   "webRaters.locked": "locked",
   "webRaters.invite": "Invite…",
   "webRaters.revoke": "Revoke",
+  "web.reconnecting": "The server is not answering: reconnecting… Your values and rationale stay on this page and are sent as soon as it is back.",
 } as const;
 
 export type MessageKey = keyof typeof en;

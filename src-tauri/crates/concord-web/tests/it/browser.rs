@@ -297,3 +297,61 @@ fn a_rater_with_only_a_browser_rates_resumes_logs_out_and_logs_in() {
         "the hostile answer was among the five items, shown as its exact text (the queue's seeded order puts it there)"
     );
 }
+
+#[test]
+fn the_page_says_it_is_reconnecting_and_carries_on_when_the_server_is_back() {
+    let (mut served, tokens) = serve(1, &["Ada"], |o| o.ui_dir = web_ui());
+    let chrome = Chrome::start();
+    chrome.go(&format!("{}/invite#{}", served.base, tokens[0]));
+    chrome.type_into("[data-testid=web-passphrase]", STRONG);
+    chrome.type_into("[data-testid=web-passphrase-confirm]", STRONG);
+    chrome.click("[data-testid=web-passphrase-submit]");
+    assert_eq!(current_item(&chrome), 1, "the rating screen opens");
+    let addr = served.running.as_ref().expect("running").addr;
+    served.stop();
+
+    // The server is gone: the expert types a rationale and rates the item by keyboard.
+    let rationale = "warm, but it skips the safety question";
+    chrome.click("[data-testid=rationale]");
+    chrome.type_into("[data-testid=rationale]", rationale);
+    chrome.click(ITEM);
+    chrome.press(&format!("{}{ENTER}", "1".repeat(7)));
+    chrome.wait_for("[data-testid=web-reconnecting]");
+    chrome.wait_for_attribute(ITEM, "data-item", "2");
+
+    served.start_on(addr, &web_ui());
+    chrome.wait_for_attribute("[data-testid=save-state]", "data-pending", "0");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while chrome.try_find("[data-testid=web-reconnecting]").is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "the reconnecting notice goes once the server is back"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let study = served.open_again();
+    let ada = study
+        .store()
+        .expert_by_name("Ada")
+        .expect("read")
+        .expect("Ada")
+        .id;
+    let item = concord_core::app::rating::rating_item(&study, ada, 1).expect("item 1");
+    assert!(
+        item.criteria.iter().all(|c| c.value == Some(1)),
+        "every value typed while the server was away is in the study: {:?}",
+        item.criteria.iter().map(|c| c.value).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        item.rationale.as_deref(),
+        Some(rationale),
+        "the typed rationale was not lost"
+    );
+    let entries = concord_core::app::audit::log(&study, &Default::default()).expect("log");
+    let values = entries
+        .iter()
+        .filter(|e| e.entry.action.starts_with("rating.") && e.entry.detail["origin"] == "web")
+        .count();
+    assert_eq!(values, 7, "each value was written once, none twice");
+}

@@ -47,6 +47,11 @@ impl Served {
     pub fn restart(&mut self, ui: &Path) {
         let addr = self.running.as_ref().expect("running").addr;
         self.stop();
+        self.start_on(addr, ui);
+    }
+
+    /// Start a server on the study again, at `addr`.
+    pub fn start_on(&mut self, addr: std::net::SocketAddr, ui: &Path) {
         let study = open_study(&self.study, self.clock.clone());
         let mut options = ServeOptions::new(addr, ui.to_path_buf());
         options.iterations = TEST_ITERATIONS;

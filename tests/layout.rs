@@ -1045,6 +1045,7 @@ fn no_circles_among_the_files_of_core_shell_and_cli() {
         root.join("src-tauri/src"),
         root.join("src-tauri/crates/concord-cli/src"),
         root.join("src-tauri/crates/concord-stats/src"),
+        root.join("src-tauri/crates/concord-web/src"),
     ] {
         let graph = module_graph(&src);
         assert!(
@@ -1383,7 +1384,7 @@ fn past_the_application_layer(text: &str) -> Vec<(usize, String)> {
     found
 }
 
-/// The shell and the CLI call only `concord_core::app` (and the pure helpers of `base` and the
+/// The shell, the CLI and the web server call only `concord_core::app` (and the pure helpers of `base` and the
 /// score-table readers of `concord stats`): see [`past_the_application_layer`] for how a call
 /// past it is recognised; each is named with its file and line.
 #[test]
@@ -1392,6 +1393,11 @@ fn front_ends_call_only_the_application_layer() {
     let mut files = Vec::new();
     rust_files(&root.join("src-tauri/src"), &mut files);
     rust_files(&root.join("src-tauri/crates/concord-cli/src"), &mut files);
+    rust_files(&root.join("src-tauri/crates/concord-web/src"), &mut files);
+    assert!(
+        files.iter().any(|f| f.ends_with("concord-web/src/api.rs")),
+        "the web server's files are among the front ends checked"
+    );
     assert!(files.len() > 20, "the front ends' files are found");
     let mut problems = Vec::new();
     for file in &files {

@@ -186,6 +186,7 @@ pub fn typescript() -> String {
         concord_core::workflow::calibration::CalibrationStatus,
         concord_core::workflow::calibration::CalibrationCriterion,
         concord_core::workflow::calibration::CalibrationItem,
+        concord_core::workflow::web_access::WebRaterAccess,
         crate::events::RatingsChanged,
         concord_core::guard::phi::review::PhiScanSummary,
         PhiField,

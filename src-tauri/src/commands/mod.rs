@@ -12,3 +12,4 @@ pub mod session;
 pub mod setup;
 pub mod signoff;
 pub mod study;
+pub mod web;

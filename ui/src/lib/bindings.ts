@@ -1,7 +1,7 @@
 // Generated from the Rust IPC types by ts-rs. Do not edit by hand:
 // run `CONCORD_BLESS=1 cargo test bindings` after changing a Rust type.
 
-export type ErrorCode = "already_encrypted" | "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_endpoint" | "judge_key" | "judge_key_source" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "lead_passphrase" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_rater_session" | "no_study" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "rater_session" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "already_resolved" | "no_passphrase" | "nothing_to_sign" | "phi_unreviewed" | "signed_rating" | "weak_passphrase" | "wrong_passphrase";
+export type ErrorCode = "already_encrypted" | "already_exists" | "assignment" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_endpoint" | "judge_key" | "judge_key_source" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "lead_passphrase" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_rater_session" | "no_study" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "rater_session" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "already_resolved" | "no_passphrase" | "nothing_to_sign" | "phi_unreviewed" | "signed_rating" | "weak_passphrase" | "wrong_passphrase" | "web_invitation" | "web_locked" | "web_login" | "web_session";
 
 export type IpcError = { code: ErrorCode, message: string, };
 
@@ -1054,6 +1054,28 @@ export type CalibrationItem = {
  * 1-based number among the gold items.
  */
 item: number, total: number, context: string, answer: string | null, criteria: Array<CalibrationCriterion>, answered: boolean, };
+
+export type WebRaterAccess = { rater_id: number, name: string, 
+/**
+ * Whether the expert has set a web passphrase (and so can log in).
+ */
+has_login: boolean, last_login: number | null, 
+/**
+ * When a session of theirs last made a request (noted at most once a minute).
+ */
+last_seen: number | null, 
+/**
+ * Whether a session of theirs made a request within the idle time (they are connected).
+ */
+connected: boolean, locked_until: number | null, 
+/**
+ * Invitations neither used nor expired.
+ */
+open_invitations: number, 
+/**
+ * Their queue: items done of all.
+ */
+completed: number, total: number, };
 
 export type RatingsChanged = { "cause": "rated", progress: ItemProgress, } | { "cause": "import" } | { "cause": "merge" } | { "cause": "sheet" } | { "cause": "judge", progress: Progress | null, } | { "cause": "session_left" };
 

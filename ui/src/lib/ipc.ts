@@ -50,6 +50,7 @@ import type {
   DiscrepancyRule,
   RaterQualityReport,
   Resolution,
+  WebRaterAccess,
 } from "./bindings";
 
 export type { IpcError };
@@ -67,14 +68,133 @@ export function asIpcError(e: unknown): IpcError {
   return { code: "internal", message: String(e) };
 }
 
+/**
+ * Which way calls go: `tauri` in the desktop window, `http` in a browser served by `concord serve`
+ * (the UI built with `vite build --mode web`, or any page without Tauri's IPC).
+ */
+export function transport(): "tauri" | "http" {
+  if (import.meta.env.MODE === "web") return "http";
+  return typeof window !== "undefined" && "__TAURI_INTERNALS__" in window ? "tauri" : "http";
+}
+
 /** The one `invoke`: a shell command by its checked name, with its arguments by camelCase key. */
 async function call<T>(command: Command, args?: Record<string, unknown>): Promise<T> {
+  if (transport() === "http") return httpCall<T>(command, args ?? {});
   try {
     return await invoke<T>(command, args);
   } catch (e) {
     throw asIpcError(e);
   }
 }
+
+// The HTTP transport: a rater session's commands as the routes of `concord serve`
+// (src-tauri/crates/concord-web/src/api.rs). The expert is the server's session; the CSRF token
+// the server gave at login goes with every write.
+let csrfToken: string | null = null;
+
+/** The event the page hears when the server stops answering (`reconnecting`) and answers again. */
+export const CONNECTION_EVENT = "concord-connection";
+/** How long a call keeps trying to reach the server before it fails. */
+const GIVE_UP_MS = 10 * 60 * 1000;
+let reconnecting = false;
+
+function connection(state: "reconnecting" | "online") {
+  const now = state === "reconnecting";
+  if (now === reconnecting) return;
+  reconnecting = now;
+  if (typeof window !== "undefined") window.dispatchEvent(new CustomEvent(CONNECTION_EVENT, { detail: state }));
+}
+
+/**
+ * A request to the server; a failure arrives in the `{code, message}` shape. While the server
+ * cannot be reached (down, restarting, a proxy answering 502–504) the request is sent again, in
+ * order, until it answers: a value is saved at most once per cell (the server keeps the last
+ * value of each), and what the page holds — a typed rationale — stays on the page meanwhile.
+ */
+async function request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (method === "POST") {
+    headers["content-type"] = "application/json";
+    if (csrfToken) headers["x-csrf-token"] = csrfToken;
+  }
+  const started = Date.now();
+  let wait = 250;
+  let response: Response | null = null;
+  while (response === null) {
+    try {
+      const r = await fetch(path, {
+        method,
+        headers,
+        body: method === "POST" ? JSON.stringify(body ?? {}) : undefined,
+        credentials: "same-origin",
+        cache: "no-store",
+      });
+      if (r.status >= 502 && r.status <= 504) throw new Error(`proxy ${r.status}`);
+      response = r;
+    } catch {
+      if (Date.now() - started > GIVE_UP_MS) {
+        throw { code: "io", message: "The server cannot be reached. Check the connection and try again." } as IpcError;
+      }
+      connection("reconnecting");
+      await new Promise((done) => setTimeout(done, wait));
+      wait = Math.min(wait * 2, 4000);
+    }
+  }
+  connection("online");
+  const text = await response.text();
+  const value: unknown = text === "" ? null : JSON.parse(text);
+  if (!response.ok) throw asIpcError(value ?? { code: "internal", message: response.statusText });
+  return value as T;
+}
+
+const item = (args: Record<string, unknown>) => `/api/items/${Number(args.item)}`;
+
+/** Each command a web rater session may call, as its route. */
+const ROUTES: Partial<Record<Command, (args: Record<string, unknown>) => [("GET" | "POST"), string, unknown?]>> = {
+  open_queue: () => ["GET", "/api/queue"],
+  rating_item: (a) => ["GET", item(a)],
+  rate: (a) => ["POST", `${item(a)}/rate`, { criterion: a.criterion, value: a.value, reason: a.reason ?? null }],
+  set_rationale: (a) => ["POST", `${item(a)}/rationale`, { rationale: a.rationale }],
+  flag_item: (a) => ["POST", `${item(a)}/flag`, { reason: a.reason }],
+  leave_item: (a) => ["POST", `${item(a)}/leave`, { seconds: a.seconds, next_item: a.nextItem }],
+  signoff_state: () => ["GET", "/api/signoff"],
+  set_signing_passphrase: (a) => ["POST", "/api/signoff/passphrase", { passphrase: a.passphrase, current: a.current ?? null }],
+  sign_off: (a) => ["POST", "/api/signoff", { passphrase: a.passphrase }],
+  calibration_status: () => ["GET", "/api/calibration"],
+  calibration_item: (a) => ["GET", `/api/calibration/${Number(a.item)}`],
+  calibration_answer: (a) => ["POST", `/api/calibration/${Number(a.item)}`, { values: a.values }],
+};
+
+async function httpCall<T>(command: Command, args: Record<string, unknown>): Promise<T> {
+  const route = ROUTES[command];
+  if (!route) {
+    throw { code: "rater_session", message: "This is not available when rating in a browser." } as IpcError;
+  }
+  const [method, path, body] = route(args);
+  return request<T>(method, path, body);
+}
+
+/** What the server says of the browser's session. */
+export type WebSession = { rater_id: number; rater_name: string; csrf: string; idle_minutes: number };
+
+function keep(session: WebSession): WebSession {
+  csrfToken = session.csrf;
+  return session;
+}
+
+/** The browser's own calls: invitation, login, logout and the session (HTTP transport only). */
+export const webIpc = {
+  session: () => request<WebSession>("GET", "/api/session").then(keep),
+  invitation: (token: string) => request<{ rater_name: string }>("POST", "/api/invitation", { token }),
+  accept: (token: string, passphrase: string) =>
+    request<WebSession>("POST", "/api/invitation/accept", { token, passphrase }).then(keep),
+  login: (name: string, passphrase: string) =>
+    request<WebSession>("POST", "/api/login", { name, passphrase }).then(keep),
+  logout: async () => {
+    await request<null>("POST", "/api/logout");
+    csrfToken = null;
+  },
+};
 
 export const ipc = {
   studyStatus: () => call<StudyStatus>("study_status"),
@@ -144,6 +264,11 @@ export const ipc = {
   adjudicationReview: (rule: DiscrepancyRule) => call<AdjudicationReview>("adjudication_review", { rule }),
   adjudicationResolve: (resolution: Resolution) => call<DecisionView>("adjudication_resolve", { resolution }),
   raterQuality: () => call<RaterQualityReport>("rater_quality"),
+  // Raters in browsers (`concord serve`): who has access, who is connected, invitations.
+  webAccess: () => call<WebRaterAccess[]>("web_access"),
+  webInvite: (rater: string, baseUrl: string, days: number) =>
+    call<string>("web_invite", { rater, baseUrl, days }),
+  webRevoke: (rater: string) => call<boolean>("web_revoke", { rater }),
   calibrationStatus: () => call<CalibrationStatus>("calibration_status"),
   calibrationItem: (item: number) => call<CalibrationItem>("calibration_item", { item }),
   calibrationAnswer: (item: number, values: [string, number][]) =>

@@ -11,6 +11,7 @@ mod import_cmd;
 mod judge_cmd;
 mod package_cmd;
 mod phi_cmd;
+mod serve_cmd;
 mod signoff_cmd;
 mod stats_cmd;
 mod study_cmd;
@@ -94,6 +95,8 @@ enum Command {
     Audit(audit_cmd::AuditArgs),
     /// Expert sign-off: signing passphrase, signing an assignment, signatures and their standing.
     Signoff(signoff_cmd::SignoffArgs),
+    /// Serve the rating screen to experts' browsers; invite, revoke, status.
+    Serve(serve_cmd::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -171,6 +174,9 @@ fn main() -> ExitCode {
         }
         Command::Signoff(args) => {
             signoff_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
+        Command::Serve(args) => {
+            serve_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
         }
         Command::Phi(args) => phi_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into),
     };

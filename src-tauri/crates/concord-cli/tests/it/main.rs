@@ -13,6 +13,7 @@ mod import_agreement_cli;
 mod judge_cli;
 mod output_cli;
 mod phi_cli;
+mod serve_cli;
 mod signoff_cli;
 mod stats_cli;
 mod study_cli;

@@ -8,7 +8,7 @@
 //! ([`judge_runs`]: prompt, preview, destination, runs, failures), the [`rating`] screen, rater
 //! [`session`]s, expert [`signoff`] and a signed rating's [`revise`]ion, the [`phi`] guard's
 //! review, the [`agreement`] panel's outputs, [`adjudication`], [`rater_quality`],
-//! [`calibration`], the [`audit`] chain, the study [`overview`] and the [`methods`] appendix.
+//! [`calibration`], the [`audit`] chain, the study [`overview`], the [`methods`] appendix and rating from a browser ([`web`]).
 //! Beside them: the study as the window holds it with its cached reports ([`open_study`]: the
 //! store and the cache, no jobs), the expert's side of a package ([`expert`]), what a
 //! handed-over file is for ([`file_role`]), backups ([`backup`]), the recent-studies list
@@ -44,6 +44,7 @@ pub mod setup;
 pub mod sheet;
 pub mod signoff;
 pub mod study_security;
+pub mod web;
 
 #[cfg(test)]
 mod tests;

@@ -253,12 +253,32 @@ impl OpenStudy {
         value: i64,
         reason: Option<&str>,
     ) -> Result<ItemProgress, QueueError> {
+        self.rate_via("screen", rater_id, item, criterion, value, reason)
+    }
+
+    /// [`OpenStudy::rate`] from the surface `origin` names (`screen`, `web`).
+    pub fn rate_via(
+        &mut self,
+        origin: &'static str,
+        rater_id: i64,
+        item: i64,
+        criterion: &str,
+        value: i64,
+        reason: Option<&str>,
+    ) -> Result<ItemProgress, QueueError> {
         // What was held must be current before one value is applied to it in place.
         if self.drop_if_changed_outside().is_err() {
             self.invalidate_reports();
         }
-        let (progress, saved) =
-            queue::rate_and_locate(&mut self.store, rater_id, item, criterion, value, reason)?;
+        let (progress, saved) = queue::rate_and_locate_via(
+            &mut self.store,
+            origin,
+            rater_id,
+            item,
+            criterion,
+            value,
+            reason,
+        )?;
         if !saved.retest {
             // A report that cannot take the value in place (a rater it has never seen) is
             // dropped and rebuilt on its next request.

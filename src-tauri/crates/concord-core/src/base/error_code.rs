@@ -81,6 +81,10 @@ pub enum ErrorCode {
     SignedRating,
     WeakPassphrase,
     WrongPassphrase,
+    WebInvitation,
+    WebLocked,
+    WebLogin,
+    WebSession,
 }
 
 impl ErrorCode {
@@ -159,6 +163,10 @@ impl ErrorCode {
             ErrorCode::SignedRating => "signed_rating",
             ErrorCode::WeakPassphrase => "weak_passphrase",
             ErrorCode::WrongPassphrase => "wrong_passphrase",
+            ErrorCode::WebInvitation => "web_invitation",
+            ErrorCode::WebLocked => "web_locked",
+            ErrorCode::WebLogin => "web_login",
+            ErrorCode::WebSession => "web_session",
         }
     }
 }

@@ -38,6 +38,7 @@ mod rubric;
 pub mod seal;
 mod signoff;
 mod untrusted;
+mod web_access;
 
 pub use adjudication::*;
 pub use assignment::*;
@@ -59,6 +60,7 @@ pub use rating::*;
 pub use rating_count::{KeptCountDifference, RatingCounts};
 pub use rubric::*;
 pub use signoff::*;
+pub use web_access::*;
 
 use crate::base::clock::Clock;
 use crate::base::clock::Millis;
@@ -88,6 +90,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0013_rating_counts.sql"),
     include_str!("../../migrations/0014_package_trust.sql"),
     include_str!("../../migrations/0015_lead_key.sql"),
+    include_str!("../../migrations/0016_web_access.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).

@@ -2,7 +2,8 @@
 //! and the experts — who rates what ([`assignment`]), the expert's blinded queue
 //! ([`queue`]), gold items and the qualification gate ([`calibration`]), rater packages out and
 //! back ([`package`]), who the window works for ([`rater_session`]) and expert sign-off
-//! ([`signoff`]).
+//! ([`signoff`]), and experts who rate from a browser ([`web_access`]: invitations, web
+//! passphrases, lock-outs, revocation).
 //!
 //! Imports `base`, `files`, `rubric` and `store`; never `intake`, `judge`, `guard`
 //! (its row) or anything above.
@@ -13,3 +14,4 @@ pub mod package;
 pub mod queue;
 pub mod rater_session;
 pub mod signoff;
+pub mod web_access;

@@ -436,6 +436,20 @@ pub fn rate_and_locate(
     value: i64,
     reason: Option<&str>,
 ) -> Result<(ItemProgress, SavedRating), QueueError> {
+    rate_and_locate_via(store, "screen", rater_id, item, criterion, value, reason)
+}
+
+/// [`rate_and_locate`] from the surface `origin` names (`screen` for the window, `web` for a
+/// browser), which the stored rating and its audit entry record.
+pub fn rate_and_locate_via(
+    store: &mut Store,
+    origin: &'static str,
+    rater_id: i64,
+    item: i64,
+    criterion: &str,
+    value: i64,
+    reason: Option<&str>,
+) -> Result<(ItemProgress, SavedRating), QueueError> {
     is_expert(store, rater_id)?;
     let s = slot(store, rater_id, item)?;
     let StoredRubric {
@@ -469,7 +483,7 @@ pub fn rate_and_locate(
             value: Some(value),
             raw_value: None,
             rationale: rationale.as_deref(),
-            origin: "screen",
+            origin,
         };
         let outcome = match (s.occasion, reason) {
             (Occasion::First, Some(reason)) => tx.set_rating_with_reason(&input, reason)?,

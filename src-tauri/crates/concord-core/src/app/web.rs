@@ -1,0 +1,124 @@
+//! Rating from a browser (`concord serve`): the lead's invitations, revocations and the list of
+//! experts with web access; the expert's taking up of an invitation, logins and logouts; and the
+//! one rating write whose origin says `web`. Every other step of a web rater session is the same
+//! use case the window's rater session calls ([`rating`](crate::app::rating),
+//! [`calibration`](crate::app::calibration), [`signoff`](crate::app::signoff)), with the expert
+//! taken from the server's session, never from the request.
+
+use crate::app::open_study::OpenStudy;
+use crate::store::NamedRater;
+use crate::workflow::queue::{ItemProgress, QueueError};
+use crate::workflow::web_access::{self, Invitation, WebAccessError, WebIdentity, WebRaterAccess};
+use rand::RngCore;
+
+pub use crate::workflow::web_access::{
+    DEFAULT_INVITATION_DAYS, ITERATIONS, LOCK_MS, MAX_FAILURES, MIN_PASSPHRASE_CHARS,
+};
+
+/// A one-time invitation for the expert named `rater`, standing for `days` days.
+pub fn invite(
+    study: &mut OpenStudy,
+    rater: &str,
+    days: u32,
+    rng: &mut dyn RngCore,
+) -> Result<Invitation, WebAccessError> {
+    web_access::invite(study.store_keeping_reports(), rater, days, rng)
+}
+
+/// The expert a valid invitation `token` is for.
+pub fn invitation_for(study: &OpenStudy, token: &str) -> Result<NamedRater, WebAccessError> {
+    web_access::invitation_for(study.store(), token)
+}
+
+/// Take up invitation `token`, setting the expert's web passphrase; logs them in.
+pub fn accept(
+    study: &mut OpenStudy,
+    token: &str,
+    passphrase: &str,
+    rng: &mut dyn RngCore,
+    iterations: u32,
+) -> Result<WebIdentity, WebAccessError> {
+    web_access::accept(
+        study.store_keeping_reports(),
+        token,
+        passphrase,
+        rng,
+        iterations,
+    )
+}
+
+/// Log in as the expert named `name`.
+pub fn login(
+    study: &mut OpenStudy,
+    name: &str,
+    passphrase: &str,
+) -> Result<WebIdentity, WebAccessError> {
+    web_access::login(study.store_keeping_reports(), name, passphrase)
+}
+
+/// Whether a session opened under `identity` still stands (not revoked, replaced or locked).
+pub fn stands(study: &OpenStudy, identity: &WebIdentity) -> Result<bool, WebAccessError> {
+    web_access::stands(study.store(), identity)
+}
+
+/// End session `token` (`idle`: by the idle timeout, else a logout).
+pub fn logged_out(
+    study: &mut OpenStudy,
+    rater: &NamedRater,
+    token: &str,
+    idle: bool,
+) -> Result<(), WebAccessError> {
+    web_access::logged_out(study.store_keeping_reports(), rater, token, idle)
+}
+
+/// Keep session `token` in the study so a restarted server carries it on.
+pub fn keep_session(
+    study: &mut OpenStudy,
+    identity: &WebIdentity,
+    token: &str,
+) -> Result<(), WebAccessError> {
+    web_access::keep_session(study.store_keeping_reports(), identity, token)
+}
+
+/// The kept session `token` names, and when it was last seen.
+pub fn kept_session(
+    study: &OpenStudy,
+    token: &str,
+) -> Result<Option<(WebIdentity, crate::base::clock::Millis)>, WebAccessError> {
+    web_access::kept_session(study.store(), token)
+}
+
+/// End the web access of the expert named `rater`; whether they had any.
+pub fn revoke(study: &mut OpenStudy, rater: &str) -> Result<bool, WebAccessError> {
+    web_access::revoke(study.store_keeping_reports(), rater)
+}
+
+/// Every expert's web access and progress; connected means seen within the study's idle-lock
+/// minutes.
+pub fn access(study: &OpenStudy) -> Result<Vec<WebRaterAccess>, WebAccessError> {
+    let idle = crate::app::study_security::idle_lock_minutes_of(study)?;
+    web_access::access(study.store(), i64::from(idle) * 60_000)
+}
+
+/// Note that session `token` of `rater` made a request now.
+pub fn seen(study: &mut OpenStudy, rater: &NamedRater, token: &str) -> Result<(), WebAccessError> {
+    web_access::seen(study.store_keeping_reports(), rater, token)
+}
+
+/// Enter a value from the browser: as the window's [`rate`](crate::app::rating::rate), recorded
+/// with origin `web`.
+pub fn rate(
+    study: &mut OpenStudy,
+    rater_id: i64,
+    item: i64,
+    criterion: &str,
+    value: i64,
+    reason: Option<&str>,
+) -> Result<ItemProgress, QueueError> {
+    study.rate_via("web", rater_id, item, criterion, value, reason)
+}
+
+/// The idle minutes after which a web session ends: the study's idle-lock setting.
+pub fn idle_minutes(study: &OpenStudy) -> Result<u32, crate::store::StoreError> {
+    crate::app::study_security::idle_lock_minutes_of(study)
+}

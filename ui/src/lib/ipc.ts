@@ -153,6 +153,7 @@ const item = (args: Record<string, unknown>) => `/api/items/${Number(args.item)}
 const ROUTES: Partial<Record<Command, (args: Record<string, unknown>) => [("GET" | "POST"), string, unknown?]>> = {
   open_queue: () => ["GET", "/api/queue"],
   rating_item: (a) => ["GET", item(a)],
+  left_items: () => ["GET", "/api/left"],
   rate: (a) => ["POST", `${item(a)}/rate`, { criterion: a.criterion, value: a.value, reason: a.reason ?? null }],
   set_rationale: (a) => ["POST", `${item(a)}/rationale`, { rationale: a.rationale }],
   flag_item: (a) => ["POST", `${item(a)}/flag`, { reason: a.reason }],

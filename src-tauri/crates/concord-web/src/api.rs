@@ -17,7 +17,7 @@ use axum::Extension;
 use axum::{Json, Router};
 use concord_core::app;
 use concord_core::workflow::calibration::{CalibrationItem, CalibrationStatus};
-use concord_core::workflow::queue::{ItemProgress, QueueSummary, RatingItem};
+use concord_core::workflow::queue::{ItemProgress, LeftItem, QueueSummary, RatingItem};
 use concord_core::workflow::signoff::SignoffState;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -39,6 +39,7 @@ pub fn router(shared: Arc<Shared>, assets: Assets, body_limit: usize, hsts: bool
         .route("/api/logout", post(logout))
         .route("/api/queue", get(queue))
         .route("/api/items/{item}", get(item))
+        .route("/api/left", get(left_items))
         .route("/api/items/{item}/rate", post(rate))
         .route("/api/items/{item}/rationale", post(rationale))
         .route("/api/items/{item}/flag", post(flag))
@@ -368,6 +369,20 @@ async fn queue(
         state
             .shared
             .with_study(move |st| app::rating::open_queue(st, id))
+            .await?,
+    ))
+}
+
+/// The items of the session's queue still to look at (unfinished or flagged), for the end of it.
+async fn left_items(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+) -> Result<Json<Vec<LeftItem>>, WebError> {
+    let id = s.identity.rater.id;
+    Ok(Json(
+        state
+            .shared
+            .with_study(move |st| app::rating::left_items(st, id))
             .await?,
     ))
 }

@@ -44,6 +44,15 @@ pub fn expected_binary(item: u64, k: usize) -> i64 {
     ((item >> k) & 1) as i64
 }
 
+/// The MentalBench score of the `call`-th live call (1-based) of `item` on attribute `k` when the
+/// server spreads its repetitions ([`ServerState::spread`]): calls 1, 2, 3, 4, … are +1, 0, −1,
+/// +1, … off [`expected_score`], clamped to 1–5. Any three consecutive calls have the median
+/// [`expected_score`], whatever order they arrive in.
+pub fn spread_score(item: u64, k: usize, call: u32) -> i64 {
+    let offset = [1, 0, -1][(call.max(1) as usize - 1) % 3];
+    (expected_score(item, k) + offset).clamp(1, 5)
+}
+
 #[derive(Debug, Default)]
 pub struct Batch {
     lines: Vec<Value>,
@@ -70,6 +79,8 @@ pub struct ServerState {
     next_id: AtomicU64,
     /// Base URL of this server (for Anthropic results URLs).
     pub base: Mutex<String>,
+    /// Repetitions disagree: live MentalBench calls score [`spread_score`] (off by default).
+    pub spread: std::sync::atomic::AtomicBool,
 }
 
 impl ServerState {
@@ -104,6 +115,7 @@ impl FakeJudge {
             files: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             base: Mutex::new(String::new()),
+            spread: std::sync::atomic::AtomicBool::new(false),
         });
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         std_listener.set_nonblocking(true).unwrap();
@@ -267,6 +279,16 @@ pub fn item_in(text: &str) -> Option<u64> {
 
 /// The reply text the judge gives `item` (`crisis` for the PsyCrisis dict).
 pub fn judge_text(item: u64, crisis: bool, faults: bool) -> String {
+    judge_text_of_call(item, crisis, faults, None)
+}
+
+/// [`judge_text`], with the MentalBench scores of `spread_call`'s [`spread_score`] when given.
+pub fn judge_text_of_call(
+    item: u64,
+    crisis: bool,
+    faults: bool,
+    spread_call: Option<u32>,
+) -> String {
     if crisis {
         let keys = [
             "共情与合作",
@@ -301,7 +323,11 @@ pub fn judge_text(item: u64, crisis: bool, faults: bool) -> String {
     ];
     let mut obj = serde_json::Map::new();
     for (k, n) in names.iter().enumerate() {
-        obj.insert(n.to_string(), json!(expected_score(item, k)));
+        let score = match spread_call {
+            Some(call) => spread_score(item, k, call),
+            None => expected_score(item, k),
+        };
+        obj.insert(n.to_string(), json!(score));
     }
     obj.insert("Overall".into(), json!(3.0));
     obj.insert("Explanation".into(), json!(format!("Judged item {item}.")));
@@ -425,9 +451,10 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                     _ => {}
                 }
             }
+            let spread = state.spread.load(Ordering::SeqCst).then_some(n);
             let reply = completion_json(
                 anthropic,
-                &judge_text(item, crisis, state.faults),
+                &judge_text_of_call(item, crisis, state.faults, spread),
                 text.len(),
             );
             Reply::Json(200, reply.to_string(), vec![])

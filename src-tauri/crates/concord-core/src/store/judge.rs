@@ -93,6 +93,33 @@ pub struct BatchCall {
     pub repetition: i64,
 }
 
+/// One done call's scores (`{criterion id: value}` JSON), as the repetition aggregate and the
+/// judge reliability report read them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoneCallScores {
+    pub run_id: i64,
+    pub rater_id: i64,
+    pub response_id: i64,
+    pub repetition: i64,
+    pub scores_json: String,
+    /// The criterion ids in the order the prompt listed them (JSON array), when shuffled.
+    pub criteria_order: Option<String>,
+    /// `{criterion id: expected score}` from token log-probabilities, when returned.
+    pub expected_json: Option<String>,
+}
+
+fn done_call_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DoneCallScores> {
+    Ok(DoneCallScores {
+        run_id: r.get(0)?,
+        rater_id: r.get(1)?,
+        response_id: r.get(2)?,
+        repetition: r.get(3)?,
+        scores_json: r.get(4)?,
+        criteria_order: r.get(5)?,
+        expected_json: r.get(6)?,
+    })
+}
+
 /// What came back for a call that was sent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallReply<'a> {
@@ -224,6 +251,44 @@ impl Store {
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Visit the done calls of the runs on `rubric_id` that asked at least `min_repetitions`
+    /// times (only those of `response_id` when given), by run, response and repetition.
+    pub fn for_each_done_call(
+        &self,
+        rubric_id: i64,
+        min_repetitions: i64,
+        response_id: Option<i64>,
+        mut f: impl FnMut(DoneCallScores),
+    ) -> StoreResult<()> {
+        const SELECT: &str = "SELECT r.id, r.rater_id, j.response_id, j.repetition, j.scores_json,
+                    j.criteria_order, j.expected_json
+             FROM judge_run r JOIN judge_call j ON j.run_id = r.id
+             WHERE r.rubric_id = ?1 AND r.repetitions >= ?2 AND j.state = 'done'
+               AND j.scores_json IS NOT NULL";
+        match response_id {
+            Some(id) => {
+                let mut stmt = self.conn().prepare_cached(&format!(
+                    "{SELECT} AND j.response_id = ?3 ORDER BY r.id, j.repetition"
+                ))?;
+                let rows =
+                    stmt.query_map(params![rubric_id, min_repetitions, id], done_call_row)?;
+                for row in rows {
+                    f(row?);
+                }
+            }
+            None => {
+                let mut stmt = self.conn().prepare(&format!(
+                    "{SELECT} ORDER BY r.id, j.response_id, j.repetition"
+                ))?;
+                let rows = stmt.query_map(params![rubric_id, min_repetitions], done_call_row)?;
+                for row in rows {
+                    f(row?);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Provider batches of a run that were submitted and not yet collected.

@@ -396,7 +396,7 @@ fn cancel_returns_unfinished_rows_and_changed_settings_make_a_new_run() {
 }
 
 #[test]
-fn repetitions_are_all_kept_and_the_first_is_the_rating() {
+fn repetitions_are_all_kept_and_the_first_is_the_rating_row() {
     let server = FakeJudge::start(Duration::ZERO, false, None);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.concord");
@@ -438,6 +438,75 @@ fn repetitions_are_all_kept_and_the_first_is_the_rating() {
             "agreement sees one rating per rater × response × criterion"
         );
     }
+}
+
+#[test]
+fn a_judges_score_is_the_chosen_aggregate_of_its_repetitions() {
+    use concord_core::judge::scores::{set_study_aggregate, RepetitionAggregate};
+    use concord_core::panel::agreement::AgreementData;
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    server
+        .state
+        .spread
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.concord");
+    let (mut store, ids) = study_with_items(&path, &judge_server::mentalbench(), 6);
+    let mut s = settings(&server, ProviderKind::OpenaiCompatible);
+    s.repetitions = 3;
+    let run = open_run(&mut store, &s).unwrap().run_id;
+    assert_eq!(
+        run_to_end(&mut store, run, &quick(4)).status.done,
+        18,
+        "every call answers"
+    );
+    let spread = |item: u64, k: usize| -> Vec<f64> {
+        (1..=3)
+            .map(|c| judge_server::spread_score(item, k, c) as f64)
+            .collect()
+    };
+    for (aggregate, expect) in [
+        (RepetitionAggregate::Median, None),
+        (RepetitionAggregate::Mean, Some(RepetitionAggregate::Mean)),
+        (RepetitionAggregate::Mode, Some(RepetitionAggregate::Mode)),
+    ] {
+        if expect.is_some() {
+            set_study_aggregate(&mut store, aggregate).expect("the aggregate is chosen");
+        }
+        let data = AgreementData::load(&store, "mentalbench").expect("agreement data");
+        let judge = data.judges()[0];
+        for (item, id) in ids.iter().enumerate() {
+            let at = data
+                .responses
+                .iter()
+                .position(|r| r.id == *id)
+                .expect("held");
+            for k in 0..7 {
+                let got = data.series(judge, k)[at];
+                let want = match expect {
+                    None => expected_score(item as u64, k) as f64,
+                    Some(a) => a.of(&spread(item as u64, k)).unwrap(),
+                };
+                assert_eq!(
+                    got,
+                    want,
+                    "item {item}, attribute {k}: agreement must read the {} of the three \
+                     repetitions {:?}, not one of them",
+                    aggregate.as_str(),
+                    spread(item as u64, k)
+                );
+            }
+        }
+    }
+    let c = Connection::open(&path).unwrap();
+    let kept: String = c
+        .query_row(
+            "SELECT value FROM study_meta WHERE key = 'judge_repetition_aggregate'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, "mode", "the study keeps the last aggregate chosen");
 }
 
 #[test]

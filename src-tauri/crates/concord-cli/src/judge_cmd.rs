@@ -3,18 +3,22 @@
 //! previews the cost, opens the run (the same settings resume the same run, found by their hash, and say so on stderr), then
 //! sends the calls with a progress bar on stderr (hidden with `--json`); `status` lists runs with
 //! counts, tokens, cost and failures; `failures RUN` shows each failed call with its reason and raw
-//! output; `key set ACCOUNT` stores a key (read from stdin) in the OS keyring. Interrupting a run
+//! output; `aggregate [median|mean|mode]` shows or chooses how a judge's repetitions become its
+//! score; `reliability` reports each judge × criterion's consistency, calibration and bias;
+//! `key set ACCOUNT` stores a key (read from stdin) in the OS keyring. Interrupting a run
 //! is safe: rerunning the same command continues it, sending again only calls that were open.
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
 use concord_core::app::judge_runs;
 use concord_core::base::text::quoted;
+use concord_core::judge::scores::RepetitionAggregate;
 use concord_core::judge::{
     ApiKey, CancellationToken, Execution, JudgeError, KeyChoice, KeyError, Prices, Progress,
     PromptTemplate, ProviderKind, ResponseSelection, RunPlan, RunPreview, RunReport, RunSettings,
     RunStatus,
 };
+use concord_core::panel::judge_reliability::{JudgeReliability, ReliabilityOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -57,6 +61,57 @@ enum JudgeCommand {
         #[command(subcommand)]
         command: KeyCommand,
     },
+    /// The study's aggregate of a judge's repetitions (median, mean or mode): shows it, or
+    /// chooses it for every report of the study.
+    Aggregate {
+        #[arg(value_enum)]
+        aggregate: Option<AggregateArg>,
+    },
+    /// Per judge × criterion: consistency across repetitions (Krippendorff's α with a bootstrap
+    /// 95% CI, exact agreement, within-response SD), the repetitions-needed table beside
+    /// Spearman–Brown, calibration (ECE, Brier, expected-score ICC) and the bias audit (length,
+    /// self-preference, criteria order, quality bands), each with its rule.
+    Reliability(ReliabilityArgs),
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum AggregateArg {
+    Median,
+    Mean,
+    Mode,
+}
+
+impl AggregateArg {
+    fn aggregate(self) -> RepetitionAggregate {
+        match self {
+            AggregateArg::Median => RepetitionAggregate::Median,
+            AggregateArg::Mean => RepetitionAggregate::Mean,
+            AggregateArg::Mode => RepetitionAggregate::Mode,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct ReliabilityArgs {
+    /// Rubric id; the one rubric with judge runs when not given.
+    #[arg(long)]
+    rubric: Option<String>,
+    /// Aggregate of repetitions for this report; the study's when not given.
+    #[arg(long, value_enum)]
+    aggregate: Option<AggregateArg>,
+    /// Seed of the α bootstrap.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = 1000)]
+    resamples: usize,
+    /// Equal-width bins of the reliability diagram.
+    #[arg(long, default_value_t = 10)]
+    bins: usize,
+    /// A JSON object mapping source keys to model families (`{"gpt4o": "gpt-4o"}`), in place of
+    /// the study's source families for the self-preference audit.
+    #[arg(long, value_name = "FILE")]
+    families: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -207,7 +262,146 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
                 quoted(account)
             ))
         }
+        JudgeCommand::Aggregate { aggregate } => {
+            let mut study = open_study(db)?;
+            if let Some(a) = aggregate {
+                judge_runs::set_repetition_aggregate(&mut study, a.aggregate())?;
+            }
+            let now = judge_runs::repetition_aggregate(&study)?;
+            if json {
+                return Ok(format!(
+                    "{}\n",
+                    serde_json::json!({"aggregate": now.as_str()})
+                ));
+            }
+            Ok(format!(
+                "A judge's score of a multi-repetition run is the {} of its repetitions.\n",
+                now.as_str()
+            ))
+        }
+        JudgeCommand::Reliability(a) => {
+            let study = open_study(db)?;
+            let families = match &a.families {
+                Some(path) => serde_json::from_str(&read_text(path)?).map_err(|e| {
+                    JudgeCmdError::Usage(format!(
+                        "{} is not a JSON object of source keys to families: {e}",
+                        path.display()
+                    ))
+                })?,
+                None => Default::default(),
+            };
+            let options = ReliabilityOptions {
+                rubric: a.rubric.clone(),
+                aggregate: a.aggregate.map(AggregateArg::aggregate),
+                seed: a.seed,
+                resamples: a.resamples,
+                bins: a.bins,
+                families,
+            };
+            let report = judge_runs::reliability(&study, &options)?;
+            if json {
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+            }
+            Ok(render_reliability(&report))
+        }
     }
+}
+
+fn figure(x: Option<f64>) -> String {
+    x.map_or("—".into(), |v| format!("{v:.3}"))
+}
+
+fn interval(ci: &[Option<f64>; 2]) -> String {
+    format!("[{}, {}]", figure(ci[0]), figure(ci[1]))
+}
+
+fn render_reliability(report: &[JudgeReliability]) -> String {
+    if report.is_empty() {
+        return "No judge runs to report on.\n".into();
+    }
+    let mut out = String::new();
+    for r in report {
+        let _ = writeln!(
+            out,
+            "{} · {} ({}, {} repetitions, {} of repetitions; {} responses, {} with experts)",
+            quoted(&r.judge),
+            r.criterion,
+            r.scale,
+            r.repetitions,
+            r.aggregate.as_str(),
+            r.n_responses,
+            r.n_compared
+        );
+        let c = &r.consistency;
+        let _ = writeln!(
+            out,
+            "  self-consistency: α ({}) {} {}, exact agreement {}, within-response SD {}",
+            c.alpha_metric,
+            figure(c.alpha),
+            interval(&c.alpha_ci95),
+            figure(c.exact_agreement),
+            figure(c.mean_within_sd)
+        );
+        for row in &r.repetitions_needed.rows {
+            let _ = writeln!(
+                out,
+                "  k = {}: ICC(A,1) {} {}, Spearman–Brown {}",
+                row.k,
+                figure(row.icc_a1),
+                interval(&row.icc_a1_ci95),
+                figure(row.predicted_icc_a1)
+            );
+        }
+        let cal = &r.calibration;
+        match &cal.binary {
+            Some(b) => {
+                let _ = writeln!(
+                    out,
+                    "  calibration ({}): ECE {}, Brier {}",
+                    cal.source.unwrap_or("none"),
+                    figure(b.ece),
+                    figure(b.brier)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "  calibration ({}): ICC(A,1) expected {} vs sampled {}",
+                    cal.source.unwrap_or("none"),
+                    figure(cal.icc_a1_expected),
+                    figure(cal.icc_a1_sampled)
+                );
+            }
+        }
+        let b = &r.bias;
+        for (name, e) in [
+            ("bias", &b.overall),
+            ("length slope", &b.length),
+            ("self-preference", &b.self_preference),
+            ("order (first − second half)", &b.order),
+        ] {
+            let _ = writeln!(
+                out,
+                "  {name}: {} {} (n {})",
+                figure(e.estimate),
+                interval(&e.ci95),
+                e.n
+            );
+        }
+        for band in &b.bands {
+            let _ = writeln!(
+                out,
+                "  quality band {} (experts {}–{}, n {}): ICC(A,1) {}, bias {}",
+                band.band,
+                figure(band.range[0]),
+                figure(band.range[1]),
+                band.n_responses,
+                figure(band.icc_a1),
+                figure(band.bias.estimate)
+            );
+        }
+    }
+    out
 }
 
 fn read_text(path: &Path) -> Result<String, JudgeCmdError> {

@@ -10,6 +10,7 @@ mod audit_cli;
 mod encrypted_cli;
 mod import_agreement_cli;
 mod judge_cli;
+mod judge_reliability_cli;
 mod output_cli;
 mod phi_cli;
 mod signoff_cli;

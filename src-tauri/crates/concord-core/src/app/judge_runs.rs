@@ -1,14 +1,17 @@
 //! The judge-run screen and `concord judge` apart from starting a run (that is
 //! [`judge_start`](crate::app::judge_start)): the rubric's default prompt, a run's cost preview,
 //! where a run would send its requests and take its key from (the core's endpoint and key-source
-//! rule), the runs in the study, one run's status and its failed calls (all reads), and an API key
-//! put in the OS keyring.
+//! rule), the runs in the study, one run's status and its failed calls (all reads), the study's
+//! aggregate of a judge's repetitions (read and chosen), the judges' reliability report, and an API
+//! key put in the OS keyring.
 
 use crate::app::open_study::OpenStudy;
+use crate::judge::scores::{self, RepetitionAggregate};
 use crate::judge::{
     self, ApiKey, CallFailure, Destination, JudgeError, KeyChoice, KeyError, PromptTemplate,
     RunPreview, RunSettings, RunStatus,
 };
+use crate::panel::judge_reliability::{judge_reliability, JudgeReliability, ReliabilityOptions};
 
 /// The default prompt of `rubric` (the study's only rubric when `None`).
 pub fn default_prompt(
@@ -41,6 +44,29 @@ pub fn run_status(study: &OpenStudy, run_id: i64) -> Result<RunStatus, JudgeErro
 /// The failed calls of run `run_id` with their raw outputs.
 pub fn failures(study: &OpenStudy, run_id: i64) -> Result<Vec<CallFailure>, JudgeError> {
     judge::failures(study.store(), run_id)
+}
+
+/// The study's aggregate of a judge's repetitions (median unless chosen).
+pub fn repetition_aggregate(study: &OpenStudy) -> Result<RepetitionAggregate, JudgeError> {
+    Ok(scores::study_aggregate(study.store())?)
+}
+
+/// Choose the study's aggregate of a judge's repetitions; every report reads the judges'
+/// scores anew.
+pub fn set_repetition_aggregate(
+    study: &mut OpenStudy,
+    aggregate: RepetitionAggregate,
+) -> Result<(), JudgeError> {
+    Ok(scores::set_study_aggregate(study.store_mut(), aggregate)?)
+}
+
+/// Per judge × criterion: consistency across repetitions, repetitions needed, calibration and the
+/// bias audit (`concord judge reliability`).
+pub fn reliability(
+    study: &OpenStudy,
+    options: &ReliabilityOptions,
+) -> Result<Vec<JudgeReliability>, JudgeError> {
+    Ok(judge_reliability(study.store(), options)?)
 }
 
 /// `concord judge key set`: store `key` in the OS keyring under `account` (the rule on accounts applies).

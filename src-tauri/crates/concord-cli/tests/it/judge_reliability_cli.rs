@@ -1,0 +1,152 @@
+//! `concord judge run --repetitions 3` against the loopback judge (whose repetitions disagree in a
+//! known way), then `concord judge reliability --json` and `concord judge aggregate`, as a
+//! researcher runs them: one object per judge × criterion with every figure, and the aggregate a
+//! study keeps.
+
+use concord_core::store::{NewRater, Occasion, RaterKind, RatingInput, StoreError};
+use concord_testsupport::judge_server::{self, expected_score, study_with_items, FakeJudge};
+use serde_json::Value;
+use std::process::Command;
+use std::time::Duration;
+
+fn concord(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_concord"))
+        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
+        .env_remove("CONCORD_STUDY")
+        .args(args)
+        .output()
+        .expect("the concord binary runs")
+}
+
+#[test]
+fn reliability_reports_every_judge_and_criterion_after_three_repetitions() {
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    server
+        .state
+        .spread
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("judged.concord");
+    {
+        let (mut store, ids) = study_with_items(&path, &judge_server::mentalbench(), 9);
+        let rubric_id = store.rubrics().expect("rubrics")[0].id;
+        let criteria = store.criteria_in_order(rubric_id).expect("criteria");
+        store
+            .write(|tx| -> Result<(), StoreError> {
+                let expert = tx.upsert_rater(&NewRater {
+                    kind: RaterKind::Expert,
+                    name: "E1",
+                    model_id: None,
+                    family: None,
+                    queue_seed: 1,
+                })?;
+                for (item, id) in ids.iter().enumerate() {
+                    for (k, c) in criteria.iter().enumerate() {
+                        tx.set_rating(&RatingInput {
+                            rater_id: expert,
+                            response_id: *id,
+                            criterion_id: c.id,
+                            occasion: Occasion::First,
+                            value: Some(expected_score(item as u64, k)),
+                            raw_value: None,
+                            rationale: None,
+                            origin: "screen",
+                        })?;
+                    }
+                }
+                Ok(())
+            })
+            .expect("the expert's ratings are written");
+    }
+    let db = path.to_str().expect("a UTF-8 path");
+    let base = server.base_url();
+    let run = concord(&[
+        "--db",
+        db,
+        "judge",
+        "run",
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        &base,
+        "--model",
+        "judge-model-1",
+        "--rubric",
+        "mentalbench",
+        "--repetitions",
+        "3",
+        "--concurrency",
+        "1",
+        "--json",
+    ]);
+    assert!(
+        run.status.success(),
+        "the judge run with three repetitions finishes: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+
+    let out = concord(&["--db", db, "judge", "reliability", "--json"]);
+    assert!(
+        out.status.success(),
+        "the report is made: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON document on stdout");
+    let rows = report
+        .as_array()
+        .expect("a list of judge × criterion objects");
+    assert_eq!(rows.len(), 7, "one judge × seven attributes");
+    for r in rows {
+        let what = r["criterion"].as_str().expect("a criterion");
+        assert_eq!(
+            r["judge"], "judge-model-1",
+            "{what}: named by the judge rater"
+        );
+        assert_eq!(r["repetitions"], 3, "{what}: K = 3");
+        assert_eq!(
+            r["aggregate"], "median",
+            "{what}: the default aggregate is the median"
+        );
+        for key in ["alpha", "alpha_ci95", "exact_agreement", "mean_within_sd"] {
+            assert!(
+                r["consistency"].get(key).is_some(),
+                "{what}: consistency carries {key}"
+            );
+        }
+        assert_eq!(
+            r["repetitions_needed"]["rows"].as_array().map(Vec::len),
+            Some(3),
+            "{what}: the repetitions-needed table has k = 1…3"
+        );
+        assert!(
+            (r["bias"]["overall"]["estimate"].as_f64().expect("a bias") - 0.0).abs() < 1e-12,
+            "{what}: the median of the spread repetitions is the experts' score, so no bias"
+        );
+        for key in ["length", "self_preference", "order"] {
+            assert!(
+                r["bias"][key]["rule"]
+                    .as_str()
+                    .is_some_and(|s| !s.is_empty()),
+                "{what}: the {key} audit states its rule"
+            );
+        }
+    }
+
+    let set = concord(&["--db", db, "judge", "aggregate", "mean", "--json"]);
+    assert!(
+        set.status.success(),
+        "the aggregate is chosen: {}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    let shown: Value = serde_json::from_slice(&set.stdout).expect("JSON");
+    assert_eq!(
+        shown["aggregate"], "mean",
+        "the study now reads the mean of repetitions"
+    );
+    let out = concord(&["--db", db, "judge", "reliability", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        report[0]["aggregate"], "mean",
+        "the report follows the study's aggregate"
+    );
+}

@@ -176,6 +176,14 @@ struct RunArgs {
     /// Use the provider's batch API (cheaper, slower; resumable too).
     #[arg(long)]
     batch: bool,
+    /// Ask an OpenAI-compatible server (vLLM, OpenAI) for token log-probabilities and store each
+    /// criterion's expected score beside the sampled one (calibration).
+    #[arg(long)]
+    logprobs: bool,
+    /// List the criteria in a seeded random order per call, recorded per call (the order-bias
+    /// audit); needs the rubric's default prompt.
+    #[arg(long)]
+    shuffle_criteria: bool,
     #[arg(long, default_value_t = 8)]
     concurrency: u32,
     /// Requests per minute.
@@ -441,6 +449,8 @@ fn settings_from(a: &RunArgs) -> Result<RunSettings, JudgeCmdError> {
     s.rater_name = a.rater_name.clone();
     s.family = a.family.clone();
     s.batch = a.batch;
+    s.logprobs = a.logprobs;
+    s.shuffle_criteria = a.shuffle_criteria;
     s.prices = Prices {
         input_per_million: a.price_input,
         output_per_million: a.price_output,

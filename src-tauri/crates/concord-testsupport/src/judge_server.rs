@@ -53,6 +53,41 @@ pub fn spread_score(item: u64, k: usize, call: u32) -> i64 {
     (expected_score(item, k) + offset).clamp(1, 5)
 }
 
+/// The probabilities the server gives a score token's alternatives when asked for
+/// log-probabilities: the sampled value `v` 0.7, `v + 1` 0.2, `v − 1` 0.1 (as tokens; values off a
+/// criterion's scale are for the client to leave out).
+pub fn logprob_alternatives(v: i64) -> Vec<(i64, f64)> {
+    vec![(v, 0.7), (v + 1, 0.2), (v - 1, 0.1)]
+}
+
+/// The OpenAI `logprobs.content` of a reply `text`: every run of ASCII digits is its own token
+/// with [`logprob_alternatives`] as its `top_logprobs`; the text between is one token each.
+pub fn logprob_tokens(text: &str) -> Value {
+    let mut tokens = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        let len = if digits > 0 {
+            digits
+        } else {
+            rest.find(|c: char| c.is_ascii_digit())
+                .unwrap_or(rest.len())
+        };
+        let (token, tail) = rest.split_at(len);
+        rest = tail;
+        let top: Vec<Value> = match token.parse::<i64>() {
+            Ok(v) if digits > 0 => logprob_alternatives(v)
+                .into_iter()
+                .map(|(a, p)| json!({"token": a.to_string(), "logprob": p.ln(), "bytes": []}))
+                .collect(),
+            _ => vec![json!({"token": token, "logprob": 0.0, "bytes": []})],
+        };
+        let logprob = top[0]["logprob"].clone();
+        tokens.push(json!({"token": token, "logprob": logprob, "bytes": [], "top_logprobs": top}));
+    }
+    Value::Array(tokens)
+}
+
 #[derive(Debug, Default)]
 pub struct Batch {
     lines: Vec<Value>,
@@ -81,6 +116,8 @@ pub struct ServerState {
     pub base: Mutex<String>,
     /// Repetitions disagree: live MentalBench calls score [`spread_score`] (off by default).
     pub spread: std::sync::atomic::AtomicBool,
+    /// Attributes a prompt lists in its first half score one more ([`asked_in_first_half`]).
+    pub order_bias: std::sync::atomic::AtomicBool,
 }
 
 impl ServerState {
@@ -116,6 +153,7 @@ impl FakeJudge {
             next_id: AtomicU64::new(1),
             base: Mutex::new(String::new()),
             spread: std::sync::atomic::AtomicBool::new(false),
+            order_bias: std::sync::atomic::AtomicBool::new(false),
         });
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         std_listener.set_nonblocking(true).unwrap();
@@ -279,15 +317,47 @@ pub fn item_in(text: &str) -> Option<u64> {
 
 /// The reply text the judge gives `item` (`crisis` for the PsyCrisis dict).
 pub fn judge_text(item: u64, crisis: bool, faults: bool) -> String {
-    judge_text_of_call(item, crisis, faults, None)
+    judge_text_of_call(item, crisis, faults, None, [false; 7])
 }
 
-/// [`judge_text`], with the MentalBench scores of `spread_call`'s [`spread_score`] when given.
+/// The MentalBench attributes the server names in its replies, in rubric order.
+pub const ATTRIBUTES: [&str; 7] = [
+    "Guidance",
+    "Informativeness",
+    "Relevance",
+    "Safety",
+    "Empathy",
+    "Helpfulness",
+    "Understanding",
+];
+
+/// Which attributes a prompt lists in its first half (position p of n with 2p + 1 < n), read
+/// from the order of the reply keys it asks for: what the server's order bias rewards.
+pub fn asked_in_first_half(prompt: &str) -> [bool; 7] {
+    let keys = prompt
+        .rfind("exactly these keys:")
+        .map_or(prompt, |at| &prompt[at..]);
+    let mut at: Vec<(usize, usize)> = ATTRIBUTES
+        .iter()
+        .enumerate()
+        .filter_map(|(k, n)| Some((keys.find(&format!("\"{n}\""))?, k)))
+        .collect();
+    at.sort_unstable();
+    let mut out = [false; 7];
+    for (pos, (_, k)) in at.iter().enumerate() {
+        out[*k] = 2 * pos + 1 < at.len();
+    }
+    out
+}
+
+/// [`judge_text`], with the MentalBench scores of `spread_call`'s [`spread_score`] when given,
+/// and one point more (at most 5) on the attributes `boost` marks (the order bias).
 pub fn judge_text_of_call(
     item: u64,
     crisis: bool,
     faults: bool,
     spread_call: Option<u32>,
+    boost: [bool; 7],
 ) -> String {
     if crisis {
         let keys = [
@@ -312,21 +382,14 @@ pub fn judge_text_of_call(
         }
         return format!("理由：逐项判断如下（item #{item}）。\n{dict}'总分': {sum}}}");
     }
-    let names = [
-        "Guidance",
-        "Informativeness",
-        "Relevance",
-        "Safety",
-        "Empathy",
-        "Helpfulness",
-        "Understanding",
-    ];
+    let names = ATTRIBUTES;
     let mut obj = serde_json::Map::new();
     for (k, n) in names.iter().enumerate() {
         let score = match spread_call {
             Some(call) => spread_score(item, k, call),
             None => expected_score(item, k),
         };
+        let score = if boost[k] { (score + 1).min(5) } else { score };
         obj.insert(n.to_string(), json!(score));
     }
     obj.insert("Overall".into(), json!(3.0));
@@ -452,11 +515,16 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                 }
             }
             let spread = state.spread.load(Ordering::SeqCst).then_some(n);
-            let reply = completion_json(
-                anthropic,
-                &judge_text_of_call(item, crisis, state.faults, spread),
-                text.len(),
-            );
+            let boost = if state.order_bias.load(Ordering::SeqCst) {
+                asked_in_first_half(&text)
+            } else {
+                [false; 7]
+            };
+            let reply_text = judge_text_of_call(item, crisis, state.faults, spread, boost);
+            let mut reply = completion_json(anthropic, &reply_text, text.len());
+            if !anthropic && body.get("logprobs") == Some(&Value::Bool(true)) {
+                reply["choices"][0]["logprobs"] = json!({"content": logprob_tokens(&reply_text)});
+            }
             Reply::Json(200, reply.to_string(), vec![])
         }
         ("POST", "/files") => {

@@ -2,7 +2,7 @@
 //! execution settings, the rate limiter, the clock and the cancellation token, with the retry
 //! backoff and the reply parser used by both the live sender and the batch driver.
 
-use super::http::{CallError, Endpoint};
+use super::http::{CallError, Completion, Endpoint};
 use super::ledger::{CallOutcome, LoadedRun};
 use super::pacing::{backoff_delay, RateLimiter};
 use super::settings::Execution;
@@ -48,6 +48,23 @@ impl CallContext {
             _ = tokio::time::sleep(delay) => true,
             _ = self.cancel.cancelled() => false,
         }
+    }
+
+    /// `{criterion id: expected score}` JSON from a completion's log-probabilities, when it has
+    /// them and its reply was read as scores.
+    pub(crate) fn expected(
+        &self,
+        completion: &Completion,
+        outcome: &CallOutcome,
+    ) -> Option<String> {
+        let tokens = completion.logprobs.as_deref()?;
+        if !matches!(outcome, CallOutcome::Scored(_)) {
+            return None;
+        }
+        let e = super::logprobs::expected_scores(tokens, &self.run.rubric);
+        (!e.is_empty())
+            .then(|| serde_json::to_string(&e).ok())
+            .flatten()
     }
 
     /// Turn a completion text into an outcome with the rubric's parser.

@@ -13,8 +13,8 @@ pub use crate::store::CallFailure;
 
 use crate::rubric::Rubric;
 use crate::store::{
-    CallReply, JudgeRunCounts, NewJudgeRun, NewJudgement, NewRater, Occasion, RaterKind,
-    RatingInput, Store, StoreError, StoredRubric,
+    CallDetails, CallReply, JudgeRunCounts, NewJudgeRun, NewJudgement, NewRater, Occasion,
+    RaterKind, RatingInput, Store, StoreError, StoredRubric,
 };
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -100,6 +100,44 @@ pub(crate) struct LoadedRun {
     pub criteria: HashMap<String, i64>,
 }
 
+impl LoadedRun {
+    /// The positions of the rubric's criteria in the order one call lists them: a shuffle seeded
+    /// by the run's seed, the response and the repetition when the run shuffles the criteria
+    /// order (so a call resumed or collected from a batch has the order it was sent with), `None`
+    /// when the rubric's order is used.
+    pub(crate) fn criteria_order(&self, response_id: i64, repetition: i64) -> Option<Vec<usize>> {
+        if !self.settings.shuffle_criteria {
+            return None;
+        }
+        let seed = self.settings.seed
+            ^ (response_id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ (repetition as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        let mut order: Vec<usize> = (0..self.rubric.criteria.len()).collect();
+        order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+        Some(order)
+    }
+
+    /// The criterion ids in the order a call listed them (JSON array), when shuffled.
+    pub(crate) fn criteria_order_json(&self, response_id: i64, repetition: i64) -> Option<String> {
+        let order = self.criteria_order(response_id, repetition)?;
+        let ids: Vec<&str> = order
+            .iter()
+            .filter_map(|&i| self.rubric.criteria.get(i).map(|c| c.id.as_str()))
+            .collect();
+        serde_json::to_string(&ids).ok()
+    }
+
+    /// The messages one call sends: the run's template, or the rubric's default template in the
+    /// call's shuffled order.
+    pub(crate) fn prompt_for(&self, job: &Job) -> super::prompt::RenderedPrompt {
+        match self.criteria_order(job.response_id, job.repetition) {
+            Some(order) => PromptTemplate::default_in_order(&self.rubric, &order)
+                .render(&job.context, &job.response),
+            None => self.template.render(&job.context, &job.response),
+        }
+    }
+}
+
 /// One claimed call with the texts it needs.
 #[derive(Debug, Clone)]
 pub(crate) struct Job {
@@ -133,6 +171,8 @@ pub(crate) struct CallResult {
     pub http_status: Option<u16>,
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    /// `{criterion id: expected score}` JSON from the reply's log-probabilities, when returned.
+    pub expected_json: Option<String>,
     pub outcome: CallOutcome,
 }
 
@@ -454,11 +494,16 @@ pub(crate) fn record(
                         .iter()
                         .map(|(k, s)| (k.clone(), serde_json::Value::from(*s)))
                         .collect();
+                    let order = run.criteria_order_json(r.response_id, r.repetition);
                     tx.complete_call(
                         r.call_id,
                         &reply,
                         &serde_json::Value::Object(scores).to_string(),
                         v.explanation.as_deref(),
+                        &CallDetails {
+                            criteria_order: order.as_deref(),
+                            expected_json: r.expected_json.as_deref(),
+                        },
                     )?;
                     tally.done += 1;
                     if tx.first_done_repetition(run.id, r.response_id)? == Some(r.repetition) {

@@ -34,6 +34,7 @@ pub mod destination;
 pub mod http;
 pub mod key;
 pub mod ledger;
+pub mod logprobs;
 pub mod pacing;
 pub mod progress;
 pub mod prompt;

@@ -48,22 +48,25 @@ pub struct AggregatedScore {
     pub value: f64,
 }
 
-/// Every repetition's value of one run × response, per criterion id.
-type Repetitions = HashMap<i64, Vec<f64>>;
+/// (rater id, response id, criterion id) → every (repetition, value) of the newest run of that
+/// rater that judged the response.
+pub type RepetitionValues = HashMap<(i64, i64, i64), Vec<(i64, f64)>>;
 
-/// The scores of multi-repetition runs on `rubric_id` (only `response_id`'s when given), each the
-/// `aggregate` of its repetitions (see the module docs).
-pub fn aggregated_scores(
+/// The repetitions of the runs on `rubric_id` that asked at least `min_repetitions` times (only
+/// `response_id`'s when given), the newest run per rater × response (see the module docs).
+pub fn repetition_values(
     store: &Store,
     rubric_id: i64,
+    min_repetitions: i64,
     response_id: Option<i64>,
-    aggregate: RepetitionAggregate,
-) -> StoreResult<Vec<AggregatedScore>> {
+) -> StoreResult<RepetitionValues> {
     let criteria = store.read().criterion_ids(rubric_id)?;
-    // (rater, response) → (run, repetitions); runs come in id order, so a newer run replaces.
-    let mut newest: HashMap<(i64, i64), (i64, Repetitions)> = HashMap::new();
+    // (rater, response) → (run, criterion → repetitions); runs come in id order, so a newer run
+    // replaces an older one.
+    type Calls = (i64, HashMap<i64, Vec<(i64, f64)>>);
+    let mut newest: HashMap<(i64, i64), Calls> = HashMap::new();
     let mut bad = None;
-    store.for_each_done_call(rubric_id, 2, response_id, |c| {
+    store.for_each_done_call(rubric_id, min_repetitions, response_id, |c| {
         let scores: serde_json::Map<String, serde_json::Value> =
             match serde_json::from_str(&c.scores_json) {
                 Ok(m) => m,
@@ -80,26 +83,41 @@ pub fn aggregated_scores(
         }
         for (key, v) in scores {
             if let (Some(&id), Some(v)) = (criteria.get(&key), v.as_f64()) {
-                slot.1.entry(id).or_default().push(v);
+                slot.1.entry(id).or_default().push((c.repetition, v));
             }
         }
     })?;
     if let Some(e) = bad {
         return Err(StoreError::Invalid(e));
     }
-    let mut out: Vec<AggregatedScore> = newest
+    Ok(newest
         .into_iter()
-        .flat_map(|((rater_id, response_id), (_, by_criterion))| {
+        .flat_map(|((rater, response), (_, by_criterion))| {
             by_criterion
                 .into_iter()
-                .filter_map(move |(criterion_id, v)| {
-                    Some(AggregatedScore {
-                        rater_id,
-                        response_id,
-                        criterion_id,
-                        value: aggregate.of(&v)?,
-                    })
-                })
+                .map(move |(criterion, v)| ((rater, response, criterion), v))
+        })
+        .collect())
+}
+
+/// The scores of multi-repetition runs on `rubric_id` (only `response_id`'s when given), each the
+/// `aggregate` of its repetitions (see the module docs).
+pub fn aggregated_scores(
+    store: &Store,
+    rubric_id: i64,
+    response_id: Option<i64>,
+    aggregate: RepetitionAggregate,
+) -> StoreResult<Vec<AggregatedScore>> {
+    let mut out: Vec<AggregatedScore> = repetition_values(store, rubric_id, 2, response_id)?
+        .into_iter()
+        .filter_map(|((rater_id, response_id, criterion_id), v)| {
+            let values: Vec<f64> = v.iter().map(|(_, x)| *x).collect();
+            Some(AggregatedScore {
+                rater_id,
+                response_id,
+                criterion_id,
+                value: aggregate.of(&values)?,
+            })
         })
         .collect();
     out.sort_by_key(|s| (s.rater_id, s.response_id, s.criterion_id));

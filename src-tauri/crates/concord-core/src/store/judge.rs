@@ -120,6 +120,15 @@ fn done_call_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DoneCallScores> {
     })
 }
 
+/// What a done call records beside its scores.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallDetails<'a> {
+    /// The criterion ids in the order the prompt listed them (JSON array), when shuffled.
+    pub criteria_order: Option<&'a str>,
+    /// `{criterion id: expected score}` from token log-probabilities, when returned.
+    pub expected_json: Option<&'a str>,
+}
+
 /// What came back for a call that was sent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallReply<'a> {
@@ -439,6 +448,7 @@ impl StudyTx<'_> {
         reply: &CallReply<'_>,
         scores_json: &str,
         explanation: Option<&str>,
+        details: &CallDetails<'_>,
     ) -> StoreResult<()> {
         self.conn()
             .prepare_cached(
@@ -446,7 +456,8 @@ impl StudyTx<'_> {
                      attempts = attempts + ?2, prompt_sha256 = COALESCE(?3, prompt_sha256), raw_output = ?4,
                      scores_json = ?5, explanation = ?6, failure_kind = NULL,
                      failure = NULL, http_status = ?7, input_tokens = ?8,
-                     output_tokens = ?9, updated_at = ?10
+                     output_tokens = ?9, updated_at = ?10, criteria_order = ?11,
+                     expected_json = ?12
                  WHERE id = ?1",
             )?
             .execute(params![
@@ -459,7 +470,9 @@ impl StudyTx<'_> {
                 reply.http_status,
                 reply.input_tokens,
                 reply.output_tokens,
-                self.now
+                self.now,
+                details.criteria_order,
+                details.expected_json
             ])?;
         Ok(())
     }

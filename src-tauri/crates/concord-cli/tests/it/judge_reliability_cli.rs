@@ -132,6 +132,87 @@ fn reliability_reports_every_judge_and_criterion_after_three_repetitions() {
         }
     }
 
+    // The long CSV: the median by default, one row per repetition with `--judge-repetitions all`.
+    let csv = |extra: &[&str], name: &str| -> Vec<Vec<String>> {
+        let out_path = dir.path().join(name);
+        let out_arg = out_path.to_str().expect("a UTF-8 path").to_string();
+        let mut args = vec![
+            "--db",
+            db,
+            "export",
+            "ratings",
+            "--format",
+            "csv",
+            "--out",
+            &out_arg,
+            "--override-phi",
+            "synthetic test texts",
+        ];
+        args.extend_from_slice(extra);
+        let out = concord(&args);
+        assert!(
+            out.status.success(),
+            "the export is written: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(&out_path)
+            .expect("the CSV")
+            .lines()
+            .map(|l| l.split(',').map(str::to_string).collect())
+            .collect()
+    };
+    let plain = csv(&[], "plain.csv");
+    assert!(
+        !plain[0].contains(&"repetition".to_string()),
+        "the default long CSV keeps today's columns"
+    );
+    let col = |rows: &[Vec<String>], name: &str| {
+        rows[0].iter().position(|h| h == name).expect("a column")
+    };
+    let (kind, value, criterion) = (
+        col(&plain, "rater_kind"),
+        col(&plain, "value"),
+        col(&plain, "criterion"),
+    );
+    let judge_rows: Vec<&Vec<String>> = plain.iter().filter(|r| r[kind] == "judge").collect();
+    assert_eq!(
+        judge_rows.len(),
+        9 * 7,
+        "one judge row per response × attribute by default"
+    );
+    let all = csv(&["--judge-repetitions", "all"], "all.csv");
+    let rep = col(&all, "repetition");
+    assert_eq!(rep, all[0].len() - 1, "the repetition column comes last");
+    let judge_all: Vec<&Vec<String>> = all.iter().filter(|r| r[kind] == "judge").collect();
+    assert_eq!(
+        judge_all.len(),
+        9 * 7 * 3,
+        "one row per repetition with --judge-repetitions all"
+    );
+    assert!(
+        all.iter()
+            .filter(|r| r[kind] == "expert")
+            .all(|r| r[rep].is_empty()),
+        "experts' rows leave the repetition empty"
+    );
+    // Each default judge value is the median of the three repetitions' values.
+    let mut reps: std::collections::HashMap<(String, String), Vec<f64>> = Default::default();
+    let response = col(&all, "response_id");
+    for r in &judge_all {
+        reps.entry((r[response].clone(), r[criterion].clone()))
+            .or_default()
+            .push(r[value].parse().expect("a number"));
+    }
+    for r in &judge_rows {
+        let mut v = reps[&(r[response].clone(), r[criterion].clone())].clone();
+        v.sort_by(f64::total_cmp);
+        assert_eq!(
+            r[value].parse::<f64>().expect("a number"),
+            v[1],
+            "the default export writes the median of the repetitions {v:?}"
+        );
+    }
+
     let set = concord(&["--db", db, "judge", "aggregate", "mean", "--json"]);
     assert!(
         set.status.success(),

@@ -42,6 +42,8 @@ impl RatingsFormat {
     }
 }
 
+pub use crate::outputs::export::JudgeRepetitions;
+
 /// A rating export: the format and its options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RatingsExport {
@@ -52,6 +54,8 @@ pub struct RatingsExport {
     pub texts: bool,
     /// Workbook: include the agreement sheet.
     pub agreement: bool,
+    /// Long CSV: a judge's repetitions aggregated (default) or one row each.
+    pub judge_repetitions: JudgeRepetitions,
 }
 
 impl RatingsExport {
@@ -62,6 +66,7 @@ impl RatingsExport {
             excel: false,
             texts: false,
             agreement: true,
+            judge_repetitions: JudgeRepetitions::Aggregate,
         }
     }
 }
@@ -171,6 +176,7 @@ pub fn export_ratings(
     let options = CsvOptions {
         excel: export.excel,
         texts: export.texts,
+        judge_repetitions: export.judge_repetitions,
     };
     let store = study.store();
     let summary = write_output(

@@ -99,7 +99,8 @@ pub fn slope_interval(x: &[f64], y: &[f64], rule: &'static str) -> IntervalEstim
     let my = pairs.iter().map(|p| p.1).sum::<f64>() / nf;
     let sxx: f64 = pairs.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
     let sxy: f64 = pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    if sxx <= 0.0 {
+    // x that does not vary (up to rounding of its mean) has no slope.
+    if sxx <= 64.0 * f64::EPSILON * nf * mx.abs().max(1.0).powi(2) {
         return undefined(n, rule);
     }
     let b = sxy / sxx;
@@ -188,6 +189,17 @@ mod tests {
             s.ci95,
             [Some(0.5), Some(0.5)],
             "no residual: a point interval"
+        );
+    }
+
+    #[test]
+    fn a_constant_length_has_no_slope() {
+        let x = [4.2f64.ln(); 9];
+        let y = [0.0, 1.0, 0.0, 2.0, 1.0, 0.0, 1.0, 1.0, 0.0];
+        assert_eq!(
+            slope_interval(&x, &y, "test").estimate,
+            None,
+            "responses of one length cannot show a length effect, whatever rounding leaves in Sxx"
         );
     }
 

@@ -213,6 +213,22 @@ fn reliability_reports_every_judge_and_criterion_after_three_repetitions() {
         );
     }
 
+    let text = concord(&["--db", db, "judge", "reliability"]);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    println!("{text}");
+    for line in [
+        "self-consistency: α (interval)",
+        "k = 3: ICC(A,1)",
+        "calibration (repetitions)",
+        "length slope",
+        "quality band 3",
+    ] {
+        assert!(
+            text.contains(line),
+            "the text report shows {line:?}:\n{text}"
+        );
+    }
+
     let set = concord(&["--db", db, "judge", "aggregate", "mean", "--json"]);
     assert!(
         set.status.success(),

@@ -767,7 +767,12 @@ logprobs: boolean,
  * List the criteria in a seeded random order per call (recorded per call), so the bias audit
  * can compare criteria asked early with those asked late. Needs the rubric's default prompt.
  */
-shuffle_criteria: boolean, };
+shuffle_criteria: boolean, 
+/**
+ * Ask for a schema-constrained reply (`judge::structured`): an OpenAI-compatible
+ * `response_format` with a JSON schema (vLLM accepts it), an Anthropic forced tool.
+ */
+structured: boolean, };
 
 export type CostEstimate = { calls: number, input_tokens: number, output_tokens: number, cost_usd: number, 
 /**

@@ -97,6 +97,7 @@ export function buildSettings(f: JudgeForm): Built {
       prices: { input_per_million: f.priceIn, output_per_million: f.priceOut },
       logprobs: false,
       shuffle_criteria: false,
+      structured: false,
     },
   };
 }

@@ -184,6 +184,10 @@ struct RunArgs {
     /// audit); needs the rubric's default prompt.
     #[arg(long)]
     shuffle_criteria: bool,
+    /// Ask for a JSON-schema-constrained reply (OpenAI-compatible `response_format`, vLLM's
+    /// guided decoding; an Anthropic forced tool): one integer enum per criterion, rationale first.
+    #[arg(long)]
+    structured: bool,
     #[arg(long, default_value_t = 8)]
     concurrency: u32,
     /// Requests per minute.
@@ -228,7 +232,23 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
             if list.is_empty() {
                 return Ok("No judge runs in this study.\n".into());
             }
-            Ok(list.iter().map(render_status).collect())
+            let modes = judge_runs::reply_modes(&study)?;
+            Ok(list
+                .iter()
+                .map(|s| {
+                    let mut text = render_status(s);
+                    if let Some(m) = modes.iter().find(|m| m.run_id == s.id) {
+                        let _ = writeln!(
+                            text,
+                            "  replies: {} — {} of {} answered calls unreadable",
+                            m.mode.replace('_', " "),
+                            m.unreadable,
+                            m.answered
+                        );
+                    }
+                    text
+                })
+                .collect())
         }
         JudgeCommand::Failures { run } => {
             let study = open_study(db)?;
@@ -451,6 +471,7 @@ fn settings_from(a: &RunArgs) -> Result<RunSettings, JudgeCmdError> {
     s.batch = a.batch;
     s.logprobs = a.logprobs;
     s.shuffle_criteria = a.shuffle_criteria;
+    s.structured = a.structured;
     s.prices = Prices {
         input_per_million: a.price_input,
         output_per_million: a.price_output,

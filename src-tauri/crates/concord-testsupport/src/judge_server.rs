@@ -118,6 +118,8 @@ pub struct ServerState {
     pub spread: std::sync::atomic::AtomicBool,
     /// Attributes a prompt lists in its first half score one more ([`asked_in_first_half`]).
     pub order_bias: std::sync::atomic::AtomicBool,
+    /// Live requests that carried a reply schema (`response_format` or a forced tool).
+    pub structured_requests: AtomicU64,
 }
 
 impl ServerState {
@@ -154,6 +156,7 @@ impl FakeJudge {
             base: Mutex::new(String::new()),
             spread: std::sync::atomic::AtomicBool::new(false),
             order_bias: std::sync::atomic::AtomicBool::new(false),
+            structured_requests: AtomicU64::new(0),
         });
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         std_listener.set_nonblocking(true).unwrap();
@@ -410,6 +413,46 @@ pub fn judge_text_of_call(
     }
 }
 
+/// The PsyCrisis dimension keys the server writes, in rubric order.
+const CRISIS_KEYS: [&str; 5] = [
+    "共情与合作",
+    "基于证据的情绪管理建议",
+    "探索来访者担忧",
+    "评估并提取证据支持的风险",
+    "外部支持与干预",
+];
+
+/// The structured reply (`{"Explanation", "scores": {…}}`) the server gives when a request
+/// carries a JSON schema (`response_format`) or a forced tool: the same scores as its free text.
+pub fn structured_reply(
+    item: u64,
+    crisis: bool,
+    spread_call: Option<u32>,
+    boost: [bool; 7],
+) -> Value {
+    let mut scores = serde_json::Map::new();
+    if crisis {
+        for (k, key) in CRISIS_KEYS.iter().enumerate() {
+            scores.insert(key.to_string(), json!(expected_binary(item, k)));
+        }
+    } else {
+        let free: Value =
+            serde_json::from_str(&judge_text_of_call(item, false, false, spread_call, boost))
+                .expect("the server's own JSON");
+        for n in ATTRIBUTES {
+            scores.insert(n.to_string(), free[n].clone());
+        }
+    }
+    json!({"Explanation": format!("Judged item {item} against the schema."), "scores": scores})
+}
+
+fn tool_json(input: &Value, prompt_len: usize) -> Value {
+    json!({"id": "msg", "type": "message", "role": "assistant",
+           "content": [{"type": "tool_use", "id": "toolu_1", "name": "record_scores", "input": input}],
+           "stop_reason": "tool_use",
+           "usage": {"input_tokens": prompt_len / 4, "output_tokens": 40}})
+}
+
 fn completion_json(anthropic: bool, text: &str, prompt_len: usize) -> Value {
     if anthropic {
         json!({"id": "msg", "type": "message", "role": "assistant",
@@ -520,6 +563,17 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
             } else {
                 [false; 7]
             };
+            let structured = body.get("response_format").is_some() || body.get("tools").is_some();
+            if structured {
+                state.structured_requests.fetch_add(1, Ordering::SeqCst);
+                let input = structured_reply(item, crisis, spread, boost);
+                let reply = if anthropic {
+                    tool_json(&input, text.len())
+                } else {
+                    completion_json(false, &input.to_string(), text.len())
+                };
+                return Reply::Json(200, reply.to_string(), vec![]);
+            }
             let reply_text = judge_text_of_call(item, crisis, state.faults, spread, boost);
             let mut reply = completion_json(anthropic, &reply_text, text.len());
             if !anthropic && body.get("logprobs") == Some(&Value::Bool(true)) {

@@ -36,6 +36,11 @@ pub fn runs(study: &OpenStudy) -> Result<Vec<RunStatus>, JudgeError> {
     judge::runs(study.store())
 }
 
+/// Every run's reply mode (structured or free text) with its unreadable replies.
+pub fn reply_modes(study: &OpenStudy) -> Result<Vec<judge::ReplyMode>, JudgeError> {
+    judge::reply_modes(study.store())
+}
+
 /// One run's status (`judge_no_such_run` when the study has no run `run_id`).
 pub fn run_status(study: &OpenStudy, run_id: i64) -> Result<RunStatus, JudgeError> {
     judge::run_status(study.store(), run_id)

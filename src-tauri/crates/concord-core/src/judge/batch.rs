@@ -7,7 +7,7 @@
 //! stops submitting and polling but leaves submitted batches to be collected on resume.
 
 use super::context::CallContext;
-use super::http::{read_completion, request_body, CallError};
+use super::http::{read_completion, CallError};
 use super::ledger::{self, CallOutcome, CallResult};
 use super::progress::{Meter, Progress, RunPhase};
 use super::settings::ProviderKind;
@@ -337,7 +337,7 @@ impl BatchRun<'_> {
                 .map(|j| {
                     let prompt = ctx.run.prompt_for(j);
                     hashes.push((j.call_id, prompt.sha256()));
-                    (j.call_id, request_body(&ctx.run.settings, &prompt))
+                    (j.call_id, ctx.run.body_for(&prompt))
                 })
                 .collect();
             match self.runtime.block_on(submit(ctx, lines)) {

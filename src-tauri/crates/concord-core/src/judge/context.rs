@@ -69,7 +69,16 @@ impl CallContext {
 
     /// Turn a completion text into an outcome with the rubric's parser.
     pub(crate) fn judge(&self, text: &str) -> CallOutcome {
-        match read_reply(text, self.run.template.format, &self.run.rubric) {
+        // A structured reply is a JSON object whatever the rubric's free-text format.
+        let (text, format) = if self.run.settings.structured {
+            (
+                std::borrow::Cow::Owned(super::structured::flatten(text)),
+                super::ReplyFormat::JsonScores,
+            )
+        } else {
+            (std::borrow::Cow::Borrowed(text), self.run.template.format)
+        };
+        match read_reply(&text, format, &self.run.rubric) {
             Ok(v) => CallOutcome::Scored(v),
             Err(e) => CallOutcome::Failed {
                 kind: e.code().to_string(),

@@ -214,6 +214,16 @@ pub fn read_completion(provider: ProviderKind, body: &Value) -> Result<Completio
             if text.is_empty() && blocks.is_empty() {
                 return Err(CallError::Shape("empty content".into()));
             }
+            // A forced tool's reply (structured replies) is its input object.
+            let text = if text.is_empty() {
+                blocks
+                    .iter()
+                    .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                    .and_then(|b| b.get("input"))
+                    .map_or(text, Value::to_string)
+            } else {
+                text
+            };
             Ok(Completion {
                 text,
                 input_tokens: body.pointer("/usage/input_tokens").and_then(tokens),

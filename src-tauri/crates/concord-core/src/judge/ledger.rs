@@ -88,6 +88,20 @@ pub struct RunStatus {
     pub cost_usd: f64,
 }
 
+/// How a run asks for its replies and how many could not be read as scores: the ledger's count
+/// of unreadable replies per mode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplyMode {
+    pub run_id: i64,
+    /// `structured` (a reply schema) or `free_text`.
+    pub mode: &'static str,
+    /// Calls that came back (done or failed).
+    pub answered: i64,
+    /// Failed calls whose reply could not be read as scores (empty, unreadable, a score missing,
+    /// out of range or not a score).
+    pub unreadable: i64,
+}
+
 /// A run loaded for execution.
 #[derive(Debug, Clone)]
 pub(crate) struct LoadedRun {
@@ -125,6 +139,16 @@ impl LoadedRun {
             .filter_map(|&i| self.rubric.criteria.get(i).map(|c| c.id.as_str()))
             .collect();
         serde_json::to_string(&ids).ok()
+    }
+
+    /// The request body of one call: the provider's request for `prompt`, constrained by the
+    /// reply schema when the run asks for structured replies.
+    pub(crate) fn body_for(&self, prompt: &super::prompt::RenderedPrompt) -> serde_json::Value {
+        let mut body = super::http::request_body(&self.settings, prompt);
+        if self.settings.structured {
+            super::structured::constrain(&mut body, self.settings.provider, &self.rubric);
+        }
+        body
     }
 
     /// The messages one call sends: the run's template, or the rubric's default template in the
@@ -592,6 +616,28 @@ pub fn runs(store: &Store) -> Result<Vec<RunStatus>, JudgeError> {
         .judge_run_counts()?
         .into_iter()
         .map(run_status_of)
+        .collect())
+}
+
+/// Every run's reply mode and its unreadable replies, oldest first.
+pub fn reply_modes(store: &Store) -> Result<Vec<ReplyMode>, JudgeError> {
+    Ok(store
+        .judge_run_counts()?
+        .into_iter()
+        .map(|c| {
+            let structured =
+                serde_json::from_str::<RunSettings>(&c.settings_json).is_ok_and(|s| s.structured);
+            ReplyMode {
+                run_id: c.id,
+                mode: if structured {
+                    "structured"
+                } else {
+                    "free_text"
+                },
+                answered: c.done + c.failed,
+                unreadable: c.unreadable,
+            }
+        })
         .collect())
 }
 

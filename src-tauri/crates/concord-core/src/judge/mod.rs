@@ -42,13 +42,14 @@ pub mod rule;
 pub mod runner;
 pub mod scores;
 pub mod settings;
+pub mod structured;
 pub mod verdict;
 
 pub use destination::{destination, Destination, KeyOrigin};
 pub use key::{ApiKey, KeyChoice, KeyError, KeySource};
 pub use ledger::{
-    default_prompt, failures, open_run, preview_run, run_status, runs, CallFailure, CostEstimate,
-    RunPlan, RunPreview, RunStatus,
+    default_prompt, failures, open_run, preview_run, reply_modes, run_status, runs, CallFailure,
+    CostEstimate, ReplyMode, RunPlan, RunPreview, RunStatus,
 };
 pub use progress::{Progress, RunPhase};
 pub use prompt::{PromptTemplate, ReplyFormat};

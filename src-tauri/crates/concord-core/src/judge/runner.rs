@@ -9,7 +9,7 @@
 
 use super::batch;
 use super::context::CallContext;
-use super::http::{request_body, CallError, Endpoint};
+use super::http::{CallError, Endpoint};
 use super::key::ApiKey;
 use super::ledger::{self, CallOutcome, CallResult, Job, RunStatus};
 use super::pacing::RateLimiter;
@@ -56,7 +56,7 @@ fn released(job: &Job, attempts: u32) -> CallResult {
 /// One call with its retries.
 async fn call(ctx: &CallContext, job: &Job) -> CallResult {
     let prompt = ctx.run.prompt_for(job);
-    let body = request_body(&ctx.run.settings, &prompt);
+    let body = ctx.run.body_for(&prompt);
     let est_tokens = estimate_tokens(prompt.system.as_deref().unwrap_or(""))
         + estimate_tokens(&prompt.user)
         + ctx.run.settings.max_tokens as u64;

@@ -125,6 +125,10 @@ pub struct RunSettings {
     /// can compare criteria asked early with those asked late. Needs the rubric's default prompt.
     #[serde(default)]
     pub shuffle_criteria: bool,
+    /// Ask for a schema-constrained reply (`judge::structured`): an OpenAI-compatible
+    /// `response_format` with a JSON schema (vLLM accepts it), an Anthropic forced tool.
+    #[serde(default)]
+    pub structured: bool,
 }
 
 impl RunSettings {
@@ -148,6 +152,7 @@ impl RunSettings {
             prices: Prices::default(),
             logprobs: false,
             shuffle_criteria: false,
+            structured: false,
         }
     }
 
@@ -225,6 +230,9 @@ impl RunSettings {
         }
         if self.shuffle_criteria {
             identity["shuffle_criteria"] = true.into();
+        }
+        if self.structured {
+            identity["structured"] = true.into();
         }
         identity
     }

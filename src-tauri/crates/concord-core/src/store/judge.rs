@@ -72,6 +72,8 @@ pub struct JudgeRunCounts {
     pub failed: i64,
     pub input_tokens: i64,
     pub output_tokens: i64,
+    /// Failed calls whose reply could not be read as scores.
+    pub unreadable: i64,
 }
 
 /// A claimed call with the texts it needs.
@@ -149,7 +151,10 @@ const STATUS_SQL: &str = "SELECT r.id, t.name, r.provider, r.base_url, r.model, 
         (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'done'),
         (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'failed'),
         (SELECT COALESCE(SUM(input_tokens), 0) FROM judge_call j WHERE j.run_id = r.id),
-        (SELECT COALESCE(SUM(output_tokens), 0) FROM judge_call j WHERE j.run_id = r.id)
+        (SELECT COALESCE(SUM(output_tokens), 0) FROM judge_call j WHERE j.run_id = r.id),
+        (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'failed'
+            AND j.failure_kind IN ('empty_reply', 'unreadable_reply', 'missing_score',
+                                   'out_of_range', 'not_a_score'))
     FROM judge_run r JOIN rater t ON t.id = r.rater_id JOIN rubric u ON u.id = r.rubric_id";
 
 fn counts_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<JudgeRunCounts> {
@@ -174,6 +179,7 @@ fn counts_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<JudgeRunCounts> {
         failed: row.get(17)?,
         input_tokens: row.get(18)?,
         output_tokens: row.get(19)?,
+        unreadable: row.get(20)?,
     })
 }
 

@@ -37,6 +37,8 @@ pub enum JudgeCmdError {
     Read { path: String, detail: String },
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    BatchFile(#[from] judge_runs::BatchFileError),
 }
 
 #[derive(Args, Debug)]
@@ -72,6 +74,36 @@ enum JudgeCommand {
     /// Spearman–Brown, calibration (ECE, Brier, expected-score ICC) and the bias audit (length,
     /// self-preference, criteria order, quality bands), each with its rule.
     Reliability(ReliabilityArgs),
+    /// A run's calls as an OpenAI batch file (what `vllm run-batch` reads), and its output
+    /// file read back into the run.
+    BatchFile {
+        #[command(subcommand)]
+        command: BatchFileCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum BatchFileCommand {
+    /// Open (or find) the run these settings make, as `judge run` does, and write its open calls
+    /// as batch request lines with stable custom_ids; nothing is sent.
+    Export {
+        #[command(flatten)]
+        run: Box<RunArgs>,
+        /// The JSONL file to write.
+        #[arg(long, value_name = "FILE.jsonl")]
+        out: PathBuf,
+        /// Replace a file already at --out.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Read a batch output file into run RUN: checked whole first (unknown or duplicate
+    /// custom_ids refuse it, nothing written), calls already done skipped, so it can be imported
+    /// again.
+    Import {
+        #[arg(long)]
+        run: i64,
+        file: PathBuf,
+    },
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -288,6 +320,37 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
             Ok(format!(
                 "Stored the key for {} in the OS keyring.\n",
                 quoted(account)
+            ))
+        }
+        JudgeCommand::BatchFile {
+            command: BatchFileCommand::Export { run, out, force },
+        } => {
+            let mut study = open_study(db)?;
+            let settings = settings_with_prompt(run, &study)?;
+            let (plan, written) =
+                judge_runs::batch_file_export(&mut study, &settings, out, *force)?;
+            if json {
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&written)?));
+            }
+            Ok(format!(
+                "{} run {}: wrote {} request lines to {}\n",
+                if plan.resumed { "Resumed" } else { "Opened" },
+                written.run_id,
+                written.lines,
+                out.display()
+            ))
+        }
+        JudgeCommand::BatchFile {
+            command: BatchFileCommand::Import { run, file },
+        } => {
+            let mut study = open_study(db)?;
+            let r = judge_runs::batch_file_import(&mut study, *run, file)?;
+            if json {
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&r)?));
+            }
+            Ok(format!(
+                "run {}: {} lines — {} scored, {} failed, {} already done; {} calls still open\n",
+                r.run_id, r.lines, r.done, r.failed, r.already_done, r.missing
             ))
         }
         JudgeCommand::Aggregate { aggregate } => {

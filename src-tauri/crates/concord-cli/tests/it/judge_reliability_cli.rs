@@ -247,3 +247,87 @@ fn reliability_reports_every_judge_and_criterion_after_three_repetitions() {
         "the report follows the study's aggregate"
     );
 }
+
+/// `concord judge batch-file export` then `import`, as a lead judging offline with vLLM runs it:
+/// the file holds one line per call, the answered file comes back matched by custom_id, and
+/// `judge status` shows the calls done.
+#[test]
+fn a_batch_file_goes_out_and_comes_back() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("offline.concord");
+    drop(study_with_items(&path, &judge_server::mentalbench(), 5));
+    let db = path.to_str().expect("a UTF-8 path");
+    let requests = dir.path().join("requests.jsonl");
+    let out = concord(&[
+        "--db",
+        db,
+        "judge",
+        "batch-file",
+        "export",
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        "http://localhost:8000/v1",
+        "--model",
+        "local-model",
+        "--rubric",
+        "mentalbench",
+        "--out",
+        requests.to_str().expect("UTF-8"),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "the export is written: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(written["lines"], 5, "one line per call");
+    let answered: String = std::fs::read_to_string(&requests)
+        .expect("the request file")
+        .lines()
+        .rev()
+        .map(|l| {
+            let r: Value = serde_json::from_str(l).expect("JSON");
+            let user = r["body"]["messages"][0]["content"].as_str().expect("a message");
+            let item = judge_server::item_in(user).expect("an item");
+            let body = serde_json::json!({"choices": [{"index": 0, "message": {"role": "assistant",
+                "content": judge_server::judge_text(item, false, false)}}]});
+            format!(
+                "{}\n",
+                serde_json::json!({"custom_id": r["custom_id"], "response": {"status_code": 200, "body": body}, "error": null})
+            )
+        })
+        .collect();
+    let results = dir.path().join("results.jsonl");
+    std::fs::write(&results, answered).expect("the results file");
+    let out = concord(&[
+        "--db",
+        db,
+        "judge",
+        "batch-file",
+        "import",
+        "--run",
+        &written["run_id"].to_string(),
+        results.to_str().expect("UTF-8"),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "the import is read: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        (report["done"].as_u64(), report["missing"].as_u64()),
+        (Some(5), Some(0)),
+        "every call is recorded: {report}"
+    );
+    let status = concord(&["--db", db, "judge", "status"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains("5 done")
+            && text.contains("replies: free text — 0 of 5 answered calls unreadable"),
+        "the ledger shows the imported calls: {text}"
+    );
+}

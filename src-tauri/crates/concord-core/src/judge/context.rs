@@ -6,7 +6,6 @@ use super::http::{CallError, Completion, Endpoint};
 use super::ledger::{CallOutcome, LoadedRun};
 use super::pacing::{backoff_delay, RateLimiter};
 use super::settings::Execution;
-use super::verdict::read_reply;
 use crate::base::clock::Clock;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -57,33 +56,11 @@ impl CallContext {
         completion: &Completion,
         outcome: &CallOutcome,
     ) -> Option<String> {
-        let tokens = completion.logprobs.as_deref()?;
-        if !matches!(outcome, CallOutcome::Scored(_)) {
-            return None;
-        }
-        let e = super::logprobs::expected_scores(tokens, &self.run.rubric);
-        (!e.is_empty())
-            .then(|| serde_json::to_string(&e).ok())
-            .flatten()
+        self.run.expected(completion, outcome)
     }
 
     /// Turn a completion text into an outcome with the rubric's parser.
     pub(crate) fn judge(&self, text: &str) -> CallOutcome {
-        // A structured reply is a JSON object whatever the rubric's free-text format.
-        let (text, format) = if self.run.settings.structured {
-            (
-                std::borrow::Cow::Owned(super::structured::flatten(text)),
-                super::ReplyFormat::JsonScores,
-            )
-        } else {
-            (std::borrow::Cow::Borrowed(text), self.run.template.format)
-        };
-        match read_reply(&text, format, &self.run.rubric) {
-            Ok(v) => CallOutcome::Scored(v),
-            Err(e) => CallOutcome::Failed {
-                kind: e.code().to_string(),
-                reason: e.to_string(),
-            },
-        }
+        self.run.judge(text)
     }
 }

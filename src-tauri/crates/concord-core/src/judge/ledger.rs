@@ -141,6 +141,43 @@ impl LoadedRun {
         serde_json::to_string(&ids).ok()
     }
 
+    /// `{criterion id: expected score}` JSON from a completion's log-probabilities, when it has
+    /// them and its reply was read as scores.
+    pub(crate) fn expected(
+        &self,
+        completion: &super::http::Completion,
+        outcome: &CallOutcome,
+    ) -> Option<String> {
+        let tokens = completion.logprobs.as_deref()?;
+        if !matches!(outcome, CallOutcome::Scored(_)) {
+            return None;
+        }
+        let e = super::logprobs::expected_scores(tokens, &self.rubric);
+        (!e.is_empty())
+            .then(|| serde_json::to_string(&e).ok())
+            .flatten()
+    }
+
+    /// Turn a completion text into an outcome with the rubric's parser (a structured reply is
+    /// a JSON object whatever the rubric's free-text format).
+    pub(crate) fn judge(&self, text: &str) -> CallOutcome {
+        let (text, format) = if self.settings.structured {
+            (
+                std::borrow::Cow::Owned(super::structured::flatten(text)),
+                super::ReplyFormat::JsonScores,
+            )
+        } else {
+            (std::borrow::Cow::Borrowed(text), self.template.format)
+        };
+        match super::verdict::read_reply(&text, format, &self.rubric) {
+            Ok(v) => CallOutcome::Scored(v),
+            Err(e) => CallOutcome::Failed {
+                kind: e.code().to_string(),
+                reason: e.to_string(),
+            },
+        }
+    }
+
     /// The request body of one call: the provider's request for `prompt`, constrained by the
     /// reply schema when the run asks for structured replies.
     pub(crate) fn body_for(&self, prompt: &super::prompt::RenderedPrompt) -> serde_json::Value {

@@ -29,6 +29,7 @@
 //! is one rule ([`mod@destination`]) both front ends pass through.
 
 pub mod batch;
+pub mod batch_file;
 mod context;
 pub mod destination;
 pub mod http;

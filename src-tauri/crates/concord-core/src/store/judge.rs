@@ -87,6 +87,15 @@ pub struct ClaimedCall {
     pub response: String,
 }
 
+/// A call of a run and whether it is done (what a batch file's import checks lines against).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallState {
+    pub call_id: i64,
+    pub response_id: i64,
+    pub repetition: i64,
+    pub done: bool,
+}
+
 /// A call of a provider batch that still waits for its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchCall {
@@ -304,6 +313,50 @@ impl Store {
             }
         }
         Ok(())
+    }
+
+    /// Every call of a run with whether it is done, in id order.
+    pub fn judge_call_states(&self, run_id: i64) -> StoreResult<Vec<CallState>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, response_id, repetition, state = 'done' FROM judge_call
+             WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([run_id], |r| {
+            Ok(CallState {
+                call_id: r.get(0)?,
+                response_id: r.get(1)?,
+                repetition: r.get(2)?,
+                done: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Up to `limit` calls of a run that are not done (pending or failed), with the texts they
+    /// need, after call `after` in id order: a page of a batch file's export (nothing is marked).
+    pub fn open_calls_after(
+        &self,
+        run_id: i64,
+        after: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<ClaimedCall>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT j.id, j.response_id, j.repetition, c.context, r.text
+             FROM judge_call j JOIN response r ON r.id = j.response_id
+             JOIN conversation c ON c.id = r.conversation_id
+             WHERE j.run_id = ?1 AND j.state IN ('pending', 'failed') AND j.id > ?2
+             ORDER BY j.id LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![run_id, after, limit as i64], |r| {
+            Ok(ClaimedCall {
+                call_id: r.get(0)?,
+                response_id: r.get(1)?,
+                repetition: r.get(2)?,
+                context: r.get(3)?,
+                response: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Provider batches of a run that were submitted and not yet collected.

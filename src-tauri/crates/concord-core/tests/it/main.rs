@@ -14,6 +14,7 @@ mod import_bad_input;
 mod import_formats;
 mod import_mentalalign;
 mod import_streaming;
+mod judge_batch_file;
 mod judge_reliability;
 mod judge_run;
 mod lead_assignment;

@@ -158,3 +158,81 @@ fn a_batch_file_round_trip_matches_custom_ids_exactly() {
         }
     }
 }
+
+/// Peak resident memory of this process so far, in MiB (Linux `VmHWM`).
+fn peak_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// The figures in BENCHMARKS.md ("Batch files"): export and import of `CONCORD_BATCH_CALLS`
+/// calls (default 20,000) through files on disk, with the time and the peak memory after each.
+#[test]
+#[ignore = "a measurement, run by hand: CONCORD_BATCH_CALLS=N cargo test … -- --ignored --nocapture"]
+fn batch_file_scale() {
+    use std::io::{BufRead, BufReader, BufWriter, Write};
+    let n: u64 = std::env::var("CONCORD_BATCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let dir = tempfile::tempdir().unwrap();
+    let t = std::time::Instant::now();
+    let (mut store, _) = study_with_items(
+        &dir.path().join("s.concord"),
+        &judge_server::mentalbench(),
+        n,
+    );
+    let s = RunSettings::new(
+        ProviderKind::OpenaiCompatible,
+        "http://127.0.0.1:9/v1",
+        "local-vllm",
+    );
+    let run = open_run(&mut store, &s).unwrap().run_id;
+    println!(
+        "study of {n} responses and its run: {:.1?}, peak {:.0} MiB",
+        t.elapsed(),
+        peak_mib()
+    );
+    let requests = dir.path().join("requests.jsonl");
+    let t = std::time::Instant::now();
+    let mut w = BufWriter::new(std::fs::File::create(&requests).unwrap());
+    let written = export_batch_file(&store, run, &mut w).unwrap();
+    w.flush().unwrap();
+    drop(w);
+    let bytes = std::fs::metadata(&requests).unwrap().len();
+    println!(
+        "export: {} lines, {:.0} MiB, {:.1?}, peak {:.0} MiB",
+        written.lines,
+        bytes as f64 / 1048576.0,
+        t.elapsed(),
+        peak_mib()
+    );
+    let results = dir.path().join("results.jsonl");
+    let mut w = BufWriter::new(std::fs::File::create(&results).unwrap());
+    for line in BufReader::new(std::fs::File::open(&requests).unwrap()).lines() {
+        let r: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        writeln!(w, "{}", output_line(&r)).unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    std::fs::remove_file(&requests).unwrap();
+    let t = std::time::Instant::now();
+    let r = import_batch_file(&mut store, run, || {
+        std::fs::File::open(&results).map(BufReader::new)
+    })
+    .unwrap();
+    println!(
+        "import: {} lines, {} done, {:.1?}, peak {:.0} MiB",
+        r.lines,
+        r.done,
+        t.elapsed(),
+        peak_mib()
+    );
+    assert_eq!(r.done, n, "every call is recorded");
+}

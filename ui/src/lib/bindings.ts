@@ -799,7 +799,23 @@ prompt: PromptTemplate | null,
 /**
  * Send through the provider's batch API instead of one request per call.
  */
-batch: boolean, prices: Prices, };
+batch: boolean, prices: Prices, 
+/**
+ * Ask an OpenAI-compatible provider for the reply tokens' log-probabilities (`logprobs`,
+ * `top_logprobs`), from which each criterion's expected score Σ p·s is stored beside the
+ * sampled one. Ignored by Anthropic, which does not return them.
+ */
+logprobs: boolean, 
+/**
+ * List the criteria in a seeded random order per call (recorded per call), so the bias audit
+ * can compare criteria asked early with those asked late. Needs the rubric's default prompt.
+ */
+shuffle_criteria: boolean, 
+/**
+ * Ask for a schema-constrained reply (`judge::structured`): an OpenAI-compatible
+ * `response_format` with a JSON schema (vLLM accepts it), an Anthropic forced tool.
+ */
+structured: boolean, };
 
 export type CostEstimate = { calls: number, input_tokens: number, output_tokens: number, cost_usd: number, 
 /**

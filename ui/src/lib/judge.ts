@@ -95,6 +95,9 @@ export function buildSettings(f: JudgeForm): Built {
       prompt,
       batch: false,
       prices: { input_per_million: f.priceIn, output_per_million: f.priceOut },
+      logprobs: false,
+      shuffle_criteria: false,
+      structured: false,
     },
   };
 }

@@ -7,7 +7,7 @@
 //! replaced only with `--force` (the study itself, a folder, a FIFO or a device never).
 
 use crate::study_cmd::{open_study, StudyCmdError};
-use concord_core::app::export::{ExportJobError, RatingsExport, RatingsFormat};
+use concord_core::app::export::{ExportJobError, JudgeRepetitions, RatingsExport, RatingsFormat};
 use concord_core::guard::phi::review::PhiError;
 use concord_core::guard::phi::review::PhiGate;
 use concord_core::outputs::export::sheet::SheetError;
@@ -27,6 +27,13 @@ pub enum ExportCmdError {
     Json(#[from] serde_json::Error),
     #[error(transparent)]
     Methods(#[from] concord_core::outputs::methods::MethodsError),
+}
+
+/// `--judge-repetitions`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RepetitionsArg {
+    Aggregate,
+    All,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +87,11 @@ pub enum ExportCommand {
         /// Add the context and the response text to each CSV row.
         #[arg(long)]
         texts: bool,
+        /// A judge's repetitions in the long CSV: `aggregate` (the study's aggregate in the value
+        /// column, as every report reads it) or `all` (one row per repetition, with a
+        /// `repetition` column).
+        #[arg(long, value_enum, default_value = "aggregate")]
+        judge_repetitions: RepetitionsArg,
         /// Leave the agreement sheet out of the workbook.
         #[arg(long)]
         no_agreement: bool,
@@ -175,6 +187,7 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
             force,
             excel,
             texts,
+            judge_repetitions,
             no_agreement,
             override_phi,
         } => {
@@ -187,6 +200,10 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
                 excel: *excel,
                 texts: *texts,
                 agreement: !no_agreement,
+                judge_repetitions: match judge_repetitions {
+                    RepetitionsArg::Aggregate => JudgeRepetitions::Aggregate,
+                    RepetitionsArg::All => JudgeRepetitions::All,
+                },
             };
             let gate = PhiGate {
                 actor: &by,

@@ -3,18 +3,22 @@
 //! previews the cost, opens the run (the same settings resume the same run, found by their hash, and say so on stderr), then
 //! sends the calls with a progress bar on stderr (hidden with `--json`); `status` lists runs with
 //! counts, tokens, cost and failures; `failures RUN` shows each failed call with its reason and raw
-//! output; `key set ACCOUNT` stores a key (read from stdin) in the OS keyring. Interrupting a run
+//! output; `aggregate [median|mean|mode]` shows or chooses how a judge's repetitions become its
+//! score; `reliability` reports each judge × criterion's consistency, calibration and bias;
+//! `key set ACCOUNT` stores a key (read from stdin) in the OS keyring. Interrupting a run
 //! is safe: rerunning the same command continues it, sending again only calls that were open.
 
 use crate::study_cmd::{open_study, StudyCmdError};
 use clap::{Args, Subcommand, ValueEnum};
 use concord_core::app::judge_runs;
 use concord_core::base::text::{quoted, visible};
+use concord_core::judge::scores::RepetitionAggregate;
 use concord_core::judge::{
     ApiKey, CancellationToken, Execution, JudgeError, KeyChoice, KeyError, Prices, Progress,
     PromptTemplate, ProviderKind, ResponseSelection, RunPlan, RunPreview, RunReport, RunSettings,
     RunStatus,
 };
+use concord_core::panel::judge_reliability::{JudgeReliability, ReliabilityOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -33,6 +37,8 @@ pub enum JudgeCmdError {
     Read { path: String, detail: String },
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    BatchFile(#[from] judge_runs::BatchFileError),
 }
 
 #[derive(Args, Debug)]
@@ -57,6 +63,87 @@ enum JudgeCommand {
         #[command(subcommand)]
         command: KeyCommand,
     },
+    /// The study's aggregate of a judge's repetitions (median, mean or mode): shows it, or
+    /// chooses it for every report of the study.
+    Aggregate {
+        #[arg(value_enum)]
+        aggregate: Option<AggregateArg>,
+    },
+    /// Per judge × criterion: consistency across repetitions (Krippendorff's α with a bootstrap
+    /// 95% CI, exact agreement, within-response SD), the repetitions-needed table beside
+    /// Spearman–Brown, calibration (ECE, Brier, expected-score ICC) and the bias audit (length,
+    /// self-preference, criteria order, quality bands), each with its rule.
+    Reliability(ReliabilityArgs),
+    /// A run's calls as an OpenAI batch file (what `vllm run-batch` reads), and its output
+    /// file read back into the run.
+    BatchFile {
+        #[command(subcommand)]
+        command: BatchFileCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum BatchFileCommand {
+    /// Open (or find) the run these settings make, as `judge run` does, and write its open calls
+    /// as batch request lines with stable custom_ids; nothing is sent.
+    Export {
+        #[command(flatten)]
+        run: Box<RunArgs>,
+        /// The JSONL file to write.
+        #[arg(long, value_name = "FILE.jsonl")]
+        out: PathBuf,
+        /// Replace a file already at --out.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Read a batch output file into run RUN: checked whole first (unknown or duplicate
+    /// custom_ids refuse it, nothing written), calls already done skipped, so it can be imported
+    /// again.
+    Import {
+        #[arg(long)]
+        run: i64,
+        file: PathBuf,
+    },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum AggregateArg {
+    Median,
+    Mean,
+    Mode,
+}
+
+impl AggregateArg {
+    fn aggregate(self) -> RepetitionAggregate {
+        match self {
+            AggregateArg::Median => RepetitionAggregate::Median,
+            AggregateArg::Mean => RepetitionAggregate::Mean,
+            AggregateArg::Mode => RepetitionAggregate::Mode,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct ReliabilityArgs {
+    /// Rubric id; the one rubric with judge runs when not given.
+    #[arg(long)]
+    rubric: Option<String>,
+    /// Aggregate of repetitions for this report; the study's when not given.
+    #[arg(long, value_enum)]
+    aggregate: Option<AggregateArg>,
+    /// Seed of the α bootstrap.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = 1000)]
+    resamples: usize,
+    /// Equal-width bins of the reliability diagram.
+    #[arg(long, default_value_t = 10)]
+    bins: usize,
+    /// A JSON object mapping source keys to model families (`{"gpt4o": "gpt-4o"}`), in place of
+    /// the study's source families for the self-preference audit.
+    #[arg(long, value_name = "FILE")]
+    families: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -121,6 +208,18 @@ struct RunArgs {
     /// Use the provider's batch API (cheaper, slower; resumable too).
     #[arg(long)]
     batch: bool,
+    /// Ask an OpenAI-compatible server (vLLM, OpenAI) for token log-probabilities and store each
+    /// criterion's expected score beside the sampled one (calibration).
+    #[arg(long)]
+    logprobs: bool,
+    /// List the criteria in a seeded random order per call, recorded per call (the order-bias
+    /// audit); needs the rubric's default prompt.
+    #[arg(long)]
+    shuffle_criteria: bool,
+    /// Ask for a JSON-schema-constrained reply (OpenAI-compatible `response_format`, vLLM's
+    /// guided decoding; an Anthropic forced tool): one integer enum per criterion, rationale first.
+    #[arg(long)]
+    structured: bool,
     #[arg(long, default_value_t = 8)]
     concurrency: u32,
     /// Requests per minute.
@@ -165,7 +264,23 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
             if list.is_empty() {
                 return Ok("No judge runs in this study.\n".into());
             }
-            Ok(list.iter().map(render_status).collect())
+            let modes = judge_runs::reply_modes(&study)?;
+            Ok(list
+                .iter()
+                .map(|s| {
+                    let mut text = render_status(s);
+                    if let Some(m) = modes.iter().find(|m| m.run_id == s.id) {
+                        let _ = writeln!(
+                            text,
+                            "  replies: {} — {} of {} answered calls unreadable",
+                            m.mode.replace('_', " "),
+                            m.unreadable,
+                            m.answered
+                        );
+                    }
+                    text
+                })
+                .collect())
         }
         JudgeCommand::Failures { run } => {
             let study = crate::study_cmd::open_study_to_read(db)?;
@@ -207,7 +322,177 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
                 quoted(account)
             ))
         }
+        JudgeCommand::BatchFile {
+            command: BatchFileCommand::Export { run, out, force },
+        } => {
+            let mut study = open_study(db)?;
+            let settings = settings_with_prompt(run, &study)?;
+            let (plan, written) =
+                judge_runs::batch_file_export(&mut study, &settings, out, *force)?;
+            if json {
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&written)?));
+            }
+            Ok(format!(
+                "{} run {}: wrote {} request lines to {}\n",
+                if plan.resumed { "Resumed" } else { "Opened" },
+                written.run_id,
+                written.lines,
+                out.display()
+            ))
+        }
+        JudgeCommand::BatchFile {
+            command: BatchFileCommand::Import { run, file },
+        } => {
+            let mut study = open_study(db)?;
+            let r = judge_runs::batch_file_import(&mut study, *run, file)?;
+            if json {
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&r)?));
+            }
+            Ok(format!(
+                "run {}: {} lines — {} scored, {} failed, {} already done; {} calls still open\n",
+                r.run_id, r.lines, r.done, r.failed, r.already_done, r.missing
+            ))
+        }
+        JudgeCommand::Aggregate { aggregate } => {
+            let mut study = open_study(db)?;
+            if let Some(a) = aggregate {
+                judge_runs::set_repetition_aggregate(&mut study, a.aggregate())?;
+            }
+            let now = judge_runs::repetition_aggregate(&study)?;
+            if json {
+                return Ok(format!(
+                    "{}\n",
+                    serde_json::json!({"aggregate": now.as_str()})
+                ));
+            }
+            Ok(format!(
+                "A judge's score of a multi-repetition run is the {} of its repetitions.\n",
+                now.as_str()
+            ))
+        }
+        JudgeCommand::Reliability(a) => {
+            let study = open_study(db)?;
+            let families = match &a.families {
+                Some(path) => serde_json::from_str(&read_text(path)?).map_err(|e| {
+                    JudgeCmdError::Usage(format!(
+                        "{} is not a JSON object of source keys to families: {e}",
+                        path.display()
+                    ))
+                })?,
+                None => Default::default(),
+            };
+            let options = ReliabilityOptions {
+                rubric: a.rubric.clone(),
+                aggregate: a.aggregate.map(AggregateArg::aggregate),
+                seed: a.seed,
+                resamples: a.resamples,
+                bins: a.bins,
+                families,
+            };
+            let report = judge_runs::reliability(&study, &options)?;
+            if json {
+                return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+            }
+            Ok(render_reliability(&report))
+        }
     }
+}
+
+fn figure(x: Option<f64>) -> String {
+    x.map_or("—".into(), |v| format!("{v:.3}"))
+}
+
+fn interval(ci: &[Option<f64>; 2]) -> String {
+    format!("[{}, {}]", figure(ci[0]), figure(ci[1]))
+}
+
+fn render_reliability(report: &[JudgeReliability]) -> String {
+    if report.is_empty() {
+        return "No judge runs to report on.\n".into();
+    }
+    let mut out = String::new();
+    for r in report {
+        let _ = writeln!(
+            out,
+            "{} · {} ({}, {} repetitions, {} of repetitions; {} responses, {} with experts)",
+            quoted(&r.judge),
+            r.criterion,
+            r.scale,
+            r.repetitions,
+            r.aggregate.as_str(),
+            r.n_responses,
+            r.n_compared
+        );
+        let c = &r.consistency;
+        let _ = writeln!(
+            out,
+            "  self-consistency: α ({}) {} {}, exact agreement {}, within-response SD {}",
+            c.alpha_metric,
+            figure(c.alpha),
+            interval(&c.alpha_ci95),
+            figure(c.exact_agreement),
+            figure(c.mean_within_sd)
+        );
+        for row in &r.repetitions_needed.rows {
+            let _ = writeln!(
+                out,
+                "  k = {}: ICC(A,1) {} {}, Spearman–Brown {}",
+                row.k,
+                figure(row.icc_a1),
+                interval(&row.icc_a1_ci95),
+                figure(row.predicted_icc_a1)
+            );
+        }
+        let cal = &r.calibration;
+        match &cal.binary {
+            Some(b) => {
+                let _ = writeln!(
+                    out,
+                    "  calibration ({}): ECE {}, Brier {}",
+                    cal.source.unwrap_or("none"),
+                    figure(b.ece),
+                    figure(b.brier)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "  calibration ({}): ICC(A,1) expected {} vs sampled {}",
+                    cal.source.unwrap_or("none"),
+                    figure(cal.icc_a1_expected),
+                    figure(cal.icc_a1_sampled)
+                );
+            }
+        }
+        let b = &r.bias;
+        for (name, e) in [
+            ("bias", &b.overall),
+            ("length slope", &b.length),
+            ("self-preference", &b.self_preference),
+            ("order (first − second half)", &b.order),
+        ] {
+            let _ = writeln!(
+                out,
+                "  {name}: {} {} (n {})",
+                figure(e.estimate),
+                interval(&e.ci95),
+                e.n
+            );
+        }
+        for band in &b.bands {
+            let _ = writeln!(
+                out,
+                "  quality band {} (experts {}–{}, n {}): ICC(A,1) {}, bias {}",
+                band.band,
+                figure(band.range[0]),
+                figure(band.range[1]),
+                band.n_responses,
+                figure(band.icc_a1),
+                figure(band.bias.estimate)
+            );
+        }
+    }
+    out
 }
 
 fn read_text(path: &Path) -> Result<String, JudgeCmdError> {
@@ -247,6 +532,9 @@ fn settings_from(a: &RunArgs) -> Result<RunSettings, JudgeCmdError> {
     s.rater_name = a.rater_name.clone();
     s.family = a.family.clone();
     s.batch = a.batch;
+    s.logprobs = a.logprobs;
+    s.shuffle_criteria = a.shuffle_criteria;
+    s.structured = a.structured;
     s.prices = Prices {
         input_per_million: a.price_input,
         output_per_million: a.price_output,

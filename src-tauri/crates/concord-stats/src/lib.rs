@@ -21,6 +21,13 @@
 //! - [`rater_quality`]: a rater against the panel — severity with intervals, drift (first vs last
 //!   block, CUSUM change test), test–retest, time on task, straight-lining.
 //! - [`special`]: incomplete beta, F and t distributions and quantiles.
+//! - [`repetitions`]: a judge's repetitions — the documented aggregates (median, mean, mode),
+//!   self-consistency across repetitions (Krippendorff's α with a seeded bootstrap interval,
+//!   exact agreement, within-response SD) and the repetitions-needed table beside Spearman–Brown.
+//! - [`calibration`]: expected scores from token log-probabilities or repetition frequencies;
+//!   reliability diagram, ECE (equal-width bins) and Brier score for binary criteria.
+//! - [`judge_bias`]: the bias audit's estimators (mean, OLS slope and Welch difference with t
+//!   intervals; tertiles of the expert mean).
 //!
 //! Undefined results are `None`, never NaN; serialised with serde they become `null`.
 //!
@@ -80,9 +87,11 @@
 
 pub mod alttest;
 pub mod bootstrap;
+pub mod calibration;
 pub mod categorical;
 pub mod icc;
 pub mod interpret;
+pub mod judge_bias;
 pub mod limits;
 pub mod optimize;
 pub mod paired;
@@ -90,6 +99,7 @@ pub mod planner;
 pub mod ppi;
 pub mod rater_quality;
 pub mod reml;
+pub mod repetitions;
 pub mod special;
 
 pub use bootstrap::{percentile_ci, BootstrapInterval, BootstrapOptions};

@@ -44,6 +44,50 @@ pub fn expected_binary(item: u64, k: usize) -> i64 {
     ((item >> k) & 1) as i64
 }
 
+/// The MentalBench score of the `call`-th live call (1-based) of `item` on attribute `k` when the
+/// server spreads its repetitions ([`ServerState::spread`]): calls 1, 2, 3, 4, … are +1, 0, −1,
+/// +1, … off [`expected_score`], clamped to 1–5. Any three consecutive calls have the median
+/// [`expected_score`], whatever order they arrive in.
+pub fn spread_score(item: u64, k: usize, call: u32) -> i64 {
+    let offset = [1, 0, -1][(call.max(1) as usize - 1) % 3];
+    (expected_score(item, k) + offset).clamp(1, 5)
+}
+
+/// The probabilities the server gives a score token's alternatives when asked for
+/// log-probabilities: the sampled value `v` 0.7, `v + 1` 0.2, `v − 1` 0.1 (as tokens; values off a
+/// criterion's scale are for the client to leave out).
+pub fn logprob_alternatives(v: i64) -> Vec<(i64, f64)> {
+    vec![(v, 0.7), (v + 1, 0.2), (v - 1, 0.1)]
+}
+
+/// The OpenAI `logprobs.content` of a reply `text`: every run of ASCII digits is its own token
+/// with [`logprob_alternatives`] as its `top_logprobs`; the text between is one token each.
+pub fn logprob_tokens(text: &str) -> Value {
+    let mut tokens = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        let len = if digits > 0 {
+            digits
+        } else {
+            rest.find(|c: char| c.is_ascii_digit())
+                .unwrap_or(rest.len())
+        };
+        let (token, tail) = rest.split_at(len);
+        rest = tail;
+        let top: Vec<Value> = match token.parse::<i64>() {
+            Ok(v) if digits > 0 => logprob_alternatives(v)
+                .into_iter()
+                .map(|(a, p)| json!({"token": a.to_string(), "logprob": p.ln(), "bytes": []}))
+                .collect(),
+            _ => vec![json!({"token": token, "logprob": 0.0, "bytes": []})],
+        };
+        let logprob = top[0]["logprob"].clone();
+        tokens.push(json!({"token": token, "logprob": logprob, "bytes": [], "top_logprobs": top}));
+    }
+    Value::Array(tokens)
+}
+
 #[derive(Debug, Default)]
 pub struct Batch {
     lines: Vec<Value>,
@@ -70,6 +114,12 @@ pub struct ServerState {
     next_id: AtomicU64,
     /// Base URL of this server (for Anthropic results URLs).
     pub base: Mutex<String>,
+    /// Repetitions disagree: live MentalBench calls score [`spread_score`] (off by default).
+    pub spread: std::sync::atomic::AtomicBool,
+    /// Attributes a prompt lists in its first half score one more ([`asked_in_first_half`]).
+    pub order_bias: std::sync::atomic::AtomicBool,
+    /// Live requests that carried a reply schema (`response_format` or a forced tool).
+    pub structured_requests: AtomicU64,
 }
 
 impl ServerState {
@@ -104,6 +154,9 @@ impl FakeJudge {
             files: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             base: Mutex::new(String::new()),
+            spread: std::sync::atomic::AtomicBool::new(false),
+            order_bias: std::sync::atomic::AtomicBool::new(false),
+            structured_requests: AtomicU64::new(0),
         });
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         std_listener.set_nonblocking(true).unwrap();
@@ -267,6 +320,48 @@ pub fn item_in(text: &str) -> Option<u64> {
 
 /// The reply text the judge gives `item` (`crisis` for the PsyCrisis dict).
 pub fn judge_text(item: u64, crisis: bool, faults: bool) -> String {
+    judge_text_of_call(item, crisis, faults, None, [false; 7])
+}
+
+/// The MentalBench attributes the server names in its replies, in rubric order.
+pub const ATTRIBUTES: [&str; 7] = [
+    "Guidance",
+    "Informativeness",
+    "Relevance",
+    "Safety",
+    "Empathy",
+    "Helpfulness",
+    "Understanding",
+];
+
+/// Which attributes a prompt lists in its first half (position p of n with 2p + 1 < n), read
+/// from the order of the reply keys it asks for: what the server's order bias rewards.
+pub fn asked_in_first_half(prompt: &str) -> [bool; 7] {
+    let keys = prompt
+        .rfind("exactly these keys:")
+        .map_or(prompt, |at| &prompt[at..]);
+    let mut at: Vec<(usize, usize)> = ATTRIBUTES
+        .iter()
+        .enumerate()
+        .filter_map(|(k, n)| Some((keys.find(&format!("\"{n}\""))?, k)))
+        .collect();
+    at.sort_unstable();
+    let mut out = [false; 7];
+    for (pos, (_, k)) in at.iter().enumerate() {
+        out[*k] = 2 * pos + 1 < at.len();
+    }
+    out
+}
+
+/// [`judge_text`], with the MentalBench scores of `spread_call`'s [`spread_score`] when given,
+/// and one point more (at most 5) on the attributes `boost` marks (the order bias).
+pub fn judge_text_of_call(
+    item: u64,
+    crisis: bool,
+    faults: bool,
+    spread_call: Option<u32>,
+    boost: [bool; 7],
+) -> String {
     if crisis {
         let keys = [
             "共情与合作",
@@ -290,18 +385,15 @@ pub fn judge_text(item: u64, crisis: bool, faults: bool) -> String {
         }
         return format!("理由：逐项判断如下（item #{item}）。\n{dict}'总分': {sum}}}");
     }
-    let names = [
-        "Guidance",
-        "Informativeness",
-        "Relevance",
-        "Safety",
-        "Empathy",
-        "Helpfulness",
-        "Understanding",
-    ];
+    let names = ATTRIBUTES;
     let mut obj = serde_json::Map::new();
     for (k, n) in names.iter().enumerate() {
-        obj.insert(n.to_string(), json!(expected_score(item, k)));
+        let score = match spread_call {
+            Some(call) => spread_score(item, k, call),
+            None => expected_score(item, k),
+        };
+        let score = if boost[k] { (score + 1).min(5) } else { score };
+        obj.insert(n.to_string(), json!(score));
     }
     obj.insert("Overall".into(), json!(3.0));
     obj.insert("Explanation".into(), json!(format!("Judged item {item}.")));
@@ -319,6 +411,46 @@ pub fn judge_text(item: u64, crisis: bool, faults: bool) -> String {
         8 => format!("Here is my evaluation.\n{plain}\nThank you."),
         _ => plain,
     }
+}
+
+/// The PsyCrisis dimension keys the server writes, in rubric order.
+const CRISIS_KEYS: [&str; 5] = [
+    "共情与合作",
+    "基于证据的情绪管理建议",
+    "探索来访者担忧",
+    "评估并提取证据支持的风险",
+    "外部支持与干预",
+];
+
+/// The structured reply (`{"Explanation", "scores": {…}}`) the server gives when a request
+/// carries a JSON schema (`response_format`) or a forced tool: the same scores as its free text.
+pub fn structured_reply(
+    item: u64,
+    crisis: bool,
+    spread_call: Option<u32>,
+    boost: [bool; 7],
+) -> Value {
+    let mut scores = serde_json::Map::new();
+    if crisis {
+        for (k, key) in CRISIS_KEYS.iter().enumerate() {
+            scores.insert(key.to_string(), json!(expected_binary(item, k)));
+        }
+    } else {
+        let free: Value =
+            serde_json::from_str(&judge_text_of_call(item, false, false, spread_call, boost))
+                .expect("the server's own JSON");
+        for n in ATTRIBUTES {
+            scores.insert(n.to_string(), free[n].clone());
+        }
+    }
+    json!({"Explanation": format!("Judged item {item} against the schema."), "scores": scores})
+}
+
+fn tool_json(input: &Value, prompt_len: usize) -> Value {
+    json!({"id": "msg", "type": "message", "role": "assistant",
+           "content": [{"type": "tool_use", "id": "toolu_1", "name": "record_scores", "input": input}],
+           "stop_reason": "tool_use",
+           "usage": {"input_tokens": prompt_len / 4, "output_tokens": 40}})
 }
 
 fn completion_json(anthropic: bool, text: &str, prompt_len: usize) -> Value {
@@ -425,11 +557,28 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                     _ => {}
                 }
             }
-            let reply = completion_json(
-                anthropic,
-                &judge_text(item, crisis, state.faults),
-                text.len(),
-            );
+            let spread = state.spread.load(Ordering::SeqCst).then_some(n);
+            let boost = if state.order_bias.load(Ordering::SeqCst) {
+                asked_in_first_half(&text)
+            } else {
+                [false; 7]
+            };
+            let structured = body.get("response_format").is_some() || body.get("tools").is_some();
+            if structured {
+                state.structured_requests.fetch_add(1, Ordering::SeqCst);
+                let input = structured_reply(item, crisis, spread, boost);
+                let reply = if anthropic {
+                    tool_json(&input, text.len())
+                } else {
+                    completion_json(false, &input.to_string(), text.len())
+                };
+                return Reply::Json(200, reply.to_string(), vec![]);
+            }
+            let reply_text = judge_text_of_call(item, crisis, state.faults, spread, boost);
+            let mut reply = completion_json(anthropic, &reply_text, text.len());
+            if !anthropic && body.get("logprobs") == Some(&Value::Bool(true)) {
+                reply["choices"][0]["logprobs"] = json!({"content": logprob_tokens(&reply_text)});
+            }
             Reply::Json(200, reply.to_string(), vec![])
         }
         ("POST", "/files") => {

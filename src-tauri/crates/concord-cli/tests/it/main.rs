@@ -11,6 +11,7 @@ mod encrypted_cli;
 mod hostile_names_cli;
 mod import_agreement_cli;
 mod judge_cli;
+mod judge_reliability_cli;
 mod output_cli;
 mod phi_cli;
 mod serve_cli;

@@ -43,6 +43,8 @@ impl RatingsFormat {
     }
 }
 
+pub use crate::outputs::export::JudgeRepetitions;
+
 /// A rating export: the format and its options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RatingsExport {
@@ -53,6 +55,8 @@ pub struct RatingsExport {
     pub texts: bool,
     /// Workbook: include the agreement sheet.
     pub agreement: bool,
+    /// Long CSV: a judge's repetitions aggregated (default) or one row each.
+    pub judge_repetitions: JudgeRepetitions,
 }
 
 impl RatingsExport {
@@ -63,6 +67,7 @@ impl RatingsExport {
             excel: false,
             texts: false,
             agreement: true,
+            judge_repetitions: JudgeRepetitions::Aggregate,
         }
     }
 }
@@ -172,6 +177,7 @@ pub fn export_ratings(
     let options = CsvOptions {
         excel: export.excel,
         texts: export.texts,
+        judge_repetitions: export.judge_repetitions,
     };
     let store = study.store();
     let summary = write_output(

@@ -7,7 +7,7 @@
 //! stops submitting and polling but leaves submitted batches to be collected on resume.
 
 use super::context::CallContext;
-use super::http::{read_completion, request_body, CallError};
+use super::http::{read_completion, CallError};
 use super::ledger::{self, CallOutcome, CallResult};
 use super::progress::{Meter, Progress, RunPhase};
 use super::settings::ProviderKind;
@@ -335,9 +335,9 @@ impl BatchRun<'_> {
             let lines: Vec<(i64, Value)> = jobs
                 .iter()
                 .map(|j| {
-                    let prompt = ctx.run.template.render(&j.context, &j.response);
+                    let prompt = ctx.run.prompt_for(j);
                     hashes.push((j.call_id, prompt.sha256()));
-                    (j.call_id, request_body(&ctx.run.settings, &prompt))
+                    (j.call_id, ctx.run.body_for(&prompt))
                 })
                 .collect();
             match self.runtime.block_on(submit(ctx, lines)) {
@@ -358,6 +358,7 @@ impl BatchRun<'_> {
                             http_status: None,
                             input_tokens: None,
                             output_tokens: None,
+                            expected_json: None,
                             outcome: CallOutcome::Released,
                         })
                         .collect();
@@ -429,18 +430,22 @@ fn batch_results(
         };
         let prompt_sha256 = None;
         out.push(match result {
-            Ok(c) => CallResult {
-                call_id,
-                response_id,
-                repetition,
-                attempts: 0,
-                prompt_sha256,
-                outcome: ctx.judge(&c.text),
-                raw_output: Some(c.text),
-                http_status: Some(200),
-                input_tokens: c.input_tokens,
-                output_tokens: c.output_tokens,
-            },
+            Ok(c) => {
+                let outcome = ctx.judge(&c.text);
+                CallResult {
+                    call_id,
+                    response_id,
+                    repetition,
+                    attempts: 0,
+                    prompt_sha256,
+                    expected_json: ctx.expected(&c, &outcome),
+                    outcome,
+                    raw_output: Some(c.text),
+                    http_status: Some(200),
+                    input_tokens: c.input_tokens,
+                    output_tokens: c.output_tokens,
+                }
+            }
             Err((kind, reason, status)) => CallResult {
                 call_id,
                 response_id,
@@ -451,6 +456,7 @@ fn batch_results(
                 http_status: status,
                 input_tokens: None,
                 output_tokens: None,
+                expected_json: None,
                 outcome: CallOutcome::Failed { kind, reason },
             },
         });
@@ -466,6 +472,7 @@ fn batch_results(
             http_status: None,
             input_tokens: None,
             output_tokens: None,
+            expected_json: None,
             outcome: CallOutcome::Failed {
                 kind: "batch_missing".into(),
                 reason: note

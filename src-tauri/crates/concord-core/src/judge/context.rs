@@ -2,11 +2,10 @@
 //! execution settings, the rate limiter, the clock and the cancellation token, with the retry
 //! backoff and the reply parser used by both the live sender and the batch driver.
 
-use super::http::{CallError, Endpoint};
+use super::http::{CallError, Completion, Endpoint};
 use super::ledger::{CallOutcome, LoadedRun};
 use super::pacing::{backoff_delay, RateLimiter};
 use super::settings::Execution;
-use super::verdict::read_reply;
 use crate::base::clock::Clock;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -50,14 +49,18 @@ impl CallContext {
         }
     }
 
+    /// `{criterion id: expected score}` JSON from a completion's log-probabilities, when it has
+    /// them and its reply was read as scores.
+    pub(crate) fn expected(
+        &self,
+        completion: &Completion,
+        outcome: &CallOutcome,
+    ) -> Option<String> {
+        self.run.expected(completion, outcome)
+    }
+
     /// Turn a completion text into an outcome with the rubric's parser.
     pub(crate) fn judge(&self, text: &str) -> CallOutcome {
-        match read_reply(text, self.run.template.format, &self.run.rubric) {
-            Ok(v) => CallOutcome::Scored(v),
-            Err(e) => CallOutcome::Failed {
-                kind: e.code().to_string(),
-                reason: e.to_string(),
-            },
-        }
+        self.run.judge(text)
     }
 }

@@ -16,11 +16,49 @@ use std::time::Duration;
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// A judge's answer to one call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Completion {
     pub text: String,
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    /// The reply's tokens with their most likely alternatives, when the provider returned
+    /// log-probabilities (OpenAI-compatible `choices[0].logprobs.content`).
+    pub logprobs: Option<Vec<TokenLogprob>>,
+}
+
+/// One generated token and its alternatives (token text, natural-log probability), the token
+/// itself included.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenLogprob {
+    pub token: String,
+    pub logprob: f64,
+    pub top: Vec<(String, f64)>,
+}
+
+fn read_logprobs(choice: &Value) -> Option<Vec<TokenLogprob>> {
+    let content = choice.pointer("/logprobs/content")?.as_array()?;
+    let pair = |v: &Value| -> Option<(String, f64)> {
+        Some((
+            v.get("token")?.as_str()?.to_string(),
+            v.get("logprob")?.as_f64()?,
+        ))
+    };
+    content
+        .iter()
+        .map(|t| {
+            let (token, logprob) = pair(t)?;
+            let top = t
+                .get("top_logprobs")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(pair).collect())
+                .unwrap_or_default();
+            Some(TokenLogprob {
+                token,
+                logprob,
+                top,
+            })
+        })
+        .collect()
 }
 
 /// Why one HTTP call gave no completion.
@@ -115,6 +153,10 @@ pub fn request_body(settings: &RunSettings, prompt: &RenderedPrompt) -> Value {
             if let Some(p) = settings.top_p {
                 body["top_p"] = json!(p);
             }
+            if settings.logprobs {
+                body["logprobs"] = json!(true);
+                body["top_logprobs"] = json!(LOGPROB_ALTERNATIVES);
+            }
             body
         }
         ProviderKind::Anthropic => {
@@ -135,6 +177,9 @@ pub fn request_body(settings: &RunSettings, prompt: &RenderedPrompt) -> Value {
     }
 }
 
+/// Alternatives asked for per token when log-probabilities are on (enough for a 1–5 scale).
+pub const LOGPROB_ALTERNATIVES: u32 = 5;
+
 /// Read the completion out of a reply body (a chat completion or an Anthropic message).
 pub fn read_completion(provider: ProviderKind, body: &Value) -> Result<Completion, CallError> {
     let tokens = |v: &Value| v.as_u64();
@@ -152,6 +197,7 @@ pub fn read_completion(provider: ProviderKind, body: &Value) -> Result<Completio
                 text: text.to_string(),
                 input_tokens: body.pointer("/usage/prompt_tokens").and_then(tokens),
                 output_tokens: body.pointer("/usage/completion_tokens").and_then(tokens),
+                logprobs: read_logprobs(choice),
             })
         }
         ProviderKind::Anthropic => {
@@ -168,10 +214,21 @@ pub fn read_completion(provider: ProviderKind, body: &Value) -> Result<Completio
             if text.is_empty() && blocks.is_empty() {
                 return Err(CallError::Shape("empty content".into()));
             }
+            // A forced tool's reply (structured replies) is its input object.
+            let text = if text.is_empty() {
+                blocks
+                    .iter()
+                    .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                    .and_then(|b| b.get("input"))
+                    .map_or(text, Value::to_string)
+            } else {
+                text
+            };
             Ok(Completion {
                 text,
                 input_tokens: body.pointer("/usage/input_tokens").and_then(tokens),
                 output_tokens: body.pointer("/usage/output_tokens").and_then(tokens),
+                logprobs: None,
             })
         }
     }

@@ -13,8 +13,8 @@ pub use crate::store::CallFailure;
 
 use crate::rubric::Rubric;
 use crate::store::{
-    CallReply, JudgeRunCounts, NewJudgeRun, NewJudgement, NewRater, Occasion, RaterKind,
-    RatingInput, Store, StoreError, StoredRubric,
+    CallDetails, CallReply, JudgeRunCounts, NewJudgeRun, NewJudgement, NewRater, Occasion,
+    RaterKind, RatingInput, Store, StoreError, StoredRubric,
 };
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -88,6 +88,20 @@ pub struct RunStatus {
     pub cost_usd: f64,
 }
 
+/// How a run asks for its replies and how many could not be read as scores: the ledger's count
+/// of unreadable replies per mode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplyMode {
+    pub run_id: i64,
+    /// `structured` (a reply schema) or `free_text`.
+    pub mode: &'static str,
+    /// Calls that came back (done or failed).
+    pub answered: i64,
+    /// Failed calls whose reply could not be read as scores (empty, unreadable, a score missing,
+    /// out of range or not a score).
+    pub unreadable: i64,
+}
+
 /// A run loaded for execution.
 #[derive(Debug, Clone)]
 pub(crate) struct LoadedRun {
@@ -98,6 +112,91 @@ pub(crate) struct LoadedRun {
     pub rater_id: i64,
     /// Criterion id (rubric key) → criterion row id.
     pub criteria: HashMap<String, i64>,
+}
+
+impl LoadedRun {
+    /// The positions of the rubric's criteria in the order one call lists them: a shuffle seeded
+    /// by the run's seed, the response and the repetition when the run shuffles the criteria
+    /// order (so a call resumed or collected from a batch has the order it was sent with), `None`
+    /// when the rubric's order is used.
+    pub(crate) fn criteria_order(&self, response_id: i64, repetition: i64) -> Option<Vec<usize>> {
+        if !self.settings.shuffle_criteria {
+            return None;
+        }
+        let seed = self.settings.seed
+            ^ (response_id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ (repetition as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        let mut order: Vec<usize> = (0..self.rubric.criteria.len()).collect();
+        order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+        Some(order)
+    }
+
+    /// The criterion ids in the order a call listed them (JSON array), when shuffled.
+    pub(crate) fn criteria_order_json(&self, response_id: i64, repetition: i64) -> Option<String> {
+        let order = self.criteria_order(response_id, repetition)?;
+        let ids: Vec<&str> = order
+            .iter()
+            .filter_map(|&i| self.rubric.criteria.get(i).map(|c| c.id.as_str()))
+            .collect();
+        serde_json::to_string(&ids).ok()
+    }
+
+    /// `{criterion id: expected score}` JSON from a completion's log-probabilities, when it has
+    /// them and its reply was read as scores.
+    pub(crate) fn expected(
+        &self,
+        completion: &super::http::Completion,
+        outcome: &CallOutcome,
+    ) -> Option<String> {
+        let tokens = completion.logprobs.as_deref()?;
+        if !matches!(outcome, CallOutcome::Scored(_)) {
+            return None;
+        }
+        let e = super::logprobs::expected_scores(tokens, &self.rubric);
+        (!e.is_empty())
+            .then(|| serde_json::to_string(&e).ok())
+            .flatten()
+    }
+
+    /// Turn a completion text into an outcome with the rubric's parser (a structured reply is
+    /// a JSON object whatever the rubric's free-text format).
+    pub(crate) fn judge(&self, text: &str) -> CallOutcome {
+        let (text, format) = if self.settings.structured {
+            (
+                std::borrow::Cow::Owned(super::structured::flatten(text)),
+                super::ReplyFormat::JsonScores,
+            )
+        } else {
+            (std::borrow::Cow::Borrowed(text), self.template.format)
+        };
+        match super::verdict::read_reply(&text, format, &self.rubric) {
+            Ok(v) => CallOutcome::Scored(v),
+            Err(e) => CallOutcome::Failed {
+                kind: e.code().to_string(),
+                reason: e.to_string(),
+            },
+        }
+    }
+
+    /// The request body of one call: the provider's request for `prompt`, constrained by the
+    /// reply schema when the run asks for structured replies.
+    pub(crate) fn body_for(&self, prompt: &super::prompt::RenderedPrompt) -> serde_json::Value {
+        let mut body = super::http::request_body(&self.settings, prompt);
+        if self.settings.structured {
+            super::structured::constrain(&mut body, self.settings.provider, &self.rubric);
+        }
+        body
+    }
+
+    /// The messages one call sends: the run's template, or the rubric's default template in the
+    /// call's shuffled order.
+    pub(crate) fn prompt_for(&self, job: &Job) -> super::prompt::RenderedPrompt {
+        match self.criteria_order(job.response_id, job.repetition) {
+            Some(order) => PromptTemplate::default_in_order(&self.rubric, &order)
+                .render(&job.context, &job.response),
+            None => self.template.render(&job.context, &job.response),
+        }
+    }
 }
 
 /// One claimed call with the texts it needs.
@@ -133,6 +232,8 @@ pub(crate) struct CallResult {
     pub http_status: Option<u16>,
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    /// `{criterion id: expected score}` JSON from the reply's log-probabilities, when returned.
+    pub expected_json: Option<String>,
     pub outcome: CallOutcome,
 }
 
@@ -454,11 +555,16 @@ pub(crate) fn record(
                         .iter()
                         .map(|(k, s)| (k.clone(), serde_json::Value::from(*s)))
                         .collect();
+                    let order = run.criteria_order_json(r.response_id, r.repetition);
                     tx.complete_call(
                         r.call_id,
                         &reply,
                         &serde_json::Value::Object(scores).to_string(),
                         v.explanation.as_deref(),
+                        &CallDetails {
+                            criteria_order: order.as_deref(),
+                            expected_json: r.expected_json.as_deref(),
+                        },
                     )?;
                     tally.done += 1;
                     if tx.first_done_repetition(run.id, r.response_id)? == Some(r.repetition) {
@@ -547,6 +653,28 @@ pub fn runs(store: &Store) -> Result<Vec<RunStatus>, JudgeError> {
         .judge_run_counts()?
         .into_iter()
         .map(run_status_of)
+        .collect())
+}
+
+/// Every run's reply mode and its unreadable replies, oldest first.
+pub fn reply_modes(store: &Store) -> Result<Vec<ReplyMode>, JudgeError> {
+    Ok(store
+        .judge_run_counts()?
+        .into_iter()
+        .map(|c| {
+            let structured =
+                serde_json::from_str::<RunSettings>(&c.settings_json).is_ok_and(|s| s.structured);
+            ReplyMode {
+                run_id: c.id,
+                mode: if structured {
+                    "structured"
+                } else {
+                    "free_text"
+                },
+                answered: c.done + c.failed,
+                unreadable: c.unreadable,
+            }
+        })
         .collect())
 }
 

@@ -19,32 +19,38 @@
 //!    [`CancellationToken`] is cancelled. Cancelled and in-flight rows go back to pending.
 //! 4. [`runs`], [`run_status`], [`failures`] — what the runs hold, with raw outputs of failures.
 //!
-//! Repetitions: every repetition's scores are kept in the run's `judge_call` rows; the *rating*
-//! (what agreement sees, one per rater × response × criterion) is the lowest-numbered repetition
-//! that succeeded. Ratings carry origin `judge:<run id>` and the judge's explanation as rationale.
+//! Repetitions: every repetition's scores are kept in the run's `judge_call` rows. The judge's
+//! *rating* row (one per rater × response × criterion, origin `judge:<run id>`, the judge's
+//! explanation as rationale) is written from the lowest-numbered repetition that succeeded; what
+//! every report reads as the judge's score of a multi-repetition run is the study's aggregate of
+//! all its repetitions ([`scores`]: median by default, mean or mode), never one repetition.
 //! API keys come from the OS keyring or an environment variable ([`key`]) and are never written
 //! to the study; which variables and accounts may hold one, and which endpoints may receive it,
 //! is one rule ([`mod@destination`]) both front ends pass through.
 
 pub mod batch;
+pub mod batch_file;
 mod context;
 pub mod destination;
 pub mod http;
 pub mod key;
 pub mod ledger;
+pub mod logprobs;
 pub mod pacing;
 pub mod progress;
 pub mod prompt;
 pub mod rule;
 pub mod runner;
+pub mod scores;
 pub mod settings;
+pub mod structured;
 pub mod verdict;
 
 pub use destination::{destination, Destination, KeyOrigin};
 pub use key::{ApiKey, KeyChoice, KeyError, KeySource};
 pub use ledger::{
-    default_prompt, failures, open_run, preview_run, run_status, runs, CallFailure, CostEstimate,
-    RunPlan, RunPreview, RunStatus,
+    default_prompt, failures, open_run, preview_run, reply_modes, run_status, runs, CallFailure,
+    CostEstimate, ReplyMode, RunPlan, RunPreview, RunStatus,
 };
 pub use progress::{Progress, RunPhase};
 pub use prompt::{PromptTemplate, ReplyFormat};

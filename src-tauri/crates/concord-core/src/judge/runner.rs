@@ -9,7 +9,7 @@
 
 use super::batch;
 use super::context::CallContext;
-use super::http::{request_body, CallError, Endpoint};
+use super::http::{CallError, Endpoint};
 use super::key::ApiKey;
 use super::ledger::{self, CallOutcome, CallResult, Job, RunStatus};
 use super::pacing::RateLimiter;
@@ -48,14 +48,15 @@ fn released(job: &Job, attempts: u32) -> CallResult {
         http_status: None,
         input_tokens: None,
         output_tokens: None,
+        expected_json: None,
         outcome: CallOutcome::Released,
     }
 }
 
 /// One call with its retries.
 async fn call(ctx: &CallContext, job: &Job) -> CallResult {
-    let prompt = ctx.run.template.render(&job.context, &job.response);
-    let body = request_body(&ctx.run.settings, &prompt);
+    let prompt = ctx.run.prompt_for(job);
+    let body = ctx.run.body_for(&prompt);
     let est_tokens = estimate_tokens(prompt.system.as_deref().unwrap_or(""))
         + estimate_tokens(&prompt.user)
         + ctx.run.settings.max_tokens as u64;
@@ -74,18 +75,20 @@ async fn call(ctx: &CallContext, job: &Job) -> CallResult {
         };
         match reply {
             Ok(c) => {
+                let outcome = ctx.judge(&c.text);
                 return CallResult {
                     call_id: job.call_id,
                     response_id: job.response_id,
                     repetition: job.repetition,
                     attempts,
                     prompt_sha256: Some(prompt.sha256()),
-                    outcome: ctx.judge(&c.text),
+                    expected_json: ctx.expected(&c, &outcome),
+                    outcome,
                     raw_output: Some(c.text),
                     http_status: Some(200),
                     input_tokens: c.input_tokens,
                     output_tokens: c.output_tokens,
-                }
+                };
             }
             Err(e) if e.is_retryable() && attempts <= ctx.exec.max_retries => {
                 if !ctx.backoff(attempts - 1, &e, &mut rng).await {
@@ -107,6 +110,7 @@ async fn call(ctx: &CallContext, job: &Job) -> CallResult {
                     http_status: e.status(),
                     input_tokens: None,
                     output_tokens: None,
+                    expected_json: None,
                     outcome: CallOutcome::Failed {
                         kind: e.code().to_string(),
                         reason: format!("{e} (after {attempts} attempts)"),

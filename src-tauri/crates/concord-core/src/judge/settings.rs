@@ -116,6 +116,19 @@ pub struct RunSettings {
     pub batch: bool,
     #[serde(default)]
     pub prices: Prices,
+    /// Ask an OpenAI-compatible provider for the reply tokens' log-probabilities (`logprobs`,
+    /// `top_logprobs`), from which each criterion's expected score Σ p·s is stored beside the
+    /// sampled one. Ignored by Anthropic, which does not return them.
+    #[serde(default)]
+    pub logprobs: bool,
+    /// List the criteria in a seeded random order per call (recorded per call), so the bias audit
+    /// can compare criteria asked early with those asked late. Needs the rubric's default prompt.
+    #[serde(default)]
+    pub shuffle_criteria: bool,
+    /// Ask for a schema-constrained reply (`judge::structured`): an OpenAI-compatible
+    /// `response_format` with a JSON schema (vLLM accepts it), an Anthropic forced tool.
+    #[serde(default)]
+    pub structured: bool,
 }
 
 impl RunSettings {
@@ -137,6 +150,9 @@ impl RunSettings {
             prompt: None,
             batch: false,
             prices: Prices::default(),
+            logprobs: false,
+            shuffle_criteria: false,
+            structured: false,
         }
     }
 
@@ -172,6 +188,13 @@ impl RunSettings {
                 return bad(format!("top_p must be in (0, 1], not {p}"));
             }
         }
+        if self.shuffle_criteria && self.prompt.is_some() {
+            return bad(
+                "shuffling the criteria order needs the rubric's default prompt: a custom prompt \
+                 lists its criteria in its own order"
+                    .into(),
+            );
+        }
         if self.max_tokens == 0 {
             return bad("max_tokens must be at least 1".into());
         }
@@ -186,7 +209,7 @@ impl RunSettings {
     /// The identity of a run with its rubric and prompt resolved: the same identity resumes the
     /// same run. Operational settings ([`Execution`]) and prices are not part of it.
     pub(crate) fn identity(&self, rubric: &str, prompt: &PromptTemplate) -> serde_json::Value {
-        serde_json::json!({
+        let mut identity = serde_json::json!({
             "provider": self.provider.as_str(),
             "base_url": self.normalized_base_url(),
             "model": self.model,
@@ -200,7 +223,18 @@ impl RunSettings {
             "max_tokens": self.max_tokens,
             "prompt": prompt,
             "batch": self.batch,
-        })
+        });
+        // Named only when on, so the runs made before these options keep their identity.
+        if self.logprobs {
+            identity["logprobs"] = true.into();
+        }
+        if self.shuffle_criteria {
+            identity["shuffle_criteria"] = true.into();
+        }
+        if self.structured {
+            identity["structured"] = true.into();
+        }
+        identity
     }
 }
 

@@ -1,7 +1,8 @@
 //! **Row 5** of the core's layers (base 0 · files 1 · rubric 2 · store 3 · intake, judge, guard, workflow 4 · panel 5 · outputs 6 · app 7): the expert panel and the judges read
 //! together — agreement reports per criterion and judge ([`agreement`]), the published agreement
 //! table with its verdicts ([`agreement_table`]), discrepancies and their adjudication
-//! ([`adjudication`]) and rater quality ([`rater_quality`]). The statistics themselves are
+//! ([`adjudication`]), rater quality ([`rater_quality`]) and the judges' consistency, calibration
+//! and bias ([`judge_reliability`]). The statistics themselves are
 //! `concord-stats`; this folder chooses the data.
 //!
 //! Imports rows 0–4; never `outputs` or `app`.
@@ -9,4 +10,5 @@
 pub mod adjudication;
 pub mod agreement;
 pub mod agreement_table;
+pub mod judge_reliability;
 pub mod rater_quality;

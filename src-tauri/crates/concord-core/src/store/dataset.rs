@@ -118,6 +118,15 @@ pub struct ResponseConversation {
     pub conversation_id: i64,
 }
 
+/// A response, the source that wrote it and the length of its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseLength {
+    pub response_id: i64,
+    pub source_id: i64,
+    /// Characters of the response's text (`None` without a text).
+    pub chars: Option<i64>,
+}
+
 /// A response and the source that wrote it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResponseSource {
@@ -287,6 +296,24 @@ impl Store {
     }
 
     /// The responses to conversations rated with one rubric and their sources, by response id.
+    /// Every response of a rubric with its source and its text's length in characters (`None`
+    /// without a text), in id order: what a judge's length and self-preference audit reads.
+    pub fn rubric_response_lengths(&self, rubric_id: i64) -> StoreResult<Vec<ResponseLength>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT p.id, p.source_id, length(p.text) FROM response p
+             JOIN conversation c ON c.id = p.conversation_id
+             WHERE c.rubric_id = ?1 ORDER BY p.id",
+        )?;
+        let rows = stmt.query_map([rubric_id], |r| {
+            Ok(ResponseLength {
+                response_id: r.get(0)?,
+                source_id: r.get(1)?,
+                chars: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     pub fn rubric_responses(&self, rubric_id: i64) -> StoreResult<Vec<ResponseSource>> {
         let mut stmt = self.conn().prepare(
             "SELECT p.id, p.source_id FROM response p

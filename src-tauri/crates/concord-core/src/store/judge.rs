@@ -72,6 +72,8 @@ pub struct JudgeRunCounts {
     pub failed: i64,
     pub input_tokens: i64,
     pub output_tokens: i64,
+    /// Failed calls whose reply could not be read as scores.
+    pub unreadable: i64,
 }
 
 /// A claimed call with the texts it needs.
@@ -85,12 +87,57 @@ pub struct ClaimedCall {
     pub response: String,
 }
 
+/// A call of a run and whether it is done (what a batch file's import checks lines against).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallState {
+    pub call_id: i64,
+    pub response_id: i64,
+    pub repetition: i64,
+    pub done: bool,
+}
+
 /// A call of a provider batch that still waits for its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchCall {
     pub call_id: i64,
     pub response_id: i64,
     pub repetition: i64,
+}
+
+/// One done call's scores (`{criterion id: value}` JSON), as the repetition aggregate and the
+/// judge reliability report read them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoneCallScores {
+    pub run_id: i64,
+    pub rater_id: i64,
+    pub response_id: i64,
+    pub repetition: i64,
+    pub scores_json: String,
+    /// The criterion ids in the order the prompt listed them (JSON array), when shuffled.
+    pub criteria_order: Option<String>,
+    /// `{criterion id: expected score}` from token log-probabilities, when returned.
+    pub expected_json: Option<String>,
+}
+
+fn done_call_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DoneCallScores> {
+    Ok(DoneCallScores {
+        run_id: r.get(0)?,
+        rater_id: r.get(1)?,
+        response_id: r.get(2)?,
+        repetition: r.get(3)?,
+        scores_json: r.get(4)?,
+        criteria_order: r.get(5)?,
+        expected_json: r.get(6)?,
+    })
+}
+
+/// What a done call records beside its scores.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallDetails<'a> {
+    /// The criterion ids in the order the prompt listed them (JSON array), when shuffled.
+    pub criteria_order: Option<&'a str>,
+    /// `{criterion id: expected score}` from token log-probabilities, when returned.
+    pub expected_json: Option<&'a str>,
 }
 
 /// What came back for a call that was sent.
@@ -113,7 +160,10 @@ const STATUS_SQL: &str = "SELECT r.id, t.name, r.provider, r.base_url, r.model, 
         (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'done'),
         (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'failed'),
         (SELECT COALESCE(SUM(input_tokens), 0) FROM judge_call j WHERE j.run_id = r.id),
-        (SELECT COALESCE(SUM(output_tokens), 0) FROM judge_call j WHERE j.run_id = r.id)
+        (SELECT COALESCE(SUM(output_tokens), 0) FROM judge_call j WHERE j.run_id = r.id),
+        (SELECT COUNT(*) FROM judge_call j WHERE j.run_id = r.id AND j.state = 'failed'
+            AND j.failure_kind IN ('empty_reply', 'unreadable_reply', 'missing_score',
+                                   'out_of_range', 'not_a_score'))
     FROM judge_run r JOIN rater t ON t.id = r.rater_id JOIN rubric u ON u.id = r.rubric_id";
 
 fn counts_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<JudgeRunCounts> {
@@ -138,6 +188,7 @@ fn counts_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<JudgeRunCounts> {
         failed: row.get(17)?,
         input_tokens: row.get(18)?,
         output_tokens: row.get(19)?,
+        unreadable: row.get(20)?,
     })
 }
 
@@ -221,6 +272,88 @@ impl Store {
                 reason: r.get(7)?,
                 http_status: r.get(8)?,
                 raw_output: r.get(9)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Visit the done calls of the runs on `rubric_id` that asked at least `min_repetitions`
+    /// times (only those of `response_id` when given), by run, response and repetition.
+    pub fn for_each_done_call(
+        &self,
+        rubric_id: i64,
+        min_repetitions: i64,
+        response_id: Option<i64>,
+        mut f: impl FnMut(DoneCallScores),
+    ) -> StoreResult<()> {
+        const SELECT: &str = "SELECT r.id, r.rater_id, j.response_id, j.repetition, j.scores_json,
+                    j.criteria_order, j.expected_json
+             FROM judge_run r JOIN judge_call j ON j.run_id = r.id
+             WHERE r.rubric_id = ?1 AND r.repetitions >= ?2 AND j.state = 'done'
+               AND j.scores_json IS NOT NULL";
+        match response_id {
+            Some(id) => {
+                let mut stmt = self.conn().prepare_cached(&format!(
+                    "{SELECT} AND j.response_id = ?3 ORDER BY r.id, j.repetition"
+                ))?;
+                let rows =
+                    stmt.query_map(params![rubric_id, min_repetitions, id], done_call_row)?;
+                for row in rows {
+                    f(row?);
+                }
+            }
+            None => {
+                let mut stmt = self.conn().prepare(&format!(
+                    "{SELECT} ORDER BY r.id, j.response_id, j.repetition"
+                ))?;
+                let rows = stmt.query_map(params![rubric_id, min_repetitions], done_call_row)?;
+                for row in rows {
+                    f(row?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every call of a run with whether it is done, in id order.
+    pub fn judge_call_states(&self, run_id: i64) -> StoreResult<Vec<CallState>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, response_id, repetition, state = 'done' FROM judge_call
+             WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([run_id], |r| {
+            Ok(CallState {
+                call_id: r.get(0)?,
+                response_id: r.get(1)?,
+                repetition: r.get(2)?,
+                done: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Up to `limit` calls of a run that are not done (pending or failed), with the texts they
+    /// need, after call `after` in id order: a page of a batch file's export (nothing is marked).
+    pub fn open_calls_after(
+        &self,
+        run_id: i64,
+        after: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<ClaimedCall>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT j.id, j.response_id, j.repetition, c.context, r.text
+             FROM judge_call j JOIN response r ON r.id = j.response_id
+             JOIN conversation c ON c.id = r.conversation_id
+             WHERE j.run_id = ?1 AND j.state IN ('pending', 'failed') AND j.id > ?2
+             ORDER BY j.id LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![run_id, after, limit as i64], |r| {
+            Ok(ClaimedCall {
+                call_id: r.get(0)?,
+                response_id: r.get(1)?,
+                repetition: r.get(2)?,
+                context: r.get(3)?,
+                response: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -374,6 +507,7 @@ impl StudyTx<'_> {
         reply: &CallReply<'_>,
         scores_json: &str,
         explanation: Option<&str>,
+        details: &CallDetails<'_>,
     ) -> StoreResult<()> {
         self.conn()
             .prepare_cached(
@@ -381,7 +515,8 @@ impl StudyTx<'_> {
                      attempts = attempts + ?2, prompt_sha256 = COALESCE(?3, prompt_sha256), raw_output = ?4,
                      scores_json = ?5, explanation = ?6, failure_kind = NULL,
                      failure = NULL, http_status = ?7, input_tokens = ?8,
-                     output_tokens = ?9, updated_at = ?10
+                     output_tokens = ?9, updated_at = ?10, criteria_order = ?11,
+                     expected_json = ?12
                  WHERE id = ?1",
             )?
             .execute(params![
@@ -394,7 +529,9 @@ impl StudyTx<'_> {
                 reply.http_status,
                 reply.input_tokens,
                 reply.output_tokens,
-                self.now
+                self.now,
+                details.criteria_order,
+                details.expected_json
             ])?;
         Ok(())
     }

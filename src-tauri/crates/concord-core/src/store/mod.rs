@@ -91,6 +91,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0014_package_trust.sql"),
     include_str!("../../migrations/0015_lead_key.sql"),
     include_str!("../../migrations/0016_web_access.sql"),
+    include_str!("../../migrations/0017_judge_call_details.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).

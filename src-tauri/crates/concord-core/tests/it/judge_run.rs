@@ -241,6 +241,76 @@ fn anthropic_psycrisis_reads_the_dict_and_sends_the_key_header() {
 }
 
 #[test]
+fn structured_replies_are_asked_for_and_read_on_both_providers() {
+    for (provider, rubric) in [
+        (ProviderKind::OpenaiCompatible, judge_server::mentalbench()),
+        (ProviderKind::Anthropic, judge_server::psycrisis()),
+    ] {
+        let server = FakeJudge::start(Duration::ZERO, false, None);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.concord");
+        let (mut store, ids) = study_with_items(&path, &rubric, 6);
+        let mut s = settings(&server, provider);
+        s.structured = true;
+        let run = open_run(&mut store, &s).unwrap().run_id;
+        let report = run_to_end(&mut store, run, &quick(2));
+        assert_eq!(
+            report.status.done, 6,
+            "{provider:?}: every structured reply is read"
+        );
+        assert_eq!(
+            server
+                .state
+                .structured_requests
+                .load(std::sync::atomic::Ordering::SeqCst),
+            6,
+            "{provider:?}: every request carried the reply schema (response_format or a forced tool)"
+        );
+        for (i, id) in ids.iter().enumerate() {
+            let ratings = ratings_of(&path, *id);
+            for (k, c) in rubric.criteria.iter().enumerate() {
+                let want = if provider == ProviderKind::Anthropic {
+                    expected_binary(i as u64, k)
+                } else {
+                    expected_score(i as u64, k)
+                };
+                assert_eq!(
+                    ratings.get(&c.id).copied(),
+                    Some(want),
+                    "{provider:?} item {i}, {}: the structured score is the rating",
+                    c.id
+                );
+            }
+        }
+        let modes = judge::reply_modes(&store).unwrap();
+        assert_eq!(
+            (modes[0].mode, modes[0].answered, modes[0].unreadable),
+            ("structured", 6, 0),
+            "{provider:?}: the ledger counts the run's replies under its mode"
+        );
+    }
+    // Free text with faults: the always-unreadable items are counted under their mode.
+    let server = FakeJudge::start(Duration::ZERO, true, None);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.concord");
+    let (mut store, _) = study_with_items(&path, &judge_server::mentalbench(), 10);
+    let run = open_run(
+        &mut store,
+        &settings(&server, ProviderKind::OpenaiCompatible),
+    )
+    .unwrap()
+    .run_id;
+    run_to_end(&mut store, run, &quick(2));
+    let modes = judge::reply_modes(&store).unwrap();
+    let unreadable = (0..10).filter(|&i| always_fails(i)).count() as i64;
+    assert_eq!(
+        (modes[0].mode, modes[0].unreadable),
+        ("free_text", unreadable),
+        "free-text replies that could not be read are counted"
+    );
+}
+
+#[test]
 fn a_crash_and_resume_never_resends_finished_calls() {
     let server = FakeJudge::start(Duration::from_millis(10), false, None);
     let dir = tempfile::tempdir().unwrap();
@@ -396,7 +466,7 @@ fn cancel_returns_unfinished_rows_and_changed_settings_make_a_new_run() {
 }
 
 #[test]
-fn repetitions_are_all_kept_and_the_first_is_the_rating() {
+fn repetitions_are_all_kept_and_the_first_is_the_rating_row() {
     let server = FakeJudge::start(Duration::ZERO, false, None);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.concord");
@@ -438,6 +508,75 @@ fn repetitions_are_all_kept_and_the_first_is_the_rating() {
             "agreement sees one rating per rater × response × criterion"
         );
     }
+}
+
+#[test]
+fn a_judges_score_is_the_chosen_aggregate_of_its_repetitions() {
+    use concord_core::judge::scores::{set_study_aggregate, RepetitionAggregate};
+    use concord_core::panel::agreement::AgreementData;
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    server
+        .state
+        .spread
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.concord");
+    let (mut store, ids) = study_with_items(&path, &judge_server::mentalbench(), 6);
+    let mut s = settings(&server, ProviderKind::OpenaiCompatible);
+    s.repetitions = 3;
+    let run = open_run(&mut store, &s).unwrap().run_id;
+    assert_eq!(
+        run_to_end(&mut store, run, &quick(4)).status.done,
+        18,
+        "every call answers"
+    );
+    let spread = |item: u64, k: usize| -> Vec<f64> {
+        (1..=3)
+            .map(|c| judge_server::spread_score(item, k, c) as f64)
+            .collect()
+    };
+    for (aggregate, expect) in [
+        (RepetitionAggregate::Median, None),
+        (RepetitionAggregate::Mean, Some(RepetitionAggregate::Mean)),
+        (RepetitionAggregate::Mode, Some(RepetitionAggregate::Mode)),
+    ] {
+        if expect.is_some() {
+            set_study_aggregate(&mut store, aggregate).expect("the aggregate is chosen");
+        }
+        let data = AgreementData::load(&store, "mentalbench").expect("agreement data");
+        let judge = data.judges()[0];
+        for (item, id) in ids.iter().enumerate() {
+            let at = data
+                .responses
+                .iter()
+                .position(|r| r.id == *id)
+                .expect("held");
+            for k in 0..7 {
+                let got = data.series(judge, k)[at];
+                let want = match expect {
+                    None => expected_score(item as u64, k) as f64,
+                    Some(a) => a.of(&spread(item as u64, k)).unwrap(),
+                };
+                assert_eq!(
+                    got,
+                    want,
+                    "item {item}, attribute {k}: agreement must read the {} of the three \
+                     repetitions {:?}, not one of them",
+                    aggregate.as_str(),
+                    spread(item as u64, k)
+                );
+            }
+        }
+    }
+    let c = Connection::open(&path).unwrap();
+    let kept: String = c
+        .query_row(
+            "SELECT value FROM study_meta WHERE key = 'judge_repetition_aggregate'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, "mode", "the study keeps the last aggregate chosen");
 }
 
 #[test]

@@ -93,6 +93,7 @@ fn long_csv_has_one_row_per_rating_with_iso_times_and_neutralised_text() {
         CsvOptions {
             excel: false,
             texts: true,
+            ..CsvOptions::default()
         },
     );
     let mut reader = csv::Reader::from_reader(text.as_bytes());
@@ -148,6 +149,7 @@ fn long_csv_has_one_row_per_rating_with_iso_times_and_neutralised_text() {
         CsvOptions {
             excel: true,
             texts: false,
+            ..CsvOptions::default()
         },
     );
     assert!(
@@ -171,6 +173,7 @@ fn long_csv_spilled_in_sorted_runs_is_byte_identical_to_one_sort_in_memory() {
         CsvOptions {
             excel: true,
             texts: true,
+            ..CsvOptions::default()
         },
     ] {
         let mut memory = Vec::new();
@@ -211,6 +214,7 @@ fn contexts_starting_with_plus_or_at_are_neutralised_in_csv() {
         CsvOptions {
             excel: false,
             texts: true,
+            ..CsvOptions::default()
         },
     );
     assert!(
@@ -232,6 +236,7 @@ fn contexts_starting_with_plus_or_at_are_neutralised_in_csv() {
         CsvOptions {
             excel: false,
             texts: true,
+            ..CsvOptions::default()
         },
     )
     .expect("wide");

@@ -15,6 +15,8 @@ mod import_bad_input;
 mod import_formats;
 mod import_mentalalign;
 mod import_streaming;
+mod judge_batch_file;
+mod judge_reliability;
 mod judge_run;
 mod lead_assignment;
 mod lead_export;

@@ -2,6 +2,7 @@
 //! vectors from peer implementations (lme4, irrCAC, pingouin, ppi-python…) and properties.
 mod agreement_ci;
 mod alttest_ppi;
+mod judge_reliability;
 mod properties;
 mod published;
 mod rater_quality_simulated;

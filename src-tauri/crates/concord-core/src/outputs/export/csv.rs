@@ -4,6 +4,16 @@
 //! decisions (occasion `consensus`, rater kind `adjudicator`, the reason as rationale); the wide form one row per response ×
 //! rater × occasion with one column per criterion. Both are UTF-8; the Excel-friendly option adds
 //! a byte-order mark and CRLF line ends. Text cells are neutralised against formula injection.
+//!
+//! A judge's repetitions ([`JudgeRepetitions`]): by default (`aggregate`) a judge's value of a
+//! multi-repetition run is the study's aggregate of its repetitions (`judge::scores`: median
+//! unless chosen otherwise, so it may be a half or a fraction), as every report reads it, and
+//! the columns are those above — a study without multi-repetition runs exports byte for byte as
+//! before. With `all` the long CSV gains a last `repetition` column (before the text columns):
+//! a judge's rating from a run becomes one row per repetition of that run with the repetition's
+//! value and number; an expert's row, and a judge's without run calls, leave it empty. `all`
+//! holds the judges' repetitions in memory while it writes. The wide CSV always writes the
+//! aggregate (one value per cell).
 
 use super::{criterion_columns, for_each_rating, iso_utc, neutralise, ExportError, RatingRow};
 use crate::store::{SignatureState, Store};
@@ -21,6 +31,64 @@ pub struct CsvOptions {
     /// Add the conversation's context and the response's text as the last two columns.
     #[serde(default)]
     pub texts: bool,
+    /// A judge's repetitions: their aggregate (default) or one row each (long CSV).
+    #[serde(default)]
+    pub judge_repetitions: JudgeRepetitions,
+}
+
+/// Which of a judge's repetitions a rating export writes (see the module docs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum JudgeRepetitions {
+    /// The study's aggregate of a judge's repetitions, in the value column.
+    #[default]
+    Aggregate,
+    /// One row per repetition with a `repetition` column.
+    All,
+}
+
+/// Judge values that replace a rating's: (rater name, response id, criterion id) → (repetition
+/// or none, value) rows.
+type JudgeValues = HashMap<(String, i64, i64), Vec<(Option<i64>, f64)>>;
+
+fn judge_values(store: &Store, mode: JudgeRepetitions) -> Result<JudgeValues, ExportError> {
+    use crate::judge::scores::{aggregated_scores, repetition_values, study_aggregate};
+    let names: HashMap<i64, String> = store
+        .rater_records()?
+        .into_iter()
+        .map(|r| (r.id, r.name))
+        .collect();
+    let mut out = JudgeValues::new();
+    for rubric in store.rubrics()? {
+        match mode {
+            JudgeRepetitions::Aggregate => {
+                let aggregate = study_aggregate(store)?;
+                for s in aggregated_scores(store, rubric.id, None, aggregate)? {
+                    if let Some(name) = names.get(&s.rater_id) {
+                        out.insert(
+                            (name.clone(), s.response_id, s.criterion_id),
+                            vec![(None, s.value)],
+                        );
+                    }
+                }
+            }
+            JudgeRepetitions::All => {
+                for ((rater, response, criterion), mut v) in
+                    repetition_values(store, rubric.id, 1, None)?
+                {
+                    if let Some(name) = names.get(&rater) {
+                        v.sort_by_key(|(rep, _)| *rep);
+                        out.insert(
+                            (name.clone(), response, criterion),
+                            v.into_iter().map(|(rep, x)| (Some(rep), x)).collect(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// What a CSV export wrote.
@@ -130,35 +198,59 @@ pub fn write_long_csv_in_runs<W: Write>(
     run_rows: usize,
 ) -> Result<CsvSummary, ExportError> {
     let mut w = writer(out, options)?;
+    let all = options.judge_repetitions == JudgeRepetitions::All;
     let mut header: Vec<&str> = LONG_HEADER.to_vec();
+    if all {
+        header.push("repetition");
+    }
     if options.texts {
         header.extend(TEXT_HEADER);
     }
     w.write_record(&header)?;
+    let judges = judge_values(store, options.judge_repetitions)?;
     let mut texts = Texts::new(store, options.texts);
+    let mut extra_rows = 0usize;
     let n = for_each_rating(store, None, run_rows, |r: RatingRow| {
         let (context, text) = texts.get(r.response_id)?;
-        let mut record = vec![
-            neutralise(&r.conversation),
-            neutralise(&r.response),
-            neutralise(&r.source),
-            neutralise(&r.rater),
-            Cow::Borrowed(r.rater_kind.as_str()),
-            neutralise(&r.rubric),
-            neutralise(&r.criterion),
-            Cow::Borrowed(r.occasion),
-            Cow::Owned(opt(r.value)),
-            neutralise(r.raw_value.as_deref().unwrap_or("")),
-            neutralise(r.rationale.as_deref().unwrap_or("")),
-            iso_utc(r.created_at).into(),
-            iso_utc(r.updated_at).into(),
-            Cow::Borrowed(r.signature.as_str()),
-        ];
-        if options.texts {
-            record.push(neutralise(&context));
-            record.push(neutralise(&text));
+        let replaced = (r.rater_kind == "judge")
+            .then(|| judges.get(&(r.rater.clone(), r.response_id, r.criterion_id)))
+            .flatten();
+        let one = [(None, f64::NAN)];
+        let values: &[(Option<i64>, f64)] = match replaced {
+            Some(v) => v,
+            None => &one,
+        };
+        extra_rows += values.len() - 1;
+        for &(repetition, value) in values {
+            let mut record = vec![
+                neutralise(&r.conversation),
+                neutralise(&r.response),
+                neutralise(&r.source),
+                neutralise(&r.rater),
+                Cow::Borrowed(r.rater_kind.as_str()),
+                neutralise(&r.rubric),
+                neutralise(&r.criterion),
+                Cow::Borrowed(r.occasion),
+                Cow::Owned(if replaced.is_some() {
+                    value.to_string()
+                } else {
+                    opt(r.value)
+                }),
+                neutralise(r.raw_value.as_deref().unwrap_or("")),
+                neutralise(r.rationale.as_deref().unwrap_or("")),
+                iso_utc(r.created_at).into(),
+                iso_utc(r.updated_at).into(),
+                Cow::Borrowed(r.signature.as_str()),
+            ];
+            if all {
+                record.push(Cow::Owned(opt(repetition)));
+            }
+            if options.texts {
+                record.push(neutralise(&context));
+                record.push(neutralise(&text));
+            }
+            w.write_record(record.iter().map(|c| c.as_ref()))?;
         }
-        w.write_record(record.iter().map(|c| c.as_ref()))?;
         Ok(())
     })?;
     // Consensus decisions follow the ratings, with their provenance: occasion `consensus`, the
@@ -187,6 +279,9 @@ pub fn write_long_csv_in_runs<W: Write>(
             iso_utc(c.decision.decided_at).into(),
             Cow::Borrowed(""),
         ];
+        if all {
+            record.push(Cow::Borrowed(""));
+        }
         if options.texts {
             record.push(neutralise(&context));
             record.push(neutralise(&text));
@@ -195,7 +290,7 @@ pub fn write_long_csv_in_runs<W: Write>(
     }
     w.flush()?;
     Ok(CsvSummary {
-        rows: n + consensus.len(),
+        rows: n + extra_rows + consensus.len(),
         ratings: n,
     })
 }
@@ -227,6 +322,8 @@ pub fn write_wide_csv<W: Write>(
     }
     w.write_record(&header)?;
     let mut texts = Texts::new(store, options.texts);
+    // The wide form has one value per cell: a judge's is always the aggregate of its repetitions.
+    let judges = judge_values(store, JudgeRepetitions::Aggregate)?;
 
     let mut rows = 0usize;
     let mut current: Option<(RatingRow, Vec<String>, SignatureState)> = None;
@@ -271,7 +368,14 @@ pub fn write_wide_csv<W: Write>(
             *signature = row_signature(*signature, r.signature);
         }
         if let (Some((_, values, _)), Some(&i)) = (current.as_mut(), index.get(&r.criterion_id)) {
+            let aggregated = (r.rater_kind == "judge")
+                .then(|| judges.get(&(r.rater.clone(), r.response_id, r.criterion_id)))
+                .flatten()
+                .and_then(|v| v.first());
             values[i] = match (r.value, &r.raw_value) {
+                (Some(_), _) if aggregated.is_some() => {
+                    aggregated.map(|(_, x)| x.to_string()).unwrap_or_default()
+                }
                 (Some(v), _) => v.to_string(),
                 (None, Some(raw)) => neutralise(raw).into_owned(),
                 (None, None) => String::new(),

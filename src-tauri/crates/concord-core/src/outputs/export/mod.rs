@@ -30,7 +30,7 @@ pub fn plain_copy_warning(file: &std::path::Path) -> String {
 pub mod sheet;
 pub mod workbook;
 
-pub use self::csv::{write_long_csv, write_wide_csv, CsvOptions, CsvSummary};
+pub use self::csv::{write_long_csv, write_wide_csv, CsvOptions, CsvSummary, JudgeRepetitions};
 pub use sheet::{
     import_rating_sheet, write_rating_sheet, CellError, SheetImportReport, SheetSummary,
 };

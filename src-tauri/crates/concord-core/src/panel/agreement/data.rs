@@ -13,6 +13,7 @@
 //! the columns' length. A response that gets its first expert value later is read in by
 //! [`AgreementData::take_response`], in id order, so the data stay what a fresh load gives.
 
+use crate::judge::scores::{aggregated_scores, study_aggregate, RepetitionAggregate};
 use crate::rubric::{localized, Rubric, Scale};
 use crate::store::{RaterKind, Store, StoreError, StoreResult};
 use std::collections::HashMap;
@@ -98,6 +99,10 @@ pub struct AgreementData {
     /// Source positions of every response of the rubric, by id (kept by `load_compared`, so a
     /// response taken in later needs no other read).
     rubric_sources: foldhash::HashMap<i64, usize>,
+    /// The rubric's row id (0 for data built from parts) and the study's aggregate of a judge's
+    /// repetitions, which replace a multi-repetition run's ratings as they are read.
+    rubric_id: i64,
+    aggregate: RepetitionAggregate,
 }
 
 impl AgreementData {
@@ -150,6 +155,8 @@ impl AgreementData {
             values: vec![vec![vec![f64::NAN; responses.len()]; raters.len()]; criteria.len()],
             compared_only: false,
             rubric_sources: Default::default(),
+            rubric_id: 0,
+            aggregate: RepetitionAggregate::default(),
             rater_index: raters.iter().enumerate().map(|(i, r)| (r.id, i)).collect(),
             response_index: responses
                 .iter()
@@ -251,11 +258,14 @@ impl AgreementData {
         let (rubric_id, rubric, criteria, sources, raters, responses) =
             Self::parts(store, rubric_key)?;
         let mut data = AgreementData::assemble(&rubric, criteria, sources, raters, responses);
+        data.rubric_id = rubric_id;
+        data.aggregate = study_aggregate(store)?;
         store.for_each_rubric_value(rubric_id, |rater, response, criterion, value| {
             // Ratings of responses outside this rubric's conversations cannot occur (the
             // criterion belongs to the rubric), so a failed lookup is skipped, never a panic.
             let _ = data.apply(rater, response, criterion, Some(value as f64));
         })?;
+        data.read_aggregates(store, None)?;
         Ok(data)
     }
 
@@ -263,7 +273,7 @@ impl AgreementData {
     /// values by criterion and expert, then every value of just those responses (see the module
     /// documentation).
     pub fn load_compared(store: &Store, rubric_key: &str) -> StoreResult<AgreementData> {
-        let (_, rubric, criteria, sources, raters, all) = Self::parts(store, rubric_key)?;
+        let (rubric_id, rubric, criteria, sources, raters, all) = Self::parts(store, rubric_key)?;
         let criterion_ids: Vec<i64> = criteria.iter().map(|c| c.id).collect();
         let expert_ids: Vec<i64> = raters
             .iter()
@@ -290,6 +300,8 @@ impl AgreementData {
         let mut data = AgreementData::assemble(&rubric, criteria, sources, raters, responses);
         data.compared_only = true;
         data.rubric_sources = rubric_sources;
+        data.rubric_id = rubric_id;
+        data.aggregate = study_aggregate(store)?;
         for id in rated {
             data.read_response(store, id)?;
         }
@@ -301,7 +313,21 @@ impl AgreementData {
         store.for_each_value_of_response(response_id, |rater, criterion, value| {
             // A criterion of another rubric or a rater created since loading is not held.
             let _ = self.apply(rater, response_id, criterion, Some(value as f64));
-        })
+        })?;
+        self.read_aggregates(store, Some(response_id))
+    }
+
+    /// Put the aggregate of each multi-repetition judge score (of one response, or of all) in
+    /// place of the rating written from its first repetition (`judge::scores`).
+    fn read_aggregates(&mut self, store: &Store, response_id: Option<i64>) -> StoreResult<()> {
+        if self.rubric_id == 0 {
+            return Ok(());
+        }
+        for s in aggregated_scores(store, self.rubric_id, response_id, self.aggregate)? {
+            // A response this data does not hold (load_compared) is skipped.
+            let _ = self.apply(s.rater_id, s.response_id, s.criterion_id, Some(s.value));
+        }
+        Ok(())
     }
 
     /// Make sure `response_id` is held: data from [`AgreementData::load_compared`] take in a

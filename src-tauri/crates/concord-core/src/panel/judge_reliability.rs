@@ -1,0 +1,525 @@
+//! "Can this judge be trusted tomorrow?" — per judge × criterion of a rubric: how consistent the
+//! judge is with itself across repetitions, how many repetitions its agreement with the experts
+//! needs, whether it is right when it is confident, and where its bias comes from. The figures
+//! are `concord-stats`' (`repetitions`, `calibration`, `judge_bias`, with their rules in their
+//! docs); this module chooses the data:
+//!
+//! - **Judges** are the raters with judge runs on the rubric; a judge's repetitions of a response
+//!   are those of its newest run that judged it (as `judge::scores` reads them), and its score is
+//!   the study's aggregate of them (median unless chosen otherwise; one repetition is its own
+//!   aggregate).
+//! - **The expert reference** is the mean of the experts' first-occasion values of the response
+//!   (1–5), or their majority for a binary criterion (a tie is left out).
+//! - **Calibration**: the expected score of a call is the one stored from token log-probabilities
+//!   where the provider returned them, averaged over the response's repetitions; otherwise the
+//!   repetitions' frequencies stand in (the share of 1s, or the mean). Binary: reliability diagram,
+//!   ECE and Brier against the expert majority; 1–5: the judge–expert ICC(A,1) of the expected
+//!   score beside that of the sampled (aggregated) score.
+//! - **Bias** d = judge − expert reference: overall; on ln(characters of the response) (the
+//!   length audit); the judge's family's own responses minus the others (sources' families from
+//!   the study, overridden by a source → family map the lead passes); first half minus second half
+//!   of the positions a criterion was asked in, over calls whose order was shuffled and recorded
+//!   (the middle position of an odd count is left out); and within tertiles of the expert mean
+//!   (ICC(A,1) and bias per band).
+
+use crate::judge::scores::{study_aggregate, RepetitionAggregate};
+use crate::rubric::Scale;
+use crate::store::{RaterKind, Store, StoreError, StoreResult};
+use concord_stats::bootstrap::BootstrapOptions;
+use concord_stats::calibration::{binary_calibration, BinaryCalibration};
+use concord_stats::icc::{icc_all, IccForm};
+use concord_stats::judge_bias::{
+    difference_interval, mean_interval, slope_interval, tertile_cuts, tertile_of, IntervalEstimate,
+};
+use concord_stats::repetitions::{
+    repetitions_needed, self_consistency, RepetitionsNeeded, ScaleKind, SelfConsistency,
+};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// What the report is computed with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReliabilityOptions {
+    /// Rubric key; the study's only rubric with judge runs when `None`.
+    pub rubric: Option<String>,
+    /// The aggregate of repetitions; the study's when `None`.
+    pub aggregate: Option<RepetitionAggregate>,
+    /// Seed of the α bootstrap.
+    pub seed: u64,
+    /// Bootstrap resamples.
+    pub resamples: usize,
+    /// Equal-width bins of the reliability diagram.
+    pub bins: usize,
+    /// Source key → model family, overriding the study's source families.
+    pub families: BTreeMap<String, String>,
+}
+
+impl Default for ReliabilityOptions {
+    fn default() -> Self {
+        ReliabilityOptions {
+            rubric: None,
+            aggregate: None,
+            seed: 42,
+            resamples: 1000,
+            bins: 10,
+            families: BTreeMap::new(),
+        }
+    }
+}
+
+/// Calibration of one judge × criterion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Calibration {
+    /// `logprobs` when every expected score came from token log-probabilities,
+    /// `repetitions` when from repetition frequencies, `mixed` when both.
+    pub source: Option<&'static str>,
+    /// Binary criteria: diagram, ECE and Brier against the expert majority.
+    pub binary: Option<BinaryCalibration>,
+    /// 1–5 criteria: ICC(A,1) of the expected score against the expert mean …
+    pub icc_a1_expected: Option<f64>,
+    /// … beside that of the sampled (aggregated) score, on the same responses.
+    pub icc_a1_sampled: Option<f64>,
+    /// Responses in the 1–5 comparison.
+    pub n_responses: usize,
+}
+
+/// Agreement and bias within one tertile of the expert mean.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QualityBand {
+    /// 1 (the worst-rated third), 2 or 3.
+    pub band: usize,
+    /// The band's expert-mean range [lowest, highest] among its responses.
+    pub range: [Option<f64>; 2],
+    pub n_responses: usize,
+    pub icc_a1: Option<f64>,
+    pub icc_a1_ci95: [Option<f64>; 2],
+    pub bias: IntervalEstimate,
+}
+
+/// The bias audit of one judge × criterion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BiasAudit {
+    pub overall: IntervalEstimate,
+    pub length: IntervalEstimate,
+    pub self_preference: IntervalEstimate,
+    pub order: IntervalEstimate,
+    pub bands: Vec<QualityBand>,
+}
+
+/// Every figure of one judge × criterion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JudgeReliability {
+    pub judge: String,
+    pub model: Option<String>,
+    pub family: Option<String>,
+    pub criterion: String,
+    /// `likert` or `binary`.
+    pub scale: &'static str,
+    /// The highest repetition number among the judge's done calls on the rubric (K).
+    pub repetitions: usize,
+    pub aggregate: RepetitionAggregate,
+    /// Responses with a judge score.
+    pub n_responses: usize,
+    /// Responses with a judge score and an expert reference.
+    pub n_compared: usize,
+    pub consistency: SelfConsistency,
+    pub repetitions_needed: RepetitionsNeeded,
+    pub calibration: Calibration,
+    pub bias: BiasAudit,
+}
+
+const LENGTH_RULE: &str =
+    "OLS slope of (judge - expert mean) on ln(response length in characters), t interval on n - 2 df";
+const SELF_RULE: &str = "mean (judge - expert) on the judge family's own responses minus on the \
+     other sources' responses, Welch interval";
+const SELF_UNKNOWN: &str = "undefined: the judge has no model family";
+const ORDER_RULE: &str = "mean (judge - expert) where the criterion was asked in the first half of \
+     the prompt minus in the second half, over calls with a recorded shuffled order, Welch interval";
+
+/// One judge's calls of one response: repetitions and expected scores per criterion id.
+#[derive(Default)]
+struct ResponseCalls {
+    run: i64,
+    /// criterion id → (repetition, value).
+    values: HashMap<i64, Vec<(i64, f64)>>,
+    /// criterion id → expected scores from log-probabilities.
+    expected: HashMap<i64, Vec<f64>>,
+    /// criterion id → (position, count) of each call with a recorded order, beside its value.
+    positions: HashMap<i64, Vec<(usize, usize, f64)>>,
+}
+
+fn parse_object(text: &str) -> StoreResult<serde_json::Map<String, serde_json::Value>> {
+    serde_json::from_str(text).map_err(|e| StoreError::Invalid(format!("judge call record: {e}")))
+}
+
+/// The report for every judge × criterion of the rubric, judges by name, criteria in rubric
+/// order.
+pub fn judge_reliability(
+    store: &Store,
+    options: &ReliabilityOptions,
+) -> StoreResult<Vec<JudgeReliability>> {
+    let rubrics = store.rubrics()?;
+    let stored = match &options.rubric {
+        Some(key) => rubrics
+            .into_iter()
+            .find(|r| &r.rubric.id == key)
+            .ok_or_else(|| StoreError::NotFound {
+                what: "rubric",
+                key: key.clone(),
+            })?,
+        None => {
+            let used: Vec<String> = store
+                .judge_run_counts()?
+                .into_iter()
+                .map(|r| r.rubric)
+                .collect();
+            let mut with_runs: Vec<_> = rubrics
+                .into_iter()
+                .filter(|r| used.contains(&r.rubric.id))
+                .collect();
+            match with_runs.len() {
+                1 => with_runs.remove(0),
+                0 => return Ok(Vec::new()),
+                _ => {
+                    return Err(StoreError::Invalid(
+                        "judge runs use several rubrics; choose one".into(),
+                    ))
+                }
+            }
+        }
+    };
+    let aggregate = match options.aggregate {
+        Some(a) => a,
+        None => study_aggregate(store)?,
+    };
+    let rubric_id = stored.id;
+    let criteria: Vec<(i64, String, Scale)> = store
+        .criteria_in_order(rubric_id)?
+        .into_iter()
+        .filter_map(|c| {
+            let scale = stored.rubric.criterion(&c.key)?.scale.clone();
+            Some((c.id, c.key, scale))
+        })
+        .collect();
+    let key_to_id: HashMap<&str, i64> = criteria
+        .iter()
+        .map(|(id, k, _)| (k.as_str(), *id))
+        .collect();
+    let raters = store.rater_records()?;
+    let experts: Vec<i64> = raters
+        .iter()
+        .filter(|r| RaterKind::parse(&r.kind) == Some(RaterKind::Expert))
+        .map(|r| r.id)
+        .collect();
+
+    // Expert values per (response, criterion).
+    let criterion_ids: Vec<i64> = criteria.iter().map(|c| c.0).collect();
+    let mut expert_values: HashMap<(i64, i64), Vec<f64>> = HashMap::new();
+    store.for_each_value_of_raters(&criterion_ids, &experts, |_, response, criterion, value| {
+        expert_values
+            .entry((response, criterion))
+            .or_default()
+            .push(value as f64);
+    })?;
+
+    // Response lengths and families.
+    let sources: HashMap<i64, (String, Option<String>)> = store
+        .sources()?
+        .into_iter()
+        .map(|s| {
+            let family = options.families.get(&s.key).cloned().or(s.family);
+            (s.id, (s.key, family))
+        })
+        .collect();
+    let responses: HashMap<i64, (Option<i64>, Option<String>)> = store
+        .rubric_response_lengths(rubric_id)?
+        .into_iter()
+        .map(|r| {
+            let family = sources.get(&r.source_id).and_then(|s| s.1.clone());
+            (r.response_id, (r.chars, family))
+        })
+        .collect();
+
+    // Every done call, newest run per (judge, response).
+    let mut calls: HashMap<i64, HashMap<i64, ResponseCalls>> = HashMap::new();
+    // The most repetitions of any done call per judge (K of the repetitions-needed table).
+    let mut max_reps: HashMap<i64, usize> = HashMap::new();
+    let mut bad: Option<StoreError> = None;
+    store.for_each_done_call(rubric_id, 1, None, |c| {
+        if bad.is_some() {
+            return;
+        }
+        let k = max_reps.entry(c.rater_id).or_default();
+        *k = (*k).max(c.repetition.max(1) as usize);
+        let slot = calls
+            .entry(c.rater_id)
+            .or_default()
+            .entry(c.response_id)
+            .or_default();
+        if slot.run != c.run_id {
+            *slot = ResponseCalls {
+                run: c.run_id,
+                ..ResponseCalls::default()
+            };
+        }
+        let scores = match parse_object(&c.scores_json) {
+            Ok(s) => s,
+            Err(e) => {
+                bad = Some(e);
+                return;
+            }
+        };
+        let order: Option<Vec<String>> = c
+            .criteria_order
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok());
+        for (key, v) in &scores {
+            let (Some(&id), Some(v)) = (key_to_id.get(key.as_str()), v.as_f64()) else {
+                continue;
+            };
+            slot.values.entry(id).or_default().push((c.repetition, v));
+            if let Some(order) = &order {
+                if let Some(pos) = order.iter().position(|k| k == key) {
+                    slot.positions
+                        .entry(id)
+                        .or_default()
+                        .push((pos, order.len(), v));
+                }
+            }
+        }
+        if let Some(expected) = c.expected_json.as_deref() {
+            match parse_object(expected) {
+                Ok(m) => {
+                    for (key, v) in m {
+                        if let (Some(&id), Some(v)) = (key_to_id.get(key.as_str()), v.as_f64()) {
+                            slot.expected.entry(id).or_default().push(v);
+                        }
+                    }
+                }
+                Err(e) => bad = Some(e),
+            }
+        }
+    })?;
+    if let Some(e) = bad {
+        return Err(e);
+    }
+
+    let mut judges: Vec<&crate::store::RaterRecord> = raters
+        .iter()
+        .filter(|r| calls.contains_key(&r.id))
+        .collect();
+    judges.sort_by(|a, b| a.name.cmp(&b.name));
+    let bootstrap = BootstrapOptions {
+        resamples: options.resamples,
+        ..BootstrapOptions::default()
+    };
+    let mut out = Vec::new();
+    for judge in judges {
+        let by_response = &calls[&judge.id];
+        let k_max = max_reps.get(&judge.id).copied().unwrap_or(1);
+        let mut response_ids: Vec<i64> = by_response.keys().copied().collect();
+        response_ids.sort_unstable();
+        for (criterion_id, key, scale) in &criteria {
+            let binary = matches!(scale, Scale::Binary);
+            let categories: Vec<f64> = (scale.min()..=scale.max()).map(|v| v as f64).collect();
+            let mut rows: Vec<Vec<Option<f64>>> = Vec::new();
+            let mut reference: Vec<Option<f64>> = Vec::new();
+            let mut kept_ids: Vec<i64> = Vec::new();
+            for id in &response_ids {
+                let Some(values) = by_response[id].values.get(criterion_id) else {
+                    continue;
+                };
+                let mut row = vec![None; k_max];
+                for &(rep, v) in values {
+                    if rep >= 1 && (rep as usize) <= k_max {
+                        row[rep as usize - 1] = Some(v);
+                    }
+                }
+                rows.push(row);
+                reference.push(expert_reference(
+                    expert_values.get(&(*id, *criterion_id)),
+                    binary,
+                ));
+                kept_ids.push(*id);
+            }
+            let score = |row: &Vec<Option<f64>>| {
+                let v: Vec<f64> = row.iter().flatten().copied().collect();
+                aggregate.of(&v)
+            };
+            let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+            let kind = if binary {
+                ScaleKind::Binary
+            } else {
+                ScaleKind::Likert
+            };
+            let consistency = self_consistency(&rows, &categories, kind, &bootstrap, &mut rng);
+            let needed = repetitions_needed(&rows, &reference, k_max, aggregate);
+
+            // Paired (judge score, expert reference) with what the audit needs.
+            let mut d = Vec::new();
+            let mut log_len = Vec::new();
+            let mut own = Vec::new();
+            let mut others = Vec::new();
+            let mut first_half = Vec::new();
+            let mut second_half = Vec::new();
+            let mut pairs: Vec<(f64, f64, i64)> = Vec::new();
+            let mut calibration_rows: Vec<(f64, f64, f64, bool)> = Vec::new();
+            for (i, id) in kept_ids.iter().enumerate() {
+                let (Some(s), Some(e)) = (score(&rows[i]), reference[i]) else {
+                    continue;
+                };
+                pairs.push((e, s, *id));
+                d.push(s - e);
+                let (chars, family) = responses.get(id).cloned().unwrap_or((None, None));
+                log_len.push(
+                    chars
+                        .filter(|&c| c > 0)
+                        .map_or(f64::NAN, |c| (c as f64).ln()),
+                );
+                if let Some(jf) = &judge.family {
+                    if family.as_deref() == Some(jf.as_str()) {
+                        own.push(s - e);
+                    } else {
+                        others.push(s - e);
+                    }
+                }
+                let calls_here = &by_response[id];
+                for &(pos, count, v) in calls_here.positions.get(criterion_id).into_iter().flatten()
+                {
+                    if count < 2 {
+                        continue;
+                    }
+                    if 2 * pos + 1 < count {
+                        first_half.push(v - e);
+                    } else if 2 * pos + 1 > count {
+                        second_half.push(v - e);
+                    }
+                }
+                let reps: Vec<f64> = rows[i].iter().flatten().copied().collect();
+                let (expected, from_logprobs) = match calls_here.expected.get(criterion_id) {
+                    Some(x) if !x.is_empty() => (x.iter().sum::<f64>() / x.len() as f64, true),
+                    _ => (reps.iter().sum::<f64>() / reps.len() as f64, false),
+                };
+                calibration_rows.push((expected, s, e, from_logprobs));
+            }
+            let calibration = calibrate(&calibration_rows, binary, options.bins);
+            let self_preference = match &judge.family {
+                Some(_) => difference_interval(&own, &others, SELF_RULE),
+                None => difference_interval(&[], &[], SELF_UNKNOWN),
+            };
+            let bias = BiasAudit {
+                overall: mean_interval(&d),
+                length: slope_interval(&log_len, &d, LENGTH_RULE),
+                self_preference,
+                order: difference_interval(&first_half, &second_half, ORDER_RULE),
+                bands: bands(&pairs),
+            };
+            out.push(JudgeReliability {
+                judge: judge.name.clone(),
+                model: judge.model_id.clone(),
+                family: judge.family.clone(),
+                criterion: key.clone(),
+                scale: if binary { "binary" } else { "likert" },
+                repetitions: k_max,
+                aggregate,
+                n_responses: rows.iter().filter(|r| score(r).is_some()).count(),
+                n_compared: pairs.len(),
+                consistency,
+                repetitions_needed: needed,
+                calibration,
+                bias,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The experts' mean (1–5) or majority (binary, a tie left out).
+fn expert_reference(values: Option<&Vec<f64>>, binary: bool) -> Option<f64> {
+    let v = values.filter(|v| !v.is_empty())?;
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    if !binary {
+        return Some(mean);
+    }
+    match mean.partial_cmp(&0.5)? {
+        std::cmp::Ordering::Greater => Some(1.0),
+        std::cmp::Ordering::Less => Some(0.0),
+        std::cmp::Ordering::Equal => None,
+    }
+}
+
+fn icc_a1(pairs: &[(f64, f64)]) -> (Option<f64>, [Option<f64>; 2]) {
+    if pairs.len() < 2 {
+        return (None, [None, None]);
+    }
+    let matrix: Vec<f64> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
+    match icc_all(&matrix, pairs.len(), 2) {
+        Ok(t) => {
+            let e = t.get(IccForm::Icc2);
+            (e.value, e.ci95)
+        }
+        Err(_) => (None, [None, None]),
+    }
+}
+
+/// (expected, sampled score, expert reference, from log-probabilities) per response.
+fn calibrate(rows: &[(f64, f64, f64, bool)], binary: bool, bins: usize) -> Calibration {
+    let logprobs = rows.iter().filter(|r| r.3).count();
+    let source = match (rows.is_empty(), logprobs) {
+        (true, _) => None,
+        (false, 0) => Some("repetitions"),
+        (false, n) if n == rows.len() => Some("logprobs"),
+        _ => Some("mixed"),
+    };
+    if binary {
+        let p: Vec<f64> = rows.iter().map(|r| r.0).collect();
+        let y: Vec<f64> = rows.iter().map(|r| r.2).collect();
+        return Calibration {
+            source,
+            binary: Some(binary_calibration(&p, &y, bins)),
+            icc_a1_expected: None,
+            icc_a1_sampled: None,
+            n_responses: rows.len(),
+        };
+    }
+    let expected: Vec<(f64, f64)> = rows.iter().map(|r| (r.2, r.0)).collect();
+    let sampled: Vec<(f64, f64)> = rows.iter().map(|r| (r.2, r.1)).collect();
+    Calibration {
+        source,
+        binary: None,
+        icc_a1_expected: icc_a1(&expected).0,
+        icc_a1_sampled: icc_a1(&sampled).0,
+        n_responses: rows.len(),
+    }
+}
+
+/// ICC(A,1) and bias within tertiles of the expert mean; `pairs` are (expert, judge, response).
+fn bands(pairs: &[(f64, f64, i64)]) -> Vec<QualityBand> {
+    let experts: Vec<f64> = pairs.iter().map(|p| p.0).collect();
+    let Some(cuts) = tertile_cuts(&experts) else {
+        return Vec::new();
+    };
+    (0..3)
+        .map(|b| {
+            let inside: Vec<(f64, f64)> = pairs
+                .iter()
+                .filter(|p| tertile_of(p.0, cuts) == b)
+                .map(|p| (p.0, p.1))
+                .collect();
+            let lo = inside.iter().map(|p| p.0).reduce(f64::min);
+            let hi = inside.iter().map(|p| p.0).reduce(f64::max);
+            let (icc, ci) = icc_a1(&inside);
+            let d: Vec<f64> = inside.iter().map(|p| p.1 - p.0).collect();
+            QualityBand {
+                band: b + 1,
+                range: [lo, hi],
+                n_responses: inside.len(),
+                icc_a1: icc,
+                icc_a1_ci95: ci,
+                bias: mean_interval(&d),
+            }
+        })
+        .collect()
+}

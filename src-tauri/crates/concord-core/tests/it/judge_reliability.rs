@@ -1,0 +1,317 @@
+//! The judge reliability report on a study judged three times by the loopback judge, whose
+//! repetitions disagree in a known way (`judge_server::spread_score`: +1, 0, −1 around a known
+//! score) and whose experts score one below it: every figure the report draws from the study is
+//! checked against what those known values give by hand.
+
+use concord_core::judge::{
+    execute_run, open_run, CancellationToken, Execution, ProviderKind, RunSettings,
+};
+use concord_core::panel::judge_reliability::{judge_reliability, ReliabilityOptions};
+use concord_core::store::{NewRater, Occasion, RaterKind, RatingInput, Store, StoreError};
+use concord_testsupport::judge_server::{
+    self, expected_score, spread_score, study_with_items, FakeJudge,
+};
+use std::time::Duration;
+
+const ITEMS: u64 = 12;
+
+/// The experts' score of `item` on attribute `k`: one below the judge's median, at least 1.
+fn expert_score(item: u64, k: usize) -> i64 {
+    (expected_score(item, k) - 1).max(1)
+}
+
+fn judged_study(path: &std::path::Path, repetitions: u32) -> (Store, Vec<i64>) {
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    server
+        .state
+        .spread
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let (mut store, ids) = study_with_items(path, &judge_server::mentalbench(), ITEMS);
+    let rubric_id = store.rubrics().unwrap()[0].id;
+    let criteria = store.criteria_in_order(rubric_id).unwrap();
+    store
+        .write(|tx| -> Result<(), StoreError> {
+            let expert = tx.upsert_rater(&NewRater {
+                kind: RaterKind::Expert,
+                name: "E1",
+                model_id: None,
+                family: None,
+                queue_seed: 1,
+            })?;
+            for (item, id) in ids.iter().enumerate() {
+                for (k, c) in criteria.iter().enumerate() {
+                    tx.set_rating(&RatingInput {
+                        rater_id: expert,
+                        response_id: *id,
+                        criterion_id: c.id,
+                        occasion: Occasion::First,
+                        value: Some(expert_score(item as u64, k)),
+                        raw_value: None,
+                        rationale: None,
+                        origin: "screen",
+                    })?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    let mut s = RunSettings::new(
+        ProviderKind::OpenaiCompatible,
+        &server.base_url(),
+        "judge-model-1",
+    );
+    s.max_tokens = 256;
+    s.repetitions = repetitions;
+    s.family = Some("gpt-4o".into());
+    let run = open_run(&mut store, &s).unwrap().run_id;
+    let exec = Execution {
+        concurrency: 1,
+        ..Execution::default()
+    };
+    let report = execute_run(
+        &mut store,
+        run,
+        &exec,
+        None,
+        &CancellationToken::new(),
+        &mut |_| {},
+    )
+    .expect("the run executes");
+    assert_eq!(
+        report.status.done as u64,
+        ITEMS * repetitions as u64,
+        "every call answers"
+    );
+    (store, ids)
+}
+
+#[test]
+fn the_report_reads_every_repetition_and_the_experts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = judged_study(&dir.path().join("s.concord"), 3);
+    let report = judge_reliability(&store, &ReliabilityOptions::default()).expect("the report");
+    assert_eq!(
+        report.len(),
+        7,
+        "one object per judge × criterion (one judge, seven attributes)"
+    );
+    for (k, r) in report.iter().enumerate() {
+        assert_eq!(
+            r.repetitions, 3,
+            "{}: K is the run's three repetitions",
+            r.criterion
+        );
+        assert_eq!(
+            r.n_compared as u64, ITEMS,
+            "{}: every response has experts",
+            r.criterion
+        );
+        // Exact agreement by hand: the share of agreeing pairs among the three spread values.
+        let mut shares = 0.0;
+        let mut bias = 0.0;
+        for item in 0..ITEMS {
+            let v: Vec<i64> = (1..=3).map(|c| spread_score(item, k, c)).collect();
+            let agree = [(0, 1), (0, 2), (1, 2)]
+                .iter()
+                .filter(|(a, b)| v[*a] == v[*b])
+                .count();
+            shares += agree as f64 / 3.0;
+            bias += (expected_score(item, k) - expert_score(item, k)) as f64;
+        }
+        let want = shares / ITEMS as f64;
+        let got = r.consistency.exact_agreement.expect("defined");
+        assert!(
+            (got - want).abs() < 1e-12,
+            "{}: exact agreement {got} must be the hand-counted {want}",
+            r.criterion
+        );
+        let got = r.bias.overall.estimate.expect("defined");
+        assert!(
+            (got - bias / ITEMS as f64).abs() < 1e-12,
+            "{}: the bias is the median's (= the known score's) distance from the experts",
+            r.criterion
+        );
+        assert_eq!(
+            r.repetitions_needed.rows.len(),
+            3,
+            "{}: a row per k = 1…3",
+            r.criterion
+        );
+        assert_eq!(
+            r.calibration.source,
+            Some("repetitions"),
+            "no log-probabilities were returned, so repetition frequencies stand in"
+        );
+        assert_eq!(
+            r.bias.self_preference.estimate, None,
+            "every response is the judge's own family's, so there is nothing to compare with"
+        );
+        assert_eq!(
+            r.bias.order.n, 0,
+            "the run did not shuffle the criteria order, so no call has a recorded position"
+        );
+        assert_eq!(r.bias.bands.len(), 3, "three quality bands");
+        let alpha = r.consistency.alpha.expect("defined");
+        let [lo, hi] = r.consistency.alpha_ci95;
+        assert!(
+            lo.unwrap() <= alpha && alpha <= hi.unwrap(),
+            "{}: the seeded bootstrap interval holds the estimate",
+            r.criterion
+        );
+    }
+    let again = judge_reliability(&store, &ReliabilityOptions::default()).unwrap();
+    assert_eq!(report, again, "the same seed gives the same report");
+}
+
+/// The loopback judge with log-probabilities on and an order bias (one point more on the
+/// attributes a prompt lists in its first half), judged once per response with the criteria
+/// shuffled per call: every call records its order and its expected scores, and the audit finds
+/// the order bias the server put in.
+#[test]
+fn shuffled_orders_and_log_probabilities_are_recorded_and_audited() {
+    use concord_core::judge::scores::RepetitionAggregate;
+    use judge_server::logprob_alternatives;
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    server
+        .state
+        .order_bias
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.concord");
+    let (mut store, ids) = study_with_items(&path, &judge_server::mentalbench(), ITEMS);
+    let rubric_id = store.rubrics().unwrap()[0].id;
+    let criteria = store.criteria_in_order(rubric_id).unwrap();
+    store
+        .write(|tx| -> Result<(), StoreError> {
+            let expert = tx.upsert_rater(&NewRater {
+                kind: RaterKind::Expert,
+                name: "E1",
+                model_id: None,
+                family: None,
+                queue_seed: 1,
+            })?;
+            for (item, id) in ids.iter().enumerate() {
+                for (k, c) in criteria.iter().enumerate() {
+                    tx.set_rating(&RatingInput {
+                        rater_id: expert,
+                        response_id: *id,
+                        criterion_id: c.id,
+                        occasion: Occasion::First,
+                        value: Some(expected_score(item as u64, k)),
+                        raw_value: None,
+                        rationale: None,
+                        origin: "screen",
+                    })?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    let mut s = RunSettings::new(
+        ProviderKind::OpenaiCompatible,
+        &server.base_url(),
+        "judge-model-1",
+    );
+    s.max_tokens = 256;
+    s.logprobs = true;
+    s.shuffle_criteria = true;
+    let run = open_run(&mut store, &s).unwrap().run_id;
+    execute_run(
+        &mut store,
+        run,
+        &Execution::default(),
+        None,
+        &CancellationToken::new(),
+        &mut |_| {},
+    )
+    .expect("the run executes");
+
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let mut q = c
+        .prepare("SELECT response_id, criteria_order, expected_json, scores_json FROM judge_call WHERE run_id = ?1")
+        .unwrap();
+    let calls: Vec<(i64, String, String, String)> = q
+        .query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(calls.len() as u64, ITEMS, "one call per response");
+    let keys: Vec<String> = criteria.iter().map(|c| c.key.clone()).collect();
+    let mut orders = std::collections::HashSet::new();
+    let (mut first, mut second) = (Vec::new(), Vec::new());
+    for (response, order, expected, scores) in &calls {
+        let item = ids.iter().position(|i| i == response).unwrap() as u64;
+        let order: Vec<String> = serde_json::from_str(order).expect("the order is a JSON array");
+        let mut sorted = order.clone();
+        sorted.sort();
+        let mut all = keys.clone();
+        all.sort();
+        assert_eq!(sorted, all, "a call's order lists every criterion once");
+        orders.insert(order.clone());
+        let expected: std::collections::HashMap<String, f64> =
+            serde_json::from_str(expected).unwrap();
+        let scores: std::collections::HashMap<String, i64> = serde_json::from_str(scores).unwrap();
+        for (k, key) in keys.iter().enumerate() {
+            let v = scores[key];
+            // Σ p·s by hand over the server's alternatives that are on the 1–5 scale.
+            let (mut mass, mut sum) = (0.0, 0.0);
+            for (a, p) in logprob_alternatives(v) {
+                if (1..=5).contains(&a) {
+                    mass += p;
+                    sum += p * a as f64;
+                }
+            }
+            assert!(
+                (expected[key] - sum / mass).abs() < 1e-9,
+                "item {item} {key}: the stored expected score {} is Σ p·s = {}",
+                expected[key],
+                sum / mass
+            );
+            let pos = order.iter().position(|o| o == key).unwrap();
+            let d = (v - expected_score(item, k)) as f64;
+            if 2 * pos + 1 < order.len() {
+                first.push(d);
+            } else if 2 * pos + 1 > order.len() {
+                second.push(d);
+            }
+        }
+    }
+    assert!(
+        orders.len() > 1,
+        "the order is shuffled per call, not once per run"
+    );
+    let report = judge_reliability(
+        &store,
+        &ReliabilityOptions {
+            aggregate: Some(RepetitionAggregate::Median),
+            ..ReliabilityOptions::default()
+        },
+    )
+    .unwrap();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let want = mean(&first) - mean(&second);
+    let pooled: usize = report.iter().map(|r| r.bias.order.n).sum();
+    assert_eq!(
+        pooled,
+        first.len() + second.len(),
+        "every call's position outside the middle counts"
+    );
+    assert!(
+        want > 0.5,
+        "the server's order bias shows in the hand count ({want})"
+    );
+    for r in &report {
+        assert_eq!(
+            r.calibration.source,
+            Some("logprobs"),
+            "{}: expected scores came from log-probabilities",
+            r.criterion
+        );
+        let est = r.bias.order.estimate.expect("both halves are present");
+        assert!(
+            est > 0.0,
+            "{}: criteria asked first are scored higher ({est})",
+            r.criterion
+        );
+    }
+}

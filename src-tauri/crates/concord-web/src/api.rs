@@ -311,13 +311,24 @@ async fn accept(
     State(state): State<AppState>,
     Json(body): Json<AcceptBody>,
 ) -> Result<Response, WebError> {
+    let token = body.token.clone();
+    state
+        .shared
+        .with_study(move |s| app::web::invitation_for(s, &token))
+        .await?;
+    // The slow key derivation runs without holding the study, so other raters' saves go on.
     let mut rng = state.shared.sessions.rng();
     let iterations = state.shared.iterations;
+    let passphrase = body.passphrase;
+    let derived = tokio::task::spawn_blocking(move || {
+        app::web::derive_passphrase(&passphrase, &mut rng, iterations)
+    })
+    .await
+    .map_err(|_| WebError::Internal)??;
+    let token = body.token;
     let identity = state
         .shared
-        .with_study(move |s| {
-            app::web::accept(s, &body.token, &body.passphrase, &mut rng, iterations)
-        })
+        .with_study(move |s| app::web::accept_derived(s, &token, &derived))
         .await?;
     // A passphrase set anew ends the sessions opened under the old one.
     state.shared.sessions.close_all_of(identity.rater.id);
@@ -334,9 +345,22 @@ async fn login(
     State(state): State<AppState>,
     Json(body): Json<LoginBody>,
 ) -> Result<Response, WebError> {
+    let name = body.name;
+    let attempt = state
+        .shared
+        .with_study(move |s| app::web::login_attempt(s, &name))
+        .await?;
+    // The slow key derivation runs without holding the study, so other raters' saves go on.
+    let passphrase = body.passphrase;
+    let (attempt, matched) = tokio::task::spawn_blocking(move || {
+        let matched = app::web::attempt_matches(&attempt, &passphrase);
+        (attempt, matched)
+    })
+    .await
+    .map_err(|_| WebError::Internal)?;
     let identity = state
         .shared
-        .with_study(move |s| app::web::login(s, &body.name, &body.passphrase))
+        .with_study(move |s| app::web::login_outcome(s, attempt, matched))
         .await?;
     logged_in(&state, identity).await
 }

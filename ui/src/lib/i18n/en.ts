@@ -645,6 +645,7 @@ export const en = {
   "webRaters.invite": "Invite…",
   "webRaters.revoke": "Revoke",
   "web.reconnecting": "The server is not answering: reconnecting… Your values and rationale stay on this page and are sent as soon as it is back.",
+  "webRaters.access": "Access",
 } as const;
 
 export type MessageKey = keyof typeof en;

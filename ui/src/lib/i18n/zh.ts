@@ -647,4 +647,5 @@ export const zh: Record<MessageKey, string> = {
   "webRaters.invite": "邀请…",
   "webRaters.revoke": "撤销",
   "web.reconnecting": "服务器暂无响应：正在重新连接…… 您的评分和理由保留在本页，服务器恢复后立即发送。",
+  "webRaters.access": "访问",
 };

@@ -8,7 +8,9 @@
 use crate::app::open_study::OpenStudy;
 use crate::store::NamedRater;
 use crate::workflow::queue::{ItemProgress, QueueError};
-use crate::workflow::web_access::{self, Invitation, WebAccessError, WebIdentity, WebRaterAccess};
+use crate::workflow::web_access::{
+    self, DerivedPassphrase, Invitation, LoginAttempt, WebAccessError, WebIdentity, WebRaterAccess,
+};
 use rand::RngCore;
 
 pub use crate::workflow::web_access::{
@@ -47,6 +49,24 @@ pub fn accept(
     )
 }
 
+/// Derive a new web passphrase for storing, without the study (the slow PBKDF2).
+pub fn derive_passphrase(
+    passphrase: &str,
+    rng: &mut dyn RngCore,
+    iterations: u32,
+) -> Result<DerivedPassphrase, WebAccessError> {
+    web_access::derive_passphrase(passphrase, rng, iterations)
+}
+
+/// Take up invitation `token` with a derived passphrase; logs the expert in.
+pub fn accept_derived(
+    study: &mut OpenStudy,
+    token: &str,
+    derived: &DerivedPassphrase,
+) -> Result<WebIdentity, WebAccessError> {
+    web_access::accept_derived(study.store_keeping_reports(), token, derived)
+}
+
 /// Log in as the expert named `name`.
 pub fn login(
     study: &mut OpenStudy,
@@ -54,6 +74,25 @@ pub fn login(
     passphrase: &str,
 ) -> Result<WebIdentity, WebAccessError> {
     web_access::login(study.store_keeping_reports(), name, passphrase)
+}
+
+/// Step 1 of a login: the stored login of the expert named `name` (a locked one is refused).
+pub fn login_attempt(study: &OpenStudy, name: &str) -> Result<LoginAttempt, WebAccessError> {
+    web_access::login_attempt(study.store(), name)
+}
+
+/// Step 2, without the study (the slow PBKDF2): whether `passphrase` is the attempt's.
+pub fn attempt_matches(attempt: &LoginAttempt, passphrase: &str) -> bool {
+    web_access::attempt_matches(attempt, passphrase)
+}
+
+/// Step 3: record the outcome (a failure counts towards the lock-out).
+pub fn login_outcome(
+    study: &mut OpenStudy,
+    attempt: LoginAttempt,
+    matched: bool,
+) -> Result<WebIdentity, WebAccessError> {
+    web_access::login_outcome(study.store_keeping_reports(), attempt, matched)
 }
 
 /// Whether a session opened under `identity` still stands (not revoked, replaced or locked).

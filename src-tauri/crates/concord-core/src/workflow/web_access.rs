@@ -185,27 +185,46 @@ pub fn invitation_for(store: &Store, token: &str) -> Result<NamedRater, WebAcces
         .ok_or(WebAccessError::Invitation)
 }
 
-/// Take up an invitation: the expert sets their web passphrase and is logged in. The invitation
-/// cannot be used again.
-pub fn accept(
-    store: &mut Store,
-    token: &str,
+/// A web passphrase derived for storing: its salt, hash and iterations (made without the study).
+#[derive(Debug, Clone)]
+pub struct DerivedPassphrase {
+    salt: String,
+    hash: String,
+    iterations: u32,
+}
+
+/// Derive `passphrase` for storing (the slow PBKDF2; touches no study). Refuses a weak one.
+pub fn derive_passphrase(
     passphrase: &str,
     rng: &mut dyn RngCore,
     iterations: u32,
-) -> Result<WebIdentity, WebAccessError> {
-    let rater = invitation_for(store, token)?;
+) -> Result<DerivedPassphrase, WebAccessError> {
     if !strong_enough(passphrase) {
         return Err(WebAccessError::Weak);
     }
     let salt = random_hex(rng, 16);
     let hash = hex(&derive(passphrase, &salt, iterations));
+    Ok(DerivedPassphrase {
+        salt,
+        hash,
+        iterations,
+    })
+}
+
+/// Take up invitation `token` with a passphrase derived by [`derive_passphrase`]: the expert's
+/// web passphrase is set and they are logged in. The invitation cannot be used again.
+pub fn accept_derived(
+    store: &mut Store,
+    token: &str,
+    derived: &DerivedPassphrase,
+) -> Result<WebIdentity, WebAccessError> {
+    let rater = invitation_for(store, token)?;
     let hashed = token_hash(token);
     store.write(|tx| {
         if !tx.use_web_invitation(&hashed)? {
             return Err(WebAccessError::Invitation);
         }
-        tx.set_web_login(rater.id, &salt, &hash, iterations)?;
+        tx.set_web_login(rater.id, &derived.salt, &derived.hash, derived.iterations)?;
         tx.web_login_succeeded(rater.id)?;
         tx.audit(
             &rater.name,
@@ -228,28 +247,75 @@ pub fn accept(
     })
 }
 
-/// Log in as the expert named `name` with their web passphrase. A wrong name and a wrong
-/// passphrase are refused alike; the [`MAX_FAILURES`]th wrong passphrase in a row locks the
-/// login for [`LOCK_MS`], and a locked login refuses even the right passphrase.
-pub fn login(
+/// Take up an invitation: [`invitation_for`], [`derive_passphrase`] and [`accept_derived`] in a
+/// row.
+pub fn accept(
     store: &mut Store,
-    name: &str,
+    token: &str,
     passphrase: &str,
+    rng: &mut dyn RngCore,
+    iterations: u32,
 ) -> Result<WebIdentity, WebAccessError> {
+    invitation_for(store, token)?;
+    let derived = derive_passphrase(passphrase, rng, iterations)?;
+    accept_derived(store, token, &derived)
+}
+
+/// A login attempt between its steps: the stored login it is checked against (none for a name
+/// without one), so the slow key derivation runs without holding the study.
+#[derive(Debug, Clone)]
+pub struct LoginAttempt {
+    found: Option<(NamedRater, WebLogin)>,
+}
+
+/// Step 1 of a login: the stored login of the expert named `name`; a locked one is refused here.
+pub fn login_attempt(store: &Store, name: &str) -> Result<LoginAttempt, WebAccessError> {
     let now = store.now_ms();
     let found = match store.expert_by_name(name)? {
         Some(rater) => store.web_login(rater.id)?.map(|l| (rater, l)),
         None => None,
     };
-    let Some((rater, login)) = found else {
-        // The same work as a real check, so timing does not tell which names exist.
-        let _ = derive(passphrase, "no-such-login", ITERATIONS.min(10_000));
+    if let Some(until) = found
+        .as_ref()
+        .and_then(|(_, l)| l.locked_until)
+        .filter(|u| *u > now)
+    {
+        return Err(WebAccessError::Locked { until });
+    }
+    Ok(LoginAttempt { found })
+}
+
+/// Step 2, touching no study: whether `passphrase` is the attempt's (the same work for a name
+/// without a login, so timing does not tell which names exist).
+pub fn attempt_matches(attempt: &LoginAttempt, passphrase: &str) -> bool {
+    match &attempt.found {
+        Some((_, login)) => matches(login, passphrase),
+        None => {
+            let _ = derive(passphrase, "no-such-login", ITERATIONS.min(10_000));
+            false
+        }
+    }
+}
+
+/// Step 3: record the outcome. The [`MAX_FAILURES`]th wrong passphrase in a row (counted in the
+/// study, so attempts in parallel count too) locks the login for [`LOCK_MS`].
+pub fn login_outcome(
+    store: &mut Store,
+    attempt: LoginAttempt,
+    matched: bool,
+) -> Result<WebIdentity, WebAccessError> {
+    let now = store.now_ms();
+    let Some((rater, _)) = attempt.found else {
+        return Err(WebAccessError::Credentials);
+    };
+    // The login as it stands now: it may have been locked, replaced or revoked meanwhile.
+    let Some(login) = store.web_login(rater.id)? else {
         return Err(WebAccessError::Credentials);
     };
     if let Some(until) = login.locked_until.filter(|u| *u > now) {
         return Err(WebAccessError::Locked { until });
     }
-    if !matches(&login, passphrase) {
+    if !matched {
         let locks = login.failures + 1 >= MAX_FAILURES;
         let until = locks.then_some(now + LOCK_MS);
         store.write(|tx| {
@@ -285,6 +351,19 @@ pub fn login(
         rater,
         login: login.set_at,
     })
+}
+
+/// Log in as the expert named `name` with their web passphrase: the three steps in a row. A
+/// wrong name and a wrong passphrase are refused alike; a locked login refuses even the right
+/// passphrase.
+pub fn login(
+    store: &mut Store,
+    name: &str,
+    passphrase: &str,
+) -> Result<WebIdentity, WebAccessError> {
+    let attempt = login_attempt(store, name)?;
+    let matched = attempt_matches(&attempt, passphrase);
+    login_outcome(store, attempt, matched)
 }
 
 /// Whether a session opened under `identity` still stands: the login exists, was not replaced

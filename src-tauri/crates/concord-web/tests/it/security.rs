@@ -489,3 +489,41 @@ fn logging_out_ends_the_session() {
         "the old cookie no longer opens the session"
     );
 }
+
+#[test]
+fn a_login_does_not_hold_up_other_raters_saves() {
+    // The production PBKDF2 cost: seconds per derivation in a debug build.
+    let (served, tokens) = serve(1, &["Ada", "Zoltan"], |o| {
+        o.iterations = concord_core::app::web::ITERATIONS;
+    });
+    Browser::new(&served.base).accept(&tokens[0], STRONG);
+    let mut zoltan = Browser::new(&served.base);
+    zoltan.accept(&tokens[1], STRONG_B);
+    zoltan.json("/api/queue");
+    let key = zoltan.json("/api/items/1")["criteria"][0]["key"]
+        .as_str()
+        .expect("key")
+        .to_string();
+    let base = served.base.clone();
+    let login = std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        Browser::new(&base).login("Ada", STRONG);
+        started.elapsed()
+    });
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut slowest = std::time::Duration::ZERO;
+    for value in [1, 2, 3, 4, 5] {
+        let started = std::time::Instant::now();
+        let r = zoltan.post(
+            "/api/items/1/rate",
+            serde_json::json!({"criterion": key, "value": value}),
+        );
+        assert_eq!(r.status(), 200, "Zoltan's save is taken during Ada's login");
+        slowest = slowest.max(started.elapsed());
+    }
+    let login_took = login.join().expect("login thread");
+    assert!(
+        slowest < login_took / 2,
+        "no save waits for the login's key derivation (slowest save {slowest:?}, login {login_took:?})"
+    );
+}

@@ -5,6 +5,9 @@
 //! repetition picked out. The choice is the study's (`study_meta` key [`AGGREGATE_KEY`]), so every
 //! report of a study reads the same scores, and changing it is an audited write.
 //!
+//! A binary criterion's repetitions always become their majority (an even split: absent), since
+//! a median of two or a mean is not a category of a present/absent dimension ([`for_scale`]).
+//!
 //! Which repetitions: those of the newest run of the judge rater that judged the response with
 //! more than one repetition. A run with one repetition stores its score as the judge's rating
 //! and is read as it is (the aggregate of one value is that value), so single-repetition studies
@@ -37,6 +40,32 @@ pub fn set_study_aggregate(store: &mut Store, aggregate: RepetitionAggregate) ->
             &serde_json::json!({"from": before.as_str(), "to": aggregate.as_str()}),
         )
     })
+}
+
+/// The aggregate a criterion's repetitions get: `aggregate` on a 1–5 scale; on a binary one the
+/// majority (the mode, an even split going to 0, absent), since a half or a share is not a
+/// category of a present/absent dimension.
+pub fn for_scale(aggregate: RepetitionAggregate, binary: bool) -> RepetitionAggregate {
+    if binary {
+        RepetitionAggregate::Mode
+    } else {
+        aggregate
+    }
+}
+
+/// The row ids of the rubric's binary criteria.
+fn binary_criteria(store: &Store, rubric_id: i64) -> StoreResult<Vec<i64>> {
+    let Some(stored) = store.rubrics()?.into_iter().find(|r| r.id == rubric_id) else {
+        return Ok(Vec::new());
+    };
+    let ids = store.read().criterion_ids(rubric_id)?;
+    Ok(stored
+        .rubric
+        .criteria
+        .iter()
+        .filter(|c| c.scale == crate::rubric::Scale::Binary)
+        .filter_map(|c| ids.get(&c.id).copied())
+        .collect())
 }
 
 /// One judge score that is the aggregate of several repetitions.
@@ -108,6 +137,7 @@ pub fn aggregated_scores(
     response_id: Option<i64>,
     aggregate: RepetitionAggregate,
 ) -> StoreResult<Vec<AggregatedScore>> {
+    let binary = binary_criteria(store, rubric_id)?;
     let mut out: Vec<AggregatedScore> = repetition_values(store, rubric_id, 2, response_id)?
         .into_iter()
         .filter_map(|((rater_id, response_id, criterion_id), v)| {
@@ -116,10 +146,36 @@ pub fn aggregated_scores(
                 rater_id,
                 response_id,
                 criterion_id,
-                value: aggregate.of(&values)?,
+                value: for_scale(aggregate, binary.contains(&criterion_id)).of(&values)?,
             })
         })
         .collect();
     out.sort_by_key(|s| (s.rater_id, s.response_id, s.criterion_id));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_binary_criterion_takes_the_majority_of_its_repetitions() {
+        for a in RepetitionAggregate::ALL {
+            assert_eq!(
+                for_scale(a, true).of(&[0.0, 1.0]),
+                Some(0.0),
+                "{a:?}: an even split of present/absent is absent, never a half"
+            );
+            assert_eq!(
+                for_scale(a, true).of(&[1.0, 0.0, 1.0]),
+                Some(1.0),
+                "{a:?}: two of three present is present"
+            );
+        }
+        assert_eq!(
+            for_scale(RepetitionAggregate::Median, false).of(&[2.0, 5.0]),
+            Some(3.5),
+            "a 1–5 criterion keeps the chosen aggregate"
+        );
+    }
 }

@@ -7,7 +7,7 @@
 //! - **Judges** are the raters with judge runs on the rubric; a judge's repetitions of a response
 //!   are those of its newest run that judged it (as `judge::scores` reads them), and its score is
 //!   the study's aggregate of them (median unless chosen otherwise; one repetition is its own
-//!   aggregate).
+//!   aggregate; a binary criterion's is the majority, `judge::scores::for_scale`).
 //! - **The expert reference** is the mean of the experts' first-occasion values of the response
 //!   (1–5), or their majority for a binary criterion (a tie is left out).
 //! - **Calibration**: the expected score of a call is the one stored from token log-probabilities
@@ -22,7 +22,7 @@
 //!   (the middle position of an odd count is left out); and within tertiles of the expert mean
 //!   (ICC(A,1) and bias per band).
 
-use crate::judge::scores::{study_aggregate, RepetitionAggregate};
+use crate::judge::scores::{for_scale, study_aggregate, RepetitionAggregate};
 use crate::rubric::Scale;
 use crate::store::{RaterKind, Store, StoreError, StoreResult};
 use concord_stats::bootstrap::BootstrapOptions;
@@ -119,6 +119,7 @@ pub struct JudgeReliability {
     pub scale: &'static str,
     /// The highest repetition number among the judge's done calls on the rubric (K).
     pub repetitions: usize,
+    /// The aggregate this criterion's repetitions get (a binary criterion's is the mode).
     pub aggregate: RepetitionAggregate,
     /// Responses with a judge score.
     pub n_responses: usize,
@@ -344,9 +345,10 @@ pub fn judge_reliability(
                 ));
                 kept_ids.push(*id);
             }
+            let scale_aggregate = for_scale(aggregate, binary);
             let score = |row: &Vec<Option<f64>>| {
                 let v: Vec<f64> = row.iter().flatten().copied().collect();
-                aggregate.of(&v)
+                scale_aggregate.of(&v)
             };
             let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
             let kind = if binary {
@@ -355,7 +357,7 @@ pub fn judge_reliability(
                 ScaleKind::Likert
             };
             let consistency = self_consistency(&rows, &categories, kind, &bootstrap, &mut rng);
-            let needed = repetitions_needed(&rows, &reference, k_max, aggregate);
+            let needed = repetitions_needed(&rows, &reference, k_max, scale_aggregate);
 
             // Paired (judge score, expert reference) with what the audit needs.
             let mut d = Vec::new();
@@ -423,7 +425,7 @@ pub fn judge_reliability(
                 criterion: key.clone(),
                 scale: if binary { "binary" } else { "likert" },
                 repetitions: k_max,
-                aggregate,
+                aggregate: scale_aggregate,
                 n_responses: rows.iter().filter(|r| score(r).is_some()).count(),
                 n_compared: pairs.len(),
                 consistency,

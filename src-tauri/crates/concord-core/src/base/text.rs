@@ -29,7 +29,8 @@ pub fn visible(text: &str) -> String {
 }
 
 /// `text` as a terminal may show it: every hidden control character written as `<U+XXXX>`
-/// except the line breaks (`\n`, or `\r\n`) that lay the text out, so no escape sequence, bell,
+/// except the line breaks (`\n`, or `\r\n`) and tabs that lay the text out (tab-separated
+/// listings), so no escape sequence, bell,
 /// backspace or direction override in a name or a message reaches the terminal. Whole outputs go
 /// through it; a name inside a line goes through [`visible`] too, which spells out its line
 /// breaks as well. Borrowed when there is nothing to spell out.
@@ -38,7 +39,7 @@ pub fn terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
     let mut out: Option<String> = None;
     let mut at = 0;
     while let Some(c) = chars.next() {
-        let layout = c == '\n' || (c == '\r' && chars.peek() == Some(&'\n'));
+        let layout = c == '\n' || c == '\t' || (c == '\r' && chars.peek() == Some(&'\n'));
         if is_hidden_control(c) && !layout {
             let out = out.get_or_insert_with(|| {
                 let mut s = String::with_capacity(text.len() + 16);
@@ -136,8 +137,8 @@ mod tests {
         let shown = terminal_text("Ana\u{1b}[2J\u{7}\u{8}\u{9b}31m\u{202e}\u{2066}x\ty\r\nz\rw\n");
         assert_eq!(
             shown,
-            "Ana<U+001B>[2J<U+0007><U+0008><U+009B>31m<U+202E><U+2066>x<U+0009>y\r\nz<U+000D>w\n",
-            "ESC, BEL, BS, CSI, direction controls, tabs and lone CRs are spelled out; line ends stay"
+            "Ana<U+001B>[2J<U+0007><U+0008><U+009B>31m<U+202E><U+2066>x\ty\r\nz<U+000D>w\n",
+            "ESC, BEL, BS, CSI, direction controls and lone CRs are spelled out; line ends and tabs stay"
         );
         assert!(
             matches!(

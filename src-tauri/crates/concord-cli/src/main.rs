@@ -10,6 +10,7 @@ mod export_cmd;
 mod import_cmd;
 mod judge_cmd;
 mod package_cmd;
+mod pairs_cmd;
 mod phi_cmd;
 mod serve_cmd;
 mod signoff_cmd;
@@ -77,6 +78,8 @@ enum Command {
     Assign(assign_cmd::AssignArgs),
     /// The assignment with every expert's progress (assigned, completed, remaining).
     Assignment,
+    /// Pairwise preferences: draw the pairs, assign them to experts, status.
+    Pairs(pairs_cmd::PairsArgs),
     /// Rater packages: one expert's blinded study file out, their ratings back in.
     Package(package_cmd::PackageArgs),
     /// Export ratings (long/wide CSV, XLSX workbook) or an expert's fill-in rating sheet.
@@ -151,6 +154,9 @@ fn main() -> ExitCode {
             assign_cmd::assign(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
         }
         Command::Assignment => assign_cmd::table(cli.db.as_deref(), cli.json).map_err(Into::into),
+        Command::Pairs(args) => {
+            pairs_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
+        }
         Command::Package(args) => {
             package_cmd::run(&args, cli.db.as_deref(), cli.json).map_err(Into::into)
         }

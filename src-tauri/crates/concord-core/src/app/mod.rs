@@ -33,6 +33,7 @@ pub mod open;
 pub mod open_study;
 pub mod overview;
 pub mod package;
+pub mod pairs;
 pub mod paths;
 pub mod phi;
 pub mod rater_quality;

@@ -33,19 +33,40 @@ pub enum Scale {
     Likert { min: i64, max: i64 },
     /// 1 = present, 0 = absent.
     Binary,
+    /// Which of two answers is better: 1 = the left one, 2 = the right one, 0 = a tie (only when
+    /// `ties` allows it). A rubric of preference criteria is a *pairwise* rubric: its criteria
+    /// are asked of pairs of answers to one conversation, never of a single answer.
+    Preference {
+        #[serde(default = "yes")]
+        ties: bool,
+    },
 }
+
+fn yes() -> bool {
+    true
+}
+
+/// The value of a preference criterion naming the left answer of a pair.
+pub const PREFER_LEFT: i64 = 1;
+/// The value of a preference criterion naming the right answer of a pair.
+pub const PREFER_RIGHT: i64 = 2;
+/// The value of a preference criterion naming neither (a tie).
+pub const PREFER_TIE: i64 = 0;
 
 impl Scale {
     pub fn min(&self) -> i64 {
         match self {
             Scale::Likert { min, .. } => *min,
             Scale::Binary => 0,
+            Scale::Preference { ties: true } => PREFER_TIE,
+            Scale::Preference { ties: false } => PREFER_LEFT,
         }
     }
     pub fn max(&self) -> i64 {
         match self {
             Scale::Likert { max, .. } => *max,
             Scale::Binary => 1,
+            Scale::Preference { .. } => PREFER_RIGHT,
         }
     }
     pub fn contains(&self, value: i64) -> bool {
@@ -59,7 +80,11 @@ impl Scale {
         match self {
             Scale::Likert { .. } => "likert",
             Scale::Binary => "binary",
+            Scale::Preference { .. } => "preference",
         }
+    }
+    pub fn is_preference(&self) -> bool {
+        matches!(self, Scale::Preference { .. })
     }
 }
 
@@ -250,6 +275,23 @@ impl Rubric {
         if self.criteria.is_empty() {
             return Err("a rubric needs at least one criterion".into());
         }
+        let preferences = self
+            .criteria
+            .iter()
+            .filter(|c| c.scale.is_preference())
+            .count();
+        if preferences != 0 && preferences != self.criteria.len() {
+            return Err(format!(
+                "{preferences} of the {} criteria are preferences between two answers and the others rate one answer; \
+                 a rubric is either pairwise (every criterion a preference) or not (none)",
+                self.criteria.len()
+            ));
+        }
+        if preferences != 0 && self.total.is_some() {
+            return Err(
+                "a pairwise rubric cannot declare a total: preferences do not add up".into(),
+            );
+        }
         let group_ids: BTreeSet<&str> = self.groups.iter().map(|g| g.id.as_str()).collect();
         if group_ids.len() != self.groups.len() {
             return Err("group ids must be unique".into());
@@ -315,6 +357,11 @@ impl Rubric {
         Ok(())
     }
 
+    /// Whether the rubric compares two answers (every criterion a preference) rather than rating one.
+    pub fn is_pairwise(&self) -> bool {
+        self.criteria.iter().all(|c| c.scale.is_preference())
+    }
+
     pub fn criterion(&self, id: &str) -> Option<&Criterion> {
         self.criteria.iter().find(|c| c.id == id)
     }
@@ -355,6 +402,7 @@ pub mod builtin {
 
     pub const MENTALBENCH_TOML: &str = include_str!("../../rubrics/mentalbench.toml");
     pub const PSYCRISIS_TOML: &str = include_str!("../../rubrics/psycrisis.toml");
+    pub const MENTALBENCH_PAIRS_TOML: &str = include_str!("../../rubrics/mentalbench-pairs.toml");
 
     /// MentalBench's seven 1–5 attributes grouped as CSS and ARS.
     pub fn mentalbench() -> Rubric {
@@ -368,11 +416,31 @@ pub mod builtin {
             .expect("the shipped PsyCrisis rubric is valid (checked by a unit test)")
     }
 
+    /// MentalBench's seven attributes asked as comparisons of two answers, plus an overall
+    /// preference (the pairwise rubric `mentalbench-pairs`).
+    pub fn mentalbench_pairs() -> Rubric {
+        Rubric::parse(
+            MENTALBENCH_PAIRS_TOML,
+            RubricFormat::Toml,
+            "mentalbench-pairs.toml",
+        )
+        .expect("the shipped MentalBench pairs rubric is valid (checked by a unit test)")
+    }
+
     /// A built-in rubric by id.
     pub fn by_id(id: &str) -> Option<Rubric> {
         match id {
             "mentalbench" => Some(mentalbench()),
             "psycrisis" => Some(psycrisis()),
+            "mentalbench-pairs" => Some(mentalbench_pairs()),
+            _ => None,
+        }
+    }
+
+    /// The shipped pairwise rubric that compares answers on the criteria of `rubric`, if any.
+    pub fn pairwise_for(rubric: &str) -> Option<Rubric> {
+        match rubric {
+            "mentalbench" => Some(mentalbench_pairs()),
             _ => None,
         }
     }
@@ -444,6 +512,75 @@ scale = { kind = "likert", min = 5, max = 1 }
         assert!(
             Rubric::parse(dup, RubricFormat::Json, "lab.json").is_err(),
             "duplicate criterion ids would make ratings ambiguous"
+        );
+    }
+
+    #[test]
+    fn builtin_mentalbench_pairs_compares_the_seven_attributes_and_overall() {
+        let pairs = builtin::mentalbench_pairs();
+        let single = builtin::mentalbench();
+        assert!(pairs.is_pairwise(), "every criterion is a preference");
+        assert!(!single.is_pairwise(), "the 1–5 rubric is not pairwise");
+        let keys: Vec<&str> = pairs.criteria.iter().map(|c| c.id.as_str()).collect();
+        let mut expected: Vec<&str> = single.criteria.iter().map(|c| c.id.as_str()).collect();
+        expected.push("overall");
+        assert_eq!(
+            keys, expected,
+            "criterion keys are MentalBench's plus overall"
+        );
+        for c in &pairs.criteria {
+            assert!(
+                c.label.contains_key("zh") && c.description.contains_key("zh"),
+                "{} needs Chinese",
+                c.id
+            );
+            assert_eq!(c.scale, Scale::Preference { ties: true }, "A, B or tie");
+            assert!(
+                c.scale.contains(PREFER_TIE)
+                    && c.scale.contains(PREFER_LEFT)
+                    && c.scale.contains(PREFER_RIGHT),
+                "three answers"
+            );
+        }
+        let again = Rubric::parse(&pairs.to_toml(), RubricFormat::Toml, "again.toml").unwrap();
+        assert_eq!(
+            pairs, again,
+            "the stored text must reproduce the pairwise rubric"
+        );
+    }
+
+    #[test]
+    fn a_rubric_mixing_preferences_and_scores_is_refused() {
+        let mixed = r#"id = "x"
+name = { en = "X" }
+[[criteria]]
+id = "a"
+label = { en = "A" }
+scale = { kind = "preference" }
+[[criteria]]
+id = "b"
+label = { en = "B" }
+scale = { kind = "binary" }
+"#;
+        let err = Rubric::parse(mixed, RubricFormat::Toml, "mixed.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("mixed.toml") && err.contains("pairwise"),
+            "a mixed rubric has no meaning for a pair or a single answer: {err}"
+        );
+        let no_ties = mixed.replace(
+            "scale = { kind = \"binary\" }",
+            "scale = { kind = \"preference\", ties = false }",
+        );
+        let r = Rubric::parse(&no_ties, RubricFormat::Toml, "noties.toml").unwrap();
+        assert!(
+            !r.criteria[1].scale.contains(PREFER_TIE),
+            "a criterion without ties refuses a tie"
+        );
+        assert!(
+            r.criteria[0].scale.contains(PREFER_TIE),
+            "ties are allowed unless refused"
         );
     }
 

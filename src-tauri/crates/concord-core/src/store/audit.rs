@@ -45,6 +45,10 @@ pub const TRACKED_TABLES: &[&str] = &[
     "adjudication",
     "judge_run",
     "judge_call",
+    "pair",
+    "pair_assignment",
+    "pair_judgement",
+    "pair_judgement_history",
 ];
 
 /// Tables the chain began to seal after it started, with the text that marks the migration

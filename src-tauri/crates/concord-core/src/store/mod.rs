@@ -29,6 +29,7 @@ mod meta;
 mod overview;
 mod package;
 mod package_meta;
+mod pair;
 mod panel;
 mod phi;
 mod rater;
@@ -53,6 +54,7 @@ pub use judgement::*;
 pub use overview::*;
 pub use package::*;
 pub use package_meta::{peek_package, PackageIdentity, META_PACKAGE_ID, META_PACKAGE_RATER};
+pub use pair::*;
 pub use panel::*;
 pub use phi::*;
 pub use rater::*;
@@ -92,6 +94,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0015_lead_key.sql"),
     include_str!("../../migrations/0016_web_access.sql"),
     include_str!("../../migrations/0017_judge_call_details.sql"),
+    include_str!("../../migrations/0018_pairwise.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).

@@ -3,7 +3,8 @@
 //! ([`queue`]), gold items and the qualification gate ([`calibration`]), rater packages out and
 //! back ([`package`]), who the window works for ([`rater_session`]) and expert sign-off
 //! ([`signoff`]), and experts who rate from a browser ([`web_access`]: invitations, web
-//! passphrases, lock-outs, revocation).
+//! passphrases, lock-outs, revocation), and pairwise preferences ([`pairs`]: the pair design,
+//! its assignment and an expert's verdicts).
 //!
 //! Imports `base`, `files`, `rubric` and `store`; never `intake`, `judge`, `guard`
 //! (its row) or anything above.
@@ -11,6 +12,7 @@
 pub mod assignment;
 pub mod calibration;
 pub mod package;
+pub mod pairs;
 pub mod queue;
 pub mod rater_session;
 pub mod signoff;

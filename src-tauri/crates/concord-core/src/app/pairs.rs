@@ -1,0 +1,65 @@
+//! Pairwise preferences, the jobs both front ends call: `concord pairs design`, `pairs assign`,
+//! `pairs status`, and an expert's verdict on a pair (the rating screen for pairs). Designing
+//! and assigning change what the reports read, so they go through `store_mut`; a verdict too.
+
+use crate::app::open_study::OpenStudy;
+use crate::base::error_code::{Coded, ErrorCode};
+use crate::workflow::pairs::{
+    self, DesignMethod, DesignReport, PairAssignmentReport, PairStatus, PairsError, ShownChoice,
+};
+
+impl Coded for PairsError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            PairsError::Store(e) => e.code(),
+            PairsError::Invalid(_) | PairsError::AlreadyAssigned(_) => ErrorCode::Invalid,
+            PairsError::NoDesign(_) => ErrorCode::NotFound,
+        }
+    }
+}
+
+/// Draw and store the pairs of the study's pairwise rubric (`rubric`, or the shipped pairwise
+/// form of the study's rubric) among the answers of `of`'s conversations.
+pub fn design(
+    study: &mut OpenStudy,
+    rubric: Option<&str>,
+    of: Option<&str>,
+    method: DesignMethod,
+    seed: u64,
+) -> Result<DesignReport, PairsError> {
+    pairs::design(study.store_mut(), rubric, of, method, seed)
+}
+
+/// Give the design's pairs to the study's experts, exactly `k` per pair.
+pub fn assign(
+    study: &mut OpenStudy,
+    rubric: Option<&str>,
+    k: usize,
+    seed: u64,
+) -> Result<PairAssignmentReport, PairsError> {
+    pairs::assign(study.store_mut(), rubric, k, seed)
+}
+
+/// The design and every rater's progress on it.
+pub fn status(study: &OpenStudy, rubric: Option<&str>) -> Result<PairStatus, PairsError> {
+    pairs::status(study.store(), rubric)
+}
+
+/// An expert's verdict on one criterion of an assigned pair, in the terms they saw it.
+pub fn rate_pair(
+    study: &mut OpenStudy,
+    rater_id: i64,
+    pair_id: i64,
+    criterion: &str,
+    choice: Option<ShownChoice>,
+    rationale: Option<&str>,
+) -> Result<(), PairsError> {
+    pairs::rate_pair(
+        study.store_mut(),
+        rater_id,
+        pair_id,
+        criterion,
+        choice,
+        rationale,
+    )
+}

@@ -1,0 +1,856 @@
+//! Pairwise preferences between the lead and the experts: drawing a pairwise rubric's pairs
+//! ([`design`]), giving them to experts with exactly k experts per pair and the side each expert
+//! sees first randomised and recorded ([`assign`]), where the work stands ([`status`]) and an
+//! expert's verdicts ([`rate_pair`], in the terms the expert saw: A the answer shown first, B the
+//! one shown second; stored in the pair's own left/right terms).
+//!
+//! Pairs are drawn within a conversation from its answers that have a text (an answer without
+//! one cannot be compared). Three designs: every pair (`all`); a seeded sample of N pairs per
+//! conversation (`per_conversation`); and `balanced`, N pairs per conversation chosen so that
+//! every two sources meet as equally often as the conversations allow: conversations are taken
+//! in a seeded order and each takes, among its own pairs, those whose two sources have met least
+//! so far (ties broken by a seeded draw), so over conversations that hold every source the
+//! counts of any two source pairs differ by at most one. The planning functions are pure and
+//! seeded ([`plan_design`], [`plan_assignment`]); the same seed gives the same design and
+//! assignment.
+
+use crate::base::text::quoted;
+use crate::rubric::builtin;
+use crate::rubric::Rubric;
+use crate::store::{
+    NewPair, PairDesignRecord, PairVerdictInput, RaterKind, Store, StoreError, StoredRubric, Winner,
+};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+const STREAM_DESIGN: u64 = 11;
+const STREAM_EXPERTS: u64 = 12;
+const STREAM_SIDES: u64 = 13;
+const STREAM_ORDER: u64 = 10_000;
+
+fn stream(seed: u64, stream: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(stream);
+    rng
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PairsError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("the study has no pair design for {}; run `concord pairs design` first", quoted(.0))]
+    NoDesign(String),
+    #[error("the pairs of {} are already assigned to experts; an assignment is made once so that every verdict keeps its meaning", quoted(.0))]
+    AlreadyAssigned(String),
+}
+
+/// How pairs are drawn within each conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "method",
+    content = "per_conversation",
+    rename_all = "snake_case"
+)]
+pub enum DesignMethod {
+    All,
+    PerConversation(usize),
+    Balanced(usize),
+}
+
+impl DesignMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DesignMethod::All => "all",
+            DesignMethod::PerConversation(_) => "per_conversation",
+            DesignMethod::Balanced(_) => "balanced",
+        }
+    }
+    fn per_conversation(self) -> Option<usize> {
+        match self {
+            DesignMethod::All => None,
+            DesignMethod::PerConversation(n) | DesignMethod::Balanced(n) => Some(n),
+        }
+    }
+}
+
+/// An answer a design may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DesignAnswer {
+    pub response_id: i64,
+    pub source_id: i64,
+}
+
+/// A conversation with its answers that have a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesignConversation {
+    pub id: i64,
+    pub answers: Vec<DesignAnswer>,
+}
+
+fn ordered(a: DesignAnswer, b: DesignAnswer) -> (DesignAnswer, DesignAnswer) {
+    if a.response_id < b.response_id {
+        (a, b)
+    } else {
+        (b, a)
+    }
+}
+
+/// Draw the pairs (pure and seeded; see the module docs). Pairs come out conversation by
+/// conversation in the order of `conversations`, left the lower response id.
+pub fn plan_design(
+    conversations: &[DesignConversation],
+    method: DesignMethod,
+    seed: u64,
+) -> Vec<NewPair> {
+    let mut rng = stream(seed, STREAM_DESIGN);
+    let all_pairs = |c: &DesignConversation| -> Vec<(DesignAnswer, DesignAnswer)> {
+        let mut answers = c.answers.clone();
+        answers.sort_by_key(|a| a.response_id);
+        answers.dedup_by_key(|a| a.response_id);
+        let mut out = Vec::new();
+        for i in 0..answers.len() {
+            for j in i + 1..answers.len() {
+                out.push(ordered(answers[i], answers[j]));
+            }
+        }
+        out
+    };
+    let as_new = |c: &DesignConversation, (l, r): (DesignAnswer, DesignAnswer)| NewPair {
+        conversation_id: c.id,
+        left_response_id: l.response_id,
+        right_response_id: r.response_id,
+    };
+    match method {
+        DesignMethod::All => conversations
+            .iter()
+            .flat_map(|c| all_pairs(c).into_iter().map(move |p| as_new(c, p)))
+            .collect(),
+        DesignMethod::PerConversation(n) => {
+            let mut out = Vec::new();
+            for c in conversations {
+                let mut pairs = all_pairs(c);
+                pairs.shuffle(&mut rng);
+                pairs.truncate(n);
+                pairs.sort_by_key(|(l, r)| (l.response_id, r.response_id));
+                out.extend(pairs.into_iter().map(|p| as_new(c, p)));
+            }
+            out
+        }
+        DesignMethod::Balanced(n) => {
+            let mut met: HashMap<(i64, i64), usize> = HashMap::new();
+            let mut seen: HashMap<i64, usize> = HashMap::new();
+            let mut order: Vec<usize> = (0..conversations.len()).collect();
+            order.shuffle(&mut rng);
+            let mut chosen: Vec<Vec<(DesignAnswer, DesignAnswer)>> =
+                vec![Vec::new(); conversations.len()];
+            for &ci in &order {
+                let c = &conversations[ci];
+                let mut pairs: Vec<((DesignAnswer, DesignAnswer), u64)> =
+                    all_pairs(c).into_iter().map(|p| (p, rng.gen())).collect();
+                for _ in 0..n.min(pairs.len()) {
+                    // The pair whose sources met least, then whose sources were seen least,
+                    // then the seeded draw.
+                    let key = |(l, r): &(DesignAnswer, DesignAnswer), tie: u64| {
+                        let s = (l.source_id.min(r.source_id), l.source_id.max(r.source_id));
+                        (
+                            met.get(&s).copied().unwrap_or(0),
+                            seen.get(&l.source_id).copied().unwrap_or(0)
+                                + seen.get(&r.source_id).copied().unwrap_or(0),
+                            tie,
+                        )
+                    };
+                    let Some(best) = (0..pairs.len()).min_by_key(|&i| key(&pairs[i].0, pairs[i].1))
+                    else {
+                        break;
+                    };
+                    let ((l, r), _) = pairs.swap_remove(best);
+                    *met.entry((l.source_id.min(r.source_id), l.source_id.max(r.source_id)))
+                        .or_default() += 1;
+                    *seen.entry(l.source_id).or_default() += 1;
+                    *seen.entry(r.source_id).or_default() += 1;
+                    chosen[ci].push((l, r));
+                }
+            }
+            let mut out = Vec::new();
+            for (c, mut pairs) in conversations.iter().zip(chosen) {
+                pairs.sort_by_key(|(l, r)| (l.response_id, r.response_id));
+                out.extend(pairs.into_iter().map(|p| as_new(c, p)));
+            }
+            out
+        }
+    }
+}
+
+/// One expert's share of an assignment: (pair id, left shown first) in the expert's order.
+pub type ExpertPairs = Vec<(i64, bool)>;
+
+/// Give every pair to exactly `k` of `experts` experts, loads within one of each other, each
+/// expert's pairs in a seeded order and each (expert, pair) with a seeded side shown first.
+pub fn plan_assignment(
+    pairs: &[i64],
+    experts: usize,
+    k: usize,
+    seed: u64,
+) -> Result<Vec<ExpertPairs>, PairsError> {
+    if experts == 0 {
+        return Err(PairsError::Invalid(
+            "the study has no experts; add them with `concord expert add NAME`".into(),
+        ));
+    }
+    if k == 0 || k > experts {
+        return Err(PairsError::Invalid(format!(
+            "--k {k}: each pair goes to between 1 and the {experts} experts of the study"
+        )));
+    }
+    if pairs.is_empty() {
+        return Err(PairsError::Invalid(
+            "the design has no pairs to assign".into(),
+        ));
+    }
+    let mut shuffled = pairs.to_vec();
+    let mut rng = stream(seed, STREAM_EXPERTS);
+    shuffled.shuffle(&mut rng);
+    let mut perm: Vec<usize> = (0..experts).collect();
+    perm.shuffle(&mut rng);
+    let mut sides = stream(seed, STREAM_SIDES);
+    let mut lists: Vec<ExpertPairs> = vec![Vec::new(); experts];
+    for (j, &pair) in shuffled.iter().enumerate() {
+        for s in 0..k {
+            let expert = perm[(j * k + s) % experts];
+            lists[expert].push((pair, sides.gen_bool(0.5)));
+        }
+    }
+    for (e, list) in lists.iter_mut().enumerate() {
+        list.sort_by_key(|(p, _)| *p);
+        list.shuffle(&mut stream(seed, STREAM_ORDER + e as u64));
+    }
+    Ok(lists)
+}
+
+/// The pairwise rubric of the study for `rubric` (its id, or a study rubric's key): the named one
+/// when given, else the shipped pairwise form of the study's rubric, stored on first use.
+fn pairwise_rubric(store: &mut Store, rubric: Option<&str>) -> Result<StoredRubric, PairsError> {
+    let stored = store.rubrics()?;
+    if let Some(key) = rubric {
+        if let Some(s) = stored.iter().find(|s| s.rubric.id == key) {
+            return check_pairwise(s.clone());
+        }
+        let Some(r) = builtin::by_id(key) else {
+            return Err(PairsError::Invalid(format!(
+                "the study has no rubric {} and none is shipped under that id",
+                quoted(&key)
+            )));
+        };
+        return add_rubric(store, r);
+    }
+    if let Some(s) = stored.iter().find(|s| s.rubric.is_pairwise()) {
+        return Ok(s.clone());
+    }
+    let in_use = store.rubric_ids_in_use()?;
+    let shipped = stored
+        .iter()
+        .filter(|s| in_use.contains(&s.id))
+        .find_map(|s| builtin::pairwise_for(&s.rubric.id));
+    match shipped {
+        Some(r) => add_rubric(store, r),
+        None => Err(PairsError::Invalid(
+            "no pairwise rubric for this study's conversations; name one with --rubric (a pairwise rubric file added with `concord rubric add`)".into(),
+        )),
+    }
+}
+
+fn check_pairwise(s: StoredRubric) -> Result<StoredRubric, PairsError> {
+    if s.rubric.is_pairwise() {
+        Ok(s)
+    } else {
+        Err(PairsError::Invalid(format!(
+            "rubric {} rates one answer at a time; pairs need a pairwise rubric (every criterion a preference)",
+            quoted(&s.rubric.id)
+        )))
+    }
+}
+
+fn add_rubric(store: &mut Store, rubric: Rubric) -> Result<StoredRubric, PairsError> {
+    let rubric = check_pairwise(StoredRubric { id: 0, rubric })?.rubric;
+    let id = store.write(|tx| tx.add_rubric(&rubric))?;
+    Ok(StoredRubric { id, rubric })
+}
+
+/// The pairwise rubric with a design, for the reads and assignment (`--rubric` or the only one).
+pub fn designed_rubric(store: &Store, rubric: Option<&str>) -> Result<StoredRubric, PairsError> {
+    let stored = store.rubrics()?;
+    let candidates: Vec<StoredRubric> = stored
+        .into_iter()
+        .filter(|s| s.rubric.is_pairwise())
+        .filter(|s| rubric.is_none_or(|k| s.rubric.id == k))
+        .collect();
+    for s in &candidates {
+        if store.read().pair_design(s.id)?.is_some() {
+            return Ok(s.clone());
+        }
+    }
+    Err(PairsError::NoDesign(
+        rubric
+            .map(str::to_string)
+            .or_else(|| candidates.first().map(|s| s.rubric.id.clone()))
+            .unwrap_or_else(|| "a pairwise rubric".into()),
+    ))
+}
+
+/// The rubric whose conversations a pairwise rubric compares answers of: `of` when given; else
+/// the study's rubric the pairwise one is the shipped pairwise form of; else the study's only
+/// rubric in use.
+fn compared_rubric(
+    store: &Store,
+    pairwise: &StoredRubric,
+    of: Option<&str>,
+) -> Result<StoredRubric, PairsError> {
+    let in_use = store.rubric_ids_in_use()?;
+    let candidates: Vec<StoredRubric> = store
+        .rubrics()?
+        .into_iter()
+        .filter(|s| in_use.contains(&s.id) && !s.rubric.is_pairwise())
+        .collect();
+    if let Some(key) = of {
+        return candidates
+            .into_iter()
+            .find(|s| s.rubric.id == key)
+            .ok_or_else(|| {
+                PairsError::Invalid(format!(
+                    "the study has no conversations rated with rubric {}",
+                    quoted(&key)
+                ))
+            });
+    }
+    if let Some(s) = candidates
+        .iter()
+        .find(|s| builtin::pairwise_for(&s.rubric.id).is_some_and(|p| p.id == pairwise.rubric.id))
+    {
+        return Ok(s.clone());
+    }
+    match candidates.as_slice() {
+        [only] => Ok(only.clone()),
+        [] => Err(PairsError::Invalid(
+            "the study has no conversations to draw pairs from; import a dataset first".into(),
+        )),
+        _ => Err(PairsError::Invalid(format!(
+            "the study holds conversations of {} rubrics; say whose answers to compare with --of RUBRIC",
+            candidates.len()
+        ))),
+    }
+}
+
+/// What [`design`] drew.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DesignReport {
+    pub rubric: String,
+    /// The rubric whose conversations' answers are compared.
+    pub of: String,
+    pub method: DesignMethod,
+    pub seed: u64,
+    pub conversations: usize,
+    pub pairs: usize,
+    /// Answers left out because they have no text.
+    pub answers_without_text: usize,
+    /// How often each two sources meet, fewest and most (over source pairs that meet at all).
+    pub source_pair_meetings: (usize, usize),
+}
+
+/// Draw and store the pairs of the study's pairwise rubric (see the module docs).
+pub fn design(
+    store: &mut Store,
+    rubric: Option<&str>,
+    of: Option<&str>,
+    method: DesignMethod,
+    seed: u64,
+) -> Result<DesignReport, PairsError> {
+    if method.per_conversation() == Some(0) {
+        return Err(PairsError::Invalid(
+            "--per-conversation 0 draws no pairs; give at least 1".into(),
+        ));
+    }
+    let pairwise = pairwise_rubric(store, rubric)?;
+    if let Some(d) = store.read().pair_design(pairwise.id)? {
+        return Err(PairsError::Invalid(format!(
+            "{} already has its pairs ({} design, seed {}); pairs are drawn once so that assignments and verdicts keep their meaning",
+            quoted(&pairwise.rubric.id),
+            d.method,
+            d.seed
+        )));
+    }
+    let base = compared_rubric(store, &pairwise, of)?;
+    let without_text = store.responses_without_text()?;
+    let mut conversations = Vec::new();
+    let mut left_out = 0usize;
+    let conversation_of: HashMap<i64, i64> = store
+        .response_conversations()?
+        .into_iter()
+        .map(|r| (r.response_id, r.conversation_id))
+        .collect();
+    {
+        let rubric_id = base.id;
+        let mut by_conversation: BTreeMap<i64, Vec<DesignAnswer>> = BTreeMap::new();
+        for r in store.rubric_responses(rubric_id)? {
+            if without_text.contains(&r.response_id) {
+                left_out += 1;
+                continue;
+            }
+            let Some(&conversation) = conversation_of.get(&r.response_id) else {
+                continue;
+            };
+            by_conversation
+                .entry(conversation)
+                .or_default()
+                .push(DesignAnswer {
+                    response_id: r.response_id,
+                    source_id: r.source_id,
+                });
+        }
+        conversations.extend(
+            by_conversation
+                .into_iter()
+                .map(|(id, answers)| DesignConversation { id, answers }),
+        );
+    }
+    let pairs = plan_design(&conversations, method, seed);
+    if pairs.is_empty() {
+        return Err(PairsError::Invalid(
+            "no conversation has two answers with a text to compare; import answers first".into(),
+        ));
+    }
+    let sources: HashMap<i64, i64> = conversations
+        .iter()
+        .flat_map(|c| c.answers.iter().map(|a| (a.response_id, a.source_id)))
+        .collect();
+    let mut met: HashMap<(i64, i64), usize> = HashMap::new();
+    for p in &pairs {
+        let (a, b) = (sources[&p.left_response_id], sources[&p.right_response_id]);
+        *met.entry((a.min(b), a.max(b))).or_default() += 1;
+    }
+    let meetings = (
+        met.values().copied().min().unwrap_or(0),
+        met.values().copied().max().unwrap_or(0),
+    );
+    let record = PairDesignRecord {
+        rubric_id: pairwise.id,
+        method: method.as_str().into(),
+        per_conversation: method.per_conversation().map(|n| n as i64),
+        seed: seed as i64,
+        created_at: 0,
+    };
+    let count = store.write(|tx| -> Result<usize, PairsError> {
+        let n = tx.add_pair_design(&record, &pairs)?;
+        tx.audit(
+            "lead",
+            "pairs_designed",
+            &serde_json::json!({"rubric": pairwise.rubric.id, "method": method.as_str(),
+                                "per_conversation": method.per_conversation(), "seed": seed,
+                                "pairs": n}),
+        )?;
+        Ok(n)
+    })?;
+    Ok(DesignReport {
+        rubric: pairwise.rubric.id,
+        of: base.rubric.id,
+        method,
+        seed,
+        conversations: conversations
+            .iter()
+            .filter(|c| c.answers.len() >= 2)
+            .count(),
+        pairs: count,
+        answers_without_text: left_out,
+        source_pair_meetings: meetings,
+    })
+}
+
+/// What [`assign`] gave out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairAssignmentReport {
+    pub rubric: String,
+    pub k: usize,
+    pub seed: u64,
+    pub pairs: usize,
+    /// Expert name → pairs given, in name order.
+    pub experts: Vec<(String, usize)>,
+    /// Of all (expert, pair) items, how many show the left answer first.
+    pub left_first: usize,
+}
+
+/// Give the design's pairs to the study's experts, exactly `k` experts per pair (see
+/// [`plan_assignment`]); refused once the pairs are assigned.
+pub fn assign(
+    store: &mut Store,
+    rubric: Option<&str>,
+    k: usize,
+    seed: u64,
+) -> Result<PairAssignmentReport, PairsError> {
+    let pairwise = designed_rubric(store, rubric)?;
+    if !store.read().pair_assignments(pairwise.id)?.is_empty() {
+        return Err(PairsError::AlreadyAssigned(pairwise.rubric.id));
+    }
+    let pairs: Vec<i64> = store
+        .read()
+        .pairs(pairwise.id)?
+        .iter()
+        .map(|p| p.id)
+        .collect();
+    let mut experts: Vec<(i64, String)> = store
+        .rater_records()?
+        .into_iter()
+        .filter(|r| r.is_expert())
+        .map(|r| (r.id, r.name))
+        .collect();
+    experts.sort_by(|a, b| a.1.cmp(&b.1));
+    let lists = plan_assignment(&pairs, experts.len(), k, seed)?;
+    let left_first = lists.iter().flatten().filter(|(_, l)| *l).count();
+    let given = store.write(|tx| -> Result<Vec<(String, usize)>, PairsError> {
+        let mut given = Vec::new();
+        for ((id, name), list) in experts.iter().zip(&lists) {
+            given.push((name.clone(), tx.add_pair_assignments(*id, list)?));
+        }
+        tx.audit(
+            "lead",
+            "pairs_assigned",
+            &serde_json::json!({"rubric": pairwise.rubric.id, "k": k, "seed": seed,
+                                "pairs": pairs.len()}),
+        )?;
+        Ok(given)
+    })?;
+    Ok(PairAssignmentReport {
+        rubric: pairwise.rubric.id,
+        k,
+        seed,
+        pairs: pairs.len(),
+        experts: given,
+        left_first,
+    })
+}
+
+/// One rater's progress on the pairs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaterPairProgress {
+    pub rater: String,
+    /// `expert` or `judge`.
+    pub kind: String,
+    /// Pairs assigned (experts) or asked (judges).
+    pub pairs: usize,
+    /// Pairs with a verdict on every criterion (in at least one order).
+    pub done: usize,
+    /// Verdicts given (a judge asked both orders gives two per pair and criterion).
+    pub verdicts: usize,
+}
+
+/// Where a pairwise rubric's work stands.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairStatus {
+    pub rubric: String,
+    pub method: String,
+    pub per_conversation: Option<i64>,
+    pub seed: i64,
+    pub conversations: usize,
+    pub pairs: usize,
+    pub criteria: Vec<String>,
+    pub raters: Vec<RaterPairProgress>,
+}
+
+/// The design, and every rater's progress on it.
+pub fn status(store: &Store, rubric: Option<&str>) -> Result<PairStatus, PairsError> {
+    let pairwise = designed_rubric(store, rubric)?;
+    let read = store.read();
+    let design = read
+        .pair_design(pairwise.id)?
+        .ok_or_else(|| PairsError::NoDesign(pairwise.rubric.id.clone()))?;
+    let pairs = read.pairs(pairwise.id)?;
+    let criteria = pairwise.rubric.criteria.len();
+    let mut assigned: BTreeMap<i64, usize> = BTreeMap::new();
+    for a in read.pair_assignments(pairwise.id)? {
+        *assigned.entry(a.rater_id).or_default() += 1;
+    }
+    let mut answered: BTreeMap<(i64, i64), HashSet<i64>> = BTreeMap::new();
+    let mut verdicts: BTreeMap<i64, usize> = BTreeMap::new();
+    for v in read.pair_verdicts(pairwise.id)? {
+        answered
+            .entry((v.rater_id, v.pair_id))
+            .or_default()
+            .insert(v.criterion_id);
+        *verdicts.entry(v.rater_id).or_default() += 1;
+    }
+    let mut asked: BTreeMap<i64, HashSet<i64>> = BTreeMap::new();
+    for ((rater, pair), _) in &answered {
+        asked.entry(*rater).or_default().insert(*pair);
+    }
+    let mut raters = Vec::new();
+    for r in store.rater_records()? {
+        let n_assigned = assigned.get(&r.id).copied().unwrap_or(0);
+        let n_verdicts = verdicts.get(&r.id).copied().unwrap_or(0);
+        if n_assigned == 0 && n_verdicts == 0 {
+            continue;
+        }
+        let done = answered
+            .range((r.id, i64::MIN)..=(r.id, i64::MAX))
+            .filter(|(_, c)| c.len() == criteria)
+            .count();
+        raters.push(RaterPairProgress {
+            kind: r.kind.clone(),
+            pairs: if r.kind == RaterKind::Judge.as_str() {
+                asked.get(&r.id).map_or(0, HashSet::len)
+            } else {
+                n_assigned
+            },
+            rater: r.name,
+            done,
+            verdicts: n_verdicts,
+        });
+    }
+    raters.sort_by(|a, b| a.kind.cmp(&b.kind).then(a.rater.cmp(&b.rater)));
+    Ok(PairStatus {
+        rubric: pairwise.rubric.id.clone(),
+        method: design.method,
+        per_conversation: design.per_conversation,
+        seed: design.seed,
+        conversations: pairs
+            .iter()
+            .map(|p| p.conversation_id)
+            .collect::<HashSet<_>>()
+            .len(),
+        pairs: pairs.len(),
+        criteria: pairwise
+            .rubric
+            .criteria
+            .iter()
+            .map(|c| c.id.clone())
+            .collect(),
+        raters,
+    })
+}
+
+/// An expert's answer in the terms they saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum ShownChoice {
+    /// The answer shown first (left on a wide window, top on a narrow one).
+    A,
+    /// The answer shown second.
+    B,
+    Tie,
+}
+
+impl ShownChoice {
+    /// The verdict in the pair's own terms, given which side was shown first.
+    pub fn winner(self, left_first: bool) -> Winner {
+        match (self, left_first) {
+            (ShownChoice::Tie, _) => Winner::Tie,
+            (ShownChoice::A, true) | (ShownChoice::B, false) => Winner::Left,
+            (ShownChoice::A, false) | (ShownChoice::B, true) => Winner::Right,
+        }
+    }
+}
+
+/// Record an expert's verdict on one criterion of an assigned pair; `None` clears it. A tie on a
+/// criterion that allows none, a pair not assigned to the rater and an unknown criterion are
+/// refused. The pair is marked finished once every criterion has an answer.
+pub fn rate_pair(
+    store: &mut Store,
+    rater_id: i64,
+    pair_id: i64,
+    criterion: &str,
+    choice: Option<ShownChoice>,
+    rationale: Option<&str>,
+) -> Result<(), PairsError> {
+    let pair = store
+        .read()
+        .pair(pair_id)?
+        .ok_or_else(|| PairsError::Invalid(format!("there is no pair {pair_id}")))?;
+    let rubric = store
+        .rubrics()?
+        .into_iter()
+        .find(|s| {
+            store
+                .read()
+                .pairs(s.id)
+                .is_ok_and(|ps| ps.iter().any(|p| p.id == pair.id))
+        })
+        .ok_or_else(|| PairsError::Invalid(format!("pair {pair_id} has no rubric")))?;
+    let assignment = store
+        .read()
+        .pair_assignments(rubric.id)?
+        .into_iter()
+        .find(|a| a.rater_id == rater_id && a.pair_id == pair_id)
+        .ok_or_else(|| {
+            PairsError::Invalid(format!("pair {pair_id} is not assigned to this rater"))
+        })?;
+    let c = rubric.rubric.criterion(criterion).ok_or_else(|| {
+        PairsError::Invalid(format!(
+            "{} has no criterion {}",
+            quoted(&rubric.rubric.id),
+            quoted(&criterion)
+        ))
+    })?;
+    if choice == Some(ShownChoice::Tie) && !c.scale.contains(crate::rubric::PREFER_TIE) {
+        return Err(PairsError::Invalid(format!(
+            "{} does not allow a tie: choose A or B",
+            quoted(&c.id)
+        )));
+    }
+    let criterion_id = store.read().criterion_ids(rubric.id)?[&c.id];
+    let all: Vec<i64> = store
+        .read()
+        .criterion_ids(rubric.id)?
+        .into_values()
+        .collect();
+    store.write(|tx| -> Result<(), PairsError> {
+        tx.set_pair_verdict(&PairVerdictInput {
+            rater_id,
+            pair_id,
+            criterion_id,
+            left_first: assignment.left_first,
+            winner: choice.map(|c| c.winner(assignment.left_first)),
+            rationale,
+            origin: "expert",
+        })?;
+        let answered: HashSet<i64> = tx
+            .read()
+            .pair_verdicts(rubric.id)?
+            .into_iter()
+            .filter(|v| v.rater_id == rater_id && v.pair_id == pair_id)
+            .map(|v| v.criterion_id)
+            .collect();
+        if all.iter().all(|c| answered.contains(c)) {
+            tx.complete_pair_assignment(rater_id, pair_id)?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conversations(n: usize, sources: i64) -> Vec<DesignConversation> {
+        (0..n as i64)
+            .map(|c| DesignConversation {
+                id: c + 1,
+                answers: (0..sources)
+                    .map(|s| DesignAnswer {
+                        response_id: c * 100 + s + 1,
+                        source_id: s + 1,
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn all_pairs_are_every_two_answers_of_a_conversation() {
+        let pairs = plan_design(&conversations(3, 10), DesignMethod::All, 1);
+        assert_eq!(
+            pairs.len(),
+            3 * 45,
+            "ten answers make 45 pairs per conversation"
+        );
+        assert!(
+            pairs
+                .iter()
+                .all(|p| p.left_response_id < p.right_response_id
+                    && p.left_response_id / 100 == p.right_response_id / 100),
+            "a pair is two answers of one conversation, left the lower id"
+        );
+    }
+
+    #[test]
+    fn a_sample_per_conversation_is_seeded() {
+        let cs = conversations(20, 10);
+        let a = plan_design(&cs, DesignMethod::PerConversation(4), 7);
+        let b = plan_design(&cs, DesignMethod::PerConversation(4), 7);
+        let c = plan_design(&cs, DesignMethod::PerConversation(4), 8);
+        assert_eq!(a.len(), 80, "four pairs from each of 20 conversations");
+        assert_eq!(a, b, "the same seed draws the same pairs");
+        assert_ne!(a, c, "another seed draws other pairs");
+    }
+
+    #[test]
+    fn the_balanced_design_meets_every_two_sources_equally_often() {
+        let cs = conversations(90, 10);
+        let pairs = plan_design(&cs, DesignMethod::Balanced(5), 3);
+        assert_eq!(pairs.len(), 450, "five pairs from each of 90 conversations");
+        let mut met: HashMap<(i64, i64), usize> = HashMap::new();
+        for p in &pairs {
+            let (a, b) = (p.left_response_id % 100, p.right_response_id % 100);
+            *met.entry((a.min(b), a.max(b))).or_default() += 1;
+        }
+        assert_eq!(met.len(), 45, "every two of the ten sources meet");
+        let (lo, hi) = (met.values().min().unwrap(), met.values().max().unwrap());
+        assert!(
+            hi - lo <= 1,
+            "450 pairs over 45 source pairs is 10 each, at most one apart: {lo}..{hi}"
+        );
+    }
+
+    #[test]
+    fn each_pair_goes_to_exactly_k_experts_with_even_loads_and_random_sides() {
+        let pairs: Vec<i64> = (1..=101).collect();
+        let lists = plan_assignment(&pairs, 4, 2, 5).unwrap();
+        let mut per_pair: HashMap<i64, usize> = HashMap::new();
+        for list in &lists {
+            let unique: HashSet<i64> = list.iter().map(|(p, _)| *p).collect();
+            assert_eq!(unique.len(), list.len(), "no expert sees a pair twice");
+            for (p, _) in list {
+                *per_pair.entry(*p).or_default() += 1;
+            }
+        }
+        assert!(
+            per_pair.values().all(|&n| n == 2) && per_pair.len() == 101,
+            "exactly k = 2 experts per pair"
+        );
+        let loads: Vec<usize> = lists.iter().map(Vec::len).collect();
+        assert!(
+            loads.iter().max().unwrap() - loads.iter().min().unwrap() <= 1,
+            "loads within one: {loads:?}"
+        );
+        let left = lists.iter().flatten().filter(|(_, l)| *l).count();
+        assert!(
+            (70..=132).contains(&left),
+            "sides are drawn at random, about half left first of 202: {left}"
+        );
+        assert_eq!(
+            lists,
+            plan_assignment(&pairs, 4, 2, 5).unwrap(),
+            "the same seed gives the same assignment"
+        );
+        assert!(
+            plan_assignment(&pairs, 2, 3, 5).is_err(),
+            "k above the number of experts is refused"
+        );
+    }
+
+    #[test]
+    fn a_choice_is_stored_in_the_pairs_own_terms() {
+        assert_eq!(
+            ShownChoice::A.winner(true),
+            Winner::Left,
+            "A shown left is left"
+        );
+        assert_eq!(
+            ShownChoice::A.winner(false),
+            Winner::Right,
+            "A shown first is the right answer when right was shown first"
+        );
+        assert_eq!(
+            ShownChoice::B.winner(false),
+            Winner::Left,
+            "B is then the left answer"
+        );
+        assert_eq!(
+            ShownChoice::Tie.winner(false),
+            Winner::Tie,
+            "a tie is a tie either way"
+        );
+    }
+}

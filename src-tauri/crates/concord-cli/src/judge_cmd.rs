@@ -216,6 +216,10 @@ struct RunArgs {
     /// audit); needs the rubric's default prompt.
     #[arg(long)]
     shuffle_criteria: bool,
+    /// A pairwise rubric only: ask every pair twice, the sides swapped the second time (the
+    /// position-consistency and position-bias check).
+    #[arg(long)]
+    both_orders: bool,
     /// Ask for a JSON-schema-constrained reply (OpenAI-compatible `response_format`, vLLM's
     /// guided decoding; an Anthropic forced tool): one integer enum per criterion, rationale first.
     #[arg(long)]
@@ -534,6 +538,7 @@ fn settings_from(a: &RunArgs) -> Result<RunSettings, JudgeCmdError> {
     s.batch = a.batch;
     s.logprobs = a.logprobs;
     s.shuffle_criteria = a.shuffle_criteria;
+    s.both_orders = a.both_orders;
     s.structured = a.structured;
     s.prices = Prices {
         input_per_million: a.price_input,

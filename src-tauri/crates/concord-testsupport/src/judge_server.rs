@@ -120,6 +120,11 @@ pub struct ServerState {
     pub order_bias: std::sync::atomic::AtomicBool,
     /// Live requests that carried a reply schema (`response_format` or a forced tool).
     pub structured_requests: AtomicU64,
+    /// Pairwise prompts: where the two answers are equally good the server says "A" (the
+    /// answer shown first) instead of "tie" — a judge with a position bias.
+    pub position_bias: std::sync::atomic::AtomicBool,
+    /// Pairwise prompts answered.
+    pub pair_requests: AtomicU64,
 }
 
 impl ServerState {
@@ -157,6 +162,8 @@ impl FakeJudge {
             spread: std::sync::atomic::AtomicBool::new(false),
             order_bias: std::sync::atomic::AtomicBool::new(false),
             structured_requests: AtomicU64::new(0),
+            position_bias: std::sync::atomic::AtomicBool::new(false),
+            pair_requests: AtomicU64::new(0),
         });
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         std_listener.set_nonblocking(true).unwrap();
@@ -316,6 +323,117 @@ pub fn item_in(text: &str) -> Option<u64> {
         .take_while(|c| c.is_ascii_digit())
         .collect();
     digits.parse().ok()
+}
+
+/// The items of a pairwise prompt: the one in answer A (shown first) and the one in answer B.
+pub fn pair_items(prompt: &str) -> Option<(u64, u64)> {
+    let (a_mark, b_mark) = if prompt.contains("Answer A:") {
+        ("Answer A:", "Answer B:")
+    } else if prompt.contains("回答 A：") {
+        ("回答 A：", "回答 B：")
+    } else {
+        return None;
+    };
+    let a_at = prompt.find(a_mark)?;
+    let b_at = prompt.find(b_mark)?;
+    let a = item_in(&prompt[a_at..b_at])?;
+    let b = item_in(&prompt[b_at..])?;
+    Some((a, b))
+}
+
+/// The criterion keys a pairwise prompt asks for (the `"key": "A" | …` entries of its reply
+/// format), in order.
+pub fn pair_keys(prompt: &str) -> Vec<String> {
+    let tail = prompt.rfind('{').map_or(prompt, |at| &prompt[at..]);
+    let mut keys = Vec::new();
+    let mut rest = tail;
+    while let Some(at) = rest.find("\": \"A\"") {
+        let head = &rest[..at];
+        if let Some(open) = head.rfind('"') {
+            keys.push(head[open + 1..].to_string());
+        }
+        rest = &rest[at + 6..];
+    }
+    keys
+}
+
+/// How good `item`'s answer is on pairwise criterion `key` (the MentalBench attribute's
+/// [`expected_score`]; `overall` the sum of all seven).
+pub fn pair_quality(item: u64, key: &str) -> i64 {
+    let attribute = |k: usize| expected_score(item, k);
+    match ATTRIBUTES.iter().position(|a| a.eq_ignore_ascii_case(key)) {
+        Some(k) => attribute(k),
+        None => (0..ATTRIBUTES.len()).map(attribute).sum(),
+    }
+}
+
+/// The verdict the server gives on one criterion with `first` shown as A and `second` as B:
+/// the better answer, or "tie" when they are equal ("A" then, with a position bias).
+pub fn pair_choice(first: u64, second: u64, key: &str, position_bias: bool) -> &'static str {
+    match pair_quality(first, key).cmp(&pair_quality(second, key)) {
+        std::cmp::Ordering::Greater => "A",
+        std::cmp::Ordering::Less => "B",
+        std::cmp::Ordering::Equal if position_bias => "A",
+        std::cmp::Ordering::Equal => "tie",
+    }
+}
+
+/// The pairwise reply: one JSON object of [`pair_choice`] per key and an explanation.
+pub fn pair_reply(first: u64, second: u64, keys: &[String], position_bias: bool) -> String {
+    let mut obj = serde_json::Map::new();
+    for k in keys {
+        obj.insert(
+            k.clone(),
+            json!(pair_choice(first, second, k, position_bias)),
+        );
+    }
+    obj.insert(
+        "Explanation".into(),
+        json!(format!("Compared item {first} with item {second}.")),
+    );
+    Value::Object(obj).to_string()
+}
+
+/// A MentalBench study at `path` with `conversations` conversations of `sources` answers each
+/// (sources `s0`, `s1`, …); answer s of conversation c carries `item #N`, N = c·sources + s.
+pub fn pair_study(path: &Path, conversations: u64, sources: u64) -> Store {
+    let mut store =
+        Store::create(path, Arc::new(SteppingClock::new(1_700_000_000_000, 1))).unwrap();
+    store
+        .write(|tx| -> Result<(), concord_core::store::StoreError> {
+            let rubric_id = tx.add_rubric(&builtin::mentalbench())?;
+            let mut ids = Vec::new();
+            for s in 0..sources {
+                ids.push(tx.upsert_source(&NewSource {
+                    key: &format!("s{s}"),
+                    name: &format!("Source {s}"),
+                    family: None,
+                    kind: SourceKind::Llm,
+                })?);
+            }
+            for c in 0..conversations {
+                let conv = tx.add_conversation(&NewConversation {
+                    external_id: &format!("c{c}"),
+                    rubric_id,
+                    context: &format!("I cannot sleep and feel alone (conversation {c})."),
+                    language: Some("en"),
+                    category: None,
+                })?;
+                for (s, source) in ids.iter().enumerate() {
+                    let item = c * sources + s as u64;
+                    tx.add_response(
+                        conv,
+                        *source,
+                        Some(&format!(
+                            "I hear you; item #{item}. Let us find a next step."
+                        )),
+                    )?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    store
 }
 
 /// The reply text the judge gives `item` (`crisis` for the PsyCrisis dict).
@@ -513,6 +631,14 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
         ("POST", "/chat/completions") | ("POST", "/messages") => {
             let anthropic = path == "/messages";
             let text = user_text(&body);
+            if let Some((a, b)) = pair_items(&text) {
+                state.pair_requests.fetch_add(1, Ordering::SeqCst);
+                count(state, a);
+                let bias = state.position_bias.load(Ordering::SeqCst);
+                let reply_text = pair_reply(a, b, &pair_keys(&text), bias);
+                let reply = completion_json(anthropic, &reply_text, text.len());
+                return Reply::Json(200, reply.to_string(), vec![]);
+            }
             let Some(item) = item_in(&text) else {
                 return Reply::Json(
                     400,

@@ -349,6 +349,7 @@ impl BatchRun<'_> {
                     let back: Vec<CallResult> = jobs
                         .iter()
                         .map(|j| CallResult {
+                            pair: None,
                             call_id: j.call_id,
                             response_id: j.response_id,
                             repetition: j.repetition,
@@ -433,6 +434,7 @@ fn batch_results(
             Ok(c) => {
                 let outcome = ctx.judge(&c.text);
                 CallResult {
+                    pair: None,
                     call_id,
                     response_id,
                     repetition,
@@ -447,6 +449,7 @@ fn batch_results(
                 }
             }
             Err((kind, reason, status)) => CallResult {
+                pair: None,
                 call_id,
                 response_id,
                 repetition,
@@ -463,6 +466,7 @@ fn batch_results(
     }
     for (call_id, (response_id, repetition)) in by_id {
         out.push(CallResult {
+            pair: None,
             call_id,
             response_id,
             repetition,

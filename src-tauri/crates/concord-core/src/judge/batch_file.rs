@@ -74,6 +74,11 @@ pub fn export_batch_file(
     mut out: impl Write,
 ) -> Result<BatchFileExport, JudgeError> {
     let run = ledger::load_run(store, run_id)?;
+    if run.rubric.is_pairwise() {
+        return Err(JudgeError::Batch(
+            "a batch file carries calls that rate one answer; a pairwise run is sent live".into(),
+        ));
+    }
     if run.settings.provider != ProviderKind::OpenaiCompatible {
         return Err(JudgeError::Batch(
             "a batch file is in the OpenAI batch format: the run must be OpenAI-compatible".into(),
@@ -89,6 +94,7 @@ pub fn export_batch_file(
         after = last.call_id;
         for c in page {
             let job = Job {
+                pair: None,
                 call_id: c.call_id,
                 response_id: c.response_id,
                 repetition: c.repetition,
@@ -275,6 +281,7 @@ pub fn import_batch_file<R: BufRead>(
             Ok(c) => {
                 let outcome = run.judge(&c.text);
                 CallResult {
+                    pair: None,
                     call_id,
                     response_id,
                     repetition,
@@ -289,6 +296,7 @@ pub fn import_batch_file<R: BufRead>(
                 }
             }
             Err((kind, reason)) => CallResult {
+                pair: None,
                 call_id,
                 response_id,
                 repetition,

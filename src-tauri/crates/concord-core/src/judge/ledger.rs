@@ -191,6 +191,11 @@ impl LoadedRun {
     /// The messages one call sends: the run's template, or the rubric's default template in the
     /// call's shuffled order.
     pub(crate) fn prompt_for(&self, job: &Job) -> super::prompt::RenderedPrompt {
+        if let Some(pair) = &job.pair {
+            return self
+                .template
+                .render_pair(&job.context, &job.response, &pair.second);
+        }
         match self.criteria_order(job.response_id, job.repetition) {
             Some(order) => PromptTemplate::default_in_order(&self.rubric, &order)
                 .render(&job.context, &job.response),
@@ -207,6 +212,8 @@ pub(crate) struct Job {
     pub repetition: i64,
     pub context: String,
     pub response: String,
+    /// The pair a pairwise call compares (`response` is the answer shown first).
+    pub pair: Option<crate::store::ClaimedPair>,
 }
 
 /// What became of one call.
@@ -235,6 +242,8 @@ pub(crate) struct CallResult {
     /// `{criterion id: expected score}` JSON from the reply's log-probabilities, when returned.
     pub expected_json: Option<String>,
     pub outcome: CallOutcome,
+    /// The pair of a pairwise call: its id and whether its left answer was shown first.
+    pub pair: Option<(i64, bool)>,
 }
 
 /// Counts a batch of results changed.
@@ -322,10 +331,26 @@ fn resolve(store: &Store, settings: &RunSettings) -> Result<Resolved, JudgeError
         id: rubric_id,
         rubric,
     } = rubric_for(store, settings)?;
-    let template = settings
-        .prompt
-        .clone()
-        .unwrap_or_else(|| PromptTemplate::default_for(&rubric));
+    if rubric.is_pairwise() {
+        check_pairwise_settings(settings)?;
+    } else if settings.both_orders {
+        return Err(JudgeError::Settings(format!(
+            "--both-orders asks pairs both ways round; {} rates one answer at a time",
+            quoted(&rubric.id)
+        )));
+    }
+    let template = match &settings.prompt {
+        Some(t) => t.clone(),
+        None if rubric.is_pairwise() => {
+            PromptTemplate::pairwise(&rubric, &pair_language(store, rubric_id)?)
+        }
+        None => PromptTemplate::default_for(&rubric),
+    };
+    if rubric.is_pairwise() != (template.format == super::ReplyFormat::PairPreferences) {
+        return Err(JudgeError::Settings(
+            "a pairwise rubric needs a pairwise prompt ({{response_a}} and {{response_b}}) and a single-answer rubric a single-answer one".into(),
+        ));
+    }
     template.validate()?;
     let mut settings = settings.clone();
     settings.base_url = settings.normalized_base_url();
@@ -342,12 +367,112 @@ fn resolve(store: &Store, settings: &RunSettings) -> Result<Resolved, JudgeError
     })
 }
 
+/// What a pairwise run cannot do yet, refused before anything is written.
+fn check_pairwise_settings(settings: &RunSettings) -> Result<(), JudgeError> {
+    let refuse = |what: &str| {
+        Err(JudgeError::Settings(format!(
+            "{what} is for runs that rate one answer at a time; a pairwise run is sent live, each pair once per order"
+        )))
+    };
+    if settings.batch {
+        return refuse("--batch");
+    }
+    if settings.structured {
+        return refuse("--structured");
+    }
+    if settings.logprobs {
+        return refuse("--logprobs");
+    }
+    if settings.shuffle_criteria {
+        return refuse("--shuffle-criteria");
+    }
+    if settings.repetitions != 1 {
+        return refuse("--repetitions above 1");
+    }
+    Ok(())
+}
+
+/// The language of a pairwise rubric's pairs (`zh` when most of their conversations are
+/// Chinese, `en` otherwise): the language of the default pairwise prompt.
+fn pair_language(store: &Store, rubric_id: i64) -> Result<String, JudgeError> {
+    let pairs = store.read().pairs(rubric_id)?;
+    let mut zh = 0usize;
+    let mut seen = std::collections::HashSet::new();
+    for p in &pairs {
+        if seen.insert(p.conversation_id) {
+            let c = store.conversation(p.conversation_id)?;
+            if c.language.as_deref().is_some_and(|l| l.starts_with("zh")) {
+                zh += 1;
+            }
+        }
+    }
+    Ok(if zh * 2 > seen.len() { "zh" } else { "en" }.to_string())
+}
+
+/// The calls of a pairwise run: every pair the selection picks, once each way round with
+/// `both_orders`, else once with the side shown first drawn per pair from the seed.
+fn pair_calls(
+    store: &Store,
+    rubric_id: i64,
+    settings: &RunSettings,
+) -> Result<Vec<crate::store::PairCall>, JudgeError> {
+    use rand::Rng;
+    let read = store.read();
+    let mut pairs = read.pairs(rubric_id)?;
+    if pairs.is_empty() {
+        return Err(JudgeError::Settings(
+            "the pairwise rubric has no pairs yet; draw them with `concord pairs design`".into(),
+        ));
+    }
+    match &settings.selection {
+        ResponseSelection::All => {}
+        ResponseSelection::ExpertRated => {
+            let assigned: std::collections::HashSet<i64> = read
+                .pair_assignments(rubric_id)?
+                .into_iter()
+                .map(|a| a.pair_id)
+                .collect();
+            pairs.retain(|p| assigned.contains(&p.id));
+        }
+        ResponseSelection::Sample { n } => {
+            let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
+            pairs.shuffle(&mut rng);
+            pairs.truncate(*n as usize);
+            pairs.sort_by_key(|p| p.position);
+        }
+    }
+    let mut calls = Vec::with_capacity(pairs.len() * 2);
+    for p in pairs {
+        let left = crate::store::PairCall {
+            pair_id: p.id,
+            shown_first: p.left_response_id,
+            left_first: true,
+        };
+        let right = crate::store::PairCall {
+            pair_id: p.id,
+            shown_first: p.right_response_id,
+            left_first: false,
+        };
+        if settings.both_orders {
+            calls.push(left);
+            calls.push(right);
+        } else {
+            let mut rng = ChaCha8Rng::seed_from_u64(
+                settings.seed ^ (p.id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            );
+            calls.push(if rng.gen_bool(0.5) { left } else { right });
+        }
+    }
+    Ok(calls)
+}
+
 /// Expected reply length per call when estimating: the requested format's typical size, capped
 /// by `max_tokens`.
 fn expected_output_tokens(settings: &RunSettings, template: &PromptTemplate) -> u64 {
     let typical = match template.format {
         super::ReplyFormat::JsonScores => 150,
         super::ReplyFormat::ReasonsThenDict => 450,
+        super::ReplyFormat::PairPreferences => 150,
     };
     typical.min(settings.max_tokens as u64)
 }
@@ -355,6 +480,9 @@ fn expected_output_tokens(settings: &RunSettings, template: &PromptTemplate) -> 
 /// What a run with `settings` would send and cost; writes nothing.
 pub fn preview_run(store: &Store, settings: &RunSettings) -> Result<RunPreview, JudgeError> {
     let r = resolve(store, settings)?;
+    if r.rubric.is_pairwise() {
+        return preview_pairs(store, settings, r);
+    }
     let (ids, without_text) =
         select_responses(store, r.rubric_id, &settings.selection, settings.seed)?;
     let existing_run = store.judge_run_by_settings(&r.settings_sha256)?;
@@ -391,6 +519,57 @@ pub fn preview_run(store: &Store, settings: &RunSettings) -> Result<RunPreview, 
     })
 }
 
+fn preview_pairs(
+    store: &Store,
+    settings: &RunSettings,
+    r: Resolved,
+) -> Result<RunPreview, JudgeError> {
+    let calls = pair_calls(store, r.rubric_id, settings)?;
+    let existing_run = store.judge_run_by_settings(&r.settings_sha256)?;
+    let mut input_tokens = 0u64;
+    let mut pairs = std::collections::HashSet::new();
+    for c in &calls {
+        pairs.insert(c.pair_id);
+        let first = store.response_texts(c.shown_first)?;
+        let pair = store.read().pair(c.pair_id)?;
+        let second_id = pair.map_or(c.shown_first, |p| {
+            if c.left_first {
+                p.right_response_id
+            } else {
+                p.left_response_id
+            }
+        });
+        let second = store.response_texts(second_id)?;
+        let p = r.template.render_pair(
+            &first.context,
+            first.text.as_deref().unwrap_or(""),
+            second.text.as_deref().unwrap_or(""),
+        );
+        input_tokens +=
+            estimate_tokens(p.system.as_deref().unwrap_or("")) + estimate_tokens(&p.user);
+    }
+    let n = calls.len() as u64;
+    let output_tokens = n * expected_output_tokens(settings, &r.template);
+    Ok(RunPreview {
+        existing_run,
+        rubric: r.rubric.id.clone(),
+        responses: pairs.len() as u64,
+        responses_without_text: 0,
+        calls: n,
+        settings_sha256: r.settings_sha256,
+        prompt_sha256: r.template.sha256(),
+        estimate: CostEstimate {
+            calls: n,
+            input_tokens,
+            output_tokens,
+            cost_usd: settings.prices.cost(input_tokens, output_tokens),
+            method: "prompt: a token per 4 ASCII characters plus one per other character; reply: \
+                     150 tokens (pair preferences), at most max_tokens"
+                .into(),
+        },
+    })
+}
+
 /// The prompt template a run on `rubric` (the rubric of the study's conversations when `None`)
 /// sends unless it is given its own: what a settings screen shows for editing before the rest of
 /// the settings are filled in.
@@ -413,8 +592,17 @@ pub fn open_run(store: &mut Store, settings: &RunSettings) -> Result<RunPlan, Ju
             status: run_status(store, run_id)?,
         });
     }
-    let (ids, _) = select_responses(store, r.rubric_id, &settings.selection, settings.seed)?;
-    if ids.is_empty() {
+    let pair_calls = if r.rubric.is_pairwise() {
+        Some(pair_calls(store, r.rubric_id, settings)?)
+    } else {
+        None
+    };
+    let (ids, _) = if pair_calls.is_some() {
+        (Vec::new(), 0)
+    } else {
+        select_responses(store, r.rubric_id, &settings.selection, settings.seed)?
+    };
+    if ids.is_empty() && pair_calls.as_ref().is_none_or(Vec::is_empty) {
         return Err(JudgeError::Settings(
             "no response with a text matches the selection; nothing to judge".into(),
         ));
@@ -451,11 +639,18 @@ pub fn open_run(store: &mut Store, settings: &RunSettings) -> Result<RunPlan, Ju
             },
             &ids,
         )?;
+        if let Some(calls) = &pair_calls {
+            tx.add_pair_calls(run_id, calls)?;
+        }
+        let calls = match &pair_calls {
+            Some(c) => c.len() as u64,
+            None => ids.len() as u64 * settings.repetitions as u64,
+        };
         tx.audit(
             "judge",
             "judge_run_created",
             &serde_json::json!({"run": run_id, "model": settings.model,
-                                "settings_sha256": r.settings_sha256, "calls": ids.len() as u64 * settings.repetitions as u64}),
+                                "settings_sha256": r.settings_sha256, "calls": calls}),
         )?;
         Ok(run_id)
     })?;
@@ -517,6 +712,7 @@ pub(crate) fn claim(store: &mut Store, run_id: i64, limit: usize) -> Result<Vec<
                 repetition: c.repetition,
                 context: c.context,
                 response: c.response,
+                pair: c.pair,
             })
             .collect())
     })
@@ -567,7 +763,10 @@ pub(crate) fn record(
                         },
                     )?;
                     tally.done += 1;
-                    if tx.first_done_repetition(run.id, r.response_id)? == Some(r.repetition) {
+                    if let Some((pair_id, left_first)) = r.pair {
+                        record_pair_verdict(tx, run, pair_id, left_first, v, &origin)?;
+                    } else if tx.first_done_repetition(run.id, r.response_id)? == Some(r.repetition)
+                    {
                         record_verdict(tx, run, r, v, &origin)?;
                     }
                 }
@@ -580,6 +779,41 @@ pub(crate) fn record(
         tx.touch_judge_run(run.id)?;
         Ok(tally)
     })
+}
+
+/// A pairwise call's verdicts: each criterion's A, B or tie (the shown sides) in the pair's own
+/// left/right terms, beside the order the call showed.
+fn record_pair_verdict(
+    tx: &mut crate::store::StudyTx<'_>,
+    run: &LoadedRun,
+    pair_id: i64,
+    left_first: bool,
+    v: &Verdict,
+    origin: &str,
+) -> Result<(), JudgeError> {
+    use crate::rubric::{PREFER_LEFT, PREFER_RIGHT};
+    use crate::store::{PairVerdictInput, Winner};
+    for (key, value) in &v.scores {
+        let criterion_id = *run.criteria.get(key).ok_or_else(|| StoreError::NotFound {
+            what: "criterion",
+            key: key.clone(),
+        })?;
+        let winner = match (*value, left_first) {
+            (PREFER_LEFT, true) | (PREFER_RIGHT, false) => Winner::Left,
+            (PREFER_LEFT, false) | (PREFER_RIGHT, true) => Winner::Right,
+            _ => Winner::Tie,
+        };
+        tx.set_pair_verdict(&PairVerdictInput {
+            rater_id: run.rater_id,
+            pair_id,
+            criterion_id,
+            left_first,
+            winner: Some(winner),
+            rationale: v.explanation.as_deref(),
+            origin,
+        })?;
+    }
+    Ok(())
 }
 
 /// The ratings and the judgement of the repetition that speaks for a response.

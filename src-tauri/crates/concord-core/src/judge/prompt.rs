@@ -12,6 +12,10 @@ use std::fmt::Write;
 
 pub const CONTEXT_SLOT: &str = "{{context}}";
 pub const RESPONSE_SLOT: &str = "{{response}}";
+/// The answer shown first in a pairwise prompt ("A").
+pub const RESPONSE_A_SLOT: &str = "{{response_a}}";
+/// The answer shown second in a pairwise prompt ("B").
+pub const RESPONSE_B_SLOT: &str = "{{response_b}}";
 
 /// How the judge is asked to reply, and so how its reply is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,6 +26,9 @@ pub enum ReplyFormat {
     JsonScores,
     /// A reason per dimension, then a dict `{'key': 0|1, …, 'total': n}`.
     ReasonsThenDict,
+    /// Two answers compared: one JSON object with `"A"`, `"B"` or `"tie"` per criterion key and
+    /// an `"Explanation"`, read strictly (see `verdict::read_reply`).
+    PairPreferences,
 }
 
 /// A judge prompt: an optional system message and the user message with its two slots.
@@ -73,6 +80,9 @@ impl PromptTemplate {
     /// The default template for a rubric: the reasons-then-dict format for a rubric of binary
     /// dimensions with a declared total (PsyCrisis), the JSON format otherwise (MentalBench).
     pub fn default_for(rubric: &Rubric) -> PromptTemplate {
+        if rubric.is_pairwise() {
+            return PromptTemplate::pairwise(rubric, "en");
+        }
         let binary = rubric.criteria.iter().all(|c| c.scale == Scale::Binary);
         if binary && rubric.total.is_some() {
             PromptTemplate::reasons_then_dict(rubric)
@@ -83,7 +93,13 @@ impl PromptTemplate {
 
     /// Check the slots are there (a template without `{{response}}` would judge nothing).
     pub fn validate(&self) -> Result<(), JudgeError> {
-        if !self.user.contains(RESPONSE_SLOT) {
+        if self.format == ReplyFormat::PairPreferences {
+            for slot in [RESPONSE_A_SLOT, RESPONSE_B_SLOT] {
+                if !self.user.contains(slot) {
+                    return Err(JudgeError::Template { placeholder: slot });
+                }
+            }
+        } else if !self.user.contains(RESPONSE_SLOT) {
             return Err(JudgeError::Template {
                 placeholder: RESPONSE_SLOT,
             });
@@ -109,6 +125,88 @@ impl PromptTemplate {
         RenderedPrompt {
             system: self.system.as_deref().map(|s| fill(s, context, response)),
             user: fill(&self.user, context, response),
+        }
+    }
+
+    /// Fill a pairwise template's slots: the person's message, the answer shown first (A) and
+    /// the one shown second (B), in one pass like [`PromptTemplate::render`].
+    pub fn render_pair(&self, context: &str, first: &str, second: &str) -> RenderedPrompt {
+        let slots = [
+            (CONTEXT_SLOT, context),
+            (RESPONSE_A_SLOT, first),
+            (RESPONSE_B_SLOT, second),
+        ];
+        RenderedPrompt {
+            system: self.system.as_deref().map(|s| fill_slots(s, &slots)),
+            user: fill_slots(&self.user, &slots),
+        }
+    }
+
+    /// The default prompt of a pairwise rubric in `lang` (`zh` for Chinese, English otherwise):
+    /// the two answers as A and B, each criterion's question, rules against position, length
+    /// and style bias, and the reply as one JSON object of `"A"`, `"B"` or `"tie"` per criterion.
+    pub fn pairwise(rubric: &Rubric, lang: &str) -> PromptTemplate {
+        let zh = lang.starts_with("zh");
+        let choices = |c: &Criterion| {
+            if c.scale.contains(crate::rubric::PREFER_TIE) {
+                "\"A\" | \"B\" | \"tie\""
+            } else {
+                "\"A\" | \"B\""
+            }
+        };
+        let mut t = String::new();
+        if zh {
+            t.push_str("你是一名资深的临床心理学家，正在比较心理援助服务对同一位来访者的两个回答。请逐项判断哪个回答更好。\n\n");
+            t.push_str("来访者写道：\n<<<\n{{context}}\n>>>\n\n");
+            t.push_str("回答 A：\n<<<\n{{response_a}}\n>>>\n\n");
+            t.push_str("回答 B：\n<<<\n{{response_b}}\n>>>\n\n");
+            t.push_str("比较维度：\n");
+        } else {
+            t.push_str(
+                "You are an experienced clinical psychologist comparing two answers that a \
+                 mental-health help service could give to the same person. For each attribute, \
+                 decide which answer is better.\n\n",
+            );
+            t.push_str("The person wrote:\n<<<\n{{context}}\n>>>\n\n");
+            t.push_str("Answer A:\n<<<\n{{response_a}}\n>>>\n\n");
+            t.push_str("Answer B:\n<<<\n{{response_b}}\n>>>\n\n");
+            t.push_str("Attributes:\n");
+        }
+        for c in &rubric.criteria {
+            let d = localized(&c.description, if zh { "zh" } else { "en" });
+            let _ = writeln!(
+                t,
+                "- {} ({}): {d}",
+                localized(&c.label, if zh { "zh" } else { "en" }),
+                c.id
+            );
+        }
+        if zh {
+            t.push_str(
+                "\n规则：答案出现的先后顺序不代表优劣；不要因篇幅长短或文风而偏向某个回答；\
+                 两个回答在某一维度上确实相当时才判为 \"tie\"。\n\n\
+                 只回复一个 JSON 对象，不要其他内容，且恰好包含以下键：\n{",
+            );
+        } else {
+            t.push_str(
+                "\nRules: the order in which the answers are shown says nothing about their \
+                 quality; do not prefer an answer for its length or style; say \"tie\" only when \
+                 the two are really equal on that attribute.\n\n\
+                 Reply with one JSON object and nothing else, with exactly these keys:\n{",
+            );
+        }
+        for c in &rubric.criteria {
+            let _ = write!(t, "\"{}\": {}, ", c.id, choices(c));
+        }
+        if zh {
+            t.push_str("\"Explanation\": \"<一句话理由>\"}\n");
+        } else {
+            t.push_str("\"Explanation\": \"<one sentence>\"}\n");
+        }
+        PromptTemplate {
+            format: ReplyFormat::PairPreferences,
+            system: None,
+            user: t,
         }
     }
 
@@ -304,6 +402,26 @@ fn criterion_block(t: &mut String, c: &Criterion) {
     }
 }
 
+/// Fill every slot of `slots` in one pass: text that a filled slot brings in is never read for
+/// slots again.
+fn fill_slots(template: &str, slots: &[(&str, &str)]) -> String {
+    let mut out =
+        String::with_capacity(template.len() + slots.iter().map(|s| s.1.len()).sum::<usize>());
+    let mut rest = template;
+    loop {
+        let next = slots
+            .iter()
+            .filter_map(|(slot, text)| rest.find(slot).map(|at| (at, *slot, *text)))
+            .min_by_key(|(at, _, _)| *at);
+        let Some((at, slot, text)) = next else { break };
+        out.push_str(&rest[..at]);
+        out.push_str(text);
+        rest = &rest[at + slot.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn fill(template: &str, context: &str, response: &str) -> String {
     let mut out = String::with_capacity(template.len() + context.len() + response.len());
     let mut rest = template;
@@ -417,5 +535,51 @@ mod tests {
             "four ASCII characters a token"
         );
         assert_eq!(estimate_tokens("你好"), 2, "one token per CJK character");
+    }
+
+    #[test]
+    fn the_pairwise_prompt_shows_two_answers_and_asks_for_a_b_or_tie() {
+        let r = builtin::mentalbench_pairs();
+        for lang in ["en", "zh"] {
+            let t = PromptTemplate::pairwise(&r, lang);
+            assert_eq!(
+                t.format,
+                ReplyFormat::PairPreferences,
+                "{lang}: a pairwise reply"
+            );
+            t.validate()
+                .expect("the default pairwise prompt has its slots");
+            for c in &r.criteria {
+                assert!(
+                    t.user
+                        .contains(&format!("\"{}\": \"A\" | \"B\" | \"tie\"", c.id)),
+                    "{lang}: {} is asked",
+                    c.id
+                );
+            }
+            let p = t.render_pair("I feel alone.", "first {{response_b}}", "second");
+            assert!(
+                p.user.contains("I feel alone."),
+                "{lang}: the context is filled"
+            );
+            assert!(
+                p.user.contains("first {{response_b}}") && p.user.matches("second").count() == 1,
+                "{lang}: slots are filled in one pass, so a slot inside an answer stays text"
+            );
+            assert!(
+                p.user.find("first").unwrap() < p.user.find("second").unwrap(),
+                "{lang}: A comes before B"
+            );
+        }
+        assert!(
+            PromptTemplate::pairwise(&r, "zh").user.contains("回答 A"),
+            "the Chinese prompt is in Chinese"
+        );
+        let mut missing = PromptTemplate::pairwise(&r, "en");
+        missing.user = missing.user.replace(RESPONSE_B_SLOT, "");
+        assert!(
+            missing.validate().is_err(),
+            "a pairwise prompt without answer B compares nothing"
+        );
     }
 }

@@ -50,6 +50,7 @@ fn released(job: &Job, attempts: u32) -> CallResult {
         output_tokens: None,
         expected_json: None,
         outcome: CallOutcome::Released,
+        pair: job.pair.as_ref().map(|p| (p.pair_id, p.left_first)),
     }
 }
 
@@ -84,6 +85,7 @@ async fn call(ctx: &CallContext, job: &Job) -> CallResult {
                     prompt_sha256: Some(prompt.sha256()),
                     expected_json: ctx.expected(&c, &outcome),
                     outcome,
+                    pair: job.pair.as_ref().map(|p| (p.pair_id, p.left_first)),
                     raw_output: Some(c.text),
                     http_status: Some(200),
                     input_tokens: c.input_tokens,
@@ -115,6 +117,7 @@ async fn call(ctx: &CallContext, job: &Job) -> CallResult {
                         kind: e.code().to_string(),
                         reason: format!("{e} (after {attempts} attempts)"),
                     },
+                    pair: job.pair.as_ref().map(|p| (p.pair_id, p.left_first)),
                 };
             }
         }

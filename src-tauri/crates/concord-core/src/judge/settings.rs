@@ -129,6 +129,10 @@ pub struct RunSettings {
     /// `response_format` with a JSON schema (vLLM accepts it), an Anthropic forced tool.
     #[serde(default)]
     pub structured: bool,
+    /// A pairwise run asks every pair twice, once each way round (the position-bias check);
+    /// otherwise each pair once, the side shown first drawn per pair from the seed.
+    #[serde(default)]
+    pub both_orders: bool,
 }
 
 impl RunSettings {
@@ -153,6 +157,7 @@ impl RunSettings {
             logprobs: false,
             shuffle_criteria: false,
             structured: false,
+            both_orders: false,
         }
     }
 
@@ -233,6 +238,9 @@ impl RunSettings {
         }
         if self.structured {
             identity["structured"] = true.into();
+        }
+        if self.both_orders {
+            identity["both_orders"] = true.into();
         }
         identity
     }

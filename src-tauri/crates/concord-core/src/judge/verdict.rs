@@ -67,7 +67,100 @@ pub fn read_reply(text: &str, format: ReplyFormat, rubric: &Rubric) -> Result<Ve
     match format {
         ReplyFormat::JsonScores => read_json(text, rubric),
         ReplyFormat::ReasonsThenDict => read_dict(text, rubric),
+        ReplyFormat::PairPreferences => read_preferences(text, rubric),
     }
+}
+
+/// A pairwise reply, read strictly: the whole reply is one JSON object (a single ```json fence
+/// around it is allowed), keys given once, every criterion present with exactly `"A"` (the answer
+/// shown first), `"B"` (shown second) or `"tie"` (where the criterion allows one), an optional
+/// `"Explanation"` string, and no other key. Values are the shown side: A = 1, B = 2, tie = 0
+/// (see [`crate::rubric::PREFER_LEFT`]; the ledger turns them into the pair's own terms).
+fn read_preferences(text: &str, rubric: &Rubric) -> Result<Verdict, ReplyError> {
+    let mut body = text.trim();
+    if let Some(inner) = body.strip_prefix("```") {
+        let inner = inner.strip_prefix("json").unwrap_or(inner);
+        body = inner
+            .trim()
+            .strip_suffix("```")
+            .ok_or_else(|| ReplyError::Unreadable("an unclosed ``` fence".into()))?
+            .trim();
+    }
+    if !body.starts_with('{') || !body.ends_with('}') {
+        return Err(ReplyError::Unreadable(
+            "expected exactly one JSON object with \"A\", \"B\" or \"tie\" per criterion".into(),
+        ));
+    }
+    crate::files::json::parse(body).map_err(|e| ReplyError::Unreadable(e.to_string()))?;
+    let object: Map<String, Value> =
+        serde_json::from_str(body).map_err(|e| ReplyError::Unreadable(e.to_string()))?;
+    for key in object.keys() {
+        if !key.eq_ignore_ascii_case("explanation") && rubric.criterion_for_key(key).is_none() {
+            return Err(ReplyError::Unreadable(format!(
+                "the key {key:?} names no criterion of {}",
+                rubric.id
+            )));
+        }
+    }
+    let mut scores = Vec::with_capacity(rubric.criteria.len());
+    for c in &rubric.criteria {
+        let found: Vec<&Value> = object
+            .iter()
+            .filter(|(k, _)| c.answers_to(k))
+            .map(|(_, v)| v)
+            .collect();
+        let value = match found.as_slice() {
+            [] => {
+                return Err(ReplyError::Missing {
+                    criterion: c.id.clone(),
+                })
+            }
+            [one] => *one,
+            _ => {
+                return Err(ReplyError::NotAScore {
+                    criterion: c.id.clone(),
+                    detail: "given more than once".into(),
+                })
+            }
+        };
+        let choice = match value.as_str() {
+            Some("A") => crate::rubric::PREFER_LEFT,
+            Some("B") => crate::rubric::PREFER_RIGHT,
+            Some("tie") if c.scale.contains(crate::rubric::PREFER_TIE) => crate::rubric::PREFER_TIE,
+            _ => {
+                return Err(ReplyError::NotAScore {
+                    criterion: c.id.clone(),
+                    detail: format!(
+                        "{value} is not {}",
+                        if c.scale.contains(crate::rubric::PREFER_TIE) {
+                            "\"A\", \"B\" or \"tie\""
+                        } else {
+                            "\"A\" or \"B\""
+                        }
+                    ),
+                })
+            }
+        };
+        scores.push((c.id.clone(), choice));
+    }
+    let explanation = match object
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("explanation"))
+        .map(|(_, v)| v)
+    {
+        None => None,
+        Some(Value::String(s)) => Some(s.trim().to_string()).filter(|s| !s.is_empty()),
+        Some(_) => {
+            return Err(ReplyError::Unreadable(
+                "\"Explanation\" must be a string".into(),
+            ))
+        }
+    };
+    Ok(Verdict {
+        scores,
+        explanation,
+        extra: Map::new(),
+    })
 }
 
 fn read_json(text: &str, rubric: &Rubric) -> Result<Verdict, ReplyError> {
@@ -298,6 +391,89 @@ mod tests {
                 criterion: "referral".into()
             }),
             "a dict without a dimension is incomplete"
+        );
+    }
+
+    fn pair_reply(overall: &str) -> String {
+        let mut o = serde_json::Map::new();
+        for k in [
+            "guidance",
+            "informativeness",
+            "relevance",
+            "safety",
+            "empathy",
+            "helpfulness",
+            "understanding",
+        ] {
+            o.insert(k.into(), Value::from("A"));
+        }
+        o.insert("overall".into(), serde_json::from_str(overall).unwrap());
+        o.insert("Explanation".into(), Value::from("A is warmer."));
+        Value::Object(o).to_string()
+    }
+
+    #[test]
+    fn a_pairwise_reply_is_read_strictly() {
+        let r = builtin::mentalbench_pairs();
+        let read = |t: &str| read_reply(t, ReplyFormat::PairPreferences, &r);
+        let v = read(&pair_reply("\"B\"")).expect("a complete pairwise reply reads");
+        assert_eq!(v.scores.len(), 8, "every criterion has a choice");
+        assert_eq!(
+            v.scores[7],
+            ("overall".to_string(), crate::rubric::PREFER_RIGHT),
+            "B is the answer shown second"
+        );
+        assert_eq!(
+            v.explanation.as_deref(),
+            Some("A is warmer."),
+            "the explanation is kept"
+        );
+        let tie = read(&pair_reply("\"tie\"")).unwrap();
+        assert_eq!(
+            tie.scores[7].1,
+            crate::rubric::PREFER_TIE,
+            "a tie where the criterion allows one"
+        );
+        assert!(
+            read(&format!("```json\n{}\n```", pair_reply("\"A\""))).is_ok(),
+            "one fence around the object is allowed"
+        );
+        for (bad, why) in [
+            (pair_reply("\"a\""), "a lower-case letter is not a choice"),
+            (
+                pair_reply("\"left\""),
+                "the judge names the shown sides, A or B",
+            ),
+            (pair_reply("1"), "a number is not a choice"),
+            (pair_reply("\"A or B\""), "hedging is not a choice"),
+            (
+                format!("My verdict: {}", pair_reply("\"A\"")),
+                "prose around the object is not strict",
+            ),
+            (
+                pair_reply("\"A\"").replace("\"overall\"", "\"warmth\""),
+                "an unknown key and a missing criterion",
+            ),
+            (
+                pair_reply("\"A\"").replacen('{', "{\"guidance\": \"B\", ", 1),
+                "a criterion given twice",
+            ),
+            (String::new(), "an empty reply"),
+        ] {
+            assert!(read(&bad).is_err(), "{why} must be refused: {bad}");
+        }
+        let mut no_ties = r.clone();
+        for c in &mut no_ties.criteria {
+            c.scale = crate::rubric::Scale::Preference { ties: false };
+        }
+        assert!(
+            read_reply(
+                &pair_reply("\"tie\""),
+                ReplyFormat::PairPreferences,
+                &no_ties
+            )
+            .is_err(),
+            "a tie on a criterion without ties is refused"
         );
     }
 }

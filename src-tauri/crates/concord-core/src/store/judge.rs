@@ -85,6 +85,27 @@ pub struct ClaimedCall {
     pub context: String,
     /// Empty when the response has no text.
     pub response: String,
+    /// The pair a pairwise run's call compares (`response` is then the answer shown first).
+    pub pair: Option<ClaimedPair>,
+}
+
+/// The pair of a claimed pairwise call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedPair {
+    pub pair_id: i64,
+    /// Whether the pair's left answer is the one shown first.
+    pub left_first: bool,
+    /// The text of the answer shown second.
+    pub second: String,
+}
+
+/// One call of a pairwise run to add.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairCall {
+    pub pair_id: i64,
+    /// The answer shown first (A).
+    pub shown_first: i64,
+    pub left_first: bool,
 }
 
 /// A call of a run and whether it is done (what a batch file's import checks lines against).
@@ -278,7 +299,8 @@ impl Store {
     }
 
     /// Visit the done calls of the runs on `rubric_id` that asked at least `min_repetitions`
-    /// times (only those of `response_id` when given), by run, response and repetition.
+    /// times (only those of `response_id` when given), by run, response and repetition; the
+    /// calls of a pairwise run (which compare two answers) are not among them.
     pub fn for_each_done_call(
         &self,
         rubric_id: i64,
@@ -290,7 +312,7 @@ impl Store {
                     j.criteria_order, j.expected_json
              FROM judge_run r JOIN judge_call j ON j.run_id = r.id
              WHERE r.rubric_id = ?1 AND r.repetitions >= ?2 AND j.state = 'done'
-               AND j.scores_json IS NOT NULL";
+               AND j.scores_json IS NOT NULL AND j.pair_id IS NULL";
         match response_id {
             Some(id) => {
                 let mut stmt = self.conn().prepare_cached(&format!(
@@ -349,6 +371,7 @@ impl Store {
         )?;
         let rows = stmt.query_map(params![run_id, after, limit as i64], |r| {
             Ok(ClaimedCall {
+                pair: None,
                 call_id: r.get(0)?,
                 response_id: r.get(1)?,
                 repetition: r.get(2)?,
@@ -427,22 +450,55 @@ impl StudyTx<'_> {
         Ok(run_id)
     }
 
-    /// Claim up to `limit` pending calls: mark them in flight and return them with their texts.
+    /// Add the calls of a pairwise run: one per (pair, side shown first), `response_id` the
+    /// answer shown first.
+    pub fn add_pair_calls(&mut self, run_id: i64, calls: &[PairCall]) -> StoreResult<()> {
+        let mut insert = self.conn().prepare_cached(
+            "INSERT INTO judge_call(run_id, response_id, repetition, pair_id, left_first,
+                 updated_at) VALUES (?1, ?2, 1, ?3, ?4, ?5)",
+        )?;
+        for c in calls {
+            insert.execute(params![
+                run_id,
+                c.shown_first,
+                c.pair_id,
+                c.left_first as i64,
+                self.now
+            ])?;
+        }
+        Ok(())
+    }
+
+    /// Claim up to `limit` pending calls: mark them in flight and return them with their texts
+    /// (a pair's call with the answer shown second beside the one shown first).
     pub fn claim_calls(&mut self, run_id: i64, limit: usize) -> StoreResult<Vec<ClaimedCall>> {
         let calls: Vec<ClaimedCall> = {
             let mut stmt = self.conn().prepare_cached(
-                "SELECT j.id, j.response_id, j.repetition, c.context, r.text
+                "SELECT j.id, j.response_id, j.repetition, c.context, r.text, j.pair_id,
+                        j.left_first, s.text
                  FROM judge_call j JOIN response r ON r.id = j.response_id
                  JOIN conversation c ON c.id = r.conversation_id
+                 LEFT JOIN pair p ON p.id = j.pair_id
+                 LEFT JOIN response s ON s.id = CASE WHEN j.left_first = 1
+                     THEN p.right_response_id ELSE p.left_response_id END
                  WHERE j.run_id = ?1 AND j.state = 'pending' ORDER BY j.id LIMIT ?2",
             )?;
             let rows = stmt.query_map(params![run_id, limit as i64], |r| {
+                let pair: Option<i64> = r.get(5)?;
                 Ok(ClaimedCall {
                     call_id: r.get(0)?,
                     response_id: r.get(1)?,
                     repetition: r.get(2)?,
                     context: r.get(3)?,
                     response: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                    pair: match pair {
+                        Some(pair_id) => Some(ClaimedPair {
+                            pair_id,
+                            left_first: r.get::<_, Option<i64>>(6)? == Some(1),
+                            second: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
+                        }),
+                        None => None,
+                    },
                 })
             })?;
             rows.collect::<Result<_, _>>()?

@@ -1,0 +1,295 @@
+//! Pairwise preferences end to end on a study of ten conversations with ten answers each: the
+//! balanced design, exactly-k assignment with recorded sides, an expert's verdicts in the terms
+//! they saw, and pairwise judge runs against the loopback judge (which prefers the answer with the
+//! higher known quality, `judge_server::pair_choice`) asked both ways round — once by a fair
+//! judge, once by one that says "A" where the answers are equal (a position bias).
+
+use concord_core::judge::{
+    execute_run, open_run, CancellationToken, Execution, ProviderKind, RunSettings,
+};
+use concord_core::store::{NewRater, RaterKind, Store, Winner};
+use concord_core::workflow::pairs::{self, DesignMethod, ShownChoice};
+use concord_testsupport::judge_server::{pair_choice, pair_study, FakeJudge};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+const CONVERSATIONS: u64 = 10;
+const SOURCES: u64 = 10;
+
+/// The item number an answer's text carries.
+fn item_of(store: &Store, response_id: i64) -> u64 {
+    let text = store.response_text(response_id).unwrap().unwrap();
+    concord_testsupport::judge_server::item_in(&text).unwrap()
+}
+
+fn designed(path: &std::path::Path) -> (Store, i64) {
+    let mut store = pair_study(path, CONVERSATIONS, SOURCES);
+    let report = pairs::design(&mut store, None, None, DesignMethod::Balanced(9), 2)
+        .expect("the balanced design is drawn");
+    assert_eq!(
+        report.rubric, "mentalbench-pairs",
+        "the shipped pairwise form of MentalBench"
+    );
+    assert_eq!(
+        report.pairs, 90,
+        "nine pairs from each of ten conversations"
+    );
+    assert_eq!(
+        report.source_pair_meetings,
+        (2, 2),
+        "90 pairs over the 45 pairs of ten sources: each two sources meet twice"
+    );
+    let rubric = pairs::designed_rubric(&store, None).unwrap().id;
+    (store, rubric)
+}
+
+fn judge(store: &mut Store, server: &FakeJudge, name: &str) -> i64 {
+    let mut s = RunSettings::new(ProviderKind::OpenaiCompatible, &server.base_url(), name);
+    s.rubric = Some("mentalbench-pairs".into());
+    s.both_orders = true;
+    s.max_tokens = 256;
+    let run = open_run(store, &s).expect("a pairwise run opens").run_id;
+    let report = execute_run(
+        store,
+        run,
+        &Execution {
+            concurrency: 4,
+            ..Execution::default()
+        },
+        None,
+        &CancellationToken::new(),
+        &mut |_| {},
+    )
+    .expect("the pairwise run executes");
+    assert_eq!(
+        report.status.done, 180,
+        "90 pairs asked both ways round are 180 answered calls"
+    );
+    store.rater_named(name).unwrap().unwrap().id
+}
+
+#[test]
+fn a_pairwise_judge_asked_both_orders_is_recorded_in_the_pairs_own_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, rubric) = designed(&dir.path().join("pairs.concord"));
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    let fair = judge(&mut store, &server, "fair-judge");
+    server.state.position_bias.store(true, Ordering::SeqCst);
+    let biased = judge(&mut store, &server, "biased-judge");
+    assert_eq!(
+        server.state.pair_requests.load(Ordering::SeqCst),
+        360,
+        "two judges, 180 pairwise prompts each"
+    );
+
+    let read = store.read();
+    let pairs_by_id: HashMap<i64, _> = read
+        .pairs(rubric)
+        .unwrap()
+        .into_iter()
+        .map(|p| (p.id, p))
+        .collect();
+    let criteria: HashMap<i64, String> = read
+        .criterion_ids(rubric)
+        .unwrap()
+        .into_iter()
+        .map(|(k, id)| (id, k))
+        .collect();
+    let verdicts = read.pair_verdicts(rubric).unwrap();
+    assert_eq!(
+        verdicts.len(),
+        2 * 180 * 8,
+        "each call gives a verdict on all eight criteria"
+    );
+    let mut by_order: HashMap<(i64, i64, i64), [Option<Winner>; 2]> = HashMap::new();
+    for v in &verdicts {
+        let p = &pairs_by_id[&v.pair_id];
+        let (l, r) = (
+            item_of(&store, p.left_response_id),
+            item_of(&store, p.right_response_id),
+        );
+        let key = &criteria[&v.criterion_id];
+        let (first, second) = if v.left_first { (l, r) } else { (r, l) };
+        let said = pair_choice(first, second, key, v.rater_id == biased);
+        let expected = match (said, v.left_first) {
+            ("tie", _) => Winner::Tie,
+            ("A", true) | ("B", false) => Winner::Left,
+            _ => Winner::Right,
+        };
+        assert_eq!(
+            v.winner,
+            expected,
+            "the judge's {said} with the left answer shown {} is the pair's {expected:?}",
+            if v.left_first { "first" } else { "second" }
+        );
+        by_order
+            .entry((v.rater_id, v.pair_id, v.criterion_id))
+            .or_default()[usize::from(v.left_first)] = Some(v.winner);
+    }
+    let inconsistent = |rater: i64| {
+        by_order
+            .iter()
+            .filter(|((r, _, _), w)| *r == rater && w[0] != w[1])
+            .count()
+    };
+    assert_eq!(
+        inconsistent(fair),
+        0,
+        "a judge without position bias gives the same verdict both ways round"
+    );
+    assert!(
+        inconsistent(biased) > 0,
+        "the biased judge prefers whichever equal answer comes first (sources s and s + 5 are equal), so its verdicts flip"
+    );
+    let status = pairs::status(&store, None).unwrap();
+    let judges: Vec<_> = status.raters.iter().filter(|r| r.kind == "judge").collect();
+    assert!(
+        judges
+            .iter()
+            .all(|j| j.pairs == 90 && j.done == 90 && j.verdicts == 1440),
+        "each judge has judged every pair on every criterion, twice: {judges:?}"
+    );
+    let chain = store.verify_audit_chain().unwrap();
+    assert!(
+        chain.broken.is_none() && chain.entries > 0,
+        "the design, the calls and the verdicts are sealed into the audit chain: {chain:?}"
+    );
+}
+
+#[test]
+fn experts_get_exactly_k_pairs_each_and_their_choices_follow_the_side_they_saw() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, rubric) = designed(&dir.path().join("pairs.concord"));
+    for name in ["Ana", "Bo", "Cy"] {
+        store
+            .write(|tx| {
+                tx.upsert_rater(&NewRater {
+                    kind: RaterKind::Expert,
+                    name,
+                    model_id: None,
+                    family: None,
+                    queue_seed: 1,
+                })
+            })
+            .unwrap();
+    }
+    let report = pairs::assign(&mut store, None, 2, 9).expect("the pairs are assigned");
+    assert_eq!(
+        report.pairs * 2,
+        report.experts.iter().map(|e| e.1).sum::<usize>(),
+        "k = 2 experts per pair"
+    );
+    assert!(
+        matches!(
+            pairs::assign(&mut store, None, 2, 9),
+            Err(pairs::PairsError::AlreadyAssigned(_))
+        ),
+        "an assignment is made once"
+    );
+    let assignments = store.read().pair_assignments(rubric).unwrap();
+    let ana = store.rater_named("Ana").unwrap().unwrap().id;
+    let mine: Vec<_> = assignments.iter().filter(|a| a.rater_id == ana).collect();
+    let first = mine[0];
+    pairs::rate_pair(
+        &mut store,
+        ana,
+        first.pair_id,
+        "overall",
+        Some(ShownChoice::A),
+        None,
+    )
+    .expect("an assigned pair takes a verdict");
+    let stored = store.read().pair_verdicts(rubric).unwrap();
+    let expected = if first.left_first {
+        Winner::Left
+    } else {
+        Winner::Right
+    };
+    assert_eq!(
+        stored[0].winner, expected,
+        "A is the answer the expert saw first, which is the left one only when left was shown first"
+    );
+    assert_eq!(
+        stored[0].left_first, first.left_first,
+        "the order shown is kept beside the verdict"
+    );
+    let other = assignments
+        .iter()
+        .find(|a| a.rater_id != ana && !mine.iter().any(|m| m.pair_id == a.pair_id))
+        .expect("some pair is not Ana's");
+    assert!(
+        pairs::rate_pair(
+            &mut store,
+            ana,
+            other.pair_id,
+            "overall",
+            Some(ShownChoice::B),
+            None
+        )
+        .is_err(),
+        "a pair not assigned to the expert is refused"
+    );
+    assert!(
+        pairs::rate_pair(
+            &mut store,
+            ana,
+            first.pair_id,
+            "warmth",
+            Some(ShownChoice::B),
+            None
+        )
+        .is_err(),
+        "an unknown criterion is refused"
+    );
+    for c in [
+        "guidance",
+        "informativeness",
+        "relevance",
+        "safety",
+        "empathy",
+        "helpfulness",
+        "understanding",
+    ] {
+        pairs::rate_pair(
+            &mut store,
+            ana,
+            first.pair_id,
+            c,
+            Some(ShownChoice::Tie),
+            None,
+        )
+        .unwrap();
+    }
+    let done = store
+        .read()
+        .pair_assignments(rubric)
+        .unwrap()
+        .into_iter()
+        .find(|a| a.rater_id == ana && a.pair_id == first.pair_id)
+        .unwrap();
+    assert!(
+        done.completed_at.is_some(),
+        "a pair with every criterion answered is finished"
+    );
+    pairs::rate_pair(
+        &mut store,
+        ana,
+        first.pair_id,
+        "overall",
+        Some(ShownChoice::B),
+        None,
+    )
+    .unwrap();
+    let changed = store
+        .read()
+        .pair_verdicts(rubric)
+        .unwrap()
+        .into_iter()
+        .find(|v| v.pair_id == first.pair_id && v.rater_id == ana && v.winner != Winner::Tie)
+        .unwrap();
+    assert_ne!(
+        changed.winner, expected,
+        "a changed verdict replaces the earlier one (which the history keeps)"
+    );
+}

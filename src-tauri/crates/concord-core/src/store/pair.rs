@@ -102,6 +102,24 @@ pub struct PairVerdictRecord {
     pub updated_at: Millis,
 }
 
+/// A verdict with the names an export writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairVerdictRow {
+    pub conversation: String,
+    pub rater: String,
+    pub rater_kind: String,
+    pub rubric: String,
+    pub criterion: String,
+    /// Source keys of the pair's left and right answers.
+    pub left: String,
+    pub right: String,
+    pub winner: Winner,
+    pub left_first: bool,
+    pub rationale: Option<String>,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+}
+
 fn pair_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PairRecord> {
     Ok(PairRecord {
         id: r.get(0)?,
@@ -203,6 +221,69 @@ impl StudyRead<'_> {
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+impl StudyRead<'_> {
+    /// Whether the study holds any answered pair verdict.
+    pub fn has_pair_verdicts(&self) -> StoreResult<bool> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT 1 FROM pair_judgement WHERE winner IS NOT NULL LIMIT 1",
+                [],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// Visit every answered verdict of the study with its names, by conversation, pair, rater,
+    /// criterion and order (what the long CSV writes after the ratings), one row at a time.
+    pub fn for_each_pair_verdict_row<E: From<super::StoreError>>(
+        &self,
+        mut f: impl FnMut(PairVerdictRow) -> Result<(), E>,
+    ) -> Result<usize, E> {
+        let mut stmt = self
+            .conn()
+            .prepare(
+                "SELECT v.external_id, t.name, t.kind, b.key, c.key, ls.key, rs.key, j.winner,
+                    j.left_first, j.rationale, j.created_at, j.updated_at
+             FROM pair_judgement j JOIN pair p ON p.id = j.pair_id
+             JOIN conversation v ON v.id = p.conversation_id
+             JOIN rater t ON t.id = j.rater_id JOIN rubric b ON b.id = p.rubric_id
+             JOIN criterion c ON c.id = j.criterion_id
+             JOIN response l ON l.id = p.left_response_id JOIN source ls ON ls.id = l.source_id
+             JOIN response r ON r.id = p.right_response_id JOIN source rs ON rs.id = r.source_id
+             WHERE j.winner IS NOT NULL
+             ORDER BY v.external_id, p.position, t.name, c.position, j.left_first DESC",
+            )
+            .map_err(super::StoreError::from)?;
+        let rows = stmt
+            .query_map([], |r| {
+                let winner: String = r.get(7)?;
+                Ok(PairVerdictRow {
+                    conversation: r.get(0)?,
+                    rater: r.get(1)?,
+                    rater_kind: r.get(2)?,
+                    rubric: r.get(3)?,
+                    criterion: r.get(4)?,
+                    left: r.get(5)?,
+                    right: r.get(6)?,
+                    winner: Winner::parse(&winner).unwrap_or(Winner::Tie),
+                    left_first: r.get::<_, i64>(8)? == 1,
+                    rationale: r.get(9)?,
+                    created_at: r.get(10)?,
+                    updated_at: r.get(11)?,
+                })
+            })
+            .map_err(super::StoreError::from)?;
+        let mut n = 0usize;
+        for row in rows {
+            f(row.map_err(super::StoreError::from)?)?;
+            n += 1;
+        }
+        Ok(n)
     }
 }
 

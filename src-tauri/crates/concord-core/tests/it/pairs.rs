@@ -150,6 +150,58 @@ fn a_pairwise_judge_asked_both_orders_is_recorded_in_the_pairs_own_terms() {
             .all(|j| j.pairs == 90 && j.done == 90 && j.verdicts == 1440),
         "each judge has judged every pair on every criterion, twice: {judges:?}"
     );
+    // The long CSV: one row per verdict after the ratings, with the pair's sides, the winner in
+    // its terms and the position the left answer was shown in.
+    let mut csv = Vec::new();
+    let summary = concord_core::outputs::export::write_long_csv(
+        &store,
+        &mut csv,
+        concord_core::outputs::export::CsvOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        summary.rows,
+        2 * 180 * 8,
+        "every verdict is a row (the study has no ratings)"
+    );
+    let mut reader = csv::Reader::from_reader(csv.as_slice());
+    let header: Vec<String> = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("the long CSV has a {name} column"))
+    };
+    let (left, right, winner, position) = (
+        col("left"),
+        col("right"),
+        col("winner"),
+        col("position_left"),
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2 * 180 * 8, "one row per verdict");
+    assert!(
+        rows.iter()
+            .all(|r| r[left].starts_with('s') && r[right].starts_with('s') && r[left] < r[right]),
+        "left and right name the pair's answers by source, left the lower response id"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| ["left", "right", "tie"].contains(&&r[winner])
+                && ["1", "2"].contains(&&r[position])),
+        "winner is left, right or tie and position_left is 1 or 2"
+    );
+    let shown_first = rows.iter().filter(|r| &r[position] == "1").count();
+    assert_eq!(
+        shown_first,
+        rows.len() / 2,
+        "asked both ways round, the left answer was shown first in half the verdicts"
+    );
     let chain = store.verify_audit_chain().unwrap();
     assert!(
         chain.broken.is_none() && chain.entries > 0,

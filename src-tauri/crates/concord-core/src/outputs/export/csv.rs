@@ -118,6 +118,13 @@ pub const LONG_HEADER: [&str; 14] = [
     "signature",
 ];
 
+/// Columns a study with pairwise verdicts adds to the long CSV (after `repetition`, before the
+/// texts): a pair verdict's row has the pair's `left` and `right` answers (their source keys),
+/// the `winner` (`left`, `right` or `tie`) and `position_left`, the position the left answer was
+/// shown in (1 first, 2 second); a rating's row leaves them empty, and a study without pairs
+/// exports without them.
+pub const PAIR_HEADER: [&str; 4] = ["left", "right", "winner", "position_left"];
+
 /// Extra columns of [`CsvOptions::texts`].
 pub const TEXT_HEADER: [&str; 2] = ["context", "response_text"];
 
@@ -203,6 +210,10 @@ pub fn write_long_csv_in_runs<W: Write>(
     if all {
         header.push("repetition");
     }
+    let pairs = store.read().has_pair_verdicts()?;
+    if pairs {
+        header.extend(PAIR_HEADER);
+    }
     if options.texts {
         header.extend(TEXT_HEADER);
     }
@@ -245,6 +256,9 @@ pub fn write_long_csv_in_runs<W: Write>(
             if all {
                 record.push(Cow::Owned(opt(repetition)));
             }
+            if pairs {
+                record.extend(std::iter::repeat_n(Cow::Borrowed(""), 4));
+            }
             if options.texts {
                 record.push(neutralise(&context));
                 record.push(neutralise(&text));
@@ -282,15 +296,53 @@ pub fn write_long_csv_in_runs<W: Write>(
         if all {
             record.push(Cow::Borrowed(""));
         }
+        if pairs {
+            record.extend(std::iter::repeat_n(Cow::Borrowed(""), 4));
+        }
         if options.texts {
             record.push(neutralise(&context));
             record.push(neutralise(&text));
         }
         w.write_record(record.iter().map(|c| c.as_ref()))?;
     }
+    // Pair verdicts come last: no single response, value or signature; the pair's answers by
+    // source, the winner in the pair's terms and the side shown first.
+    let pair_rows = store
+        .read()
+        .for_each_pair_verdict_row(|p| -> Result<(), ExportError> {
+            let mut record = vec![
+                neutralise(&p.conversation),
+                Cow::Borrowed(""),
+                Cow::Borrowed(""),
+                neutralise(&p.rater),
+                Cow::Borrowed(p.rater_kind.as_str()),
+                neutralise(&p.rubric),
+                neutralise(&p.criterion),
+                Cow::Borrowed("first"),
+                Cow::Borrowed(""),
+                Cow::Borrowed(""),
+                neutralise(p.rationale.as_deref().unwrap_or("")),
+                iso_utc(p.created_at).into(),
+                iso_utc(p.updated_at).into(),
+                Cow::Borrowed(""),
+            ];
+            if all {
+                record.push(Cow::Borrowed(""));
+            }
+            record.push(neutralise(&p.left));
+            record.push(neutralise(&p.right));
+            record.push(Cow::Borrowed(p.winner.as_str()));
+            record.push(Cow::Borrowed(if p.left_first { "1" } else { "2" }));
+            if options.texts {
+                record.push(Cow::Borrowed(""));
+                record.push(Cow::Borrowed(""));
+            }
+            w.write_record(record.iter().map(|c| c.as_ref()))?;
+            Ok(())
+        })?;
     w.flush()?;
     Ok(CsvSummary {
-        rows: n + extra_rows + consensus.len(),
+        rows: n + extra_rows + consensus.len() + pair_rows,
         ratings: n,
     })
 }

@@ -5,7 +5,8 @@
 use crate::app::open_study::OpenStudy;
 use crate::base::error_code::{Coded, ErrorCode};
 use crate::workflow::pairs::{
-    self, DesignMethod, DesignReport, PairAssignmentReport, PairStatus, PairsError, ShownChoice,
+    self, DesignMethod, DesignReport, PairAssignmentReport, PairItem, PairProgress, PairQueue,
+    PairStatus, PairsError, ShownChoice,
 };
 
 impl Coded for PairsError {
@@ -62,4 +63,25 @@ pub fn rate_pair(
         choice,
         rationale,
     )
+}
+
+/// The rater's pair queue and where to resume (the pair rating screen's start).
+pub fn pair_queue(study: &OpenStudy, rater_id: i64) -> Result<PairQueue, PairsError> {
+    pairs::pair_queue(study.store(), rater_id)
+}
+
+/// Pair number `item` of the rater's queue, blinded, in the order this rater sees it.
+pub fn pair_item(study: &OpenStudy, rater_id: i64, item: i64) -> Result<PairItem, PairsError> {
+    pairs::pair_item(study.store(), rater_id, item)
+}
+
+/// The rater's choice on one criterion of pair number `item` (A, B, tie, or `None` to clear).
+pub fn rate_pair_item(
+    study: &mut OpenStudy,
+    rater_id: i64,
+    item: i64,
+    criterion: &str,
+    choice: Option<ShownChoice>,
+) -> Result<PairProgress, PairsError> {
+    pairs::rate_pair_item(study.store_mut(), rater_id, item, criterion, choice)
 }

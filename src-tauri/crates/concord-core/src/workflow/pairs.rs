@@ -729,6 +729,200 @@ pub fn rate_pair(
     Ok(())
 }
 
+/// One criterion of a pair as the rating screen shows it, with this rater's current choice.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PairCriterion {
+    pub key: String,
+    pub label: crate::rubric::LocalText,
+    pub description: crate::rubric::LocalText,
+    pub group: Option<String>,
+    /// Whether "neither" (a tie) is an answer.
+    pub ties: bool,
+    /// The rater's choice in the terms they see (A the answer shown first).
+    pub choice: Option<ShownChoice>,
+}
+
+/// Everything the pair rating screen shows for one pair, blinded: the two answers in the order
+/// this rater sees them, never their sources.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PairItem {
+    /// Its number in the rater's pair queue (1-based).
+    pub item: i64,
+    pub total: i64,
+    pub completed: i64,
+    pub pair_id: i64,
+    pub context: String,
+    /// The answer shown first (A).
+    pub first: String,
+    /// The answer shown second (B).
+    pub second: String,
+    pub language: Option<String>,
+    pub rubric_name: crate::rubric::LocalText,
+    pub groups: Vec<crate::rubric::Group>,
+    pub criteria: Vec<PairCriterion>,
+}
+
+/// A rater's pair queue.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PairQueue {
+    pub rater_id: i64,
+    pub rubric: String,
+    pub total: i64,
+    pub completed: i64,
+    /// The first pair not yet finished (1-based); 0 when the queue is empty, `total` + 1 when
+    /// every pair is finished.
+    pub resume_item: i64,
+}
+
+/// Where a pair stands after a choice.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PairProgress {
+    pub item: i64,
+    /// Criteria still without a choice.
+    pub missing: i64,
+    pub complete: bool,
+    pub completed: i64,
+    pub total: i64,
+}
+
+/// The rater's assignments on the study's pairwise rubric, in their order.
+fn queue_of(
+    store: &Store,
+    rater_id: i64,
+) -> Result<(StoredRubric, Vec<crate::store::PairAssignmentRecord>), PairsError> {
+    let rubric = designed_rubric(store, None)?;
+    let mine: Vec<_> = store
+        .read()
+        .pair_assignments(rubric.id)?
+        .into_iter()
+        .filter(|a| a.rater_id == rater_id)
+        .collect();
+    Ok((rubric, mine))
+}
+
+/// The rater's pair queue and where to resume.
+pub fn pair_queue(store: &Store, rater_id: i64) -> Result<PairQueue, PairsError> {
+    let (rubric, mine) = queue_of(store, rater_id)?;
+    let completed = mine.iter().filter(|a| a.completed_at.is_some()).count() as i64;
+    let resume = mine
+        .iter()
+        .position(|a| a.completed_at.is_none())
+        .map_or(mine.len() as i64 + i64::from(!mine.is_empty()), |i| i as i64 + 1);
+    Ok(PairQueue {
+        rater_id,
+        rubric: rubric.rubric.id,
+        total: mine.len() as i64,
+        completed,
+        resume_item: if mine.is_empty() { 0 } else { resume },
+    })
+}
+
+/// Pair number `item` (1-based) of the rater's queue, as the screen shows it.
+pub fn pair_item(store: &Store, rater_id: i64, item: i64) -> Result<PairItem, PairsError> {
+    let (rubric, mine) = queue_of(store, rater_id)?;
+    let a = usize::try_from(item - 1)
+        .ok()
+        .and_then(|i| mine.get(i))
+        .ok_or_else(|| {
+            PairsError::Invalid(format!(
+                "there is no pair {item} in this rater's queue of {}",
+                mine.len()
+            ))
+        })?;
+    let pair = store
+        .read()
+        .pair(a.pair_id)?
+        .ok_or_else(|| PairsError::Invalid(format!("pair {} is missing", a.pair_id)))?;
+    let (first_id, second_id) = if a.left_first {
+        (pair.left_response_id, pair.right_response_id)
+    } else {
+        (pair.right_response_id, pair.left_response_id)
+    };
+    let first = store.item_text(first_id)?;
+    let second = store.item_text(second_id)?;
+    let ids = store.read().criterion_ids(rubric.id)?;
+    let mine_verdicts: Vec<_> = store
+        .read()
+        .pair_verdicts(rubric.id)?
+        .into_iter()
+        .filter(|v| v.rater_id == rater_id && v.pair_id == a.pair_id)
+        .collect();
+    let criteria = rubric
+        .rubric
+        .criteria
+        .iter()
+        .map(|c| {
+            let choice = ids.get(&c.id).and_then(|id| {
+                mine_verdicts
+                    .iter()
+                    .find(|v| v.criterion_id == *id)
+                    .map(|v| shown(v.winner, a.left_first))
+            });
+            PairCriterion {
+                key: c.id.clone(),
+                label: c.label.clone(),
+                description: c.description.clone(),
+                group: c.group.clone(),
+                ties: c.scale.contains(crate::rubric::PREFER_TIE),
+                choice,
+            }
+        })
+        .collect();
+    Ok(PairItem {
+        item,
+        total: mine.len() as i64,
+        completed: mine.iter().filter(|a| a.completed_at.is_some()).count() as i64,
+        pair_id: a.pair_id,
+        context: first.context,
+        first: first.answer.unwrap_or_default(),
+        second: second.answer.unwrap_or_default(),
+        language: first.language,
+        rubric_name: rubric.rubric.name.clone(),
+        groups: rubric.rubric.groups.clone(),
+        criteria,
+    })
+}
+
+/// A stored verdict in the terms the rater saw.
+fn shown(w: Winner, left_first: bool) -> ShownChoice {
+    match (w, left_first) {
+        (Winner::Tie, _) => ShownChoice::Tie,
+        (Winner::Left, true) | (Winner::Right, false) => ShownChoice::A,
+        (Winner::Left, false) | (Winner::Right, true) => ShownChoice::B,
+    }
+}
+
+/// Record the rater's choice on pair number `item` of their queue (committed before this
+/// returns) and say where the pair stands.
+pub fn rate_pair_item(
+    store: &mut Store,
+    rater_id: i64,
+    item: i64,
+    criterion: &str,
+    choice: Option<ShownChoice>,
+) -> Result<PairProgress, PairsError> {
+    let (rubric, mine) = queue_of(store, rater_id)?;
+    let a = usize::try_from(item - 1)
+        .ok()
+        .and_then(|i| mine.get(i))
+        .ok_or_else(|| PairsError::Invalid(format!("there is no pair {item} in this queue")))?;
+    rate_pair(store, rater_id, a.pair_id, criterion, choice, None)?;
+    let item_view = pair_item(store, rater_id, item)?;
+    let missing = item_view.criteria.iter().filter(|c| c.choice.is_none()).count() as i64;
+    let _ = rubric;
+    Ok(PairProgress {
+        item,
+        missing,
+        complete: missing == 0,
+        completed: item_view.completed,
+        total: item_view.total,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,6 +28,9 @@
 //!   reliability diagram, ECE (equal-width bins) and Brier score for binary criteria.
 //! - [`judge_bias`]: the bias audit's estimators (mean, OLS slope and Welch difference with t
 //!   intervals; tertiles of the expert mean).
+//! - [`pairwise`]: blinded pairwise preferences — Bradley–Terry strengths (ties split or
+//!   Davidson's) with cluster-bootstrap intervals and ranks, win rates, agreement on preferences
+//!   (percent, Cohen's κ), a judge's position bias and position consistency.
 //!
 //! Undefined results are `None`, never NaN; serialised with serde they become `null`.
 //!
@@ -95,6 +98,7 @@ pub mod judge_bias;
 pub mod limits;
 pub mod optimize;
 pub mod paired;
+pub mod pairwise;
 pub mod planner;
 pub mod ppi;
 pub mod rater_quality;

@@ -85,6 +85,14 @@
 //! - **REML ICC.** lme4's REML criterion (agreement with `lmer` to 1e-6 on the test designs);
 //!   intervals by profile likelihood (see [`reml`] for why), which lme4 offers for the
 //!   components but not for their ratio.
+//! - **Bradley–Terry ties.** Split ties (half a win to each side) are `evalica.bradley_terry`'s
+//!   default (tie weight 0.5) and `choix` on W + T/2; choix itself has no tie outcome. Davidson's
+//!   ν is twice the `v` of Newman (2023) as `evalica.newman` reports it. Where no
+//!   maximum-likelihood estimate exists (an item that never loses, groups never compared,
+//!   Davidson with no cycle holding more wins than ties) Concord refuses with a named error;
+//!   choix and evalica iterate and return whatever their last iterate or stopping rule gives.
+//!   Strengths are natural-log strengths centred over the compared items (choix's parameters
+//!   centred; evalica's scores are π, normalised to geometric mean 1).
 //! - **Bootstrap percentiles.** numpy's default linear interpolation (Hyndman & Fan type 7);
 //!   R's `boot.ci(type = "perc")` uses a different order-statistic rule, so bounds differ slightly.
 

@@ -467,13 +467,13 @@ fn check_connected(pairs: &[PairCounts], m: usize, items: &[usize]) -> Result<()
     }
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut group_of_root = vec![usize::MAX; m];
-    for v in 0..m {
+    for (v, &item) in items.iter().enumerate() {
         let r = root(&mut parent, v);
         if group_of_root[r] == usize::MAX {
             group_of_root[r] = groups.len();
             groups.push(Vec::new());
         }
-        groups[group_of_root[r]].push(items[v]);
+        groups[group_of_root[r]].push(item);
     }
     if groups.len() > 1 {
         return Err(PairwiseError::Disconnected { groups });

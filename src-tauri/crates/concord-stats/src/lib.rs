@@ -90,7 +90,8 @@
 //!   ν is twice the `v` of Newman (2023) as `evalica.newman` reports it. Where no
 //!   maximum-likelihood estimate exists (an item that never loses, groups never compared,
 //!   Davidson with no cycle holding more wins than ties) Concord refuses with a named error;
-//!   choix and evalica iterate and return whatever their last iterate or stopping rule gives.
+//!   on such data choix's `ilsr_pairwise` raises (no stationary distribution), while
+//!   `choix.opt_pairwise` and evalica return the finite values at which they stopped.
 //!   Strengths are natural-log strengths centred over the compared items (choix's parameters
 //!   centred; evalica's scores are π, normalised to geometric mean 1).
 //! - **Bootstrap percentiles.** numpy's default linear interpolation (Hyndman & Fan type 7);

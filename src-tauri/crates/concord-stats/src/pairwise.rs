@@ -275,41 +275,47 @@ pub struct BradleyTerryFit {
     pub converged: bool,
 }
 
-/// Win and tie counts as n × n matrices.
+/// Counts of comparisons by (verdict, left item, right item): 3 × n × n cells, so that adding a
+/// comparison is one branch-free increment.
 #[derive(Debug, Clone)]
 struct Tally {
     n: usize,
-    /// `wins[i * n + j]`: times i beat j.
-    wins: Vec<f64>,
-    /// `ties[i * n + j] = ties[j * n + i]`: ties between i and j.
-    ties: Vec<f64>,
+    cells: Vec<f64>,
 }
 
 impl Tally {
     fn new(n: usize) -> Self {
         Self {
             n,
-            wins: vec![0.0; n * n],
-            ties: vec![0.0; n * n],
+            cells: vec![0.0; 3 * n * n],
         }
     }
 
     fn clear(&mut self) {
-        self.wins.fill(0.0);
-        self.ties.fill(0.0);
+        self.cells.fill(0.0);
     }
 
-    /// Adds a validated comparison.
-    fn add(&mut self, c: &Comparison) {
+    /// The cell of a validated comparison.
+    fn cell(&self, c: &Comparison) -> usize {
+        (c.outcome.category() * self.n + c.left) * self.n + c.right
+    }
+
+    /// Adds a validated comparison `weight` times.
+    fn add(&mut self, c: &Comparison, weight: f64) {
+        let cell = self.cell(c);
+        self.cells[cell] += weight;
+    }
+
+    /// Times i beat j, from either side.
+    fn wins(&self, i: usize, j: usize) -> f64 {
         let n = self.n;
-        match c.outcome {
-            Outcome::Left => self.wins[c.left * n + c.right] += 1.0,
-            Outcome::Right => self.wins[c.right * n + c.left] += 1.0,
-            Outcome::Tie => {
-                self.ties[c.left * n + c.right] += 1.0;
-                self.ties[c.right * n + c.left] += 1.0;
-            }
-        }
+        self.cells[i * n + j] + self.cells[(n + j) * n + i]
+    }
+
+    /// Ties between i and j, from either side.
+    fn ties(&self, i: usize, j: usize) -> f64 {
+        let n = self.n;
+        self.cells[(2 * n + i) * n + j] + self.cells[(2 * n + j) * n + i]
     }
 }
 
@@ -361,7 +367,7 @@ pub fn bradley_terry(
     validate(n_items, comparisons, 0)?;
     let mut tally = Tally::new(n_items);
     for c in comparisons {
-        tally.add(c);
+        tally.add(c, 1.0);
     }
     fit_tally(&tally, ties)
 }
@@ -374,11 +380,7 @@ fn fit_tally(tally: &Tally, ties: TieHandling) -> Result<BradleyTerryFit, Pairwi
     let mut pairs = Vec::new();
     for i in 0..n {
         for j in (i + 1)..n {
-            let (wins_i, wins_j, t) = (
-                tally.wins[i * n + j],
-                tally.wins[j * n + i],
-                tally.ties[i * n + j],
-            );
+            let (wins_i, wins_j, t) = (tally.wins(i, j), tally.wins(j, i), tally.ties(i, j));
             if wins_i + wins_j + t > 0.0 {
                 for v in [i, j] {
                     if compact[v] == usize::MAX {
@@ -870,7 +872,7 @@ pub fn leaderboard<R: Rng + ?Sized>(
         validate(n_items, cluster, offset)?;
         offset += cluster.len();
         for c in cluster {
-            tally.add(c);
+            tally.add(c, 1.0);
         }
     }
     let fit = fit_tally(&tally, ties)?;
@@ -883,11 +885,29 @@ pub fn leaderboard<R: Rng + ?Sized>(
         keep_range: None,
         ..options.clone()
     };
+    // Each cluster's comparisons as tally cells, contiguous, with the clusters' offsets. A
+    // replicate adds each cluster as many times as it was drawn, visiting the clusters in order:
+    // one sequential pass over the cells rather than a random access per draw.
+    let mut cells = Vec::with_capacity(offset);
+    let mut starts = Vec::with_capacity(clusters.len() + 1);
+    for cluster in clusters {
+        starts.push(cells.len());
+        cells.extend(cluster.iter().map(|c| tally.cell(c)));
+    }
+    starts.push(cells.len());
+    let mut draws = vec![0u32; clusters.len()];
     let intervals = percentile_cis(clusters.len(), dimension, &options, rng, |idx, out| {
-        tally.clear();
+        draws.fill(0);
         for &c in idx {
-            for comparison in &clusters[c] {
-                tally.add(comparison);
+            draws[c] += 1;
+        }
+        tally.clear();
+        for (k, &times) in draws.iter().enumerate() {
+            if times > 0 {
+                let weight = f64::from(times);
+                for &cell in &cells[starts[k]..starts[k + 1]] {
+                    tally.cells[cell] += weight;
+                }
             }
         }
         let Ok(replicate) = fit_tally(&tally, ties) else {

@@ -12,6 +12,22 @@
 //! with itself, or naming an item outside `0..n_items`, is refused
 //! ([`PairwiseError::SelfComparison`], [`PairwiseError::UnknownItem`]).
 //!
+//! # The API
+//!
+//! - [`bradley_terry`]`(n_items, &[Comparison], TieHandling) -> Result<BradleyTerryFit, _>`;
+//! - [`leaderboard`]`(n_items, &[Vec<Comparison>] /* one per conversation */, TieHandling,
+//!   &BootstrapOptions, &mut rng) -> Result<Leaderboard, _>`: the fit, percentile intervals,
+//!   ranks and win rates per source;
+//! - [`win_rates`]`(n_items, &[Comparison]) -> Result<Vec<WinRecord>, _>`: wins, losses, ties,
+//!   score (wins + ties/2) and win rate (score / comparisons) per item;
+//! - [`preference_agreement`]`(&[Outcome], &[Outcome], level) -> Result<PreferenceAgreement, _>`;
+//! - [`position_bias`]`(first_wins, decided, level) -> PositionBias`;
+//! - [`position_consistency`]`(&[(Outcome, Outcome)], level) -> PositionConsistency`;
+//! - [`rank_correlation`]`(&[Option<f64>], &[Option<f64>]) -> RankCorrelation`, with
+//!   [`spearman`] and [`kendall_tau_b`] on plain slices.
+//!
+//! Levels are confidence levels in (0, 1), e.g. 0.95; outside it the intervals are `None`.
+//!
 //! # The model
 //!
 //! Bradley & Terry (1952): P(i beats j) = π_i / (π_i + π_j). The reported strength is the
@@ -33,8 +49,10 @@
 //!
 //! # The algorithm
 //!
-//! The comparisons are first aggregated into n × n win and tie counts (one pass over the data), so
-//! an iteration costs O(p) in the p compared pairs of items whatever the number of comparisons.
+//! The comparisons are first aggregated into counts by (verdict, left item, right item), one
+//! branch-free increment per comparison, so an iteration costs O(p) in the p compared pairs of
+//! items whatever the number of comparisons (at most [`MAX_ITEMS`] items may be declared: the
+//! counts are dense and each step solves a dense system).
 //! The fit is Newton–Raphson on (θ with the last compared item held at 0, ln ν) using the observed
 //! information from the counts, solved by Cholesky: the log-likelihood is jointly concave in
 //! (θ, ln ν) (each outcome's log-probability is an affine function minus a log-sum-exp of affine
@@ -68,8 +86,11 @@
 //! drawn as every bootstrap in this crate draws them, numpy's linear percentiles). A replicate is
 //! kept when its MLE exists, the fit converged and every item compared in the full data is compared
 //! in it (otherwise its strengths would be centred over other items); the others are dropped and
-//! counted (`resamples_kept`). The options' keep range is not used (strengths are unbounded). Rank
-//! 1 is the strongest point estimate; equal strengths keep the item order.
+//! counted (`resamples_kept`); with `drop_undefined = false` one such replicate leaves every
+//! interval undefined. The options' keep range is not used (strengths are unbounded). Davidson's
+//! ν gets an interval too. A replicate adds each cluster's counts as many times as the cluster was
+//! drawn, in cluster order, so it costs one sequential pass over the data plus a fit. Rank 1 is
+//! the strongest point estimate; equal strengths keep the item order.
 //!
 //! # Agreement, position bias and consistency
 //!
@@ -109,6 +130,9 @@ use crate::special::{beta_quantile, beta_tails, z_critical};
 pub const TOLERANCE: f64 = 1e-10;
 /// Newton iterations before a fit gives up (`converged = false`).
 pub const MAX_ITERATIONS: usize = 100;
+/// Most items (sources) a fit accepts: the counts are dense 3 × n × n and each Newton step solves
+/// an n × n system, which suits the ten sources of a conversation, not thousands of items.
+pub const MAX_ITEMS: usize = 1_000;
 
 /// A verdict on a pair, in the pair's left/right terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -211,6 +235,14 @@ pub enum PairwiseError {
         comparison: usize,
         /// The item.
         item: usize,
+    },
+    /// More items declared than a fit handles.
+    #[error("{n_items} items were declared; at most {limit} are supported")]
+    TooManyItems {
+        /// Declared items.
+        n_items: usize,
+        /// [`MAX_ITEMS`].
+        limit: usize,
     },
     /// Nothing to fit.
     #[error("there are no comparisons to fit")]
@@ -336,6 +368,12 @@ fn validate(
     comparisons: &[Comparison],
     offset: usize,
 ) -> Result<(), PairwiseError> {
+    if n_items > MAX_ITEMS {
+        return Err(PairwiseError::TooManyItems {
+            n_items,
+            limit: MAX_ITEMS,
+        });
+    }
     for (k, c) in comparisons.iter().enumerate() {
         for item in [c.left, c.right] {
             if item >= n_items {
@@ -866,6 +904,8 @@ pub fn leaderboard<R: Rng + ?Sized>(
     options: &BootstrapOptions,
     rng: &mut R,
 ) -> Result<Leaderboard, PairwiseError> {
+    // Checks the number of items even when there is no comparison to check.
+    validate(n_items, &[], 0)?;
     let mut offset = 0;
     let mut tally = Tally::new(n_items);
     for cluster in clusters {
@@ -931,7 +971,7 @@ pub fn leaderboard<R: Rng + ?Sized>(
         }
         true
     })?;
-    let records = win_rates(n_items, clusters.iter().flatten());
+    let record_of = records(n_items, clusters.iter().flatten());
     let mut order: Vec<usize> = compared.clone();
     order.sort_by(|&a, &b| {
         let (sa, sb) = (
@@ -946,7 +986,7 @@ pub fn leaderboard<R: Rng + ?Sized>(
             .iter()
             .position(|&c| c == item)
             .and_then(|k| intervals.get(k));
-        let record = &records[item];
+        let record = &record_of[item];
         entries.push(SourceStrength {
             item,
             strength: fit.strengths[item],
@@ -959,7 +999,7 @@ pub fn leaderboard<R: Rng + ?Sized>(
         });
     }
     for item in (0..n_items).filter(|i| fit.strengths[*i].is_none()) {
-        let record = &records[item];
+        let record = &record_of[item];
         entries.push(SourceStrength {
             item,
             strength: None,
@@ -1007,10 +1047,18 @@ pub struct WinRecord {
     pub win_rate: Option<f64>,
 }
 
-/// Win, loss and tie counts per item (a tie counting half in the score and the rate).
-/// Comparisons naming an item outside `0..n_items` or an item against itself are skipped
-/// ([`bradley_terry`] refuses them).
-pub fn win_rates<I>(n_items: usize, comparisons: I) -> Vec<WinRecord>
+/// Win, loss and tie counts per item (a tie counting half in the score and the rate), one record
+/// per declared item; the comparisons are checked as [`bradley_terry`] checks them.
+pub fn win_rates(
+    n_items: usize,
+    comparisons: &[Comparison],
+) -> Result<Vec<WinRecord>, PairwiseError> {
+    validate(n_items, comparisons, 0)?;
+    Ok(records(n_items, comparisons))
+}
+
+/// Win records of validated comparisons.
+fn records<I>(n_items: usize, comparisons: I) -> Vec<WinRecord>
 where
     I: IntoIterator,
     I::Item: Borrow<Comparison>,
@@ -1018,9 +1066,6 @@ where
     let mut counts = vec![(0usize, 0usize, 0usize); n_items];
     for c in comparisons {
         let c = c.borrow();
-        if c.left >= n_items || c.right >= n_items || c.left == c.right {
-            continue;
-        }
         match c.outcome {
             Outcome::Left => {
                 counts[c.left].0 += 1;
@@ -1187,9 +1232,10 @@ pub struct PositionBias {
 }
 
 /// Position bias from `first_wins` of `decided` verdicts, with the interval at `level`.
-/// Everything is `None` when `decided` is 0 or smaller than `first_wins`.
+/// Everything is `None` when `decided` is 0 or smaller than `first_wins` (or beyond 2^53).
 pub fn position_bias(first_wins: usize, decided: usize, level: f64) -> PositionBias {
-    let valid = decided > 0 && first_wins <= decided;
+    // Counts beyond 2^53 are not exact in floating point; no study comes near.
+    let valid = decided > 0 && first_wins <= decided && (decided as u64) <= 1 << 53;
     let ci = if valid && valid_level(level) {
         clopper_pearson(first_wins as u64, decided as u64, level)
     } else {
@@ -1449,6 +1495,25 @@ mod tests {
                 n_items: 2
             }),
             "item 2 is outside 0..2"
+        );
+        assert_eq!(
+            bradley_terry(usize::MAX, &[], TieHandling::Split),
+            Err(PairwiseError::TooManyItems {
+                n_items: usize::MAX,
+                limit: MAX_ITEMS
+            }),
+            "an absurd item count is refused before any count matrix is allocated"
+        );
+        assert!(
+            leaderboard(
+                usize::MAX,
+                &[],
+                TieHandling::Split,
+                &BootstrapOptions::default(),
+                &mut ChaCha8Rng::seed_from_u64(1)
+            )
+            .is_err(),
+            "the leaderboard checks the item count even without comparisons"
         );
         assert_eq!(
             bradley_terry(2, &[c(1, 1, Outcome::Tie)], TieHandling::Split),

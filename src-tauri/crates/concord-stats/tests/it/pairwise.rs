@@ -209,7 +209,7 @@ fn win_rates_count_ties_as_half() {
     for c in doc["fits"].as_array().expect("fit cases") {
         let name = c["name"].as_str().expect("a name");
         let data = comparisons(&c["comparisons"]);
-        let got = win_rates(usize_of(&c["n_items"]), &data);
+        let got = win_rates(usize_of(&c["n_items"]), &data).expect("valid comparisons");
         for (i, (g, w)) in got
             .iter()
             .zip(c["win_rates"].as_array().expect("records"))
@@ -634,7 +634,7 @@ proptest! {
 
     #[test]
     fn nothing_panics_on_arbitrary_input(
-        n in 0usize..4,
+        n in prop_oneof![0usize..4, Just(usize::MAX)],
         raw in prop::collection::vec((0usize..5, 0usize..5, 0u8..3), 0..12),
         first in 0usize..20,
         decided in 0usize..20,
@@ -654,6 +654,7 @@ proptest! {
         let verdicts: Vec<Outcome> = data.iter().map(|c| c.outcome).collect();
         let _ = preference_agreement(&verdicts, &verdicts, level);
         let _ = position_bias(first, decided, level);
+        let _ = position_bias(first, usize::MAX, level);
         let pairs: Vec<(Outcome, Outcome)> = verdicts.iter().map(|&v| (v, v.swapped())).collect();
         let _ = position_consistency(&pairs, level);
     }

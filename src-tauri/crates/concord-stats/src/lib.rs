@@ -28,6 +28,9 @@
 //!   reliability diagram, ECE (equal-width bins) and Brier score for binary criteria.
 //! - [`judge_bias`]: the bias audit's estimators (mean, OLS slope and Welch difference with t
 //!   intervals; tertiles of the expert mean).
+//! - [`pairwise`]: blinded pairwise preferences — Bradley–Terry strengths (ties split or
+//!   Davidson's) with cluster-bootstrap intervals and ranks, win rates, agreement on preferences
+//!   (percent, Cohen's κ), a judge's position bias and position consistency.
 //!
 //! Undefined results are `None`, never NaN; serialised with serde they become `null`.
 //!
@@ -82,6 +85,15 @@
 //! - **REML ICC.** lme4's REML criterion (agreement with `lmer` to 1e-6 on the test designs);
 //!   intervals by profile likelihood (see [`reml`] for why), which lme4 offers for the
 //!   components but not for their ratio.
+//! - **Bradley–Terry ties.** Split ties (half a win to each side) are `evalica.bradley_terry`'s
+//!   default (tie weight 0.5) and `choix` on W + T/2; choix itself has no tie outcome. Davidson's
+//!   ν is twice the `v` of Newman (2023) as `evalica.newman` reports it. Where no
+//!   maximum-likelihood estimate exists (an item that never loses, groups never compared,
+//!   Davidson with no cycle holding more wins than ties) Concord refuses with a named error;
+//!   on such data choix's `ilsr_pairwise` raises (no stationary distribution), while
+//!   `choix.opt_pairwise` and evalica return the finite values at which they stopped.
+//!   Strengths are natural-log strengths centred over the compared items (choix's parameters
+//!   centred; evalica's scores are π, normalised to geometric mean 1).
 //! - **Bootstrap percentiles.** numpy's default linear interpolation (Hyndman & Fan type 7);
 //!   R's `boot.ci(type = "perc")` uses a different order-statistic rule, so bounds differ slightly.
 
@@ -95,6 +107,7 @@ pub mod judge_bias;
 pub mod limits;
 pub mod optimize;
 pub mod paired;
+pub mod pairwise;
 pub mod planner;
 pub mod ppi;
 pub mod rater_quality;

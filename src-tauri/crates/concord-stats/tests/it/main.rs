@@ -1,8 +1,9 @@
 //! concord-stats's integration tests: one binary; published worked examples, committed reference
-//! vectors from peer implementations (lme4, irrCAC, pingouin, ppi-python…) and properties.
+//! vectors from peer implementations (lme4, irrCAC, pingouin, ppi-python, choix, evalica…) and properties.
 mod agreement_ci;
 mod alttest_ppi;
 mod judge_reliability;
+mod pairwise;
 mod properties;
 mod published;
 mod rater_quality_simulated;

@@ -68,6 +68,22 @@ pub struct AgreementArgs {
     /// adjudication).
     #[arg(long, value_enum, default_value = "experts")]
     reference: ReferenceArg,
+    /// Pairwise preferences instead of ratings: Bradley–Terry strengths per source with 95%
+    /// intervals (experts pooled and each judge), agreement on preferences, and each judge's
+    /// position consistency and P(first wins). `--rubric` then names the pairwise rubric (or the
+    /// rubric it compares, e.g. mentalbench for mentalbench-pairs).
+    #[arg(long)]
+    pairwise: bool,
+    /// With --pairwise: how ties enter the Bradley–Terry fit (Davidson's tie parameter, or
+    /// half a win to each side).
+    #[arg(long, value_enum, default_value = "davidson")]
+    ties: TiesArg,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum TiesArg {
+    Davidson,
+    Split,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +175,9 @@ fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
 
 pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String, ImportCmdError> {
     let study = open_study_to_read(db)?;
+    if args.pairwise {
+        return pairwise(args, &study, json);
+    }
     let table_wanted = args.format.is_some();
     let levels = match (args.method, args.level) {
         _ if table_wanted => vec![Level::System, Level::Item],
@@ -371,4 +390,133 @@ fn render_full(report: &AgreementReport) -> String {
         out.push_str("No judge and expert ratings to compare in this rubric.\n");
     }
     out
+}
+
+/// `concord agreement --pairwise`.
+fn pairwise(
+    args: &AgreementArgs,
+    study: &concord_core::app::open_study::OpenStudy,
+    json: bool,
+) -> Result<String, ImportCmdError> {
+    use concord_core::panel::pairwise::PairwiseOptions;
+    use concord_stats::pairwise::TieHandling;
+    use std::fmt::Write as _;
+    let rubric = concord_core::rubric::builtin::pairwise_for(&args.rubric)
+        .map_or_else(|| args.rubric.clone(), |r| r.id);
+    let mut options = PairwiseOptions {
+        rubric: Some(rubric),
+        ties: match args.ties {
+            TiesArg::Davidson => TieHandling::Davidson,
+            TiesArg::Split => TieHandling::Split,
+        },
+        seed: args.seed,
+        ..PairwiseOptions::default()
+    };
+    options.bootstrap.resamples = args.resamples;
+    let report = concord_core::app::pairs::agreement(study, &options).map_err(|e| {
+        ImportCmdError::Store(concord_core::store::StoreError::Invalid(e.to_string()))
+    })?;
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+    }
+    let f = |x: Option<f64>| x.map_or_else(|| "—".to_string(), |v| format!("{v:.3}"));
+    let mut out = format!(
+        "{}: {} pairs, {} verdicts; Bradley–Terry log-strengths ({:?} ties) with {}-resample 95% intervals\n",
+        visible(&report.rubric),
+        report.pairs,
+        report.verdicts,
+        report.options.ties,
+        report.options.bootstrap.resamples
+    );
+    for l in &report.leaderboards {
+        let _ = writeln!(
+            out,
+            "\n{} · {} ({} verdicts)",
+            visible(&l.rater),
+            visible(&l.criterion),
+            l.verdicts
+        );
+        if let Some(why) = &l.unavailable {
+            let _ = writeln!(out, "  no fit: {}", visible(why));
+            continue;
+        }
+        for s in &l.sources {
+            let _ = writeln!(
+                out,
+                "  {:>2}. {:<28} {:>7} [{}, {}]  win rate {}",
+                s.rank.map_or_else(|| "-".into(), |r| r.to_string()),
+                visible(&s.name),
+                f(s.strength),
+                f(s.ci_low),
+                f(s.ci_high),
+                f(s.win_rate)
+            );
+        }
+    }
+    if !report.agreement.is_empty() {
+        out.push_str("\nAgreement on preferences (percent, Cohen's kappa [95% CI])\n");
+        for a in &report.agreement {
+            match &a.agreement {
+                Some(g) => {
+                    let _ = writeln!(
+                        out,
+                        "  {:<24} {:<16} n {:>6}  {} %  κ {} [{}, {}]",
+                        visible(&a.between),
+                        visible(&a.criterion),
+                        g.n,
+                        g.percent
+                            .map_or_else(|| "—".into(), |p| format!("{:.1}", p * 100.0)),
+                        f(g.kappa),
+                        f(g.kappa_ci.0),
+                        f(g.kappa_ci.1)
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "  {:<24} {:<16} —",
+                        visible(&a.between),
+                        visible(&a.criterion)
+                    );
+                }
+            }
+        }
+    }
+    if !report.position.is_empty() {
+        out.push_str("\nPosition (judges): consistent across both orders; P(the answer shown first wins) [95% CI]\n");
+        for p in &report.position {
+            let _ = writeln!(
+                out,
+                "  {:<24} {:<16} consistent {} of {} ({})  P(first) {} [{}, {}] of {} decided",
+                visible(&p.judge),
+                visible(&p.criterion),
+                p.consistency.consistent,
+                p.consistency.pairs,
+                f(p.consistency.share),
+                f(p.bias.p_first),
+                f(p.bias.ci.0),
+                f(p.bias.ci.1),
+                p.bias.decided
+            );
+        }
+    }
+    if !report.rank_correlation.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nRank correlation with mean scores on {}",
+            visible(report.compared_with.as_deref().unwrap_or(""))
+        );
+        for r in &report.rank_correlation {
+            let _ = writeln!(
+                out,
+                "  {:<24} {:<16} Spearman {}  Kendall τb {}  ({} sources)",
+                visible(&r.rater),
+                visible(&r.criterion),
+                f(r.correlation.spearman),
+                f(r.correlation.kendall_tau_b),
+                r.correlation.n
+            );
+        }
+    }
+    Ok(out)
 }

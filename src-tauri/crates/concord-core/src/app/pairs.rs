@@ -1,6 +1,7 @@
 //! Pairwise preferences, the jobs both front ends call: `concord pairs design`, `pairs assign`,
 //! `pairs status`, and an expert's verdict on a pair (the rating screen for pairs). Designing
 //! and assigning change what the reports read, so they go through `store_mut`; a verdict too.
+//! The pairwise agreement report ([`agreement`]) is a read.
 
 use crate::app::open_study::OpenStudy;
 use crate::base::error_code::{Coded, ErrorCode};
@@ -84,4 +85,23 @@ pub fn rate_pair_item(
     choice: Option<ShownChoice>,
 ) -> Result<PairProgress, PairsError> {
     pairs::rate_pair_item(study.store_mut(), rater_id, item, criterion, choice)
+}
+
+impl Coded for crate::panel::pairwise::PairwiseReportError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            crate::panel::pairwise::PairwiseReportError::Store(e) => e.code(),
+            crate::panel::pairwise::PairwiseReportError::Invalid(_) => ErrorCode::Invalid,
+        }
+    }
+}
+
+/// The pairwise agreement report (`concord agreement --pairwise`, the panel's pairwise view):
+/// Bradley–Terry leaderboards per rater group and criterion, agreement on preferences, and the
+/// judges' position consistency and bias. A read.
+pub fn agreement(
+    study: &OpenStudy,
+    options: &crate::panel::pairwise::PairwiseOptions,
+) -> Result<crate::panel::pairwise::PairwiseReport, crate::panel::pairwise::PairwiseReportError> {
+    crate::panel::pairwise::pairwise_report(study.store(), options)
 }

@@ -2,7 +2,8 @@
 //! together — agreement reports per criterion and judge ([`agreement`]), the published agreement
 //! table with its verdicts ([`agreement_table`]), discrepancies and their adjudication
 //! ([`adjudication`]), rater quality ([`rater_quality`]) and the judges' consistency, calibration
-//! and bias ([`judge_reliability`]). The statistics themselves are
+//! and bias ([`judge_reliability`]), and pairwise preferences ([`pairwise`]: Bradley–Terry
+//! leaderboards, agreement on preferences, judges' position bias). The statistics themselves are
 //! `concord-stats`; this folder chooses the data.
 //!
 //! Imports rows 0–4; never `outputs` or `app`.
@@ -11,4 +12,5 @@ pub mod adjudication;
 pub mod agreement;
 pub mod agreement_table;
 pub mod judge_reliability;
+pub mod pairwise;
 pub mod rater_quality;

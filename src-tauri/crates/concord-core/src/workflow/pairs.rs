@@ -582,7 +582,7 @@ pub fn status(store: &Store, rubric: Option<&str>) -> Result<PairStatus, PairsEr
         *verdicts.entry(v.rater_id).or_default() += 1;
     }
     let mut asked: BTreeMap<i64, HashSet<i64>> = BTreeMap::new();
-    for ((rater, pair), _) in &answered {
+    for (rater, pair) in answered.keys() {
         asked.entry(*rater).or_default().insert(*pair);
     }
     let mut raters = Vec::new();
@@ -811,7 +811,9 @@ pub fn pair_queue(store: &Store, rater_id: i64) -> Result<PairQueue, PairsError>
     let resume = mine
         .iter()
         .position(|a| a.completed_at.is_none())
-        .map_or(mine.len() as i64 + i64::from(!mine.is_empty()), |i| i as i64 + 1);
+        .map_or(mine.len() as i64 + i64::from(!mine.is_empty()), |i| {
+            i as i64 + 1
+        });
     Ok(PairQueue {
         rater_id,
         rubric: rubric.rubric.id,
@@ -912,7 +914,11 @@ pub fn rate_pair_item(
         .ok_or_else(|| PairsError::Invalid(format!("there is no pair {item} in this queue")))?;
     rate_pair(store, rater_id, a.pair_id, criterion, choice, None)?;
     let item_view = pair_item(store, rater_id, item)?;
-    let missing = item_view.criteria.iter().filter(|c| c.choice.is_none()).count() as i64;
+    let missing = item_view
+        .criteria
+        .iter()
+        .filter(|c| c.choice.is_none())
+        .count() as i64;
     let _ = rubric;
     Ok(PairProgress {
         item,

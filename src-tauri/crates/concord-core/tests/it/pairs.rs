@@ -345,3 +345,174 @@ fn experts_get_exactly_k_pairs_each_and_their_choices_follow_the_side_they_saw()
         "a changed verdict replaces the earlier one (which the history keeps)"
     );
 }
+
+#[test]
+fn the_pairwise_report_ranks_sources_and_measures_each_judges_position_bias() {
+    use concord_core::panel::pairwise::{pairwise_report, PairwiseOptions};
+    use concord_testsupport::judge_server::pair_quality;
+    use rand::{Rng, SeedableRng};
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, rubric) = designed(&dir.path().join("pairs.concord"));
+    for name in ["Ana", "Bo", "Cy"] {
+        store
+            .write(|tx| {
+                tx.upsert_rater(&NewRater {
+                    kind: RaterKind::Expert,
+                    name,
+                    model_id: None,
+                    family: None,
+                    queue_seed: 1,
+                })
+            })
+            .unwrap();
+    }
+    pairs::assign(&mut store, None, 2, 4).unwrap();
+    // Experts prefer the better answer on `overall` four times in five (seeded), never a tie.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let pairs_by_id: HashMap<i64, _> = store
+        .read()
+        .pairs(rubric)
+        .unwrap()
+        .into_iter()
+        .map(|p| (p.id, p))
+        .collect();
+    for a in store.read().pair_assignments(rubric).unwrap() {
+        let p = &pairs_by_id[&a.pair_id];
+        let (l, r) = (
+            item_of(&store, p.left_response_id),
+            item_of(&store, p.right_response_id),
+        );
+        let left_better = pair_quality(l, "overall") > pair_quality(r, "overall");
+        let picks_better = rng.gen_bool(0.8);
+        let left_wins = left_better == picks_better;
+        let choice = if left_wins == a.left_first {
+            ShownChoice::A
+        } else {
+            ShownChoice::B
+        };
+        pairs::rate_pair(
+            &mut store,
+            a.rater_id,
+            a.pair_id,
+            "overall",
+            Some(choice),
+            None,
+        )
+        .unwrap();
+    }
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    judge(&mut store, &server, "fair-judge");
+    server.state.position_bias.store(true, Ordering::SeqCst);
+    judge(&mut store, &server, "biased-judge");
+
+    let mut options = PairwiseOptions::default();
+    options.bootstrap.resamples = 200;
+    let report = pairwise_report(&store, &options).expect("the pairwise report");
+    assert_eq!(
+        (report.pairs, report.rubric.as_str()),
+        (90, "mentalbench-pairs"),
+        "the design's pairs"
+    );
+
+    let experts = report
+        .leaderboards
+        .iter()
+        .find(|l| l.rater == "experts" && l.criterion == "overall")
+        .expect("the experts' overall leaderboard");
+    assert_eq!(experts.verdicts, 180, "90 pairs, two experts each");
+    assert_eq!(
+        experts.sources.len(),
+        10,
+        "every source is ranked: {:?}",
+        experts.unavailable
+    );
+    for s in &experts.sources {
+        let (p, lo, hi) = (s.strength.unwrap(), s.ci_low.unwrap(), s.ci_high.unwrap());
+        assert!(
+            lo <= p && p <= hi,
+            "{}: the interval holds its strength ({lo} ≤ {p} ≤ {hi})",
+            s.source
+        );
+    }
+    let quality: Vec<f64> = experts
+        .sources
+        .iter()
+        .map(|s| pair_quality(s.source[1..].parse::<u64>().unwrap(), "overall") as f64)
+        .collect();
+    let strengths: Vec<f64> = experts
+        .sources
+        .iter()
+        .map(|s| s.strength.unwrap())
+        .collect();
+    let rho = concord_stats::pairwise::spearman(&strengths, &quality).unwrap();
+    assert!(
+        rho > 0.8,
+        "experts who mostly pick the better answer rank sources by quality: ρ = {rho}"
+    );
+
+    let fair_guidance = report
+        .leaderboards
+        .iter()
+        .find(|l| l.rater == "fair-judge" && l.criterion == "guidance")
+        .unwrap();
+    assert!(
+        fair_guidance.sources.is_empty() && fair_guidance.unavailable.is_some(),
+        "a judge whose preferences follow a strict order never lets the weakest sources win: no MLE, said rather than printed as divergent numbers"
+    );
+
+    let position = |judge: &str| {
+        report
+            .position
+            .iter()
+            .find(|p| p.judge == judge && p.criterion == "guidance")
+            .unwrap()
+    };
+    let fair = position("fair-judge");
+    assert_eq!(
+        (fair.consistency.consistent, fair.consistency.pairs),
+        (90, 90),
+        "the fair judge's verdict survives every swap"
+    );
+    assert_eq!(
+        (fair.bias.first_wins, fair.bias.decided),
+        (80, 160),
+        "of 180 calls 20 are ties (sources s and s + 5); of the rest the first shown wins half"
+    );
+    let biased = position("biased-judge");
+    assert_eq!(
+        (biased.consistency.consistent, biased.consistency.pairs),
+        (80, 90),
+        "the ten pairs of equal answers flip with the side"
+    );
+    assert_eq!(
+        (biased.bias.first_wins, biased.bias.decided),
+        (100, 180),
+        "the 20 calls on equal answers all go to the first shown, on top of half the other 160"
+    );
+    assert!(
+        biased.bias.ci.0.unwrap() < 100.0 / 180.0 && 100.0 / 180.0 < biased.bias.ci.1.unwrap(),
+        "the binomial interval holds P(first wins)"
+    );
+    let judge_vs_experts = report
+        .agreement
+        .iter()
+        .find(|a| a.between == "fair-judge" && a.criterion == "overall")
+        .and_then(|a| a.agreement.clone())
+        .expect("the fair judge against the experts on overall");
+    assert_eq!(
+        judge_vs_experts.n, 180,
+        "each of 180 expert verdicts meets the judge's"
+    );
+    assert!(
+        (judge_vs_experts.percent.unwrap() - 0.8 * 160.0 / 180.0).abs() < 0.08,
+        "experts right four times in five, never saying tie, agree with an always-right judge on about 80% of the 160 verdicts on unequal answers and never on the 20 ties: {:?}",
+        judge_vs_experts.percent
+    );
+    assert!(
+        report
+            .agreement
+            .iter()
+            .any(|a| a.between == "experts" && a.criterion == "overall"),
+        "experts who judged the same pair are compared with each other"
+    );
+}

@@ -42,6 +42,9 @@ pub const RATER_COMMANDS: &[&str] = &[
     "calibration_status",
     "calibration_item",
     "calibration_answer",
+    "pair_queue",
+    "pair_item",
+    "rate_pair",
 ];
 
 /// Callable until an expert is picked: the rater picker.

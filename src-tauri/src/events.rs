@@ -48,6 +48,8 @@ pub enum RatingsChanged {
     Judge { progress: Option<Progress> },
     /// A rater session ended: the lead's screens reload what they were refused during it.
     SessionLeft,
+    /// A choice saved on the pair rating screen (pair number `item` of the rater's queue).
+    PairRated { item: i64 },
 }
 
 /// Tell the window that ratings changed. The change is already committed; a window that misses

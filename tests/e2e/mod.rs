@@ -9,6 +9,7 @@ mod figures;
 mod hostile;
 mod judge;
 mod overview;
+mod pairs;
 mod panel;
 mod rating;
 mod responsive;

@@ -128,3 +128,49 @@ pub async fn leave_item(
         })
         .await
 }
+
+/// The rater's pair queue (pairwise preferences) and where to resume.
+#[tauri::command]
+pub async fn pair_queue(
+    state: tauri::State<'_, AppState>,
+) -> IpcResult<concord_core::workflow::pairs::PairQueue> {
+    let rater_id = state.rater_id()?;
+    state
+        .run(move |s| Ok(concord_core::app::pairs::pair_queue(s, rater_id)?))
+        .await
+}
+
+/// Pair number `item` of the rater's queue: the context and the two answers in the order this
+/// rater sees them, never their sources.
+#[tauri::command]
+pub async fn pair_item(
+    state: tauri::State<'_, AppState>,
+    item: i64,
+) -> IpcResult<concord_core::workflow::pairs::PairItem> {
+    let rater_id = state.rater_id()?;
+    state
+        .run(move |s| Ok(concord_core::app::pairs::pair_item(s, rater_id, item)?))
+        .await
+}
+
+/// The rater's choice on one criterion of a pair (A, B, Tie, or none to clear it), committed
+/// before it returns.
+#[tauri::command]
+pub async fn rate_pair(
+    app: tauri::AppHandle,
+    state: tauri::State<'_, AppState>,
+    item: i64,
+    criterion: String,
+    choice: Option<concord_core::workflow::pairs::ShownChoice>,
+) -> IpcResult<concord_core::workflow::pairs::PairProgress> {
+    let rater_id = state.rater_id()?;
+    let progress = state
+        .run(move |s| {
+            Ok(concord_core::app::pairs::rate_pair_item(
+                s, rater_id, item, &criterion, choice,
+            )?)
+        })
+        .await?;
+    ratings_changed(&app, RatingsChanged::PairRated { item });
+    Ok(progress)
+}

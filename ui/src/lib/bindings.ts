@@ -105,7 +105,7 @@ export type RaterKind = "expert" | "judge";
 
 export type RatingOutcome = { "kind": "inserted" } | { "kind": "updated", previous: number | null, } | { "kind": "unchanged" };
 
-export type Scale = { "kind": "likert", min: number, max: number, } | { "kind": "binary" };
+export type Scale = { "kind": "likert", min: number, max: number, } | { "kind": "binary" } | { "kind": "preference", ties: boolean, };
 
 export type Anchor = { value: number, label: { [key in string]?: string }, };
 
@@ -182,6 +182,45 @@ unfinished: boolean,
 flag_reason: string | null, };
 
 export type ItemProgress = { item: number, missing: number, complete: boolean, completed: number, total: number, outcome: RatingOutcome, };
+
+export type ShownChoice = "A" | "B" | "Tie";
+
+export type PairCriterion = { key: string, label: { [key in string]?: string }, description: { [key in string]?: string }, group: string | null, 
+/**
+ * Whether "neither" (a tie) is an answer.
+ */
+ties: boolean, 
+/**
+ * The rater's choice in the terms they see (A the answer shown first).
+ */
+choice: ShownChoice | null, };
+
+export type PairItem = { 
+/**
+ * Its number in the rater's pair queue (1-based).
+ */
+item: number, total: number, completed: number, pair_id: number, context: string, 
+/**
+ * The answer shown first (A).
+ */
+first: string, 
+/**
+ * The answer shown second (B).
+ */
+second: string, language: string | null, rubric_name: { [key in string]?: string }, groups: Array<Group>, criteria: Array<PairCriterion>, };
+
+export type PairQueue = { rater_id: number, rubric: string, total: number, completed: number, 
+/**
+ * The first pair not yet finished (1-based); 0 when the queue is empty, `total` + 1 when
+ * every pair is finished.
+ */
+resume_item: number, };
+
+export type PairProgress = { item: number, 
+/**
+ * Criteria still without a choice.
+ */
+missing: number, complete: boolean, completed: number, total: number, };
 
 export type SignoffState = { has_passphrase: boolean, meaning: string, signatures: Array<SignatureStatus>, };
 
@@ -762,7 +801,7 @@ export type ResponseSelection = { "kind": "all" } | { "kind": "expert-rated" } |
 
 export type Prices = { input_per_million: number, output_per_million: number, };
 
-export type ReplyFormat = "json-scores" | "reasons-then-dict";
+export type ReplyFormat = "json-scores" | "reasons-then-dict" | "pair-preferences";
 
 export type PromptTemplate = { format: ReplyFormat, system: string | null, user: string, };
 
@@ -815,7 +854,12 @@ shuffle_criteria: boolean,
  * Ask for a schema-constrained reply (`judge::structured`): an OpenAI-compatible
  * `response_format` with a JSON schema (vLLM accepts it), an Anthropic forced tool.
  */
-structured: boolean, };
+structured: boolean, 
+/**
+ * A pairwise run asks every pair twice, once each way round (the position-bias check);
+ * otherwise each pair once, the side shown first drawn per pair from the seed.
+ */
+both_orders: boolean, };
 
 export type CostEstimate = { calls: number, input_tokens: number, output_tokens: number, cost_usd: number, 
 /**
@@ -1093,7 +1137,7 @@ open_invitations: number,
  */
 completed: number, total: number, };
 
-export type RatingsChanged = { "cause": "rated", progress: ItemProgress, } | { "cause": "import" } | { "cause": "merge" } | { "cause": "sheet" } | { "cause": "judge", progress: Progress | null, } | { "cause": "session_left" };
+export type RatingsChanged = { "cause": "rated", progress: ItemProgress, } | { "cause": "import" } | { "cause": "merge" } | { "cause": "sheet" } | { "cause": "judge", progress: Progress | null, } | { "cause": "session_left" } | { "cause": "pair_rated", item: number, };
 
 export type PhiScanSummary = { 
 /**

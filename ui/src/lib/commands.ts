@@ -39,6 +39,9 @@ export const COMMANDS = [
   "calibration_status",
   "calibration_item",
   "calibration_answer",
+  "pair_queue",
+  "pair_item",
+  "rate_pair",
   // Callable until an expert is picked (PICKER_COMMANDS).
   "rater_profiles",
   "create_rater_profile",

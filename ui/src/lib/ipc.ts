@@ -16,6 +16,10 @@ import type {
   JudgeFinished,
   ImportProgress,
   LeftItem,
+  PairItem,
+  PairProgress,
+  PairQueue,
+  ShownChoice,
   MoreTargets,
   Progress,
   RatingsChanged,
@@ -164,6 +168,9 @@ const ROUTES: Partial<Record<Command, (args: Record<string, unknown>) => [("GET"
   calibration_status: () => ["GET", "/api/calibration"],
   calibration_item: (a) => ["GET", `/api/calibration/${Number(a.item)}`],
   calibration_answer: (a) => ["POST", `/api/calibration/${Number(a.item)}`, { values: a.values }],
+  pair_queue: () => ["GET", "/api/pairs"],
+  pair_item: (a) => ["GET", `/api/pairs/${Number(a.item)}`],
+  rate_pair: (a) => ["POST", `/api/pairs/${Number(a.item)}/choose`, { criterion: a.criterion, choice: a.choice ?? null }],
 };
 
 async function httpCall<T>(command: Command, args: Record<string, unknown>): Promise<T> {
@@ -229,6 +236,10 @@ export const ipc = {
   flagItem: (item: number, reason: string) => call<null>("flag_item", { item, reason }),
   leaveItem: (item: number, seconds: number, nextItem: number) =>
     call<null>("leave_item", { item, seconds, nextItem }),
+  pairQueue: () => call<PairQueue>("pair_queue"),
+  pairItem: (item: number) => call<PairItem>("pair_item", { item }),
+  ratePair: (item: number, criterion: string, choice: ShownChoice | null) =>
+    call<PairProgress>("rate_pair", { item, criterion, choice }),
   signoffState: () => call<SignoffState>("signoff_state"),
   setSigningPassphrase: (passphrase: string, current: string | null) =>
     call<SignoffState>("set_signing_passphrase", { passphrase, current }),

@@ -98,6 +98,7 @@ export function buildSettings(f: JudgeForm): Built {
       logprobs: false,
       shuffle_criteria: false,
       structured: false,
+      both_orders: false,
     },
   };
 }

@@ -28,7 +28,7 @@ export function keyAction(e: KeyPress, scale: Scale | undefined): KeyAction | nu
     if (scale.kind === "binary") {
       if (k === "1" || k === "y" || k === "Y") return { kind: "set", value: 1 };
       if (k === "0" || k === "n" || k === "N") return { kind: "set", value: 0 };
-    } else if (/^[0-9]$/.test(k)) {
+    } else if (scale.kind === "likert" && /^[0-9]$/.test(k)) {
       const v = Number(k);
       if (v >= scale.min && v <= scale.max) return { kind: "set", value: v };
       return null;

@@ -51,6 +51,9 @@ pub fn router(shared: Arc<Shared>, assets: Assets, body_limit: usize, hsts: bool
         )
         .route("/api/signoff", get(signoff_state).post(sign_off))
         .route("/api/signoff/passphrase", post(signing_passphrase))
+        .route("/api/pairs", get(pair_queue))
+        .route("/api/pairs/{item}", get(pair_item))
+        .route("/api/pairs/{item}/choose", post(rate_pair))
         // Runs before any extractor reads the request: no session, no parsing.
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -86,6 +89,9 @@ pub const SESSION_ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/signoff"),
     ("POST", "/api/signoff"),
     ("POST", "/api/signoff/passphrase"),
+    ("GET", "/api/pairs"),
+    ("GET", "/api/pairs/1"),
+    ("POST", "/api/pairs/1/choose"),
 ];
 
 async fn no_such_route() -> Response {
@@ -407,6 +413,59 @@ async fn left_items(
         state
             .shared
             .with_study(move |st| app::rating::left_items(st, id))
+            .await?,
+    ))
+}
+
+/// The session's pair queue (pairwise preferences) and where to resume.
+async fn pair_queue(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+) -> Result<Json<concord_core::workflow::pairs::PairQueue>, WebError> {
+    let id = s.identity.rater.id;
+    Ok(Json(
+        state
+            .shared
+            .with_study(move |st| app::pairs::pair_queue(st, id))
+            .await?,
+    ))
+}
+
+/// Pair number `item` of the session's queue, blinded, in the order this rater sees it.
+async fn pair_item(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Path(item): Path<i64>,
+) -> Result<Json<concord_core::workflow::pairs::PairItem>, WebError> {
+    let id = s.identity.rater.id;
+    Ok(Json(
+        state
+            .shared
+            .with_study(move |st| app::pairs::pair_item(st, id, item))
+            .await?,
+    ))
+}
+
+#[derive(Deserialize)]
+struct ChooseBody {
+    criterion: String,
+    choice: Option<concord_core::workflow::pairs::ShownChoice>,
+}
+
+/// A choice on one question of a pair, committed before the answer.
+async fn rate_pair(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Path(item): Path<i64>,
+    Json(body): Json<ChooseBody>,
+) -> Result<Json<concord_core::workflow::pairs::PairProgress>, WebError> {
+    let id = s.identity.rater.id;
+    Ok(Json(
+        state
+            .shared
+            .with_study(move |st| {
+                app::pairs::rate_pair_item(st, id, item, &body.criterion, body.choice)
+            })
             .await?,
     ))
 }

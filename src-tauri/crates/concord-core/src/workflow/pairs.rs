@@ -631,7 +631,7 @@ pub fn status(store: &Store, rubric: Option<&str>) -> Result<PairStatus, PairsEr
 }
 
 /// An expert's answer in the terms they saw it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum ShownChoice {
     /// The answer shown first (left on a wide window, top on a narrow one).

@@ -13,6 +13,7 @@ mod import_agreement_cli;
 mod judge_cli;
 mod judge_reliability_cli;
 mod output_cli;
+mod pairs_cli;
 mod phi_cli;
 mod serve_cli;
 mod signoff_cli;

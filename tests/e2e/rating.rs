@@ -575,6 +575,11 @@ fn an_expert_sets_a_passphrase_and_signs_off_in_the_window() {
     let set = app.wait_for("[data-testid=signoff-set]", Duration::from_secs(5));
     app.click(&set);
     let pass = app.wait_for("[data-testid=signoff-passphrase]", Duration::from_secs(30));
+    let scope = app.text_of("[data-testid=signoff-scope]");
+    assert!(
+        scope.contains("14 ratings") && scope.contains("not finished") && scope.contains("unsigned"),
+        "the dialog says how many ratings it signs (two items of seven) and that the unfinished items stay unsigned: {scope}"
+    );
     app.click(&pass);
     app.type_into(&pass, "wrong harbour 7");
     app.click(&app.wait_for("[data-testid=signoff-sign]", Duration::from_secs(5)));

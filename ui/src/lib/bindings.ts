@@ -222,7 +222,16 @@ export type PairProgress = { item: number,
  */
 missing: number, complete: boolean, completed: number, total: number, };
 
-export type SignoffState = { has_passphrase: boolean, meaning: string, signatures: Array<SignatureStatus>, };
+export type SignoffState = { has_passphrase: boolean, meaning: string, signatures: Array<SignatureStatus>, 
+/**
+ * The ratings signing now would cover: the expert's values on their assigned items.
+ */
+to_sign: number, 
+/**
+ * The expert's assigned items, and those not finished (their missing values stay unsigned;
+ * values added later need a new signature).
+ */
+items: number, unfinished_items: number, };
 
 export type SignatureStatus = { 
 /**

@@ -18,3 +18,14 @@ describe("names as the window shows them", () => {
     expect([...shown].filter((c) => c === "\u2069").length).toBe(1);
   });
 });
+
+import { isPackagePath } from "./names";
+
+describe("package file names", () => {
+  it("knows the names Concord gives the packages it writes", () => {
+    expect(isPackagePath("/home/ana/Exports/study-package-Ana.concord"), "a package in a folder").toBe(true);
+    expect(isPackagePath("C:\\Users\\ana\\study-package-Ana-2.concord"), "a numbered package on Windows").toBe(true);
+    expect(isPackagePath("/home/ana/study.concord"), "a study is not a package").toBe(false);
+    expect(isPackagePath("/home/my-package-files/study.concord"), "a folder's name says nothing of the file").toBe(false);
+  });
+});

@@ -34,3 +34,11 @@ export function visibleName(name: string): string {
 export function isolatedName(name: string): string {
   return `\u2068${visibleName(name)}\u2069`;
 }
+
+/** Whether `path` is named as Concord names the rater packages it writes
+ * (`<study>-package-<expert>.concord`): the unlock screen then speaks of a package, since an
+ * encrypted file cannot say more of itself before it is opened. */
+export function isPackagePath(path: string): boolean {
+  const name = path.split(/[\\/]/).pop() ?? "";
+  return /-package-.+\.concord$/i.test(name);
+}

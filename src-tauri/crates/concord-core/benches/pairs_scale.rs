@@ -92,7 +92,11 @@ fn main() {
             Ok(())
         })
         .expect("the study is written");
-    report("study", t, serde_json::json!({"conversations": conversations, "responses": conversations * 10}));
+    report(
+        "study",
+        t,
+        serde_json::json!({"conversations": conversations, "responses": conversations * 10}),
+    );
 
     let t = Instant::now();
     let design = pairs::design(&mut store, None, None, DesignMethod::PerConversation(10), 7)
@@ -110,7 +114,10 @@ fn main() {
     let t = Instant::now();
     let rubric = pairs::designed_rubric(&store, None).expect("the rubric");
     let overall = store.read().criterion_ids(rubric.id).expect("criteria")["overall"];
-    let assignments = store.read().pair_assignments(rubric.id).expect("assignments");
+    let assignments = store
+        .read()
+        .pair_assignments(rubric.id)
+        .expect("assignments");
     let pairs_by_id: std::collections::HashMap<i64, (i64, i64)> = store
         .read()
         .pairs(rubric.id)
@@ -145,7 +152,11 @@ fn main() {
             Ok(())
         })
         .expect("the verdicts");
-    report("verdicts", t, serde_json::json!({"verdicts": assignments.len()}));
+    report(
+        "verdicts",
+        t,
+        serde_json::json!({"verdicts": assignments.len()}),
+    );
 
     let t = Instant::now();
     let r = pairwise_report(&store, &PairwiseOptions::default()).expect("the report");

@@ -206,12 +206,22 @@ pub struct SignoffState {
     pub has_passphrase: bool,
     pub meaning: String,
     pub signatures: Vec<SignatureStatus>,
+    /// The ratings signing now would cover: the expert's values on their assigned items.
+    pub to_sign: i64,
+    /// The expert's assigned items, and those not finished (their missing values stay unsigned;
+    /// values added later need a new signature).
+    pub items: i64,
+    pub unfinished_items: i64,
 }
 
 /// The signing state of one expert (only their own signatures).
 pub fn state<'a>(store: &Store, who: impl Into<Expert<'a>>) -> Result<SignoffState, SignoffError> {
     let id = expert(store, who)?.id;
+    let counts = store.read().queue_counts(id)?;
     Ok(SignoffState {
+        to_sign: store.assigned_values(id)?.len() as i64,
+        items: counts.total,
+        unfinished_items: counts.total - counts.completed,
         has_passphrase: store.signing_key(id)?.is_some(),
         meaning: MEANING.to_string(),
         signatures: signatures(store)?

@@ -635,3 +635,83 @@ fn at_800_by_600_every_criterion_and_every_message_is_in_view_and_the_mouse_has_
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn the_package_passphrase_can_be_shown_and_a_refusal_names_its_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("packages.concord");
+    {
+        let store = create_demo_at(&study, Arc::new(SystemClock), 5).expect("demo study");
+        let mut s = OpenStudy::new(store);
+        concord_core::app::setup::add_expert(&mut s, "Dana", 7).expect("an expert");
+        let mut options = AssignmentOptions::new(1, 42);
+        options.experts = vec!["Dana".into()];
+        concord_core::app::setup::assign(&mut s, &options).expect("the expert is assigned");
+    }
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    app.click(&app.wait_for("[data-testid=nav-setup]", Duration::from_secs(5)));
+    app.click(&app.wait_for("[data-testid=step-packages]", Duration::from_secs(10)));
+    let export = "[data-testid=package-row][data-name='Dana'] [data-testid=package-export]";
+    // No passphrase: refused next to the field, which it names.
+    app.click(&app.wait_for(export, Duration::from_secs(10)));
+    let refusal = app.wait_for(
+        "[data-testid=package-passphrase-error]",
+        Duration::from_secs(5),
+    );
+    assert!(
+        app.text(&refusal).starts_with("Package passphrase"),
+        "the refusal names the field it is about: {}",
+        app.text(&refusal)
+    );
+    // A weak one: the core's refusal is moved to the field, named.
+    let pass = app.wait_for("[data-testid=package-passphrase]", Duration::from_secs(5));
+    app.click(&pass);
+    app.type_into(&pass, "abc123");
+    app.click(&app.wait_for(export, Duration::from_secs(5)));
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let text = app
+            .try_find("[data-testid=package-passphrase-error]")
+            .map(|e| app.text(&e))
+            .unwrap_or_default();
+        if text.starts_with("Package passphrase") && text.len() > "Package passphrase: ".len() + 20
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a weak passphrase is refused next to its field: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        app.attribute(&pass, "type").as_deref(),
+        Some("password"),
+        "the passphrase is hidden until asked"
+    );
+    app.click(&app.wait_for(
+        "[data-testid=package-passphrase-show]",
+        Duration::from_secs(5),
+    ));
+    assert_eq!(
+        app.attribute(&pass, "type").as_deref(),
+        Some("text"),
+        "Show reveals what was typed, so the lead can check it before telling the expert"
+    );
+    app.clear(&pass);
+    app.type_into(&pass, "told to the expert by phone");
+    app.click(&app.wait_for(export, Duration::from_secs(5)));
+    let written = wait_text(&app, "[data-testid=package-written]", |t| {
+        t.contains(".concord")
+    });
+    assert!(
+        written_path(&written).is_file(),
+        "with a strong passphrase the package is written"
+    );
+    assert!(
+        app.try_find("[data-testid=package-passphrase-error]")
+            .is_none(),
+        "the refusal is gone once the passphrase is accepted"
+    );
+}

@@ -154,6 +154,7 @@ pub fn typescript() -> String {
         concord_core::panel::judge_reliability::JudgeReliability,
         concord_core::panel::judge_reliability::LengthPoint,
         concord_core::panel::judge_reliability::LengthScatter,
+        concord_core::panel::judge_reliability::CurvePoint,
         concord_core::panel::judge_reliability::ReliabilityRow,
         concord_core::panel::judge_reliability::SectionState,
         concord_core::panel::judge_reliability::ReliabilitySection,

@@ -1000,7 +1000,14 @@ export type LengthPoint = { log_length: number, difference: number, };
 
 export type LengthScatter = { points: Array<LengthPoint>, line: FittedLine | null, };
 
-export type ReliabilityRow = { figures: JudgeReliability, length: LengthScatter, };
+export type CurvePoint = { k: number, reliability: number, };
+
+export type ReliabilityRow = { figures: JudgeReliability, 
+/**
+ * ρₖ for k = 1 … max(K, the repetitions the target needs, up to [`CURVE_MOST`]); empty when
+ * ρ₁ is undefined.
+ */
+curve: Array<CurvePoint>, length: LengthScatter, };
 
 export type SectionState = "shown" | "no_judge_runs" | "single_repetition";
 

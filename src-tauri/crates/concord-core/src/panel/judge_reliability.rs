@@ -43,7 +43,7 @@ use concord_stats::judge_bias::{
 };
 pub use concord_stats::judge_bias::{BandPoint, FittedLine, IntervalEstimate};
 use concord_stats::repetitions::{
-    repetitions_for_reliability, repetitions_needed, self_consistency, ScaleKind,
+    repetitions_for_reliability, repetitions_needed, self_consistency, spearman_brown, ScaleKind,
 };
 pub use concord_stats::repetitions::{RepetitionsNeeded, RepetitionsNeededRow, SelfConsistency};
 use rand::SeedableRng;
@@ -187,13 +187,28 @@ pub struct LengthScatter {
     pub line: Option<FittedLine>,
 }
 
-/// One judge × criterion of the panel's section: its figures and its length scatter.
+/// One point of the repetitions-needed curve: the Spearman–Brown reliability of a k-aggregate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CurvePoint {
+    pub k: usize,
+    pub reliability: f64,
+}
+
+/// One judge × criterion of the panel's section: its figures, the repetitions-needed curve and
+/// its length scatter.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ReliabilityRow {
     pub figures: JudgeReliability,
+    /// ρₖ for k = 1 … max(K, the repetitions the target needs, up to [`CURVE_MOST`]); empty when
+    /// ρ₁ is undefined.
+    pub curve: Vec<CurvePoint>,
     pub length: LengthScatter,
 }
+
+/// The most repetitions the curve is drawn to.
+pub const CURVE_MOST: usize = 20;
 
 /// Whether the section is shown, or why not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -598,10 +613,29 @@ fn compute(store: &Store, options: &ReliabilityOptions) -> StoreResult<Vec<Relia
                 calibration,
                 bias,
             };
-            out.push(ReliabilityRow { figures, length });
+            let curve = curve(&figures);
+            out.push(ReliabilityRow {
+                figures,
+                curve,
+                length,
+            });
         }
     }
     Ok(out)
+}
+
+/// The Spearman–Brown curve of a judge × criterion (see [`ReliabilityRow::curve`]).
+fn curve(figures: &JudgeReliability) -> Vec<CurvePoint> {
+    let Some(rho1) = figures.repetitions_needed.single_repetition_reliability else {
+        return Vec::new();
+    };
+    let reach = figures.target.repetitions.unwrap_or(CURVE_MOST);
+    let last = figures.repetitions.max(reach.min(CURVE_MOST)).max(2);
+    (1..=last)
+        .filter_map(|k| {
+            spearman_brown(rho1, k as f64).map(|reliability| CurvePoint { k, reliability })
+        })
+        .collect()
 }
 
 /// The experts' mean (1–5) or majority (binary, a tie left out).

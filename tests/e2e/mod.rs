@@ -11,6 +11,7 @@ mod judge;
 mod overview;
 mod panel;
 mod rating;
+mod reliability;
 mod responsive;
 mod roles;
 mod rough;

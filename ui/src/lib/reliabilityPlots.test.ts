@@ -5,6 +5,7 @@ import {
   diagramSeries,
   lengthPlot,
   lengthSeries,
+  kTicks,
   reliabilityDiagram,
   repetitionsPlot,
   type ReliabilityLabels,
@@ -102,6 +103,13 @@ describe("the repetitions-needed curve", () => {
     expect(s.predicted).toEqual([]);
     expect(s.observed).toEqual([]);
     expect(s.kDomain).toEqual([1, 3]);
+  });
+
+  it("ticks whole numbers of repetitions only, ending at the last k", () => {
+    expect(kTicks(3)).toEqual([1, 2, 3]);
+    expect(kTicks(10)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(kTicks(14)).toEqual([1, 3, 5, 7, 9, 11, 13, 14]);
+    expect(kTicks(20)).toEqual([1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 20]);
   });
 
   it("renders one SVG mark per observed point", () => {

@@ -108,9 +108,19 @@ export function lengthSeries(row: ReliabilityRow): LengthSeries {
   };
 }
 
+/** Whole-number ticks 1 … `last`, every second or fifth one when there are many. */
+export function kTicks(last: number): number[] {
+  const step = last <= 10 ? 1 : last <= 20 ? 2 : 5;
+  const ticks: number[] = [];
+  for (let k = 1; k <= last; k += step) ticks.push(k);
+  if (ticks[ticks.length - 1] !== last) ticks.push(last);
+  return ticks;
+}
+
 const PREDICTED = "#2f6f73";
 const OBSERVED = "#b4533a";
 const ICC = "#5b5ea6";
+const ICC_PREDICTED = "#9a9cd0";
 // Each mark carries a class (`rel-…`), so a test or a stylesheet can find its elements.
 
 export function repetitionsPlot(
@@ -135,9 +145,9 @@ export function repetitionsPlot(
     height: 300,
     marginLeft: 50,
     grid: true,
-    x: { domain: s.kDomain, label: labels.repetitions, ticks: Math.min(10, s.kDomain[1]), tickFormat: "d" },
+    x: { domain: s.kDomain, label: labels.repetitions, ticks: kTicks(s.kDomain[1]), tickFormat: "d" },
     y: { domain: [Math.floor(ymin * 10) / 10, 1], label: labels.reliability },
-    color: { legend: true, domain: legend, range: [PREDICTED, OBSERVED, ICC, ICC, "#888888"] },
+    color: { legend: true, domain: legend, range: [PREDICTED, OBSERVED, ICC, ICC_PREDICTED, "#888888"] },
     marks: [
       Plot.ruleY([target], { y: (d: number) => d, stroke: () => labels.target, strokeDasharray: "4,3", className: "rel-target" }),
       Plot.line(s.predicted, { x: "k", y: "value", stroke: () => labels.predicted, strokeWidth: 2, className: "rel-predicted" }),

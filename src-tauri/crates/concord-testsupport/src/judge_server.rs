@@ -835,9 +835,11 @@ pub fn reliability_expert_binary(item: u64, k: usize) -> i64 {
 
 /// A study at `path` for the judge reliability journeys: both built-in rubrics, `items`
 /// conversations each (MentalBench items 0…, PsyCrisis items from [`CRISIS_ITEMS_FROM`]), one
-/// response each from `gpt4o` (family `gpt-4o`) or, every third item, `claude` (family `claude`),
-/// whose text carries `item #N` and a length that varies with N, and one expert, `Dr Expert`,
-/// who rated every response ([`reliability_expert_score`], [`reliability_expert_binary`]).
+/// response each from `gpt4o` (family `gpt-4o`), `claude`, `llama` or `qwen` (each its own
+/// family) in turn — so a judge of the `gpt-4o` family leaves three sources to compare at system
+/// level —, whose text carries `item #N` and a length that varies with N, and one expert,
+/// `Dr Expert`, who rated every response ([`reliability_expert_score`],
+/// [`reliability_expert_binary`]).
 pub fn reliability_study(path: &Path, items: u64) -> Store {
     use concord_core::store::{NewRater, Occasion, RaterKind, RatingInput, StoreError};
     let mut store =
@@ -851,12 +853,15 @@ pub fn reliability_study(path: &Path, items: u64) -> Store {
                 family: Some("gpt-4o"),
                 kind: SourceKind::Llm,
             })?;
-            let claude = tx.upsert_source(&NewSource {
-                key: "claude",
-                name: "Claude",
-                family: Some("claude"),
-                kind: SourceKind::Llm,
-            })?;
+            let mut sources = vec![gpt];
+            for (key, name) in [("claude", "Claude"), ("llama", "Llama"), ("qwen", "Qwen")] {
+                sources.push(tx.upsert_source(&NewSource {
+                    key,
+                    name,
+                    family: Some(key),
+                    kind: SourceKind::Llm,
+                })?);
+            }
             let mut out = Vec::new();
             for (rubric, from) in [(mentalbench(), 0), (psycrisis(), CRISIS_ITEMS_FROM)] {
                 let rubric_id = tx.add_rubric(&rubric)?;
@@ -872,7 +877,7 @@ pub fn reliability_study(path: &Path, items: u64) -> Store {
                     let padding = "I am here with you. ".repeat(1 + (i as usize * 7) % 23);
                     let response = tx.add_response(
                         conv,
-                        if i % 3 == 2 { claude } else { gpt },
+                        sources[i as usize % sources.len()],
                         Some(&format!("That sounds hard; item #{item}. {padding}Let us talk.")),
                     )?;
                     out.push((rubric_id, item, response));

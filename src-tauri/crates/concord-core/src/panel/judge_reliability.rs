@@ -254,8 +254,8 @@ struct ResponseCalls {
     run: i64,
     /// criterion id → (repetition, value).
     values: HashMap<i64, Vec<(i64, f64)>>,
-    /// criterion id → expected scores from log-probabilities.
-    expected: HashMap<i64, Vec<f64>>,
+    /// criterion id → (repetition, expected score from log-probabilities).
+    expected: HashMap<i64, Vec<(i64, f64)>>,
     /// criterion id → (position, count) of each call with a recorded order, beside its value.
     positions: HashMap<i64, Vec<(usize, usize, f64)>>,
 }
@@ -320,8 +320,96 @@ pub fn reliability_section(
     })
 }
 
-/// Every judge × criterion with its length scatter (see [`judge_reliability`]).
-fn compute(store: &Store, options: &ReliabilityOptions) -> StoreResult<Vec<ReliabilityRow>> {
+/// What the report reads of the study for one rubric.
+struct Loaded {
+    aggregate: RepetitionAggregate,
+    /// (criterion id, key, scale) in rubric order.
+    criteria: Vec<(i64, String, Scale)>,
+    /// The experts' first-occasion values per (response, criterion).
+    expert_values: HashMap<(i64, i64), Vec<f64>>,
+    /// Response → (characters, model family).
+    responses: HashMap<i64, (Option<i64>, Option<String>)>,
+    /// Judge → response → its calls of the newest run that judged the response.
+    calls: HashMap<i64, HashMap<i64, ResponseCalls>>,
+    /// The most repetitions of any done call per judge (K of the repetitions-needed table).
+    max_reps: HashMap<i64, usize>,
+    raters: Vec<crate::store::RaterRecord>,
+}
+
+impl Loaded {
+    /// The judges with calls, by name.
+    fn judges(&self) -> Vec<&crate::store::RaterRecord> {
+        let mut judges: Vec<&crate::store::RaterRecord> = self
+            .raters
+            .iter()
+            .filter(|r| self.calls.contains_key(&r.id))
+            .collect();
+        judges.sort_by(|a, b| a.name.cmp(&b.name));
+        judges
+    }
+}
+
+/// One judge's value of one response × criterion in one repetition, as the report reads it (the
+/// newest run that judged the response), with what the methods appendix recomputes it from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepetitionRecord {
+    pub judge: String,
+    pub response_id: i64,
+    pub criterion: String,
+    pub repetition: i64,
+    pub value: f64,
+    /// The call's expected score from token log-probabilities, when the provider returned them.
+    pub expected: Option<f64>,
+    /// The response's length in characters.
+    pub chars: Option<i64>,
+}
+
+/// Every repetition the report reads, judges by name, then response, criterion in rubric order
+/// and repetition.
+pub fn repetition_records(
+    store: &Store,
+    options: &ReliabilityOptions,
+) -> StoreResult<Vec<RepetitionRecord>> {
+    let Some(l) = load(store, options)? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for judge in l.judges() {
+        let by_response = &l.calls[&judge.id];
+        let mut ids: Vec<i64> = by_response.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let calls = &by_response[&id];
+            let chars = l.responses.get(&id).and_then(|r| r.0);
+            for (criterion_id, key, _) in &l.criteria {
+                let Some(values) = calls.values.get(criterion_id) else {
+                    continue;
+                };
+                let mut values = values.clone();
+                values.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+                let expected = calls.expected.get(criterion_id);
+                for (repetition, value) in values {
+                    out.push(RepetitionRecord {
+                        judge: judge.name.clone(),
+                        response_id: id,
+                        criterion: key.clone(),
+                        repetition,
+                        value,
+                        expected: expected
+                            .and_then(|e| e.iter().find(|x| x.0 == repetition))
+                            .map(|x| x.1),
+                        chars,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Read the rubric's judges, experts, responses and calls; `None` when no rubric was named and
+/// none has judge runs.
+fn load(store: &Store, options: &ReliabilityOptions) -> StoreResult<Option<Loaded>> {
     let rubrics = store.rubrics()?;
     let stored = match &options.rubric {
         Some(key) => rubrics
@@ -343,7 +431,7 @@ fn compute(store: &Store, options: &ReliabilityOptions) -> StoreResult<Vec<Relia
                 .collect();
             match with_runs.len() {
                 1 => with_runs.remove(0),
-                0 => return Ok(Vec::new()),
+                0 => return Ok(None),
                 _ => {
                     return Err(StoreError::Invalid(
                         "judge runs use several rubrics; choose one".into(),
@@ -456,7 +544,10 @@ fn compute(store: &Store, options: &ReliabilityOptions) -> StoreResult<Vec<Relia
                 Ok(m) => {
                     for (key, v) in m {
                         if let (Some(&id), Some(v)) = (key_to_id.get(key.as_str()), v.as_f64()) {
-                            slot.expected.entry(id).or_default().push(v);
+                            slot.expected
+                                .entry(id)
+                                .or_default()
+                                .push((c.repetition, v));
                         }
                     }
                 }
@@ -467,12 +558,33 @@ fn compute(store: &Store, options: &ReliabilityOptions) -> StoreResult<Vec<Relia
     if let Some(e) = bad {
         return Err(e);
     }
+    Ok(Some(Loaded {
+        aggregate,
+        criteria,
+        expert_values,
+        responses,
+        calls,
+        max_reps,
+        raters,
+    }))
+}
 
-    let mut judges: Vec<&crate::store::RaterRecord> = raters
-        .iter()
-        .filter(|r| calls.contains_key(&r.id))
-        .collect();
-    judges.sort_by(|a, b| a.name.cmp(&b.name));
+/// Every judge × criterion with its curve and length scatter (see [`judge_reliability`]).
+fn compute(store: &Store, options: &ReliabilityOptions) -> StoreResult<Vec<ReliabilityRow>> {
+    let Some(loaded) = load(store, options)? else {
+        return Ok(Vec::new());
+    };
+    let judges = loaded.judges();
+    let Loaded {
+        aggregate,
+        criteria,
+        expert_values,
+        responses,
+        calls,
+        max_reps,
+        ..
+    } = &loaded;
+    let aggregate = *aggregate;
     let bootstrap = BootstrapOptions {
         resamples: options.resamples,
         ..BootstrapOptions::default()
@@ -483,7 +595,7 @@ fn compute(store: &Store, options: &ReliabilityOptions) -> StoreResult<Vec<Relia
         let k_max = max_reps.get(&judge.id).copied().unwrap_or(1);
         let mut response_ids: Vec<i64> = by_response.keys().copied().collect();
         response_ids.sort_unstable();
-        for (criterion_id, key, scale) in &criteria {
+        for (criterion_id, key, scale) in criteria {
             let binary = matches!(scale, Scale::Binary);
             let categories: Vec<f64> = (scale.min()..=scale.max()).map(|v| v as f64).collect();
             let mut rows: Vec<Vec<Option<f64>>> = Vec::new();
@@ -562,7 +674,9 @@ fn compute(store: &Store, options: &ReliabilityOptions) -> StoreResult<Vec<Relia
                 }
                 let reps: Vec<f64> = rows[i].iter().flatten().copied().collect();
                 let (expected, from_logprobs) = match calls_here.expected.get(criterion_id) {
-                    Some(x) if !x.is_empty() => (x.iter().sum::<f64>() / x.len() as f64, true),
+                    Some(x) if !x.is_empty() => {
+                        (x.iter().map(|e| e.1).sum::<f64>() / x.len() as f64, true)
+                    }
                     _ => (reps.iter().sum::<f64>() / reps.len() as f64, false),
                 };
                 calibration_rows.push((expected, s, e, from_logprobs));

@@ -316,11 +316,20 @@ fn shuffled_orders_and_log_probabilities_are_recorded_and_audited() {
     }
 }
 
-/// Run the loopback judge `model` on `rubric` of `store`, `repetitions` times per response.
-fn run_judge(store: &mut Store, server: &FakeJudge, rubric: &str, model: &str, repetitions: u32) {
+/// Run the loopback judge `model` on `rubric` of `store`, `repetitions` times per response (with
+/// token log-probabilities asked for when `logprobs`).
+pub(crate) fn run_judge(
+    store: &mut Store,
+    server: &FakeJudge,
+    rubric: &str,
+    model: &str,
+    repetitions: u32,
+    logprobs: bool,
+) {
     let mut s = RunSettings::new(ProviderKind::OpenaiCompatible, &server.base_url(), model);
     s.max_tokens = 256;
     s.repetitions = repetitions;
+    s.logprobs = logprobs;
     s.rubric = Some(rubric.into());
     s.family = Some("gpt-4o".into());
     let run = open_run(store, &s).unwrap().run_id;
@@ -358,14 +367,14 @@ fn the_panel_section_carries_the_report_and_what_its_plots_draw() {
             "{rubric}: before any run the section says no judge ran"
         );
     }
-    run_judge(&mut store, &server, "psycrisis", "once-judge", 1);
+    run_judge(&mut store, &server, "psycrisis", "once-judge", 1, false);
     assert_eq!(
         reliability_section(&store, &options("psycrisis")).unwrap().state,
         SectionState::SingleRepetition,
         "a judge that answered once has nothing to be consistent with"
     );
-    run_judge(&mut store, &server, "mentalbench", "thrice-judge", 3);
-    run_judge(&mut store, &server, "psycrisis", "thrice-judge", 3);
+    run_judge(&mut store, &server, "mentalbench", "thrice-judge", 3, false);
+    run_judge(&mut store, &server, "psycrisis", "thrice-judge", 3, false);
     for rubric in ["mentalbench", "psycrisis"] {
         let section = reliability_section(&store, &options(rubric)).unwrap();
         assert_eq!(

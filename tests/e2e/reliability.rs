@@ -45,7 +45,11 @@ fn run_from_the_judges_screen(app: &App, base_url: &str, rubric: &str, runs_befo
     fill(app, "[data-testid=judge-base-url]", base_url);
     fill(app, "[data-testid=judge-model]", JUDGE);
     fill(app, "[data-testid=judge-family]", "gpt-4o");
-    fill(app, "[data-testid=judge-repetitions]", &REPETITIONS.to_string());
+    fill(
+        app,
+        "[data-testid=judge-repetitions]",
+        &REPETITIONS.to_string(),
+    );
     fill(app, "[data-testid=judge-concurrency]", "3");
     let start = app.wait_for("[data-testid=judge-start]", Duration::from_secs(5));
     app.click(&start);
@@ -307,7 +311,11 @@ fn a_judge_run_three_times_shows_its_reliability_section_with_the_cores_figures(
     // MentalBench (1–5): the table equals the core's, the curve and the scatter are drawn, and
     // the diagram is said to be for binary criteria only.
     let mentalbench = core_section(&study, "mentalbench");
-    assert_eq!(mentalbench.state, SectionState::Shown, "the core shows it too");
+    assert_eq!(
+        mentalbench.state,
+        SectionState::Shown,
+        "the core shows it too"
+    );
     assert_eq!(
         mentalbench.rows.len(),
         7,
@@ -384,12 +392,12 @@ fn a_judge_run_three_times_shows_its_reliability_section_with_the_cores_figures(
     }
     assert_figures_match(&app, first);
     assert!(
-        first
-            .figures
-            .calibration
-            .binary
-            .as_ref()
-            .is_some_and(|b| b.bins.iter().filter(|bin| bin.n > 0).count() >= 2),
+        first.figures.calibration.binary.as_ref().is_some_and(|b| b
+            .bins
+            .iter()
+            .filter(|bin| bin.n > 0)
+            .count()
+            >= 2),
         "the spread repetitions give the diagram more than one bin"
     );
     app.script(

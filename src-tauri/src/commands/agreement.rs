@@ -56,7 +56,11 @@ pub async fn judge_reliability(
     options: ReliabilityOptions,
 ) -> IpcResult<ReliabilitySection> {
     state
-        .run(move |s| Ok(concord_core::app::judge_runs::reliability_panel(s, &options)?))
+        .run(move |s| {
+            Ok(concord_core::app::judge_runs::reliability_panel(
+                s, &options,
+            )?)
+        })
         .await
 }
 

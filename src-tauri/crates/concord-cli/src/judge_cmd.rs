@@ -452,9 +452,7 @@ fn render_reliability(report: &[JudgeReliability]) -> String {
             out,
             "  repetitions for reliability {:.2}: {}",
             r.target.reliability,
-            r.target
-                .repetitions
-                .map_or("—".into(), |k| k.to_string())
+            r.target.repetitions.map_or("—".into(), |k| k.to_string())
         );
         let cal = &r.calibration;
         match &cal.binary {

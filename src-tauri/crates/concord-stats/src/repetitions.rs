@@ -404,7 +404,11 @@ mod tests {
             "the prophecy formula's exact integer is enough"
         );
         // ρ₁ = 0.4, target 0.8: 0.8·0.6 / (0.4·0.2) = 6; ρ₅ = 2/2.6 < 0.8 ≤ ρ₆.
-        assert_eq!(repetitions_for_reliability(0.4, 0.8), Some(6), "ρ₅ falls short");
+        assert_eq!(
+            repetitions_for_reliability(0.4, 0.8),
+            Some(6),
+            "ρ₅ falls short"
+        );
         // ρ₁ = 0.45: 0.8·0.55/(0.45·0.2) = 4.89 → 5.
         let k = repetitions_for_reliability(0.45, 0.8).expect("reachable");
         assert_eq!(k, 5, "the closed form rounded up");

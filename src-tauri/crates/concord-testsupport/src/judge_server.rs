@@ -815,7 +815,7 @@ pub const CRISIS_ITEMS_FROM: u64 = 1000;
 /// server's [`expected_score`] on even items, one below it (at least 1) on odd ones.
 pub fn reliability_expert_score(item: u64, k: usize) -> i64 {
     let v = expected_score(item, k);
-    if item % 2 == 0 {
+    if item.is_multiple_of(2) {
         v
     } else {
         (v - 1).max(1)
@@ -878,7 +878,9 @@ pub fn reliability_study(path: &Path, items: u64) -> Store {
                     let response = tx.add_response(
                         conv,
                         sources[i as usize % sources.len()],
-                        Some(&format!("That sounds hard; item #{item}. {padding}Let us talk.")),
+                        Some(&format!(
+                            "That sounds hard; item #{item}. {padding}Let us talk."
+                        )),
                     )?;
                     out.push((rubric_id, item, response));
                 }

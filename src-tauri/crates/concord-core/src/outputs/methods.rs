@@ -117,7 +117,10 @@ fn figure(x: Option<f64>) -> String {
 }
 
 /// `judge_reliability.csv`: one line per judge × criterion of `figures`.
-pub fn reliability_table(rubric: &str, figures: &[JudgeReliability]) -> Result<Vec<u8>, MethodsError> {
+pub fn reliability_table(
+    rubric: &str,
+    figures: &[JudgeReliability],
+) -> Result<Vec<u8>, MethodsError> {
     use crate::base::cell::neutralise;
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(RELIABILITY_HEADER)?;
@@ -154,10 +157,7 @@ pub fn reliability_table(rubric: &str, figures: &[JudgeReliability]) -> Result<V
 
 /// `judge_repetitions.csv`: every repetition the reliability table reads, with the response named
 /// as `ratings.csv` names it.
-fn repetitions_table(
-    store: &Store,
-    options: &ReliabilityOptions,
-) -> Result<Vec<u8>, MethodsError> {
+fn repetitions_table(store: &Store, options: &ReliabilityOptions) -> Result<Vec<u8>, MethodsError> {
     use crate::base::cell::neutralise;
     let labels: HashMap<i64, (String, String)> = store
         .response_labels()?

@@ -544,10 +544,7 @@ fn load(store: &Store, options: &ReliabilityOptions) -> StoreResult<Option<Loade
                 Ok(m) => {
                     for (key, v) in m {
                         if let (Some(&id), Some(v)) = (key_to_id.get(key.as_str()), v.as_f64()) {
-                            slot.expected
-                                .entry(id)
-                                .or_default()
-                                .push((c.repetition, v));
+                            slot.expected.entry(id).or_default().push((c.repetition, v));
                         }
                     }
                 }

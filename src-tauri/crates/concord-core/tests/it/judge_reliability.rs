@@ -369,7 +369,9 @@ fn the_panel_section_carries_the_report_and_what_its_plots_draw() {
     }
     run_judge(&mut store, &server, "psycrisis", "once-judge", 1, false);
     assert_eq!(
-        reliability_section(&store, &options("psycrisis")).unwrap().state,
+        reliability_section(&store, &options("psycrisis"))
+            .unwrap()
+            .state,
         SectionState::SingleRepetition,
         "a judge that answered once has nothing to be consistent with"
     );

@@ -157,7 +157,10 @@ fn tampered(
     let path = to.join("judge_reliability.csv");
     let mut reader = csv::Reader::from_path(&path).unwrap();
     let header = reader.headers().unwrap().clone();
-    let at = header.iter().position(|h| h == column).expect("a column of the table");
+    let at = header
+        .iter()
+        .position(|h| h == column)
+        .expect("a column of the table");
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut changed = false;
     for record in reader.records() {
@@ -228,28 +231,49 @@ fn a_judged_studys_appendix_recomputes_its_judge_reliability_table() {
             "{rubric}: the table's documented columns"
         );
         let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
-        assert_eq!(rows.len(), figures.len(), "{rubric}: every judge × criterion is a line");
+        assert_eq!(
+            rows.len(),
+            figures.len(),
+            "{rubric}: every judge × criterion is a line"
+        );
         let cell = |row: &csv::StringRecord, column: &str| -> Option<f64> {
-            let at = RELIABILITY_HEADER.iter().position(|h| *h == column).unwrap();
+            let at = RELIABILITY_HEADER
+                .iter()
+                .position(|h| *h == column)
+                .unwrap();
             (!row[at].is_empty()).then(|| row[at].parse().unwrap())
         };
         for (row, f) in rows.iter().zip(&figures) {
             let what = format!("{rubric}: {} × {}", f.judge, f.criterion);
-            assert_eq!((&row[1], &row[2]), (f.judge.as_str(), f.criterion.as_str()), "{what}: in the report's order");
+            assert_eq!(
+                (&row[1], &row[2]),
+                (f.judge.as_str(), f.criterion.as_str()),
+                "{what}: in the report's order"
+            );
             for (column, want) in [
                 ("repetitions", Some(f.repetitions as f64)),
                 ("alpha", f.consistency.alpha),
                 ("alpha_ci_low", f.consistency.alpha_ci95[0]),
                 ("alpha_ci_high", f.consistency.alpha_ci95[1]),
-                ("single_repetition_reliability", f.repetitions_needed.single_repetition_reliability),
-                ("repetitions_for_target", f.target.repetitions.map(|k| k as f64)),
+                (
+                    "single_repetition_reliability",
+                    f.repetitions_needed.single_repetition_reliability,
+                ),
+                (
+                    "repetitions_for_target",
+                    f.target.repetitions.map(|k| k as f64),
+                ),
                 ("ece", f.calibration.binary.as_ref().and_then(|b| b.ece)),
                 ("brier", f.calibration.binary.as_ref().and_then(|b| b.brier)),
                 ("length_slope", f.bias.length.estimate),
                 ("length_ci_low", f.bias.length.ci95[0]),
                 ("length_ci_high", f.bias.length.ci95[1]),
             ] {
-                assert_eq!(cell(row, column), want, "{what}: {column} is the report's, every digit");
+                assert_eq!(
+                    cell(row, column),
+                    want,
+                    "{what}: {column} is the report's, every digit"
+                );
             }
         }
         let repetitions = std::fs::read_to_string(dir.join("judge_repetitions.csv")).unwrap();
@@ -267,14 +291,21 @@ fn a_judged_studys_appendix_recomputes_its_judge_reliability_table() {
         );
         if rubric == "psycrisis" {
             assert!(
-                records.iter().filter(|r| r.judge == "thrice-judge").all(|r| r.expected.is_some()),
+                records
+                    .iter()
+                    .filter(|r| r.judge == "thrice-judge")
+                    .all(|r| r.expected.is_some()),
                 "the judge asked for log-probabilities, so every repetition has its expected score"
             );
         }
 
         let Some(python) = &python else { continue };
         let (code, out) = recompute(python, &dir);
-        assert_eq!(code, Some(0), "{rubric}: recompute.py reproduces every number of the appendix:\n{out}");
+        assert_eq!(
+            code,
+            Some(0),
+            "{rubric}: recompute.py reproduces every number of the appendix:\n{out}"
+        );
         assert!(
             out.contains("of the judge reliability table"),
             "{rubric}: the script says it checked the reliability table: {out}"

@@ -300,12 +300,19 @@ fn a_judge_run_three_times_shows_its_reliability_section_with_the_cores_figures(
     );
 
     let nav = app.wait_for("[data-testid=nav-agreement]", Duration::from_secs(5));
+    let opened = Instant::now();
     app.click(&nav);
     app.wait_for_attribute(
         "[data-testid=judge-reliability]",
         "data-state",
         "shown",
         Duration::from_secs(60),
+    );
+    app.wait_for("[data-testid=rel-length-plot] svg", Duration::from_secs(30));
+    println!(
+        "figure: judge reliability section drawn {} ms after the agreement panel was opened \
+         ({ITEMS} responses × {REPETITIONS} repetitions × 7 attributes, 1,000 bootstrap resamples each)",
+        opened.elapsed().as_millis()
     );
 
     // MentalBench (1–5): the table equals the core's, the curve and the scatter are drawn, and
@@ -350,6 +357,24 @@ fn a_judge_run_three_times_shows_its_reliability_section_with_the_cores_figures(
     );
     std::thread::sleep(Duration::from_millis(200));
     app.screenshot("judge-reliability-mentalbench-figures");
+
+    // A figure is saved as SVG beside the study, with its marks.
+    let save = app.wait_for("[data-testid=rel-length-svg]", Duration::from_secs(5));
+    app.click(&save);
+    let saved = app.wait_for("[data-testid=rel-saved-path]", Duration::from_secs(20));
+    let text = app.text(&saved);
+    let path = text
+        .split_whitespace()
+        .last()
+        .filter(|p| p.ends_with(".svg"))
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| panic!("the saved path is shown: {text}"));
+    let svg = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("rel-length-point"),
+        "{} must hold the length scatter as SVG with its points",
+        path.display()
+    );
 
     // Another row chosen: its figures replace the first's.
     let third = &mentalbench.rows[2];

@@ -64,6 +64,7 @@ pub const LEAD_COMMANDS: &[&str] = &[
     "agreement_table",
     "agreement_consensus",
     "judge_verdicts",
+    "judge_reliability",
     "export_agreement",
     "save_figure",
     "plan_more",

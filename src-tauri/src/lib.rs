@@ -61,6 +61,7 @@ fn commands_handler() -> Box<dyn Fn(tauri::ipc::Invoke) -> bool + Send + Sync> {
         commands::agreement::agreement_table,
         commands::agreement::agreement_consensus,
         commands::agreement::judge_verdicts,
+        commands::agreement::judge_reliability,
         commands::agreement::export_agreement,
         commands::agreement::save_figure,
         commands::agreement::plan_more,

@@ -12,6 +12,7 @@ mod overview;
 mod pairs;
 mod panel;
 mod rating;
+mod reliability;
 mod responsive;
 mod roles;
 mod rough;

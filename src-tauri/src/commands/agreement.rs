@@ -1,6 +1,6 @@
 //! Commands of the researcher's agreement panel: the report and its table, the judge verdicts (from the open study's
-//! in-memory reports, updated with each new rating), exports beside the study, and the precision
-//! planner.
+//! in-memory reports, updated with each new rating), the judge reliability section, exports beside
+//! the study, and the precision planner.
 
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::state::AppState;
@@ -14,6 +14,7 @@ use concord_core::panel::agreement_table::AgreementTable;
 use concord_core::panel::agreement_table::MoreTargets;
 use concord_core::panel::agreement_table::TableFormat;
 use concord_core::panel::agreement_table::TableView;
+use concord_core::panel::judge_reliability::{ReliabilityOptions, ReliabilitySection};
 
 #[tauri::command]
 pub async fn agreement_report(
@@ -44,6 +45,22 @@ pub async fn judge_verdicts(
 ) -> IpcResult<VerdictReport> {
     state
         .run(move |s| Ok(s.judge_verdicts(&options, &verdict)?))
+        .await
+}
+
+/// The "Judge reliability" section: consistency across repetitions, repetitions needed,
+/// calibration and the bias audit per judge × criterion, with what its plots draw.
+#[tauri::command]
+pub async fn judge_reliability(
+    state: tauri::State<'_, AppState>,
+    options: ReliabilityOptions,
+) -> IpcResult<ReliabilitySection> {
+    state
+        .run(move |s| {
+            Ok(concord_core::app::judge_runs::reliability_panel(
+                s, &options,
+            )?)
+        })
         .await
 }
 

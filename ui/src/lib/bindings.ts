@@ -804,6 +804,275 @@ source: string, n_judged: number, n_expert: number, judge_mean: number | null, j
 
 export type VerdictReport = { options: VerdictOptions, baselines: Array<ExpertBaseline>, cards: Array<VerdictCard>, leaderboard: Array<LeaderboardRow>, };
 
+export type RepetitionAggregate = "median" | "mean" | "mode";
+
+export type ReliabilityOptions = { 
+/**
+ * Rubric key; the study's only rubric with judge runs when `None`.
+ */
+rubric: string | null, 
+/**
+ * The aggregate of repetitions; the study's when `None`.
+ */
+aggregate: RepetitionAggregate | null, 
+/**
+ * Seed of the α bootstrap.
+ */
+seed: number, 
+/**
+ * Bootstrap resamples.
+ */
+resamples: number, 
+/**
+ * Equal-width bins of the reliability diagram.
+ */
+bins: number, 
+/**
+ * Source key → model family, overriding the study's source families.
+ */
+families: { [key in string]?: string }, 
+/**
+ * The reliability a judge's aggregate should reach (the repetitions it needs are reported).
+ */
+target_reliability: number, };
+
+export type SelfConsistency = { 
+/**
+ * Responses with at least two repetitions.
+ */
+n_responses: number, 
+/**
+ * `interval` or `nominal`.
+ */
+alpha_metric: string, 
+/**
+ * Krippendorff's α across repetitions.
+ */
+alpha: number | null, 
+/**
+ * Percentile bootstrap 95% interval of α over responses.
+ */
+alpha_ci95: [number | null, number | null], 
+/**
+ * Share of agreeing repetition pairs, averaged over responses (Fleiss' P̄).
+ */
+exact_agreement: number | null, 
+/**
+ * Mean over responses of the sample SD of their repetitions.
+ */
+mean_within_sd: number | null, };
+
+export type RepetitionsNeededRow = { 
+/**
+ * Repetitions aggregated (1…K).
+ */
+k: number, 
+/**
+ * Responses in the comparison (the same for every k).
+ */
+n_responses: number, 
+/**
+ * Observed judge–expert ICC(A,1) of the aggregate of repetitions 1…k.
+ */
+icc_a1: number | null, 
+/**
+ * Its McGraw & Wong 95% interval.
+ */
+icc_a1_ci95: [number | null, number | null], 
+/**
+ * Spearman–Brown reliability of a k-aggregate, ρₖ = kρ₁ / (1 + (k − 1)ρ₁).
+ */
+predicted_reliability: number | null, 
+/**
+ * Predicted judge–expert ICC(A,1): ICC₁ · √(ρₖ / ρ₁).
+ */
+predicted_icc_a1: number | null, };
+
+export type RepetitionsNeeded = { 
+/**
+ * ρ₁: the one-way ICC(1,1) of the judge's K repetitions on the complete responses.
+ */
+single_repetition_reliability: number | null, 
+/**
+ * One row per k = 1…K.
+ */
+rows: Array<RepetitionsNeededRow>, };
+
+export type CalibrationBin = { 
+/**
+ * Lower edge (inclusive).
+ */
+lower: number, 
+/**
+ * Upper edge (exclusive, except 1 for the last bin).
+ */
+upper: number, 
+/**
+ * Predictions in the bin.
+ */
+n: number, 
+/**
+ * Their mean predicted probability (`None` when empty).
+ */
+mean_predicted: number | null, 
+/**
+ * The share of them the experts' majority marked present.
+ */
+observed_rate: number | null, };
+
+export type BinaryCalibration = { 
+/**
+ * Pairs (prediction, expert majority) used.
+ */
+n: number, 
+/**
+ * Every bin, empty ones included, in order.
+ */
+bins: Array<CalibrationBin>, 
+/**
+ * Expected calibration error over equal-width bins.
+ */
+ece: number | null, 
+/**
+ * Brier score.
+ */
+brier: number | null, };
+
+export type IntervalEstimate = { 
+/**
+ * The estimate (`None` when undefined).
+ */
+estimate: number | null, 
+/**
+ * 95% interval.
+ */
+ci95: [number | null, number | null], 
+/**
+ * Observations used (for a difference: both groups together).
+ */
+n: number, 
+/**
+ * How it was computed, in words.
+ */
+rule: string, };
+
+export type BandPoint = { x: number, 
+/**
+ * The fitted mean a + b·x.
+ */
+fitted: number, 
+/**
+ * Its 95% confidence interval.
+ */
+lower: number, upper: number, };
+
+export type FittedLine = { intercept: number, slope: number, 
+/**
+ * Pairs used (both values finite).
+ */
+n: number, 
+/**
+ * The band at `points` evenly spaced x from the smallest to the largest observed x.
+ */
+band: Array<BandPoint>, };
+
+export type Calibration = { 
+/**
+ * `logprobs` when every expected score came from token log-probabilities,
+ * `repetitions` when from repetition frequencies, `mixed` when both.
+ */
+source: string | null, 
+/**
+ * Binary criteria: diagram, ECE and Brier against the expert majority.
+ */
+binary: BinaryCalibration | null, 
+/**
+ * 1–5 criteria: ICC(A,1) of the expected score against the expert mean …
+ */
+icc_a1_expected: number | null, 
+/**
+ * … beside that of the sampled (aggregated) score, on the same responses.
+ */
+icc_a1_sampled: number | null, 
+/**
+ * Responses in the 1–5 comparison.
+ */
+n_responses: number, };
+
+export type QualityBand = { 
+/**
+ * 1 (the worst-rated third), 2 or 3.
+ */
+band: number, 
+/**
+ * The band's expert-mean range [lowest, highest] among its responses.
+ */
+range: [number | null, number | null], n_responses: number, icc_a1: number | null, icc_a1_ci95: [number | null, number | null], bias: IntervalEstimate, };
+
+export type BiasAudit = { overall: IntervalEstimate, length: IntervalEstimate, self_preference: IntervalEstimate, order: IntervalEstimate, bands: Array<QualityBand>, };
+
+export type TargetRepetitions = { reliability: number, 
+/**
+ * The smallest k whose Spearman–Brown reliability reaches it (`None` when no k does or ρ₁
+ * is undefined).
+ */
+repetitions: number | null, };
+
+export type JudgeReliability = { judge: string, model: string | null, family: string | null, criterion: string, 
+/**
+ * `likert` or `binary`.
+ */
+scale: string, 
+/**
+ * The highest repetition number among the judge's done calls on the rubric (K).
+ */
+repetitions: number, 
+/**
+ * The aggregate this criterion's repetitions get (a binary criterion's is the mode).
+ */
+aggregate: RepetitionAggregate, 
+/**
+ * Responses with a judge score.
+ */
+n_responses: number, 
+/**
+ * Responses with a judge score and an expert reference.
+ */
+n_compared: number, consistency: SelfConsistency, repetitions_needed: RepetitionsNeeded, 
+/**
+ * The repetitions the target reliability needs.
+ */
+target: TargetRepetitions, calibration: Calibration, bias: BiasAudit, };
+
+export type LengthPoint = { log_length: number, difference: number, };
+
+export type LengthScatter = { points: Array<LengthPoint>, line: FittedLine | null, };
+
+export type CurvePoint = { k: number, reliability: number, };
+
+export type ReliabilityRow = { figures: JudgeReliability, 
+/**
+ * ρₖ for k = 1 … max(K, the repetitions the target needs, up to [`CURVE_MOST`]); empty when
+ * ρ₁ is undefined.
+ */
+curve: Array<CurvePoint>, length: LengthScatter, };
+
+export type SectionState = "shown" | "no_judge_runs" | "single_repetition";
+
+export type ReliabilitySection = { 
+/**
+ * The rubric reported on (`None` when the study has no judge runs to choose one by).
+ */
+rubric: string | null, state: SectionState, target_reliability: number, 
+/**
+ * Equal-width bins of the reliability diagrams.
+ */
+bins: number, 
+/**
+ * Judges by name, criteria in rubric order; empty unless shown.
+ */
+rows: Array<ReliabilityRow>, };
+
 export type ProviderKind = "openai-compatible" | "anthropic";
 
 export type ResponseSelection = { "kind": "all" } | { "kind": "expert-rated" } | { "kind": "sample", n: number, };

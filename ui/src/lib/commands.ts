@@ -55,6 +55,7 @@ export const COMMANDS = [
   "agreement_table",
   "agreement_consensus",
   "judge_verdicts",
+  "judge_reliability",
   "export_agreement",
   "save_figure",
   "plan_more",

@@ -53,6 +53,8 @@ import type {
   DecisionView,
   DiscrepancyRule,
   RaterQualityReport,
+  ReliabilityOptions,
+  ReliabilitySection,
   Resolution,
   WebRaterAccess,
 } from "./bindings";
@@ -249,6 +251,8 @@ export const ipc = {
     call<ConsensusAgreement>("agreement_consensus", { options, view }),
   judgeVerdicts: (options: AgreementOptions, verdict: VerdictOptions) =>
     call<VerdictReport>("judge_verdicts", { options, verdict }),
+  judgeReliability: (options: ReliabilityOptions) =>
+    call<ReliabilitySection>("judge_reliability", { options }),
   agreementTable: (options: AgreementOptions, view: TableView) =>
     call<AgreementTable>("agreement_table", { options, view }),
   exportAgreement: (options: AgreementOptions, view: TableView, format: TableFormat) =>

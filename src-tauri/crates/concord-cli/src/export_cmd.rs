@@ -54,8 +54,9 @@ pub struct ExportArgs {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum ExportCommand {
-    /// The methods appendix: agreement table, ratings, methods paragraph and a Python script that
-    /// recomputes every number of the table (`python DIR/recompute.py DIR`).
+    /// The methods appendix: agreement table, ratings, the judge reliability table with the
+    /// repetitions it reads, methods paragraph and a Python script that recomputes every number of
+    /// both tables (`python DIR/recompute.py DIR`).
     Methods {
         /// Rubric of the table.
         #[arg(long, default_value = "mentalbench")]

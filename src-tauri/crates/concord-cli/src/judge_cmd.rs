@@ -140,6 +140,10 @@ struct ReliabilityArgs {
     /// Equal-width bins of the reliability diagram.
     #[arg(long, default_value_t = 10)]
     bins: usize,
+    /// The reliability a judge's aggregate should reach; the report gives the repetitions that
+    /// takes (Spearman–Brown).
+    #[arg(long, default_value_t = concord_core::panel::judge_reliability::DEFAULT_TARGET_RELIABILITY)]
+    target_reliability: f64,
     /// A JSON object mapping source keys to model families (`{"gpt4o": "gpt-4o"}`), in place of
     /// the study's source families for the self-preference audit.
     #[arg(long, value_name = "FILE")]
@@ -392,6 +396,7 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
                 resamples: a.resamples,
                 bins: a.bins,
                 families,
+                target_reliability: a.target_reliability,
             };
             let report = judge_runs::reliability(&study, &options)?;
             if json {
@@ -447,6 +452,12 @@ fn render_reliability(report: &[JudgeReliability]) -> String {
                 figure(row.predicted_icc_a1)
             );
         }
+        let _ = writeln!(
+            out,
+            "  repetitions for reliability {:.2}: {}",
+            r.target.reliability,
+            r.target.repetitions.map_or("—".into(), |k| k.to_string())
+        );
         let cal = &r.calibration;
         match &cal.binary {
             Some(b) => {

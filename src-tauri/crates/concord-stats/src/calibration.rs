@@ -39,6 +39,7 @@ pub fn expected_from_repetitions(values: &[f64]) -> Option<f64> {
 
 /// One bin of the reliability diagram.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CalibrationBin {
     /// Lower edge (inclusive).
     pub lower: f64,
@@ -54,6 +55,7 @@ pub struct CalibrationBin {
 
 /// Calibration of a binary judge against the expert majority.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BinaryCalibration {
     /// Pairs (prediction, expert majority) used.
     pub n: usize,

@@ -23,11 +23,12 @@
 //! - [`special`]: incomplete beta, F and t distributions and quantiles.
 //! - [`repetitions`]: a judge's repetitions — the documented aggregates (median, mean, mode),
 //!   self-consistency across repetitions (Krippendorff's α with a seeded bootstrap interval,
-//!   exact agreement, within-response SD) and the repetitions-needed table beside Spearman–Brown.
+//!   exact agreement, within-response SD) and the repetitions-needed table beside Spearman–Brown,
+//!   with the fewest repetitions that reach a target reliability.
 //! - [`calibration`]: expected scores from token log-probabilities or repetition frequencies;
 //!   reliability diagram, ECE (equal-width bins) and Brier score for binary criteria.
 //! - [`judge_bias`]: the bias audit's estimators (mean, OLS slope and Welch difference with t
-//!   intervals; tertiles of the expert mean).
+//!   intervals; the fitted line with its confidence band; tertiles of the expert mean).
 //! - [`pairwise`]: blinded pairwise preferences — Bradley–Terry strengths (ties split or
 //!   Davidson's) with cluster-bootstrap intervals and ranks, win rates, agreement on preferences
 //!   (percent, Cohen's κ), a judge's position bias and position consistency.

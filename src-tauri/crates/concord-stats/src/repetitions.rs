@@ -25,7 +25,8 @@
 //!   k-aggregate is ρₖ = kρ₁ / (1 + (k − 1)ρ₁), and the judge–expert agreement of the k-aggregate
 //!   is predicted by the attenuation step-up ICCₖ = ICC₁ · √(ρₖ / ρ₁) (the expert side held
 //!   fixed). The prediction assumes the mean; a median or mode of few repetitions is not linear,
-//!   which is why the observed column is there.
+//!   which is why the observed column is there. The repetitions a *target* reliability needs
+//!   ([`repetitions_for_reliability`]) invert the same step-up: the smallest k with ρₖ ≥ target.
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,7 @@ use crate::icc::{icc_all, IccForm};
 
 /// How a judge's repetitions of one response × criterion become its score (see the module docs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum RepetitionAggregate {
     /// The middle value (mean of the two middle ones for an even count).
@@ -119,6 +121,7 @@ pub enum ScaleKind {
 
 /// How consistent a judge is with itself across repetitions (see the module docs).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SelfConsistency {
     /// Responses with at least two repetitions.
     pub n_responses: usize,
@@ -195,6 +198,7 @@ pub fn self_consistency<R: Rng + ?Sized>(
 
 /// One row of the repetitions-needed table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RepetitionsNeededRow {
     /// Repetitions aggregated (1…K).
     pub k: usize,
@@ -212,6 +216,7 @@ pub struct RepetitionsNeededRow {
 
 /// The repetitions-needed table and the single-repetition reliability it rests on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RepetitionsNeeded {
     /// ρ₁: the one-way ICC(1,1) of the judge's K repetitions on the complete responses.
     pub single_repetition_reliability: Option<f64>,
@@ -223,6 +228,34 @@ pub struct RepetitionsNeeded {
 pub fn spearman_brown(rho: f64, k: f64) -> Option<f64> {
     let denominator = 1.0 + (k - 1.0) * rho;
     (denominator != 0.0 && rho.is_finite()).then(|| k * rho / denominator)
+}
+
+/// The fewest repetitions whose aggregate reaches the reliability `target` by Spearman–Brown
+/// from the single-repetition reliability `rho1`: the smallest k ≥ 1 with
+/// kρ₁ / (1 + (k − 1)ρ₁) ≥ target, i.e. k = ⌈target(1 − ρ₁) / (ρ₁(1 − target))⌉ (1 when ρ₁
+/// already reaches it). `None` when no number of repetitions does (ρ₁ ≤ 0), when `target` is
+/// not in (0, 1), or when more than a million would be needed.
+pub fn repetitions_for_reliability(rho1: f64, target: f64) -> Option<usize> {
+    const MOST: f64 = 1e6;
+    if !(rho1.is_finite() && target > 0.0 && target < 1.0) || rho1 <= 0.0 {
+        return None;
+    }
+    if rho1 >= target {
+        return Some(1);
+    }
+    let exact = target * (1.0 - rho1) / (rho1 * (1.0 - target));
+    if exact > MOST {
+        return None;
+    }
+    // The closed form up to rounding: step to the first k whose step-up reaches the target.
+    let mut k = (exact.ceil() as usize).max(1);
+    while k > 1 && spearman_brown(rho1, (k - 1) as f64).is_some_and(|r| r >= target) {
+        k -= 1;
+    }
+    while spearman_brown(rho1, k as f64).is_some_and(|r| r < target) {
+        k += 1;
+    }
+    Some(k)
 }
 
 /// The repetitions-needed table (see the module docs). `rows[i][r]` is repetition r + 1 of
@@ -360,6 +393,49 @@ mod tests {
         assert_eq!(c.alpha, Some(1.0), "identical repetitions give α = 1");
         assert_eq!(c.exact_agreement, Some(1.0), "every pair agrees");
         assert_eq!(c.mean_within_sd, Some(0.0), "no spread within a response");
+    }
+
+    #[test]
+    fn the_repetitions_for_a_target_are_the_first_k_that_reach_it() {
+        // ρ₁ = 0.5, target 0.8: k = 0.8·0.5 / (0.5·0.2) = 4 exactly, and ρ₄ = 0.8.
+        assert_eq!(
+            repetitions_for_reliability(0.5, 0.8),
+            Some(4),
+            "the prophecy formula's exact integer is enough"
+        );
+        // ρ₁ = 0.4, target 0.8: 0.8·0.6 / (0.4·0.2) = 6; ρ₅ = 2/2.6 < 0.8 ≤ ρ₆.
+        assert_eq!(
+            repetitions_for_reliability(0.4, 0.8),
+            Some(6),
+            "ρ₅ falls short"
+        );
+        // ρ₁ = 0.45: 0.8·0.55/(0.45·0.2) = 4.89 → 5.
+        let k = repetitions_for_reliability(0.45, 0.8).expect("reachable");
+        assert_eq!(k, 5, "the closed form rounded up");
+        assert!(
+            spearman_brown(0.45, 5.0).unwrap() >= 0.8 && spearman_brown(0.45, 4.0).unwrap() < 0.8,
+            "five reach the target and four do not"
+        );
+        assert_eq!(
+            repetitions_for_reliability(0.9, 0.8),
+            Some(1),
+            "a judge already reliable enough needs one repetition"
+        );
+        assert_eq!(
+            repetitions_for_reliability(0.0, 0.8),
+            None,
+            "no number of unreliable repetitions reaches the target"
+        );
+        assert_eq!(
+            repetitions_for_reliability(-0.2, 0.8),
+            None,
+            "nor of negatively reliable ones"
+        );
+        assert_eq!(
+            repetitions_for_reliability(0.5, 1.0),
+            None,
+            "a target of 1 is never reached"
+        );
     }
 
     #[test]

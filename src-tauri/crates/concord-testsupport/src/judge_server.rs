@@ -53,6 +53,19 @@ pub fn spread_score(item: u64, k: usize, call: u32) -> i64 {
     (expected_score(item, k) + offset).clamp(1, 5)
 }
 
+/// The PsyCrisis value of the `call`-th live call (1-based) of `item` on dimension `k` when the
+/// server spreads binary repetitions ([`ServerState::binary_spread`]): calls 2, 5, 8, … flip
+/// [`expected_binary`] on the dimensions with (item + k) % 3 = 0. Any three consecutive calls hold
+/// one flip at most, so their majority is [`expected_binary`].
+pub fn spread_binary(item: u64, k: usize, call: u32) -> i64 {
+    let v = expected_binary(item, k);
+    if call % 3 == 2 && (item + k as u64).is_multiple_of(3) {
+        1 - v
+    } else {
+        v
+    }
+}
+
 /// The probabilities the server gives a score token's alternatives when asked for
 /// log-probabilities: the sampled value `v` 0.7, `v + 1` 0.2, `v − 1` 0.1 (as tokens; values off a
 /// criterion's scale are for the client to leave out).
@@ -116,6 +129,8 @@ pub struct ServerState {
     pub base: Mutex<String>,
     /// Repetitions disagree: live MentalBench calls score [`spread_score`] (off by default).
     pub spread: std::sync::atomic::AtomicBool,
+    /// Binary repetitions disagree: live PsyCrisis calls score [`spread_binary`] (off by default).
+    pub binary_spread: std::sync::atomic::AtomicBool,
     /// Attributes a prompt lists in its first half score one more ([`asked_in_first_half`]).
     pub order_bias: std::sync::atomic::AtomicBool,
     /// Live requests that carried a reply schema (`response_format` or a forced tool).
@@ -160,6 +175,7 @@ impl FakeJudge {
             next_id: AtomicU64::new(1),
             base: Mutex::new(String::new()),
             spread: std::sync::atomic::AtomicBool::new(false),
+            binary_spread: std::sync::atomic::AtomicBool::new(false),
             order_bias: std::sync::atomic::AtomicBool::new(false),
             structured_requests: AtomicU64::new(0),
             position_bias: std::sync::atomic::AtomicBool::new(false),
@@ -471,8 +487,9 @@ pub fn asked_in_first_half(prompt: &str) -> [bool; 7] {
     out
 }
 
-/// [`judge_text`], with the MentalBench scores of `spread_call`'s [`spread_score`] when given,
-/// and one point more (at most 5) on the attributes `boost` marks (the order bias).
+/// [`judge_text`], with the scores of `spread_call`'s [`spread_score`] (MentalBench) or
+/// [`spread_binary`] (PsyCrisis) when given, and one point more (at most 5) on the MentalBench
+/// attributes `boost` marks (the order bias).
 pub fn judge_text_of_call(
     item: u64,
     crisis: bool,
@@ -491,7 +508,10 @@ pub fn judge_text_of_call(
         let mut dict = String::from("{");
         let mut sum = 0;
         for (k, key) in keys.iter().enumerate() {
-            let v = expected_binary(item, k);
+            let v = match spread_call {
+                Some(call) => spread_binary(item, k, call),
+                None => expected_binary(item, k),
+            };
             sum += v;
             dict.push_str(&format!("'{key}': {v}, "));
         }
@@ -551,7 +571,11 @@ pub fn structured_reply(
     let mut scores = serde_json::Map::new();
     if crisis {
         for (k, key) in CRISIS_KEYS.iter().enumerate() {
-            scores.insert(key.to_string(), json!(expected_binary(item, k)));
+            let v = match spread_call {
+                Some(call) => spread_binary(item, k, call),
+                None => expected_binary(item, k),
+            };
+            scores.insert(key.to_string(), json!(v));
         }
     } else {
         let free: Value =
@@ -683,7 +707,12 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                     _ => {}
                 }
             }
-            let spread = state.spread.load(Ordering::SeqCst).then_some(n);
+            let spread = if crisis {
+                state.binary_spread.load(Ordering::SeqCst)
+            } else {
+                state.spread.load(Ordering::SeqCst)
+            }
+            .then_some(n);
             let boost = if state.order_bias.load(Ordering::SeqCst) {
                 asked_in_first_half(&text)
             } else {
@@ -903,6 +932,127 @@ pub fn study_with_items(path: &Path, rubric: &Rubric, items: u64) -> (Store, Vec
         })
         .unwrap();
     (store, ids)
+}
+
+/// The PsyCrisis items of [`reliability_study`] are numbered from here, apart from MentalBench's.
+pub const CRISIS_ITEMS_FROM: u64 = 1000;
+
+/// The expert's MentalBench score of `item` on attribute `k` in [`reliability_study`]: the
+/// server's [`expected_score`] on even items, one below it (at least 1) on odd ones.
+pub fn reliability_expert_score(item: u64, k: usize) -> i64 {
+    let v = expected_score(item, k);
+    if item.is_multiple_of(2) {
+        v
+    } else {
+        (v - 1).max(1)
+    }
+}
+
+/// The expert's PsyCrisis value of `item` on dimension `k` in [`reliability_study`]: the server's
+/// [`expected_binary`], flipped where (item + 2k) % 5 = 0.
+pub fn reliability_expert_binary(item: u64, k: usize) -> i64 {
+    let v = expected_binary(item, k);
+    if (item + 2 * k as u64).is_multiple_of(5) {
+        1 - v
+    } else {
+        v
+    }
+}
+
+/// A study at `path` for the judge reliability journeys: both built-in rubrics, `items`
+/// conversations each (MentalBench items 0…, PsyCrisis items from [`CRISIS_ITEMS_FROM`]), one
+/// response each from `gpt4o` (family `gpt-4o`), `claude`, `llama` or `qwen` (each its own
+/// family) in turn — so a judge of the `gpt-4o` family leaves three sources to compare at system
+/// level —, whose text carries `item #N` and a length that varies with N, and one expert,
+/// `Dr Expert`, who rated every response ([`reliability_expert_score`],
+/// [`reliability_expert_binary`]).
+pub fn reliability_study(path: &Path, items: u64) -> Store {
+    use concord_core::store::{NewRater, Occasion, RaterKind, RatingInput, StoreError};
+    let mut store =
+        Store::create(path, Arc::new(SteppingClock::new(1_700_000_000_000, 1))).unwrap();
+    // (rubric id, item, response id) of every response.
+    let responses = store
+        .write(|tx| -> Result<Vec<(i64, u64, i64)>, StoreError> {
+            let gpt = tx.upsert_source(&NewSource {
+                key: "gpt4o",
+                name: "GPT-4o",
+                family: Some("gpt-4o"),
+                kind: SourceKind::Llm,
+            })?;
+            let mut sources = vec![gpt];
+            for (key, name) in [("claude", "Claude"), ("llama", "Llama"), ("qwen", "Qwen")] {
+                sources.push(tx.upsert_source(&NewSource {
+                    key,
+                    name,
+                    family: Some(key),
+                    kind: SourceKind::Llm,
+                })?);
+            }
+            let mut out = Vec::new();
+            for (rubric, from) in [(mentalbench(), 0), (psycrisis(), CRISIS_ITEMS_FROM)] {
+                let rubric_id = tx.add_rubric(&rubric)?;
+                for i in 0..items {
+                    let item = from + i;
+                    let conv = tx.add_conversation(&NewConversation {
+                        external_id: &format!("c{item}"),
+                        rubric_id,
+                        context: &format!("I have felt low for weeks (conversation {item})."),
+                        language: None,
+                        category: None,
+                    })?;
+                    let padding = "I am here with you. ".repeat(1 + (i as usize * 7) % 23);
+                    let response = tx.add_response(
+                        conv,
+                        sources[i as usize % sources.len()],
+                        Some(&format!(
+                            "That sounds hard; item #{item}. {padding}Let us talk."
+                        )),
+                    )?;
+                    out.push((rubric_id, item, response));
+                }
+            }
+            Ok(out)
+        })
+        .unwrap();
+    let mut criteria: HashMap<i64, Vec<i64>> = HashMap::new();
+    for &(rubric_id, _, _) in &responses {
+        if let std::collections::hash_map::Entry::Vacant(e) = criteria.entry(rubric_id) {
+            let ids = store.criteria_in_order(rubric_id).unwrap();
+            e.insert(ids.into_iter().map(|c| c.id).collect());
+        }
+    }
+    store
+        .write(|tx| -> Result<(), StoreError> {
+            let expert = tx.upsert_rater(&NewRater {
+                kind: RaterKind::Expert,
+                name: "Dr Expert",
+                model_id: None,
+                family: None,
+                queue_seed: 1,
+            })?;
+            for &(rubric_id, item, response) in &responses {
+                for (k, &criterion) in criteria[&rubric_id].iter().enumerate() {
+                    let value = if item >= CRISIS_ITEMS_FROM {
+                        reliability_expert_binary(item, k)
+                    } else {
+                        reliability_expert_score(item, k)
+                    };
+                    tx.set_rating(&RatingInput {
+                        rater_id: expert,
+                        response_id: response,
+                        criterion_id: criterion,
+                        occasion: Occasion::First,
+                        value: Some(value),
+                        raw_value: None,
+                        rationale: None,
+                        origin: "screen",
+                    })?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    store
 }
 
 pub fn mentalbench() -> Rubric {

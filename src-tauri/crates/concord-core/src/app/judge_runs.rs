@@ -2,8 +2,8 @@
 //! [`judge_start`](crate::app::judge_start)): the rubric's default prompt, a run's cost preview,
 //! where a run would send its requests and take its key from (the core's endpoint and key-source
 //! rule), the runs in the study, one run's status and its failed calls (all reads), the study's
-//! aggregate of a judge's repetitions (read and chosen), the judges' reliability report, and an API
-//! key put in the OS keyring.
+//! aggregate of a judge's repetitions (read and chosen), the judges' reliability report (and the
+//! agreement panel's section drawn from it), and an API key put in the OS keyring.
 
 use crate::app::open_study::OpenStudy;
 use crate::app::paths::{write_output, PathError};
@@ -15,7 +15,10 @@ use crate::judge::{
     self, ApiKey, CallFailure, Destination, JudgeError, KeyChoice, KeyError, PromptTemplate,
     RunPreview, RunSettings, RunStatus,
 };
-use crate::panel::judge_reliability::{judge_reliability, JudgeReliability, ReliabilityOptions};
+use crate::panel::judge_reliability::{
+    judge_reliability, reliability_section, JudgeReliability, ReliabilityOptions,
+    ReliabilitySection,
+};
 use std::io::Write as _;
 use std::path::Path;
 
@@ -78,6 +81,15 @@ pub fn reliability(
     options: &ReliabilityOptions,
 ) -> Result<Vec<JudgeReliability>, JudgeError> {
     Ok(judge_reliability(study.store(), options)?)
+}
+
+/// The agreement panel's "Judge reliability" section for `options.rubric`: the report with what
+/// its plots draw, or why it is empty (no judge runs, or none answered more than once).
+pub fn reliability_panel(
+    study: &OpenStudy,
+    options: &ReliabilityOptions,
+) -> Result<ReliabilitySection, JudgeError> {
+    Ok(reliability_section(study.store(), options)?)
 }
 
 /// Why a batch file could not be written or read.

@@ -21,19 +21,31 @@
 //!   of the positions a criterion was asked in, over calls whose order was shuffled and recorded
 //!   (the middle position of an odd count is left out); and within tertiles of the expert mean
 //!   (ICC(A,1) and bias per band).
+//! - **Repetitions for a target**: the fewest repetitions whose aggregate reaches the target
+//!   reliability (0.80 unless chosen) by Spearman–Brown from the single-repetition reliability ρ₁.
+//!
+//! [`reliability_section`] is the agreement panel's "Judge reliability" section: the same figures
+//! with what its plots draw (each response's ln length against judge − expert, and the fitted
+//! line with its band), shown only when some judge of the rubric answered more than once (the
+//! runs' counts say so before any call is read, so a study of single-repetition judges costs the
+//! panel one query).
 
 use crate::judge::scores::{for_scale, study_aggregate, RepetitionAggregate};
 use crate::rubric::Scale;
 use crate::store::{RaterKind, Store, StoreError, StoreResult};
 use concord_stats::bootstrap::BootstrapOptions;
-use concord_stats::calibration::{binary_calibration, BinaryCalibration};
+use concord_stats::calibration::binary_calibration;
+/// The figures' own types, as the statistics crate defines them.
+pub use concord_stats::calibration::{BinaryCalibration, CalibrationBin};
 use concord_stats::icc::{icc_all, IccForm};
 use concord_stats::judge_bias::{
-    difference_interval, mean_interval, slope_interval, tertile_cuts, tertile_of, IntervalEstimate,
+    difference_interval, fitted_line, mean_interval, slope_interval, tertile_cuts, tertile_of,
 };
+pub use concord_stats::judge_bias::{BandPoint, FittedLine, IntervalEstimate};
 use concord_stats::repetitions::{
-    repetitions_needed, self_consistency, RepetitionsNeeded, ScaleKind, SelfConsistency,
+    repetitions_for_reliability, repetitions_needed, self_consistency, spearman_brown, ScaleKind,
 };
+pub use concord_stats::repetitions::{RepetitionsNeeded, RepetitionsNeededRow, SelfConsistency};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -41,6 +53,7 @@ use std::collections::{BTreeMap, HashMap};
 
 /// What the report is computed with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ReliabilityOptions {
     /// Rubric key; the study's only rubric with judge runs when `None`.
     pub rubric: Option<String>,
@@ -54,6 +67,16 @@ pub struct ReliabilityOptions {
     pub bins: usize,
     /// Source key → model family, overriding the study's source families.
     pub families: BTreeMap<String, String>,
+    /// The reliability a judge's aggregate should reach (the repetitions it needs are reported).
+    #[serde(default = "default_target_reliability")]
+    pub target_reliability: f64,
+}
+
+/// The conventional 0.80 of a reliability good enough for research use.
+pub const DEFAULT_TARGET_RELIABILITY: f64 = 0.8;
+
+fn default_target_reliability() -> f64 {
+    DEFAULT_TARGET_RELIABILITY
 }
 
 impl Default for ReliabilityOptions {
@@ -65,12 +88,14 @@ impl Default for ReliabilityOptions {
             resamples: 1000,
             bins: 10,
             families: BTreeMap::new(),
+            target_reliability: DEFAULT_TARGET_RELIABILITY,
         }
     }
 }
 
 /// Calibration of one judge × criterion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Calibration {
     /// `logprobs` when every expected score came from token log-probabilities,
     /// `repetitions` when from repetition frequencies, `mixed` when both.
@@ -87,6 +112,7 @@ pub struct Calibration {
 
 /// Agreement and bias within one tertile of the expert mean.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct QualityBand {
     /// 1 (the worst-rated third), 2 or 3.
     pub band: usize,
@@ -100,6 +126,7 @@ pub struct QualityBand {
 
 /// The bias audit of one judge × criterion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BiasAudit {
     pub overall: IntervalEstimate,
     pub length: IntervalEstimate,
@@ -110,6 +137,7 @@ pub struct BiasAudit {
 
 /// Every figure of one judge × criterion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct JudgeReliability {
     pub judge: String,
     pub model: Option<String>,
@@ -127,9 +155,90 @@ pub struct JudgeReliability {
     pub n_compared: usize,
     pub consistency: SelfConsistency,
     pub repetitions_needed: RepetitionsNeeded,
+    /// The repetitions the target reliability needs.
+    pub target: TargetRepetitions,
     pub calibration: Calibration,
     pub bias: BiasAudit,
 }
+
+/// The reliability a judge's aggregate should reach and the repetitions that takes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct TargetRepetitions {
+    pub reliability: f64,
+    /// The smallest k whose Spearman–Brown reliability reaches it (`None` when no k does or ρ₁
+    /// is undefined).
+    pub repetitions: Option<usize>,
+}
+
+/// One response of the length audit: ln(characters) against judge − expert reference.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LengthPoint {
+    pub log_length: f64,
+    pub difference: f64,
+}
+
+/// What the length scatter draws: the responses and the fitted line with its 95% band.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LengthScatter {
+    pub points: Vec<LengthPoint>,
+    pub line: Option<FittedLine>,
+}
+
+/// One point of the repetitions-needed curve: the Spearman–Brown reliability of a k-aggregate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CurvePoint {
+    pub k: usize,
+    pub reliability: f64,
+}
+
+/// One judge × criterion of the panel's section: its figures, the repetitions-needed curve and
+/// its length scatter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ReliabilityRow {
+    pub figures: JudgeReliability,
+    /// ρₖ for k = 1 … max(K, the repetitions the target needs, up to [`CURVE_MOST`]); empty when
+    /// ρ₁ is undefined.
+    pub curve: Vec<CurvePoint>,
+    pub length: LengthScatter,
+}
+
+/// The most repetitions the curve is drawn to.
+pub const CURVE_MOST: usize = 20;
+
+/// Whether the section is shown, or why not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum SectionState {
+    /// Some judge of the rubric answered more than once.
+    Shown,
+    /// No judge run of the rubric has a done call.
+    NoJudgeRuns,
+    /// Every judge of the rubric answered each response once: nothing to be consistent with.
+    SingleRepetition,
+}
+
+/// The agreement panel's "Judge reliability" section for one rubric.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ReliabilitySection {
+    /// The rubric reported on (`None` when the study has no judge runs to choose one by).
+    pub rubric: Option<String>,
+    pub state: SectionState,
+    pub target_reliability: f64,
+    /// Equal-width bins of the reliability diagrams.
+    pub bins: usize,
+    /// Judges by name, criteria in rubric order; empty unless shown.
+    pub rows: Vec<ReliabilityRow>,
+}
+
+/// Points of the fitted line's band in the length scatter.
+const BAND_POINTS: usize = 24;
 
 const LENGTH_RULE: &str =
     "OLS slope of (judge - expert mean) on ln(response length in characters), t interval on n - 2 df";
@@ -145,8 +254,8 @@ struct ResponseCalls {
     run: i64,
     /// criterion id → (repetition, value).
     values: HashMap<i64, Vec<(i64, f64)>>,
-    /// criterion id → expected scores from log-probabilities.
-    expected: HashMap<i64, Vec<f64>>,
+    /// criterion id → (repetition, expected score from log-probabilities).
+    expected: HashMap<i64, Vec<(i64, f64)>>,
     /// criterion id → (position, count) of each call with a recorded order, beside its value.
     positions: HashMap<i64, Vec<(usize, usize, f64)>>,
 }
@@ -161,6 +270,146 @@ pub fn judge_reliability(
     store: &Store,
     options: &ReliabilityOptions,
 ) -> StoreResult<Vec<JudgeReliability>> {
+    Ok(compute(store, options)?
+        .into_iter()
+        .map(|row| row.figures)
+        .collect())
+}
+
+/// The panel's section: [`SectionState::Shown`] with every judge × criterion and its length
+/// scatter when some run of the rubric (`options.rubric`, or the study's only rubric with judge
+/// runs) asked more than once and some judge answered a response more than once; otherwise the
+/// state says why it is empty.
+pub fn reliability_section(
+    store: &Store,
+    options: &ReliabilityOptions,
+) -> StoreResult<ReliabilitySection> {
+    let runs: Vec<_> = store
+        .judge_run_counts()?
+        .into_iter()
+        .filter(|r| r.done > 0)
+        .filter(|r| options.rubric.as_ref().is_none_or(|key| &r.rubric == key))
+        .collect();
+    let empty = |state, rubric: Option<String>| ReliabilitySection {
+        rubric,
+        state,
+        target_reliability: options.target_reliability,
+        bins: options.bins,
+        rows: Vec::new(),
+    };
+    let rubric = options
+        .rubric
+        .clone()
+        .or_else(|| runs.first().map(|r| r.rubric.clone()));
+    if runs.is_empty() {
+        return Ok(empty(SectionState::NoJudgeRuns, rubric));
+    }
+    if runs.iter().all(|r| r.repetitions <= 1) {
+        return Ok(empty(SectionState::SingleRepetition, rubric));
+    }
+    let rows = compute(store, options)?;
+    if rows.iter().all(|r| r.figures.repetitions <= 1) {
+        return Ok(empty(SectionState::SingleRepetition, rubric));
+    }
+    Ok(ReliabilitySection {
+        rubric,
+        state: SectionState::Shown,
+        target_reliability: options.target_reliability,
+        bins: options.bins,
+        rows,
+    })
+}
+
+/// What the report reads of the study for one rubric.
+struct Loaded {
+    aggregate: RepetitionAggregate,
+    /// (criterion id, key, scale) in rubric order.
+    criteria: Vec<(i64, String, Scale)>,
+    /// The experts' first-occasion values per (response, criterion).
+    expert_values: HashMap<(i64, i64), Vec<f64>>,
+    /// Response → (characters, model family).
+    responses: HashMap<i64, (Option<i64>, Option<String>)>,
+    /// Judge → response → its calls of the newest run that judged the response.
+    calls: HashMap<i64, HashMap<i64, ResponseCalls>>,
+    /// The most repetitions of any done call per judge (K of the repetitions-needed table).
+    max_reps: HashMap<i64, usize>,
+    raters: Vec<crate::store::RaterRecord>,
+}
+
+impl Loaded {
+    /// The judges with calls, by name.
+    fn judges(&self) -> Vec<&crate::store::RaterRecord> {
+        let mut judges: Vec<&crate::store::RaterRecord> = self
+            .raters
+            .iter()
+            .filter(|r| self.calls.contains_key(&r.id))
+            .collect();
+        judges.sort_by(|a, b| a.name.cmp(&b.name));
+        judges
+    }
+}
+
+/// One judge's value of one response × criterion in one repetition, as the report reads it (the
+/// newest run that judged the response), with what the methods appendix recomputes it from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepetitionRecord {
+    pub judge: String,
+    pub response_id: i64,
+    pub criterion: String,
+    pub repetition: i64,
+    pub value: f64,
+    /// The call's expected score from token log-probabilities, when the provider returned them.
+    pub expected: Option<f64>,
+    /// The response's length in characters.
+    pub chars: Option<i64>,
+}
+
+/// Every repetition the report reads, judges by name, then response, criterion in rubric order
+/// and repetition.
+pub fn repetition_records(
+    store: &Store,
+    options: &ReliabilityOptions,
+) -> StoreResult<Vec<RepetitionRecord>> {
+    let Some(l) = load(store, options)? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for judge in l.judges() {
+        let by_response = &l.calls[&judge.id];
+        let mut ids: Vec<i64> = by_response.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let calls = &by_response[&id];
+            let chars = l.responses.get(&id).and_then(|r| r.0);
+            for (criterion_id, key, _) in &l.criteria {
+                let Some(values) = calls.values.get(criterion_id) else {
+                    continue;
+                };
+                let mut values = values.clone();
+                values.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+                let expected = calls.expected.get(criterion_id);
+                for (repetition, value) in values {
+                    out.push(RepetitionRecord {
+                        judge: judge.name.clone(),
+                        response_id: id,
+                        criterion: key.clone(),
+                        repetition,
+                        value,
+                        expected: expected
+                            .and_then(|e| e.iter().find(|x| x.0 == repetition))
+                            .map(|x| x.1),
+                        chars,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Read the rubric's judges, experts, responses and calls; `None` when no rubric was named and
+/// none has judge runs.
+fn load(store: &Store, options: &ReliabilityOptions) -> StoreResult<Option<Loaded>> {
     let rubrics = store.rubrics()?;
     let stored = match &options.rubric {
         Some(key) => rubrics
@@ -182,7 +431,7 @@ pub fn judge_reliability(
                 .collect();
             match with_runs.len() {
                 1 => with_runs.remove(0),
-                0 => return Ok(Vec::new()),
+                0 => return Ok(None),
                 _ => {
                     return Err(StoreError::Invalid(
                         "judge runs use several rubrics; choose one".into(),
@@ -295,7 +544,7 @@ pub fn judge_reliability(
                 Ok(m) => {
                     for (key, v) in m {
                         if let (Some(&id), Some(v)) = (key_to_id.get(key.as_str()), v.as_f64()) {
-                            slot.expected.entry(id).or_default().push(v);
+                            slot.expected.entry(id).or_default().push((c.repetition, v));
                         }
                     }
                 }
@@ -306,12 +555,33 @@ pub fn judge_reliability(
     if let Some(e) = bad {
         return Err(e);
     }
+    Ok(Some(Loaded {
+        aggregate,
+        criteria,
+        expert_values,
+        responses,
+        calls,
+        max_reps,
+        raters,
+    }))
+}
 
-    let mut judges: Vec<&crate::store::RaterRecord> = raters
-        .iter()
-        .filter(|r| calls.contains_key(&r.id))
-        .collect();
-    judges.sort_by(|a, b| a.name.cmp(&b.name));
+/// Every judge × criterion with its curve and length scatter (see [`judge_reliability`]).
+fn compute(store: &Store, options: &ReliabilityOptions) -> StoreResult<Vec<ReliabilityRow>> {
+    let Some(loaded) = load(store, options)? else {
+        return Ok(Vec::new());
+    };
+    let judges = loaded.judges();
+    let Loaded {
+        aggregate,
+        criteria,
+        expert_values,
+        responses,
+        calls,
+        max_reps,
+        ..
+    } = &loaded;
+    let aggregate = *aggregate;
     let bootstrap = BootstrapOptions {
         resamples: options.resamples,
         ..BootstrapOptions::default()
@@ -322,7 +592,7 @@ pub fn judge_reliability(
         let k_max = max_reps.get(&judge.id).copied().unwrap_or(1);
         let mut response_ids: Vec<i64> = by_response.keys().copied().collect();
         response_ids.sort_unstable();
-        for (criterion_id, key, scale) in &criteria {
+        for (criterion_id, key, scale) in criteria {
             let binary = matches!(scale, Scale::Binary);
             let categories: Vec<f64> = (scale.min()..=scale.max()).map(|v| v as f64).collect();
             let mut rows: Vec<Vec<Option<f64>>> = Vec::new();
@@ -401,12 +671,32 @@ pub fn judge_reliability(
                 }
                 let reps: Vec<f64> = rows[i].iter().flatten().copied().collect();
                 let (expected, from_logprobs) = match calls_here.expected.get(criterion_id) {
-                    Some(x) if !x.is_empty() => (x.iter().sum::<f64>() / x.len() as f64, true),
+                    Some(x) if !x.is_empty() => {
+                        (x.iter().map(|e| e.1).sum::<f64>() / x.len() as f64, true)
+                    }
                     _ => (reps.iter().sum::<f64>() / reps.len() as f64, false),
                 };
                 calibration_rows.push((expected, s, e, from_logprobs));
             }
             let calibration = calibrate(&calibration_rows, binary, options.bins);
+            let length = LengthScatter {
+                points: log_len
+                    .iter()
+                    .zip(&d)
+                    .filter(|(x, y)| x.is_finite() && y.is_finite())
+                    .map(|(&log_length, &difference)| LengthPoint {
+                        log_length,
+                        difference,
+                    })
+                    .collect(),
+                line: fitted_line(&log_len, &d, BAND_POINTS),
+            };
+            let target = TargetRepetitions {
+                reliability: options.target_reliability,
+                repetitions: needed
+                    .single_repetition_reliability
+                    .and_then(|rho1| repetitions_for_reliability(rho1, options.target_reliability)),
+            };
             let self_preference = match &judge.family {
                 Some(_) => difference_interval(&own, &others, SELF_RULE),
                 None => difference_interval(&[], &[], SELF_UNKNOWN),
@@ -418,7 +708,7 @@ pub fn judge_reliability(
                 order: difference_interval(&first_half, &second_half, ORDER_RULE),
                 bands: bands(&pairs),
             };
-            out.push(JudgeReliability {
+            let figures = JudgeReliability {
                 judge: judge.name.clone(),
                 model: judge.model_id.clone(),
                 family: judge.family.clone(),
@@ -430,12 +720,33 @@ pub fn judge_reliability(
                 n_compared: pairs.len(),
                 consistency,
                 repetitions_needed: needed,
+                target,
                 calibration,
                 bias,
+            };
+            let curve = curve(&figures);
+            out.push(ReliabilityRow {
+                figures,
+                curve,
+                length,
             });
         }
     }
     Ok(out)
+}
+
+/// The Spearman–Brown curve of a judge × criterion (see [`ReliabilityRow::curve`]).
+fn curve(figures: &JudgeReliability) -> Vec<CurvePoint> {
+    let Some(rho1) = figures.repetitions_needed.single_repetition_reliability else {
+        return Vec::new();
+    };
+    let reach = figures.target.repetitions.unwrap_or(CURVE_MOST);
+    let last = figures.repetitions.max(reach.min(CURVE_MOST)).max(2);
+    (1..=last)
+        .filter_map(|k| {
+            spearman_brown(rho1, k as f64).map(|reliability| CurvePoint { k, reliability })
+        })
+        .collect()
 }
 
 /// The experts' mean (1–5) or majority (binary, a tie left out).

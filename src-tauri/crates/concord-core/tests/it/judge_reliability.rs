@@ -315,3 +315,143 @@ fn shuffled_orders_and_log_probabilities_are_recorded_and_audited() {
         );
     }
 }
+
+/// Run the loopback judge `model` on `rubric` of `store`, `repetitions` times per response (with
+/// token log-probabilities asked for when `logprobs`).
+pub(crate) fn run_judge(
+    store: &mut Store,
+    server: &FakeJudge,
+    rubric: &str,
+    model: &str,
+    repetitions: u32,
+    logprobs: bool,
+) {
+    let mut s = RunSettings::new(ProviderKind::OpenaiCompatible, &server.base_url(), model);
+    s.max_tokens = 256;
+    s.repetitions = repetitions;
+    s.logprobs = logprobs;
+    s.rubric = Some(rubric.into());
+    s.family = Some("gpt-4o".into());
+    let run = open_run(store, &s).unwrap().run_id;
+    execute_run(
+        store,
+        run,
+        &Execution::default(),
+        None,
+        &CancellationToken::new(),
+        &mut |_| {},
+    )
+    .expect("the run executes");
+}
+
+/// The agreement panel's section: the CLI's figures, with the curve, the diagram's bins and the
+/// length scatter its plots draw; and why it is empty when no judge ran or none repeated itself.
+#[test]
+fn the_panel_section_carries_the_report_and_what_its_plots_draw() {
+    use concord_core::panel::judge_reliability::{reliability_section, SectionState};
+    use concord_stats::repetitions::spearman_brown;
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    for flag in [&server.state.spread, &server.state.binary_spread] {
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = judge_server::reliability_study(&dir.path().join("s.concord"), 15);
+    let options = |rubric: &str| ReliabilityOptions {
+        rubric: Some(rubric.into()),
+        ..ReliabilityOptions::default()
+    };
+    for rubric in ["mentalbench", "psycrisis"] {
+        assert_eq!(
+            reliability_section(&store, &options(rubric)).unwrap().state,
+            SectionState::NoJudgeRuns,
+            "{rubric}: before any run the section says no judge ran"
+        );
+    }
+    run_judge(&mut store, &server, "psycrisis", "once-judge", 1, false);
+    assert_eq!(
+        reliability_section(&store, &options("psycrisis"))
+            .unwrap()
+            .state,
+        SectionState::SingleRepetition,
+        "a judge that answered once has nothing to be consistent with"
+    );
+    run_judge(&mut store, &server, "mentalbench", "thrice-judge", 3, false);
+    run_judge(&mut store, &server, "psycrisis", "thrice-judge", 3, false);
+    for rubric in ["mentalbench", "psycrisis"] {
+        let section = reliability_section(&store, &options(rubric)).unwrap();
+        assert_eq!(
+            section.state,
+            SectionState::Shown,
+            "{rubric}: a judge answered three times"
+        );
+        let report = judge_reliability(&store, &options(rubric)).unwrap();
+        let figures: Vec<_> = section.rows.iter().map(|r| r.figures.clone()).collect();
+        assert_eq!(
+            figures, report,
+            "{rubric}: the panel shows exactly the figures `concord judge reliability` reports"
+        );
+        for row in section.rows.iter().filter(|r| r.figures.repetitions == 3) {
+            let f = &row.figures;
+            let what = format!("{rubric}/{}", f.criterion);
+            assert_eq!(
+                row.length.points.len(),
+                f.n_compared,
+                "{what}: one scatter point per response compared with the experts"
+            );
+            let line = row.length.line.as_ref().expect("the lengths vary");
+            let slope = f.bias.length.estimate.expect("a length slope");
+            assert!(
+                (line.slope - slope).abs() < 1e-12,
+                "{what}: the line drawn is the audit's slope ({} vs {slope})",
+                line.slope
+            );
+            let rho1 = f
+                .repetitions_needed
+                .single_repetition_reliability
+                .expect("ρ₁ of spread repetitions");
+            for (p, r) in row.curve.iter().zip(&f.repetitions_needed.rows) {
+                assert!(
+                    (Some(p.reliability) == r.predicted_reliability) && p.k == r.k,
+                    "{what}: the curve runs through the table's Spearman–Brown column at k = {}",
+                    r.k
+                );
+            }
+            match f.target.repetitions {
+                Some(k) => {
+                    assert!(
+                        spearman_brown(rho1, k as f64).unwrap() >= 0.8
+                            && (k == 1 || spearman_brown(rho1, (k - 1) as f64).unwrap() < 0.8),
+                        "{what}: {k} repetitions are the fewest that reach 0.80 from ρ₁ = {rho1}"
+                    );
+                    assert_eq!(
+                        row.curve.last().map(|p| p.k),
+                        Some(k.clamp(3, 20)),
+                        "{what}: the curve is drawn to the repetitions the target needs"
+                    );
+                }
+                None => assert!(rho1 <= 0.0, "{what}: only ρ₁ ≤ 0 never reaches the target"),
+            }
+            if rubric == "psycrisis" {
+                let b = f.calibration.binary.as_ref().expect("binary calibration");
+                let binned: usize = b.bins.iter().map(|bin| bin.n).sum();
+                assert_eq!(
+                    binned, f.n_compared,
+                    "{what}: every compared response falls in one bin of the diagram"
+                );
+                assert!(
+                    b.bins
+                        .iter()
+                        .any(|bin| bin.n > 0 && bin.lower > 0.0 && bin.upper < 1.0),
+                    "{what}: the spread repetitions put some predictions strictly between 0 and 1"
+                );
+            }
+        }
+        assert!(
+            section
+                .rows
+                .iter()
+                .any(|r| r.figures.judge == "thrice-judge"),
+            "{rubric}: the repeated judge is in the section"
+        );
+    }
+}

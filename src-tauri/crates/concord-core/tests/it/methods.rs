@@ -1,8 +1,12 @@
-//! The methods appendix of the demo study: the five files are written; the table is a well-formed
-//! CSV (every row as many fields as the header, the ICC form quoted) with F-based intervals, so a
-//! reader's pingouin reproduces it; the paragraph names the ICC form, the interval methods, the
-//! software version and the options; the script is the one Concord ships. (`scripts/dev test`
-//! runs the script itself on such an export with pingouin.)
+//! The methods appendix of the demo study: the seven files are written; the table is a
+//! well-formed CSV (every row as many fields as the header, the ICC form quoted) with F-based
+//! intervals, so a reader's pingouin reproduces it; the paragraph names the ICC form, the interval
+//! methods, the software version and the options; the script is the one Concord ships.
+//! (`scripts/dev test` runs the script itself on such an export with pingouin.) And the appendix of
+//! a study judged three times per response by the loopback judge: its judge reliability table is
+//! what `concord judge reliability` computes, its repetitions file holds every repetition read,
+//! and — with the appendix's Python packages (`CONCORD_APPENDIX_PYTHON`, which `scripts/dev test`
+//! points at its venv) — `recompute.py` reproduces the table and fails on any number changed in it.
 
 use concord_core::app::open_study::OpenStudy;
 use concord_core::base::clock::SystemClock;
@@ -37,12 +41,20 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
         names,
         [
             "ratings.csv",
+            "judge_reliability.csv",
+            "judge_repetitions.csv",
             "agreement.csv",
             "study.json",
             "methods.md",
             "recompute.py"
         ],
-        "the appendix has its five files"
+        "the appendix has its seven files"
+    );
+    let reliability = std::fs::read_to_string(dir.join("judge_reliability.csv")).unwrap();
+    assert_eq!(
+        reliability.lines().count(),
+        1,
+        "the demo's judge has no repeated calls, so its reliability table is its header alone"
     );
     let table = std::fs::read_to_string(dir.join("agreement.csv")).unwrap();
     let mut reader = csv::ReaderBuilder::new().from_reader(table.as_bytes());
@@ -75,6 +87,9 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
         "Concord 9.9.9",
         "REML",
         "self-family exclusion on",
+        "Krippendorff's α across repetitions",
+        "Spearman–Brown",
+        "krippendorff, statsmodels",
     ] {
         assert!(
             paragraph.contains(needle),
@@ -100,4 +115,232 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
             .any(|r| r["kind"] == "judge"),
         "the raters with their kinds, so the script can tell judges from experts"
     );
+}
+
+/// The appendix's Python (`CONCORD_APPENDIX_PYTHON`), when the environment names one.
+fn appendix_python() -> Option<std::path::PathBuf> {
+    std::env::var_os("CONCORD_APPENDIX_PYTHON")
+        .filter(|p| !p.is_empty())
+        .map(std::path::PathBuf::from)
+}
+
+/// Run the appendix's `recompute.py` on `dir`: its exit code and what it printed.
+fn recompute(python: &std::path::Path, dir: &std::path::Path) -> (Option<i32>, String) {
+    let out = std::process::Command::new(python)
+        .arg(dir.join("recompute.py"))
+        .arg(dir)
+        .output()
+        .expect("the appendix's Python runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// A copy of the appendix `dir` at `to` whose `judge_reliability.csv` has `column` of its
+/// `judge` × `criterion` line moved by `delta`.
+fn tampered(
+    dir: &std::path::Path,
+    to: &std::path::Path,
+    judge: &str,
+    criterion: &str,
+    column: &str,
+    delta: f64,
+) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+    let path = to.join("judge_reliability.csv");
+    let mut reader = csv::Reader::from_path(&path).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let at = header
+        .iter()
+        .position(|h| h == column)
+        .expect("a column of the table");
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut changed = false;
+    for record in reader.records() {
+        let mut row: Vec<String> = record.unwrap().iter().map(str::to_string).collect();
+        if row[1] == judge && row[2] == criterion {
+            let v: f64 = row[at].parse().expect("the figure to change is defined");
+            row[at] = (v + delta).to_string();
+            changed = true;
+        }
+        rows.push(row);
+    }
+    assert!(changed, "{judge} × {criterion} has a line to change");
+    let mut w = csv::Writer::from_path(&path).unwrap();
+    w.write_record(&header).unwrap();
+    for row in rows {
+        w.write_record(&row).unwrap();
+    }
+    w.flush().unwrap();
+}
+
+#[test]
+fn a_judged_studys_appendix_recomputes_its_judge_reliability_table() {
+    use crate::judge_reliability::run_judge;
+    use concord_core::outputs::methods::{reliability_options, RELIABILITY_HEADER};
+    use concord_core::panel::judge_reliability::{judge_reliability, repetition_records};
+    use concord_testsupport::judge_server::{reliability_study, FakeJudge};
+    use std::sync::atomic::Ordering;
+    let server = FakeJudge::start(std::time::Duration::ZERO, false, None);
+    server.state.spread.store(true, Ordering::SeqCst);
+    server.state.binary_spread.store(true, Ordering::SeqCst);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let mut store = reliability_study(&tmp.path().join("judged.concord"), 15);
+    run_judge(&mut store, &server, "mentalbench", "thrice-judge", 3, false);
+    run_judge(&mut store, &server, "psycrisis", "thrice-judge", 3, true);
+    run_judge(&mut store, &server, "psycrisis", "once-judge", 1, false);
+    let mut study = OpenStudy::new(store);
+    let python = appendix_python();
+    if python.is_none() {
+        println!(
+            "note: CONCORD_APPENDIX_PYTHON is not set, so recompute.py is not run here \
+             (scripts/dev test runs it with its venv)"
+        );
+    }
+    for (rubric, criteria) in [("mentalbench", 7), ("psycrisis", 5)] {
+        let dir = tmp.path().join(rubric);
+        let options = AgreementOptions::mentalalign(rubric);
+        let gate = PhiGate {
+            actor: "lead",
+            override_reason: Some("synthetic test texts"),
+        };
+        concord_core::app::methods::write_methods_appendix(
+            &mut study, &options, &dir, "9.9.9", false, gate,
+        )
+        .expect("written");
+
+        // The table is the report, figure by figure.
+        let figures = judge_reliability(study.store(), &reliability_options(rubric)).unwrap();
+        let judges = if rubric == "psycrisis" { 2 } else { 1 };
+        assert_eq!(
+            figures.len(),
+            judges * criteria,
+            "{rubric}: one line per judge × criterion"
+        );
+        let mut reader = csv::Reader::from_path(dir.join("judge_reliability.csv")).unwrap();
+        assert_eq!(
+            reader.headers().unwrap().iter().collect::<Vec<_>>(),
+            RELIABILITY_HEADER,
+            "{rubric}: the table's documented columns"
+        );
+        let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(
+            rows.len(),
+            figures.len(),
+            "{rubric}: every judge × criterion is a line"
+        );
+        let cell = |row: &csv::StringRecord, column: &str| -> Option<f64> {
+            let at = RELIABILITY_HEADER
+                .iter()
+                .position(|h| *h == column)
+                .unwrap();
+            (!row[at].is_empty()).then(|| row[at].parse().unwrap())
+        };
+        for (row, f) in rows.iter().zip(&figures) {
+            let what = format!("{rubric}: {} × {}", f.judge, f.criterion);
+            assert_eq!(
+                (&row[1], &row[2]),
+                (f.judge.as_str(), f.criterion.as_str()),
+                "{what}: in the report's order"
+            );
+            for (column, want) in [
+                ("repetitions", Some(f.repetitions as f64)),
+                ("alpha", f.consistency.alpha),
+                ("alpha_ci_low", f.consistency.alpha_ci95[0]),
+                ("alpha_ci_high", f.consistency.alpha_ci95[1]),
+                (
+                    "single_repetition_reliability",
+                    f.repetitions_needed.single_repetition_reliability,
+                ),
+                (
+                    "repetitions_for_target",
+                    f.target.repetitions.map(|k| k as f64),
+                ),
+                ("ece", f.calibration.binary.as_ref().and_then(|b| b.ece)),
+                ("brier", f.calibration.binary.as_ref().and_then(|b| b.brier)),
+                ("length_slope", f.bias.length.estimate),
+                ("length_ci_low", f.bias.length.ci95[0]),
+                ("length_ci_high", f.bias.length.ci95[1]),
+            ] {
+                assert_eq!(
+                    cell(row, column),
+                    want,
+                    "{what}: {column} is the report's, every digit"
+                );
+            }
+        }
+        let repetitions = std::fs::read_to_string(dir.join("judge_repetitions.csv")).unwrap();
+        let records = repetition_records(study.store(), &reliability_options(rubric)).unwrap();
+        assert_eq!(
+            repetitions.lines().count(),
+            records.len() + 1,
+            "{rubric}: every repetition the table reads is a line"
+        );
+        let thrice = 15 * 3 * criteria;
+        assert_eq!(
+            records.iter().filter(|r| r.judge == "thrice-judge").count(),
+            thrice,
+            "{rubric}: 15 responses × 3 repetitions × {criteria} criteria of the repeated judge"
+        );
+        if rubric == "psycrisis" {
+            assert!(
+                records
+                    .iter()
+                    .filter(|r| r.judge == "thrice-judge")
+                    .all(|r| r.expected.is_some()),
+                "the judge asked for log-probabilities, so every repetition has its expected score"
+            );
+        }
+
+        let Some(python) = &python else { continue };
+        let (code, out) = recompute(python, &dir);
+        assert_eq!(
+            code,
+            Some(0),
+            "{rubric}: recompute.py reproduces every number of the appendix:\n{out}"
+        );
+        assert!(
+            out.contains("of the judge reliability table"),
+            "{rubric}: the script says it checked the reliability table: {out}"
+        );
+        let f = figures.iter().find(|f| f.judge == "thrice-judge").unwrap();
+        // Each kind of number, changed a little, is caught (α's interval beyond its bootstrap
+        // tolerance of 0.1).
+        let changes: &[(&str, f64)] = if rubric == "psycrisis" {
+            &[
+                ("single_repetition_reliability", 0.01),
+                ("ece", 0.001),
+                ("brier", -0.001),
+                ("length_ci_high", 0.001),
+            ]
+        } else {
+            &[
+                ("alpha", 0.01),
+                ("alpha_ci_low", -0.2),
+                ("repetitions_for_target", 1.0),
+                ("length_slope", 0.001),
+            ]
+        };
+        for &(column, delta) in changes {
+            let to = tmp.path().join(format!("{rubric}-{column}"));
+            tampered(&dir, &to, &f.judge, &f.criterion, column, delta);
+            let (code, out) = recompute(python, &to);
+            assert_eq!(
+                code,
+                Some(1),
+                "{rubric}: recompute.py must fail when {column} is off by {delta}:\n{out}"
+            );
+            assert!(
+                out.contains(&format!("{} / {} {column}", f.judge, f.criterion)),
+                "{rubric}: the failure names the number changed ({column}):\n{out}"
+            );
+        }
+    }
 }

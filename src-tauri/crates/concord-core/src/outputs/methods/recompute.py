@@ -3,19 +3,29 @@
 Concord wrote this script beside its methods appendix. The directory holds
   ratings.csv    every rating of the study (Concord's long CSV),
   study.json     the rubric's criteria and groups, the sources' and raters' model families, and
-                 the options the table was computed with,
+                 the options the tables were computed with,
   agreement.csv  the table: per attribute (or attribute group) and judge, ICC with its 95% CI,
-                 bias, MSE and the numbers of targets and rating pairs.
+                 bias, MSE and the numbers of targets and rating pairs,
+  judge_repetitions.csv  every repetition of every judge's newest run, with each response's
+                 length in characters and any expected score from token log-probabilities,
+  judge_reliability.csv  per judge and attribute: Krippendorff's alpha across repetitions with its
+                 bootstrap 95% CI, the single-repetition reliability and the repetitions a target
+                 reliability needs (Spearman-Brown), ECE and Brier (binary dimensions), and the
+                 length-bias slope with its 95% CI.
 
-    pip install pingouin pandas numpy
+    pip install pingouin pandas numpy krippendorff statsmodels
     python recompute.py DIR
 
 Each number is recomputed with public packages only — pingouin.intraclass_corr for the ICC and its
 McGraw & Wong interval, numpy for bias and MSE — following the method the table states: the
 reference is, per response, the mean of the experts who rated it; responses of the judge's own
 model family are left out; at system level each rated model is one target (the mean reference and
-judge scores over the responses both scored). Exit status 0 when every number agrees with the
-table to 1e-6, 1 otherwise.
+judge scores over the responses both scored). The reliability table is recomputed from the
+repetitions: alpha with krippendorff.alpha, the single-repetition reliability (one-way ICC(1,1))
+from a statsmodels one-way ANOVA, the length slope and its interval with statsmodels OLS, ECE and
+Brier with numpy. Exit status 0 when every number agrees with its table to 1e-6 (alpha's
+bootstrap interval, which depends on the random stream, to within 0.1 of a bootstrap this script
+draws itself), 1 otherwise.
 """
 
 import json
@@ -23,11 +33,17 @@ import math
 import os
 import sys
 
+import krippendorff
 import numpy as np
 import pandas as pd
 import pingouin as pg
+import statsmodels.api as sm
 
 TOLERANCE = 1e-6
+# pingouin.intraclass_corr takes at least five scores: three targets rated by judge and reference.
+MIN_TARGETS = 3
+# Two percentile bootstraps with different random streams agree only up to Monte Carlo error.
+BOOTSTRAP_TOLERANCE = 0.1
 # pingouin names the forms "ICC(C,1)" since 0.6 and "ICC3" before.
 FORMS = {"ICC(C,1)": "ICC3", "ICC(A,1)": "ICC2", "ICC(1,1)": "ICC1"}
 
@@ -68,18 +84,21 @@ def main(directory):
         return out
 
     table = pd.read_csv(os.path.join(directory, "agreement.csv"), dtype=str, keep_default_na=False)
-    checked, failures, worst = 0, [], 0.0
+    checked, failures, worst, skipped = 0, [], 0.0, []
 
-    def compare(label, mine, theirs):
+    def compare(label, mine, theirs, tolerance=TOLERANCE):
         nonlocal checked, worst
         checked += 1
+        if mine is not None and not math.isfinite(mine):
+            mine = None
         if theirs == "":
-            ok = mine is None or not math.isfinite(mine)
+            ok = mine is None
             diff = 0.0
         else:
             diff = abs(mine - float(theirs)) if mine is not None else math.inf
-            ok = diff <= TOLERANCE
-            worst = max(worst, diff)
+            ok = diff <= tolerance
+            if tolerance == TOLERANCE:
+                worst = max(worst, diff)
         if not ok:
             failures.append(f"{label}: recomputed {mine}, table {theirs}")
 
@@ -111,6 +130,13 @@ def main(directory):
         else:
             targets = [(r, j) for r, j, _ in pairs]
         compare(label + " n_targets", float(len(targets)), row.n_targets)
+        if len(targets) < MIN_TARGETS:
+            # pingouin needs five scores, so three targets of two raters; none gives no ICC.
+            if not targets:
+                compare(label + " icc", None, row.icc)
+            else:
+                skipped.append(f"{label}: {len(targets)} targets, fewer than pingouin takes")
+            continue
         long = pd.DataFrame(
             [(t, who, v) for t, pair in enumerate(targets) for who, v in zip(("reference", "judge"), pair)],
             columns=["target", "rater", "score"],
@@ -122,11 +148,193 @@ def main(directory):
             lo, hi = line["CI95%"] if "CI95%" in line else line["CI95"]
             compare(label + " ci_low", float(lo), row.ci_low)
             compare(label + " ci_high", float(hi), row.ci_high)
-    print(f"{checked} numbers recomputed; largest difference {worst:.2e}")
+    reliability_checked = check_reliability(directory, study, ratings, compare)
+    print(f"{checked} numbers recomputed ({reliability_checked} of the judge reliability table); "
+          f"largest difference {worst:.2e}")
+    for note in skipped:
+        print(f"ICC not recomputed: {note}")
     if failures:
         print("\n".join(failures))
         return 1
     return 0
+
+
+def aggregate(values, how):
+    """A judge's score from its repetitions: median, mean, or mode (ties to the lowest value)."""
+    v = sorted(x for x in values if math.isfinite(x))
+    if not v:
+        return None
+    if how == "median":
+        return float(np.median(v))
+    if how == "mean":
+        return float(np.mean(v))
+    counts = {x: v.count(x) for x in v}
+    return min(x for x in counts if counts[x] == max(counts.values()))
+
+
+def expert_reference(values, binary):
+    """The experts' mean (1-5) or their majority (binary; a tie has no reference)."""
+    if not values:
+        return None
+    mean = sum(values) / len(values)
+    if not binary:
+        return mean
+    return None if mean == 0.5 else float(mean > 0.5)
+
+
+def alpha_of(data, metric, domain):
+    """Krippendorff's alpha of a repetitions x responses matrix (nan when undefined)."""
+    if data.shape[1] == 0:
+        return math.nan
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return float(krippendorff.alpha(reliability_data=data, level_of_measurement=metric,
+                                            value_domain=domain))
+    except (ValueError, ZeroDivisionError):
+        return math.nan
+
+
+def one_way_icc(matrix):
+    """ICC(1,1) of a responses x repetitions matrix from statsmodels' one-way ANOVA."""
+    n, k = matrix.shape
+    long = pd.DataFrame({
+        "target": np.repeat(np.arange(n), k).astype(str),
+        "score": matrix.reshape(-1),
+    })
+    anova = sm.stats.anova_lm(sm.formula.ols("score ~ C(target)", data=long).fit())
+    msb = anova.loc["C(target)", "mean_sq"]
+    msw = anova.loc["Residual", "mean_sq"]
+    denominator = msb + (k - 1) * msw
+    return float((msb - msw) / denominator) if denominator != 0 else math.nan
+
+
+def repetitions_for(rho1, target):
+    """The smallest k whose Spearman-Brown reliability k*rho1 / (1 + (k - 1)*rho1) reaches target."""
+    if rho1 is None or not math.isfinite(rho1) or rho1 <= 0 or not 0 < target < 1:
+        return None
+    if rho1 >= target:
+        return 1
+    exact = target * (1 - rho1) / (rho1 * (1 - target))
+    if exact > 1e6:
+        return None
+    step_up = lambda k: k * rho1 / (1 + (k - 1) * rho1)
+    k = max(1, math.ceil(exact))
+    while k > 1 and step_up(k - 1) >= target:
+        k -= 1
+    while step_up(k) < target:
+        k += 1
+    return k
+
+
+def check_reliability(directory, study, ratings, compare):
+    """Recompute judge_reliability.csv from judge_repetitions.csv and the experts' ratings."""
+    settings = study["judge_reliability"]
+    table = pd.read_csv(os.path.join(directory, "judge_reliability.csv"), dtype=str,
+                        keep_default_na=False)
+    repetitions = pd.read_csv(os.path.join(directory, "judge_repetitions.csv"), dtype=str,
+                              keep_default_na=False)
+    experts = ratings[(ratings["rater_kind"] == "expert") & (ratings["occasion"] == "first")]
+    expert_values = {}
+    for r in experts.itertuples():
+        key = (r.conversation_id, r.response_id, r.criterion)
+        expert_values.setdefault(key, []).append(float(r.value))
+    checked = 0
+
+    def check(label, mine, theirs, tolerance=TOLERANCE):
+        nonlocal checked
+        checked += 1
+        compare(label, None if mine is None else float(mine), theirs, tolerance)
+
+    for row in table.itertuples():
+        label = f"reliability {row.judge} / {row.criterion}"
+        binary = row.scale == "binary"
+        domain = [0.0, 1.0] if binary else [1.0, 2.0, 3.0, 4.0, 5.0]
+        k_max = int(row.repetitions)
+        mine = repetitions[(repetitions["judge"] == row.judge)
+                           & (repetitions["criterion"] == row.criterion)]
+        responses = {}
+        for r in mine.itertuples():
+            entry = responses.setdefault((r.conversation_id, r.response_id), {
+                "slots": [None] * k_max, "expected": [], "length": r.length_chars})
+            rep = int(r.repetition)
+            if 1 <= rep <= k_max:
+                entry["slots"][rep - 1] = float(r.value)
+            if r.expected != "":
+                entry["expected"].append(float(r.expected))
+
+        # Self-consistency: responses with two or more repetitions on the scale.
+        units = [[v if v in domain else None for v in e["slots"]] for e in responses.values()]
+        units = [u for u in units if sum(v is not None for v in u) >= 2]
+        data = np.array([[np.nan if v is None else v for v in u] for u in units]).T.reshape(k_max, -1)
+        metric = "nominal" if binary else "interval"
+        check(label + " n_responses", float(len(units)), row.n_responses)
+        alpha = alpha_of(data, metric, domain)
+        check(label + " alpha", alpha, row.alpha)
+        rng = np.random.default_rng(int(settings["seed"]))
+        replicates = []
+        if data.shape[1] > 0:
+            for _ in range(int(settings["resamples"])):
+                a = alpha_of(data[:, rng.integers(0, data.shape[1], data.shape[1])], metric, domain)
+                if math.isfinite(a):
+                    replicates.append(a)
+        low, high = (np.quantile(replicates, [0.025, 0.975]) if replicates else (None, None))
+        check(label + " alpha_ci_low (own bootstrap)", low, row.alpha_ci_low, BOOTSTRAP_TOLERANCE)
+        check(label + " alpha_ci_high (own bootstrap)", high, row.alpha_ci_high, BOOTSTRAP_TOLERANCE)
+
+        # Scores, expert references and what the audits pair.
+        pairs = []
+        complete = []
+        for (conversation, response), e in responses.items():
+            reference = expert_reference(expert_values.get((conversation, response, row.criterion), []),
+                                         binary)
+            present = [v for v in e["slots"] if v is not None]
+            if reference is not None and len(present) == k_max:
+                complete.append(e["slots"])
+            score = aggregate(present, row.aggregate)
+            if score is None or reference is None:
+                continue
+            predicted = (sum(e["expected"]) / len(e["expected"]) if e["expected"]
+                         else sum(present) / len(present))
+            length = int(e["length"]) if e["length"] != "" else 0
+            pairs.append((score, reference, predicted, math.log(length) if length > 0 else math.nan))
+        check(label + " n_compared", float(len(pairs)), row.n_compared)
+
+        # Single-repetition reliability and the repetitions the target needs.
+        rho1 = (one_way_icc(np.array(complete)) if k_max >= 2 and len(complete) >= 2 else None)
+        check(label + " single_repetition_reliability", rho1, row.single_repetition_reliability)
+        needed = repetitions_for(rho1, float(row.target_reliability))
+        check(label + " repetitions_for_target", None if needed is None else float(needed),
+              row.repetitions_for_target)
+
+        # Calibration of a binary dimension: ECE over equal-width bins and the Brier score.
+        if binary:
+            used = [(p, y) for _, y, p, _ in pairs if math.isfinite(p) and 0 <= p <= 1]
+            bins = int(settings["bins"])
+            ece, brier = None, None
+            if used:
+                p = np.array([u[0] for u in used])
+                y = np.array([u[1] for u in used])
+                b = np.minimum(np.floor(p * bins).astype(int), bins - 1)
+                ece = sum((b == i).sum() / len(p) * abs(p[b == i].mean() - y[b == i].mean())
+                          for i in range(bins) if (b == i).any())
+                brier = float(((p - y) ** 2).mean())
+            check(label + " ece", ece, row.ece)
+            check(label + " brier", brier, row.brier)
+
+        # Length audit: OLS of (judge - expert) on ln(length).
+        finite = [(x, s - e) for s, e, _, x in pairs if math.isfinite(x)]
+        check(label + " n_length", float(len(finite)), row.n_length)
+        slope, ci = None, (None, None)
+        if len(finite) >= 3 and np.ptp([f[0] for f in finite]) > 0:
+            x = np.array([f[0] for f in finite])
+            d = np.array([f[1] for f in finite])
+            fit = sm.OLS(d, sm.add_constant(x)).fit()
+            slope = float(fit.params[1])
+            ci = tuple(float(c) for c in fit.conf_int(0.05)[1])
+        check(label + " length_slope", slope, row.length_slope)
+        check(label + " length_ci_low", ci[0], row.length_ci_low)
+        check(label + " length_ci_high", ci[1], row.length_ci_high)
+    return checked
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ pub const LEAD_COMMANDS: &[&str] = &[
     "change_passphrase",
     "set_idle_lock",
     "agreement_report",
+    "pairwise_agreement",
     "agreement_table",
     "agreement_consensus",
     "judge_verdicts",

@@ -58,6 +58,7 @@ fn commands_handler() -> Box<dyn Fn(tauri::ipc::Invoke) -> bool + Send + Sync> {
         commands::desktop::set_zoom,
         commands::desktop::quit_app,
         commands::agreement::agreement_report,
+        commands::agreement::pairwise_agreement,
         commands::agreement::agreement_table,
         commands::agreement::agreement_consensus,
         commands::agreement::judge_verdicts,

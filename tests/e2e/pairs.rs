@@ -182,3 +182,185 @@ fn an_expert_compares_pairs_by_keyboard_and_resumes_after_a_relaunch() {
         progress(&app)
     );
 }
+
+/// A pair study judged both ways round by a judge with a position bias, with expert verdicts on
+/// `overall`; returns the core's pairwise report of it.
+fn judged_pair_study(path: &Path) -> concord_core::panel::pairwise::PairwiseReport {
+    use concord_core::judge::{
+        execute_run, open_run, CancellationToken, Execution, ProviderKind, RunSettings,
+    };
+    use concord_core::workflow::pairs::ShownChoice;
+    use concord_testsupport::judge_server::{item_in, pair_quality, FakeJudge};
+    use rand::{Rng, SeedableRng};
+    let mut store = pair_study(path, 10, 10);
+    pairs::design(&mut store, None, None, DesignMethod::Balanced(9), 2).unwrap();
+    for name in ["Ana", "Bo", "Cy"] {
+        store
+            .write(|tx| {
+                tx.upsert_rater(&NewRater {
+                    kind: RaterKind::Expert,
+                    name,
+                    model_id: None,
+                    family: None,
+                    queue_seed: 1,
+                })
+            })
+            .unwrap();
+    }
+    pairs::assign(&mut store, None, 2, 4).unwrap();
+    let rubric = pairs::designed_rubric(&store, None).unwrap().id;
+    let by_id: std::collections::HashMap<i64, _> = store
+        .read()
+        .pairs(rubric)
+        .unwrap()
+        .into_iter()
+        .map(|p| (p.id, p))
+        .collect();
+    let item =
+        |store: &Store, id: i64| item_in(&store.response_text(id).unwrap().unwrap()).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    for a in store.read().pair_assignments(rubric).unwrap() {
+        let p = &by_id[&a.pair_id];
+        let (l, r) = (
+            item(&store, p.left_response_id),
+            item(&store, p.right_response_id),
+        );
+        let left_wins =
+            (pair_quality(l, "overall") > pair_quality(r, "overall")) == rng.gen_bool(0.8);
+        let choice = if left_wins == a.left_first {
+            ShownChoice::A
+        } else {
+            ShownChoice::B
+        };
+        pairs::rate_pair(
+            &mut store,
+            a.rater_id,
+            a.pair_id,
+            "overall",
+            Some(choice),
+            None,
+        )
+        .unwrap();
+    }
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    server
+        .state
+        .position_bias
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut s = RunSettings::new(
+        ProviderKind::OpenaiCompatible,
+        &server.base_url(),
+        "biased-judge",
+    );
+    s.rubric = Some("mentalbench-pairs".into());
+    s.both_orders = true;
+    s.max_tokens = 256;
+    let run = open_run(&mut store, &s).unwrap().run_id;
+    execute_run(
+        &mut store,
+        run,
+        &Execution::default(),
+        None,
+        &CancellationToken::new(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let report = concord_core::panel::pairwise::pairwise_report(
+        &store,
+        &concord_core::panel::pairwise::PairwiseOptions::default(),
+    )
+    .unwrap();
+    store.close().unwrap();
+    report
+}
+
+#[test]
+fn the_agreement_panel_shows_the_leaderboard_and_each_judges_position_bias() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("judged-pairs.concord");
+    let core = judged_pair_study(&study);
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(30));
+    app.click(&app.wait_for("[data-testid=nav-agreement]", Duration::from_secs(5)));
+    app.wait_for("[data-testid=pairwise-view]", Duration::from_secs(30));
+    app.wait_for(
+        "[data-testid=pairwise-leaderboard]",
+        Duration::from_secs(10),
+    );
+    let groups: Vec<String> = app
+        .find_all("[data-testid=pairwise-group]")
+        .iter()
+        .map(|e| app.text(e))
+        .collect();
+    assert_eq!(
+        groups,
+        ["Experts (pooled)", "biased-judge"],
+        "the experts and the judge side by side on overall"
+    );
+    let experts = core
+        .leaderboards
+        .iter()
+        .find(|l| l.rater == "experts" && l.criterion == "overall")
+        .unwrap();
+    assert_eq!(experts.sources.len(), 10, "the experts rank every source");
+    for s in &experts.sources {
+        let cell = app.wait_for(
+            &format!(
+                "[data-testid=pairwise-source][data-source='{}'] [data-testid=pairwise-cell][data-rater=experts]",
+                s.source
+            ),
+            Duration::from_secs(5),
+        );
+        let shown: f64 = app
+            .attribute(&cell, "data-strength")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            (shown - s.strength.unwrap()).abs() < 1e-9,
+            "{}: the window's strength is the core's",
+            s.source
+        );
+        let text = app.text(&cell);
+        assert!(
+            text.contains(&format!("{:.2}", s.ci_low.unwrap()))
+                && text.contains(&format!("{:.2}", s.ci_high.unwrap())),
+            "{}: the cell shows its interval: {text}",
+            s.source
+        );
+    }
+    let position = core
+        .position
+        .iter()
+        .find(|p| p.judge == "biased-judge" && p.criterion == "overall")
+        .unwrap();
+    let card = app.text_of(
+        "[data-testid=position-card][data-judge=biased-judge] [data-testid=position-consistency]",
+    );
+    assert!(
+        card.contains(&format!(
+            "{} of {} pairs",
+            position.consistency.consistent, position.consistency.pairs
+        )) && position.consistency.consistent < position.consistency.pairs,
+        "the card says how many pairs keep their verdict when the sides swap: {card}"
+    );
+    let bias = app.wait_for(
+        "[data-testid=position-card][data-judge=biased-judge] [data-testid=position-bias]",
+        Duration::from_secs(5),
+    );
+    let p_first: f64 = app
+        .attribute(&bias, "data-p-first")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (p_first - position.bias.p_first.unwrap()).abs() < 1e-12 && p_first > 0.5,
+        "the card gives the core's P(first wins), above one half for this judge: {p_first}"
+    );
+    assert!(
+        app.try_find("[data-testid=pairwise-agreement-row][data-between=biased-judge]")
+            .is_some(),
+        "the judge's agreement with the experts is listed"
+    );
+    app.screenshot("pairwise-panel");
+}

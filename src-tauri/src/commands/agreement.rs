@@ -131,3 +131,15 @@ pub async fn plan_more(
         })
         .await
 }
+
+/// The pairwise view of the panel: Bradley–Terry leaderboards with their intervals (experts
+/// pooled and each judge), agreement on preferences and each judge's position figures; `None`
+/// when the study has no pair design.
+#[tauri::command]
+pub async fn pairwise_agreement(
+    state: tauri::State<'_, AppState>,
+) -> IpcResult<Option<concord_core::panel::pairwise::PairwiseReport>> {
+    state
+        .run(move |s| Ok(concord_core::app::pairs::agreement_if_any(s)?))
+        .await
+}

@@ -222,6 +222,161 @@ export type PairProgress = { item: number,
  */
 missing: number, complete: boolean, completed: number, total: number, };
 
+export type TieHandling = "davidson" | "split";
+
+export type PreferenceAgreement = { 
+/**
+ * Paired verdicts.
+ */
+n: number, 
+/**
+ * Verdicts that agree.
+ */
+agreements: number, 
+/**
+ * agreements / n.
+ */
+percent: number | null, 
+/**
+ * Wilson score interval of the percent agreement.
+ */
+percent_ci: [number | null, number | null], 
+/**
+ * Cohen's κ over the categories left, right, tie; `None` when chance agreement is 1.
+ */
+kappa: number | null, 
+/**
+ * Asymptotic standard error of κ (Fleiss, Cohen & Everitt 1969).
+ */
+kappa_se: number | null, 
+/**
+ * κ ± z·SE.
+ */
+kappa_ci: [number | null, number | null], };
+
+export type PositionBias = { 
+/**
+ * Decided verdicts (ties left out).
+ */
+decided: number, 
+/**
+ * Of those, won by the answer shown first.
+ */
+first_wins: number, 
+/**
+ * first_wins / decided.
+ */
+p_first: number | null, 
+/**
+ * Exact Clopper–Pearson interval.
+ */
+ci: [number | null, number | null], 
+/**
+ * Two-sided exact binomial test of P(first wins) = ½.
+ */
+p_value: number | null, };
+
+export type PositionConsistency = { 
+/**
+ * Pairs asked in both orders.
+ */
+pairs: number, 
+/**
+ * Pairs with the same verdict both times.
+ */
+consistent: number, 
+/**
+ * consistent / pairs.
+ */
+share: number | null, 
+/**
+ * Wilson score interval of the share.
+ */
+ci: [number | null, number | null], };
+
+export type RankCorrelation = { 
+/**
+ * Items both scorings define.
+ */
+n: number, 
+/**
+ * Spearman's ρ with average ranks for ties.
+ */
+spearman: number | null, 
+/**
+ * Kendall's τ-b.
+ */
+kendall_tau_b: number | null, };
+
+export type BootstrapOptions = { 
+/**
+ * Number of resamples.
+ */
+resamples: number, 
+/**
+ * Confidence level (0.95 gives percentiles 2.5 and 97.5).
+ */
+level: number, 
+/**
+ * Drop replicates for which the statistic is undefined (otherwise any undefined replicate
+ * makes the interval undefined).
+ */
+drop_undefined: boolean, 
+/**
+ * Drop replicates outside this closed range (e.g. `Some((0.0, 1.0))`).
+ */
+keep_range: [number, number] | null, };
+
+export type PairwiseOptions = { 
+/**
+ * The pairwise rubric (the study's only one with verdicts when `None`).
+ */
+rubric: string | null, ties: TieHandling, bootstrap: BootstrapOptions, seed: number, level: number, };
+
+export type SourceRow = { source: string, name: string, 
+/**
+ * Bradley–Terry log-strength, centred to mean 0 over the compared sources.
+ */
+strength: number | null, ci_low: number | null, ci_high: number | null, rank: number | null, 
+/**
+ * Wins plus half the ties.
+ */
+wins: number, comparisons: number, win_rate: number | null, };
+
+export type GroupLeaderboard = { 
+/**
+ * `experts` (pooled) or the judge's name.
+ */
+rater: string, 
+/**
+ * `experts` or `judge`.
+ */
+kind: string, criterion: string, verdicts: number, ties: TieHandling, tie_parameter: number | null, resamples_kept: number, resamples: number, 
+/**
+ * The sources by strength, strongest first; empty when no fit exists.
+ */
+sources: Array<SourceRow>, 
+/**
+ * Why there is no fit (e.g. a source that never lost), when there is none.
+ */
+unavailable: string | null, };
+
+export type PreferenceRow = { criterion: string, 
+/**
+ * `experts` (expert with expert) or the judge's name (judge with each expert).
+ */
+between: string, agreement: PreferenceAgreement | null, };
+
+export type PositionRow = { judge: string, criterion: string, consistency: PositionConsistency, bias: PositionBias, };
+
+export type RankRow = { rater: string, criterion: string, correlation: RankCorrelation, };
+
+export type PairwiseReport = { rubric: string, 
+/**
+ * The rubric whose 1–5 ratings the rank correlations read, when the study has some.
+ */
+compared_with: string | null, pairs: number, verdicts: number, options: PairwiseOptions, leaderboards: Array<GroupLeaderboard>, agreement: Array<PreferenceRow>, position: Array<PositionRow>, rank_correlation: Array<RankRow>, };
+
 export type SignoffState = { has_passphrase: boolean, meaning: string, signatures: Array<SignatureStatus>, 
 /**
  * The ratings signing now would cover: the expert's values on their assigned items.

@@ -52,6 +52,7 @@ export const COMMANDS = [
   "change_passphrase",
   "set_idle_lock",
   "agreement_report",
+  "pairwise_agreement",
   "agreement_table",
   "agreement_consensus",
   "judge_verdicts",

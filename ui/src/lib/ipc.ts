@@ -17,6 +17,7 @@ import type {
   ImportProgress,
   LeftItem,
   PairItem,
+  PairwiseReport,
   PairProgress,
   PairQueue,
   ShownChoice,
@@ -247,6 +248,7 @@ export const ipc = {
     call<SignoffState>("set_signing_passphrase", { passphrase, current }),
   signOff: (passphrase: string) => call<SignoffState>("sign_off", { passphrase }),
   agreementReport: (options: AgreementOptions) => call<AgreementReport>("agreement_report", { options }),
+  pairwiseAgreement: () => call<PairwiseReport | null>("pairwise_agreement"),
   agreementConsensus: (options: AgreementOptions, view: TableView) =>
     call<ConsensusAgreement>("agreement_consensus", { options, view }),
   judgeVerdicts: (options: AgreementOptions, verdict: VerdictOptions) =>

@@ -19,6 +19,7 @@ use crate::icc::icc_c1_a1_resampled;
 
 /// How to run a percentile bootstrap.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BootstrapOptions {
     /// Number of resamples.
     pub resamples: usize,

@@ -207,6 +207,7 @@ impl Comparison {
 
 /// How ties enter the Bradley–Terry fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum TieHandling {
     /// Davidson (1970): a tie parameter ν estimated jointly by maximum likelihood.
@@ -1100,6 +1101,7 @@ where
 
 /// Agreement between two raters' verdicts on the same (pair, criterion) judgements.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PreferenceAgreement {
     /// Paired verdicts.
     pub n: usize,
@@ -1218,6 +1220,7 @@ fn kappa_with_se(table: &[[f64; 3]; 3], n: f64) -> (Option<f64>, Option<f64>) {
 
 /// P(the answer shown first wins) among decided verdicts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PositionBias {
     /// Decided verdicts (ties left out).
     pub decided: usize,
@@ -1339,6 +1342,7 @@ fn binomial_test_half(k: u64, n: u64) -> Option<f64> {
 
 /// How often a verdict survives swapping the sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PositionConsistency {
     /// Pairs asked in both orders.
     pub pairs: usize,
@@ -1365,6 +1369,7 @@ pub fn position_consistency(verdicts: &[(Outcome, Outcome)], level: f64) -> Posi
 
 /// Rank agreement between two scorings of the same items.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RankCorrelation {
     /// Items both scorings define.
     pub n: usize,

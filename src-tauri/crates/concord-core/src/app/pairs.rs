@@ -105,3 +105,17 @@ pub fn agreement(
 ) -> Result<crate::panel::pairwise::PairwiseReport, crate::panel::pairwise::PairwiseReportError> {
     crate::panel::pairwise::pairwise_report(study.store(), options)
 }
+
+/// [`agreement`] with the default options when the study has a pair design, `None` otherwise
+/// (the panel shows its pairwise view only then).
+pub fn agreement_if_any(
+    study: &OpenStudy,
+) -> Result<
+    Option<crate::panel::pairwise::PairwiseReport>,
+    crate::panel::pairwise::PairwiseReportError,
+> {
+    if pairs::designed_rubric(study.store(), None).is_err() {
+        return Ok(None);
+    }
+    agreement(study, &crate::panel::pairwise::PairwiseOptions::default()).map(Some)
+}

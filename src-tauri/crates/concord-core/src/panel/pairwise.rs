@@ -19,10 +19,11 @@
 
 use crate::base::text::quoted;
 use crate::store::{PairVerdictRecord, Store, StoreError, StoredRubric, Winner};
-use concord_stats::bootstrap::BootstrapOptions;
-use concord_stats::pairwise::{
-    self as bt, Comparison, Leaderboard, Outcome, PairwiseError, PositionBias, PositionConsistency,
-    PreferenceAgreement, RankCorrelation, TieHandling,
+pub use concord_stats::bootstrap::BootstrapOptions;
+use concord_stats::pairwise::{self as bt, Comparison, Leaderboard, Outcome, PairwiseError};
+/// The statistics' types the report carries (and the window's bindings declare).
+pub use concord_stats::pairwise::{
+    PositionBias, PositionConsistency, PreferenceAgreement, RankCorrelation, TieHandling,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -39,6 +40,7 @@ pub enum PairwiseReportError {
 
 /// How the pairwise report is computed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PairwiseOptions {
     /// The pairwise rubric (the study's only one with verdicts when `None`).
     pub rubric: Option<String>,
@@ -67,6 +69,7 @@ impl Default for PairwiseOptions {
 
 /// One source on a leaderboard.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SourceRow {
     pub source: String,
     pub name: String,
@@ -83,6 +86,7 @@ pub struct SourceRow {
 
 /// A group's leaderboard on one criterion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GroupLeaderboard {
     /// `experts` (pooled) or the judge's name.
     pub rater: String,
@@ -102,6 +106,7 @@ pub struct GroupLeaderboard {
 
 /// Agreement on preferences between two sides on one criterion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PreferenceRow {
     pub criterion: String,
     /// `experts` (expert with expert) or the judge's name (judge with each expert).
@@ -111,6 +116,7 @@ pub struct PreferenceRow {
 
 /// A judge's position figures on one criterion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PositionRow {
     pub judge: String,
     pub criterion: String,
@@ -120,6 +126,7 @@ pub struct PositionRow {
 
 /// A group's pairwise ranking against its ranking by mean 1–5 scores.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RankRow {
     pub rater: String,
     pub criterion: String,
@@ -128,6 +135,7 @@ pub struct RankRow {
 
 /// The pairwise report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PairwiseReport {
     pub rubric: String,
     /// The rubric whose 1–5 ratings the rank correlations read, when the study has some.

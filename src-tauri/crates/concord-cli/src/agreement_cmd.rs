@@ -401,10 +401,8 @@ fn pairwise(
     use concord_core::panel::pairwise::PairwiseOptions;
     use concord_stats::pairwise::TieHandling;
     use std::fmt::Write as _;
-    let rubric = concord_core::rubric::builtin::pairwise_for(&args.rubric)
-        .map_or_else(|| args.rubric.clone(), |r| r.id);
     let mut options = PairwiseOptions {
-        rubric: Some(rubric),
+        rubric: Some(args.rubric.clone()),
         ties: match args.ties {
             TiesArg::Davidson => TieHandling::Davidson,
             TiesArg::Split => TieHandling::Split,

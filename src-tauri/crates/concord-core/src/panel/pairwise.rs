@@ -42,7 +42,8 @@ pub enum PairwiseReportError {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PairwiseOptions {
-    /// The pairwise rubric (the study's only one with verdicts when `None`).
+    /// The pairwise rubric (the study's only one with pairs when `None`); a rubric rating one
+    /// answer at a time names its shipped pairwise form (`mentalbench` → `mentalbench-pairs`).
     pub rubric: Option<String>,
     pub ties: TieHandling,
     pub bootstrap: BootstrapOptions,
@@ -168,6 +169,9 @@ fn rubric_with_verdicts(
         .filter(|s| s.rubric.is_pairwise())
         .collect();
     if let Some(key) = name {
+        let key =
+            crate::rubric::builtin::pairwise_for(key).map_or_else(|| key.to_string(), |r| r.id);
+        let key = key.as_str();
         return pairwise
             .into_iter()
             .find(|s| s.rubric.id == key)

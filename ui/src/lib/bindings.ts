@@ -329,7 +329,8 @@ keep_range: [number, number] | null, };
 
 export type PairwiseOptions = { 
 /**
- * The pairwise rubric (the study's only one with verdicts when `None`).
+ * The pairwise rubric (the study's only one with pairs when `None`); a rubric rating one
+ * answer at a time names its shipped pairwise form (`mentalbench` → `mentalbench-pairs`).
  */
 rubric: string | null, ties: TieHandling, bootstrap: BootstrapOptions, seed: number, level: number, };
 

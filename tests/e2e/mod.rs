@@ -215,37 +215,55 @@ impl App {
             "tauri-driver is needed for the end-to-end tests; the README's test command installs it \
              (cargo install tauri-driver --locked)",
         );
-        let port = free_port();
-        let native = free_port();
-        let mut cmd = Command::new(driver_bin);
-        cmd.args([
-            "--port",
-            &port.to_string(),
-            "--native-port",
-            &native.to_string(),
-        ])
-        .env("DISPLAY", &display.name)
-        .env_remove("CONCORD_STUDY")
-        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let driver = cmd.spawn().expect("tauri-driver starts");
         let http = reqwest::blocking::Client::builder()
             .timeout(Duration::from_secs(60))
             .build()
             .expect("http client");
-        let base = format!("http://127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while http.get(format!("{base}/status")).send().is_err() {
+        // A port found free can be taken by another process before the driver binds it, and the
+        // driver then exits at once: it is started again on other ports (three tries).
+        let mut attempt = 0;
+        let (driver, base) = loop {
+            attempt += 1;
+            let port = free_port();
+            let native = free_port();
+            let mut cmd = Command::new(&driver_bin);
+            cmd.args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native.to_string(),
+            ])
+            .env("DISPLAY", &display.name)
+            .env_remove("CONCORD_STUDY")
+            .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+            for (k, v) in env {
+                cmd.env(k, v);
+            }
+            let mut driver = cmd.spawn().expect("tauri-driver starts");
+            let base = format!("http://127.0.0.1:{port}");
+            let deadline = Instant::now() + Duration::from_secs(30);
+            let mut exited = false;
+            while http.get(format!("{base}/status")).send().is_err() {
+                if driver.try_wait().ok().flatten().is_some() {
+                    exited = true;
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "tauri-driver did not listen within 30 s"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if !exited {
+                break (driver, base);
+            }
             assert!(
-                Instant::now() < deadline,
-                "tauri-driver did not listen within 20 s"
+                attempt < 3,
+                "tauri-driver exited before listening, three times"
             );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        };
         let launched_at = Instant::now();
         let caps = json!({"capabilities": {"alwaysMatch": {"tauri:options": {
             "application": app_binary().to_string_lossy(),

@@ -5,7 +5,7 @@
 //! relaunch resumes at the first pair not finished.
 
 use super::App;
-use concord_core::store::{NewRater, RaterKind, Store, Winner};
+use concord_core::store::{Store, Winner};
 use concord_core::workflow::pairs::{self, DesignMethod};
 use concord_testsupport::judge_server::pair_study;
 use std::path::Path;
@@ -19,17 +19,7 @@ const EXPERT: &str = "Pair expert";
 fn pair_ready_study(path: &Path) {
     let mut store = pair_study(path, 6, 3);
     pairs::design(&mut store, None, None, DesignMethod::PerConversation(2), 3).unwrap();
-    store
-        .write(|tx| {
-            tx.upsert_rater(&NewRater {
-                kind: RaterKind::Expert,
-                name: EXPERT,
-                model_id: None,
-                family: None,
-                queue_seed: 1,
-            })
-        })
-        .unwrap();
+    concord_testsupport::judge_server::add_experts(&mut store, &[EXPERT]);
     pairs::assign(&mut store, None, 1, 5).unwrap();
     store.close().unwrap();
 }
@@ -194,19 +184,7 @@ fn judged_pair_study(path: &Path) -> concord_core::panel::pairwise::PairwiseRepo
     use rand::{Rng, SeedableRng};
     let mut store = pair_study(path, 10, 10);
     pairs::design(&mut store, None, None, DesignMethod::Balanced(9), 2).unwrap();
-    for name in ["Ana", "Bo", "Cy"] {
-        store
-            .write(|tx| {
-                tx.upsert_rater(&NewRater {
-                    kind: RaterKind::Expert,
-                    name,
-                    model_id: None,
-                    family: None,
-                    queue_seed: 1,
-                })
-            })
-            .unwrap();
-    }
+    concord_testsupport::judge_server::add_experts(&mut store, &["Ana", "Bo", "Cy"]);
     pairs::assign(&mut store, None, 2, 4).unwrap();
     let rubric = pairs::designed_rubric(&store, None).unwrap().id;
     let by_id: std::collections::HashMap<i64, _> = store

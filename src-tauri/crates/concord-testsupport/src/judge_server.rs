@@ -452,6 +452,24 @@ pub fn pair_study(path: &Path, conversations: u64, sources: u64) -> Store {
     store
 }
 
+/// Add experts by name to a study (each once).
+pub fn add_experts(store: &mut Store, names: &[&str]) {
+    store
+        .write(|tx| -> Result<(), concord_core::store::StoreError> {
+            for name in names {
+                tx.upsert_rater(&concord_core::store::NewRater {
+                    kind: concord_core::store::RaterKind::Expert,
+                    name,
+                    model_id: None,
+                    family: None,
+                    queue_seed: 1,
+                })?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
 /// The reply text the judge gives `item` (`crisis` for the PsyCrisis dict).
 pub fn judge_text(item: u64, crisis: bool, faults: bool) -> String {
     judge_text_of_call(item, crisis, faults, None, [false; 7])

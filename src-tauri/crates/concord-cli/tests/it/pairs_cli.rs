@@ -5,7 +5,6 @@
 //! interval; per judge position consistency and P(first wins) with its interval) and the long CSV
 //! with `left`, `right`, `winner` and `position_left`.
 
-use concord_core::store::{NewRater, RaterKind};
 use concord_testsupport::judge_server::{pair_study, FakeJudge};
 use serde_json::Value;
 use std::process::Command;
@@ -40,19 +39,7 @@ fn pairs_are_designed_assigned_judged_both_ways_and_reported() {
     let path = dir.path().join("pairs.concord");
     {
         let mut store = pair_study(&path, 12, 10);
-        for name in ["E1", "E2"] {
-            store
-                .write(|tx| {
-                    tx.upsert_rater(&NewRater {
-                        kind: RaterKind::Expert,
-                        name,
-                        model_id: None,
-                        family: None,
-                        queue_seed: 1,
-                    })
-                })
-                .unwrap();
-        }
+        concord_testsupport::judge_server::add_experts(&mut store, &["E1", "E2"]);
     }
     let db = path.to_str().unwrap();
     let design = ok(

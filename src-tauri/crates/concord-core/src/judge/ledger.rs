@@ -528,17 +528,19 @@ fn preview_pairs(
     let existing_run = store.judge_run_by_settings(&r.settings_sha256)?;
     let mut input_tokens = 0u64;
     let mut pairs = std::collections::HashSet::new();
+    let sides: HashMap<i64, (i64, i64)> = store
+        .read()
+        .pairs(r.rubric_id)?
+        .into_iter()
+        .map(|p| (p.id, (p.left_response_id, p.right_response_id)))
+        .collect();
     for c in &calls {
         pairs.insert(c.pair_id);
         let first = store.response_texts(c.shown_first)?;
-        let pair = store.read().pair(c.pair_id)?;
-        let second_id = pair.map_or(c.shown_first, |p| {
-            if c.left_first {
-                p.right_response_id
-            } else {
-                p.left_response_id
-            }
-        });
+        let second_id =
+            sides
+                .get(&c.pair_id)
+                .map_or(c.shown_first, |&(l, r)| if c.left_first { r } else { l });
         let second = store.response_texts(second_id)?;
         let p = r.template.render_pair(
             &first.context,
@@ -798,11 +800,13 @@ fn record_pair_verdict(
             what: "criterion",
             key: key.clone(),
         })?;
-        let winner = match (*value, left_first) {
-            (PREFER_LEFT, true) | (PREFER_RIGHT, false) => Winner::Left,
-            (PREFER_LEFT, false) | (PREFER_RIGHT, true) => Winner::Right,
-            _ => Winner::Tie,
+        // The reply names the shown sides: A (PREFER_LEFT) first, B (PREFER_RIGHT) second.
+        let first_preferred = match *value {
+            PREFER_LEFT => Some(true),
+            PREFER_RIGHT => Some(false),
+            _ => None,
         };
+        let winner = Winner::from_shown(first_preferred, left_first);
         tx.set_pair_verdict(&PairVerdictInput {
             rater_id: run.rater_id,
             pair_id,

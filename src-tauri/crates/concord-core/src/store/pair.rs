@@ -27,6 +27,25 @@ impl Winner {
             Winner::Tie => "tie",
         }
     }
+    /// The verdict in the pair's own terms from the side that was preferred as shown:
+    /// `Some(true)` the answer shown first, `Some(false)` the one shown second, `None` neither.
+    pub fn from_shown(first_preferred: Option<bool>, left_first: bool) -> Winner {
+        match first_preferred {
+            None => Winner::Tie,
+            Some(first) if first == left_first => Winner::Left,
+            Some(_) => Winner::Right,
+        }
+    }
+
+    /// The side preferred as shown ([`Winner::from_shown`] read backwards).
+    pub fn shown(self, left_first: bool) -> Option<bool> {
+        match self {
+            Winner::Tie => None,
+            Winner::Left => Some(left_first),
+            Winner::Right => Some(!left_first),
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Winner> {
         match s {
             "left" => Some(Winner::Left),
@@ -60,6 +79,7 @@ pub struct NewPair {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PairRecord {
     pub id: i64,
+    pub rubric_id: i64,
     pub conversation_id: i64,
     pub left_response_id: i64,
     pub right_response_id: i64,
@@ -129,11 +149,39 @@ fn pair_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PairRecord> {
         left_source_id: r.get(4)?,
         right_source_id: r.get(5)?,
         position: r.get(6)?,
+        rubric_id: r.get(7)?,
+    })
+}
+
+fn assignment_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PairAssignmentRecord> {
+    Ok(PairAssignmentRecord {
+        rater_id: r.get(0)?,
+        pair_id: r.get(1)?,
+        position: r.get(2)?,
+        left_first: r.get::<_, i64>(3)? == 1,
+        completed_at: r.get(4)?,
+    })
+}
+
+const VERDICT_COLUMNS: &str =
+    "j.rater_id, j.pair_id, j.criterion_id, j.left_first, j.winner, j.rationale, j.updated_at";
+
+fn verdict_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PairVerdictRecord> {
+    let winner: String = r.get(4)?;
+    Ok(PairVerdictRecord {
+        rater_id: r.get(0)?,
+        pair_id: r.get(1)?,
+        criterion_id: r.get(2)?,
+        left_first: r.get::<_, i64>(3)? == 1,
+        // The column's CHECK admits only the three names.
+        winner: Winner::parse(&winner).unwrap_or(Winner::Tie),
+        rationale: r.get(5)?,
+        updated_at: r.get(6)?,
     })
 }
 
 const PAIR_COLUMNS: &str = "p.id, p.conversation_id, p.left_response_id, p.right_response_id,
-     l.source_id, r.source_id, p.position FROM pair p
+     l.source_id, r.source_id, p.position, p.rubric_id FROM pair p
      JOIN response l ON l.id = p.left_response_id JOIN response r ON r.id = p.right_response_id";
 
 impl StudyRead<'_> {
@@ -186,40 +234,49 @@ impl StudyRead<'_> {
              FROM pair_assignment a JOIN pair p ON p.id = a.pair_id
              WHERE p.rubric_id = ?1 ORDER BY a.rater_id, a.position",
         )?;
-        let rows = stmt.query_map([rubric_id], |r| {
-            Ok(PairAssignmentRecord {
-                rater_id: r.get(0)?,
-                pair_id: r.get(1)?,
-                position: r.get(2)?,
-                left_first: r.get::<_, i64>(3)? == 1,
-                completed_at: r.get(4)?,
-            })
-        })?;
+        let rows = stmt.query_map([rubric_id], assignment_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One rater's assignments on a pairwise rubric, in their order (the pair screen's queue).
+    pub fn pair_assignments_of(
+        &self,
+        rubric_id: i64,
+        rater_id: i64,
+    ) -> StoreResult<Vec<PairAssignmentRecord>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT a.rater_id, a.pair_id, a.position, a.left_first, a.completed_at
+             FROM pair_assignment a JOIN pair p ON p.id = a.pair_id
+             WHERE p.rubric_id = ?1 AND a.rater_id = ?2 ORDER BY a.position",
+        )?;
+        let rows = stmt.query_map(params![rubric_id, rater_id], assignment_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One rater's answered verdicts on one pair, by criterion.
+    pub fn pair_verdicts_on(
+        &self,
+        rater_id: i64,
+        pair_id: i64,
+    ) -> StoreResult<Vec<PairVerdictRecord>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {VERDICT_COLUMNS} FROM pair_judgement j
+             WHERE j.rater_id = ?1 AND j.pair_id = ?2 AND j.winner IS NOT NULL
+             ORDER BY j.criterion_id, j.left_first DESC"
+        ))?;
+        let rows = stmt.query_map(params![rater_id, pair_id], verdict_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Every answered verdict on a pairwise rubric's pairs.
     pub fn pair_verdicts(&self, rubric_id: i64) -> StoreResult<Vec<PairVerdictRecord>> {
-        let mut stmt = self.conn().prepare(
-            "SELECT j.rater_id, j.pair_id, j.criterion_id, j.left_first, j.winner, j.rationale,
-                    j.updated_at
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT {VERDICT_COLUMNS}
              FROM pair_judgement j JOIN pair p ON p.id = j.pair_id
              WHERE p.rubric_id = ?1 AND j.winner IS NOT NULL
-             ORDER BY j.rater_id, p.position, j.criterion_id, j.left_first DESC",
-        )?;
-        let rows = stmt.query_map([rubric_id], |r| {
-            let winner: String = r.get(4)?;
-            Ok(PairVerdictRecord {
-                rater_id: r.get(0)?,
-                pair_id: r.get(1)?,
-                criterion_id: r.get(2)?,
-                left_first: r.get::<_, i64>(3)? == 1,
-                // The column's CHECK admits only the three names.
-                winner: Winner::parse(&winner).unwrap_or(Winner::Tie),
-                rationale: r.get(5)?,
-                updated_at: r.get(6)?,
-            })
-        })?;
+             ORDER BY j.rater_id, p.position, j.criterion_id, j.left_first DESC"
+        ))?;
+        let rows = stmt.query_map([rubric_id], verdict_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 }

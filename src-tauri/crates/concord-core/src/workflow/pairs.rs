@@ -644,10 +644,20 @@ pub enum ShownChoice {
 impl ShownChoice {
     /// The verdict in the pair's own terms, given which side was shown first.
     pub fn winner(self, left_first: bool) -> Winner {
-        match (self, left_first) {
-            (ShownChoice::Tie, _) => Winner::Tie,
-            (ShownChoice::A, true) | (ShownChoice::B, false) => Winner::Left,
-            (ShownChoice::A, false) | (ShownChoice::B, true) => Winner::Right,
+        let first_preferred = match self {
+            ShownChoice::A => Some(true),
+            ShownChoice::B => Some(false),
+            ShownChoice::Tie => None,
+        };
+        Winner::from_shown(first_preferred, left_first)
+    }
+
+    /// A stored verdict in the terms the rater saw.
+    pub fn of(w: Winner, left_first: bool) -> ShownChoice {
+        match w.shown(left_first) {
+            Some(true) => ShownChoice::A,
+            Some(false) => ShownChoice::B,
+            None => ShownChoice::Tie,
         }
     }
 }
@@ -670,18 +680,13 @@ pub fn rate_pair(
     let rubric = store
         .rubrics()?
         .into_iter()
-        .find(|s| {
-            store
-                .read()
-                .pairs(s.id)
-                .is_ok_and(|ps| ps.iter().any(|p| p.id == pair.id))
-        })
+        .find(|s| s.id == pair.rubric_id)
         .ok_or_else(|| PairsError::Invalid(format!("pair {pair_id} has no rubric")))?;
     let assignment = store
         .read()
-        .pair_assignments(rubric.id)?
+        .pair_assignments_of(rubric.id, rater_id)?
         .into_iter()
-        .find(|a| a.rater_id == rater_id && a.pair_id == pair_id)
+        .find(|a| a.pair_id == pair_id)
         .ok_or_else(|| {
             PairsError::Invalid(format!("pair {pair_id} is not assigned to this rater"))
         })?;
@@ -698,12 +703,8 @@ pub fn rate_pair(
             quoted(&c.id)
         )));
     }
-    let criterion_id = store.read().criterion_ids(rubric.id)?[&c.id];
-    let all: Vec<i64> = store
-        .read()
-        .criterion_ids(rubric.id)?
-        .into_values()
-        .collect();
+    let ids = store.read().criterion_ids(rubric.id)?;
+    let criterion_id = ids[&c.id];
     store.write(|tx| -> Result<(), PairsError> {
         tx.set_pair_verdict(&PairVerdictInput {
             rater_id,
@@ -716,12 +717,11 @@ pub fn rate_pair(
         })?;
         let answered: HashSet<i64> = tx
             .read()
-            .pair_verdicts(rubric.id)?
+            .pair_verdicts_on(rater_id, pair_id)?
             .into_iter()
-            .filter(|v| v.rater_id == rater_id && v.pair_id == pair_id)
             .map(|v| v.criterion_id)
             .collect();
-        if all.iter().all(|c| answered.contains(c)) {
+        if ids.values().all(|c| answered.contains(c)) {
             tx.complete_pair_assignment(rater_id, pair_id)?;
         }
         Ok(())
@@ -795,12 +795,7 @@ fn queue_of(
     rater_id: i64,
 ) -> Result<(StoredRubric, Vec<crate::store::PairAssignmentRecord>), PairsError> {
     let rubric = designed_rubric(store, None)?;
-    let mine: Vec<_> = store
-        .read()
-        .pair_assignments(rubric.id)?
-        .into_iter()
-        .filter(|a| a.rater_id == rater_id)
-        .collect();
+    let mine = store.read().pair_assignments_of(rubric.id, rater_id)?;
     Ok((rubric, mine))
 }
 
@@ -847,12 +842,7 @@ pub fn pair_item(store: &Store, rater_id: i64, item: i64) -> Result<PairItem, Pa
     let first = store.item_text(first_id)?;
     let second = store.item_text(second_id)?;
     let ids = store.read().criterion_ids(rubric.id)?;
-    let mine_verdicts: Vec<_> = store
-        .read()
-        .pair_verdicts(rubric.id)?
-        .into_iter()
-        .filter(|v| v.rater_id == rater_id && v.pair_id == a.pair_id)
-        .collect();
+    let mine_verdicts = store.read().pair_verdicts_on(rater_id, a.pair_id)?;
     let criteria = rubric
         .rubric
         .criteria
@@ -862,7 +852,7 @@ pub fn pair_item(store: &Store, rater_id: i64, item: i64) -> Result<PairItem, Pa
                 mine_verdicts
                     .iter()
                     .find(|v| v.criterion_id == *id)
-                    .map(|v| shown(v.winner, a.left_first))
+                    .map(|v| ShownChoice::of(v.winner, a.left_first))
             });
             PairCriterion {
                 key: c.id.clone(),
@@ -887,15 +877,6 @@ pub fn pair_item(store: &Store, rater_id: i64, item: i64) -> Result<PairItem, Pa
         groups: rubric.rubric.groups.clone(),
         criteria,
     })
-}
-
-/// A stored verdict in the terms the rater saw.
-fn shown(w: Winner, left_first: bool) -> ShownChoice {
-    match (w, left_first) {
-        (Winner::Tie, _) => ShownChoice::Tie,
-        (Winner::Left, true) | (Winner::Right, false) => ShownChoice::A,
-        (Winner::Left, false) | (Winner::Right, true) => ShownChoice::B,
-    }
 }
 
 /// Record the rater's choice on pair number `item` of their queue (committed before this

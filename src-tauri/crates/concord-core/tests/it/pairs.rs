@@ -7,7 +7,7 @@
 use concord_core::judge::{
     execute_run, open_run, CancellationToken, Execution, ProviderKind, RunSettings,
 };
-use concord_core::store::{NewRater, RaterKind, Store, Winner};
+use concord_core::store::{Store, Winner};
 use concord_core::workflow::pairs::{self, DesignMethod, ShownChoice};
 use concord_testsupport::judge_server::{pair_choice, pair_study, FakeJudge};
 use std::collections::HashMap;
@@ -213,19 +213,7 @@ fn a_pairwise_judge_asked_both_orders_is_recorded_in_the_pairs_own_terms() {
 fn experts_get_exactly_k_pairs_each_and_their_choices_follow_the_side_they_saw() {
     let dir = tempfile::tempdir().unwrap();
     let (mut store, rubric) = designed(&dir.path().join("pairs.concord"));
-    for name in ["Ana", "Bo", "Cy"] {
-        store
-            .write(|tx| {
-                tx.upsert_rater(&NewRater {
-                    kind: RaterKind::Expert,
-                    name,
-                    model_id: None,
-                    family: None,
-                    queue_seed: 1,
-                })
-            })
-            .unwrap();
-    }
+    concord_testsupport::judge_server::add_experts(&mut store, &["Ana", "Bo", "Cy"]);
     let report = pairs::assign(&mut store, None, 2, 9).expect("the pairs are assigned");
     assert_eq!(
         report.pairs * 2,
@@ -353,19 +341,7 @@ fn the_pairwise_report_ranks_sources_and_measures_each_judges_position_bias() {
     use rand::{Rng, SeedableRng};
     let dir = tempfile::tempdir().unwrap();
     let (mut store, rubric) = designed(&dir.path().join("pairs.concord"));
-    for name in ["Ana", "Bo", "Cy"] {
-        store
-            .write(|tx| {
-                tx.upsert_rater(&NewRater {
-                    kind: RaterKind::Expert,
-                    name,
-                    model_id: None,
-                    family: None,
-                    queue_seed: 1,
-                })
-            })
-            .unwrap();
-    }
+    concord_testsupport::judge_server::add_experts(&mut store, &["Ana", "Bo", "Cy"]);
     pairs::assign(&mut store, None, 2, 4).unwrap();
     // Experts prefer the better answer on `overall` four times in five (seeded), never a tie.
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);

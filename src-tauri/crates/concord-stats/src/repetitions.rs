@@ -230,17 +230,24 @@ pub fn spearman_brown(rho: f64, k: f64) -> Option<f64> {
     (denominator != 0.0 && rho.is_finite()).then(|| k * rho / denominator)
 }
 
+/// How far below the target a Spearman–Brown step-up may fall from rounding alone and still
+/// count as reaching it (documented in the methods appendix; the recompute script uses the same).
+pub const REACHES_TOLERANCE: f64 = 1e-9;
+
 /// The fewest repetitions whose aggregate reaches the reliability `target` by Spearman–Brown
 /// from the single-repetition reliability `rho1`: the smallest k ≥ 1 with
 /// kρ₁ / (1 + (k − 1)ρ₁) ≥ target, i.e. k = ⌈target(1 − ρ₁) / (ρ₁(1 − target))⌉ (1 when ρ₁
 /// already reaches it). `None` when no number of repetitions does (ρ₁ ≤ 0), when `target` is
-/// not in (0, 1), or when more than a million would be needed.
+/// not in (0, 1), or when more than a million would be needed. A step-up within
+/// [`REACHES_TOLERANCE`] below the target counts as reaching it, so a boundary that is exact in
+/// rationals (ρ₁ = 4/7 reaches 0.8 at k = 3) is not lost to the last bit of a float.
 pub fn repetitions_for_reliability(rho1: f64, target: f64) -> Option<usize> {
     const MOST: f64 = 1e6;
+    let reaches = |r: f64| r >= target - REACHES_TOLERANCE;
     if !(rho1.is_finite() && target > 0.0 && target < 1.0) || rho1 <= 0.0 {
         return None;
     }
-    if rho1 >= target {
+    if reaches(rho1) {
         return Some(1);
     }
     let exact = target * (1.0 - rho1) / (rho1 * (1.0 - target));
@@ -249,10 +256,10 @@ pub fn repetitions_for_reliability(rho1: f64, target: f64) -> Option<usize> {
     }
     // The closed form up to rounding: step to the first k whose step-up reaches the target.
     let mut k = (exact.ceil() as usize).max(1);
-    while k > 1 && spearman_brown(rho1, (k - 1) as f64).is_some_and(|r| r >= target) {
+    while k > 1 && spearman_brown(rho1, (k - 1) as f64).is_some_and(reaches) {
         k -= 1;
     }
-    while spearman_brown(rho1, k as f64).is_some_and(|r| r < target) {
+    while spearman_brown(rho1, k as f64).is_some_and(|r| !reaches(r)) {
         k += 1;
     }
     Some(k)
@@ -408,6 +415,12 @@ mod tests {
             repetitions_for_reliability(0.4, 0.8),
             Some(6),
             "ρ₅ falls short"
+        );
+        // ρ₁ = 4/7: ρ₃ = (12/7)/(15/7) = 0.8 exactly, which floats compute as 0.7999999999999999.
+        assert_eq!(
+            repetitions_for_reliability(4.0 / 7.0, 0.8),
+            Some(3),
+            "a boundary exact in rationals is reached, not lost to rounding"
         );
         // ρ₁ = 0.45: 0.8·0.55/(0.45·0.2) = 4.89 → 5.
         let k = repetitions_for_reliability(0.45, 0.8).expect("reachable");

@@ -40,6 +40,7 @@ import pingouin as pg
 import statsmodels.api as sm
 
 TOLERANCE = 1e-6
+REACHES_TOLERANCE = 1e-9  # a Spearman-Brown step-up this far below the target still reaches it
 # pingouin.intraclass_corr takes at least five scores: three targets rated by judge and reference.
 MIN_TARGETS = 3
 # Two percentile bootstraps with different random streams agree only up to Monte Carlo error.
@@ -209,19 +210,21 @@ def one_way_icc(matrix):
 
 
 def repetitions_for(rho1, target):
-    """The smallest k whose Spearman-Brown reliability k*rho1 / (1 + (k - 1)*rho1) reaches target."""
+    """The smallest k whose Spearman-Brown reliability k*rho1 / (1 + (k - 1)*rho1) reaches target
+    (within REACHES_TOLERANCE below it, so a boundary exact in rationals is not lost to rounding)."""
     if rho1 is None or not math.isfinite(rho1) or rho1 <= 0 or not 0 < target < 1:
         return None
-    if rho1 >= target:
+    reaches = lambda r: r >= target - REACHES_TOLERANCE
+    if reaches(rho1):
         return 1
     exact = target * (1 - rho1) / (rho1 * (1 - target))
     if exact > 1e6:
         return None
     step_up = lambda k: k * rho1 / (1 + (k - 1) * rho1)
     k = max(1, math.ceil(exact))
-    while k > 1 and step_up(k - 1) >= target:
+    while k > 1 and reaches(step_up(k - 1)):
         k -= 1
-    while step_up(k) < target:
+    while not reaches(step_up(k)):
         k += 1
     return k
 

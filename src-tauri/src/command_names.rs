@@ -45,6 +45,9 @@ pub const RATER_COMMANDS: &[&str] = &[
     "pair_queue",
     "pair_item",
     "rate_pair",
+    "set_pair_rationale",
+    "flag_pair",
+    "leave_pair",
 ];
 
 /// Callable until an expert is picked: the rater picker.

@@ -342,3 +342,161 @@ fn the_agreement_panel_shows_the_leaderboard_and_each_judges_position_bias() {
     );
     app.screenshot("pairwise-panel");
 }
+
+/// The passphrase the lead seals the pair package with.
+const PKG_PASS: &str = "pairs by phone, not by mail 7";
+
+/// Verdicts held in the sealed package at `pkg`.
+fn package_verdicts(pkg: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(pkg).expect("opens");
+    conn.pragma_update(None, "key", PKG_PASS).expect("keyed");
+    conn.query_row(
+        "SELECT COUNT(*) FROM pair_judgement WHERE winner IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap_or(0)
+}
+
+#[test]
+fn an_expert_compares_pairs_from_a_package_and_the_merge_brings_them_back() {
+    use concord_core::guard::phi::review::PhiGate;
+    use concord_core::store::Passphrase;
+    use concord_core::workflow::pairs::ShownChoice;
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("lead-pairs.concord");
+    pair_ready_study(&main);
+    let pkg = dir.path().join("pair-expert-package.concord");
+    {
+        let store = Store::open(
+            &main,
+            std::sync::Arc::new(concord_core::base::clock::SystemClock),
+        )
+        .unwrap();
+        let mut study = concord_core::app::open_study::OpenStudy::new(store);
+        let written = concord_core::app::package::export_package(
+            &mut study,
+            EXPERT,
+            Some(&pkg),
+            false,
+            3,
+            &Passphrase::new(PKG_PASS).unwrap(),
+            PhiGate {
+                actor: "lead",
+                override_reason: None,
+            },
+        )
+        .expect("the pair package is written");
+        assert_eq!(
+            written.summary.pairs, 12,
+            "the expert's twelve pairs go in the package"
+        );
+    }
+
+    let app = App::launch(&main);
+    app.wait_for(
+        "[data-testid=overview], [data-testid=pair-screen]",
+        Duration::from_secs(30),
+    );
+    let r = app.invoke(
+        "plugin:event|emit",
+        serde_json::json!({"event": "menu", "payload": "close"}),
+    );
+    assert!(r.get("error").is_none(), "File → Close is sent: {r}");
+    let path = app.wait_for("[data-testid=welcome-path]", Duration::from_secs(10));
+    app.type_into(&path, &pkg.display().to_string());
+    app.click(&app.wait_for("[data-testid=welcome-path-open]", Duration::from_secs(5)));
+    let input = app.wait_for("[data-testid=unlock-passphrase]", Duration::from_secs(15));
+    app.type_into(&input, PKG_PASS);
+    app.click(&app.wait_for("[data-testid=unlock-submit]", Duration::from_secs(5)));
+
+    // The package opens on its pairs: compare the first by keyboard, with a rationale.
+    app.wait_for(
+        "[data-testid=pair-screen] [data-testid=pair-progress]",
+        Duration::from_secs(20),
+    );
+    assert!(
+        progress(&app).contains("Pair 1 of 12"),
+        "the package's pair queue: {}",
+        progress(&app)
+    );
+    app.press("11111111");
+    app.press("r");
+    let box_ = app.wait_for("[data-testid=rationale]", Duration::from_secs(5));
+    app.type_into(&box_, "A names the feeling first");
+    app.press("\u{E00C}"); // Esc: back to the choices, the rationale saved
+    app.press(ENTER);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !progress(&app).contains("Pair 2 of 12") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Enter goes on to pair 2: {}",
+            progress(&app)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Pair 2: flagged with a reason, then answered B throughout, by the buttons' Next.
+    app.press("f");
+    let reason = app.wait_for("[data-testid=flag-reason]", Duration::from_secs(5));
+    app.type_into(&reason, "both answers miss the risk");
+    app.press(ENTER);
+    app.wait_for("[data-testid=flag-note]", Duration::from_secs(5));
+    app.press("22222222");
+    app.click(&app.wait_for("[data-testid=next-button]", Duration::from_secs(5)));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !progress(&app).contains("Pair 3 of 12") || package_verdicts(&pkg) < 16 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "pair 2 done and all 16 choices durable in the package: {} ({} saved)",
+            progress(&app),
+            package_verdicts(&pkg)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // Return the package, then the lead merges the returned file.
+    app.click(&app.wait_for("[data-testid=return-ratings]", Duration::from_secs(5)));
+    let written = app.text_of("[data-testid=return-written]");
+    let returned = dir.path().join("pair-expert-package-returned.concord");
+    assert!(
+        written.contains(&returned.display().to_string()),
+        "the window says where the returned package went: {written}"
+    );
+    drop(app);
+    let mut store = Store::open(
+        &main,
+        std::sync::Arc::new(concord_core::base::clock::SystemClock),
+    )
+    .unwrap();
+    let report = concord_core::workflow::package::merge_package(
+        &mut store,
+        &returned,
+        &Passphrase::new(PKG_PASS).unwrap(),
+    )
+    .expect("the returned pair package merges");
+    assert_eq!(
+        (report.pairs_inserted, report.pair_flags_added),
+        (16, 1),
+        "two pairs of eight questions and the flag come back: {report:?}"
+    );
+    let rubric = pairs::designed_rubric(&store, None).unwrap();
+    let expert = store.rater_named(EXPERT).unwrap().unwrap().id;
+    let mine = store.read().pair_assignments_of(rubric.id, expert).unwrap();
+    for (a, typed) in mine.iter().take(2).zip([ShownChoice::A, ShownChoice::B]) {
+        let verdicts = store.read().pair_verdicts_on(expert, a.pair_id).unwrap();
+        assert!(
+            verdicts.len() == 8 && verdicts.iter().all(|v| v.winner == typed.winner(a.left_first)),
+            "what was typed on the answer shown first or second is the lead's left or right answer by the recorded side"
+        );
+    }
+    let first = store
+        .read()
+        .pair_verdicts_on(expert, mine[0].pair_id)
+        .unwrap();
+    assert!(
+        first
+            .iter()
+            .all(|v| v.rationale.as_deref() == Some("A names the feeling first")),
+        "the rationale typed in the package is on pair 1's verdicts"
+    );
+}

@@ -153,6 +153,57 @@ pub async fn pair_item(
         .await
 }
 
+/// The rater's rationale for a pair (empty clears it), committed before it returns.
+#[tauri::command]
+pub async fn set_pair_rationale(
+    state: tauri::State<'_, AppState>,
+    item: i64,
+    rationale: String,
+) -> IpcResult<()> {
+    let rater_id = state.rater_id()?;
+    state
+        .run(move |s| {
+            Ok(concord_core::app::pairs::set_pair_rationale(
+                s, rater_id, item, &rationale,
+            )?)
+        })
+        .await
+}
+
+/// Flag a pair for the lead, with a reason.
+#[tauri::command]
+pub async fn flag_pair(
+    state: tauri::State<'_, AppState>,
+    item: i64,
+    reason: String,
+) -> IpcResult<()> {
+    let rater_id = state.rater_id()?;
+    state
+        .run(move |s| {
+            Ok(concord_core::app::pairs::flag_pair(
+                s, rater_id, item, &reason,
+            )?)
+        })
+        .await
+}
+
+/// The rater left a pair after `seconds` on it (time on task).
+#[tauri::command]
+pub async fn leave_pair(
+    state: tauri::State<'_, AppState>,
+    item: i64,
+    seconds: f64,
+) -> IpcResult<()> {
+    let rater_id = state.rater_id()?;
+    state
+        .run(move |s| {
+            Ok(concord_core::app::pairs::leave_pair(
+                s, rater_id, item, seconds,
+            )?)
+        })
+        .await
+}
+
 /// The rater's choice on one criterion of a pair (A, B, Tie, or none to clear it), committed
 /// before it returns.
 #[tauri::command]

@@ -207,7 +207,15 @@ first: string,
 /**
  * The answer shown second (B).
  */
-second: string, language: string | null, rubric_name: { [key in string]?: string }, groups: Array<Group>, criteria: Array<PairCriterion>, };
+second: string, language: string | null, rubric_name: { [key in string]?: string }, groups: Array<Group>, criteria: Array<PairCriterion>, 
+/**
+ * The rater's rationale for their choices on this pair.
+ */
+rationale: string | null, 
+/**
+ * The reason of the rater's latest flag on this pair, if they flagged it.
+ */
+flag_reason: string | null, };
 
 export type PairQueue = { rater_id: number, rubric: string, total: number, completed: number, 
 /**

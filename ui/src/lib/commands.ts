@@ -42,6 +42,9 @@ export const COMMANDS = [
   "pair_queue",
   "pair_item",
   "rate_pair",
+  "set_pair_rationale",
+  "flag_pair",
+  "leave_pair",
   // Callable until an expert is picked (PICKER_COMMANDS).
   "rater_profiles",
   "create_rater_profile",

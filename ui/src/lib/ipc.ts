@@ -174,6 +174,9 @@ const ROUTES: Partial<Record<Command, (args: Record<string, unknown>) => [("GET"
   pair_queue: () => ["GET", "/api/pairs"],
   pair_item: (a) => ["GET", `/api/pairs/${Number(a.item)}`],
   rate_pair: (a) => ["POST", `/api/pairs/${Number(a.item)}/choose`, { criterion: a.criterion, choice: a.choice ?? null }],
+  set_pair_rationale: (a) => ["POST", `/api/pairs/${Number(a.item)}/rationale`, { rationale: a.rationale }],
+  flag_pair: (a) => ["POST", `/api/pairs/${Number(a.item)}/flag`, { reason: a.reason }],
+  leave_pair: (a) => ["POST", `/api/pairs/${Number(a.item)}/leave`, { seconds: a.seconds }],
 };
 
 async function httpCall<T>(command: Command, args: Record<string, unknown>): Promise<T> {
@@ -241,6 +244,9 @@ export const ipc = {
     call<null>("leave_item", { item, seconds, nextItem }),
   pairQueue: () => call<PairQueue>("pair_queue"),
   pairItem: (item: number) => call<PairItem>("pair_item", { item }),
+  setPairRationale: (item: number, rationale: string) => call<null>("set_pair_rationale", { item, rationale }),
+  flagPair: (item: number, reason: string) => call<null>("flag_pair", { item, reason }),
+  leavePair: (item: number, seconds: number) => call<null>("leave_pair", { item, seconds }),
   ratePair: (item: number, criterion: string, choice: ShownChoice | null) =>
     call<PairProgress>("rate_pair", { item, criterion, choice }),
   signoffState: () => call<SignoffState>("signoff_state"),

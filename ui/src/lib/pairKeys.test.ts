@@ -18,4 +18,8 @@ describe("pair screen keys", () => {
     expect(pairKey("Backspace"), "Backspace goes back").toEqual({ kind: "prev" });
     expect(pairKey("3"), "3 means nothing on a pair (there is no third answer)").toBeNull();
   });
+  it("flag and write a rationale with the single-answer screen's keys", () => {
+    expect(pairKey("f"), "F flags the pair, as it flags an item").toEqual({ kind: "flag" });
+    expect(pairKey("R"), "R opens the rationale, as on an item").toEqual({ kind: "rationale" });
+  });
 });

@@ -1,6 +1,7 @@
 // The pair screen's keys: 1 or ← chooses A (the answer shown first), 2 or → chooses B, 0 or =
 // says the two are equal, ↑/↓ (or k/j) move between questions, Enter goes on, S skips the pair,
-// Backspace goes back. Pure, so the mapping is unit-tested.
+// Backspace goes back, F flags the pair and R writes a rationale (as on the single-answer screen).
+// Pure, so the mapping is unit-tested.
 import type { ShownChoice } from "./bindings";
 
 export type PairAction =
@@ -8,7 +9,9 @@ export type PairAction =
   | { kind: "focus"; delta: number }
   | { kind: "next" }
   | { kind: "skip" }
-  | { kind: "prev" };
+  | { kind: "prev" }
+  | { kind: "flag" }
+  | { kind: "rationale" };
 
 export function pairKey(key: string): PairAction | null {
   switch (key) {
@@ -34,6 +37,12 @@ export function pairKey(key: string): PairAction | null {
       return { kind: "skip" };
     case "Backspace":
       return { kind: "prev" };
+    case "f":
+    case "F":
+      return { kind: "flag" };
+    case "r":
+    case "R":
+      return { kind: "rationale" };
     default:
       return null;
   }

@@ -54,6 +54,9 @@ pub fn router(shared: Arc<Shared>, assets: Assets, body_limit: usize, hsts: bool
         .route("/api/pairs", get(pair_queue))
         .route("/api/pairs/{item}", get(pair_item))
         .route("/api/pairs/{item}/choose", post(rate_pair))
+        .route("/api/pairs/{item}/rationale", post(pair_rationale))
+        .route("/api/pairs/{item}/flag", post(pair_flag))
+        .route("/api/pairs/{item}/leave", post(pair_leave))
         // Runs before any extractor reads the request: no session, no parsing.
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -92,6 +95,9 @@ pub const SESSION_ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/pairs"),
     ("GET", "/api/pairs/1"),
     ("POST", "/api/pairs/1/choose"),
+    ("POST", "/api/pairs/1/rationale"),
+    ("POST", "/api/pairs/1/flag"),
+    ("POST", "/api/pairs/1/leave"),
 ];
 
 async fn no_such_route() -> Response {
@@ -468,6 +474,56 @@ async fn rate_pair(
             })
             .await?,
     ))
+}
+
+/// The rater's rationale for a pair, committed before the answer.
+async fn pair_rationale(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Path(item): Path<i64>,
+    Json(body): Json<RationaleBody>,
+) -> Result<Json<serde_json::Value>, WebError> {
+    let id = s.identity.rater.id;
+    state
+        .shared
+        .with_study(move |st| app::pairs::set_pair_rationale(st, id, item, &body.rationale))
+        .await?;
+    Ok(Json(serde_json::Value::Null))
+}
+
+/// A flag on a pair for the lead.
+async fn pair_flag(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Path(item): Path<i64>,
+    Json(body): Json<FlagBody>,
+) -> Result<Json<serde_json::Value>, WebError> {
+    let id = s.identity.rater.id;
+    state
+        .shared
+        .with_study(move |st| app::pairs::flag_pair(st, id, item, &body.reason))
+        .await?;
+    Ok(Json(serde_json::Value::Null))
+}
+
+#[derive(Deserialize)]
+struct PairLeaveBody {
+    seconds: f64,
+}
+
+/// Time on a pair, recorded as the rater leaves it.
+async fn pair_leave(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Path(item): Path<i64>,
+    Json(body): Json<PairLeaveBody>,
+) -> Result<Json<serde_json::Value>, WebError> {
+    let id = s.identity.rater.id;
+    state
+        .shared
+        .with_study(move |st| app::pairs::leave_pair(st, id, item, body.seconds))
+        .await?;
+    Ok(Json(serde_json::Value::Null))
 }
 
 async fn item(

@@ -87,6 +87,36 @@ pub fn rate_pair_item(
     pairs::rate_pair_item(study.store_mut(), rater_id, item, criterion, choice)
 }
 
+/// The rater's rationale for pair number `item` (empty clears it), committed before it returns.
+pub fn set_pair_rationale(
+    study: &mut OpenStudy,
+    rater_id: i64,
+    item: i64,
+    rationale: &str,
+) -> Result<(), PairsError> {
+    pairs::set_pair_rationale(study.store_mut(), rater_id, item, rationale)
+}
+
+/// Flag pair number `item` for the lead, with a reason.
+pub fn flag_pair(
+    study: &mut OpenStudy,
+    rater_id: i64,
+    item: i64,
+    reason: &str,
+) -> Result<(), PairsError> {
+    pairs::flag_pair(study.store_mut(), rater_id, item, reason)
+}
+
+/// The rater left pair number `item` after `seconds` on it.
+pub fn leave_pair(
+    study: &mut OpenStudy,
+    rater_id: i64,
+    item: i64,
+    seconds: f64,
+) -> Result<(), PairsError> {
+    pairs::leave_pair(study.store_mut(), rater_id, item, seconds)
+}
+
 impl Coded for crate::panel::pairwise::PairwiseReportError {
     fn code(&self) -> ErrorCode {
         match self {

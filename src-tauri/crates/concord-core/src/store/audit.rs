@@ -49,6 +49,7 @@ pub const TRACKED_TABLES: &[&str] = &[
     "pair_assignment",
     "pair_judgement",
     "pair_judgement_history",
+    "pair_flag",
 ];
 
 /// Tables the chain began to seal after it started, with the text that marks the migration

@@ -30,6 +30,7 @@ mod overview;
 mod package;
 mod package_meta;
 mod pair;
+mod pair_work;
 mod panel;
 mod phi;
 mod rater;
@@ -55,6 +56,7 @@ pub use overview::*;
 pub use package::*;
 pub use package_meta::{peek_package, PackageIdentity, META_PACKAGE_ID, META_PACKAGE_RATER};
 pub use pair::*;
+pub use pair_work::*;
 pub use panel::*;
 pub use phi::*;
 pub use rater::*;
@@ -95,6 +97,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0016_web_access.sql"),
     include_str!("../../migrations/0017_judge_call_details.sql"),
     include_str!("../../migrations/0018_pairwise.sql"),
+    include_str!("../../migrations/0019_pair_packages.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).

@@ -46,6 +46,15 @@ impl Winner {
         }
     }
 
+    /// The same verdict with the pair's sides named the other way round.
+    pub fn swapped(self) -> Winner {
+        match self {
+            Winner::Left => Winner::Right,
+            Winner::Right => Winner::Left,
+            Winner::Tie => Winner::Tie,
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Winner> {
         match s {
             "left" => Some(Winner::Left),

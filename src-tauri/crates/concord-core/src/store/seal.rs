@@ -4,7 +4,7 @@
 //! A package is an encrypted study. Its content is digested (SHA-256 over every row of every
 //! table, in a fixed order, non-null columns only, so a later migration that adds empty columns
 //! or tables does not change a digest) in two parts: the *issued* part — rubrics, criteria,
-//! sources, conversations and responses, which the lead sent and nothing in Concord changes — and
+//! sources, conversations, responses and the pairs of them to compare, which the lead sent and nothing in Concord changes — and
 //! the *state* — ratings, history, flags, progress and everything else the expert's Concord
 //! writes. The package keeps `seal.*` entries in its `study_meta`: the issuing study's id, the
 //! package id, the issued digest, a return number, the state digest, and an HMAC-SHA256 over all
@@ -36,7 +36,15 @@ use zeroize::Zeroizing;
 type HmacSha256 = Hmac<Sha256>;
 
 /// The tables whose rows the lead issued (the package's items); every other table is state.
-const ISSUED_TABLES: &[&str] = &["conversation", "criterion", "response", "rubric", "source"];
+const ISSUED_TABLES: &[&str] = &[
+    "conversation",
+    "criterion",
+    "pair",
+    "pair_design",
+    "response",
+    "rubric",
+    "source",
+];
 
 /// `study_meta` key of a study's own random id (the issuer named in its packages).
 pub use super::lead_key::META_STUDY_ID;

@@ -26,6 +26,10 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+/// The longest rationale of a pair: the import's limit for one cell (1 MiB), which a returned
+/// package is also held to.
+pub const MAX_RATIONALE_BYTES: usize = 1 << 20;
+
 const STREAM_DESIGN: u64 = 11;
 const STREAM_EXPERTS: u64 = 12;
 const STREAM_SIDES: u64 = 13;
@@ -705,6 +709,15 @@ pub fn rate_pair(
     }
     let ids = store.read().criterion_ids(rubric.id)?;
     let criterion_id = ids[&c.id];
+    // A choice made after the rationale was written carries it, as the pair's other verdicts do.
+    let held = match rationale {
+        Some(_) => None,
+        None => store
+            .read()
+            .pair_work(rater_id, pair_id)?
+            .and_then(|w| w.rationale),
+    };
+    let rationale = rationale.or(held.as_deref());
     store.write(|tx| -> Result<(), PairsError> {
         tx.set_pair_verdict(&PairVerdictInput {
             rater_id,
@@ -762,6 +775,10 @@ pub struct PairItem {
     pub rubric_name: crate::rubric::LocalText,
     pub groups: Vec<crate::rubric::Group>,
     pub criteria: Vec<PairCriterion>,
+    /// The rater's rationale for their choices on this pair.
+    pub rationale: Option<String>,
+    /// The reason of the rater's latest flag on this pair, if they flagged it.
+    pub flag_reason: Option<String>,
 }
 
 /// A rater's pair queue.
@@ -841,6 +858,17 @@ pub fn pair_item(store: &Store, rater_id: i64, item: i64) -> Result<PairItem, Pa
     };
     let first = store.item_text(first_id)?;
     let second = store.item_text(second_id)?;
+    let rationale = store
+        .read()
+        .pair_work(rater_id, a.pair_id)?
+        .and_then(|w| w.rationale);
+    let flag_reason = store
+        .read()
+        .pair_flags_of_rater(rater_id)?
+        .into_iter()
+        .rev()
+        .find(|f| f.pair_id == a.pair_id && f.resolved_at.is_none())
+        .map(|f| f.reason);
     let ids = store.read().criterion_ids(rubric.id)?;
     let mine_verdicts = store.read().pair_verdicts_on(rater_id, a.pair_id)?;
     let criteria = rubric
@@ -876,6 +904,79 @@ pub fn pair_item(store: &Store, rater_id: i64, item: i64) -> Result<PairItem, Pa
         rubric_name: rubric.rubric.name.clone(),
         groups: rubric.rubric.groups.clone(),
         criteria,
+        rationale,
+        flag_reason,
+    })
+}
+
+/// The pair number `item` (1-based) of the rater's queue.
+fn queued_pair(store: &Store, rater_id: i64, item: i64) -> Result<i64, PairsError> {
+    let (_, mine) = queue_of(store, rater_id)?;
+    usize::try_from(item - 1)
+        .ok()
+        .and_then(|i| mine.get(i))
+        .map(|a| a.pair_id)
+        .ok_or_else(|| PairsError::Invalid(format!("there is no pair {item} in this queue")))
+}
+
+/// Write the rater's rationale for pair number `item` of their queue (empty clears it): kept
+/// with the pair and on each of its verdicts, committed before this returns.
+pub fn set_pair_rationale(
+    store: &mut Store,
+    rater_id: i64,
+    item: i64,
+    rationale: &str,
+) -> Result<(), PairsError> {
+    let pair_id = queued_pair(store, rater_id, item)?;
+    let text = Some(rationale.trim()).filter(|t| !t.is_empty());
+    if text.is_some_and(|t| t.len() > MAX_RATIONALE_BYTES) {
+        return Err(PairsError::Invalid(format!(
+            "a rationale of more than {MAX_RATIONALE_BYTES} bytes"
+        )));
+    }
+    store.write(|tx| -> Result<(), PairsError> {
+        tx.set_pair_rationale(rater_id, pair_id, text, "expert")?;
+        Ok(())
+    })
+}
+
+/// Flag pair number `item` of the rater's queue for the lead's attention, with a reason.
+pub fn flag_pair(
+    store: &mut Store,
+    rater_id: i64,
+    item: i64,
+    reason: &str,
+) -> Result<(), PairsError> {
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return Err(PairsError::Invalid(
+            "a flag needs a reason: say what the lead should look at".to_string(),
+        ));
+    }
+    let pair_id = queued_pair(store, rater_id, item)?;
+    store.write(|tx| -> Result<(), PairsError> {
+        tx.add_pair_flag(rater_id, pair_id, reason)?;
+        Ok(())
+    })
+}
+
+/// Record that the rater left pair number `item` after `seconds` on it (time on task, bounded
+/// as an item's is).
+pub fn leave_pair(
+    store: &mut Store,
+    rater_id: i64,
+    item: i64,
+    seconds: f64,
+) -> Result<(), PairsError> {
+    let pair_id = queued_pair(store, rater_id, item)?;
+    let seconds = if seconds.is_finite() {
+        seconds.clamp(0.0, crate::workflow::queue::MAX_SECONDS_ON_ITEM)
+    } else {
+        0.0
+    };
+    store.write(|tx| -> Result<(), PairsError> {
+        tx.note_pair_shown(rater_id, pair_id, seconds)?;
+        Ok(())
     })
 }
 

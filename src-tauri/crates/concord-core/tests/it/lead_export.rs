@@ -369,7 +369,11 @@ fn workbook_has_codebook_expert_sheets_and_agreement_without_formulas() {
 }
 
 /// Copy a workbook cell by cell (as values), letting `fill` replace cells of the rating sheets.
-fn filled_copy(src: &Path, dst: &Path, fill: impl Fn(&str, u32, u16, &Data) -> Option<Data>) {
+pub(crate) fn filled_copy(
+    src: &Path,
+    dst: &Path,
+    fill: impl Fn(&str, u32, u16, &Data) -> Option<Data>,
+) {
     let mut wb: Xlsx<_> = calamine::open_workbook(src).expect("sheet opens");
     let mut out = Workbook::new();
     for name in wb.sheet_names() {

@@ -25,6 +25,7 @@ mod methods;
 mod open_study;
 mod package_forgery;
 mod package_seal;
+mod pair_packages;
 mod pairs;
 mod phi_eval;
 mod rating_queue;

@@ -27,14 +27,13 @@ pub fn plain_copy_warning(file: &std::path::Path) -> String {
     )
 }
 
+mod pair_sheet;
 pub mod sheet;
 pub mod workbook;
 
 pub use self::csv::{write_long_csv, write_wide_csv, CsvOptions, CsvSummary, JudgeRepetitions};
-pub use sheet::{
-    import_rating_sheet, write_rating_sheet, CellError, SheetImportReport, SheetSummary,
-};
-pub use workbook::{write_workbook, WorkbookOptions, WorkbookSummary};
+pub use sheet::{import_rating_sheet, write_rating_sheet, SheetImportReport, SheetSummary};
+pub use workbook::{write_workbook, CellError, WorkbookOptions, WorkbookSummary};
 
 use crate::base::cell::{neutralise, unneutralise};
 use crate::base::clock::iso_utc;

@@ -10,12 +10,13 @@
 //! that expert's ratings. Every bad cell — a value off the scale or not a whole number, an id that
 //! is not in the expert's assignment or belongs to another study — is reported with its file,
 //! sheet, row, column and value, and then nothing is written. Blank cells are left as they are.
-//! A row's rationale goes onto every criterion rated in that row.
+//! A row's rationale goes onto every criterion rated in that row. An expert given pairs to
+//! compare gets a sheet of them per pairwise rubric too (`pair_sheet`).
 
-use super::workbook::{codebook, sheet_name, Cells};
+use super::pair_sheet;
+use super::workbook::{codebook, sheet_name, CellError, Cells, SheetFormats};
 use super::{unneutralise, ExportError};
 use crate::base::cell::{workbook_text, xml_safe};
-use crate::base::text::quoted;
 use crate::files::bounds::ReadLimits;
 use crate::files::table::display_name;
 use crate::files::table::read_file;
@@ -54,51 +55,6 @@ pub struct SheetSummary {
     pub rows: usize,
 }
 
-/// One bad cell of a filled sheet.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct CellError {
-    pub file: String,
-    pub sheet: Option<String>,
-    /// The row as the user sees it (1-based, header row included).
-    pub row: Option<usize>,
-    pub column: Option<String>,
-    pub value: Option<String>,
-    pub message: String,
-}
-
-impl std::fmt::Display for CellError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(s) = &self.sheet {
-            write!(f, ", sheet {}", quoted(s))?;
-        }
-        if let Some(r) = self.row {
-            write!(f, ", row {r}")?;
-        }
-        if let Some(c) = &self.column {
-            write!(f, ", column {}", quoted(c))?;
-        }
-        if let Some(v) = &self.value {
-            write!(f, ", value {}", quoted(v))?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl From<Issue> for CellError {
-    fn from(i: Issue) -> Self {
-        CellError {
-            file: i.at.file,
-            sheet: i.at.sheet,
-            row: i.at.row,
-            column: i.at.column,
-            value: None,
-            message: i.message,
-        }
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum SheetError {
     /// The sheet has bad cells; nothing was written.
@@ -130,6 +86,9 @@ pub struct SheetImportReport {
     pub inserted: usize,
     pub updated: usize,
     pub unchanged: usize,
+    /// Choices on pairs new to the study, and changed in it.
+    pub pairs_inserted: usize,
+    pub pairs_updated: usize,
 }
 
 /// (occasion, response, criterion).
@@ -145,14 +104,6 @@ fn occasion_of(purpose: Purpose) -> Occasion {
 
 fn item_id(response: i64, purpose: Purpose, conversation: &str) -> String {
     format!("r{response}|{}|{conversation}", purpose.as_str())
-}
-
-/// The cell formats of a fill-in sheet.
-struct SheetFormats {
-    bold: Format,
-    locked_wrap: Format,
-    input: Format,
-    input_wrap: Format,
 }
 
 /// The expert's current values a sheet is pre-filled with.
@@ -185,7 +136,8 @@ pub fn write_rating_sheet(
 ) -> Result<SheetSummary, ExportError> {
     let (rater_id, rater_name) = expert(store, rater)?;
     let items: Vec<AssignedText> = store.assigned_texts(rater_id)?;
-    if items.is_empty() {
+    let pair_sheets = pair_sheet::pair_rows(store, rater_id)?;
+    if items.is_empty() && pair_sheets.is_empty() {
         return Err(ExportError::NothingAssigned(rater_name));
     }
     let without = items.iter().filter(|i| i.answer.is_empty()).count();
@@ -240,6 +192,15 @@ pub fn write_rating_sheet(
         ws.set_name(&name)?;
         write_rubric_sheet(ws, &mut cells, &formats, rubric, &mine, &current)?;
         rows_written += mine.len();
+        sheets.push(name);
+    }
+    for (stored, rows) in &pair_sheets {
+        let name = sheet_name(&stored.rubric.id, &mut taken);
+        let ids = store.read().criterion_ids(stored.id)?;
+        let ws = wb.add_worksheet();
+        ws.set_name(&name)?;
+        pair_sheet::write_pair_sheet(ws, &mut cells, &formats, stored, rows, &ids)?;
+        rows_written += rows.len();
         sheets.push(name);
     }
     codebook(&mut wb, CODEBOOK_SHEET, &rubrics, "en", &mut cells)?;
@@ -508,6 +469,9 @@ struct SheetExpectations {
 #[derive(Default)]
 struct SheetReading {
     entries: Vec<Entry>,
+    pair_entries: Vec<pair_sheet::PairEntry>,
+    /// Pairwise rubric id → how many questions a pair has.
+    question_counts: HashMap<i64, usize>,
     rows: usize,
     errors: Vec<CellError>,
 }
@@ -530,6 +494,8 @@ pub fn import_rating_sheet(
         criterion_ids: criterion_ids(store).map_err(SheetError::Export)?,
         rater_name,
     };
+    let pairs_expected = pair_sheet::PairExpectations::read(store, rater_id)?;
+    let pair_ids = pair_sheet::pairwise_criterion_ids(store, &expected.rubrics)?;
     let mut reading = SheetReading::default();
     for name in sheet
         .names
@@ -537,8 +503,24 @@ pub fn import_rating_sheet(
         .filter(|n| *n != META_SHEET && *n != CODEBOOK_SHEET)
     {
         let table = sheet.table(name)?;
-        read_rubric_sheet(&sheet.file, name, &table, &expected, &mut reading);
+        if table.column(pair_sheet::ANSWER_A).is_some() {
+            pair_sheet::read_pair_sheet(
+                &sheet.file,
+                name,
+                &table,
+                &expected.rubrics,
+                &pair_ids,
+                &pairs_expected,
+                &expected.rater_name,
+                &mut reading.pair_entries,
+                &mut reading.rows,
+                &mut reading.errors,
+            );
+        } else {
+            read_rubric_sheet(&sheet.file, name, &table, &expected, &mut reading);
+        }
     }
+    reading.question_counts = pair_ids.iter().map(|(r, ids)| (*r, ids.len())).collect();
     if !reading.errors.is_empty() {
         return Err(SheetError::Rejected(reading.errors));
     }
@@ -711,13 +693,24 @@ fn write_entries(
                 RatingOutcome::Unchanged => report.unchanged += 1,
             }
         }
-        if report.inserted + report.updated > 0 {
+        let pairs = pair_sheet::write_pair_entries(
+            tx,
+            rater_id,
+            &origin,
+            &reading.pair_entries,
+            &reading.question_counts,
+        )?;
+        report.pairs_inserted = pairs.inserted;
+        report.pairs_updated = pairs.updated;
+        report.unchanged += pairs.unchanged;
+        if report.inserted + report.updated + pairs.inserted + pairs.updated > 0 {
             tx.audit(
                 "lead",
                 "rating_sheet_imported",
                 &serde_json::json!({
                     "file": file, "rater": report.rater,
                     "inserted": report.inserted, "updated": report.updated,
+                    "pairs_inserted": pairs.inserted, "pairs_updated": pairs.updated,
                 }),
             )?;
         }

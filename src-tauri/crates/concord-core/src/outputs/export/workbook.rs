@@ -10,6 +10,8 @@
 use super::csv::row_signature;
 use super::{criterion_columns, for_each_rating, iso_utc, ExportError, RatingRow};
 use crate::base::cell::workbook_text;
+use crate::base::text::quoted;
+use crate::files::Issue;
 use crate::panel::agreement;
 use crate::panel::agreement::AgreementOptions;
 use crate::rubric::localized;
@@ -541,4 +543,57 @@ fn write_json(
         }
         serde_json::Value::Object(_) => cells.text(ws, row, col, &v.to_string()),
     }
+}
+
+/// One bad cell of a filled sheet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CellError {
+    pub file: String,
+    pub sheet: Option<String>,
+    /// The row as the user sees it (1-based, header row included).
+    pub row: Option<usize>,
+    pub column: Option<String>,
+    pub value: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for CellError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(s) = &self.sheet {
+            write!(f, ", sheet {}", quoted(s))?;
+        }
+        if let Some(r) = self.row {
+            write!(f, ", row {r}")?;
+        }
+        if let Some(c) = &self.column {
+            write!(f, ", column {}", quoted(c))?;
+        }
+        if let Some(v) = &self.value {
+            write!(f, ", value {}", quoted(v))?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl From<Issue> for CellError {
+    fn from(i: Issue) -> Self {
+        CellError {
+            file: i.at.file,
+            sheet: i.at.sheet,
+            row: i.at.row,
+            column: i.at.column,
+            value: None,
+            message: i.message,
+        }
+    }
+}
+
+/// The cell formats of a fill-in sheet.
+pub(super) struct SheetFormats {
+    pub bold: Format,
+    pub locked_wrap: Format,
+    pub input: Format,
+    pub input_wrap: Format,
 }

@@ -19,6 +19,9 @@
 //! validated against what the study knows (see `returned`); a package that fails either is
 //! refused and the study is not touched.
 //!
+//! The expert's verdicts on pairs merge by the same table, per pair and criterion against
+//! `package_pair_base` / `package_pair_merged`, with their own counts and conflicts.
+//!
 //! History rows are merged by content, so a second merge of the same package adds nothing, and
 //! nothing at all is written when there is nothing to merge. Progress (first shown, completed,
 //! time spent) and the expert's flags come back too.
@@ -29,8 +32,9 @@ use crate::base::clock::Millis;
 use crate::files::table::display_name;
 use crate::store::seal::{PackageSealRecord, SealState};
 use crate::store::{
-    BaseKey, CopiedRating, FlagRecord, HistoryRow, Occasion, Passphrase, RatingContent,
-    SignedValue, Store, StoredRating, StudyTx,
+    BaseKey, CopiedRating, FlagRecord, HistoryRow, Occasion, PairBaseKey, PairContent,
+    PairFlagRecord, PairHistoryRow, PairVerdictFull, PairWorkRecord, Passphrase, RatingContent,
+    SignedValue, Store, StoredRating, StudyTx, Winner,
 };
 use serde::Serialize;
 use std::collections::HashMap;
@@ -53,6 +57,23 @@ pub struct MergeConflict {
     pub package: Option<i64>,
     pub study_rationale: Option<String>,
     pub package_rationale: Option<String>,
+}
+
+/// A verdict on a pair changed both in the package and in the study since the export (winners
+/// in the pair's own terms: `left` is the answer of source `left`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PairMergeConflict {
+    pub conversation: String,
+    /// The study's source keys of the pair's left and right answers.
+    pub left: String,
+    pub right: String,
+    pub criterion: String,
+    pub base: Option<Winner>,
+    /// The verdict the study keeps.
+    pub study: Option<Winner>,
+    /// The package's verdict, not merged.
+    pub package: Option<Winner>,
 }
 
 /// What [`merge_package`] did.
@@ -78,6 +99,13 @@ pub struct MergeReport {
     /// Of the merged revisions, those that change a rating back to its value at issue (value and
     /// raw value; the rationale may differ).
     pub changed_back: usize,
+    /// Verdicts on pairs new to the study, and changed in it.
+    pub pairs_inserted: usize,
+    pub pairs_updated: usize,
+    /// Pairs whose progress (first shown, finished, time, rationale) came back.
+    pub pair_progress_updated: usize,
+    pub pair_flags_added: usize,
+    pub pair_conflicts: Vec<PairMergeConflict>,
 }
 
 impl MergeReport {
@@ -91,6 +119,10 @@ impl MergeReport {
             + self.progress_updated
             + self.flags_added
             + self.signatures_added
+            + self.pairs_inserted
+            + self.pairs_updated
+            + self.pair_progress_updated
+            + self.pair_flags_added
             > 0
     }
 }
@@ -260,6 +292,15 @@ pub fn merge_package(
         merge_progress(tx, &origin, &work, &mut report)?;
         merge_flags(tx, &origin, &work, &mut report)?;
         merge_signatures(tx, &origin, &work, &mut report)?;
+        let pair_bases = PairBases {
+            issued: tx.read().package_pair_base(&origin.package_id)?,
+            merged: tx.read().package_pair_merged(&origin.package_id)?,
+        };
+        for v in &work.pair_verdicts {
+            merge_pair_verdict(tx, &origin, &work, &pair_bases, v, &mut report)?;
+        }
+        merge_pair_progress(tx, &origin, &work, &mut report)?;
+        merge_pair_flags(tx, &origin, &work, &mut report)?;
         if report.changed() {
             tx.mark_package_merged(&origin.package_id)?;
         }
@@ -276,6 +317,9 @@ pub fn merge_package(
                     "revised_after_return": report.revised_after_return,
                     "changed_back": report.changed_back,
                     "conflicts": report.conflicts.len(),
+                    "pairs_inserted": report.pairs_inserted,
+                    "pairs_updated": report.pairs_updated,
+                    "pair_conflicts": report.pair_conflicts.len(),
                 }),
             )?;
         }
@@ -528,6 +572,142 @@ fn merge_flags(
         if !tx.has_flag(origin.rater_id, &flag)? {
             tx.copy_flag(origin.rater_id, &flag)?;
             report.flags_added += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The bases of a package's pair verdicts: at issue, and as earlier returns merged them.
+struct PairBases {
+    issued: HashMap<PairBaseKey, PairContent>,
+    merged: HashMap<PairBaseKey, PairContent>,
+}
+
+/// Compare one of the package's pair verdicts with its base and the study's verdict, and
+/// merge, skip or report it (the module documentation's table).
+fn merge_pair_verdict(
+    tx: &mut StudyTx<'_>,
+    origin: &PackageOrigin,
+    work: &PackageWork,
+    base: &PairBases,
+    v: &PairVerdictFull,
+    report: &mut MergeReport,
+) -> Result<(), PackageError> {
+    // Validated: every verdict maps onto the study's pair and criterion.
+    let Some((key, content)) = work.study_verdict(v) else {
+        return Ok(());
+    };
+    let pair = &work.pairs[&v.pair_id];
+    let left_first = v.left_first != pair.swapped;
+    let b = base.merged.get(&key).or(base.issued.get(&key));
+    if b == Some(&content) {
+        return Ok(());
+    }
+    let main = tx
+        .read()
+        .pair_verdict(origin.rater_id, key.0, key.1, left_first)?;
+    let main_content = main.as_ref().map(|m| m.content.clone());
+    if main_content.as_ref() == Some(&content) {
+        tx.set_package_pair_merged(&origin.package_id, key, &content)?;
+        return Ok(());
+    }
+    if main_content.as_ref() != b {
+        report.pair_conflicts.push(PairMergeConflict {
+            conversation: pair.conversation.clone(),
+            left: pair.left.clone(),
+            right: pair.right.clone(),
+            criterion: work.criteria[&v.criterion_id].key.clone(),
+            base: b.and_then(|c| c.winner),
+            study: main_content.and_then(|c| c.winner),
+            package: content.winner,
+        });
+        return Ok(());
+    }
+    let history = work.pair_history.get(&v.id);
+    let id = match main {
+        None => {
+            let id = tx.copy_pair_verdict(&PairVerdictFull {
+                rater_id: origin.rater_id,
+                pair_id: key.0,
+                criterion_id: key.1,
+                left_first,
+                content: content.clone(),
+                ..v.clone()
+            })?;
+            report.pairs_inserted += 1;
+            id
+        }
+        Some(m) => {
+            tx.revise_pair_verdict(m.id, &content, &v.origin, v.updated_at.max(m.updated_at))?;
+            report.pairs_updated += 1;
+            m.id
+        }
+    };
+    for h in history.into_iter().flatten() {
+        let row = PairHistoryRow {
+            content: super::swap_content(&h.content, pair.swapped),
+            ..h.clone()
+        };
+        if tx.merge_pair_history_row(id, &row)? {
+            report.history_added += 1;
+        }
+    }
+    tx.set_package_pair_merged(&origin.package_id, key, &content)?;
+    Ok(())
+}
+
+/// The pairs' progress: earliest first showing, any finish, the longest time, and the
+/// package's rationale where it has one.
+fn merge_pair_progress(
+    tx: &mut StudyTx<'_>,
+    origin: &PackageOrigin,
+    work: &PackageWork,
+    report: &mut MergeReport,
+) -> Result<(), PackageError> {
+    for w in &work.pair_work {
+        let Some(pair) = work.pairs.get(&w.pair_id) else {
+            continue;
+        };
+        let Some(m): Option<PairWorkRecord> = tx.read().pair_work(origin.rater_id, pair.id)? else {
+            continue;
+        };
+        let shown = earliest(m.first_shown_at, w.first_shown_at);
+        let completed = m.completed_at.or(w.completed_at);
+        let seconds = m.seconds_spent.max(w.seconds_spent);
+        let rationale = w.rationale.clone().or(m.rationale.clone());
+        if (shown, completed, &rationale) != (m.first_shown_at, m.completed_at, &m.rationale)
+            || seconds > m.seconds_spent
+        {
+            tx.set_pair_progress(m.id, shown, completed, seconds, rationale.as_deref())?;
+            report.pair_progress_updated += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The expert's pair flags the study does not hold yet.
+fn merge_pair_flags(
+    tx: &mut StudyTx<'_>,
+    origin: &PackageOrigin,
+    work: &PackageWork,
+    report: &mut MergeReport,
+) -> Result<(), PackageError> {
+    let held: std::collections::HashSet<PairFlagRecord> = tx
+        .read()
+        .pair_flags_of_rater(origin.rater_id)?
+        .into_iter()
+        .collect();
+    for f in &work.pair_flags {
+        let Some(pair) = work.pairs.get(&f.pair_id) else {
+            continue;
+        };
+        let flag = PairFlagRecord {
+            pair_id: pair.id,
+            ..f.clone()
+        };
+        if !held.contains(&flag) {
+            tx.copy_pair_flag(origin.rater_id, &flag)?;
+            report.pair_flags_added += 1;
         }
     }
     Ok(())

@@ -1,7 +1,8 @@
 //! Rater packages: a `.concord` file for one expert, itself a study written with the same
 //! [`Store`] (so the app opens it as is), holding only that expert's assignment — the rubrics,
 //! conversations and responses they need, their own first and retest ratings (with history)
-//! and flags. Nothing else leaves the study: no other rater's ratings, no judge, and no source names —
+//! and flags, and the pairs of answers given them to compare (with the pairwise rubric's design,
+//! the side they see first, their verdicts with history, rationale, progress and flags). Nothing else leaves the study: no other rater's ratings, no judge, and no source names —
 //! each source becomes an opaque code, shuffled per package, with the mapping kept in the main
 //! study under the package's id.
 //!
@@ -31,16 +32,17 @@ mod merge;
 mod returned;
 
 pub use crate::store::{Occasion, PackageRecord};
-pub use merge::{merge_package, MergeConflict, MergeReport};
+pub use merge::{merge_package, MergeConflict, MergeReport, PairMergeConflict};
 pub use returned::{MAX_CLOCK_SKEW_MS, MAX_FLAGS_PER_ITEM, MAX_ORIGIN_BYTES, MAX_TEXT_BYTES};
 
 use crate::base::text::quoted;
 use crate::files::output::{self, Destination, OutputError};
 use crate::store::{
     AssignmentRecord, BaseValue, ConversationRecord, CopiedRating, CriterionKey, FlagRecord,
-    HistoryRow, KeyedCriterion, NewAssignment, NewConversation, NewRater, NewSource, Passphrase,
-    RaterKind, RaterRecord, ResponseRecord, SigningKey, SourceKind, Store, StoreError,
-    StoredRating, StoredRubric, StudyTx,
+    HistoryRow, KeyedCriterion, NewAssignment, NewConversation, NewPair, NewRater, NewSource,
+    PairContent, PairDesignRecord, PairFlagRecord, PairHistoryRow, PairRecord, PairVerdictFull,
+    PairWorkRecord, Passphrase, RaterKind, RaterRecord, ResponseRecord, SigningKey, SourceKind,
+    Store, StoreError, StoredRating, StoredRubric, StudyTx,
 };
 pub use crate::store::{META_PACKAGE_ID, META_PACKAGE_RATER};
 use rand::seq::SliceRandom;
@@ -135,6 +137,10 @@ pub struct PackageSummary {
     pub ratings: usize,
     pub retest_ratings: usize,
     pub sources: usize,
+    /// Pairs of answers to compare given to the expert.
+    pub pairs: usize,
+    /// The expert's verdicts on them already made.
+    pub pair_verdicts: usize,
 }
 
 /// Every package written from the study, oldest first.
@@ -170,16 +176,48 @@ struct PackageContent {
     flags: Vec<FlagRecord>,
     /// The expert's signing key as the study holds it, if they set one.
     signing_key: Option<SigningKey>,
+    /// The pairs given to the expert, with their progress, and the pairs themselves.
+    pair_work: Vec<PairWorkRecord>,
+    pairs: HashMap<i64, PairRecord>,
+    /// The designs of the pairwise rubrics those pairs belong to.
+    pair_designs: Vec<PairDesignRecord>,
+    /// The expert's verdicts on those pairs, their earlier versions by verdict id, and flags.
+    pair_verdicts: Vec<PairVerdictFull>,
+    pair_history: HashMap<i64, Vec<PairHistoryRow>>,
+    pair_flags: Vec<PairFlagRecord>,
 }
 
 impl PackageContent {
     fn read(store: &Store, rater: RaterRecord) -> Result<PackageContent, PackageError> {
         let assigned = store.assignments_of_rater(rater.id)?;
-        if assigned.is_empty() {
+        let pair_work = store.read().pair_work_of_rater(rater.id)?;
+        if assigned.is_empty() && pair_work.is_empty() {
             return Err(PackageError::NothingAssigned(rater.name));
         }
+        let mut pairs = HashMap::new();
+        for w in &pair_work {
+            let pair = store
+                .read()
+                .pair(w.pair_id)?
+                .ok_or_else(|| StoreError::NotFound {
+                    what: "pair",
+                    key: w.pair_id.to_string(),
+                })?;
+            pairs.insert(pair.id, pair);
+        }
+        // The expert's single ratings and flags travel for the answers assigned to them alone;
+        // a pair's answers are in the package to be compared, not rated one by one.
         let response_ids: BTreeSet<i64> = assigned.iter().map(|a| a.response_id).collect();
-        let responses = response_ids
+        let shown: BTreeSet<i64> = response_ids
+            .iter()
+            .copied()
+            .chain(
+                pairs
+                    .values()
+                    .flat_map(|p| [p.left_response_id, p.right_response_id]),
+            )
+            .collect();
+        let responses = shown
             .iter()
             .map(|&id| store.response(id))
             .collect::<Result<Vec<_>, _>>()?;
@@ -188,7 +226,37 @@ impl PackageContent {
             .iter()
             .map(|&id| store.conversation(id))
             .collect::<Result<Vec<_>, _>>()?;
-        let rubric_ids: BTreeSet<i64> = conversations.iter().map(|c| c.rubric_id).collect();
+        let pair_rubrics: BTreeSet<i64> = pairs.values().map(|p| p.rubric_id).collect();
+        let rubric_ids: BTreeSet<i64> = conversations
+            .iter()
+            .map(|c| c.rubric_id)
+            .chain(pair_rubrics.iter().copied())
+            .collect();
+        let pair_designs = pair_rubrics
+            .iter()
+            .map(|&id| {
+                store
+                    .read()
+                    .pair_design(id)?
+                    .ok_or_else(|| StoreError::NotFound {
+                        what: "pair design",
+                        key: id.to_string(),
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let pair_verdicts: Vec<PairVerdictFull> = store
+            .read()
+            .pair_verdicts_of_rater(rater.id)?
+            .into_iter()
+            .filter(|v| pairs.contains_key(&v.pair_id))
+            .collect();
+        let pair_history = store.read().pair_history_of_rater(rater.id)?;
+        let pair_flags = store
+            .read()
+            .pair_flags_of_rater(rater.id)?
+            .into_iter()
+            .filter(|f| pairs.contains_key(&f.pair_id))
+            .collect();
         let rubrics = store
             .rubrics()?
             .into_iter()
@@ -216,6 +284,12 @@ impl PackageContent {
             history,
             flags,
             signing_key,
+            pair_work,
+            pairs,
+            pair_designs,
+            pair_verdicts,
+            pair_history,
+            pair_flags,
         })
     }
 
@@ -313,6 +387,8 @@ impl From<OutputError> for PackageError {
 
 /// Study ids → package ids of what was copied into the package.
 struct CopiedIds {
+    rubrics: HashMap<i64, i64>,
+    conversations: HashMap<i64, i64>,
     responses: HashMap<i64, i64>,
     criteria: HashMap<i64, i64>,
     rater: i64,
@@ -403,6 +479,12 @@ pub fn export_package_to(
         ratings: content.count(Occasion::First),
         retest_ratings: content.count(Occasion::Retest),
         sources: identity.codes.len(),
+        pairs: content.pair_work.len(),
+        pair_verdicts: content
+            .pair_verdicts
+            .iter()
+            .filter(|v| v.content.winner.is_some())
+            .count(),
     })
 }
 
@@ -468,6 +550,8 @@ fn copy_dataset(
         .filter_map(|c| by_key.get(&c.key).map(|new| (c.id, *new)))
         .collect();
     Ok(CopiedIds {
+        rubrics: rubric_map,
+        conversations: conv_map,
         responses,
         criteria,
         rater,
@@ -533,7 +617,120 @@ fn copy_work(
             },
         )?;
     }
+    copy_pair_work(tx, content, ids)
+}
+
+/// A pair as copied into a package: its id there, and whether its sides are named the other
+/// way round (a pair's left answer is the one with the lower id, in each study's own ids).
+#[derive(Debug, Clone, Copy)]
+struct CopiedPair {
+    id: i64,
+    swapped: bool,
+}
+
+/// Copy the expert's pairs (with their rubrics' designs), their progress, verdicts with
+/// history, and flags into the package.
+fn copy_pair_work(
+    tx: &mut StudyTx<'_>,
+    content: &PackageContent,
+    ids: &CopiedIds,
+) -> Result<(), PackageError> {
+    let mut copied: HashMap<i64, CopiedPair> = HashMap::new();
+    for design in &content.pair_designs {
+        let rubric = ids.rubrics[&design.rubric_id];
+        let mut mine: Vec<&PairRecord> = content
+            .pairs
+            .values()
+            .filter(|p| p.rubric_id == design.rubric_id)
+            .collect();
+        mine.sort_by_key(|p| p.position);
+        let new_pairs: Vec<NewPair> = mine
+            .iter()
+            .map(|p| NewPair {
+                conversation_id: ids.conversations[&p.conversation_id],
+                left_response_id: ids.responses[&p.left_response_id],
+                right_response_id: ids.responses[&p.right_response_id],
+            })
+            .collect();
+        tx.add_pair_design(
+            &PairDesignRecord {
+                rubric_id: rubric,
+                ..design.clone()
+            },
+            &new_pairs,
+        )?;
+        for (p, n) in mine.iter().zip(&new_pairs) {
+            let id = tx
+                .read()
+                .pair_of_answers(rubric, n.left_response_id, n.right_response_id)?
+                .ok_or_else(|| StoreError::NotFound {
+                    what: "copied pair",
+                    key: p.id.to_string(),
+                })?;
+            copied.insert(
+                p.id,
+                CopiedPair {
+                    id,
+                    swapped: n.left_response_id > n.right_response_id,
+                },
+            );
+        }
+    }
+    for w in &content.pair_work {
+        let c = copied[&w.pair_id];
+        tx.copy_pair_work(&PairWorkRecord {
+            rater_id: ids.rater,
+            pair_id: c.id,
+            left_first: w.left_first != c.swapped,
+            ..w.clone()
+        })?;
+    }
+    for v in &content.pair_verdicts {
+        let c = copied[&v.pair_id];
+        let criterion =
+            ids.criteria
+                .get(&v.criterion_id)
+                .copied()
+                .ok_or_else(|| StoreError::NotFound {
+                    what: "criterion",
+                    key: v.criterion_id.to_string(),
+                })?;
+        let new_id = tx.copy_pair_verdict(&PairVerdictFull {
+            rater_id: ids.rater,
+            pair_id: c.id,
+            criterion_id: criterion,
+            left_first: v.left_first != c.swapped,
+            content: swap_content(&v.content, c.swapped),
+            ..v.clone()
+        })?;
+        for h in content.pair_history.get(&v.id).into_iter().flatten() {
+            tx.merge_pair_history_row(
+                new_id,
+                &PairHistoryRow {
+                    content: swap_content(&h.content, c.swapped),
+                    ..h.clone()
+                },
+            )?;
+        }
+    }
+    for f in &content.pair_flags {
+        tx.copy_pair_flag(
+            ids.rater,
+            &PairFlagRecord {
+                pair_id: copied[&f.pair_id].id,
+                ..f.clone()
+            },
+        )?;
+    }
     Ok(())
+}
+
+/// A verdict with the pair's sides named the other way round when `swapped`.
+pub(super) fn swap_content(c: &PairContent, swapped: bool) -> PairContent {
+    PairContent {
+        winner: c.winner.map(|w| if swapped { w.swapped() } else { w }),
+        rationale: c.rationale.clone(),
+    }
 }
 
 /// Record the package, its codes and the base values in the study.
@@ -564,6 +761,12 @@ fn record_export(
             &identity.codes,
             &base,
         )?;
+        let pair_base: Vec<_> = content
+            .pair_verdicts
+            .iter()
+            .map(|v| ((v.pair_id, v.criterion_id), v.content.clone()))
+            .collect();
+        tx.record_pair_base(&identity.package_id, &pair_base)?;
         tx.ensure_study_id(&identity.study_id)?;
         tx.record_package_seal(&identity.package_id, sealed)?;
         tx.audit(

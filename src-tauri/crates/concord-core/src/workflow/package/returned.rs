@@ -24,7 +24,11 @@
 //!   more than [`MAX_FLAGS_PER_ITEM`] flags;
 //! - a signature is not by the package's expert, or its proof does not verify against the
 //!   expert's signing passphrase as this study holds it (one set only in the package, or none
-//!   at all, cannot be verified here).
+//!   at all, cannot be verified here);
+//! - a pair verdict is of a pair the study did not give the expert, of a criterion that is not
+//!   a comparison of that pair's rubric, a tie where the criterion allows none, or says the
+//!   answers were shown in another order than the study recorded for the expert; its texts and
+//!   times are held to the rules above, as are the pairs' progress and flags.
 
 use super::{PackageError, META_PACKAGE_ID, META_PACKAGE_RATER};
 use crate::base::clock::{iso_utc, Millis};
@@ -32,7 +36,8 @@ use crate::base::text::quoted;
 use crate::rubric::Scale;
 use crate::store::{
     AssignmentRecord, BaseKey, CriterionKey, FlagRecord, HistoryRow, KeyedCriterion, NamedRater,
-    Occasion, Purpose, RatingContent, SignedValue, Store, StoredRating,
+    Occasion, PairBaseKey, PairContent, PairFlagRecord, PairHistoryRow, PairVerdictFull,
+    PairWorkRecord, Purpose, RatingContent, SignedValue, Store, StoredRating, Winner,
 };
 use crate::workflow::queue::MAX_SECONDS_ON_ITEM;
 use crate::workflow::signoff::{proof_verifies, SignatureStatus, SignedStatement};
@@ -74,6 +79,18 @@ pub(super) struct StudyCriterion {
     pub key: String,
 }
 
+/// A pair of the package as the study knows it.
+pub(super) struct StudyPair {
+    pub id: i64,
+    /// Whether the package names the pair's sides the other way round from the study.
+    pub swapped: bool,
+    pub rubric_id: i64,
+    pub conversation: String,
+    /// The study's source keys of its left and right answers.
+    pub left: String,
+    pub right: String,
+}
+
 /// One of the package's signatures: its standing there, the ratings it covers (package ids) and
 /// its proof.
 pub(super) struct PackageSignature {
@@ -100,6 +117,14 @@ pub(super) struct PackageWork {
     pub flags: Vec<FlagRecord>,
     /// Every signature in the package, whoever it names.
     pub signatures: Vec<PackageSignature>,
+    /// Package pair id → the study's pair.
+    pub pairs: HashMap<i64, StudyPair>,
+    /// The expert's pairs in the package with their progress, verdicts (with earlier versions
+    /// by verdict id) and flags — package ids.
+    pub pair_work: Vec<PairWorkRecord>,
+    pub pair_verdicts: Vec<PairVerdictFull>,
+    pub pair_history: HashMap<i64, Vec<PairHistoryRow>>,
+    pub pair_flags: Vec<PairFlagRecord>,
 }
 
 impl PackageOrigin {
@@ -185,6 +210,7 @@ impl PackageWork {
             .collect();
         let responses = map_responses(store, pkg, origin)?;
         let criteria = map_criteria(store, pkg, origin)?;
+        let pairs = map_pairs(store, pkg, origin, &responses)?;
         let signatures = crate::workflow::signoff::signatures(pkg)
             .map_err(|e| origin.inconsistent(format!("its signatures cannot be read: {e}")))?
             .into_iter()
@@ -206,7 +232,22 @@ impl PackageWork {
             assignments: pkg.assignments_of_rater(pkg_rater)?,
             flags: pkg.flags_of_rater(pkg_rater)?,
             signatures,
+            pairs,
+            pair_work: pkg.read().pair_work_of_rater(pkg_rater)?,
+            pair_verdicts: pkg.read().pair_verdicts_of_rater(pkg_rater)?,
+            pair_history: pkg.read().pair_history_of_rater(pkg_rater)?,
+            pair_flags: pkg.read().pair_flags_of_rater(pkg_rater)?,
         })
+    }
+
+    /// A package pair verdict's key and content in the study's terms.
+    pub(super) fn study_verdict(&self, v: &PairVerdictFull) -> Option<(PairBaseKey, PairContent)> {
+        let pair = self.pairs.get(&v.pair_id)?;
+        let criterion = self.criteria.get(&v.criterion_id)?;
+        Some((
+            (pair.id, criterion.id),
+            super::swap_content(&v.content, pair.swapped),
+        ))
     }
 
     /// Check every value of the package against what the study knows (see the module
@@ -232,9 +273,271 @@ impl PackageWork {
         for r in &self.ratings {
             self.validate_rating(origin, &known, r)?;
         }
-        self.validate_progress(origin, &known)?;
+        for v in &self.pair_verdicts {
+            self.validate_pair_verdict(origin, &known, v)?;
+        }
+        let pair_seconds = self.validate_pair_progress(origin, &known)?;
+        self.validate_progress(origin, &known, pair_seconds)?;
         self.validate_flags(origin, &known)?;
+        self.validate_pair_flags(origin, &known)?;
         self.validate_signatures(store, origin, &known)
+    }
+
+    fn validate_pair_verdict(
+        &self,
+        origin: &PackageOrigin,
+        known: &StudyKnowledge,
+        v: &PairVerdictFull,
+    ) -> Result<(), PackageError> {
+        let refuse = |column, detail| Err(origin.refuse("pair_judgement", v.id, column, detail));
+        let Some(pair) = self.pairs.get(&v.pair_id) else {
+            return refuse(
+                "pair_id",
+                format!("pair {} is not one the package was issued with", v.pair_id),
+            );
+        };
+        let Some(work) = known.pair_work.get(&pair.id) else {
+            return refuse(
+                "pair_id",
+                format!(
+                    "the pair of answers {} and {} to conversation {} was not given to {}",
+                    pair.left,
+                    pair.right,
+                    quoted(&pair.conversation),
+                    quoted(&origin.rater_name)
+                ),
+            );
+        };
+        let Some(criterion) = self.criteria.get(&v.criterion_id) else {
+            return refuse(
+                "criterion_id",
+                format!(
+                    "criterion {} is not one the package was issued with",
+                    v.criterion_id
+                ),
+            );
+        };
+        let study_criterion = known
+            .criteria
+            .get(&criterion.id)
+            .filter(|c| c.rubric_id == pair.rubric_id && c.scale.is_preference());
+        let Some(study_criterion) = study_criterion else {
+            return refuse(
+                "criterion_id",
+                format!(
+                    "criterion {} is not a comparison of this pair's rubric",
+                    criterion.key
+                ),
+            );
+        };
+        if (v.left_first != pair.swapped) != work.left_first {
+            return refuse(
+                "left_first",
+                format!(
+                    "says the answers were shown the other way round from the order this study gave {}",
+                    quoted(&origin.rater_name)
+                ),
+            );
+        }
+        let tie_refused = |c: &PairContent| {
+            c.winner == Some(Winner::Tie)
+                && !study_criterion.scale.contains(crate::rubric::PREFER_TIE)
+        };
+        if tie_refused(&v.content) {
+            return refuse(
+                "winner",
+                format!("a tie, which criterion {} does not allow", criterion.key),
+            );
+        }
+        check_text(v.content.rationale.as_deref(), MAX_TEXT_BYTES)
+            .map_or(Ok(()), |detail| refuse("rationale", detail))?;
+        check_text(Some(&v.origin), MAX_ORIGIN_BYTES)
+            .map_or(Ok(()), |detail| refuse("origin", detail))?;
+        if v.created_at > v.updated_at {
+            return refuse(
+                "created_at",
+                format!(
+                    "created at {}, after its last change at {}",
+                    iso_utc(v.created_at),
+                    iso_utc(v.updated_at)
+                ),
+            );
+        }
+        known
+            .check_not_future(v.updated_at)
+            .map_or(Ok(()), |detail| refuse("updated_at", detail))?;
+        let key = (pair.id, criterion.id);
+        let content = super::swap_content(&v.content, pair.swapped);
+        let at_issue = known.pair_base.get(&key);
+        if at_issue != Some(&content) {
+            known
+                .check_after_issue(v.updated_at)
+                .map_or(Ok(()), |detail| refuse("updated_at", detail))?;
+        }
+        if at_issue.is_none() {
+            known
+                .check_after_issue(v.created_at)
+                .map_or(Ok(()), |detail| refuse("created_at", detail))?;
+        }
+        let held = known.pair_history.get(&key);
+        for h in self.pair_history.get(&v.id).into_iter().flatten() {
+            let refuse_h =
+                |column, detail| Err(origin.refuse("pair_judgement_history", v.id, column, detail));
+            if tie_refused(&h.content) {
+                return refuse_h(
+                    "winner",
+                    format!("a tie, which criterion {} does not allow", criterion.key),
+                );
+            }
+            check_text(h.content.rationale.as_deref(), MAX_TEXT_BYTES)
+                .map_or(Ok(()), |detail| refuse_h("rationale", detail))?;
+            check_text(Some(&h.origin), MAX_ORIGIN_BYTES)
+                .map_or(Ok(()), |detail| refuse_h("origin", detail))?;
+            if h.valid_from > h.replaced_at || h.replaced_at > v.updated_at {
+                return refuse_h(
+                    "replaced_at",
+                    format!(
+                        "an earlier version valid from {} and replaced at {}, out of order with the current verdict set at {}",
+                        iso_utc(h.valid_from),
+                        iso_utc(h.replaced_at),
+                        iso_utc(v.updated_at)
+                    ),
+                );
+            }
+            let h_study = PairHistoryRow {
+                content: super::swap_content(&h.content, pair.swapped),
+                ..h.clone()
+            };
+            if !held.is_some_and(|rows| rows.contains(&h_study)) {
+                known
+                    .check_after_issue(h.replaced_at)
+                    .map_or(Ok(()), |detail| refuse_h("replaced_at", detail))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The pairs' progress; returns the time on task the package adds to them.
+    fn validate_pair_progress(
+        &self,
+        origin: &PackageOrigin,
+        known: &StudyKnowledge,
+    ) -> Result<f64, PackageError> {
+        let mut added = 0.0;
+        for w in &self.pair_work {
+            let refuse = |column, detail| origin.refuse("pair_assignment", w.id, column, detail);
+            let study = self
+                .pairs
+                .get(&w.pair_id)
+                .and_then(|p| known.pair_work.get(&p.id));
+            let Some(study) = study else {
+                return Err(refuse(
+                    "pair_id",
+                    format!(
+                        "pair {} was not given to {}",
+                        w.pair_id,
+                        quoted(&origin.rater_name)
+                    ),
+                ));
+            };
+            if !w.seconds_spent.is_finite()
+                || w.seconds_spent < 0.0
+                || w.seconds_spent > MAX_SECONDS_ON_ITEM
+            {
+                return Err(refuse(
+                    "seconds_spent",
+                    format!(
+                        "{} s on one pair is not a time on task Concord records (0 to {MAX_SECONDS_ON_ITEM} s)",
+                        w.seconds_spent
+                    ),
+                ));
+            }
+            check_text(w.rationale.as_deref(), MAX_TEXT_BYTES)
+                .map_or(Ok(()), |detail| Err(refuse("rationale", detail)))?;
+            added += (w.seconds_spent - study.seconds_spent).max(0.0);
+            for (column, at, held) in [
+                ("first_shown_at", w.first_shown_at, study.first_shown_at),
+                ("completed_at", w.completed_at, study.completed_at),
+            ] {
+                let Some(at) = at else { continue };
+                known
+                    .check_not_future(at)
+                    .map_or(Ok(()), |detail| Err(refuse(column, detail)))?;
+                if held != Some(at) {
+                    known
+                        .check_after_issue(at)
+                        .map_or(Ok(()), |detail| Err(refuse(column, detail)))?;
+                }
+            }
+        }
+        Ok(added)
+    }
+
+    fn validate_pair_flags(
+        &self,
+        origin: &PackageOrigin,
+        known: &StudyKnowledge,
+    ) -> Result<(), PackageError> {
+        let mut per_pair: HashMap<i64, usize> = HashMap::new();
+        for (i, f) in self.pair_flags.iter().enumerate() {
+            let refuse =
+                |column, detail| Err(origin.refuse("pair_flag", i as i64 + 1, column, detail));
+            let Some(pair) = self
+                .pairs
+                .get(&f.pair_id)
+                .filter(|p| known.pair_work.contains_key(&p.id))
+            else {
+                return refuse(
+                    "pair_id",
+                    format!(
+                        "pair {} was not given to {}",
+                        f.pair_id,
+                        quoted(&origin.rater_name)
+                    ),
+                );
+            };
+            let n = per_pair.entry(pair.id).or_default();
+            *n += 1;
+            if *n > MAX_FLAGS_PER_ITEM {
+                return refuse(
+                    "reason",
+                    format!("more than {MAX_FLAGS_PER_ITEM} flags on one pair"),
+                );
+            }
+            if f.reason.trim().is_empty() {
+                return refuse("reason", "an empty flag reason".to_string());
+            }
+            check_text(Some(&f.reason), MAX_TEXT_BYTES)
+                .map_or(Ok(()), |detail| refuse("reason", detail))?;
+            known
+                .check_not_future(f.created_at)
+                .map_or(Ok(()), |detail| refuse("created_at", detail))?;
+            let flag = PairFlagRecord {
+                pair_id: pair.id,
+                ..f.clone()
+            };
+            if !known.pair_flags.contains(&flag) {
+                known
+                    .check_after_issue(f.created_at)
+                    .map_or(Ok(()), |detail| refuse("created_at", detail))?;
+            }
+            if let Some(resolved) = f.resolved_at {
+                if resolved < f.created_at {
+                    return refuse(
+                        "resolved_at",
+                        format!(
+                            "resolved at {}, before it was raised at {}",
+                            iso_utc(resolved),
+                            iso_utc(f.created_at)
+                        ),
+                    );
+                }
+                known
+                    .check_not_future(resolved)
+                    .map_or(Ok(()), |detail| refuse("resolved_at", detail))?;
+            }
+        }
+        Ok(())
     }
 
     fn validate_rating(
@@ -379,12 +682,15 @@ impl PackageWork {
         Ok(())
     }
 
+    /// The items' progress; `pair_seconds` is the time the package adds on its pairs, which
+    /// counts toward the time since issue as well.
     fn validate_progress(
         &self,
         origin: &PackageOrigin,
         known: &StudyKnowledge,
+        pair_seconds: f64,
     ) -> Result<(), PackageError> {
-        let mut added = 0.0;
+        let mut added = pair_seconds;
         for a in &self.assignments {
             let refuse = |column, detail| Err(origin.refuse("assignment", a.id, column, detail));
             let study = self
@@ -632,6 +938,13 @@ struct StudyKnowledge {
     flags: HashSet<FlagRecord>,
     /// The expert's signatures the study holds, as (time, scope).
     signatures: HashSet<(Millis, String)>,
+    /// The expert's pairs in the study, by pair id.
+    pair_work: HashMap<i64, PairWorkRecord>,
+    /// The package's pair verdicts at issue, the study's history of the expert's verdicts by
+    /// (pair, criterion), and the expert's pair flags in the study.
+    pair_base: HashMap<PairBaseKey, PairContent>,
+    pair_history: HashMap<PairBaseKey, Vec<PairHistoryRow>>,
+    pair_flags: HashSet<PairFlagRecord>,
 }
 
 impl StudyKnowledge {
@@ -695,7 +1008,31 @@ impl StudyKnowledge {
             .filter(|s| s.rater_id == origin.rater_id)
             .map(|s| (s.signed_at, s.scope))
             .collect();
+        let read = store.read();
+        let mut study_pair_history = read.pair_history_of_rater(origin.rater_id)?;
+        let pair_history = read
+            .pair_verdicts_of_rater(origin.rater_id)?
+            .into_iter()
+            .map(|v| {
+                (
+                    (v.pair_id, v.criterion_id),
+                    study_pair_history.remove(&v.id).unwrap_or_default(),
+                )
+            })
+            .collect();
+        let pair_work = read
+            .pair_work_of_rater(origin.rater_id)?
+            .into_iter()
+            .map(|w| (w.pair_id, w))
+            .collect();
         Ok(StudyKnowledge {
+            pair_work,
+            pair_base: read.package_pair_base(&origin.package_id)?,
+            pair_history,
+            pair_flags: read
+                .pair_flags_of_rater(origin.rater_id)?
+                .into_iter()
+                .collect(),
             now: store.now_ms(),
             issued_at,
             criteria,
@@ -769,6 +1106,74 @@ fn map_responses(
                 source: source_key,
             },
         );
+    }
+    Ok(out)
+}
+
+/// Package pair id → study pair, through the pair's two answers and its rubric's key. A pair
+/// the study's design does not hold is refused as inconsistent (the seal also covers the pairs
+/// as issued).
+fn map_pairs(
+    store: &Store,
+    pkg: &Store,
+    origin: &PackageOrigin,
+    responses: &HashMap<i64, StudyResponse>,
+) -> Result<HashMap<i64, StudyPair>, PackageError> {
+    let study_rubrics: HashMap<String, i64> = store
+        .rubrics()?
+        .into_iter()
+        .map(|s| (s.rubric.id, s.id))
+        .collect();
+    let pkg_rubrics: HashMap<i64, String> = pkg
+        .rubrics()?
+        .into_iter()
+        .map(|s| (s.id, s.rubric.id))
+        .collect();
+    let mut out = HashMap::new();
+    for rubric in pkg.read().designed_pair_rubrics()? {
+        let key = pkg_rubrics.get(&rubric).cloned().unwrap_or_default();
+        let study_rubric = *study_rubrics.get(&key).ok_or_else(|| {
+            origin.inconsistent(format!(
+                "pairwise rubric {} is not in this study",
+                quoted(&key)
+            ))
+        })?;
+        for p in pkg.read().pairs(rubric)? {
+            let answer = |id: i64| {
+                responses.get(&id).ok_or_else(|| {
+                    origin.inconsistent(format!("pair {} names an unknown answer {id}", p.id))
+                })
+            };
+            let (left, right) = (answer(p.left_response_id)?, answer(p.right_response_id)?);
+            let id = store
+                .read()
+                .pair_of_answers(study_rubric, left.id, right.id)?
+                .ok_or_else(|| {
+                    origin.inconsistent(format!(
+                        "the pair of answers {} and {} to conversation {} is not in this study's pair design",
+                        left.source,
+                        right.source,
+                        quoted(&left.conversation)
+                    ))
+                })?;
+            let swapped = left.id > right.id;
+            let (l, r) = if swapped {
+                (right, left)
+            } else {
+                (left, right)
+            };
+            out.insert(
+                p.id,
+                StudyPair {
+                    id,
+                    swapped,
+                    rubric_id: study_rubric,
+                    conversation: left.conversation.clone(),
+                    left: l.source.clone(),
+                    right: r.source.clone(),
+                },
+            );
+        }
     }
     Ok(out)
 }

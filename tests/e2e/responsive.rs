@@ -18,6 +18,19 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+const RATINGS_ENV: &str = "CONCORD_RESPONSIVE_RATINGS";
+const DEFAULT_RATINGS: usize = 2_800_000;
+const CONVERSATIONS: usize = 1_000;
+const SOURCES: usize = 10;
+const CRITERIA: [&str; 7] = [
+    "Guidance",
+    "Informativeness",
+    "Relevance",
+    "Safety",
+    "Empathy",
+    "Helpfulness",
+    "Understanding",
+];
 
 fn ratings_wanted() -> usize {
     std::env::var(RATINGS_ENV)

@@ -517,7 +517,11 @@ export type Severity = "error" | "warning";
 
 export type SheetOutcome = { report: SheetImportReport | null, errors: Array<CellError>, };
 
-export type SheetImportReport = { rater: string, rows: number, inserted: number, updated: number, unchanged: number, };
+export type SheetImportReport = { rater: string, rows: number, inserted: number, updated: number, unchanged: number, 
+/**
+ * Choices on pairs new to the study, and changed in it.
+ */
+pairs_inserted: number, pairs_updated: number, };
 
 export type CellError = { file: string, sheet: string | null, 
 /**
@@ -540,7 +544,15 @@ warning: string | null, };
 
 export type PackageWritten = { path: string, summary: PackageSummary, };
 
-export type PackageSummary = { package_id: string, rater: string, file: string, conversations: number, responses: number, assignments: number, ratings: number, retest_ratings: number, sources: number, };
+export type PackageSummary = { package_id: string, rater: string, file: string, conversations: number, responses: number, assignments: number, ratings: number, retest_ratings: number, sources: number, 
+/**
+ * Pairs of answers to compare given to the expert.
+ */
+pairs: number, 
+/**
+ * The expert's verdicts on them already made.
+ */
+pair_verdicts: number, };
 
 export type MergeReport = { package_id: string, rater: string, inserted: number, updated: number, unchanged: number, history_added: number, retest_inserted: number, retest_updated: number, progress_updated: number, flags_added: number, 
 /**
@@ -556,7 +568,15 @@ revised_after_return: number,
  * Of the merged revisions, those that change a rating back to its value at issue (value and
  * raw value; the rationale may differ).
  */
-changed_back: number, };
+changed_back: number, 
+/**
+ * Verdicts on pairs new to the study, and changed in it.
+ */
+pairs_inserted: number, pairs_updated: number, 
+/**
+ * Pairs whose progress (first shown, finished, time, rationale) came back.
+ */
+pair_progress_updated: number, pair_flags_added: number, pair_conflicts: Array<PairMergeConflict>, };
 
 export type MergeConflict = { 
 /**

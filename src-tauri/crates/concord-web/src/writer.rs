@@ -68,7 +68,6 @@ pub(crate) fn channel() -> (Saves, mpsc::UnboundedReceiver<PendingSave>) {
 /// answer each once it is committed; fold the log back when nobody waits.
 pub(crate) async fn run(shared: Arc<Shared>, mut waiting: mpsc::UnboundedReceiver<PendingSave>) {
     let mut commits_since_fold = 0usize;
-
     let mut next: Option<PendingSave> = None;
     loop {
         let first = match next.take() {

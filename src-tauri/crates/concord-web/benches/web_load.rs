@@ -221,6 +221,7 @@ fn main() {
             "distinct_values_checked": acknowledged,
             "lost": lost,
             "p50_ms": (percentile(&all, 0.5) * 100.0).round() / 100.0,
+            "p95_ms": (percentile(&all, 0.95) * 100.0).round() / 100.0,
             "p99_ms": (percentile(&all, 0.99) * 100.0).round() / 100.0,
             "max_ms": (all.last().copied().unwrap_or(0.0) * 100.0).round() / 100.0,
         })

@@ -2,8 +2,10 @@
 //! calls, each one core use case of `concord_core::app` with the expert taken from the session.
 //! Every API route but the invitation check, its acceptance and the login answers 401 without a
 //! live session; every write (POST) of a session carries its CSRF token; bodies are JSON (a form
-//! from another site cannot post one) and at most the configured size (larger gets 413). Any
-//! other GET is a file of the UI build ([`Assets`]).
+//! from another site cannot post one) and at most the configured size (larger gets 413). A saved
+//! value goes to the writer ([`crate::writer`]), which checks its session's login with the value
+//! and acknowledges it once the transaction holding it has committed. Any other GET is a file of
+//! the UI build ([`Assets`]).
 
 use crate::assets::Assets;
 use crate::error::WebError;
@@ -16,6 +18,7 @@ use axum::routing::{get, post};
 use axum::Extension;
 use axum::{Json, Router};
 use concord_core::app;
+use concord_core::app::web::WebSave;
 use concord_core::workflow::calibration::{CalibrationItem, CalibrationStatus};
 use concord_core::workflow::queue::{ItemProgress, LeftItem, QueueSummary, RatingItem};
 use concord_core::workflow::signoff::SignoffState;
@@ -40,7 +43,6 @@ pub fn router(shared: Arc<Shared>, assets: Assets, body_limit: usize, hsts: bool
         .route("/api/queue", get(queue))
         .route("/api/items/{item}", get(item))
         .route("/api/left", get(left_items))
-        .route("/api/items/{item}/rate", post(rate))
         .route("/api/items/{item}/rationale", post(rationale))
         .route("/api/items/{item}/flag", post(flag))
         .route("/api/items/{item}/leave", post(leave))
@@ -62,11 +64,20 @@ pub fn router(shared: Arc<Shared>, assets: Assets, body_limit: usize, hsts: bool
             state.clone(),
             require_session,
         ));
+    // A save's login is checked by the writer with the value ([`crate::writer`]): its route
+    // layer checks the session and CSRF token without the study.
+    let save_route = Router::new()
+        .route("/api/items/{item}/rate", post(rate))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            require_session_for_a_save,
+        ));
     Router::new()
         .route("/api/invitation", post(invitation))
         .route("/api/invitation/accept", post(accept))
         .route("/api/login", post(login))
         .merge(session_routes)
+        .merge(save_route)
         .route("/api/{*rest}", axum::routing::any(no_such_route))
         .fallback(static_file)
         .layer(DefaultBodyLimit::max(body_limit))
@@ -126,8 +137,14 @@ fn cookie_token(headers: &HeaderMap) -> Option<String> {
         .map(|(_, v)| v.to_string())
 }
 
-/// The live session of a request (or 401): known, not idle, its login still standing.
-async fn session(state: &AppState, headers: &HeaderMap) -> Result<(String, Session), WebError> {
+/// The live session of a request (or 401): known, not idle, its login still standing. With
+/// `standing` [`Standing::WithTheSave`] the login is checked by the writer with the value
+/// instead, and the study is read here only when the session's presence is due to be noted.
+async fn session(
+    state: &AppState,
+    headers: &HeaderMap,
+    standing: Standing,
+) -> Result<(String, Session), WebError> {
     let token = cookie_token(headers).ok_or(WebError::Unauthorized)?;
     let (session, due) = match state.shared.sessions.touch(&token) {
         Lookup::Found(s, due) => (s, due),
@@ -166,6 +183,9 @@ async fn session(state: &AppState, headers: &HeaderMap) -> Result<(String, Sessi
             }
         }
     };
+    if standing == Standing::WithTheSave && !due {
+        return Ok((token, session));
+    }
     let identity = session.identity.clone();
     let noted = token.clone();
     let stands = state
@@ -188,9 +208,22 @@ async fn session(state: &AppState, headers: &HeaderMap) -> Result<(String, Sessi
     Ok((token, session))
 }
 
+/// Where a request's login is checked to still stand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    /// Here, before the handler.
+    Here,
+    /// By the writer, in the same hold of the study as the value it saves.
+    WithTheSave,
+}
+
 /// [`session`] for a write: the CSRF token must be the session's.
-async fn writing(state: &AppState, headers: &HeaderMap) -> Result<Session, WebError> {
-    let (_, s) = session(state, headers).await?;
+async fn writing(
+    state: &AppState,
+    headers: &HeaderMap,
+    standing: Standing,
+) -> Result<Session, WebError> {
+    let (_, s) = session(state, headers, standing).await?;
     let given = headers
         .get(CSRF_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -209,11 +242,29 @@ async fn require_session(
     next: axum::middleware::Next,
 ) -> Response {
     let guarded = if request.method() == Method::GET || request.method() == Method::HEAD {
-        session(&state, request.headers()).await.map(|(_, s)| s)
+        session(&state, request.headers(), Standing::Here)
+            .await
+            .map(|(_, s)| s)
     } else {
-        writing(&state, request.headers()).await
+        writing(&state, request.headers(), Standing::Here).await
     };
     match guarded {
+        Ok(s) => {
+            request.extensions_mut().insert(s);
+            next.run(request).await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// [`require_session`] for the save route: the session and its CSRF token (401 / 403), its
+/// login's standing left to the writer, which checks it with the value.
+async fn require_session_for_a_save(
+    State(state): State<AppState>,
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match writing(&state, request.headers(), Standing::WithTheSave).await {
         Ok(s) => {
             request.extensions_mut().insert(s);
             next.run(request).await
@@ -547,28 +598,22 @@ struct RateBody {
     reason: Option<String>,
 }
 
+/// A value from the rating screen, acknowledged once the transaction holding it — shared with the
+/// values other raters saved at the same moment ([`crate::writer`]) — has committed.
 async fn rate(
     State(state): State<AppState>,
     Extension(s): Extension<Session>,
     Path(item): Path<i64>,
     Json(body): Json<RateBody>,
 ) -> Result<Json<ItemProgress>, WebError> {
-    let id = s.identity.rater.id;
-    Ok(Json(
-        state
-            .shared
-            .with_study(move |st| {
-                app::web::rate(
-                    st,
-                    id,
-                    item,
-                    &body.criterion,
-                    body.value,
-                    body.reason.as_deref(),
-                )
-            })
-            .await?,
-    ))
+    let save = WebSave {
+        identity: s.identity,
+        item,
+        criterion: body.criterion,
+        value: body.value,
+        reason: body.reason,
+    };
+    Ok(Json(state.shared.saves.save(save).await?))
 }
 
 #[derive(Deserialize)]

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use concord_core::base::error_code::{Coded, ErrorCode};
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum WebError {
     /// No session, or one that ended (idle, logged out, revoked).
     Unauthorized,

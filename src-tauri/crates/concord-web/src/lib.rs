@@ -4,7 +4,9 @@
 //! queue, an item, rate with rationale, flag, leave an item, calibration, sign-off, progress),
 //! the login, logout and invitation routes, the session cookies and CSRF tokens ([`session`]),
 //! the answers' security headers ([`headers`]) and the browser build of the Svelte UI, held in
-//! memory and served by exact name only ([`assets`]). TLS is rustls ([`tls`]).
+//! memory and served by exact name only ([`assets`]). TLS is rustls ([`tls`]). The values raters
+//! save go to one writer task that commits those arriving together in one transaction and
+//! acknowledges each only after that commit ([`writer`]).
 //!
 //! The expert of every API call is the session's, never a field of the request; the answers are
 //! the core's blinded queue types, serialised as JSON strings, so no source, model, judge or
@@ -17,6 +19,7 @@ pub mod error;
 pub mod headers;
 pub mod session;
 pub mod tls;
+pub mod writer;
 
 pub use config::{ServeError, ServeOptions, TlsFiles};
 
@@ -27,9 +30,11 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 /// What the server shares between requests: the open study (one writer, its work on tokio's
-/// blocking pool), the sessions, and the settings it was started with.
+/// blocking pool), the queue of values to the writer that saves them in groups ([`writer`]),
+/// the sessions, and the settings it was started with.
 pub struct Shared {
     pub(crate) study: Mutex<OpenStudy>,
+    pub(crate) saves: writer::Saves,
     pub(crate) sessions: session::Sessions,
     pub(crate) iterations: u32,
     pub(crate) secure_cookies: bool,
@@ -101,7 +106,7 @@ impl Drop for Running {
 /// Start serving `study` as `options` say, on a runtime of its own. `clock` times the sessions
 /// (idle timeout); `rng` draws session and CSRF tokens and salts — the OS generator outside tests.
 pub fn start(
-    study: OpenStudy,
+    mut study: OpenStudy,
     options: ServeOptions,
     clock: Arc<dyn Clock>,
     rng: Box<dyn RngCore + Send>,
@@ -114,12 +119,17 @@ pub fn start(
     };
     let idle_minutes = concord_core::app::web::idle_minutes(&study)
         .map_err(|e| ServeError::Study(e.to_string()))?;
+    concord_core::app::web::serve_folding_when_idle(&mut study)
+        .map_err(|e| ServeError::Study(e.to_string()))?;
+    let (saves, waiting) = writer::channel();
     let shared = Arc::new(Shared {
         study: Mutex::new(study),
+        saves,
         sessions: session::Sessions::new(clock, rng, u64::from(idle_minutes.max(1)) * 60_000),
         iterations: options.iterations,
         secure_cookies: tls.is_some() || options.behind_proxy,
     });
+    let writer_shared = Arc::clone(&shared);
     let app = api::router(
         shared,
         ui,
@@ -140,6 +150,7 @@ pub fn start(
     let addr = listener
         .local_addr()
         .map_err(|e| ServeError::Io(e.to_string()))?;
+    runtime.spawn(writer::run(writer_shared, waiting));
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
     let scheme = if tls.is_some() { "https" } else { "http" };

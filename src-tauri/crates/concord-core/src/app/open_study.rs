@@ -279,35 +279,66 @@ impl OpenStudy {
             value,
             reason,
         )?;
-        if !saved.retest {
-            // A report that cannot take the value in place (a rater it has never seen) is
-            // dropped and rebuilt on its next request.
-            let store = &self.store;
-            let value = Some(saved.value as f64);
-            self.reports.retain_mut(|engine| {
-                engine.data().rubric_key != saved.rubric_key
-                    || (engine.take_response(store, saved.response_id).is_ok()
-                        && engine
-                            .apply(saved.rater_id, saved.response_id, saved.criterion_id, value)
-                            .is_ok())
-            });
-            self.full.retain_mut(|held| {
-                if held.data.rubric_key != saved.rubric_key {
-                    return true;
-                }
-                match held
-                    .data
-                    .apply(saved.rater_id, saved.response_id, saved.criterion_id, value)
-                {
-                    Ok(touched) => {
-                        held.parts[touched.criterion] = None;
-                        true
-                    }
-                    Err(_) => false,
-                }
-            });
-        }
+        self.take_saved(&saved);
         Ok(progress)
+    }
+
+    /// Enter several values at once — saves that arrived together from several raters — in one
+    /// transaction with one commit ([`queue::rate_each_via`]: a savepoint each, so a refused value
+    /// gets its own error and the others are kept), from the surface `origin` names; every cached
+    /// report takes each value that was stored. `Err` is the transaction's own failure (none of
+    /// the values is stored).
+    pub fn rate_each_via(
+        &mut self,
+        origin: &'static str,
+        saves: &[queue::RatingSave],
+    ) -> Result<Vec<Result<ItemProgress, QueueError>>, StoreError> {
+        if self.drop_if_changed_outside().is_err() {
+            self.invalidate_reports();
+        }
+        let rated = queue::rate_each_via(&mut self.store, origin, saves)?;
+        Ok(rated
+            .into_iter()
+            .map(|r| {
+                r.map(|(progress, saved)| {
+                    self.take_saved(&saved);
+                    progress
+                })
+            })
+            .collect())
+    }
+
+    /// Bring every cached report up to date with one stored value.
+    fn take_saved(&mut self, saved: &queue::SavedRating) {
+        if saved.retest {
+            return;
+        }
+        // A report that cannot take the value in place (a rater it has never seen) is
+        // dropped and rebuilt on its next request.
+        let store = &self.store;
+        let value = Some(saved.value as f64);
+        self.reports.retain_mut(|engine| {
+            engine.data().rubric_key != saved.rubric_key
+                || (engine.take_response(store, saved.response_id).is_ok()
+                    && engine
+                        .apply(saved.rater_id, saved.response_id, saved.criterion_id, value)
+                        .is_ok())
+        });
+        self.full.retain_mut(|held| {
+            if held.data.rubric_key != saved.rubric_key {
+                return true;
+            }
+            match held
+                .data
+                .apply(saved.rater_id, saved.response_id, saved.criterion_id, value)
+            {
+                Ok(touched) => {
+                    held.parts[touched.criterion] = None;
+                    true
+                }
+                Err(_) => false,
+            }
+        });
     }
 }
 

@@ -6,13 +6,16 @@
 //! taken from the server's session, never from the request.
 
 use crate::app::open_study::OpenStudy;
-use crate::store::NamedRater;
+use crate::base::error_code::{Coded, ErrorCode};
+use crate::store::{NamedRater, StoreError};
 use crate::workflow::queue::{ItemProgress, QueueError};
 use crate::workflow::web_access::{
     self, DerivedPassphrase, Invitation, LoginAttempt, WebAccessError, WebIdentity, WebRaterAccess,
 };
 use rand::RngCore;
 
+pub use crate::store::LogFold;
+pub use crate::workflow::queue::RatingSave;
 pub use crate::workflow::web_access::{
     DEFAULT_INVITATION_DAYS, ITERATIONS, LOCK_MS, MAX_FAILURES, MIN_PASSPHRASE_CHARS,
 };
@@ -155,6 +158,101 @@ pub fn rate(
     reason: Option<&str>,
 ) -> Result<ItemProgress, QueueError> {
     study.rate_via("web", rater_id, item, criterion, value, reason)
+}
+
+/// One value from a browser for [`rate_each`]: the login of the session it came from, and the
+/// value.
+#[derive(Debug, Clone)]
+pub struct WebSave {
+    pub identity: WebIdentity,
+    pub item: i64,
+    pub criterion: String,
+    pub value: i64,
+    pub reason: Option<String>,
+}
+
+/// Why one value of a [`rate_each`] was not stored.
+#[derive(Debug, thiserror::Error)]
+pub enum WebSaveError {
+    /// The session's login was revoked, replaced or locked since the session was opened.
+    #[error("the login of this session no longer stands; log in again")]
+    LoginEnded,
+    #[error(transparent)]
+    Access(#[from] WebAccessError),
+    #[error(transparent)]
+    Rating(#[from] QueueError),
+}
+
+impl Coded for WebSaveError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            WebSaveError::LoginEnded => ErrorCode::WebSession,
+            WebSaveError::Access(e) => e.code(),
+            WebSaveError::Rating(e) => e.code(),
+        }
+    }
+}
+
+/// Enter values from browsers that arrived together (several raters' saves) in ONE transaction,
+/// each recorded with origin `web` and its own audit entry naming its rater. Each value's
+/// session must still stand ([`stands`], checked here, so a save needs the study once); a value
+/// that is refused — its login ended, off its scale, not in its rater's queue — has its own
+/// error in its place and the others are kept. Every `Ok` is durable when this returns; `Err` is
+/// the transaction's own failure (its commit), and then none of them is stored.
+pub fn rate_each(
+    study: &mut OpenStudy,
+    saves: &[WebSave],
+) -> Result<Vec<Result<ItemProgress, WebSaveError>>, StoreError> {
+    let mut refused: Vec<Option<WebSaveError>> = Vec::with_capacity(saves.len());
+    let mut standing = Vec::with_capacity(saves.len());
+    for save in saves {
+        match web_access::stands(study.store(), &save.identity) {
+            Ok(true) => {
+                standing.push(RatingSave {
+                    rater_id: save.identity.rater.id,
+                    item: save.item,
+                    criterion: save.criterion.clone(),
+                    value: save.value,
+                    reason: save.reason.clone(),
+                });
+                refused.push(None);
+            }
+            Ok(false) => refused.push(Some(WebSaveError::LoginEnded)),
+            Err(e) => refused.push(Some(e.into())),
+        }
+    }
+    let mut rated = study.rate_each_via("web", &standing)?.into_iter();
+    Ok(refused
+        .into_iter()
+        .map(|refusal| match refusal {
+            Some(e) => Err(e),
+            // One answer per standing save, in order (`Store::write_each`).
+            None => match rated.next() {
+                Some(r) => r.map_err(WebSaveError::from),
+                None => Err(WebSaveError::Rating(QueueError::Store(
+                    StoreError::Invalid("a save of the group was not answered".into()),
+                ))),
+            },
+        })
+        .collect())
+}
+
+/// Pages the write-ahead log of a served study may reach before a commit folds it back itself:
+/// a safety net for a writer never idle; otherwise [`fold_when_idle`] folds it first.
+pub const FOLD_INSIDE_A_COMMIT_AT_PAGES: u32 = 20_000;
+
+/// Serve `study` with its write-ahead log folded back by the server's writer when no save is
+/// waiting ([`fold_when_idle`]); a commit folds it only past [`FOLD_INSIDE_A_COMMIT_AT_PAGES`].
+pub fn serve_folding_when_idle(study: &mut OpenStudy) -> Result<(), StoreError> {
+    study
+        .store_keeping_reports()
+        .fold_log_every(FOLD_INSIDE_A_COMMIT_AT_PAGES)
+}
+
+/// Fold the study's write-ahead log back into the file now (no save is waiting); what was
+/// committed is as durable before as after.
+pub fn fold_when_idle(study: &mut OpenStudy) -> Result<LogFold, StoreError> {
+    study.store_keeping_reports().checkpoint_when_idle()
 }
 
 /// The idle minutes after which a web session ends: the study's idle-lock setting.

@@ -16,7 +16,8 @@
 //! sealed state; an edited, inserted or deleted entry breaks the hash links. [`Store::verify_audit_chain`] checks
 //! both and names the first broken entry or the table that no longer matches.
 //!
-//! One entry per event when a transaction records up to [`EVENTS_PER_ENTRY_LIMIT`] rating events;
+//! One entry per event when a transaction records up to [`EVENTS_PER_ENTRY_LIMIT`] rating events
+//! (and always in a [`Store::write_each`], whose items are separate people's saves);
 //! bulk writes (imports, judge results, merges) record one entry with the count and a SHA-256 of
 //! their events, and the state digest covers every row they wrote. A study from before the chain
 //! gets a `chain.start` entry at the upgrade that says so and seals the state it found.
@@ -729,7 +730,7 @@ impl StudyTx<'_> {
             .filter(|e| matches!(e, Event::Rating { .. }))
             .count();
         let mut entries: Vec<(String, String, serde_json::Value)> = Vec::new();
-        if ratings > EVENTS_PER_ENTRY_LIMIT {
+        if ratings > EVENTS_PER_ENTRY_LIMIT && !self.entry_per_event {
             let mut digest = Sha256::new();
             let mut raters = std::collections::BTreeSet::new();
             for e in &events {

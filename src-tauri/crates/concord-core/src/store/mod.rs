@@ -8,7 +8,9 @@
 //! `PRAGMA application_id`. A file that is not SQLite, not a study, or written by a newer Concord is
 //! refused before anything is written to it, and so is one whose schema is not exactly Concord's
 //! (an extra trigger or view, a forged `application_id`) or that is truncated (see `untrusted`). All writes go through [`Store::write`], one transaction
-//! each, so a failed import leaves the study exactly as it was. A study may be encrypted
+//! each, so a failed import leaves the study exactly as it was ([`Store::write_each`]: one
+//! transaction for many independent items, a savepoint each, so one failing item is rolled back
+//! alone). A study may be encrypted
 //! ([`cipher`]): it is then opened with its [`Passphrase`], which the open store keeps in memory
 //! (wiped when dropped) only to open a second connection to the same file.
 //! Each write is sealed into the audit chain (`audit`) as it commits.
@@ -43,7 +45,9 @@ mod web_access;
 
 pub use adjudication::*;
 pub use assignment::*;
-pub use audit::{AuditEntry, ChainBreak, ChainCheck, ChainTrust, TRACKED_TABLES};
+pub use audit::{
+    AuditEntry, ChainBreak, ChainCheck, ChainTrust, EVENTS_PER_ENTRY_LIMIT, TRACKED_TABLES,
+};
 pub use backup::{integrity_problems, restore_copy, ChangeStamp};
 pub use cipher::{decrypt_study, encrypt_study, is_encrypted, rekey_study, Passphrase};
 pub use dataset::*;
@@ -296,6 +300,17 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// What one [`Store::checkpoint_when_idle`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogFold {
+    /// Another connection held the study, so nothing was folded back.
+    pub busy: bool,
+    /// Frames in the write-ahead log.
+    pub frames: u64,
+    /// Of those, the frames now in the study file.
+    pub folded: u64,
+}
+
 /// What a file at a path turned out to be, read without writing to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileKind {
@@ -455,6 +470,47 @@ impl Store {
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         self.conn.close().map_err(|(_, e)| StoreError::from(e))
+    }
+
+    /// Let the write-ahead log grow to `pages` pages before a commit folds it back into the file
+    /// itself (SQLite's auto-checkpoint, 1000 pages by default; 0 turns it off). A writer that
+    /// folds the log back when nobody waits ([`Store::checkpoint_when_idle`]) sets it high, so
+    /// that the fold runs inside a commit only as a safety net. This connection only; how
+    /// durable a commit is does not change.
+    pub fn fold_log_every(&mut self, pages: u32) -> StoreResult<()> {
+        self.conn
+            .query_row(&format!("PRAGMA wal_autocheckpoint = {pages}"), [], |_| {
+                Ok(())
+            })?;
+        Ok(())
+    }
+
+    /// Fold what the write-ahead log holds back into the study file now, without waiting for
+    /// anyone (SQLite's PASSIVE checkpoint, on this connection, between two transactions); a
+    /// reader still using the log keeps its part there for the next time. What was committed
+    /// is as durable before as after. Returns the log's frames and how many of them are in the
+    /// file now.
+    pub fn checkpoint_when_idle(&mut self) -> StoreResult<LogFold> {
+        let (busy, frames, folded): (i64, i64, i64) =
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?;
+        Ok(LogFold {
+            busy: busy != 0,
+            frames: frames.max(0) as u64,
+            folded: folded.max(0) as u64,
+        })
+    }
+
+    /// Refuse every commit of this connection while `refuse` is set: SQLite rolls the
+    /// transaction back and the write returns its error, as when a commit fails. Only for tests
+    /// that a front end acknowledges a write only once it is committed.
+    #[doc(hidden)]
+    pub fn refuse_commits_while(&mut self, refuse: Arc<std::sync::atomic::AtomicBool>) {
+        self.conn.commit_hook(Some(move || {
+            refuse.load(std::sync::atomic::Ordering::SeqCst)
+        }));
     }
 
     /// Open an existing plain study.
@@ -933,6 +989,7 @@ impl Store {
             change_reason: None,
             lead: signer.filter(|_| self.sealing),
             new_lead: made.is_some() && self.sealing,
+            entry_per_event: false,
         };
         let forget = |made: &Option<(Arc<lead_key::LeadKey>, lead_key::KeyStore)>| {
             if let Some((key, keys)) = made {
@@ -976,6 +1033,70 @@ impl Store {
     }
 }
 
+/// Where a [`StudyTx`] stood before one item of a [`Store::write_each`]: what rolling that item
+/// back must also undo outside the file (its audit events and the rows the triggers saw).
+struct ItemMark {
+    events: usize,
+    pending: audit::Pending,
+}
+
+impl Store {
+    /// Run `each` on every item of `items` in ONE write transaction (one commit, one wait for the
+    /// disk, however many items), each item under its own savepoint: an item whose `each` fails
+    /// is rolled back alone — its rows, its audit events and the row changes the audit saw — and
+    /// gets its own error in its place of the answer, while the others stay in the transaction.
+    /// Every item that succeeded is committed durably before this returns; `Err` means the
+    /// transaction itself failed (it could not begin, a savepoint could not be taken or
+    /// released, or the commit failed) and then none of the items is stored. Each rating event
+    /// is sealed as its own audit entry however many items there are.
+    pub fn write_each<I, T, E>(
+        &mut self,
+        items: I,
+        mut each: impl FnMut(&mut StudyTx<'_>, I::Item) -> Result<T, E>,
+    ) -> StoreResult<Vec<Result<T, E>>>
+    where
+        I: IntoIterator,
+    {
+        self.write(|tx| {
+            tx.entry_per_event = true;
+            let mut out = Vec::new();
+            for item in items {
+                let mark = tx.mark();
+                tx.conn().execute_batch("SAVEPOINT concord_item")?;
+                match each(tx, item) {
+                    Ok(done) => {
+                        tx.conn().execute_batch("RELEASE concord_item")?;
+                        out.push(Ok(done));
+                    }
+                    Err(e) => {
+                        tx.conn()
+                            .execute_batch("ROLLBACK TO concord_item; RELEASE concord_item")?;
+                        tx.back_to(mark);
+                        out.push(Err(e));
+                    }
+                }
+            }
+            Ok::<_, StoreError>(out)
+        })
+    }
+}
+
+impl StudyTx<'_> {
+    fn mark(&self) -> ItemMark {
+        ItemMark {
+            events: self.events.len(),
+            pending: audit::snapshot(&self.pending),
+        }
+    }
+
+    /// Undo, outside the file, what the item since `mark` did (its rows are rolled back apart).
+    fn back_to(&mut self, mark: ItemMark) {
+        self.events.truncate(mark.events);
+        audit::restore(&self.pending, mark.pending);
+        self.change_reason = None;
+    }
+}
+
 /// A read handle on the study file: the reads a [`Store`] and a [`StudyTx`] both need are written
 /// once, on this, and either gives one (`store.read()`, `tx.read()`) — inside a transaction it
 /// sees the transaction's own uncommitted rows.
@@ -1005,6 +1126,9 @@ pub struct StudyTx<'c> {
     lead: Option<Arc<lead_key::LeadKey>>,
     /// Whether this write made the study's lead key (it records the public key).
     new_lead: bool,
+    /// Seal one audit entry per event however many there are (a [`Store::write_each`] of many
+    /// people's saves), never one batch entry for many ratings.
+    entry_per_event: bool,
 }
 
 impl StudyTx<'_> {

@@ -4,7 +4,9 @@
 //! Items are addressed by their number in the rater's queue, never by response id, and every type
 //! here carries only what the screen may show: the user's message, the answer, the rubric and this
 //! rater's own values — no source, model, judge score or other rater's rating. Each value is
-//! committed in its own transaction the moment it is entered; revisions keep the earlier value in
+//! committed the moment it is entered — in its own transaction, or with the values of other
+//! raters that arrived at the same moment in one shared transaction ([`rate_each_via`], a
+//! savepoint each, so one refused value refuses only itself); revisions keep the earlier value in
 //! the history; time on each item and the place in the queue are recorded.
 
 use crate::base::error_code::ErrorCode;
@@ -12,7 +14,7 @@ use crate::base::text::quoted;
 use crate::rubric::{Anchor, Group, LocalText, Scale};
 use crate::store::{
     NewAssignment, Occasion, Purpose, QueueCounts, RatingInput, RatingOutcome, Store, StoreError,
-    StoredRubric,
+    StoredRubric, StudyTx,
 };
 use crate::workflow::assignment::add_expert;
 use crate::workflow::assignment::AssignmentError;
@@ -450,6 +452,66 @@ pub fn rate_and_locate_via(
     value: i64,
     reason: Option<&str>,
 ) -> Result<(ItemProgress, SavedRating), QueueError> {
+    let checked = check_rating(store, rater_id, item, criterion, value)?;
+    store.write(|tx| write_rating(tx, origin, &checked, reason))
+}
+
+/// One value of a [`rate_each_via`]: who enters it, where, and the reason a signed value's change
+/// needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatingSave {
+    pub rater_id: i64,
+    pub item: i64,
+    pub criterion: String,
+    pub value: i64,
+    pub reason: Option<String>,
+}
+
+/// What each value of a [`rate_each_via`] became, in the order given.
+pub type EachRated = Vec<Result<(ItemProgress, SavedRating), QueueError>>;
+
+/// Enter many values — several raters' saves that arrived together — in ONE write transaction,
+/// one commit for all of them. Each is checked and written as [`rate_and_locate_via`] would,
+/// under its own savepoint, so a value that is refused (off its scale, another rater's item, a
+/// signed value without a reason) gets its own error in its place and takes nothing else down;
+/// later values see the earlier ones of the batch. Every `Ok` is durable when this returns, and
+/// each value has its own audit entry naming its rater and `origin`. `Err` is the transaction's
+/// own failure (its commit above all): then none of the values is stored.
+pub fn rate_each_via(
+    store: &mut Store,
+    origin: &'static str,
+    saves: &[RatingSave],
+) -> Result<EachRated, StoreError> {
+    let checked: Vec<Result<CheckedRating, QueueError>> = saves
+        .iter()
+        .map(|s| check_rating(store, s.rater_id, s.item, &s.criterion, s.value))
+        .collect();
+    store.write_each(checked.into_iter().zip(saves), |tx, (checked, save)| {
+        write_rating(tx, origin, &checked?, save.reason.as_deref())
+    })
+}
+
+/// A value checked against its rater's queue and the item's rubric, ready to be written.
+struct CheckedRating {
+    rater_id: i64,
+    item: i64,
+    slot: Slot,
+    rubric_id: i64,
+    rubric_key: String,
+    criterion_id: i64,
+    n_criteria: i64,
+    value: i64,
+}
+
+/// The reads before a value is written: the rater is an expert, the item is in their queue, the
+/// criterion is the item's rubric's and the value on its scale.
+fn check_rating(
+    store: &Store,
+    rater_id: i64,
+    item: i64,
+    criterion: &str,
+    value: i64,
+) -> Result<CheckedRating, QueueError> {
     is_expert(store, rater_id)?;
     let s = slot(store, rater_id, item)?;
     let StoredRubric {
@@ -472,58 +534,85 @@ pub fn rate_and_locate_via(
         .criterion_ids(rubric_id)?
         .get(criterion)
         .ok_or_else(|| QueueError::NoSuchCriterion(criterion.to_string()))?;
-    let n_criteria = rubric.criteria.len() as i64;
-    store.write(|tx| {
-        let rationale = tx.item_rationale(s.assignment_id)?;
-        let input = RatingInput {
+    Ok(CheckedRating {
+        rater_id,
+        item,
+        slot: s,
+        rubric_id,
+        rubric_key: rubric.id.clone(),
+        criterion_id,
+        n_criteria: rubric.criteria.len() as i64,
+        value,
+    })
+}
+
+/// Write a checked value in transaction `tx`: the rating, the item's completion and the rater's
+/// place in the queue.
+fn write_rating(
+    tx: &mut StudyTx<'_>,
+    origin: &'static str,
+    checked: &CheckedRating,
+    reason: Option<&str>,
+) -> Result<(ItemProgress, SavedRating), QueueError> {
+    let CheckedRating {
+        rater_id,
+        item,
+        slot: ref s,
+        rubric_id,
+        ref rubric_key,
+        criterion_id,
+        n_criteria,
+        value,
+    } = *checked;
+    let rationale = tx.item_rationale(s.assignment_id)?;
+    let input = RatingInput {
+        rater_id,
+        response_id: s.response_id,
+        criterion_id,
+        occasion: s.occasion,
+        value: Some(value),
+        raw_value: None,
+        rationale: rationale.as_deref(),
+        origin,
+    };
+    let outcome = match (s.occasion, reason) {
+        (Occasion::First, Some(reason)) => tx.set_rating_with_reason(&input, reason)?,
+        _ => tx.set_rating(&input)?,
+    };
+    let rated = tx.count_rated(rater_id, s.response_id, rubric_id, s.occasion)?;
+    let complete = rated >= n_criteria;
+    let completes = complete && tx.mark_completed(s.assignment_id)?;
+    let QueueCounts { total, completed } = tx.read().queue_counts(rater_id)?;
+    // The value that completes the item the rater stands on moves them on, in this same
+    // transaction: the screen shows the next item at once, and a crash before it records the
+    // move must not reopen the finished item.
+    if completes
+        && item < total
+        && tx
+            .read()
+            .session_item(rater_id)?
+            .is_none_or(|at| at == item)
+    {
+        tx.set_session_item(rater_id, item + 1)?;
+    }
+    Ok((
+        ItemProgress {
+            item,
+            missing: n_criteria - rated,
+            complete,
+            completed,
+            total,
+            outcome,
+        },
+        SavedRating {
             rater_id,
             response_id: s.response_id,
             criterion_id,
-            occasion: s.occasion,
-            value: Some(value),
-            raw_value: None,
-            rationale: rationale.as_deref(),
-            origin,
-        };
-        let outcome = match (s.occasion, reason) {
-            (Occasion::First, Some(reason)) => tx.set_rating_with_reason(&input, reason)?,
-            _ => tx.set_rating(&input)?,
-        };
-        let rated = tx.count_rated(rater_id, s.response_id, rubric_id, s.occasion)?;
-        let complete = rated >= n_criteria;
-        let completes = complete && tx.mark_completed(s.assignment_id)?;
-        let QueueCounts { total, completed } = tx.read().queue_counts(rater_id)?;
-        // The value that completes the item the rater stands on moves them on, in this same
-        // transaction: the screen shows the next item at once, and a crash before it records the
-        // move must not reopen the finished item.
-        if completes
-            && item < total
-            && tx
-                .read()
-                .session_item(rater_id)?
-                .is_none_or(|at| at == item)
-        {
-            tx.set_session_item(rater_id, item + 1)?;
-        }
-        Ok((
-            ItemProgress {
-                item,
-                missing: n_criteria - rated,
-                complete,
-                completed,
-                total,
-                outcome,
-            },
-            SavedRating {
-                rater_id,
-                response_id: s.response_id,
-                criterion_id,
-                value,
-                rubric_key: rubric.id.clone(),
-                retest: s.occasion == Occasion::Retest,
-            },
-        ))
-    })
+            value,
+            rubric_key: rubric_key.clone(),
+            retest: s.occasion == Occasion::Retest,
+        },
+    ))
 }
 
 /// Set the item's rationale; it is kept with the assignment and copied onto the item's ratings

@@ -1,6 +1,7 @@
 //! concord-core's integration tests: one binary, one module per capability (imports, the
 //! lead's workflow, packages, judge runs, agreement, hostile files and studies, fuzzed readers).
 //! Shared fixtures are the `concord-testsupport` crate.
+mod a_batch_of_saves_in_one_transaction;
 mod adjudication;
 mod agreement;
 mod audit_chain;

@@ -4,6 +4,7 @@
 
 mod api;
 mod browser;
+mod group_commit;
 mod security;
 mod tls;
 
@@ -147,6 +148,16 @@ pub fn serve(
     experts: &[&str],
     adjust: impl FnOnce(&mut ServeOptions),
 ) -> (Served, Vec<String>) {
+    serve_study(conversations, experts, |_| {}, adjust)
+}
+
+/// [`serve`], with `prepare` given the study before the server takes it.
+pub fn serve_study(
+    conversations: usize,
+    experts: &[&str],
+    prepare: impl FnOnce(&mut OpenStudy),
+    adjust: impl FnOnce(&mut ServeOptions),
+) -> (Served, Vec<String>) {
     let dir = tempfile::tempdir().expect("temp dir");
     let (study_path, clock) = make_study(dir.path(), conversations, experts);
     let mut study = open_study(&study_path, clock.clone());
@@ -164,6 +175,7 @@ pub fn serve(
                 .token
         })
         .collect();
+    prepare(&mut study);
     let ui = stand_in_ui(dir.path());
     let mut options = ServeOptions::new("127.0.0.1:0".parse().expect("addr"), ui);
     options.iterations = TEST_ITERATIONS;

@@ -59,6 +59,7 @@ export const COMMANDS = [
   "judge_reliability",
   "export_agreement",
   "save_figure",
+  "export_methods",
   "plan_more",
   "setup_export_dir",
   "setup_add_rubric",

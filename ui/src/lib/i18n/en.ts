@@ -714,6 +714,15 @@ export const en = {
   "rel.legend.iccObserved": "ICC(A,1) observed",
   "rel.legend.iccPredicted": "ICC(A,1) predicted",
   "rel.legend.target": "target {target}",
+  "ag.methods.title": "Methods appendix",
+  "ag.methods.hint": "The agreement table, every rating, the judges' reliability, a methods paragraph and a Python script that recomputes every number, for the options chosen above. Leave the folder blank to write into {folder} in the study's export folder.",
+  "ag.methods.folder": "Folder for the methods appendix",
+  "ag.methods.placeholder": "folder (blank: the study's export folder)",
+  "ag.methods.choose": "Choose a folder…",
+  "ag.methods.write": "Export methods appendix",
+  "ag.methods.written": "{n, plural, one {# file} other {# files}} written to {path}",
+  "ag.methods.needAbsolute": "Type the full path of the folder, starting with / (or a drive letter such as C:\\ on Windows).",
+  "ag.methods.replaceConfirm": "{message}\n\nReplace the appendix's files that are there?",
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -716,4 +716,13 @@ export const zh: Record<MessageKey, string> = {
   "rel.legend.iccObserved": "ICC(A,1) 观察值",
   "rel.legend.iccPredicted": "ICC(A,1) 预测值",
   "rel.legend.target": "目标 {target}",
+  "ag.methods.title": "方法附录",
+  "ag.methods.hint": "按上方所选选项写出：一致性表、全部评分、评审模型的可靠性、方法说明段落，以及可重新计算每个数字的 Python 脚本。文件夹留空则写入研究导出文件夹中的 {folder}。",
+  "ag.methods.folder": "方法附录的文件夹",
+  "ag.methods.placeholder": "文件夹（留空：研究的导出文件夹）",
+  "ag.methods.choose": "选择文件夹…",
+  "ag.methods.write": "导出方法附录",
+  "ag.methods.written": "已写出 {n} 个文件到 {path}",
+  "ag.methods.needAbsolute": "请输入文件夹的完整路径，以 / 开头（Windows 上以盘符开头，如 C:\\）。",
+  "ag.methods.replaceConfirm": "{message}\n\n要替换那里已有的附录文件吗？",
 };

@@ -723,6 +723,16 @@ export const en = {
   "ag.methods.written": "{n, plural, one {# file} other {# files}} written to {path}",
   "ag.methods.needAbsolute": "Type the full path of the folder, starting with / (or a drive letter such as C:\\ on Windows).",
   "ag.methods.replaceConfirm": "{message}\n\nReplace the appendix's files that are there?",
+  "ag.precision.good": "CI: good",
+  "ag.precision.moderate": "CI: moderate",
+  "ag.precision.poor": "CI: poor",
+  "ag.precision.title": "Precision of this estimate, from the width of its 95% CI ({width}): {status}. Good ≤ 0.355 < moderate ≤ 0.560 < poor. It says how sure the estimate is, not how well the raters agree.",
+  "ag.legend.precision": "how precise the estimate is, from the width of its 95% CI (good ≤ 0.355 < moderate ≤ 0.560 < poor); not how well the raters agree.",
+  "ag.legend.verdict": "the judge's 95% CI against the experts' own agreement (the expert band under the attribute): ↓ wholly below the band, ≈ overlapping it, ↑ wholly above it. Hover a mark for the rule.",
+  "ag.legend.f": "the F-based 95% CI, shown where the bootstrap gives none.",
+  "ag.legend.n": "targets compared / rating pairs behind them.",
+  "ag.band": "experts {lo}–{hi}",
+  "ag.verdictRule": "Expert band = at item level for ICC(A,1) and ICC(C,1), the 95% profile-likelihood CI of the experts' REML ICC over all their ratings (incomplete designs included); otherwise from the lowest lower bound to the highest upper bound of the expert–expert 95% CIs for this criterion. Below: the judge's whole 95% CI lies under the band. Above: it lies over the band. Inside: the intervals overlap.",
 } as const;
 
 export type MessageKey = keyof typeof en;

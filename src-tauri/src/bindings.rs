@@ -110,6 +110,7 @@ pub fn typescript() -> String {
         concord_core::outputs::export::CellError,
         concord_core::app::export::RatingsFormat,
         concord_core::app::export::WrittenFile,
+        concord_core::app::methods::MethodsFiles,
         concord_core::app::package::PackageWritten,
         concord_core::workflow::package::PackageSummary,
         concord_core::workflow::package::MergeReport,

@@ -71,6 +71,7 @@ pub const LEAD_COMMANDS: &[&str] = &[
     "judge_reliability",
     "export_agreement",
     "save_figure",
+    "export_methods",
     "plan_more",
     "setup_export_dir",
     "setup_add_rubric",

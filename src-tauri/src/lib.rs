@@ -65,6 +65,7 @@ fn commands_handler() -> Box<dyn Fn(tauri::ipc::Invoke) -> bool + Send + Sync> {
         commands::agreement::judge_reliability,
         commands::agreement::export_agreement,
         commands::agreement::save_figure,
+        commands::agreement::export_methods,
         commands::agreement::plan_more,
         commands::rating::rater_profiles,
         commands::rating::create_rater_profile,

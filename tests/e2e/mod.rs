@@ -13,6 +13,7 @@ mod pairs;
 mod panel;
 mod rating;
 mod reliability;
+mod researcher;
 mod responsive;
 mod roles;
 mod rough;

@@ -1,10 +1,14 @@
 //! Commands of the researcher's agreement panel: the report and its table, the judge verdicts (from the open study's
 //! in-memory reports, updated with each new rating), the judge reliability section, exports beside
-//! the study, and the precision planner.
+//! the study, the methods appendix (behind the PHI gate, into a chosen or the default folder), and
+//! the precision planner.
 
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::state::AppState;
 use concord_core::app::adjudication::consensus_agreement;
+use concord_core::app::methods::MethodsFiles;
+use concord_core::app::paths::{desktop_actor, typed_output};
+use concord_core::guard::phi::review::PhiGate;
 use concord_core::panel::adjudication::ConsensusAgreement;
 use concord_core::panel::agreement::verdict::VerdictOptions;
 use concord_core::panel::agreement::verdict::VerdictReport;
@@ -104,6 +108,37 @@ pub async fn save_figure(
             Ok(concord_core::app::agreement::save_export(s, &name, &bytes)?
                 .display()
                 .to_string())
+        })
+        .await
+}
+
+/// The methods appendix of the panel's options, written into `out` (blank: `methods-<rubric>` in
+/// the study's export folder); files already there are replaced only with `overwrite`.
+#[tauri::command]
+pub async fn export_methods(
+    state: tauri::State<'_, AppState>,
+    options: AgreementOptions,
+    out: Option<String>,
+    overwrite: bool,
+    override_phi: Option<String>,
+) -> IpcResult<MethodsFiles> {
+    let out = typed_output(out.as_deref())?;
+    state
+        .run(move |s| {
+            let actor = desktop_actor();
+            let gate = PhiGate {
+                actor: &actor,
+                override_reason: override_phi.as_deref(),
+            };
+            Ok(concord_core::app::methods::export_methods_appendix(
+                s,
+                &options,
+                out.as_deref(),
+                env!("CARGO_PKG_VERSION"),
+                overwrite,
+                gate,
+            )?
+            .into())
         })
         .await
 }

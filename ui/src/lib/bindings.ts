@@ -542,6 +542,12 @@ count: number,
  */
 warning: string | null, };
 
+export type MethodsFiles = { dir: string, files: Array<string>, 
+/**
+ * Set when the study is encrypted: the files written are not.
+ */
+warning: string | null, };
+
 export type PackageWritten = { path: string, summary: PackageSummary, };
 
 export type PackageSummary = { package_id: string, rater: string, file: string, conversations: number, responses: number, assignments: number, ratings: number, retest_ratings: number, sources: number, 

@@ -62,6 +62,7 @@ export const COMMANDS = [
   "judge_reliability",
   "export_agreement",
   "save_figure",
+  "export_methods",
   "plan_more",
   "setup_export_dir",
   "setup_add_rubric",

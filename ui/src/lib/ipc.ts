@@ -16,6 +16,7 @@ import type {
   JudgeFinished,
   ImportProgress,
   LeftItem,
+  MethodsFiles,
   PairItem,
   PairwiseReport,
   PairProgress,
@@ -267,6 +268,14 @@ export const ipc = {
     call<string>("export_agreement", { options, view, format }),
   saveFigure: (name: string, bytes: Uint8Array) =>
     call<string>("save_figure", { name, bytes: Array.from(bytes) }),
+  /** The methods appendix into the folder `out` (blank: `methods-<rubric>` in the export folder). */
+  exportMethods: (options: AgreementOptions, out: string, overwrite = false, overridePhi = "") =>
+    call<MethodsFiles>("export_methods", {
+      options,
+      out: out.trim() === "" ? null : out.trim(),
+      overwrite,
+      overridePhi: overridePhi.trim() === "" ? null : overridePhi.trim(),
+    }),
   planMore: (
     options: AgreementOptions,
     view: TableView,

@@ -1,6 +1,7 @@
 // Figures of the agreement panel, drawn with Observable Plot as SVG: a forest plot (ICC ± 95% CI
 // per criterion, one mark per judge, Koo & Li bands), Bland–Altman limits per criterion, and a
-// criterion × judge heatmap. Each can be saved as SVG or PNG.
+// criterion × judge heatmap. Each can be saved as SVG or PNG, with its title and colour legend
+// written on the saved image (`svgText`).
 import * as Plot from "@observablehq/plot";
 import type { AgreementCell, AgreementTable } from "./bindings";
 
@@ -203,24 +204,127 @@ function blandAltmanLimits(cells: AgreementCell[], title: string): SVGSVGElement
   });
 }
 
-/** The SVG markup of a figure (Plot returns a <figure> when it has a legend or title). */
-export function svgText(figure: Element): string {
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** The page colours a saved figure is drawn on. */
+export interface FigurePage {
+  background: string;
+  ink: string;
+}
+
+/** A white page with dark ink, as figures are printed. */
+export const LIGHT_PAGE: FigurePage = { background: "#ffffff", ink: "#1f2a2c" };
+
+/** One entry of a figure's colour legend: a judge (or series) and its colour. */
+export interface LegendEntry {
+  label: string;
+  color: string;
+}
+
+/** The entries of the colour legend Plot drew beside a figure (its swatches), in order. */
+export function legendEntries(figure: Element): LegendEntry[] {
+  const out: LegendEntry[] = [];
+  figure.querySelectorAll("[class$=-swatch]").forEach((swatch) => {
+    const svg = swatch.querySelector("svg");
+    const color = svg?.getAttribute("fill") ?? svg?.querySelector("[fill]")?.getAttribute("fill") ?? "";
+    const label = swatch.textContent?.trim() ?? "";
+    if (label) out.push({ label, color });
+  });
+  return out;
+}
+
+/** A rough width of `text` at `size` px (CJK characters are about square, Latin about half). */
+function textWidth(text: string, size: number): number {
+  let w = 0;
+  for (const ch of text) w += /[\u2e80-\u9fff\uff00-\uffef]/.test(ch) ? size : size * 0.6;
+  return w;
+}
+
+function svgNode<K extends keyof SVGElementTagNameMap>(name: K, attrs: Record<string, string | number>): SVGElementTagNameMap[K] {
+  const el = document.createElementNS(SVG_NS, name);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  return el;
+}
+
+/**
+ * The SVG markup of a figure as it is saved: one self-contained SVG on the figure's page colours,
+ * with the title written on it, the colour legend Plot drew beside it (each judge named with its
+ * colour, or the ramp of a continuous scale), and the plot below them. Names reach the file as
+ * text nodes, never as markup.
+ */
+export function svgText(figure: Element, page: FigurePage = LIGHT_PAGE): string {
   const svgs = figure.tagName.toLowerCase() === "svg" ? [figure] : Array.from(figure.querySelectorAll("svg"));
   const main = svgs[svgs.length - 1] as SVGSVGElement | undefined;
   if (!main) return "";
-  const clone = main.cloneNode(true) as SVGSVGElement;
-  clone.setAttribute("xmlns", "http://www.w3.org/2000/svg");
-  const title = figure.querySelector("h2")?.textContent;
+  const pad = 12;
+  const width = Number(main.getAttribute("width")) || 760;
+  const height = Number(main.getAttribute("height")) || 400;
+  const title = figure.querySelector("h2")?.textContent?.trim() ?? "";
+  const out = svgNode("svg", { "font-family": "system-ui, sans-serif" });
   if (title) {
-    const t = document.createElementNS("http://www.w3.org/2000/svg", "title");
+    const t = svgNode("title", {});
     t.textContent = title;
-    clone.insertBefore(t, clone.firstChild);
+    out.appendChild(t);
   }
-  return new XMLSerializer().serializeToString(clone);
+  const background = svgNode("rect", { class: "concord-figure-page", x: 0, y: 0, width: "100%", height: "100%", fill: page.background });
+  out.appendChild(background);
+  let y = pad;
+  if (title) {
+    const t = svgNode("text", { class: "concord-figure-title", x: pad, y: y + 15, "font-size": 15, "font-weight": 600, fill: page.ink });
+    t.textContent = title;
+    out.appendChild(t);
+    y += 26;
+  }
+  const entries = legendEntries(figure);
+  const ramp = svgs.find((s) => s !== main && (s.getAttribute("class") ?? "").includes("-ramp"));
+  if (entries.length > 0 || ramp) {
+    const legend = svgNode("g", { class: "concord-figure-legend", transform: `translate(${pad}, ${y})` });
+    let x = 0;
+    let row = 0;
+    for (const e of entries) {
+      const w = 18 + textWidth(e.label, 11) + 14;
+      if (x > 0 && x + w > width) {
+        x = 0;
+        row += 1;
+      }
+      const item = svgNode("g", { class: "concord-legend-entry", transform: `translate(${x}, ${row * 18})` });
+      item.appendChild(svgNode("rect", { width: 12, height: 12, y: 0, fill: e.color }));
+      const label = svgNode("text", { x: 17, y: 10, "font-size": 11, fill: page.ink });
+      label.textContent = e.label;
+      item.appendChild(label);
+      legend.appendChild(item);
+      x += w;
+    }
+    let legendHeight = entries.length > 0 ? (row + 1) * 18 : 0;
+    if (ramp) {
+      const copy = ramp.cloneNode(true) as SVGSVGElement;
+      copy.setAttribute("x", "0");
+      copy.setAttribute("y", String(legendHeight));
+      copy.setAttribute("color", page.ink);
+      copy.style.removeProperty("max-width");
+      legend.appendChild(copy);
+      legendHeight += Number(ramp.getAttribute("height")) || 50;
+    }
+    out.appendChild(legend);
+    y += legendHeight + 6;
+  }
+  const plot = main.cloneNode(true) as SVGSVGElement;
+  plot.removeAttribute("xmlns");
+  plot.setAttribute("x", String(pad));
+  plot.setAttribute("y", String(y));
+  plot.setAttribute("color", page.ink);
+  plot.style.setProperty("color", page.ink);
+  plot.style.setProperty("background", "none");
+  out.appendChild(plot);
+  const total = y + height + pad;
+  out.setAttribute("width", String(width + 2 * pad));
+  out.setAttribute("height", String(total));
+  out.setAttribute("viewBox", `0 0 ${width + 2 * pad} ${total}`);
+  return new XMLSerializer().serializeToString(out);
 }
 
 /** Rasterise SVG markup to PNG bytes at `scale`× (for slides and manuscripts). */
-export async function pngBytes(svg: string, scale = 2): Promise<Uint8Array> {
+export async function pngBytes(svg: string, scale = 2, page: FigurePage = LIGHT_PAGE): Promise<Uint8Array> {
   const img = new Image();
   const url = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
   try {
@@ -234,7 +338,7 @@ export async function pngBytes(svg: string, scale = 2): Promise<Uint8Array> {
     canvas.height = Math.ceil(img.height * scale);
     const ctx = canvas.getContext("2d");
     if (!ctx) throw new Error("no 2D canvas");
-    ctx.fillStyle = "white";
+    ctx.fillStyle = page.background;
     ctx.fillRect(0, 0, canvas.width, canvas.height);
     ctx.drawImage(img, 0, 0, canvas.width, canvas.height);
     const blob: Blob = await new Promise((resolve, reject) =>

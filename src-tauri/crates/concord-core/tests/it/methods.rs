@@ -117,6 +117,74 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
     );
 }
 
+/// The window's export of the appendix without a folder writes into `methods-<rubric>` in the
+/// study's export folder, says which folder, and replaces files there only when told to.
+#[test]
+fn without_a_folder_the_appendix_goes_to_the_export_folder() {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = create_demo_at(&tmp.path().join("demo.concord"), Arc::new(SystemClock), 7)
+        .expect("the demo study is created");
+    let mut study = OpenStudy::new(store);
+    let options = AgreementOptions::mentalalign("mentalbench");
+    let gate = || PhiGate {
+        actor: "lead",
+        override_reason: None,
+    };
+    let written = concord_core::app::methods::export_methods_appendix(
+        &mut study,
+        &options,
+        None,
+        "9.9.9",
+        false,
+        gate(),
+    )
+    .expect("written");
+    let want = tmp.path().join("demo-exports").join("methods-mentalbench");
+    assert_eq!(
+        written.dir, want,
+        "the default folder is methods-<rubric> in the study's export folder"
+    );
+    assert!(
+        written
+            .files
+            .iter()
+            .all(|f| f.parent() == Some(want.as_path())),
+        "every file is in it: {:?}",
+        written.files
+    );
+    let again = concord_core::app::methods::export_methods_appendix(
+        &mut study,
+        &options,
+        None,
+        "9.9.9",
+        false,
+        gate(),
+    )
+    .expect_err("the files are there now");
+    assert_eq!(
+        concord_core::base::error_code::Coded::code(&again),
+        concord_core::base::error_code::ErrorCode::AlreadyExists,
+        "a second export asks before replacing (the window offers to): {again}"
+    );
+    let shown = concord_core::app::methods::MethodsFiles::from(
+        concord_core::app::methods::export_methods_appendix(
+            &mut study,
+            &options,
+            None,
+            "9.9.9",
+            true,
+            gate(),
+        )
+        .expect("replaced when told to"),
+    );
+    assert_eq!(
+        shown.dir,
+        want.display().to_string(),
+        "the window is told the folder as text"
+    );
+    assert_eq!(shown.files.len(), 7, "and each of the seven files");
+}
+
 /// The appendix's Python (`CONCORD_APPENDIX_PYTHON`), when the environment names one.
 fn appendix_python() -> Option<std::path::PathBuf> {
     std::env::var_os("CONCORD_APPENDIX_PYTHON")

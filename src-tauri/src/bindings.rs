@@ -115,6 +115,8 @@ pub fn typescript() -> String {
         concord_core::workflow::package::PackageSummary,
         concord_core::workflow::package::MergeReport,
         concord_core::workflow::package::MergeConflict,
+        concord_core::workflow::package::PairMergeConflict,
+        concord_core::store::Winner,
         concord_core::workflow::package::Occasion,
         concord_core::workflow::assignment::AssignmentOptions,
         concord_core::workflow::assignment::AssignmentSummary,

@@ -602,6 +602,22 @@ study: number | null,
  */
 package: number | null, study_rationale: string | null, package_rationale: string | null, };
 
+export type PairMergeConflict = { conversation: string, 
+/**
+ * The study's source keys of the pair's left and right answers.
+ */
+left: string, right: string, criterion: string, base: Winner | null, 
+/**
+ * The verdict the study keeps.
+ */
+study: Winner | null, 
+/**
+ * The package's verdict, not merged.
+ */
+package: Winner | null, };
+
+export type Winner = "left" | "right" | "tie";
+
 export type Occasion = "first" | "retest" | "consensus" | "adjudicated";
 
 export type AssignmentOptions = { 

@@ -296,6 +296,15 @@ impl StudyRead<'_> {
 }
 
 impl StudyRead<'_> {
+    /// Whether any pair has been given to any rater.
+    pub fn has_pair_assignments(&self) -> StoreResult<bool> {
+        Ok(self
+            .conn()
+            .query_row("SELECT 1 FROM pair_assignment LIMIT 1", [], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
     /// Whether the study holds any answered pair verdict.
     pub fn has_pair_verdicts(&self) -> StoreResult<bool> {
         Ok(self

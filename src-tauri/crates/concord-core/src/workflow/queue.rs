@@ -227,15 +227,20 @@ pub fn create_profile(
     })
 }
 
-/// Open a rater's queue. In a study without any expert assignment yet, a rater gets every response,
-/// in an order shuffled with their stored seed (and recorded as their assignment).
+/// Open a rater's queue. In a study without any expert assignment yet (of answers or of pairs), a
+/// rater gets every response, in an order shuffled with their stored seed (and recorded as their
+/// assignment). A study whose lead gave out pairs only is assigned: its experts compare pairs,
+/// and their queue of single answers stays empty.
 pub fn open_queue(store: &mut Store, rater_id: i64) -> Result<QueueSummary, QueueError> {
     let name = is_expert(store, rater_id)?;
     if !crate::workflow::calibration::may_rate(store, rater_id)? {
         return Err(QueueError::CalibrationPending);
     }
     let own = store.read().queue_counts(rater_id)?.total;
-    if own == 0 && store.read().expert_assignment_count()? == 0 {
+    if own == 0
+        && store.read().expert_assignment_count()? == 0
+        && !store.read().has_pair_assignments()?
+    {
         assign_everything(store, rater_id)?;
     }
     let summary = summary(store, rater_id, name)?;

@@ -306,19 +306,32 @@ fn an_expert_with_only_pairs_gets_a_package() {
     add_experts(&mut store, &["Chen"]);
     pairs::design(&mut store, None, None, DesignMethod::All, 3).expect("designed");
     pairs::assign(&mut store, None, 1, 5).expect("assigned");
-    let summary = package::export_package(
-        &mut store,
-        "Chen",
-        &dir.path().join("chen.concord"),
-        1,
-        &pass(),
-    )
-    .expect("an expert given only pairs still gets a package");
+    let chen_pkg = dir.path().join("chen.concord");
+    let summary = package::export_package(&mut store, "Chen", &chen_pkg, 1, &pass())
+        .expect("an expert given only pairs still gets a package");
     assert_eq!(
         (summary.assignments, summary.pairs),
         (0, 6),
         "no single answers to rate, six pairs to compare"
     );
+    // The window opens the single-answer queue beside the pairs: in a package of pairs only it
+    // stays empty (it is not the unassigned demo study, where a rater gets every answer), so
+    // the return merges.
+    {
+        let mut p = Store::open_with(&chen_pkg, clock_at(ISSUE + 10 * MINUTE), Some(&pass()))
+            .expect("the package opens");
+        let chen = rater(&p, "Chen");
+        let single = concord_core::workflow::queue::open_queue(&mut p, chen).expect("queue");
+        assert_eq!(
+            single.total, 0,
+            "an expert given only pairs has no single answers to rate"
+        );
+        pairs::rate_pair_item(&mut p, chen, 1, "overall", Some(ShownChoice::B)).expect("chosen");
+    }
+    drop(store);
+    let report = merge_at(&dir.path().join("only-pairs.concord"), &chen_pkg, 60)
+        .expect("the pairs-only return merges");
+    assert_eq!(report.pairs_inserted, 1, "the one choice comes back");
 }
 
 #[test]

@@ -42,6 +42,27 @@ export function forestPoints(table: AgreementTable): ForestPoint[] {
   return out;
 }
 
+/** Axis words of the agreement figures, in the window's language. */
+export interface AgreementAxes {
+  icc: string;
+  meanOfBoth: string;
+  difference: string;
+  limits: string;
+}
+
+const ENGLISH_AXES: AgreementAxes = {
+  icc: "ICC with 95% CI",
+  meanOfBoth: "mean of judge and expert",
+  difference: "judge − expert",
+  limits: "difference (judge − expert): bias and 95% limits of agreement",
+};
+
+/** A left margin wide enough for the longest of `labels` at Plot's 10 px font. */
+function labelMargin(labels: string[]): number {
+  const widest = Math.max(0, ...labels.map((l) => textWidth(l, 10)));
+  return Math.min(280, Math.max(130, Math.ceil(widest) + 16));
+}
+
 const KOO_LI = [
   { from: -1, to: 0.5, label: "poor", fill: "#f3e1da" },
   { from: 0.5, to: 0.75, label: "moderate", fill: "#f5eedb" },
@@ -49,7 +70,7 @@ const KOO_LI = [
   { from: 0.9, to: 1, label: "excellent", fill: "#d3e6dc" },
 ];
 
-export function forestPlot(table: AgreementTable, title: string): SVGSVGElement | HTMLElement {
+export function forestPlot(table: AgreementTable, title: string, axes: AgreementAxes = ENGLISH_AXES): SVGSVGElement | HTMLElement {
   const points = forestPoints(table);
   const attributes = table.rows.map((r) => r.attribute);
   const xmin = Math.min(0, ...points.map((p) => p.lo ?? p.icc));
@@ -59,8 +80,8 @@ export function forestPlot(table: AgreementTable, title: string): SVGSVGElement 
     title,
     width: 760,
     height: 60 + attributes.length * (10 + 12 * raters.length),
-    marginLeft: 130,
-    x: { domain: [Math.max(-1, Math.floor(xmin * 10) / 10), 1], label: "ICC with 95% CI", grid: true },
+    marginLeft: labelMargin(attributes),
+    x: { domain: [Math.max(-1, Math.floor(xmin * 10) / 10), 1], label: axes.icc, grid: true },
     fy: { domain: attributes, label: null },
     y: { domain: raters, axis: null },
     color: { legend: true, domain: raters },
@@ -86,7 +107,7 @@ export function heatmap(table: AgreementTable, title: string): SVGSVGElement | H
     title,
     width: 760,
     height: 80 + 34 * table.rows.length,
-    marginLeft: 130,
+    marginLeft: labelMargin(table.rows.map((r) => r.attribute)),
     marginBottom: 60,
     padding: 0.05,
     x: { label: null, tickRotate: -15 },
@@ -141,15 +162,15 @@ export function blandAltmanPoints(cells: AgreementCell[]): BlandAltmanPoint[] {
   );
 }
 
-export function blandAltmanPlot(cells: AgreementCell[], title: string): SVGSVGElement | HTMLElement {
+export function blandAltmanPlot(cells: AgreementCell[], title: string, axes: AgreementAxes = ENGLISH_AXES): SVGSVGElement | HTMLElement {
   const points = blandAltmanPoints(cells);
-  if (points.length > 0) return blandAltmanScatter(cells, points, title);
-  return blandAltmanLimits(cells, title);
+  if (points.length > 0) return blandAltmanScatter(cells, points, title, axes);
+  return blandAltmanLimits(cells, title, axes);
 }
 
 /** The classic Bland–Altman plot per criterion: each source's mean against its difference, with
  * the bias and the 95% limits of agreement as horizontal lines, one colour per judge. */
-function blandAltmanScatter(cells: AgreementCell[], points: BlandAltmanPoint[], title: string): SVGSVGElement | HTMLElement {
+function blandAltmanScatter(cells: AgreementCell[], points: BlandAltmanPoint[], title: string, axes: AgreementAxes): SVGSVGElement | HTMLElement {
   const rows = blandAltmanRows(cells);
   const attributes = [...new Set(points.map((p) => p.attribute))];
   const raters = [...new Set(points.map((p) => p.rater))];
@@ -170,8 +191,8 @@ function blandAltmanScatter(cells: AgreementCell[], points: BlandAltmanPoint[], 
     grid: true,
     fx: { axis: null },
     fy: { axis: null },
-    x: { label: "mean of judge and expert" },
-    y: { label: "judge − expert" },
+    x: { label: axes.meanOfBoth },
+    y: { label: axes.difference },
     color: { legend: true, domain: raters },
     marks: [
       Plot.ruleY(attributes, { y: 0, stroke: "#999", fx: (a: string) => fx(a), fy: (a: string) => fy(a) }),
@@ -183,7 +204,7 @@ function blandAltmanScatter(cells: AgreementCell[], points: BlandAltmanPoint[], 
   });
 }
 
-function blandAltmanLimits(cells: AgreementCell[], title: string): SVGSVGElement | HTMLElement {
+function blandAltmanLimits(cells: AgreementCell[], title: string, axes: AgreementAxes): SVGSVGElement | HTMLElement {
   const rows = blandAltmanRows(cells);
   const attributes = [...new Set(rows.map((r) => r.attribute))];
   const raters = [...new Set(rows.map((r) => r.rater))];
@@ -191,8 +212,8 @@ function blandAltmanLimits(cells: AgreementCell[], title: string): SVGSVGElement
     title,
     width: 760,
     height: 60 + attributes.length * (10 + 12 * raters.length),
-    marginLeft: 130,
-    x: { label: "difference (judge − expert): bias and 95% limits of agreement", grid: true },
+    marginLeft: labelMargin(attributes),
+    x: { label: axes.limits, grid: true },
     fy: { domain: attributes, label: null },
     y: { domain: raters, axis: null },
     color: { legend: true, domain: raters },

@@ -44,6 +44,7 @@ pub fn typescript() -> String {
         crate::commands::desktop::AppInfo,
         crate::commands::desktop::BackupList,
         crate::commands::desktop::FilePurpose,
+        crate::settings::MenuLanguage,
         concord_core::app::backup::BackupEntry,
         concord_core::app::recent::RecentStudy,
         concord_core::app::file_role::FileRole,

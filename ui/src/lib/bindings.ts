@@ -73,6 +73,8 @@ export type BackupList = { folder: string, backups: Array<BackupEntry>, };
 
 export type FilePurpose = "study" | "package" | "rubric" | "dataset" | "sheet" | "backup";
 
+export type MenuLanguage = "en" | "zh";
+
 export type BackupEntry = { path: string, 
 /**
  * When it was taken, as ISO-8601 UTC (read from its name).

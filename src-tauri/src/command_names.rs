@@ -5,8 +5,8 @@
 /// Callable in every session: the rating screen (the expert comes from the session), the expert's
 /// own sign-off and calibration, the unlock screen and the session itself, and the window's own
 /// commands: opening, creating and closing a study (each study opened decides its session afresh,
-/// as relaunching on that file would), file dialogs, Show in folder, zoom, About, and the expert's
-/// Return ratings.
+/// as relaunching on that file would), file dialogs, Show in folder, zoom, the menu's language,
+/// About, and the expert's Return ratings.
 pub const RATER_COMMANDS: &[&str] = &[
     "open_study",
     "new_study",
@@ -22,6 +22,7 @@ pub const RATER_COMMANDS: &[&str] = &[
     "reveal",
     "app_info",
     "set_zoom",
+    "set_menu_language",
     "quit_app",
     "study_status",
     "study_security",

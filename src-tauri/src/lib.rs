@@ -56,6 +56,7 @@ fn commands_handler() -> Box<dyn Fn(tauri::ipc::Invoke) -> bool + Send + Sync> {
         commands::desktop::restore_backup,
         commands::desktop::set_backup_folder,
         commands::desktop::set_zoom,
+        commands::desktop::set_menu_language,
         commands::desktop::quit_app,
         commands::agreement::agreement_report,
         commands::agreement::pairwise_agreement,

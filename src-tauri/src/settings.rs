@@ -1,5 +1,5 @@
 //! The desktop app's own files, outside any study: the recent-studies list and the settings file
-//! (the chosen backup folder) in the OS config folder, and the default backup folder in the OS
+//! (the chosen backup folder, the language of the native menu) in the OS config folder, and the default backup folder in the OS
 //! app-data folder. Paths come from Tauri's path resolver, so they follow each platform's rules
 //! (`$XDG_CONFIG_HOME`, `~/Library/Application Support`, `%APPDATA%`).
 
@@ -10,9 +10,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use tauri::{AppHandle, Manager, Runtime};
 
+/// The language of the native menu's labels: the window's interface language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "lowercase")]
+pub enum MenuLanguage {
+    #[default]
+    En,
+    Zh,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct SettingsFile {
     backup_folder: Option<PathBuf>,
+    /// The window's interface language, which the native menu follows.
+    #[serde(default)]
+    language: Option<MenuLanguage>,
 }
 
 /// Settings the user changed, the recent studies, and where both live (managed Tauri state).
@@ -91,10 +103,35 @@ impl DesktopSettings {
         }
         let mut file = self.file.lock().map_err(|_| Self::poisoned())?;
         file.backup_folder = folder.map(Path::to_path_buf);
+        self.save(&file)?;
+        drop(file);
+        Ok(self.backup_folder())
+    }
+
+    /// The language the native menu is built in (English until the window says otherwise).
+    pub fn language(&self) -> MenuLanguage {
+        self.file
+            .lock()
+            .ok()
+            .and_then(|f| f.language)
+            .unwrap_or_default()
+    }
+
+    /// Remember the window's interface language for the menu, now and at the next launch.
+    pub fn set_language(&self, language: MenuLanguage) -> IpcResult<()> {
+        let mut file = self.file.lock().map_err(|_| Self::poisoned())?;
+        if file.language == Some(language) {
+            return Ok(());
+        }
+        file.language = Some(language);
+        self.save(&file)
+    }
+
+    fn save(&self, file: &SettingsFile) -> IpcResult<()> {
         let path = self.config_dir.join("settings.json");
         let save = || -> std::io::Result<()> {
             std::fs::create_dir_all(&self.config_dir)?;
-            let json = serde_json::to_vec_pretty(&*file).map_err(std::io::Error::other)?;
+            let json = serde_json::to_vec_pretty(file).map_err(std::io::Error::other)?;
             std::fs::write(&path, json)
         };
         save().map_err(|e| {
@@ -102,8 +139,6 @@ impl DesktopSettings {
                 ErrorCode::ReadOnly,
                 format!("{}: cannot save the settings: {e}", path.display()),
             )
-        })?;
-        drop(file);
-        Ok(self.backup_folder())
+        })
     }
 }

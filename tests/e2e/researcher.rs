@@ -3,7 +3,10 @@
 //! figure saved as SVG and PNG carries its title and a legend naming each judge, and "Saved to …"
 //! appears beside the button that saved it; the methods appendix is exported from the panel (a
 //! typed or default folder, the files on disk with the content a reader recomputes from, the
-//! message and any refusal beside the button).
+//! message and any refusal beside the button); 中文 reaches the panel's attribute names, badges,
+//! legend and verdict cards with their rules, `<html lang>` from the first frame and the native
+//! menu's language; and under a dark system theme the figures are drawn, and saved, on a dark page
+//! with light ink.
 
 use super::App;
 use concord_core::base::clock::SystemClock;
@@ -413,4 +416,261 @@ fn badges_say_what_they_measure_and_saved_figures_carry_title_and_legend() {
         );
     }
     app.screenshot("agreement-figures-saved");
+}
+
+/// Whether `text` holds a Chinese character.
+fn chinese(text: &str) -> bool {
+    text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+}
+
+/// The texts of every element matching `css`.
+fn texts(app: &App, css: &str) -> Vec<String> {
+    app.find_all(css).iter().map(|e| app.text(e)).collect()
+}
+
+/// The settings file the shell keeps in the app's config folder (`XDG_CONFIG_HOME`, as
+/// `App::launch` sets it beside the study).
+fn settings_file(study: &Path) -> PathBuf {
+    study
+        .with_extension("config")
+        .join("org.concord.desktop")
+        .join("settings.json")
+}
+
+#[test]
+fn chinese_reaches_the_panel_its_verdict_cards_the_menu_and_html_lang() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().join("demo.concord");
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    let lang = || app.script("return document.documentElement.lang;", json!([]));
+    assert_eq!(lang(), json!("en"), "the window starts in English");
+    let switch = app.wait_for("[data-testid=lang-switch]", Duration::from_secs(5));
+    app.click(&switch);
+    assert_eq!(
+        lang(),
+        json!("zh-CN"),
+        "<html lang> follows the switch to 中文"
+    );
+    open_panel(&app);
+    app.wait_for("[data-testid=verdict]", Duration::from_secs(30));
+
+    // Attribute names (criteria and groups), the table's badges, bands and legend.
+    let attributes = texts(&app, "[data-testid=attribute]");
+    assert!(
+        attributes.len() >= 9,
+        "seven MentalBench attributes and two groups: {attributes:?}"
+    );
+    for a in &attributes {
+        assert!(chinese(a), "the attribute {a:?} is named in Chinese");
+    }
+    assert!(
+        attributes.iter().any(|a| a == "指导性")
+            && attributes.iter().any(|a| a == "认知支持分（CSS）"),
+        "the rubric's own Chinese labels, a group with its short id: {attributes:?}"
+    );
+    for badge in app.find_all("[data-testid=precision]") {
+        let text = app.text(&badge);
+        let title = app.attribute(&badge, "title").unwrap_or_default();
+        assert!(
+            text.starts_with("CI：") && chinese(&text) && chinese(&title),
+            "a precision badge and its tooltip are Chinese: {text:?} / {title:?}"
+        );
+    }
+    for band in texts(&app, "[data-testid=expert-band]") {
+        assert!(
+            band.starts_with("专家 "),
+            "the expert band is named in Chinese: {band:?}"
+        );
+    }
+    let arrow = app.wait_for("[data-testid=verdict]", Duration::from_secs(5));
+    for attr in ["aria-label", "title"] {
+        let said = app.attribute(&arrow, attr).unwrap_or_default();
+        assert!(
+            chinese(&said) && !said.contains("Below:"),
+            "a verdict arrow's {attr} and its rule are Chinese: {said:?}"
+        );
+    }
+    let legend = app.text_of("[data-testid=ag-legend]");
+    assert!(
+        legend.contains("置信区间") && legend.contains("专家区间"),
+        "the table's legend is Chinese: {legend}"
+    );
+
+    // The verdict cards: each finding's result and its rule, and the experts' baseline.
+    let card = app.wait_for("[data-testid=verdict-card]", Duration::from_secs(30));
+    let card_text = app.text(&card);
+    for part in ["finding-summary", "finding-rule"] {
+        for said in texts(
+            &app,
+            &format!("[data-testid=verdict-card] [data-testid={part}]"),
+        ) {
+            assert!(chinese(&said), "a card's {part} is Chinese: {said:?}");
+        }
+    }
+    for english in [
+        "Leave each expert out",
+        "not computed",
+        "The judge's ICC(A,1)",
+        "judge-only mean",
+        "Bias = ",
+        "at least 3 human annotators",
+        "can replace the experts",
+    ] {
+        assert!(
+            !card_text.contains(english),
+            "no English left on the card ({english:?}): {card_text}"
+        );
+    }
+    assert!(
+        card_text.contains("替代标注者检验") && card_text.contains("至少 3 位人类标注者"),
+        "the card names the alt-test and says in Chinese why it cannot run with two experts: {card_text}"
+    );
+    let baseline = app.text_of("[data-testid=baseline-method]");
+    assert!(
+        baseline.contains("REML 方差分量") && baseline.contains("完全设计"),
+        "the expert baseline's method is Chinese: {baseline}"
+    );
+    for option in texts(&app, "[data-testid=verdict-attribute] option") {
+        assert!(
+            chinese(&option),
+            "the card's attribute chooser is Chinese: {option:?}"
+        );
+    }
+    app.screenshot("agreement-zh");
+
+    // PsyCrisis' binary dimensions by their Chinese names.
+    let select = app.wait_for("[data-testid=ag-rubric]", Duration::from_secs(5));
+    app.script(
+        "const s = arguments[0]; s.value = 'psycrisis'; s.dispatchEvent(new Event('change')); return 1;",
+        json!([{"element-6066-11e4-a52e-4f735466cecf": select.0}]),
+    );
+    app.wait_for("[data-testid=binary-table]", Duration::from_secs(30));
+    let dimensions = texts(&app, "[data-testid=binary-attribute]");
+    assert!(
+        !dimensions.is_empty() && dimensions.iter().all(|d| chinese(d)),
+        "the binary dimensions are named in Chinese: {dimensions:?}"
+    );
+
+    // The window told the shell, which rebuilt the native menu in Chinese and keeps the language
+    // for the next launch (the labels themselves are checked in menu.rs's tests).
+    let settings = settings_file(&study);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let language = loop {
+        let saved = std::fs::read(&settings)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .map(|v| v["language"].clone());
+        if saved == Some(json!("zh")) || Instant::now() > deadline {
+            break saved;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        language,
+        Some(json!("zh")),
+        "the shell was told the window's language for its menu ({})",
+        settings.display()
+    );
+    drop(app);
+
+    // A relaunch is Chinese from the first frame: <html lang> too, before any switch (the window
+    // returns to the screen it was on).
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=nav-agreement]", Duration::from_secs(60));
+    assert_eq!(
+        app.script("return document.documentElement.lang;", json!([])),
+        json!("zh-CN"),
+        "a relaunch in Chinese says so in <html lang> without a switch"
+    );
+    let nav = app.text_of("[data-testid=nav-agreement]");
+    assert!(chinese(&nav), "and its screens are Chinese: {nav:?}");
+    app.screenshot("relaunch-zh");
+}
+
+/// The perceived lightness (0 dark … 255 light) of a CSS `rgb(…)` or `#rrggbb` colour; NaN for
+/// a transparent one, which is neither dark nor light.
+fn lightness(color: &str) -> f64 {
+    let c = color.trim();
+    if c.starts_with("rgba(") && c.trim_end_matches(')').ends_with(", 0") {
+        return f64::NAN;
+    }
+    let parts: Vec<f64> = if let Some(hex) = c.strip_prefix('#') {
+        (0..3)
+            .map(|i| f64::from(u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or(0)))
+            .collect()
+    } else {
+        c.trim_start_matches("rgba(")
+            .trim_start_matches("rgb(")
+            .trim_end_matches(')')
+            .split(',')
+            .take(3)
+            .map(|p| p.trim().parse().unwrap_or(0.0))
+            .collect()
+    };
+    assert_eq!(parts.len(), 3, "{color:?} is a colour");
+    0.299 * parts[0] + 0.587 * parts[1] + 0.114 * parts[2]
+}
+
+/// The `fill` of the first element with `class="name"` in `svg`.
+fn fill_of(svg: &str, name: &str) -> String {
+    let at = svg
+        .find(&format!("class=\"{name}\""))
+        .unwrap_or_else(|| panic!("no {name} in the saved figure"));
+    let tag_end = at + svg[at..].find('>').unwrap();
+    let tag = &svg[svg[..at].rfind('<').unwrap()..tag_end];
+    let start = tag.find("fill=\"").expect("a fill") + 6;
+    tag[start..].split('"').next().unwrap().to_string()
+}
+
+#[test]
+fn under_a_dark_theme_the_figures_are_drawn_and_saved_dark() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().join("dark.concord");
+    let app = App::launch_with(&study, &[("GTK_THEME", "Adwaita:dark")]);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    assert_eq!(
+        app.script(
+            "return window.matchMedia('(prefers-color-scheme: dark)').matches;",
+            json!([])
+        ),
+        json!(true),
+        "the window sees the dark system theme"
+    );
+    open_panel(&app);
+    app.wait_for("[data-testid=forest-plot] svg", Duration::from_secs(30));
+    for figure in ["forest-plot", "bland-altman", "heatmap"] {
+        let colors = app.script(
+            "const box = document.querySelector(`[data-testid=${arguments[0]}]`); \
+             const svg = [...box.querySelectorAll('svg')].pop(); \
+             const tick = svg.querySelector('text'); \
+             return [getComputedStyle(box).backgroundColor, getComputedStyle(svg).backgroundColor, \
+                     getComputedStyle(tick).fill, getComputedStyle(box.querySelector('h2')).color];",
+            json!([figure]),
+        );
+        let colors: Vec<String> = serde_json::from_value(colors).unwrap();
+        assert!(
+            lightness(&colors[0]) < 60.0 && lightness(&colors[1]) < 60.0,
+            "{figure}: drawn on a dark page under the dark theme: {colors:?}"
+        );
+        assert!(
+            lightness(&colors[2]) > 180.0 && lightness(&colors[3]) > 180.0,
+            "{figure}: its axis text and title are light: {colors:?}"
+        );
+    }
+    app.screenshot("agreement-figures-dark");
+    let path = save_beside(&app, "forest-svg", "svg");
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        lightness(&fill_of(&svg, "concord-figure-page")) < 60.0,
+        "the saved figure keeps the dark page it was drawn on: {}",
+        path.display()
+    );
+    assert!(
+        lightness(&fill_of(&svg, "concord-figure-title")) > 180.0,
+        "and its light title: {}",
+        path.display()
+    );
+    let png = save_beside(&app, "forest-png", "png");
+    let _ = std::fs::copy(&png, super::artifacts_dir().join("saved-forest-dark.png"));
 }

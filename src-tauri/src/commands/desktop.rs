@@ -1,6 +1,7 @@
 //! Commands of the window itself rather than one screen: which study is open (open, new, close,
 //! recent, restore from a backup), what a dropped or double-clicked file is for, native file
-//! dialogs, "Show in folder", the expert's "Return ratings", backups, zoom and the About box.
+//! dialogs, "Show in folder", the expert's "Return ratings", backups, zoom, the native menu's
+//! language and the About box.
 //! Every dialog only returns a path (or nothing when cancelled); the window then calls the same
 //! command a typed path goes to, so a journey can be driven without a dialog.
 
@@ -8,6 +9,7 @@ use crate::backups;
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::judge_runs::JudgeRuns;
 use crate::settings::DesktopSettings;
+use crate::settings::MenuLanguage;
 use crate::state::{self, AppState};
 use concord_core::app::backup;
 use concord_core::app::backup::BackupEntry;
@@ -425,6 +427,13 @@ pub async fn set_backup_folder(
 #[tauri::command]
 pub fn quit_app(app: AppHandle) {
     app.exit(0);
+}
+
+/// The window's interface language: the native menu is rebuilt in it and starts in it next time.
+#[tauri::command]
+pub async fn set_menu_language(app: AppHandle, language: MenuLanguage) -> IpcResult<()> {
+    app.state::<DesktopSettings>().set_language(language)?;
+    crate::menu::install(&app)
 }
 
 /// Zoom the window's content (1.0 = 100 %).

@@ -73,6 +73,8 @@ export type BackupList = { folder: string, backups: Array<BackupEntry>, };
 
 export type FilePurpose = "study" | "package" | "rubric" | "dataset" | "sheet" | "backup";
 
+export type MenuLanguage = "en" | "zh";
+
 export type BackupEntry = { path: string, 
 /**
  * When it was taken, as ISO-8601 UTC (read from its name).
@@ -89,7 +91,11 @@ export type StudyOverview = { path: string, title: string, schema_version: numbe
  */
 responses_without_text: number, sources: Array<SourceCount>, raters: Array<RaterSummary>, ratings: number, };
 
-export type RubricSummary = { key: string, name: { [key in string]?: string }, criteria: Array<CriterionSummary>, conversations: number, };
+export type RubricSummary = { key: string, name: { [key in string]?: string }, criteria: Array<CriterionSummary>, 
+/**
+ * The groups of criteria (CSS, ARS) with their names.
+ */
+groups: Array<Group>, conversations: number, };
 
 export type CriterionSummary = { key: string, label: { [key in string]?: string }, group: string | null, scale: string, };
 
@@ -956,13 +962,19 @@ export type ExpertBaseline = { criterion: string, attribute: string,
  */
 method: string, n_responses: number, n_experts: number, n_ratings: number, icc_a1: number | null, ci95_a1: [number | null, number | null], icc_c1: number | null, ci95_c1: [number | null, number | null], 
 /**
- * Variance components estimated at zero, by name.
+ * Whether every expert rated every response (`None` when no baseline was computed).
  */
-boundary: Array<string>, 
+complete_design: boolean | null, 
+/**
+ * Variance components estimated at zero.
+ */
+boundary: Array<ZeroVariance>, 
 /**
  * Why no baseline could be computed, when none was.
  */
 note: string | null, };
+
+export type ZeroVariance = "response" | "expert";
 
 export type AltTestFinding = { winning_rate: number, advantage_probability: number, passed: boolean, 
 /**
@@ -982,7 +994,23 @@ ok: boolean | null,
 /**
  * The result in words ("ω = 0.80, ρ = 0.91: passed").
  */
-summary: string, rule: string, citation: string, };
+summary: string, rule: string, citation: string, 
+/**
+ * What `summary` and `rule` are written from.
+ */
+facts: FindingFacts, };
+
+export type FindingFacts = { "kind": "alt_test", epsilon: number, alpha: number, metric: string, result: AltTestFinding | null, not_computed: NotComputed | null, } | { "kind": "icc_band", icc: number | null, ci95: [number | null, number | null], pairs: number, band: [number, number] | null, verdict: Verdict | null, } | { "kind": "ppi_bias", judge_mean: number | null, ppi_mean: number | null, ci95: [number | null, number | null], lambda: number | null, n_labeled: number, n_unlabeled: number, 
+/**
+ * Judge-only mean − PPI++ mean.
+ */
+bias: number | null, 
+/**
+ * Whether the judge-only mean lies outside the PPI++ interval (`None`: not computed).
+ */
+detected: boolean | null, };
+
+export type NotComputed = { "reason": "too_few_experts", experts: number, } | { "reason": "too_few_items", min: number, most: number, } | { "reason": "other", message: string, };
 
 export type VerdictCard = { 
 /**

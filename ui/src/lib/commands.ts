@@ -19,6 +19,7 @@ export const COMMANDS = [
   "reveal",
   "app_info",
   "set_zoom",
+  "set_menu_language",
   "quit_app",
   "study_status",
   "study_security",

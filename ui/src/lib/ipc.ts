@@ -403,6 +403,7 @@ import type {
   BackupList,
   FilePurpose,
   FileRole,
+  MenuLanguage,
   PackageIdentity,
   RecentStudy,
   StudyOpened,
@@ -431,6 +432,8 @@ export const desktopIpc = {
     call<StudyOpened>("restore_backup", { backup, dest }),
   setBackupFolder: (folder: string | null) => call<string>("set_backup_folder", { folder }),
   setZoom: (factor: number) => call<null>("set_zoom", { factor }),
+  /** Build the native menu in the window's interface language (kept for the next launch). */
+  setMenuLanguage: (language: MenuLanguage) => call<null>("set_menu_language", { language }),
   /** Quit the app (the study is backed up and closed whole first). */
   quit: () => call<null>("quit_app"),
 };

@@ -1,7 +1,8 @@
 // Figures of the agreement panel, drawn with Observable Plot as SVG: a forest plot (ICC ± 95% CI
 // per criterion, one mark per judge, Koo & Li bands), Bland–Altman limits per criterion, and a
 // criterion × judge heatmap. Each can be saved as SVG or PNG, with its title and colour legend
-// written on the saved image (`svgText`).
+// written on the saved image (`svgText`). Figures are drawn in the window's theme (`currentTheme`:
+// the figure palette of app.css, light or dark), on screen and in the files saved from it.
 import * as Plot from "@observablehq/plot";
 import type { AgreementCell, AgreementTable } from "./bindings";
 
@@ -42,25 +43,104 @@ export function forestPoints(table: AgreementTable): ForestPoint[] {
   return out;
 }
 
-const KOO_LI = [
-  { from: -1, to: 0.5, label: "poor", fill: "#f3e1da" },
-  { from: 0.5, to: 0.75, label: "moderate", fill: "#f5eedb" },
-  { from: 0.75, to: 0.9, label: "good", fill: "#e3eee0" },
-  { from: 0.9, to: 1, label: "excellent", fill: "#d3e6dc" },
-];
+/** The colours a figure is drawn in: its page and ink, the Koo & Li bands behind the forest
+ *  plot (poor, moderate, good, excellent) and the grey of reference lines. */
+export interface FigureTheme extends FigurePage {
+  bands: [string, string, string, string];
+  rule: string;
+}
 
-export function forestPlot(table: AgreementTable, title: string): SVGSVGElement | HTMLElement {
+/** The light theme's figure colours (also what is used where no stylesheet is loaded). */
+export const LIGHT_THEME: FigureTheme = {
+  background: "#ffffff",
+  ink: "#1f2a2c",
+  bands: ["#f3e1da", "#f5eedb", "#e3eee0", "#d3e6dc"],
+  rule: "#888888",
+};
+
+/** The figure colours of the theme the window shows now, from app.css (`--figure-*`). */
+export function currentTheme(): FigureTheme {
+  if (typeof document === "undefined" || typeof getComputedStyle !== "function") return LIGHT_THEME;
+  const css = getComputedStyle(document.documentElement);
+  const v = (name: string, fallback: string) => css.getPropertyValue(name).trim() || fallback;
+  const [poor, moderate, good, excellent] = LIGHT_THEME.bands;
+  return {
+    background: v("--figure-page", LIGHT_THEME.background),
+    ink: v("--figure-ink", LIGHT_THEME.ink),
+    bands: [v("--figure-band-poor", poor), v("--figure-band-moderate", moderate), v("--figure-band-good", good), v("--figure-band-excellent", excellent)],
+    rule: v("--figure-rule", LIGHT_THEME.rule),
+  };
+}
+
+/** Call `redraw` whenever the system switches between light and dark; returns the unsubscribe. */
+export function onThemeChange(redraw: () => void): () => void {
+  if (typeof matchMedia !== "function") return () => undefined;
+  const query = matchMedia("(prefers-color-scheme: dark)");
+  query.addEventListener("change", redraw);
+  return () => query.removeEventListener("change", redraw);
+}
+
+/** Put a drawn figure on its theme's page: background and ink on the figure and each of its SVGs. */
+export function themedFigure(el: Element, theme: FigurePage = currentTheme()): Element {
+  const paint = (e: Element) => {
+    const style = (e as HTMLElement | SVGElement).style;
+    style.setProperty("background", theme.background);
+    style.setProperty("color", theme.ink);
+    style.setProperty("--plot-background", theme.background);
+  };
+  paint(el);
+  el.querySelectorAll("svg").forEach(paint);
+  return el;
+}
+
+/** Axis words of the agreement figures, in the window's language. */
+export interface AgreementAxes {
+  icc: string;
+  meanOfBoth: string;
+  difference: string;
+  limits: string;
+}
+
+const ENGLISH_AXES: AgreementAxes = {
+  icc: "ICC with 95% CI",
+  meanOfBoth: "mean of judge and expert",
+  difference: "judge − expert",
+  limits: "difference (judge − expert): bias and 95% limits of agreement",
+};
+
+/** A left margin wide enough for the longest of `labels` at Plot's 10 px font. */
+function labelMargin(labels: string[]): number {
+  const widest = Math.max(0, ...labels.map((l) => textWidth(l, 10)));
+  return Math.min(280, Math.max(130, Math.ceil(widest) + 16));
+}
+
+function kooLi(theme: FigureTheme) {
+  const [poor, moderate, good, excellent] = theme.bands;
+  return [
+    { from: -1, to: 0.5, label: "poor", fill: poor },
+    { from: 0.5, to: 0.75, label: "moderate", fill: moderate },
+    { from: 0.75, to: 0.9, label: "good", fill: good },
+    { from: 0.9, to: 1, label: "excellent", fill: excellent },
+  ];
+}
+
+export function forestPlot(
+  table: AgreementTable,
+  title: string,
+  axes: AgreementAxes = ENGLISH_AXES,
+  theme: FigureTheme = LIGHT_THEME,
+): SVGSVGElement | HTMLElement {
   const points = forestPoints(table);
   const attributes = table.rows.map((r) => r.attribute);
   const xmin = Math.min(0, ...points.map((p) => p.lo ?? p.icc));
   const raters = [...new Set(points.map((p) => p.rater))];
-  const bands = KOO_LI.filter((b) => b.to > xmin);
+  const bands = kooLi(theme).filter((b) => b.to > xmin);
   return Plot.plot({
     title,
     width: 760,
     height: 60 + attributes.length * (10 + 12 * raters.length),
-    marginLeft: 130,
-    x: { domain: [Math.max(-1, Math.floor(xmin * 10) / 10), 1], label: "ICC with 95% CI", grid: true },
+    marginLeft: labelMargin(attributes),
+    x: { domain: [Math.max(-1, Math.floor(xmin * 10) / 10), 1], label: axes.icc, grid: true },
     fy: { domain: attributes, label: null },
     y: { domain: raters, axis: null },
     color: { legend: true, domain: raters },
@@ -86,7 +166,7 @@ export function heatmap(table: AgreementTable, title: string): SVGSVGElement | H
     title,
     width: 760,
     height: 80 + 34 * table.rows.length,
-    marginLeft: 130,
+    marginLeft: labelMargin(table.rows.map((r) => r.attribute)),
     marginBottom: 60,
     padding: 0.05,
     x: { label: null, tickRotate: -15 },
@@ -141,15 +221,26 @@ export function blandAltmanPoints(cells: AgreementCell[]): BlandAltmanPoint[] {
   );
 }
 
-export function blandAltmanPlot(cells: AgreementCell[], title: string): SVGSVGElement | HTMLElement {
+export function blandAltmanPlot(
+  cells: AgreementCell[],
+  title: string,
+  axes: AgreementAxes = ENGLISH_AXES,
+  theme: FigureTheme = LIGHT_THEME,
+): SVGSVGElement | HTMLElement {
   const points = blandAltmanPoints(cells);
-  if (points.length > 0) return blandAltmanScatter(cells, points, title);
-  return blandAltmanLimits(cells, title);
+  if (points.length > 0) return blandAltmanScatter(cells, points, title, axes, theme);
+  return blandAltmanLimits(cells, title, axes, theme);
 }
 
 /** The classic Bland–Altman plot per criterion: each source's mean against its difference, with
  * the bias and the 95% limits of agreement as horizontal lines, one colour per judge. */
-function blandAltmanScatter(cells: AgreementCell[], points: BlandAltmanPoint[], title: string): SVGSVGElement | HTMLElement {
+function blandAltmanScatter(
+  cells: AgreementCell[],
+  points: BlandAltmanPoint[],
+  title: string,
+  axes: AgreementAxes,
+  theme: FigureTheme,
+): SVGSVGElement | HTMLElement {
   const rows = blandAltmanRows(cells);
   const attributes = [...new Set(points.map((p) => p.attribute))];
   const raters = [...new Set(points.map((p) => p.rater))];
@@ -170,11 +261,11 @@ function blandAltmanScatter(cells: AgreementCell[], points: BlandAltmanPoint[], 
     grid: true,
     fx: { axis: null },
     fy: { axis: null },
-    x: { label: "mean of judge and expert" },
-    y: { label: "judge − expert" },
+    x: { label: axes.meanOfBoth },
+    y: { label: axes.difference },
     color: { legend: true, domain: raters },
     marks: [
-      Plot.ruleY(attributes, { y: 0, stroke: "#999", fx: (a: string) => fx(a), fy: (a: string) => fy(a) }),
+      Plot.ruleY(attributes, { y: 0, stroke: theme.rule, fx: (a: string) => fx(a), fy: (a: string) => fy(a) }),
       Plot.ruleY(bias, { y: "y", stroke: "rater", fx: (d) => fx(d.attribute), fy: (d) => fy(d.attribute) }),
       Plot.ruleY(limits, { y: "y", stroke: "rater", strokeDasharray: "4,3", fx: (d) => fx(d.attribute), fy: (d) => fy(d.attribute) }),
       Plot.dot(points, { x: "mean", y: "diff", fill: "rater", r: 3, fx: (d: BlandAltmanPoint) => fx(d.attribute), fy: (d: BlandAltmanPoint) => fy(d.attribute), title: (d: BlandAltmanPoint) => `${d.rater} · ${d.source}` }),
@@ -183,7 +274,7 @@ function blandAltmanScatter(cells: AgreementCell[], points: BlandAltmanPoint[], 
   });
 }
 
-function blandAltmanLimits(cells: AgreementCell[], title: string): SVGSVGElement | HTMLElement {
+function blandAltmanLimits(cells: AgreementCell[], title: string, axes: AgreementAxes, theme: FigureTheme): SVGSVGElement | HTMLElement {
   const rows = blandAltmanRows(cells);
   const attributes = [...new Set(rows.map((r) => r.attribute))];
   const raters = [...new Set(rows.map((r) => r.rater))];
@@ -191,13 +282,13 @@ function blandAltmanLimits(cells: AgreementCell[], title: string): SVGSVGElement
     title,
     width: 760,
     height: 60 + attributes.length * (10 + 12 * raters.length),
-    marginLeft: 130,
-    x: { label: "difference (judge − expert): bias and 95% limits of agreement", grid: true },
+    marginLeft: labelMargin(attributes),
+    x: { label: axes.limits, grid: true },
     fy: { domain: attributes, label: null },
     y: { domain: raters, axis: null },
     color: { legend: true, domain: raters },
     marks: [
-      Plot.ruleX([0], { stroke: "#888" }),
+      Plot.ruleX([0], { stroke: theme.rule }),
       Plot.ruleY(rows.filter((r) => r.lo !== null && r.hi !== null), { fy: "attribute", y: "rater", x1: "lo", x2: "hi", stroke: "rater", strokeOpacity: 0.5, strokeWidth: 5 }),
       Plot.tickX(rows, { fy: "attribute", y: "rater", x: "bias", stroke: "rater", strokeWidth: 2 }),
     ],
@@ -213,7 +304,7 @@ export interface FigurePage {
 }
 
 /** A white page with dark ink, as figures are printed. */
-export const LIGHT_PAGE: FigurePage = { background: "#ffffff", ink: "#1f2a2c" };
+export const LIGHT_PAGE: FigurePage = { background: LIGHT_THEME.background, ink: LIGHT_THEME.ink };
 
 /** One entry of a figure's colour legend: a judge (or series) and its colour. */
 export interface LegendEntry {

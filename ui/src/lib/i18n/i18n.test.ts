@@ -9,6 +9,24 @@ describe("interface catalogues", () => {
     expect(Object.keys(zh).sort()).toEqual(Object.keys(en).sort());
   });
 
+  it("every Chinese entry fills the same placeholders as its English one", () => {
+    // `{name}` and `{name, plural, …}`, not the branches (`one {…}`) of a plural.
+    const names = (text: string) =>
+      [...new Set([...text.matchAll(/(?<!(?:=\d+|zero|one|two|few|many|other)\s*)\{(\w+)[,}]/g)].map((m) => m[1]))].sort();
+    for (const key of Object.keys(en) as (keyof typeof en)[]) {
+      expect(names(zh[key]), `${key}: a value the Chinese text would drop or leave as {…}`).toEqual(names(en[key]));
+    }
+  });
+
+  it("the agreement panel and its verdict cards are Chinese in Chinese", () => {
+    // Symbols, abbreviations and formats that read the same in both languages.
+    const same = new Set(["ag.n", "ag.saveSvg", "ag.savePng", "ag.kappa", "ag.ac1", "ag.pabak", "ag.groupName", "ag.listSeparator"]);
+    for (const key of Object.keys(zh) as (keyof typeof zh)[]) {
+      if (!key.startsWith("ag.") || same.has(key)) continue;
+      expect(/[\u4e00-\u9fff]/.test(zh[key]), `${key} is written in Chinese: ${zh[key]}`).toBe(true);
+    }
+  });
+
   it("no catalogue entry is empty", () => {
     for (const [k, v] of [...Object.entries(en), ...Object.entries(zh)]) {
       expect(v.trim(), k).not.toBe("");

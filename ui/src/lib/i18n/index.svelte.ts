@@ -1,4 +1,5 @@
-// Interface language: English or Simplified Chinese, switchable at runtime and remembered.
+// Interface language: English or Simplified Chinese, switchable at runtime and remembered; the
+// page's `<html lang>` says which from the first frame (screen readers and CJK fonts follow it).
 import { en, type MessageKey } from "./en";
 import { zh } from "./zh";
 
@@ -17,6 +18,13 @@ function initialLang(): Lang {
 
 export const i18n = $state({ lang: initialLang() as Lang });
 
+/** The language tag of `lang` as `<html lang>` carries it. */
+export function htmlLang(lang: Lang): string {
+  return lang === "zh" ? "zh-CN" : "en";
+}
+
+if (typeof document !== "undefined") document.documentElement.lang = htmlLang(i18n.lang);
+
 export function setLang(lang: Lang) {
   i18n.lang = lang;
   try {
@@ -24,7 +32,7 @@ export function setLang(lang: Lang) {
   } catch {
     // not remembered; still switched for this session
   }
-  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  document.documentElement.lang = htmlLang(lang);
 }
 
 /** Placeholders that name something rather than count it: never grouped in thousands. */

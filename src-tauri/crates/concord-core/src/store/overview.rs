@@ -3,7 +3,7 @@
 //! (`rating_count`), so the screen does not scan the ratings.
 
 use super::{RaterSummary, Store, StoreResult};
-use crate::rubric::LocalText;
+use crate::rubric::{Group, LocalText};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -12,6 +12,8 @@ pub struct RubricSummary {
     pub key: String,
     pub name: LocalText,
     pub criteria: Vec<CriterionSummary>,
+    /// The groups of criteria (CSS, ARS) with their names.
+    pub groups: Vec<Group>,
     pub conversations: i64,
 }
 
@@ -61,6 +63,14 @@ impl Store {
         let count = |sql: &str| -> StoreResult<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
 
         let mut rubrics = Vec::new();
+        // Group names are only in the stored rubric text; one that cannot be read costs its
+        // group names here, not the first screen (the rubric's own readers report it).
+        let mut groups: std::collections::HashMap<String, Vec<Group>> = self
+            .rubrics()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| (r.rubric.id, r.rubric.groups))
+            .collect();
         {
             let mut stmt = conn.prepare(
                 "SELECT r.id, r.key, r.name_json,
@@ -86,6 +96,7 @@ impl Store {
                     })?
                     .collect::<Result<_, _>>()?;
                 rubrics.push(RubricSummary {
+                    groups: groups.remove(&key).unwrap_or_default(),
                     key,
                     name: json_text(&name),
                     criteria,
@@ -124,5 +135,43 @@ impl Store {
             raters: self.raters()?,
             ratings: self.rating_total()?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::clock::SystemClock;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_rubric_summary_names_its_groups_in_each_language() {
+        let mut store = Store::in_memory(Arc::new(SystemClock)).unwrap();
+        crate::intake::demo::populate_demo(&mut store, 7).unwrap();
+        let overview = store.overview().unwrap();
+        let mentalbench = overview
+            .rubrics
+            .iter()
+            .find(|r| r.key == "mentalbench")
+            .expect("the demo has MentalBench");
+        let groups: Vec<(&str, Option<&str>)> = mentalbench
+            .groups
+            .iter()
+            .map(|g| (g.id.as_str(), g.label.get("zh").map(String::as_str)))
+            .collect();
+        assert_eq!(
+            groups,
+            [("CSS", Some("认知支持分")), ("ARS", Some("情感共鸣分"))],
+            "the window can name the group rows of the agreement table in the interface language"
+        );
+        let psycrisis = overview
+            .rubrics
+            .iter()
+            .find(|r| r.key == "psycrisis")
+            .expect("the demo has PsyCrisis");
+        assert!(
+            psycrisis.groups.is_empty(),
+            "a rubric without groups has none"
+        );
     }
 }

@@ -8,6 +8,7 @@ use concord_core::panel::agreement::data::ResponseInfo;
 use concord_core::panel::agreement::data::SourceInfo;
 use concord_core::panel::agreement::verdict::judge_verdicts;
 use concord_core::panel::agreement::verdict::VerdictOptions;
+use concord_core::panel::agreement::verdict::{FindingFacts, NotComputed};
 use concord_core::panel::agreement::AgreementData;
 use concord_core::rubric::builtin;
 use concord_core::store::RaterKind;
@@ -142,6 +143,33 @@ fn incomplete_design_verdicts_separate_a_close_judge_from_a_biased_one() {
                 "every finding states its rule and source"
             );
         }
+        match &card.ppi_finding.facts {
+            FindingFacts::PpiBias { detected, bias, .. } => {
+                assert_eq!(
+                    *detected,
+                    card.ppi_finding.ok.map(|ok| !ok),
+                    "{}: the facts say what the summary says (detected when not ok)",
+                    card.attribute
+                );
+                assert_eq!(
+                    *bias, card.ppi_bias,
+                    "{}: the bias the card shows",
+                    card.attribute
+                );
+            }
+            other => panic!("a PPI++ finding carries PPI++ facts: {other:?}"),
+        }
+        match &card.icc_finding.facts {
+            FindingFacts::IccBand { verdict, band, .. } => {
+                assert_eq!(
+                    (*verdict, *band),
+                    (card.band_verdict, card.band),
+                    "{}: the ICC finding's facts are the card's placement",
+                    card.attribute
+                );
+            }
+            other => panic!("an ICC finding carries ICC facts: {other:?}"),
+        }
         if card.judge == "biased-judge" {
             assert!(
                 !alt.passed,
@@ -222,6 +250,21 @@ fn two_experts_say_why_the_alt_test_is_missing() {
         "the card says what is needed: {}",
         card.alt_test_finding.summary
     );
+    match &card.alt_test_finding.facts {
+        FindingFacts::AltTest {
+            not_computed: Some(NotComputed::TooFewExperts { experts }),
+            result: None,
+            metric,
+            ..
+        } => {
+            assert_eq!(*experts, 2, "the facts say how many experts there were");
+            assert_eq!(
+                metric, "neg_rmse",
+                "and the alignment metric of a 1–5 scale"
+            );
+        }
+        other => panic!("the window is told why the alt-test is missing: {other:?}"),
+    }
     assert!(
         !card.can_replace,
         "no verdict of replacement without the alt-test"

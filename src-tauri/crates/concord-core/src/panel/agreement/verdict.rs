@@ -25,6 +25,10 @@
 //! The card says "can replace" only when the alt-test passes, the ICC is not below the band and no
 //! bias is detected; any finding that cannot be computed is reported with its reason.
 //!
+//! Each finding and baseline says itself in English (`summary`, `rule`, `method`) and carries the
+//! figures and reasons it was written from (`facts`, `complete_design`, `boundary`), so the window
+//! says the same in the reader's language.
+//!
 //! **Leaderboard**, per judge × criterion × source (rated model): the judge-only mean (t interval),
 //! the PPI++ mean and interval, and the expert-only mean over every expert-rated response of the
 //! model (normal interval, as ppi-python's classical interval), so models can be ranked on the expert scale with valid intervals.
@@ -96,10 +100,33 @@ pub struct ExpertBaseline {
     pub ci95_a1: [Option<f64>; 2],
     pub icc_c1: Option<f64>,
     pub ci95_c1: [Option<f64>; 2],
-    /// Variance components estimated at zero, by name.
-    pub boundary: Vec<String>,
+    /// Whether every expert rated every response (`None` when no baseline was computed).
+    pub complete_design: Option<bool>,
+    /// Variance components estimated at zero.
+    pub boundary: Vec<ZeroVariance>,
     /// Why no baseline could be computed, when none was.
     pub note: Option<String>,
+}
+
+/// A variance component of the experts' REML fit estimated at zero (a boundary fit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum ZeroVariance {
+    /// Between responses.
+    Response,
+    /// Between experts.
+    Expert,
+}
+
+impl ZeroVariance {
+    /// The component in words.
+    pub fn text(self) -> &'static str {
+        match self {
+            ZeroVariance::Response => "response variance at 0",
+            ZeroVariance::Expert => "expert variance at 0",
+        }
+    }
 }
 
 /// The alt-test as a card shows it.
@@ -126,6 +153,74 @@ pub struct Finding {
     pub summary: String,
     pub rule: String,
     pub citation: String,
+    /// What `summary` and `rule` are written from.
+    pub facts: FindingFacts,
+}
+
+/// The figures, settings and reasons a finding is written from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FindingFacts {
+    /// The Alternative Annotator Test: its ε and q, the alignment metric (`accuracy` or
+    /// `neg_rmse`), and its result or why there is none.
+    AltTest {
+        epsilon: f64,
+        alpha: f64,
+        metric: String,
+        result: Option<AltTestFinding>,
+        not_computed: Option<NotComputed>,
+    },
+    /// The judge's ICC(A,1) over its (expert, judge) pairs against the expert band.
+    IccBand {
+        icc: Option<f64>,
+        ci95: [Option<f64>; 2],
+        pairs: usize,
+        band: Option<[f64; 2]>,
+        verdict: Option<Verdict>,
+    },
+    /// The judge-only mean against the PPI++ mean and its interval.
+    PpiBias {
+        judge_mean: Option<f64>,
+        ppi_mean: Option<f64>,
+        ci95: [Option<f64>; 2],
+        lambda: Option<f64>,
+        n_labeled: usize,
+        n_unlabeled: usize,
+        /// Judge-only mean − PPI++ mean.
+        bias: Option<f64>,
+        /// Whether the judge-only mean lies outside the PPI++ interval (`None`: not computed).
+        detected: Option<bool>,
+    },
+}
+
+/// Why the alt-test could not run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum NotComputed {
+    /// Fewer than three experts rated the same responses.
+    TooFewExperts { experts: usize },
+    /// No expert has enough responses shared with the judge and another expert.
+    TooFewItems { min: usize, most: usize },
+    /// Any other reason, in English.
+    Other { message: String },
+}
+
+impl From<&concord_stats::alttest::AltTestError> for NotComputed {
+    fn from(e: &concord_stats::alttest::AltTestError) -> Self {
+        use concord_stats::alttest::AltTestError;
+        match e {
+            AltTestError::TooFewAnnotators(n) => NotComputed::TooFewExperts { experts: *n },
+            AltTestError::TooFewItems { min, most } => NotComputed::TooFewItems {
+                min: *min,
+                most: *most,
+            },
+            other => NotComputed::Other {
+                message: other.to_string(),
+            },
+        }
+    }
 }
 
 /// The verdict card of one judge on one criterion.
@@ -236,6 +331,7 @@ fn baseline(data: &AgreementData, experts: &[usize], c: usize) -> ExpertBaseline
         ci95_a1: [None, None],
         icc_c1: None,
         ci95_c1: [None, None],
+        complete_design: None,
         boundary: Vec::new(),
         note: None,
     };
@@ -244,6 +340,7 @@ fn baseline(data: &AgreementData, experts: &[usize], c: usize) -> ExpertBaseline
             out.n_responses = fit.n_targets;
             out.n_experts = fit.n_raters;
             let complete = fit.n_ratings == fit.n_targets * fit.n_raters;
+            out.complete_design = Some(complete);
             out.method = format!(
                 "REML variance components of score ~ 1 + (1|response) + (1|expert) over all {} expert ratings of {} responses by {} experts ({} design); profile-likelihood 95% CI",
                 fit.n_ratings,
@@ -269,8 +366,8 @@ fn baseline(data: &AgreementData, experts: &[usize], c: usize) -> ExpertBaseline
                 .iter()
                 .filter(|b| **b != BoundaryComponent::TargetOneWay)
                 .map(|b| match b {
-                    BoundaryComponent::Target => "response variance at 0".to_string(),
-                    _ => "expert variance at 0".to_string(),
+                    BoundaryComponent::Target => ZeroVariance::Response,
+                    _ => ZeroVariance::Expert,
                 })
                 .collect();
         }
@@ -314,6 +411,15 @@ fn alt_finding(
         options.alpha,
         if binary { "accuracy" } else { "negative RMSE" }
     );
+    let metric = if binary { "accuracy" } else { "neg_rmse" };
+    let facts =
+        |result: Option<AltTestFinding>, not_computed: Option<NotComputed>| FindingFacts::AltTest {
+            epsilon: options.epsilon,
+            alpha: options.alpha,
+            metric: metric.into(),
+            result,
+            not_computed,
+        };
     match alt_test(&humans, n, experts.len(), &judge_labels, &alt_options) {
         Ok(r) => {
             let found = AltTestFinding {
@@ -321,7 +427,7 @@ fn alt_finding(
                 advantage_probability: r.advantage_probability,
                 passed: r.passed,
                 n_experts: r.annotators.len(),
-                metric: if binary { "accuracy" } else { "neg_rmse" }.into(),
+                metric: metric.into(),
             };
             let summary = format!(
                 "ω = {:.2}, ρ = {:.2} over {} experts: {}",
@@ -331,12 +437,13 @@ fn alt_finding(
                 if r.passed { "passed" } else { "failed" }
             );
             (
-                Some(found),
+                Some(found.clone()),
                 Finding {
                     ok: Some(r.passed),
                     summary,
                     rule,
                     citation: ALT_TEST_CITATION.into(),
+                    facts: facts(Some(found), None),
                 },
             )
         }
@@ -347,6 +454,7 @@ fn alt_finding(
                 summary: format!("not computed: {e}"),
                 rule,
                 citation: ALT_TEST_CITATION.into(),
+                facts: facts(None, Some(NotComputed::from(&e))),
             },
         ),
     }
@@ -417,6 +525,13 @@ fn icc_finding(
             summary,
             rule,
             citation: ICC_CITATION.into(),
+            facts: FindingFacts::IccBand {
+                icc,
+                ci95: ci,
+                pairs,
+                band,
+                verdict: v,
+            },
         },
     }
 }
@@ -648,6 +763,21 @@ impl OneCriterion<'_> {
 /// (not computed without both expert-rated and judge-only responses).
 fn ppi_finding(judge_mean: Option<f64>, ppi: &PpiMean) -> Finding {
     let ppi_rule = "Bias = judge-only mean over all responses it scored − PPI++ mean (judge scores corrected by the expert-rated subset, power-tuned λ; the expert mean when every scored response is expert-rated). Detected when the judge-only mean lies outside the PPI++ 95% CI.".to_string();
+    let facts = FindingFacts::PpiBias {
+        judge_mean,
+        ppi_mean: ppi.estimate,
+        ci95: ppi.ci,
+        lambda: ppi.lambda,
+        n_labeled: ppi.n_labeled,
+        n_unlabeled: ppi.n_unlabeled,
+        bias: judge_mean.zip(ppi.estimate).map(|(j, p)| j - p),
+        detected: match (judge_mean, ppi.ci) {
+            (Some(jm), [Some(lo), Some(hi)]) if ppi.estimate.is_some() => {
+                Some(!(lo..=hi).contains(&jm))
+            }
+            _ => None,
+        },
+    };
     match (judge_mean, ppi.estimate, ppi.ci) {
         (Some(jm), Some(p), [Some(lo), Some(hi)]) => {
             let inside = (lo..=hi).contains(&jm);
@@ -663,6 +793,7 @@ fn ppi_finding(judge_mean: Option<f64>, ppi: &PpiMean) -> Finding {
                 ),
                 rule: ppi_rule,
                 citation: PPI_CITATION.into(),
+                facts,
             }
         }
         _ => Finding {
@@ -673,6 +804,7 @@ fn ppi_finding(judge_mean: Option<f64>, ppi: &PpiMean) -> Finding {
             ),
             rule: ppi_rule,
             citation: PPI_CITATION.into(),
+            facts,
         },
     }
 }

@@ -498,43 +498,17 @@ impl PackageWork {
             };
             let n = per_pair.entry(pair.id).or_default();
             *n += 1;
-            if *n > MAX_FLAGS_PER_ITEM {
-                return refuse(
-                    "reason",
-                    format!("more than {MAX_FLAGS_PER_ITEM} flags on one pair"),
-                );
-            }
-            if f.reason.trim().is_empty() {
-                return refuse("reason", "an empty flag reason".to_string());
-            }
-            check_text(Some(&f.reason), MAX_TEXT_BYTES)
-                .map_or(Ok(()), |detail| refuse("reason", detail))?;
-            known
-                .check_not_future(f.created_at)
-                .map_or(Ok(()), |detail| refuse("created_at", detail))?;
             let flag = PairFlagRecord {
                 pair_id: pair.id,
                 ..f.clone()
             };
-            if !known.pair_flags.contains(&flag) {
-                known
-                    .check_after_issue(f.created_at)
-                    .map_or(Ok(()), |detail| refuse("created_at", detail))?;
-            }
-            if let Some(resolved) = f.resolved_at {
-                if resolved < f.created_at {
-                    return refuse(
-                        "resolved_at",
-                        format!(
-                            "resolved at {}, before it was raised at {}",
-                            iso_utc(resolved),
-                            iso_utc(f.created_at)
-                        ),
-                    );
-                }
-                known
-                    .check_not_future(resolved)
-                    .map_or(Ok(()), |detail| refuse("resolved_at", detail))?;
+            let times = FlagTimes {
+                created_at: f.created_at,
+                resolved_at: f.resolved_at,
+                held: known.pair_flags.contains(&flag),
+            };
+            if let Some((column, detail)) = check_flag(known, *n, "pair", &f.reason, times) {
+                return refuse(column, detail);
             }
         }
         Ok(())
@@ -787,43 +761,17 @@ impl PackageWork {
             }
             let n = per_item.entry(response.id).or_default();
             *n += 1;
-            if *n > MAX_FLAGS_PER_ITEM {
-                return refuse(
-                    "reason",
-                    format!("more than {MAX_FLAGS_PER_ITEM} flags on one item"),
-                );
-            }
-            if f.reason.trim().is_empty() {
-                return refuse("reason", "an empty flag reason".to_string());
-            }
-            check_text(Some(&f.reason), MAX_TEXT_BYTES)
-                .map_or(Ok(()), |detail| refuse("reason", detail))?;
-            known
-                .check_not_future(f.created_at)
-                .map_or(Ok(()), |detail| refuse("created_at", detail))?;
             let flag = FlagRecord {
                 response_id: response.id,
                 ..f.clone()
             };
-            if !known.flags.contains(&flag) {
-                known
-                    .check_after_issue(f.created_at)
-                    .map_or(Ok(()), |detail| refuse("created_at", detail))?;
-            }
-            if let Some(resolved) = f.resolved_at {
-                if resolved < f.created_at {
-                    return refuse(
-                        "resolved_at",
-                        format!(
-                            "resolved at {}, before it was raised at {}",
-                            iso_utc(resolved),
-                            iso_utc(f.created_at)
-                        ),
-                    );
-                }
-                known
-                    .check_not_future(resolved)
-                    .map_or(Ok(()), |detail| refuse("resolved_at", detail))?;
+            let times = FlagTimes {
+                created_at: f.created_at,
+                resolved_at: f.resolved_at,
+                held: known.flags.contains(&flag),
+            };
+            if let Some((column, detail)) = check_flag(known, *n, "item", &f.reason, times) {
+                return refuse(column, detail);
             }
         }
         Ok(())
@@ -895,6 +843,58 @@ impl PackageWork {
 /// The scope a package's signature is recorded under in the study.
 pub(super) fn merged_scope(package_id: &str, scope: &str) -> String {
     format!("package {package_id}: {scope}")
+}
+
+/// When a flag was raised and resolved, and whether the study already holds it.
+struct FlagTimes {
+    created_at: Millis,
+    resolved_at: Option<Millis>,
+    held: bool,
+}
+
+/// The checks every flag of a package passes, an item's or a pair's: `nth` flag on its `what`,
+/// a reason that is there and within the text limit, raised not in the future and (unless the
+/// study holds it) not before issue, resolved not before it was raised nor in the future.
+/// `None` when it passes, else the column at fault and what is wrong.
+fn check_flag(
+    known: &StudyKnowledge,
+    nth: usize,
+    what: &str,
+    reason: &str,
+    t: FlagTimes,
+) -> Option<(&'static str, String)> {
+    if nth > MAX_FLAGS_PER_ITEM {
+        return Some((
+            "reason",
+            format!("more than {MAX_FLAGS_PER_ITEM} flags on one {what}"),
+        ));
+    }
+    if reason.trim().is_empty() {
+        return Some(("reason", "an empty flag reason".to_string()));
+    }
+    if let Some(d) = check_text(Some(reason), MAX_TEXT_BYTES) {
+        return Some(("reason", d));
+    }
+    if let Some(d) = known.check_not_future(t.created_at) {
+        return Some(("created_at", d));
+    }
+    if !t.held {
+        if let Some(d) = known.check_after_issue(t.created_at) {
+            return Some(("created_at", d));
+        }
+    }
+    let resolved = t.resolved_at?;
+    if resolved < t.created_at {
+        return Some((
+            "resolved_at",
+            format!(
+                "resolved at {}, before it was raised at {}",
+                iso_utc(resolved),
+                iso_utc(t.created_at)
+            ),
+        ));
+    }
+    known.check_not_future(resolved).map(|d| ("resolved_at", d))
 }
 
 /// `None` when `value` is on `scale`, else what is wrong.

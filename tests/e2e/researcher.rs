@@ -64,17 +64,20 @@ fn written_to(text: &str) -> PathBuf {
     )
 }
 
-const APPENDIX: [&str; 7] = [
+const APPENDIX: [&str; 10] = [
     "ratings.csv",
     "judge_reliability.csv",
     "judge_repetitions.csv",
+    "pairwise.csv",
+    "pairwise_position.csv",
+    "pairwise_agreement.csv",
     "agreement.csv",
     "study.json",
     "methods.md",
     "recompute.py",
 ];
 
-/// The seven files of an appendix in `dir`, with the content a reader recomputes from.
+/// The ten files of an appendix in `dir`, with the content a reader recomputes from.
 fn assert_appendix(dir: &Path) {
     for name in APPENDIX {
         assert!(
@@ -149,7 +152,7 @@ fn the_methods_appendix_is_exported_from_the_agreement_panel() {
         "the refusal is shown next to the button that was pressed"
     );
 
-    // A folder typed (or returned by the folder dialog) gets the seven files.
+    // A folder typed (or returned by the folder dialog) gets the ten files.
     let chosen = tmp.path().join("paper appendix");
     app.clear(&out);
     app.type_into(&out, &chosen.display().to_string());

@@ -17,6 +17,18 @@
 //! files and `ratings.csv` with krippendorff, statsmodels, pingouin and numpy; α's bootstrap
 //! interval depends on the random stream, so the script checks it against a bootstrap of its own
 //! within a stated Monte Carlo tolerance, and every other number to 1e-6.
+//!
+//! A study with pairwise verdicts on the appendix rubric's pairwise form (`mentalbench` →
+//! `mentalbench-pairs`) gets three more tables, as `concord agreement --pairwise` computes them:
+//! `pairwise.csv` (per rater group — the experts pooled, each judge — criterion and source: the
+//! Bradley–Terry strength with its cluster-bootstrap interval, rank, wins and win rate, Davidson's
+//! tie parameter, or why no fit exists), `pairwise_position.csv` (per judge and criterion: position
+//! consistency with its Wilson interval, P(the answer shown first wins) with its exact interval and
+//! binomial test) and `pairwise_agreement.csv` (percent agreement and Cohen's κ on preferences,
+//! experts with each other and each judge with the experts). `recompute.py` refits every strength
+//! from the pair rows of `ratings.csv` with scipy and checks it, the win rates and every position
+//! and agreement figure to 1e-6; the strengths' bootstrap intervals against a bootstrap of its own
+//! within a stated Monte Carlo tolerance. A study without pairs writes the three headers only.
 
 use crate::files::output::{self, Destination, OutputError};
 use crate::outputs::export::write_long_csv;
@@ -34,6 +46,9 @@ use crate::panel::agreement_table::TableFormat;
 use crate::panel::agreement_table::TableView;
 use crate::panel::judge_reliability::{
     judge_reliability, repetition_records, JudgeReliability, ReliabilityOptions,
+};
+use crate::panel::pairwise::{
+    pairwise_report, PairwiseOptions, PairwiseReport, PairwiseReportError,
 };
 use crate::store::{RaterKind, Store, StoreError};
 use std::collections::HashMap;
@@ -94,6 +109,176 @@ pub const RELIABILITY_HEADER: [&str; 21] = [
     "length_ci_high",
     "n_length",
 ];
+
+/// What the appendix's pairwise tables are computed with: the report's defaults (Davidson ties,
+/// 1,000 resamples of conversations, seed 1, 95%) on the appendix rubric's pairwise form.
+pub fn pairwise_options(rubric: &str) -> PairwiseOptions {
+    PairwiseOptions {
+        rubric: Some(rubric.to_string()),
+        ..PairwiseOptions::default()
+    }
+}
+
+/// Header of `pairwise.csv`: one line per rater group × criterion × source (one line with an
+/// empty source and the reason when the group's verdicts on the criterion have no fit).
+pub const PAIRWISE_HEADER: [&str; 16] = [
+    "rubric",
+    "rater",
+    "kind",
+    "criterion",
+    "verdicts",
+    "ties",
+    "tie_parameter",
+    "resamples_kept",
+    "source",
+    "strength",
+    "ci_low",
+    "ci_high",
+    "rank",
+    "wins",
+    "comparisons",
+    "win_rate",
+];
+
+/// Header of `pairwise_position.csv`: one line per judge × criterion.
+pub const POSITION_HEADER: [&str; 14] = [
+    "rubric",
+    "judge",
+    "criterion",
+    "both_orders",
+    "consistent",
+    "consistency",
+    "consistency_ci_low",
+    "consistency_ci_high",
+    "decided",
+    "first_wins",
+    "p_first",
+    "p_first_ci_low",
+    "p_first_ci_high",
+    "p_value",
+];
+
+/// Header of `pairwise_agreement.csv`: one line per criterion × (experts with experts, or a
+/// judge with the experts).
+pub const PREFERENCE_HEADER: [&str; 12] = [
+    "rubric",
+    "criterion",
+    "between",
+    "n",
+    "agreements",
+    "percent",
+    "percent_ci_low",
+    "percent_ci_high",
+    "kappa",
+    "kappa_se",
+    "kappa_ci_low",
+    "kappa_ci_high",
+];
+
+/// The pairwise report the appendix's tables hold: `None` when the study has no pairwise form
+/// of `rubric` with pairs.
+pub fn appendix_pairwise(
+    store: &Store,
+    rubric: &str,
+) -> Result<Option<PairwiseReport>, MethodsError> {
+    match pairwise_report(store, &pairwise_options(rubric)) {
+        Ok(report) => Ok(Some(report)),
+        Err(PairwiseReportError::Invalid(_)) => Ok(None),
+        Err(PairwiseReportError::Store(e)) => Err(e.into()),
+    }
+}
+
+/// `pairwise.csv`, `pairwise_position.csv` and `pairwise_agreement.csv` of `report` (the
+/// headers only without one).
+pub fn pairwise_tables(report: Option<&PairwiseReport>) -> Result<[Vec<u8>; 3], MethodsError> {
+    use crate::base::cell::neutralise;
+    let count = |n: usize| n.to_string();
+    let mut strengths = csv::Writer::from_writer(Vec::new());
+    strengths.write_record(PAIRWISE_HEADER)?;
+    let mut position = csv::Writer::from_writer(Vec::new());
+    position.write_record(POSITION_HEADER)?;
+    let mut agreement = csv::Writer::from_writer(Vec::new());
+    agreement.write_record(PREFERENCE_HEADER)?;
+    if let Some(r) = report {
+        let rubric = neutralise(&r.rubric).into_owned();
+        for l in &r.leaderboards {
+            let head = [
+                rubric.clone(),
+                neutralise(&l.rater).into_owned(),
+                l.kind.to_string(),
+                neutralise(&l.criterion).into_owned(),
+                count(l.verdicts),
+                match l.ties {
+                    concord_stats::pairwise::TieHandling::Davidson => "davidson",
+                    concord_stats::pairwise::TieHandling::Split => "split",
+                }
+                .to_string(),
+                figure(l.tie_parameter),
+                count(l.resamples_kept),
+            ];
+            if l.sources.is_empty() {
+                let mut row = head.to_vec();
+                row.extend(std::iter::repeat_n(String::new(), 8));
+                strengths.write_record(&row)?;
+            }
+            for s in &l.sources {
+                let mut row = head.to_vec();
+                row.extend([
+                    neutralise(&s.source).into_owned(),
+                    figure(s.strength),
+                    figure(s.ci_low),
+                    figure(s.ci_high),
+                    s.rank.map_or(String::new(), count),
+                    figure(Some(s.wins)),
+                    count(s.comparisons),
+                    figure(s.win_rate),
+                ]);
+                strengths.write_record(&row)?;
+            }
+        }
+        for p in &r.position {
+            let (c, b) = (&p.consistency, &p.bias);
+            position.write_record([
+                rubric.clone(),
+                neutralise(&p.judge).into_owned(),
+                neutralise(&p.criterion).into_owned(),
+                count(c.pairs),
+                count(c.consistent),
+                figure(c.share),
+                figure(c.ci.0),
+                figure(c.ci.1),
+                count(b.decided),
+                count(b.first_wins),
+                figure(b.p_first),
+                figure(b.ci.0),
+                figure(b.ci.1),
+                figure(b.p_value),
+            ])?;
+        }
+        for a in &r.agreement {
+            let Some(f) = &a.agreement else { continue };
+            agreement.write_record([
+                rubric.clone(),
+                neutralise(&a.criterion).into_owned(),
+                neutralise(&a.between).into_owned(),
+                count(f.n),
+                count(f.agreements),
+                figure(f.percent),
+                figure(f.percent_ci.0),
+                figure(f.percent_ci.1),
+                figure(f.kappa),
+                figure(f.kappa_se),
+                figure(f.kappa_ci.0),
+                figure(f.kappa_ci.1),
+            ])?;
+        }
+    }
+    let done = |w: csv::Writer<Vec<u8>>| {
+        w.into_inner()
+            .map_err(|e| MethodsError::Csv(csv::Error::from(e.into_error())))
+    };
+    Ok([done(strengths)?, done(position)?, done(agreement)?])
+}
 
 /// Header of `judge_repetitions.csv`.
 pub const REPETITIONS_HEADER: [&str; 8] = [
@@ -196,12 +381,14 @@ pub fn appendix_view() -> TableView {
     }
 }
 
-/// The methods paragraph (Markdown) for a report computed with `options`.
+/// The methods paragraph (Markdown) for a report computed with `options`, with a section on the
+/// pairwise tables when the study has `pairwise` verdicts.
 pub fn methods_paragraph(
     options: &AgreementOptions,
     software: &str,
     n_ratings: usize,
     audit_head: Option<&str>,
+    pairwise: Option<&PairwiseReport>,
 ) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -265,6 +452,29 @@ Whether a judge can replace the experts: the Alternative Annotator Test (Caldero
         target = r.target_reliability,
         bins = r.bins,
     );
+    if let Some(report) = pairwise {
+        let p = &report.options;
+        let _ = writeln!(
+            s,
+            "\n## Pairwise preferences\n\nThe study's {pairs} pairs of answers (rubric `{rubric}`) received {verdicts} verdicts, one row each in `ratings.csv` with the pair's `left` and `right` sources, the `winner` in those terms and `position_left`, the position the left answer was shown in. \
+`pairwise.csv` holds, per rater group (the experts pooled, then each judge) and criterion, each source's Bradley–Terry log-strength θ = ln π (P(i beats j) = π_i/(π_i + π_j)), centred to mean 0 over the compared sources, fitted by maximum likelihood with {ties}; \
+its {level:.0}% interval is a percentile bootstrap resampling conversations whole ({resamples} resamples, seed {seed}, ChaCha8 generator; a replicate without a finite fit, or missing a compared source, is dropped and counted in `resamples_kept`); \
+rank 1 is the strongest; `wins` counts wins plus half the ties and `win_rate` divides it by the comparisons. A group whose verdicts leave some sources never beaten (or never beating) the rest has no finite fit: its line says so with empty figures. \
+A judge asked both orders contributes both verdicts to its fit. `pairwise_position.csv` gives per judge and criterion the position consistency — the share of pairs asked both ways round whose verdict, in the pair's own terms, is the same both times, with its Wilson interval — and the position bias, P(the answer shown first wins) over decided verdicts, with its exact Clopper–Pearson interval and the two-sided exact binomial test against ½. \
+`pairwise_agreement.csv` gives percent agreement (Wilson interval) and Cohen's κ over left/right/tie (Fleiss, Cohen & Everitt's asymptotic SE, κ ± z·SE) between every two experts who judged the same pair (the name sorting first as the first rater), and between each judge and every expert on the pair; a judge asked both orders speaks with one verdict, the two when they agree and a tie when they do not. \
+`recompute.py` refits every strength and tie parameter from the pair rows of `ratings.csv` with scipy, and checks them, the ranks, the win rates and every position and agreement figure (scipy's binomial test, statsmodels' Wilson interval and Cohen's κ) to 1e-6; the strengths' intervals depend on the random stream, so it draws its own bootstrap ({resamples} resamples) and requires each end within 0.25 plus a quarter of the interval's width.",
+            pairs = report.pairs,
+            rubric = report.rubric,
+            verdicts = report.verdicts,
+            ties = match p.ties {
+                concord_stats::pairwise::TieHandling::Davidson => "ties as Davidson (1970) models them (P(tie) = ν√(π_iπ_j)/(π_i + π_j + ν√(π_iπ_j)), ν estimated jointly; reported as `tie_parameter`, 0 when the data hold no tie)",
+                concord_stats::pairwise::TieHandling::Split => "each tie counted as half a win for each side",
+            },
+            level = p.level * 100.0,
+            resamples = p.bootstrap.resamples,
+            seed = p.seed,
+        );
+    }
     s
 }
 
@@ -316,6 +526,13 @@ pub fn study_json(
         "bins": r.bins,
         "target_reliability": r.target_reliability,
     });
+    let p = pairwise_options(&options.rubric);
+    let pairwise = serde_json::json!({
+        "ties": p.ties,
+        "seed": p.seed,
+        "resamples": p.bootstrap.resamples,
+        "level": p.level,
+    });
     serde_json::json!({
         "rubric": options.rubric,
         "exclude_self_family": options.exclude_self_family,
@@ -325,6 +542,7 @@ pub fn study_json(
         "raters": raters,
         "software": software,
         "judge_reliability": reliability,
+        "pairwise": pairwise,
     })
 }
 
@@ -332,7 +550,7 @@ pub fn study_json(
 /// (seen as [`appendix_view`]) and the `study.json` content [`study_json`] gave; returns the files
 /// written. Its `ratings.csv` carries every rating with the judges' rationales: the caller checks
 /// the PHI gate first, as for every other export. Every file goes through `files::output`: all
-/// seven destinations are judged before the first is written (a file already there is replaced
+/// ten destinations are judged before the first is written (a file already there is replaced
 /// only when `overwrite` is set; the open study never), each is staged `0600` and renamed in.
 pub fn write_appendix(
     store: &Store,
@@ -356,6 +574,8 @@ pub fn write_appendix(
     let summary = write_long_csv(store, &mut ratings, CsvOptions::default())?;
     let reliability = reliability_options(&options.rubric);
     let judges = judge_reliability(store, &reliability)?;
+    let pairwise = appendix_pairwise(store, &options.rubric)?;
+    let [strengths, position, preference] = pairwise_tables(pairwise.as_ref())?;
     let files = [
         ("ratings.csv", ratings),
         (
@@ -366,6 +586,9 @@ pub fn write_appendix(
             "judge_repetitions.csv",
             repetitions_table(store, &reliability)?,
         ),
+        ("pairwise.csv", strengths),
+        ("pairwise_position.csv", position),
+        ("pairwise_agreement.csv", preference),
         (
             "agreement.csv",
             render(table, TableFormat::Csv, &provenance).into_bytes(),
@@ -381,6 +604,7 @@ pub fn write_appendix(
                 software,
                 summary.ratings,
                 provenance.audit_head.as_deref(),
+                pairwise.as_ref(),
             )
             .into_bytes(),
         ),
@@ -406,10 +630,13 @@ fn destination<'a>(path: &'a Path, overwrite: bool, store: &'a Store) -> Destina
 }
 
 /// The files of an appendix, in the order they are written.
-const FILES: [&str; 7] = [
+const FILES: [&str; 10] = [
     "ratings.csv",
     "judge_reliability.csv",
     "judge_repetitions.csv",
+    "pairwise.csv",
+    "pairwise_position.csv",
+    "pairwise_agreement.csv",
     "agreement.csv",
     "study.json",
     "methods.md",

@@ -14,7 +14,8 @@
 //! conversation share its context), seeded. For agreement, a judge asked both orders speaks for a
 //! pair with one verdict: the two when they agree, a tie when they do not (a verdict that flips
 //! with the side is no preference); every expert verdict on the pair is compared with it, and
-//! every two experts who judged the same pair are compared with each other. Overall mean scores
+//! every two experts who judged the same pair are compared with each other (the one whose name
+//! sorts first as the first rater). Overall mean scores
 //! for `overall` are the mean over the compared rubric's criteria.
 
 use crate::base::text::quoted;
@@ -307,8 +308,11 @@ pub fn pairwise_report(
             if *crit != cid {
                 continue;
             }
-            let ex: Vec<&&PairVerdictRecord> =
+            // By name, so the first and second of each two experts are the same in the
+            // methods appendix's ratings (which name raters, not their ids).
+            let mut ex: Vec<&&PairVerdictRecord> =
                 vs.iter().filter(|v| is_expert(v.rater_id)).collect();
+            ex.sort_by_cached_key(|v| name_of(v.rater_id));
             for i in 0..ex.len() {
                 for k in i + 1..ex.len() {
                     a.push(outcome(ex[i].winner));

@@ -1,4 +1,4 @@
-//! The methods appendix of the demo study: the seven files are written; the table is a
+//! The methods appendix of the demo study: the ten files are written; the table is a
 //! well-formed CSV (every row as many fields as the header, the ICC form quoted) with F-based
 //! intervals, so a reader's pingouin reproduces it; the paragraph names the ICC form, the interval
 //! methods, the software version and the options; the script is the one Concord ships.
@@ -43,12 +43,15 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
             "ratings.csv",
             "judge_reliability.csv",
             "judge_repetitions.csv",
+            "pairwise.csv",
+            "pairwise_position.csv",
+            "pairwise_agreement.csv",
             "agreement.csv",
             "study.json",
             "methods.md",
             "recompute.py"
         ],
-        "the appendix has its seven files"
+        "the appendix has its ten files"
     );
     let reliability = std::fs::read_to_string(dir.join("judge_reliability.csv")).unwrap();
     assert_eq!(
@@ -56,6 +59,18 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
         1,
         "the demo's judge has no repeated calls, so its reliability table is its header alone"
     );
+    for name in [
+        "pairwise.csv",
+        "pairwise_position.csv",
+        "pairwise_agreement.csv",
+    ] {
+        let table = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert_eq!(
+            table.lines().count(),
+            1,
+            "the demo study has no pairs, so {name} is its header alone"
+        );
+    }
     let table = std::fs::read_to_string(dir.join("agreement.csv")).unwrap();
     let mut reader = csv::ReaderBuilder::new().from_reader(table.as_bytes());
     let header = reader.headers().expect("a header").clone();
@@ -182,7 +197,7 @@ fn without_a_folder_the_appendix_goes_to_the_export_folder() {
         want.display().to_string(),
         "the window is told the folder as text"
     );
-    assert_eq!(shown.files.len(), 7, "and each of the seven files");
+    assert_eq!(shown.files.len(), 10, "and each of the ten files");
 }
 
 /// The appendix's Python (`CONCORD_APPENDIX_PYTHON`), when the environment names one.
@@ -217,12 +232,35 @@ fn tampered(
     column: &str,
     delta: f64,
 ) {
+    tampered_in(
+        dir,
+        to,
+        "judge_reliability.csv",
+        &|row| row[1] == judge && row[2] == criterion,
+        column,
+        delta,
+    );
+}
+
+/// Which line of a table a change is made on.
+type LinePick<'a> = dyn Fn(&[String]) -> bool + 'a;
+
+/// A copy of the appendix `dir` at `to` whose table `file` has `column` moved by `delta` on the
+/// first line `select` picks.
+fn tampered_in(
+    dir: &std::path::Path,
+    to: &std::path::Path,
+    file: &str,
+    select: &LinePick<'_>,
+    column: &str,
+    delta: f64,
+) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(dir).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
     }
-    let path = to.join("judge_reliability.csv");
+    let path = to.join(file);
     let mut reader = csv::Reader::from_path(&path).unwrap();
     let header = reader.headers().unwrap().clone();
     let at = header
@@ -233,14 +271,14 @@ fn tampered(
     let mut changed = false;
     for record in reader.records() {
         let mut row: Vec<String> = record.unwrap().iter().map(str::to_string).collect();
-        if row[1] == judge && row[2] == criterion {
+        if !changed && select(&row) {
             let v: f64 = row[at].parse().expect("the figure to change is defined");
             row[at] = (v + delta).to_string();
             changed = true;
         }
         rows.push(row);
     }
-    assert!(changed, "{judge} × {criterion} has a line to change");
+    assert!(changed, "{file} has the line to change");
     let mut w = csv::Writer::from_path(&path).unwrap();
     w.write_record(&header).unwrap();
     for row in rows {
@@ -410,5 +448,190 @@ fn a_judged_studys_appendix_recomputes_its_judge_reliability_table() {
                 "{rubric}: the failure names the number changed ({column}):\n{out}"
             );
         }
+    }
+}
+
+#[test]
+fn a_pairwise_studys_appendix_recomputes_its_pairwise_tables() {
+    use crate::pairs::{designed, experts_prefer_the_better, judge};
+    use concord_core::outputs::methods::{
+        appendix_pairwise, PAIRWISE_HEADER, POSITION_HEADER, PREFERENCE_HEADER,
+    };
+    use concord_core::workflow::pairs;
+    use concord_testsupport::judge_server::{add_experts, FakeJudge};
+    use std::sync::atomic::Ordering;
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let (mut store, rubric) = designed(&tmp.path().join("pairs.concord"));
+    add_experts(&mut store, &["Ana", "Bo", "Cy"]);
+    pairs::assign(&mut store, None, 2, 4).unwrap();
+    experts_prefer_the_better(&mut store, rubric, 11);
+    let server = FakeJudge::start(std::time::Duration::ZERO, false, None);
+    judge(&mut store, &server, "fair-judge");
+    server.state.position_bias.store(true, Ordering::SeqCst);
+    judge(&mut store, &server, "biased-judge");
+    let mut study = OpenStudy::new(store);
+    let dir = tmp.path().join("appendix");
+    let gate = PhiGate {
+        actor: "lead",
+        override_reason: Some("synthetic test texts"),
+    };
+    concord_core::app::methods::write_methods_appendix(
+        &mut study,
+        &AgreementOptions::mentalalign("mentalbench"),
+        &dir,
+        "9.9.9",
+        false,
+        gate,
+    )
+    .expect("a study with pairs and no 1–5 ratings still has an appendix");
+
+    // Each table is the report, line for line and digit for digit.
+    let report = appendix_pairwise(study.store(), "mentalbench")
+        .unwrap()
+        .expect("the MentalBench appendix reads the study's mentalbench-pairs verdicts");
+    let read = |name: &str, header: &[&str]| -> Vec<csv::StringRecord> {
+        let mut reader = csv::Reader::from_path(dir.join(name)).unwrap();
+        assert_eq!(
+            reader.headers().unwrap().iter().collect::<Vec<_>>(),
+            header,
+            "{name}: the documented columns"
+        );
+        reader.records().map(Result::unwrap).collect()
+    };
+    let strengths = read("pairwise.csv", &PAIRWISE_HEADER);
+    let lines: usize = report
+        .leaderboards
+        .iter()
+        .map(|l| l.sources.len().max(1))
+        .sum();
+    assert_eq!(
+        strengths.len(),
+        lines,
+        "a line per group × criterion × source, one for a group without a fit"
+    );
+    assert!(
+        report.leaderboards.iter().any(|l| l.sources.is_empty())
+            && report.leaderboards.iter().any(|l| !l.sources.is_empty()),
+        "the study has fits and groups without one, so both kinds of line are recomputed"
+    );
+    let experts = report
+        .leaderboards
+        .iter()
+        .find(|l| l.rater == "experts" && l.criterion == "overall")
+        .unwrap();
+    let first = strengths
+        .iter()
+        .find(|r| &r[1] == "experts" && &r[3] == "overall")
+        .unwrap();
+    assert_eq!(
+        (&first[8], first[9].parse::<f64>().unwrap()),
+        (
+            experts.sources[0].source.as_str(),
+            experts.sources[0].strength.unwrap()
+        ),
+        "the experts' strongest source and its strength, every digit"
+    );
+    let position = read("pairwise_position.csv", &POSITION_HEADER);
+    assert_eq!(
+        position.len(),
+        report.position.len(),
+        "a line per judge × criterion"
+    );
+    assert_eq!(position.len(), 16, "two judges × eight criteria");
+    let agreement = read("pairwise_agreement.csv", &PREFERENCE_HEADER);
+    assert_eq!(
+        agreement.len(),
+        report
+            .agreement
+            .iter()
+            .filter(|a| a.agreement.is_some())
+            .count(),
+        "a line per criterion × comparison with figures"
+    );
+    let methods = std::fs::read_to_string(dir.join("methods.md")).unwrap();
+    assert!(
+        methods.contains("## Pairwise preferences") && methods.contains("Davidson"),
+        "the paragraph describes the pairwise tables and how ties were fitted"
+    );
+    let study_json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("study.json")).unwrap()).unwrap();
+    assert_eq!(
+        study_json["pairwise"]["resamples"],
+        serde_json::json!(1000),
+        "study.json carries the bootstrap the script repeats"
+    );
+
+    let Some(python) = appendix_python() else {
+        println!("note: CONCORD_APPENDIX_PYTHON is not set, so recompute.py is not run here");
+        return;
+    };
+    let (code, out) = recompute(&python, &dir);
+    assert_eq!(
+        code,
+        Some(0),
+        "recompute.py reproduces every number of the pairwise tables:\n{out}"
+    );
+    let checked: usize = out
+        .split(" of the pairwise tables")
+        .next()
+        .and_then(|before| before.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the script counts the pairwise numbers it checked: {out}"));
+    assert!(
+        checked > strengths.len() * 5,
+        "every line's figures are recomputed, not a sample: {checked} numbers"
+    );
+    println!("{out}");
+    // Each kind of number, changed a little, is caught.
+    let changes: [(&str, &LinePick<'_>, &str, f64, String); 5] = [
+        (
+            "pairwise.csv",
+            &|r: &[String]| r[1] == "experts" && r[3] == "overall",
+            "strength",
+            0.001,
+            format!("pairwise experts / overall / {} strength", &first[8]),
+        ),
+        (
+            "pairwise.csv",
+            &|r: &[String]| r[1] == "experts" && r[3] == "overall",
+            "ci_low",
+            -2.0,
+            format!("pairwise experts / overall / {} ci_low", &first[8]),
+        ),
+        (
+            "pairwise.csv",
+            &|r: &[String]| r[1] == "experts" && r[3] == "overall",
+            "win_rate",
+            0.001,
+            format!("pairwise experts / overall / {} win_rate", &first[8]),
+        ),
+        (
+            "pairwise_position.csv",
+            &|r: &[String]| r[1] == "biased-judge" && r[2] == "guidance",
+            "p_first_ci_high",
+            0.001,
+            "position biased-judge / guidance p_first_ci_high".into(),
+        ),
+        (
+            "pairwise_agreement.csv",
+            &|r: &[String]| r[2] == "experts" && r[1] == "overall",
+            "kappa_se",
+            0.001,
+            "agreement experts / overall kappa_se".into(),
+        ),
+    ];
+    for (k, (file, select, column, delta, named)) in changes.iter().enumerate() {
+        let to = tmp.path().join(format!("changed-{k}"));
+        tampered_in(&dir, &to, file, *select, column, *delta);
+        let (code, out) = recompute(&python, &to);
+        assert_eq!(
+            code,
+            Some(1),
+            "recompute.py must fail when {file}'s {column} is off by {delta}:\n{out}"
+        );
+        assert!(
+            out.contains(named.as_str()),
+            "the failure names the number changed ({named}):\n{out}"
+        );
     }
 }

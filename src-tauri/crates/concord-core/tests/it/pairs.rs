@@ -18,12 +18,12 @@ const CONVERSATIONS: u64 = 10;
 const SOURCES: u64 = 10;
 
 /// The item number an answer's text carries.
-fn item_of(store: &Store, response_id: i64) -> u64 {
+pub(crate) fn item_of(store: &Store, response_id: i64) -> u64 {
     let text = store.response_text(response_id).unwrap().unwrap();
     concord_testsupport::judge_server::item_in(&text).unwrap()
 }
 
-fn designed(path: &std::path::Path) -> (Store, i64) {
+pub(crate) fn designed(path: &std::path::Path) -> (Store, i64) {
     let mut store = pair_study(path, CONVERSATIONS, SOURCES);
     let report = pairs::design(&mut store, None, None, DesignMethod::Balanced(9), 2)
         .expect("the balanced design is drawn");
@@ -44,7 +44,7 @@ fn designed(path: &std::path::Path) -> (Store, i64) {
     (store, rubric)
 }
 
-fn judge(store: &mut Store, server: &FakeJudge, name: &str) -> i64 {
+pub(crate) fn judge(store: &mut Store, server: &FakeJudge, name: &str) -> i64 {
     let mut s = RunSettings::new(ProviderKind::OpenaiCompatible, &server.base_url(), name);
     s.rubric = Some("mentalbench-pairs".into());
     s.both_orders = true;
@@ -334,17 +334,12 @@ fn experts_get_exactly_k_pairs_each_and_their_choices_follow_the_side_they_saw()
     );
 }
 
-#[test]
-fn the_pairwise_report_ranks_sources_and_measures_each_judges_position_bias() {
-    use concord_core::panel::pairwise::{pairwise_report, PairwiseOptions};
+/// Every assigned expert judges `overall`, preferring the answer of higher known quality four
+/// times in five (seeded), never a tie, in the terms of the side they saw.
+pub(crate) fn experts_prefer_the_better(store: &mut Store, rubric: i64, seed: u64) {
     use concord_testsupport::judge_server::pair_quality;
     use rand::{Rng, SeedableRng};
-    let dir = tempfile::tempdir().unwrap();
-    let (mut store, rubric) = designed(&dir.path().join("pairs.concord"));
-    concord_testsupport::judge_server::add_experts(&mut store, &["Ana", "Bo", "Cy"]);
-    pairs::assign(&mut store, None, 2, 4).unwrap();
-    // Experts prefer the better answer on `overall` four times in five (seeded), never a tie.
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let pairs_by_id: HashMap<i64, _> = store
         .read()
         .pairs(rubric)
@@ -355,8 +350,8 @@ fn the_pairwise_report_ranks_sources_and_measures_each_judges_position_bias() {
     for a in store.read().pair_assignments(rubric).unwrap() {
         let p = &pairs_by_id[&a.pair_id];
         let (l, r) = (
-            item_of(&store, p.left_response_id),
-            item_of(&store, p.right_response_id),
+            item_of(store, p.left_response_id),
+            item_of(store, p.right_response_id),
         );
         let left_better = pair_quality(l, "overall") > pair_quality(r, "overall");
         let picks_better = rng.gen_bool(0.8);
@@ -366,16 +361,19 @@ fn the_pairwise_report_ranks_sources_and_measures_each_judges_position_bias() {
         } else {
             ShownChoice::B
         };
-        pairs::rate_pair(
-            &mut store,
-            a.rater_id,
-            a.pair_id,
-            "overall",
-            Some(choice),
-            None,
-        )
-        .unwrap();
+        pairs::rate_pair(store, a.rater_id, a.pair_id, "overall", Some(choice), None).unwrap();
     }
+}
+
+#[test]
+fn the_pairwise_report_ranks_sources_and_measures_each_judges_position_bias() {
+    use concord_core::panel::pairwise::{pairwise_report, PairwiseOptions};
+    use concord_testsupport::judge_server::pair_quality;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, rubric) = designed(&dir.path().join("pairs.concord"));
+    concord_testsupport::judge_server::add_experts(&mut store, &["Ana", "Bo", "Cy"]);
+    pairs::assign(&mut store, None, 2, 4).unwrap();
+    experts_prefer_the_better(&mut store, rubric, 11);
     let server = FakeJudge::start(Duration::ZERO, false, None);
     judge(&mut store, &server, "fair-judge");
     server.state.position_bias.store(true, Ordering::SeqCst);

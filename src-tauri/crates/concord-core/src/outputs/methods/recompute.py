@@ -11,7 +11,14 @@ Concord wrote this script beside its methods appendix. The directory holds
   judge_reliability.csv  per judge and attribute: Krippendorff's alpha across repetitions with its
                  bootstrap 95% CI, the single-repetition reliability and the repetitions a target
                  reliability needs (Spearman-Brown), ECE and Brier (binary dimensions), and the
-                 length-bias slope with its 95% CI.
+                 length-bias slope with its 95% CI,
+  pairwise.csv   per rater group (experts pooled, each judge), criterion and source of a pairwise
+                 study: the Bradley-Terry log-strength with its bootstrap 95% CI, rank, wins (ties
+                 as halves), comparisons and win rate, and Davidson's tie parameter,
+  pairwise_position.csv   per judge and criterion: position consistency with its Wilson CI, and
+                 P(the answer shown first wins) with its exact CI and binomial test,
+  pairwise_agreement.csv  percent agreement and Cohen's kappa on preferences, experts with each
+                 other and each judge with the experts.
 
     pip install pingouin pandas numpy krippendorff statsmodels
     python recompute.py DIR
@@ -23,9 +30,13 @@ model family are left out; at system level each rated model is one target (the m
 judge scores over the responses both scored). The reliability table is recomputed from the
 repetitions: alpha with krippendorff.alpha, the single-repetition reliability (one-way ICC(1,1))
 from a statsmodels one-way ANOVA, the length slope and its interval with statsmodels OLS, ECE and
-Brier with numpy. Exit status 0 when every number agrees with its table to 1e-6 (alpha's
-bootstrap interval, which depends on the random stream, to within 0.1 of a bootstrap this script
-draws itself), 1 otherwise.
+Brier with numpy. The pairwise tables are recomputed from the pair rows of ratings.csv: every
+strength and tie parameter refitted by maximum likelihood with scipy.optimize, position figures
+with scipy.stats.binomtest and statsmodels' Wilson interval, agreement with statsmodels'
+cohens_kappa. Exit status 0 when every number agrees with its table to 1e-6 (alpha's bootstrap
+interval, which depends on the random stream, to within 0.1 of a bootstrap this script draws
+itself; each end of a strength's bootstrap interval to within 0.25 plus a quarter of the interval's
+width of this script's own), 1 otherwise.
 """
 
 import json
@@ -38,6 +49,10 @@ import numpy as np
 import pandas as pd
 import pingouin as pg
 import statsmodels.api as sm
+from scipy import optimize, sparse, stats
+from scipy.sparse import csgraph
+from statsmodels.stats.inter_rater import cohens_kappa
+from statsmodels.stats.proportion import proportion_confint
 
 TOLERANCE = 1e-6
 REACHES_TOLERANCE = 1e-9  # a Spearman-Brown step-up this far below the target still reaches it
@@ -45,6 +60,8 @@ REACHES_TOLERANCE = 1e-9  # a Spearman-Brown step-up this far below the target s
 MIN_TARGETS = 3
 # Two percentile bootstraps with different random streams agree only up to Monte Carlo error.
 BOOTSTRAP_TOLERANCE = 0.1
+# Two bootstraps of Bradley-Terry strengths: each end within this plus a share of the width.
+STRENGTH_TOLERANCE, STRENGTH_WIDTH_SHARE = 0.25, 0.25
 # pingouin names the forms "ICC(C,1)" since 0.6 and "ICC3" before.
 FORMS = {"ICC(C,1)": "ICC3", "ICC(A,1)": "ICC2", "ICC(1,1)": "ICC1"}
 
@@ -52,8 +69,9 @@ FORMS = {"ICC(C,1)": "ICC3", "ICC(A,1)": "ICC2", "ICC(1,1)": "ICC1"}
 def main(directory):
     with open(os.path.join(directory, "study.json"), encoding="utf-8") as f:
         study = json.load(f)
-    ratings = pd.read_csv(os.path.join(directory, "ratings.csv"), dtype=str, keep_default_na=False)
-    ratings = ratings[(ratings["rubric"] == study["rubric"]) & (ratings["value"] != "")]
+    all_ratings = pd.read_csv(os.path.join(directory, "ratings.csv"), dtype=str,
+                              keep_default_na=False)
+    ratings = all_ratings[(all_ratings["rubric"] == study["rubric"]) & (all_ratings["value"] != "")]
     if ratings.duplicated(["response_id", "rater", "criterion"]).any():
         sys.exit("repeated ratings (retest occasions) are not covered by this script")
     value = {
@@ -150,8 +168,9 @@ def main(directory):
             compare(label + " ci_low", float(lo), row.ci_low)
             compare(label + " ci_high", float(hi), row.ci_high)
     reliability_checked = check_reliability(directory, study, ratings, compare)
-    print(f"{checked} numbers recomputed ({reliability_checked} of the judge reliability table); "
-          f"largest difference {worst:.2e}")
+    pairwise_checked = check_pairwise(directory, study, all_ratings, compare)
+    print(f"{checked} numbers recomputed ({reliability_checked} of the judge reliability table, "
+          f"{pairwise_checked} of the pairwise tables); largest difference {worst:.2e}")
     for note in skipped:
         print(f"ICC not recomputed: {note}")
     if failures:
@@ -337,6 +356,277 @@ def check_reliability(directory, study, ratings, compare):
         check(label + " length_slope", slope, row.length_slope)
         check(label + " length_ci_low", ci[0], row.length_ci_low)
         check(label + " length_ci_high", ci[1], row.length_ci_high)
+    return checked
+
+
+OUTCOMES = ("left", "right", "tie")
+
+
+def pair_counts(comparisons, items):
+    """Wins W[i, j] (i beat j) and ties T[i, j] (i < j) of (left, right, winner) comparisons."""
+    index = {s: k for k, s in enumerate(items)}
+    m = len(items)
+    wins, ties = np.zeros((m, m)), np.zeros((m, m))
+    for left, right, winner in comparisons:
+        i, j = index[left], index[right]
+        if winner == "left":
+            wins[i, j] += 1
+        elif winner == "right":
+            wins[j, i] += 1
+        else:
+            ties[min(i, j), max(i, j)] += 1
+    return wins, ties
+
+
+def fit_exists(wins, ties, davidson):
+    """Whether a finite maximum-likelihood fit exists: every item beat or tied, and was beaten or
+    tied by, the rest (strong connectivity); for Davidson also a decided comparison and a cycle of
+    results with more wins than ties (no negative cycle is its absence)."""
+    m = len(wins)
+    beat_or_tied = (wins > 0) | (ties > 0) | (ties.T > 0)
+    if m < 2 or csgraph.connected_components(sparse.csr_matrix(beat_or_tied), directed=True,
+                                              connection="strong")[0] != 1:
+        return False
+    if not davidson or not ties.any():
+        return True
+    if not wins.any():
+        return False
+    # Edges winner -> loser of weight -1, both ways across a tie of weight +1; the cheaper kept.
+    weight = np.where(ties + ties.T > 0, 1.0, 0.0)
+    weight = np.where(wins > 0, -1.0, weight)
+    try:
+        csgraph.bellman_ford(sparse.csr_matrix(weight), directed=True)
+    except csgraph.NegativeCycleError:
+        return True
+    return False
+
+
+def bradley_terry(wins, ties, davidson, start=None, exact=True):
+    """Log-strengths centred to mean 0 and Davidson's nu (None with split ties; 0 without ties),
+    by maximum likelihood with scipy.optimize (BFGS on the negative log-likelihood with its
+    gradient, then, when `exact`, the score equations solved by scipy.optimize.root; a bootstrap
+    replicate, whose Monte Carlo error is far larger, stops at BFGS). None when it fails."""
+    m = len(wins)
+    i_idx, j_idx = np.triu_indices(m, 1)
+    with_ties = davidson and ties.any()
+    if with_ties:
+        w_ij, w_ji, t = wins[i_idx, j_idx], wins[j_idx, i_idx], ties[i_idx, j_idx]
+    else:
+        half = ties / 2
+        w_ij = wins[i_idx, j_idx] + half[i_idx, j_idx]
+        w_ji = wins[j_idx, i_idx] + half[i_idx, j_idx]
+        t = np.zeros_like(w_ij)
+    keep = (w_ij + w_ji + t) > 0
+    i_idx, j_idx, w_ij, w_ji, t = i_idx[keep], j_idx[keep], w_ij[keep], w_ji[keep], t[keep]
+    total = w_ij + w_ji + t
+
+    def unpack(x):
+        theta = np.append(x[: m - 1], 0.0)
+        return theta, (x[m - 1] if with_ties else -np.inf)
+
+    def negative(x):
+        theta, log_nu = unpack(x)
+        a, b = theta[i_idx], theta[j_idx]
+        c = log_nu + (a + b) / 2
+        log_d = np.logaddexp(np.logaddexp(a, b), c) if with_ties else np.logaddexp(a, b)
+        ll = w_ij * (a - log_d) + w_ji * (b - log_d)
+        if with_ties:
+            ll = ll + t * (c - log_d)
+        pa, pb = np.exp(a - log_d), np.exp(b - log_d)
+        pc = np.exp(c - log_d) if with_ties else np.zeros_like(pa)
+        ga = w_ij + t / 2 - total * (pa + pc / 2)
+        gb = w_ji + t / 2 - total * (pb + pc / 2)
+        grad = np.zeros(m + 1)
+        np.add.at(grad, i_idx, ga)
+        np.add.at(grad, j_idx, gb)
+        grad[m] = (t - total * pc).sum()
+        g = grad[: m - 1]
+        if with_ties:
+            g = np.append(g, grad[m])
+        return -ll.sum(), -g
+
+    x0 = np.zeros(m) if with_ties else np.zeros(m - 1)
+    if start is not None and len(start) == len(x0):
+        x0 = start  # a replicate starts from the full data's estimate
+    first = optimize.minimize(negative, x0, jac=True, method="BFGS",
+                              options={"gtol": 1e-10 if exact else 1e-6})
+    x = first.x
+    if exact:
+        root = optimize.root(lambda x: negative(x)[1], first.x, method="hybr", tol=1e-13)
+        x = root.x if root.success else first.x
+    if not np.all(np.isfinite(x)) or np.abs(negative(x)[1]).max() > (1e-6 if exact else 1e-4):
+        return None
+    theta, log_nu = unpack(x)
+    nu = (math.exp(log_nu) if with_ties else 0.0) if davidson else None
+    return theta - theta.mean(), nu, x
+
+
+def check_pairwise(directory, study, ratings, compare):
+    """Recompute pairwise.csv, pairwise_position.csv and pairwise_agreement.csv from the pair
+    rows of ratings.csv."""
+    settings = study["pairwise"]
+    read = lambda name: pd.read_csv(os.path.join(directory, name), dtype=str, keep_default_na=False)
+    strengths, position, agreement = (read("pairwise.csv"), read("pairwise_position.csv"),
+                                      read("pairwise_agreement.csv"))
+    if strengths.empty and position.empty and agreement.empty:
+        return 0
+    if "winner" not in ratings.columns:
+        sys.exit("the pairwise tables have lines but ratings.csv has no pair verdicts")
+    rubric = next(iter(strengths["rubric"].tolist() + position["rubric"].tolist()
+                       + agreement["rubric"].tolist()))
+    pairs = ratings[(ratings["rubric"] == rubric) & (ratings["winner"] != "")]
+    group_of = lambda r: "experts" if r.rater_kind == "expert" else r.rater
+    verdicts = [(group_of(r), r.rater, r.rater_kind, r.criterion, r.conversation_id, r.left,
+                 r.right, r.winner, r.position_left == "1") for r in pairs.itertuples()]
+    level = float(settings["level"])
+    z_low, z_high = (1 - level) / 2, 1 - (1 - level) / 2
+    checked = 0
+
+    def check(label, mine, theirs, tolerance=TOLERANCE):
+        nonlocal checked
+        checked += 1
+        compare(label, None if mine is None else float(mine), theirs, tolerance)
+
+    davidson = settings["ties"] == "davidson"
+    for (rater, criterion), lines in strengths.groupby(["rater", "criterion"], sort=False):
+        label = f"pairwise {rater} / {criterion}"
+        mine = [v for v in verdicts if v[0] == rater and v[3] == criterion]
+        check(label + " verdicts", len(mine), lines["verdicts"].iloc[0])
+        items = sorted({v[5] for v in mine} | {v[6] for v in mine})
+        wins, ties = pair_counts([(v[5], v[6], v[7]) for v in mine], items)
+        exists = fit_exists(wins, ties, davidson)
+        if lines["source"].iloc[0] == "":
+            if exists:
+                compare(label, 0.0, "the table has no fit but one exists")
+            continue
+        fit = bradley_terry(wins, ties, davidson) if exists else None
+        if fit is None:
+            compare(label, None, "a fit the data do not have")
+            continue
+        theta, nu, x = fit
+        check(label + " tie_parameter", nu, lines["tie_parameter"].iloc[0])
+        by_source = dict(zip(items, theta))
+        check(label + " sources", len(items), str(len(lines)))
+        # The script's own cluster bootstrap: conversations resampled whole.
+        clusters = {}
+        for v in mine:
+            clusters.setdefault(v[4], []).append((v[5], v[6], v[7]))
+        clusters = [pair_counts(c, items) for _, c in sorted(clusters.items())]
+        rng = np.random.default_rng(int(settings["seed"]))
+        replicates = []
+        for _ in range(int(settings["resamples"])):
+            draw = rng.integers(0, len(clusters), len(clusters))
+            w = sum(clusters[k][0] for k in draw)
+            t = sum(clusters[k][1] for k in draw)
+            compared = (w + w.T + t + t.T).sum(axis=1) > 0
+            if not compared.all() or not fit_exists(w, t, davidson):
+                continue
+            replicate = bradley_terry(w, t, davidson, start=x, exact=False)
+            if replicate is not None:
+                replicates.append(replicate[0])
+        replicates = np.array(replicates)
+        for line in lines.itertuples():
+            at = items.index(line.source)
+            name = f"{label} / {line.source}"
+            check(name + " strength", by_source[line.source], line.strength)
+            higher = sum(1 for s in theta if s > by_source[line.source] + 1e-9)
+            rank = int(line.rank)
+            check(name + " rank (after every stronger source)", 0.0 if rank > higher else 1.0, "0")
+            score = wins[at].sum() + (ties[at].sum() + ties[:, at].sum()) / 2
+            n = wins[at].sum() + wins[:, at].sum() + ties[at].sum() + ties[:, at].sum()
+            check(name + " wins", score, line.wins)
+            check(name + " comparisons", n, line.comparisons)
+            check(name + " win_rate", score / n if n else None, line.win_rate)
+            if len(replicates) and line.ci_low != "":
+                low, high = np.quantile(replicates[:, at], [z_low, z_high])
+                tolerance = STRENGTH_TOLERANCE + STRENGTH_WIDTH_SHARE * (
+                    float(line.ci_high) - float(line.ci_low))
+                check(name + " ci_low (own bootstrap)", low, line.ci_low, tolerance)
+                check(name + " ci_high (own bootstrap)", high, line.ci_high, tolerance)
+    ranks_seen = strengths[strengths["source"] != ""].groupby(["rater", "criterion"])["rank"]
+    for (rater, criterion), ranks in ranks_seen:
+        check(f"pairwise {rater} / {criterion} ranks 1..n", 1.0 if sorted(map(int, ranks))
+              == list(range(1, len(ranks) + 1)) else 0.0, "1")
+
+    def wilson(count, n):
+        if n == 0:
+            return None, None
+        return proportion_confint(count, n, alpha=1 - level, method="wilson")
+
+    for line in position.itertuples():
+        label = f"position {line.judge} / {line.criterion}"
+        mine = [v for v in verdicts if v[1] == line.judge and v[3] == line.criterion]
+        by_pair = {}
+        for v in mine:
+            by_pair.setdefault((v[4], v[5], v[6]), {}).setdefault(v[8], v[7])
+        both = [(o[True], o[False]) for o in by_pair.values() if True in o and False in o]
+        consistent = sum(a == b for a, b in both)
+        check(label + " both_orders", len(both), line.both_orders)
+        check(label + " consistent", consistent, line.consistent)
+        check(label + " consistency", consistent / len(both) if both else None, line.consistency)
+        low, high = wilson(consistent, len(both))
+        check(label + " consistency_ci_low", low, line.consistency_ci_low)
+        check(label + " consistency_ci_high", high, line.consistency_ci_high)
+        decided = [v for v in mine if v[7] != "tie"]
+        first = sum((v[7] == "left") == v[8] for v in decided)
+        check(label + " decided", len(decided), line.decided)
+        check(label + " first_wins", first, line.first_wins)
+        if decided:
+            test = stats.binomtest(first, len(decided), 0.5)
+            ci = test.proportion_ci(confidence_level=level, method="exact")
+            values = (first / len(decided), ci.low, ci.high, test.pvalue)
+        else:
+            values = (None, None, None, None)
+        for column, value in zip(("p_first", "p_first_ci_low", "p_first_ci_high", "p_value"),
+                                 values):
+            check(f"{label} {column}", value, getattr(line, column))
+
+    for line in agreement.itertuples():
+        label = f"agreement {line.between} / {line.criterion}"
+        items = {}
+        for v in verdicts:
+            if v[3] == line.criterion:
+                items.setdefault((v[4], v[5], v[6]), []).append(v)
+        first_said, second_said = [], []
+        for said in items.values():
+            experts = sorted((v for v in said if v[2] == "expert"), key=lambda v: v[1])
+            if line.between == "experts":
+                for a in range(len(experts)):
+                    for b in range(a + 1, len(experts)):
+                        first_said.append(experts[a][7])
+                        second_said.append(experts[b][7])
+                continue
+            judged = {v[7] for v in said if v[1] == line.between}
+            if not judged:
+                continue
+            one = judged.pop() if len(judged) == 1 else "tie"
+            for e in experts:
+                first_said.append(one)
+                second_said.append(e[7])
+        n = len(first_said)
+        agreements = sum(a == b for a, b in zip(first_said, second_said))
+        check(label + " n", n, line.n)
+        check(label + " agreements", agreements, line.agreements)
+        check(label + " percent", agreements / n if n else None, line.percent)
+        low, high = wilson(agreements, n)
+        check(label + " percent_ci_low", low, line.percent_ci_low)
+        check(label + " percent_ci_high", high, line.percent_ci_high)
+        table = np.zeros((3, 3))
+        for a, b in zip(first_said, second_said):
+            table[OUTCOMES.index(a), OUTCOMES.index(b)] += 1
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                kappa = cohens_kappa(table)
+            z = stats.norm.isf((1 - level) / 2)  # statsmodels' kappa_low / kappa_upp at 95%
+            values = (kappa.kappa, kappa.std_kappa, kappa.kappa - z * kappa.std_kappa,
+                      kappa.kappa + z * kappa.std_kappa)
+        except (ZeroDivisionError, ValueError):
+            values = (None, None, None, None)
+        values = [v if v is not None and math.isfinite(v) else None for v in values]
+        if values[0] is None:
+            values = [None] * 4
+        for column, value in zip(("kappa", "kappa_se", "kappa_ci_low", "kappa_ci_high"), values):
+            check(f"{label} {column}", value, getattr(line, column))
     return checked
 
 

@@ -119,8 +119,10 @@ pub fn start(
     };
     let idle_minutes = concord_core::app::web::idle_minutes(&study)
         .map_err(|e| ServeError::Study(e.to_string()))?;
-    concord_core::app::web::serve_folding_when_idle(&mut study)
+    concord_core::app::web::serve_with_log_folder(&mut study)
         .map_err(|e| ServeError::Study(e.to_string()))?;
+    let folder =
+        concord_core::app::web::log_folder(&study).map_err(|e| ServeError::Study(e.to_string()))?;
     let (saves, waiting) = writer::channel();
     let shared = Arc::new(Shared {
         study: Mutex::new(study),
@@ -150,7 +152,7 @@ pub fn start(
     let addr = listener
         .local_addr()
         .map_err(|e| ServeError::Io(e.to_string()))?;
-    runtime.spawn(writer::run(writer_shared, waiting));
+    runtime.spawn(writer::run(writer_shared, waiting, folder));
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
     let scheme = if tls.is_some() { "https" } else { "http" };

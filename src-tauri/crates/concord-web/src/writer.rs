@@ -10,11 +10,12 @@
 //! every request of it with the error. While one commit waits for the disk, the next values
 //! queue and go together in the next: the disk's wait is paid once per group, not once per save.
 //!
-//! When no save is waiting after a commit the writer folds the write-ahead log back into the
-//! study file itself (`app::web::fold_when_idle`, a passive checkpoint on the study's own
-//! connection, every [`FOLD_AFTER_COMMITS`] commits), so that fold — the slow part of an
-//! occasional commit otherwise — runs when nobody waits for it; a commit folds the log itself
-//! only past `app::web::FOLD_INSIDE_A_COMMIT_AT_PAGES`, the safety net of a writer never idle.
+//! Every [`FOLD_AFTER_COMMITS`] commits the writer asks a thread of its own to fold the
+//! write-ahead log back into the study file (`app::web::log_folder`: a passive checkpoint on a
+//! second connection of the study), so the fold — the slow part of an occasional commit
+//! otherwise — never holds the study while saves wait: the next commits go on while it copies.
+//! A commit folds the log itself only past `app::web::FOLD_INSIDE_A_COMMIT_AT_PAGES`, the safety
+//! net should the fold thread fall behind.
 
 use crate::error::WebError;
 use crate::Shared;
@@ -28,9 +29,8 @@ use tokio::sync::{mpsc, oneshot};
 /// and the values behind it go in the next.
 pub const MOST_SAVES_PER_COMMIT: usize = 64;
 
-/// Commits between two folds of the write-ahead log, each done when the writer is next idle: a
-/// few hundred pages each (a fold after every commit made the disk sync about twice as often,
-/// and the saves that arrived during those folds waited for them).
+/// Commits between two folds of the write-ahead log: a few hundred pages each (a fold after
+/// every commit made the disk sync about twice as often).
 pub const FOLD_AFTER_COMMITS: usize = 100;
 
 /// A value waiting for the writer, and where its answer goes.
@@ -64,9 +64,32 @@ pub(crate) fn channel() -> (Saves, mpsc::UnboundedReceiver<PendingSave>) {
     (Saves { queue }, waiting)
 }
 
+/// The fold thread: each time the writer asks, fold the log on `folder`'s own connection.
+/// Asking while a fold is still asked for adds nothing (the channel holds one request); the
+/// thread ends with the writer.
+fn fold_thread(folder: app::web::LogFolder) -> std::sync::mpsc::SyncSender<()> {
+    let (ask, asked) = std::sync::mpsc::sync_channel::<()>(1);
+    // Without a thread the requests go nowhere and the commits fold the log themselves past
+    // the safety net.
+    let _ = std::thread::Builder::new()
+        .name("concord-log-fold".into())
+        .spawn(move || {
+            for () in asked {
+                // A fold that fails leaves the log as it was; the commits are durable either way.
+                let _ = folder.fold();
+            }
+        });
+    ask
+}
+
 /// The writer: until the server stops, take every value waiting, write them in one transaction,
-/// answer each once it is committed; fold the log back when nobody waits.
-pub(crate) async fn run(shared: Arc<Shared>, mut waiting: mpsc::UnboundedReceiver<PendingSave>) {
+/// answer each once it is committed; have the log folded back every [`FOLD_AFTER_COMMITS`].
+pub(crate) async fn run(
+    shared: Arc<Shared>,
+    mut waiting: mpsc::UnboundedReceiver<PendingSave>,
+    folder: app::web::LogFolder,
+) {
+    let fold = fold_thread(folder);
     let mut commits_since_fold = 0usize;
     let mut next: Option<PendingSave> = None;
     loop {
@@ -113,14 +136,12 @@ pub(crate) async fn run(shared: Arc<Shared>, mut waiting: mpsc::UnboundedReceive
             }
         }
         commits_since_fold += 1;
-        match waiting.try_recv() {
-            Ok(p) => next = Some(p),
-            Err(_) if commits_since_fold >= FOLD_AFTER_COMMITS => {
-                commits_since_fold = 0;
-                // A fold that fails leaves the log as it was; the commits are durable either way.
-                let _ = shared.with_study(app::web::fold_when_idle).await;
-            }
-            Err(_) => {}
+        if commits_since_fold >= FOLD_AFTER_COMMITS {
+            commits_since_fold = 0;
+            let _ = fold.try_send(());
+        }
+        if let Ok(p) = waiting.try_recv() {
+            next = Some(p);
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::workflow::web_access::{
 };
 use rand::RngCore;
 
-pub use crate::store::LogFold;
+pub use crate::store::{LogFold, LogFolder};
 pub use crate::workflow::queue::RatingSave;
 pub use crate::workflow::web_access::{
     DEFAULT_INVITATION_DAYS, ITERATIONS, LOCK_MS, MAX_FAILURES, MIN_PASSPHRASE_CHARS,
@@ -238,21 +238,21 @@ pub fn rate_each(
 }
 
 /// Pages the write-ahead log of a served study may reach before a commit folds it back itself:
-/// a safety net for a writer never idle; otherwise [`fold_when_idle`] folds it first.
+/// a safety net; otherwise the server's fold thread ([`log_folder`]) folds it first.
 pub const FOLD_INSIDE_A_COMMIT_AT_PAGES: u32 = 20_000;
 
-/// Serve `study` with its write-ahead log folded back by the server's writer when no save is
-/// waiting ([`fold_when_idle`]); a commit folds it only past [`FOLD_INSIDE_A_COMMIT_AT_PAGES`].
-pub fn serve_folding_when_idle(study: &mut OpenStudy) -> Result<(), StoreError> {
+/// Serve `study` with its write-ahead log folded back by the server's fold thread
+/// ([`log_folder`]); a commit folds it only past [`FOLD_INSIDE_A_COMMIT_AT_PAGES`].
+pub fn serve_with_log_folder(study: &mut OpenStudy) -> Result<(), StoreError> {
     study
         .store_keeping_reports()
         .fold_log_every(FOLD_INSIDE_A_COMMIT_AT_PAGES)
 }
 
-/// Fold the study's write-ahead log back into the file now (no save is waiting); what was
-/// committed is as durable before as after.
-pub fn fold_when_idle(study: &mut OpenStudy) -> Result<LogFold, StoreError> {
-    study.store_keeping_reports().checkpoint_when_idle()
+/// A second connection of the served study for folding its write-ahead log on a thread of its
+/// own ([`LogFolder::fold`]), while the study's connection goes on committing saves.
+pub fn log_folder(study: &OpenStudy) -> Result<LogFolder, StoreError> {
+    study.store().log_folder()
 }
 
 /// The idle minutes after which a web session ends: the study's idle-lock setting.

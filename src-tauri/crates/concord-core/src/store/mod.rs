@@ -300,7 +300,7 @@ impl std::fmt::Debug for Store {
     }
 }
 
-/// What one [`Store::checkpoint_when_idle`] did.
+/// What one [`LogFolder::fold`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogFold {
     /// Another connection held the study, so nothing was folded back.
@@ -309,6 +309,29 @@ pub struct LogFold {
     pub frames: u64,
     /// Of those, the frames now in the study file.
     pub folded: u64,
+}
+
+/// A connection of a study that only folds its write-ahead log ([`Store::log_folder`]).
+pub struct LogFolder {
+    conn: Connection,
+}
+
+impl LogFolder {
+    /// Fold what the log holds back into the study file now (PASSIVE: it waits for no reader
+    /// or writer; frames a reader still needs stay for the next time). What was committed is as
+    /// durable before as after.
+    pub fn fold(&self) -> StoreResult<LogFold> {
+        let (busy, frames, folded): (i64, i64, i64) =
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?;
+        Ok(LogFold {
+            busy: busy != 0,
+            frames: frames.max(0) as u64,
+            folded: folded.max(0) as u64,
+        })
+    }
 }
 
 /// What a file at a path turned out to be, read without writing to it.
@@ -473,9 +496,9 @@ impl Store {
     }
 
     /// Let the write-ahead log grow to `pages` pages before a commit folds it back into the file
-    /// itself (SQLite's auto-checkpoint, 1000 pages by default; 0 turns it off). A writer that
-    /// folds the log back when nobody waits ([`Store::checkpoint_when_idle`]) sets it high, so
-    /// that the fold runs inside a commit only as a safety net. This connection only; how
+    /// itself (SQLite's auto-checkpoint, 1000 pages by default; 0 turns it off). A writer whose log
+    /// is folded by another connection ([`Store::log_folder`]) sets it high, so that the fold
+    /// runs inside a commit only as a safety net. This connection only; how
     /// durable a commit is does not change.
     pub fn fold_log_every(&mut self, pages: u32) -> StoreResult<()> {
         self.conn
@@ -485,22 +508,26 @@ impl Store {
         Ok(())
     }
 
-    /// Fold what the write-ahead log holds back into the study file now, without waiting for
-    /// anyone (SQLite's PASSIVE checkpoint, on this connection, between two transactions); a
-    /// reader still using the log keeps its part there for the next time. What was committed
-    /// is as durable before as after. Returns the log's frames and how many of them are in the
-    /// file now.
-    pub fn checkpoint_when_idle(&mut self) -> StoreResult<LogFold> {
-        let (busy, frames, folded): (i64, i64, i64) =
-            self.conn
-                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })?;
-        Ok(LogFold {
-            busy: busy != 0,
-            frames: frames.max(0) as u64,
-            folded: folded.max(0) as u64,
-        })
+    /// A second connection to this study whose only work is folding the write-ahead log back
+    /// into the file ([`LogFolder::fold`]), so the fold can run on another thread while this
+    /// connection keeps committing: SQLite lets a PASSIVE checkpoint copy committed frames while
+    /// a writer appends new ones. Opened on the same file with the same key; never writes a row.
+    pub fn log_folder(&self) -> StoreResult<LogFolder> {
+        let path = self.path.as_deref().ok_or_else(|| {
+            StoreError::Invalid("a study in memory has no write-ahead log to fold".into())
+        })?;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| map_open_error(path, e))?;
+        if let Some(key) = &self.key {
+            cipher::apply_key(&conn, key)?;
+        }
+        untrusted::harden(&conn)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch("PRAGMA synchronous = FULL;")?;
+        Ok(LogFolder { conn })
     }
 
     /// Refuse every commit of this connection while `refuse` is set: SQLite rolls the

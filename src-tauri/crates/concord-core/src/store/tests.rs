@@ -233,6 +233,63 @@ fn reopened_study_keeps_ratings_and_is_wal() {
 }
 
 #[test]
+fn a_log_folder_folds_the_log_on_its_own_thread_while_the_study_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.concord");
+    let mut store = create_demo_at(&path, clock(), 3).unwrap();
+    // The log grows until the folder folds it; the study's own commit never does here.
+    store.fold_log_every(0).unwrap();
+    let before = store.sources().unwrap().len();
+    let folder = store
+        .log_folder()
+        .expect("a second connection of the study");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopping = Arc::clone(&stop);
+    let folds = std::thread::spawn(move || {
+        let mut most = 0;
+        while !stopping.load(std::sync::atomic::Ordering::SeqCst) {
+            most = most.max(
+                folder
+                    .fold()
+                    .expect("a passive fold never fails here")
+                    .folded,
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        most = most.max(folder.fold().unwrap().folded);
+        most
+    });
+    for k in 0..200 {
+        store
+            .write(|tx| {
+                tx.upsert_source(&NewSource {
+                    key: &format!("folded-{k}"),
+                    name: "a source written while the log is folded",
+                    family: None,
+                    kind: SourceKind::Llm,
+                })
+            })
+            .expect("the study commits while the other connection folds");
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let folded = folds.join().unwrap();
+    assert!(
+        folded > 0,
+        "the folder moved committed frames back into the file while the study wrote"
+    );
+    assert_eq!(
+        store.sources().unwrap().len(),
+        before + 200,
+        "every commit made during the folds is there"
+    );
+    drop(store);
+    assert!(
+        integrity_problems(&path, None).unwrap().is_empty(),
+        "the file folded under a writer is whole"
+    );
+}
+
+#[test]
 fn every_connection_is_defensive_and_distrusts_the_schema() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("demo.concord");

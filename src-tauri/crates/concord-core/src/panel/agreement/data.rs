@@ -303,18 +303,27 @@ impl AgreementData {
         data.rubric_id = rubric_id;
         data.aggregate = study_aggregate(store)?;
         for id in rated {
-            data.read_response(store, id)?;
+            data.read_values(store, id)?;
         }
+        // The judges' aggregates of every held response in one read (one per response read the
+        // study's rubrics and repetitions again for each: most of the panel's load time).
+        data.read_aggregates(store, None)?;
         Ok(data)
     }
 
-    /// Read every value of one held response from the study.
+    /// Read every value of one held response from the study, with its judges' aggregates.
     fn read_response(&mut self, store: &Store, response_id: i64) -> StoreResult<()> {
+        self.read_values(store, response_id)?;
+        self.read_aggregates(store, Some(response_id))
+    }
+
+    /// Read every stored value of one held response (a multi-repetition judge's first
+    /// repetition until [`Self::read_aggregates`] puts the aggregate in its place).
+    fn read_values(&mut self, store: &Store, response_id: i64) -> StoreResult<()> {
         store.for_each_value_of_response(response_id, |rater, criterion, value| {
             // A criterion of another rubric or a rater created since loading is not held.
             let _ = self.apply(rater, response_id, criterion, Some(value as f64));
-        })?;
-        self.read_aggregates(store, Some(response_id))
+        })
     }
 
     /// Put the aggregate of each multi-repetition judge score (of one response, or of all) in

@@ -49,7 +49,7 @@ fn study_with_package(dir: &Path) -> (PathBuf, PathBuf, i64) {
     options.sample = Some(4);
     options.experts = vec![EXPERT.to_string()];
     concord_core::app::setup::assign(&mut study, &options).expect("assigned");
-    let pkg = dir.join("ana-package.concord");
+    let pkg = dir.join("lead-study-package-ana.concord");
     let written = concord_core::app::package::export_package(
         &mut study,
         EXPERT,
@@ -169,7 +169,7 @@ fn an_expert_rates_a_package_returns_it_and_the_lead_merges_it() {
             "value",
         )
         .unwrap_or_default();
-    let returned = dir.path().join("ana-package-returned.concord");
+    let returned = dir.path().join("lead-study-package-ana-returned.concord");
     assert_eq!(
         suggested,
         returned.display().to_string(),
@@ -234,7 +234,7 @@ fn an_expert_rates_a_package_returns_it_and_the_lead_merges_it() {
         .map(|n| n.to_string_lossy().into_owned());
     assert!(
         name.as_deref()
-            .is_some_and(|n| n.starts_with("ana-package-")),
+            .is_some_and(|n| n.starts_with("lead-study-package-ana-")),
         "backups are kept per study, in a folder named after it: {name:?}"
     );
     let copies: Vec<PathBuf> = std::fs::read_dir(&folders[0])
@@ -353,6 +353,12 @@ fn ctrl_q_quits_and_leaves_the_package_whole_without_wal_or_shm() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (_main, pkg, _items) = study_with_package(dir.path());
     let app = App::launch(&pkg);
+    app.wait_for("[data-testid=unlock-title]", Duration::from_secs(30));
+    let title = app.text_of("[data-testid=unlock-title]");
+    assert!(
+        title.contains("rater package"),
+        "the lock screen of a package says it is a package, not a study: {title:?}"
+    );
     unlock_with(&app, PKG_PASS);
     app.wait_for(
         "[data-testid=rating-screen] [data-testid=item-number]",
@@ -365,6 +371,11 @@ fn ctrl_q_quits_and_leaves_the_package_whole_without_wal_or_shm() {
         "data-item",
         "2",
         Duration::from_secs(10),
+    );
+    assert!(
+        app.try_find("[data-testid=switch-rater]").is_none(),
+        "an expert's package holds one rater: its rating screen offers no Change rater, which \
+         would lead nowhere"
     );
     assert!(
         beside(&pkg, "-wal").exists(),

@@ -255,9 +255,12 @@ impl App {
                     break;
                 }
                 if Instant::now() >= deadline {
+                    // Silent for 30 s (seen once on a loaded machine): ended and tried again,
+                    // as one that exited.
                     let _ = driver.kill();
                     let _ = driver.wait();
-                    panic!("tauri-driver did not listen within 30 s");
+                    exited = true;
+                    break;
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
@@ -266,7 +269,7 @@ impl App {
             }
             assert!(
                 attempt < 3,
-                "tauri-driver exited before listening, three times"
+                "tauri-driver exited before listening, or did not listen within 30 s, three times"
             );
         };
         let launched_at = Instant::now();

@@ -15,11 +15,26 @@ use std::time::Duration;
 const ENTER: &str = "\u{E007}";
 
 /// Open the rating screen as a new expert named `name` (typed, then Enter).
-fn start_rating_as(app: &App, name: &str) {
+/// Create the profile `name` from the picker and start rating; whether the picker listed the demo
+/// study's first expert (and so had her count checked).
+fn start_rating_as(app: &App, name: &str) -> bool {
     app.wait_for("[data-testid=overview]", Duration::from_secs(30));
     let rate = app.wait_for("[data-testid=nav-rate]", Duration::from_secs(5));
     app.click(&rate);
     let input = app.wait_for("[data-testid=new-profile]", Duration::from_secs(10));
+    // The demo's first expert has 114 imported ratings and no queue: the picker counts those,
+    // never "0 of 0 done".
+    let demo_expert = app
+        .find_all("[data-testid=profile]")
+        .into_iter()
+        .find(|p| app.text(p).contains("Demo expert A"));
+    if let Some(demo) = &demo_expert {
+        let progress = app.text(demo);
+        assert!(
+            progress.contains("114 ratings in the study") && !progress.contains("0 of 0"),
+            "an expert with imported ratings and no queue is shown with her ratings: {progress:?}"
+        );
+    }
     app.click(&input);
     app.type_into(&input, &format!("{name}{ENTER}"));
     let confirm = app.wait_for("[data-testid=confirm-profile]", Duration::from_secs(10));
@@ -28,6 +43,7 @@ fn start_rating_as(app: &App, name: &str) {
         "[data-testid=rating-screen] [data-testid=item-number]",
         Duration::from_secs(10),
     );
+    demo_expert.is_some()
 }
 
 fn current_item(app: &App) -> i64 {
@@ -59,7 +75,10 @@ fn keyboard_rating_survives_quit_and_resumes_at_the_next_item() {
     let mut entered = 0;
     {
         let app = App::launch(&study);
-        start_rating_as(&app, "Keyboard expert");
+        assert!(
+            start_rating_as(&app, "Keyboard expert"),
+            "the demo study's picker lists its first expert, whose count is checked"
+        );
         assert_eq!(current_item(&app), 1, "a new queue starts at item 1");
         for _ in 0..3 {
             entered += rate_current_item_with_keys(&app);
@@ -356,6 +375,23 @@ fn skipped_and_flagged_items_are_listed_at_the_end_and_a_reopened_queue_starts_a
     let reason = app.wait_for("[data-testid=flag-reason]", Duration::from_secs(5));
     app.type_into(&reason, &format!("the answer stops mid-sentence{ENTER}"));
     app.wait_for("[data-testid=flag-note]", Duration::from_secs(5));
+    // "Flagged" is said beside the flag control that saved it, in view.
+    let placed = app.script(
+        "const n = document.querySelector('[data-testid=flag-note]').getBoundingClientRect(); \
+         const b = document.querySelector('[data-testid=flag-button]').getBoundingClientRect(); \
+         return [n.top >= -1 && n.bottom <= window.innerHeight + 1, \
+                 Math.min(Math.abs(n.top - b.bottom), Math.abs(b.top - n.bottom))];",
+        serde_json::json!([]),
+    );
+    assert_eq!(
+        placed[0],
+        serde_json::json!(true),
+        "the flag's note is in view once saved: {placed}"
+    );
+    assert!(
+        placed[1].as_f64().is_some_and(|gap| gap < 120.0),
+        "the flag's note sits beside the flag control, not elsewhere on the page: {placed}"
+    );
     app.click(&app.wait_for("[data-testid=next-button]", Duration::from_secs(5)));
     app.wait_for_attribute(
         "[data-testid=item-number]",

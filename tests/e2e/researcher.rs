@@ -161,7 +161,7 @@ fn the_methods_appendix_is_exported_from_the_agreement_panel() {
         t.contains("paper appendix")
     });
     assert!(
-        text.starts_with("7 files written to"),
+        text.starts_with("10 files written to"),
         "the message counts the files: {text}"
     );
     assert_eq!(

@@ -1,7 +1,9 @@
 //! Journeys of an encrypted study in the real window: it opens only through the unlock screen (a
 //! wrong passphrase is refused there), and the idle lock — set to seconds for the test — hides the
 //! study mid-item, drops it in the shell (its commands answer "passphrase needed"), keeps the
-//! rationale being typed, and unlocking returns the expert to the same item.
+//! rationale being typed, and unlocking returns the expert to the same item. And a plain study
+//! encrypted from its overview: the passphrase is typed twice, a repeat that differs is refused
+//! beside the repeat field (naming it) and encrypts nothing.
 
 use super::App;
 use concord_core::base::clock::SystemClock;
@@ -117,5 +119,49 @@ fn an_encrypted_study_opens_through_the_unlock_screen_and_the_idle_lock_returns_
         kept,
         json!("half a thought"),
         "the rationale typed before the lock was saved and is back"
+    );
+}
+
+#[test]
+fn the_lead_types_the_study_passphrase_twice_and_a_mismatch_is_said_beside_the_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("plain.concord");
+    drop(
+        concord_core::intake::demo::create_demo_at(&study, Arc::new(SystemClock), 3)
+            .expect("a plain demo study"),
+    );
+    let app = App::launch(&study);
+    app.click(&app.wait_for("[data-testid=encrypt-study]", Duration::from_secs(30)));
+    let new = app.wait_for("[data-testid=new-passphrase]", Duration::from_secs(5));
+    app.type_into(&new, PASS);
+    let repeat = app.wait_for("[data-testid=repeat-passphrase]", Duration::from_secs(5));
+    app.type_into(&repeat, "window test passphrasf");
+    app.click(&app.wait_for("[data-testid=passphrase-apply]", Duration::from_secs(5)));
+    let said = app.wait_for("[data-testid=security-mismatch]", Duration::from_secs(5));
+    assert!(
+        app.text(&said).contains("Repeat the new passphrase"),
+        "the refusal names the field that differs: {:?}",
+        app.text(&said)
+    );
+    assert_eq!(
+        app.attribute(&repeat, "aria-invalid").as_deref(),
+        Some("true"),
+        "the repeat field is marked invalid for assistive technology"
+    );
+    assert!(
+        !concord_core::store::is_encrypted(&study).unwrap(),
+        "a mismatch encrypts nothing"
+    );
+    app.clear(&repeat);
+    app.type_into(&repeat, PASS);
+    assert!(
+        app.try_find("[data-testid=security-mismatch]").is_none(),
+        "retyping the repeat takes the note away"
+    );
+    app.click(&app.wait_for("[data-testid=passphrase-apply]", Duration::from_secs(5)));
+    app.wait_for("[data-testid=security-done]", Duration::from_secs(60));
+    assert!(
+        concord_core::store::is_encrypted(&study).unwrap(),
+        "typed twice alike, the passphrase encrypts the study"
     );
 }

@@ -533,7 +533,7 @@ export const en = {
   "security.current": "Current passphrase",
   "security.new": "New passphrase (at least 8 characters, hard to guess: four or five random words)",
   "security.repeat": "Repeat the new passphrase",
-  "security.mismatch": "The two new passphrases differ.",
+  "security.mismatch": "Repeat the new passphrase: it differs from the new passphrase typed above.",
   "security.apply": "Apply",
   "security.cancel": "Cancel",
   "security.done": "Done: the study is encrypted with the new passphrase. Keep it safe; without it the study cannot be opened.",

@@ -535,7 +535,7 @@ export const zh: Record<MessageKey, string> = {
   "security.current": "当前密码",
   "security.new": "新密码（至少 8 个字符，不易猜测，建议用四五个随机单词）",
   "security.repeat": "再次输入新密码",
-  "security.mismatch": "两次输入的新密码不一致。",
+  "security.mismatch": "再次输入新密码：与上面输入的新密码不一致。",
   "security.apply": "应用",
   "security.cancel": "取消",
   "security.done": "完成：此研究已用新密码加密。请妥善保管，没有它将无法打开此研究。",

@@ -40,6 +40,12 @@ fn release_table_has_the_contract_keys() {
         summary.contains("0 ×231") && summary.contains("6 ×8"),
         "the data-quality summary names the zeros and sixes: {summary}"
     );
+    assert!(
+        summary.contains("10000 answers have ratings but no text")
+            && summary.contains("concord import mentalbench FILE"),
+        "the release holds 1,000 conversations × 10 answers and none of their texts: the report \
+         counts them and names the import that fills them: {summary}"
+    );
     let out = concord(&db, &["agreement", "--method", "mentalalign", "--json"]);
     assert!(out.status.success(), "agreement succeeds");
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");

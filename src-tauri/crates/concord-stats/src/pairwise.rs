@@ -216,6 +216,16 @@ pub enum TieHandling {
     Split,
 }
 
+impl TieHandling {
+    /// The name it is serialised with (`davidson`, `split`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TieHandling::Davidson => "davidson",
+            TieHandling::Split => "split",
+        }
+    }
+}
+
 /// Why a pairwise statistic could not be computed.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum PairwiseError {

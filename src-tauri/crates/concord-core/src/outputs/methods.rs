@@ -120,7 +120,7 @@ pub fn pairwise_options(rubric: &str) -> PairwiseOptions {
 }
 
 /// Header of `pairwise.csv`: one line per rater group × criterion × source (one line with an
-/// empty source and the reason when the group's verdicts on the criterion have no fit).
+/// empty source and empty figures when the group's verdicts on the criterion have no fit).
 pub const PAIRWISE_HEADER: [&str; 16] = [
     "rubric",
     "rater",
@@ -208,11 +208,7 @@ pub fn pairwise_tables(report: Option<&PairwiseReport>) -> Result<[Vec<u8>; 3], 
                 l.kind.to_string(),
                 neutralise(&l.criterion).into_owned(),
                 count(l.verdicts),
-                match l.ties {
-                    concord_stats::pairwise::TieHandling::Davidson => "davidson",
-                    concord_stats::pairwise::TieHandling::Split => "split",
-                }
-                .to_string(),
+                l.ties.as_str().to_string(),
                 figure(l.tie_parameter),
                 count(l.resamples_kept),
             ];

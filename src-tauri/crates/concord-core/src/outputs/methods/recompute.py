@@ -20,7 +20,7 @@ Concord wrote this script beside its methods appendix. The directory holds
   pairwise_agreement.csv  percent agreement and Cohen's kappa on preferences, experts with each
                  other and each judge with the experts.
 
-    pip install pingouin pandas numpy krippendorff statsmodels
+    pip install pingouin pandas numpy krippendorff statsmodels scipy
     python recompute.py DIR
 
 Each number is recomputed with public packages only — pingouin.intraclass_corr for the ICC and its
@@ -168,7 +168,7 @@ def main(directory):
             compare(label + " ci_low", float(lo), row.ci_low)
             compare(label + " ci_high", float(hi), row.ci_high)
     reliability_checked = check_reliability(directory, study, ratings, compare)
-    pairwise_checked = check_pairwise(directory, study, all_ratings, compare)
+    pairwise_checked = check_pairwise(directory, study, all_ratings, compare, failures.append)
     print(f"{checked} numbers recomputed ({reliability_checked} of the judge reliability table, "
           f"{pairwise_checked} of the pairwise tables); largest difference {worst:.2e}")
     for note in skipped:
@@ -461,9 +461,10 @@ def bradley_terry(wins, ties, davidson, start=None, exact=True):
     return theta - theta.mean(), nu, x
 
 
-def check_pairwise(directory, study, ratings, compare):
+def check_pairwise(directory, study, ratings, compare, fail):
     """Recompute pairwise.csv, pairwise_position.csv and pairwise_agreement.csv from the pair
-    rows of ratings.csv."""
+    rows of ratings.csv; `fail` records a disagreement that is not a number (a fit the table has
+    and the data do not, or the other way round)."""
     settings = study["pairwise"]
     read = lambda name: pd.read_csv(os.path.join(directory, name), dtype=str, keep_default_na=False)
     strengths, position, agreement = (read("pairwise.csv"), read("pairwise_position.csv"),
@@ -496,12 +497,14 @@ def check_pairwise(directory, study, ratings, compare):
         wins, ties = pair_counts([(v[5], v[6], v[7]) for v in mine], items)
         exists = fit_exists(wins, ties, davidson)
         if lines["source"].iloc[0] == "":
+            checked += 1
             if exists:
-                compare(label, 0.0, "the table has no fit but one exists")
+                fail(f"{label}: the table has no fit, but the verdicts have a finite one")
             continue
         fit = bradley_terry(wins, ties, davidson) if exists else None
         if fit is None:
-            compare(label, None, "a fit the data do not have")
+            checked += 1
+            fail(f"{label}: the table has a fit the verdicts do not have")
             continue
         theta, nu, x = fit
         check(label + " tie_parameter", nu, lines["tie_parameter"].iloc[0])

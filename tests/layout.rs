@@ -102,7 +102,8 @@ fn stats_crate_has_no_io_dependencies() {
 
 /// A Rust source file split into what the compiler reads as code and its string literals.
 /// Comments (line, block, doc) are dropped; every string literal (plain, byte, raw) is replaced
-/// in the code by `""` and kept with its line. Char literals and lifetimes are told apart by
+/// in the code by `""` (followed by the newlines it spans, so the code keeps the file's line
+/// numbers) and kept with its line. Char literals and lifetimes are told apart by
 /// their closing quote. This is enough to read code without being fooled by a comment or a
 /// string that mentions a forbidden word.
 struct Lexed {
@@ -178,8 +179,9 @@ fn lex(text: &str) -> Lexed {
                     body.push(chars[j]);
                     j += 1;
                 }
-                strings.push((start_line, body));
                 code.push_str("\"\"");
+                code.extend(body.chars().filter(|&ch| ch == '\n'));
+                strings.push((start_line, body));
                 i = j;
                 continue;
             }
@@ -202,8 +204,9 @@ fn lex(text: &str) -> Lexed {
                 i += 1;
             }
             i += 1;
-            strings.push((start_line, body));
             code.push_str("\"\"");
+            code.extend(body.chars().filter(|&ch| ch == '\n'));
+            strings.push((start_line, body));
             continue;
         }
         if c == '\'' {
@@ -1441,5 +1444,182 @@ fn f(s: &OpenStudy) {
         ],
         "the module import, the inline module call and the store call are seen; comments, \
          strings, types, app and base are not"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// No function runs past 120 lines: a long job is written along its phases.
+//
+// How it decides. Every `.rs` file under the crates' `src/` and the shell's `src-tauri/src/` is
+// lexed ([`lex`], which keeps the file's line numbers) and its test items dropped
+// ([`without_tests`], whose removals are whole items, so a function that stays keeps its
+// lines); a file that is an out-of-line test module (`#[cfg(test)] mod tests;`) is test code
+// and is not read. A function is the word `fn`, its name, and the signature up to the first `{` outside
+// brackets (a `;` there first means a declaration without a body, as in a trait); its length
+// runs from the line of `fn` to the line of its matching `}`, both counted. The unpublished test
+// crate (`concord-testsupport`, whose loopback servers are test code) is not read; declarative
+// lists are named in [`DECLARATIVE_LISTS`] with the reason they are one list.
+// ---------------------------------------------------------------------------------------------
+
+const LONGEST_FUNCTION: usize = 120;
+
+/// Functions that are one declarative list and are read as one: (file, function, why).
+const DECLARATIVE_LISTS: [(&str, &str, &str); 1] = [(
+    "src-tauri/src/bindings.rs",
+    "typescript",
+    "one line per type sent to the window, in the order the bindings file declares them",
+)];
+
+/// The functions of `code` longer than [`LONGEST_FUNCTION`] lines: (name, first line, length).
+fn long_functions(code: &str) -> Vec<(String, usize, usize)> {
+    let chars: Vec<char> = code.chars().collect();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let line_at = |i: usize| chars[..i].iter().filter(|&&c| c == '\n').count() + 1;
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i + 2 < chars.len() {
+        let is_fn = chars[i] == 'f'
+            && chars[i + 1] == 'n'
+            && chars[i + 2].is_whitespace()
+            && (i == 0 || !ident(chars[i - 1]));
+        if !is_fn {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 2;
+        while j < chars.len() && chars[j].is_whitespace() {
+            j += 1;
+        }
+        let name: String = chars[j..].iter().take_while(|&&c| ident(c)).collect();
+        // The signature: up to the body's `{`, or a `;` when there is none.
+        let mut depth = 0i32;
+        while j < chars.len() {
+            match chars[j] {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                '{' | ';' if depth == 0 => break,
+                _ => {}
+            }
+            j += 1;
+        }
+        if chars.get(j) != Some(&'{') {
+            i = j;
+            continue;
+        }
+        let mut braces = 0;
+        let mut end = j;
+        while end < chars.len() {
+            match chars[end] {
+                '{' => braces += 1,
+                '}' => {
+                    braces -= 1;
+                    if braces == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            end += 1;
+        }
+        let (first, last) = (line_at(i), line_at(end.min(chars.len() - 1)));
+        if last - first + 1 > LONGEST_FUNCTION {
+            found.push((name, first, last - first + 1));
+        }
+        // Functions inside this one are read too.
+        i = j + 1;
+    }
+    found
+}
+
+#[test]
+fn no_function_runs_past_120_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src-tauri/src"), &mut files);
+    for entry in std::fs::read_dir(root.join("src-tauri/crates")).expect("the crates folder") {
+        let krate = entry.expect("a crate").path();
+        if krate.ends_with("concord-testsupport") {
+            continue;
+        }
+        rust_files(&krate.join("src"), &mut files);
+    }
+    assert!(
+        files.len() > 100,
+        "the walk must reach the sources of the shell and every crate, found {} files",
+        files.len()
+    );
+    // Each file's code without its test items, and the files that are out-of-line test modules
+    // (`#[cfg(test)] mod tests;` is `tests.rs` in the declaring module's folder).
+    let mut code_of = BTreeMap::new();
+    let mut test_files = BTreeSet::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("a source file");
+        let code: String = lex(&text)
+            .code
+            .iter()
+            .map(|(_, l)| format!("{l}\n"))
+            .collect();
+        let (code, test_mods) = without_tests(&code);
+        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        let folder = match stem {
+            "mod" | "lib" | "main" => file.parent().expect("a folder").to_path_buf(),
+            _ => file.with_extension(""),
+        };
+        for m in test_mods {
+            test_files.insert(folder.join(format!("{m}.rs")));
+            test_files.insert(folder.join(&m).join("mod.rs"));
+        }
+        code_of.insert(file.clone(), code);
+    }
+    let mut long = Vec::new();
+    for (file, code) in &code_of {
+        if test_files.contains(file) {
+            continue;
+        }
+        let rel = file
+            .strip_prefix(root)
+            .expect("under the workspace")
+            .to_string_lossy()
+            .replace('\\', "/");
+        for (name, line, length) in long_functions(code) {
+            if !DECLARATIVE_LISTS
+                .iter()
+                .any(|(f, n, _)| *f == rel && *n == name)
+            {
+                long.push(format!("{rel}:{line} fn {name}: {length} lines"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "a function past {LONGEST_FUNCTION} lines is to be written along its phases (or, if it is \
+         one declarative list, named in DECLARATIVE_LISTS with why): {long:#?}"
+    );
+}
+
+#[test]
+fn the_length_check_counts_a_function_from_fn_to_its_brace() {
+    let body = |n: usize| "    let x = 1;\n".repeat(n);
+    let code = format!(
+        "fn short() {{\n{}}}\nfn long(a: [u8; 2]) -> u8 {{\n{}    a[0]\n}}\ntrait T {{ fn decl(&self); }}\n",
+        body(10),
+        body(118)
+    );
+    let found = long_functions(&code);
+    assert_eq!(
+        found,
+        vec![("long".to_string(), 13, 121)],
+        "the 121-line function (a `;` in its signature's brackets included) must be found at its \
+         `fn` line and the short one and the trait's declaration passed over"
+    );
+    let (tested, _) = without_tests(&format!("#[cfg(test)]\nmod tests {{\n{code}}}\n"));
+    assert!(
+        long_functions(&tested).is_empty(),
+        "a long function in a test module is test code and must not be counted"
+    );
+    let exact = format!("fn edge() {{\n{}}}\n", body(118));
+    assert!(
+        long_functions(&exact).is_empty(),
+        "a function of exactly 120 lines is within the limit"
     );
 }

@@ -350,6 +350,20 @@ fn beside(path: &Path, suffix: &str) -> PathBuf {
 
 #[test]
 fn ctrl_q_quits_and_leaves_the_package_whole_without_wal_or_shm() {
+    quits_and_leaves_the_package_whole("Ctrl+Q", |app| app.chord("\u{E009}", "q"));
+}
+
+#[test]
+fn file_quit_quits_and_leaves_the_package_whole_without_wal_or_shm() {
+    // The native menu's File → Quit sends `quit` to the window (menu.rs `forward`), which saves
+    // what is still being saved and asks the shell to quit; the shell's 5 s fallback is not on
+    // this path, so an exit within the deadline is the window's own quit.
+    quits_and_leaves_the_package_whole("File → Quit", |app| emit(app, "menu", "quit"));
+}
+
+/// An expert's package opened, one item rated, then quit `how`: the app exits, the package is
+/// closed whole (no `-wal`/`-shm`) and holds what was typed.
+fn quits_and_leaves_the_package_whole(how: &str, quit: impl Fn(&App)) {
     let dir = tempfile::tempdir().expect("temp dir");
     let (_main, pkg, _items) = study_with_package(dir.path());
     let app = App::launch(&pkg);
@@ -383,26 +397,26 @@ fn ctrl_q_quits_and_leaves_the_package_whole_without_wal_or_shm() {
     );
     let pid = app.app_pid().expect("the app runs");
 
-    app.chord("\u{E009}", "q");
+    quit(&app);
     let deadline = Instant::now() + Duration::from_secs(15);
     while std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|t| t == super::app_binary()) {
         assert!(
             Instant::now() < deadline,
-            "Ctrl+Q must quit the app within 15 s (pid {pid} still runs)"
+            "{how} must quit the app within 15 s (pid {pid} still runs)"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
     for suffix in ["-wal", "-shm"] {
         assert!(
             !beside(&pkg, suffix).exists(),
-            "quitting closes the package whole: no {suffix} is left beside it to be forgotten \
-             when the file is mailed"
+            "quitting by {how} closes the package whole: no {suffix} is left beside it to be \
+             forgotten when the file is mailed"
         );
     }
     assert_eq!(
         ratings_of(&pkg, EXPERT),
         n as i64,
-        "the ratings typed before quitting are in the package file itself"
+        "the ratings typed before quitting by {how} are in the package file itself"
     );
 }
 

@@ -400,7 +400,6 @@ fn pairwise(
 ) -> Result<String, ImportCmdError> {
     use concord_core::panel::pairwise::PairwiseOptions;
     use concord_stats::pairwise::TieHandling;
-    use std::fmt::Write as _;
     let mut options = PairwiseOptions {
         rubric: Some(args.rubric.clone()),
         ties: match args.ties {
@@ -417,7 +416,18 @@ fn pairwise(
     if json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
     }
-    let f = |x: Option<f64>| x.map_or_else(|| "—".to_string(), |v| format!("{v:.3}"));
+    Ok(render_pairwise(&report))
+}
+
+/// A figure of the pairwise report as text: three decimals, or a dash when absent.
+fn pairwise_figure(x: Option<f64>) -> String {
+    x.map_or_else(|| "—".to_string(), |v| format!("{v:.3}"))
+}
+
+/// The pairwise report as text: the leaderboards, then agreement, position and rank correlation.
+fn render_pairwise(report: &concord_core::panel::pairwise::PairwiseReport) -> String {
+    use std::fmt::Write as _;
+    let f = pairwise_figure;
     let mut out = format!(
         "{}: {} pairs, {} verdicts; Bradley–Terry log-strengths ({:?} ties) with {}-resample 95% intervals\n",
         visible(&report.rubric),
@@ -451,35 +461,7 @@ fn pairwise(
             );
         }
     }
-    if !report.agreement.is_empty() {
-        out.push_str("\nAgreement on preferences (percent, Cohen's kappa [95% CI])\n");
-        for a in &report.agreement {
-            match &a.agreement {
-                Some(g) => {
-                    let _ = writeln!(
-                        out,
-                        "  {:<24} {:<16} n {:>6}  {} %  κ {} [{}, {}]",
-                        visible(&a.between),
-                        visible(&a.criterion),
-                        g.n,
-                        g.percent
-                            .map_or_else(|| "—".into(), |p| format!("{:.1}", p * 100.0)),
-                        f(g.kappa),
-                        f(g.kappa_ci.0),
-                        f(g.kappa_ci.1)
-                    );
-                }
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "  {:<24} {:<16} —",
-                        visible(&a.between),
-                        visible(&a.criterion)
-                    );
-                }
-            }
-        }
-    }
+    render_preference_agreement(report, &mut out);
     if !report.position.is_empty() {
         out.push_str("\nPosition (judges): consistent across both orders; P(the answer shown first wins) [95% CI]\n");
         for p in &report.position {
@@ -516,5 +498,43 @@ fn pairwise(
             );
         }
     }
-    Ok(out)
+    out
+}
+
+/// The report's agreement on preferences, appended to `out` as text.
+fn render_preference_agreement(
+    report: &concord_core::panel::pairwise::PairwiseReport,
+    out: &mut String,
+) {
+    use std::fmt::Write as _;
+    let f = pairwise_figure;
+    if !report.agreement.is_empty() {
+        out.push_str("\nAgreement on preferences (percent, Cohen's kappa [95% CI])\n");
+        for a in &report.agreement {
+            match &a.agreement {
+                Some(g) => {
+                    let _ = writeln!(
+                        out,
+                        "  {:<24} {:<16} n {:>6}  {} %  κ {} [{}, {}]",
+                        visible(&a.between),
+                        visible(&a.criterion),
+                        g.n,
+                        g.percent
+                            .map_or_else(|| "—".into(), |p| format!("{:.1}", p * 100.0)),
+                        f(g.kappa),
+                        f(g.kappa_ci.0),
+                        f(g.kappa_ci.1)
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "  {:<24} {:<16} —",
+                        visible(&a.between),
+                        visible(&a.criterion)
+                    );
+                }
+            }
+        }
+    }
 }

@@ -260,151 +260,190 @@ struct RunArgs {
 pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, JudgeCmdError> {
     match &args.command {
         JudgeCommand::Run(a) => run_judge(a, db, json),
-        JudgeCommand::Status { run } => {
-            let study = crate::study_cmd::open_study_to_read(db)?;
-            let list = match run {
-                Some(id) => vec![judge_runs::run_status(&study, *id)?],
-                None => judge_runs::runs(&study)?,
-            };
-            if json {
-                return Ok(format!("{}\n", serde_json::to_string_pretty(&list)?));
-            }
-            if list.is_empty() {
-                return Ok("No judge runs in this study.\n".into());
-            }
-            let modes = judge_runs::reply_modes(&study)?;
-            Ok(list
-                .iter()
-                .map(|s| {
-                    let mut text = render_status(s);
-                    if let Some(m) = modes.iter().find(|m| m.run_id == s.id) {
-                        let _ = writeln!(
-                            text,
-                            "  replies: {} — {} of {} answered calls unreadable",
-                            m.mode.replace('_', " "),
-                            m.unreadable,
-                            m.answered
-                        );
-                    }
-                    text
-                })
-                .collect())
-        }
-        JudgeCommand::Failures { run } => {
-            let study = crate::study_cmd::open_study_to_read(db)?;
-            let fails = judge_runs::failures(&study, *run)?;
-            if json {
-                return Ok(format!("{}\n", serde_json::to_string_pretty(&fails)?));
-            }
-            let mut out = format!("{} failed calls in run {run}\n", fails.len());
-            for f in &fails {
-                let _ = writeln!(
-                    out,
-                    "\n#{} conversation {} / {} (repetition {}, {} attempts): {} — {}",
-                    f.call_id, f.conversation, f.source, f.repetition, f.attempts, f.kind, f.reason
-                );
-                if let Some(raw) = &f.raw_output {
-                    let excerpt: String = raw.chars().take(400).collect();
-                    let _ = writeln!(out, "  raw: {excerpt}");
-                }
-            }
-            Ok(out)
-        }
+        JudgeCommand::Status { run } => status(*run, db, json),
+        JudgeCommand::Failures { run } => failures(*run, db, json),
         JudgeCommand::Key {
             command: KeyCommand::Set { account },
-        } => {
-            let mut secret = String::new();
-            std::io::stdin()
-                .read_line(&mut secret)
-                .map_err(|e| JudgeCmdError::Read {
-                    path: "standard input".into(),
-                    detail: e.to_string(),
-                })?;
-            let secret = secret.trim();
-            if secret.is_empty() {
-                return Err(JudgeCmdError::Usage("no key on standard input".into()));
-            }
-            judge_runs::save_key(account, &ApiKey::new(secret))?;
-            Ok(format!(
-                "Stored the key for {} in the OS keyring.\n",
-                quoted(account)
-            ))
-        }
+        } => set_key(account),
         JudgeCommand::BatchFile {
             command: BatchFileCommand::Export { run, out, force },
-        } => {
-            let mut study = open_study(db)?;
-            let settings = settings_with_prompt(run, &study)?;
-            let (plan, written) =
-                judge_runs::batch_file_export(&mut study, &settings, out, *force)?;
-            if json {
-                return Ok(format!("{}\n", serde_json::to_string_pretty(&written)?));
-            }
-            Ok(format!(
-                "{} run {}: wrote {} request lines to {}\n",
-                if plan.resumed { "Resumed" } else { "Opened" },
-                written.run_id,
-                written.lines,
-                out.display()
-            ))
-        }
+        } => export_batch_file(run, out, *force, db, json),
         JudgeCommand::BatchFile {
             command: BatchFileCommand::Import { run, file },
-        } => {
-            let mut study = open_study(db)?;
-            let r = judge_runs::batch_file_import(&mut study, *run, file)?;
-            if json {
-                return Ok(format!("{}\n", serde_json::to_string_pretty(&r)?));
+        } => import_batch_file(*run, file, db, json),
+        JudgeCommand::Aggregate { aggregate } => aggregate_repetitions(*aggregate, db, json),
+        JudgeCommand::Reliability(a) => reliability(a, db, json),
+    }
+}
+
+/// `judge status`: every run's state, or one run's, with its reply mode's unreadable count.
+fn status(run: Option<i64>, db: Option<&Path>, json: bool) -> Result<String, JudgeCmdError> {
+    let study = crate::study_cmd::open_study_to_read(db)?;
+    let list = match run {
+        Some(id) => vec![judge_runs::run_status(&study, id)?],
+        None => judge_runs::runs(&study)?,
+    };
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&list)?));
+    }
+    if list.is_empty() {
+        return Ok("No judge runs in this study.\n".into());
+    }
+    let modes = judge_runs::reply_modes(&study)?;
+    Ok(list
+        .iter()
+        .map(|s| {
+            let mut text = render_status(s);
+            if let Some(m) = modes.iter().find(|m| m.run_id == s.id) {
+                let _ = writeln!(
+                    text,
+                    "  replies: {} — {} of {} answered calls unreadable",
+                    m.mode.replace('_', " "),
+                    m.unreadable,
+                    m.answered
+                );
             }
-            Ok(format!(
-                "run {}: {} lines — {} scored, {} failed, {} already done; {} calls still open\n",
-                r.run_id, r.lines, r.done, r.failed, r.already_done, r.missing
-            ))
-        }
-        JudgeCommand::Aggregate { aggregate } => {
-            let mut study = open_study(db)?;
-            if let Some(a) = aggregate {
-                judge_runs::set_repetition_aggregate(&mut study, a.aggregate())?;
-            }
-            let now = judge_runs::repetition_aggregate(&study)?;
-            if json {
-                return Ok(format!(
-                    "{}\n",
-                    serde_json::json!({"aggregate": now.as_str()})
-                ));
-            }
-            Ok(format!(
-                "A judge's score of a multi-repetition run is the {} of its repetitions.\n",
-                now.as_str()
-            ))
-        }
-        JudgeCommand::Reliability(a) => {
-            let study = open_study(db)?;
-            let families = match &a.families {
-                Some(path) => serde_json::from_str(&read_text(path)?).map_err(|e| {
-                    JudgeCmdError::Usage(format!(
-                        "{} is not a JSON object of source keys to families: {e}",
-                        path.display()
-                    ))
-                })?,
-                None => Default::default(),
-            };
-            let options = ReliabilityOptions {
-                rubric: a.rubric.clone(),
-                aggregate: a.aggregate.map(AggregateArg::aggregate),
-                seed: a.seed,
-                resamples: a.resamples,
-                bins: a.bins,
-                families,
-                target_reliability: a.target_reliability,
-            };
-            let report = judge_runs::reliability(&study, &options)?;
-            if json {
-                return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
-            }
-            Ok(render_reliability(&report))
+            text
+        })
+        .collect())
+}
+
+/// `judge failures`: the calls of a run that failed, each with its reason and raw reply.
+fn failures(run: i64, db: Option<&Path>, json: bool) -> Result<String, JudgeCmdError> {
+    let study = crate::study_cmd::open_study_to_read(db)?;
+    let fails = judge_runs::failures(&study, run)?;
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&fails)?));
+    }
+    let mut out = format!("{} failed calls in run {run}\n", fails.len());
+    for f in &fails {
+        let _ = writeln!(
+            out,
+            "\n#{} conversation {} / {} (repetition {}, {} attempts): {} — {}",
+            f.call_id, f.conversation, f.source, f.repetition, f.attempts, f.kind, f.reason
+        );
+        if let Some(raw) = &f.raw_output {
+            let excerpt: String = raw.chars().take(400).collect();
+            let _ = writeln!(out, "  raw: {excerpt}");
         }
     }
+    Ok(out)
+}
+
+/// `judge key set`: the provider key read from standard input, kept in the OS keyring.
+fn set_key(account: &str) -> Result<String, JudgeCmdError> {
+    let mut secret = String::new();
+    std::io::stdin()
+        .read_line(&mut secret)
+        .map_err(|e| JudgeCmdError::Read {
+            path: "standard input".into(),
+            detail: e.to_string(),
+        })?;
+    let secret = secret.trim();
+    if secret.is_empty() {
+        return Err(JudgeCmdError::Usage("no key on standard input".into()));
+    }
+    judge_runs::save_key(account, &ApiKey::new(secret))?;
+    Ok(format!(
+        "Stored the key for {} in the OS keyring.\n",
+        quoted(&account)
+    ))
+}
+
+/// `judge batch-file export`: the run's open calls written as batch request lines.
+fn export_batch_file(
+    run: &RunArgs,
+    out: &Path,
+    force: bool,
+    db: Option<&Path>,
+    json: bool,
+) -> Result<String, JudgeCmdError> {
+    let mut study = open_study(db)?;
+    let settings = settings_with_prompt(run, &study)?;
+    let (plan, written) = judge_runs::batch_file_export(&mut study, &settings, out, force)?;
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&written)?));
+    }
+    Ok(format!(
+        "{} run {}: wrote {} request lines to {}\n",
+        if plan.resumed { "Resumed" } else { "Opened" },
+        written.run_id,
+        written.lines,
+        out.display()
+    ))
+}
+
+/// `judge batch-file import`: a batch output file read back into its run.
+fn import_batch_file(
+    run: i64,
+    file: &Path,
+    db: Option<&Path>,
+    json: bool,
+) -> Result<String, JudgeCmdError> {
+    let mut study = open_study(db)?;
+    let r = judge_runs::batch_file_import(&mut study, run, file)?;
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&r)?));
+    }
+    Ok(format!(
+        "run {}: {} lines — {} scored, {} failed, {} already done; {} calls still open\n",
+        r.run_id, r.lines, r.done, r.failed, r.already_done, r.missing
+    ))
+}
+
+/// `judge aggregate`: the study's aggregate of a judge's repetitions, shown or chosen.
+fn aggregate_repetitions(
+    aggregate: Option<AggregateArg>,
+    db: Option<&Path>,
+    json: bool,
+) -> Result<String, JudgeCmdError> {
+    let mut study = open_study(db)?;
+    if let Some(a) = aggregate {
+        judge_runs::set_repetition_aggregate(&mut study, a.aggregate())?;
+    }
+    let now = judge_runs::repetition_aggregate(&study)?;
+    if json {
+        return Ok(format!(
+            "{}\n",
+            serde_json::json!({"aggregate": now.as_str()})
+        ));
+    }
+    Ok(format!(
+        "A judge's score of a multi-repetition run is the {} of its repetitions.\n",
+        now.as_str()
+    ))
+}
+
+/// `judge reliability`: the judge reliability report, as JSON or as text.
+fn reliability(
+    a: &ReliabilityArgs,
+    db: Option<&Path>,
+    json: bool,
+) -> Result<String, JudgeCmdError> {
+    let study = open_study(db)?;
+    let families = match &a.families {
+        Some(path) => serde_json::from_str(&read_text(path)?).map_err(|e| {
+            JudgeCmdError::Usage(format!(
+                "{} is not a JSON object of source keys to families: {e}",
+                path.display()
+            ))
+        })?,
+        None => Default::default(),
+    };
+    let options = ReliabilityOptions {
+        rubric: a.rubric.clone(),
+        aggregate: a.aggregate.map(AggregateArg::aggregate),
+        seed: a.seed,
+        resamples: a.resamples,
+        bins: a.bins,
+        families,
+        target_reliability: a.target_reliability,
+    };
+    let report = judge_runs::reliability(&study, &options)?;
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+    }
+    Ok(render_reliability(&report))
 }
 
 fn figure(x: Option<f64>) -> String {

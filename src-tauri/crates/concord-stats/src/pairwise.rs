@@ -121,7 +121,7 @@ use serde::Serialize;
 use statrs::function::gamma::ln_gamma;
 use thiserror::Error;
 
-use crate::bootstrap::{percentile_cis, BootstrapError, BootstrapOptions};
+use crate::bootstrap::{percentile_cis, BootstrapError, BootstrapInterval, BootstrapOptions};
 use crate::categorical::wilson_interval;
 pub use crate::paired::{kendall_tau_b, spearman};
 use crate::special::{beta_quantile, beta_tails, z_critical};
@@ -915,6 +915,49 @@ pub fn leaderboard<R: Rng + ?Sized>(
     options: &BootstrapOptions,
     rng: &mut R,
 ) -> Result<Leaderboard, PairwiseError> {
+    let mut tally = tally_clusters(n_items, clusters)?;
+    let fit = fit_tally(&tally, ties)?;
+    let compared: Vec<usize> = (0..n_items)
+        .filter(|&i| fit.strengths[i].is_some())
+        .collect();
+    let with_nu = ties == TieHandling::Davidson;
+    let options = BootstrapOptions {
+        keep_range: None,
+        ..options.clone()
+    };
+    let intervals = bootstrap_strengths(
+        &mut tally,
+        clusters,
+        &ResampledFit {
+            ties,
+            compared: &compared,
+            with_nu,
+        },
+        &options,
+        rng,
+    )?;
+    let entries = leaderboard_entries(n_items, clusters, &fit, &compared, &intervals);
+    let nu_interval = if with_nu {
+        intervals.get(compared.len())
+    } else {
+        None
+    };
+    Ok(Leaderboard {
+        entries,
+        ties,
+        tie_parameter: fit.tie_parameter,
+        tie_parameter_ci: (
+            nu_interval.and_then(|i| i.lower),
+            nu_interval.and_then(|i| i.upper),
+        ),
+        converged: fit.converged,
+        resamples_kept: intervals.first().map_or(0, |i| i.kept),
+        resamples: options.resamples,
+    })
+}
+
+/// The counts of every cluster's comparisons, each checked (its index counted across clusters).
+fn tally_clusters(n_items: usize, clusters: &[Vec<Comparison>]) -> Result<Tally, PairwiseError> {
     // Checks the number of items even when there is no comparison to check.
     validate(n_items, &[], 0)?;
     let mut offset = 0;
@@ -926,20 +969,33 @@ pub fn leaderboard<R: Rng + ?Sized>(
             tally.add(c, 1.0);
         }
     }
-    let fit = fit_tally(&tally, ties)?;
-    let compared: Vec<usize> = (0..n_items)
-        .filter(|&i| fit.strengths[i].is_some())
-        .collect();
-    let with_nu = ties == TieHandling::Davidson;
-    let dimension = compared.len() + usize::from(with_nu);
-    let options = BootstrapOptions {
-        keep_range: None,
-        ..options.clone()
-    };
+    Ok(tally)
+}
+
+/// What a bootstrap replicate's fit reports: the items compared in the full data, then ν.
+struct ResampledFit<'a> {
+    ties: TieHandling,
+    /// The items compared in the full data, in item order.
+    compared: &'a [usize],
+    /// Whether ν follows the strengths (Davidson).
+    with_nu: bool,
+}
+
+/// Percentile intervals of the compared items' strengths (then ν) from resampling whole clusters;
+/// `tally` is reused as each replicate's counts.
+fn bootstrap_strengths<R: Rng + ?Sized>(
+    tally: &mut Tally,
+    clusters: &[Vec<Comparison>],
+    fit: &ResampledFit<'_>,
+    options: &BootstrapOptions,
+    rng: &mut R,
+) -> Result<Vec<BootstrapInterval>, PairwiseError> {
+    let compared = fit.compared;
+    let dimension = compared.len() + usize::from(fit.with_nu);
     // Each cluster's comparisons as tally cells, contiguous, with the clusters' offsets. A
     // replicate adds each cluster as many times as it was drawn, visiting the clusters in order:
     // one sequential pass over the cells rather than a random access per draw.
-    let mut cells = Vec::with_capacity(offset);
+    let mut cells = Vec::with_capacity(clusters.iter().map(Vec::len).sum());
     let mut starts = Vec::with_capacity(clusters.len() + 1);
     for cluster in clusters {
         starts.push(cells.len());
@@ -947,7 +1003,7 @@ pub fn leaderboard<R: Rng + ?Sized>(
     }
     starts.push(cells.len());
     let mut draws = vec![0u32; clusters.len()];
-    let intervals = percentile_cis(clusters.len(), dimension, &options, rng, |idx, out| {
+    let intervals = percentile_cis(clusters.len(), dimension, options, rng, |idx, out| {
         draws.fill(0);
         for &c in idx {
             draws[c] += 1;
@@ -961,7 +1017,7 @@ pub fn leaderboard<R: Rng + ?Sized>(
                 }
             }
         }
-        let Ok(replicate) = fit_tally(&tally, ties) else {
+        let Ok(replicate) = fit_tally(tally, fit.ties) else {
             return false;
         };
         if !replicate.converged {
@@ -971,19 +1027,31 @@ pub fn leaderboard<R: Rng + ?Sized>(
         if in_use != compared.len() {
             return false;
         }
-        for (slot, &item) in out.iter_mut().zip(&compared) {
+        for (slot, &item) in out.iter_mut().zip(compared) {
             match replicate.strengths[item] {
                 Some(s) => *slot = s,
                 None => return false,
             }
         }
-        if with_nu {
+        if fit.with_nu {
             out[compared.len()] = replicate.tie_parameter.unwrap_or(f64::NAN);
         }
         true
     })?;
+    Ok(intervals)
+}
+
+/// The leaderboard's lines: the compared items strongest first with their intervals and ranks,
+/// then the items never compared in item order.
+fn leaderboard_entries(
+    n_items: usize,
+    clusters: &[Vec<Comparison>],
+    fit: &BradleyTerryFit,
+    compared: &[usize],
+    intervals: &[BootstrapInterval],
+) -> Vec<SourceStrength> {
     let record_of = records(n_items, clusters.iter().flatten());
-    let mut order: Vec<usize> = compared.clone();
+    let mut order: Vec<usize> = compared.to_vec();
     order.sort_by(|&a, &b| {
         let (sa, sb) = (
             fit.strengths[a].unwrap_or(f64::NEG_INFINITY),
@@ -1022,23 +1090,7 @@ pub fn leaderboard<R: Rng + ?Sized>(
             win_rate: record.win_rate,
         });
     }
-    let nu_interval = if with_nu {
-        intervals.get(compared.len())
-    } else {
-        None
-    };
-    Ok(Leaderboard {
-        entries,
-        ties,
-        tie_parameter: fit.tie_parameter,
-        tie_parameter_ci: (
-            nu_interval.and_then(|i| i.lower),
-            nu_interval.and_then(|i| i.upper),
-        ),
-        converged: fit.converged,
-        resamples_kept: intervals.first().map_or(0, |i| i.kept),
-        resamples: options.resamples,
-    })
+    entries
 }
 
 /// One item's raw record.

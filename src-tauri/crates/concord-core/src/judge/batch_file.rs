@@ -178,91 +178,164 @@ pub fn import_batch_file<R: BufRead>(
 ) -> Result<BatchFileImport, JudgeError> {
     let run = ledger::load_run(store, run_id)?;
     let sha = ledger::run_status(store, run_id)?.settings_sha256;
-    let prefix = prefix(&run, &sha);
-    // call id → (response, repetition, done, seen in the file)
-    let mut calls: HashMap<i64, (i64, i64, bool, bool)> = store
+    let calls = store
         .judge_call_states(run_id)?
         .into_iter()
-        .map(|c| (c.call_id, (c.response_id, c.repetition, c.done, false)))
+        .map(|c| {
+            let state = CallState {
+                response_id: c.response_id,
+                repetition: c.repetition,
+                done: c.done,
+                seen: false,
+            };
+            (c.call_id, state)
+        })
         .collect();
-    let call_of = |line: &Value| -> Option<i64> {
-        line.get("custom_id")?
-            .as_str()?
-            .strip_prefix(&prefix)?
-            .parse()
-            .ok()
+    let mut batch = BatchRun {
+        prefix: prefix(&run, &sha),
+        run: &run,
+        calls,
     };
     let io = |e: std::io::Error| JudgeError::Batch(format!("reading: {e}"));
-
-    // Pass 1: every line must name one of the run's calls, once.
-    let mut mismatch = BatchFileMismatch {
-        run_id,
-        unknown: 0,
-        unknown_ids: Vec::new(),
-        duplicates: 0,
-        duplicate_ids: Vec::new(),
-    };
-    let mut lines = 0u64;
-    for_each_line(open().map_err(io)?, |n, text| {
-        lines += 1;
-        let line: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-        let shown = line
-            .get("custom_id")
-            .and_then(Value::as_str)
-            .map_or(format!("line {n}"), |s| {
-                crate::base::text::quoted(&s).to_string()
-            });
-        match call_of(&line).and_then(|id| calls.get_mut(&id)) {
-            None => {
-                mismatch.unknown += 1;
-                if mismatch.unknown_ids.len() < LISTED {
-                    mismatch.unknown_ids.push(shown);
-                }
-            }
-            Some(slot) if slot.3 => {
-                mismatch.duplicates += 1;
-                if mismatch.duplicate_ids.len() < LISTED {
-                    mismatch.duplicate_ids.push(shown);
-                }
-            }
-            Some(slot) => slot.3 = true,
-        }
-        Ok(())
-    })?;
-    if mismatch.unknown > 0 || mismatch.duplicates > 0 {
-        return Err(JudgeError::Batch(mismatch.to_string()));
-    }
-
-    // Pass 2: record what each open call's line holds.
+    let lines = batch.check_lines(open().map_err(io)?)?;
     let mut report = BatchFileImport {
         run_id,
         lines,
         done: 0,
         failed: 0,
         already_done: 0,
-        missing: calls.values().filter(|c| !c.2 && !c.3).count() as u64,
+        missing: batch.missing(),
     };
-    let mut page: Vec<CallResult> = Vec::with_capacity(PAGE.min(1024));
-    let flush = |store: &mut Store, page: &mut Vec<CallResult>| -> Result<(), JudgeError> {
-        if !page.is_empty() {
-            ledger::record(store, &run, page)?;
-            page.clear();
-        }
-        Ok(())
-    };
-    let mut pending_error = None;
-    for_each_line(open().map_err(io)?, |_, text| {
-        let line: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-        let Some(call_id) = call_of(&line) else {
-            return Ok(());
+    batch.record_lines(store, open().map_err(io)?, &mut report)?;
+    Ok(report)
+}
+
+/// One of the run's calls as an import sees it: its response and repetition, whether it is
+/// done, and whether a line of the file names it.
+#[derive(Clone, Copy)]
+struct CallState {
+    response_id: i64,
+    repetition: i64,
+    done: bool,
+    seen: bool,
+}
+
+/// The run an output file is imported into: the run, the custom_id prefix of its calls and its
+/// calls by id.
+struct BatchRun<'a> {
+    run: &'a LoadedRun,
+    prefix: String,
+    calls: HashMap<i64, CallState>,
+}
+
+/// The call a line's custom_id names, when it has the run's `prefix`.
+fn call_of(prefix: &str, line: &Value) -> Option<i64> {
+    line.get("custom_id")?
+        .as_str()?
+        .strip_prefix(prefix)?
+        .parse()
+        .ok()
+}
+
+impl BatchRun<'_> {
+    /// Pass 1: check every line names one of the run's calls, once; returns the lines read.
+    fn check_lines(&mut self, reader: impl BufRead) -> Result<u64, JudgeError> {
+        let mut mismatch = BatchFileMismatch {
+            run_id: self.run.id,
+            unknown: 0,
+            unknown_ids: Vec::new(),
+            duplicates: 0,
+            duplicate_ids: Vec::new(),
         };
-        let Some(&(response_id, repetition, done, _)) = calls.get(&call_id) else {
-            return Ok(());
-        };
-        if done {
-            report.already_done += 1;
-            return Ok(());
+        let mut lines = 0u64;
+        for_each_line(reader, |n, text| {
+            lines += 1;
+            let line: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            let shown = line
+                .get("custom_id")
+                .and_then(Value::as_str)
+                .map_or(format!("line {n}"), |s| {
+                    crate::base::text::quoted(&s).to_string()
+                });
+            match call_of(&self.prefix, &line).and_then(|id| self.calls.get_mut(&id)) {
+                None => {
+                    mismatch.unknown += 1;
+                    if mismatch.unknown_ids.len() < LISTED {
+                        mismatch.unknown_ids.push(shown);
+                    }
+                }
+                Some(call) if call.seen => {
+                    mismatch.duplicates += 1;
+                    if mismatch.duplicate_ids.len() < LISTED {
+                        mismatch.duplicate_ids.push(shown);
+                    }
+                }
+                Some(call) => call.seen = true,
+            }
+            Ok(())
+        })?;
+        // Refused with the unknown and duplicate ids, before anything is written.
+        if mismatch.unknown > 0 || mismatch.duplicates > 0 {
+            return Err(JudgeError::Batch(mismatch.to_string()));
         }
+        Ok(lines)
+    }
+
+    /// The run's calls that are not done and that no line answered.
+    fn missing(&self) -> u64 {
+        self.calls.values().filter(|c| !c.done && !c.seen).count() as u64
+    }
+
+    /// Pass 2: record each open call's line, [`PAGE`] lines a transaction, counting into `report`.
+    fn record_lines(
+        &self,
+        store: &mut Store,
+        reader: impl BufRead,
+        report: &mut BatchFileImport,
+    ) -> Result<(), JudgeError> {
+        let mut page: Vec<CallResult> = Vec::with_capacity(PAGE.min(1024));
+        let flush = |store: &mut Store, page: &mut Vec<CallResult>| -> Result<(), JudgeError> {
+            if !page.is_empty() {
+                ledger::record(store, self.run, page)?;
+                page.clear();
+            }
+            Ok(())
+        };
+        // A failed transaction is reported once the whole file has been read.
+        let mut pending_error = None;
+        for_each_line(reader, |_, text| {
+            let line: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            let Some(call_id) = call_of(&self.prefix, &line) else {
+                return Ok(());
+            };
+            let Some(&call) = self.calls.get(&call_id) else {
+                return Ok(());
+            };
+            if call.done {
+                report.already_done += 1;
+                return Ok(());
+            }
+            let r = self.call_result(call_id, call, &line, text);
+            match &r.outcome {
+                CallOutcome::Scored(_) => report.done += 1,
+                _ => report.failed += 1,
+            }
+            page.push(r);
+            if page.len() >= PAGE {
+                if let Err(e) = flush(store, &mut page) {
+                    pending_error.get_or_insert(e);
+                }
+            }
+            Ok(())
+        })?;
+        if let Some(e) = pending_error {
+            return Err(e);
+        }
+        flush(store, &mut page)
+    }
+
+    /// The result a line gives its call, as a live reply is recorded (scores, or the failure).
+    fn call_result(&self, call_id: i64, call: CallState, line: &Value, text: &str) -> CallResult {
         let status = line
             .pointer("/response/status_code")
             .and_then(Value::as_u64);
@@ -277,17 +350,17 @@ pub fn import_batch_file<R: BufRead>(
                     .to_string(),
             )),
         };
-        let r = match result {
+        match result {
             Ok(c) => {
-                let outcome = run.judge(&c.text);
+                let outcome = self.run.judge(&c.text);
                 CallResult {
                     pair: None,
                     call_id,
-                    response_id,
-                    repetition,
+                    response_id: call.response_id,
+                    repetition: call.repetition,
                     attempts: 1,
                     prompt_sha256: None,
-                    expected_json: run.expected(&c, &outcome),
+                    expected_json: self.run.expected(&c, &outcome),
                     outcome,
                     raw_output: Some(c.text),
                     http_status: Some(200),
@@ -298,8 +371,8 @@ pub fn import_batch_file<R: BufRead>(
             Err((kind, reason)) => CallResult {
                 pair: None,
                 call_id,
-                response_id,
-                repetition,
+                response_id: call.response_id,
+                repetition: call.repetition,
                 attempts: 1,
                 prompt_sha256: None,
                 expected_json: None,
@@ -309,22 +382,6 @@ pub fn import_batch_file<R: BufRead>(
                 input_tokens: None,
                 output_tokens: None,
             },
-        };
-        match &r.outcome {
-            CallOutcome::Scored(_) => report.done += 1,
-            _ => report.failed += 1,
         }
-        page.push(r);
-        if page.len() >= PAGE {
-            if let Err(e) = flush(store, &mut page) {
-                pending_error.get_or_insert(e);
-            }
-        }
-        Ok(())
-    })?;
-    if let Some(e) = pending_error {
-        return Err(e);
     }
-    flush(store, &mut page)?;
-    Ok(report)
 }

@@ -32,7 +32,9 @@
 
 use crate::judge::scores::{for_scale, study_aggregate, RepetitionAggregate};
 use crate::rubric::Scale;
-use crate::store::{RaterKind, Store, StoreError, StoreResult};
+use crate::store::{
+    DoneCallScores, RaterKind, RaterRecord, Store, StoreError, StoreResult, StoredRubric,
+};
 use concord_stats::bootstrap::BootstrapOptions;
 use concord_stats::calibration::binary_calibration;
 /// The figures' own types, as the statistics crate defines them.
@@ -320,6 +322,9 @@ pub fn reliability_section(
     })
 }
 
+/// Response → (its length in characters, its source's model family).
+type ResponseFamilies = HashMap<i64, (Option<i64>, Option<String>)>;
+
 /// What the report reads of the study for one rubric.
 struct Loaded {
     aggregate: RepetitionAggregate,
@@ -328,7 +333,7 @@ struct Loaded {
     /// The experts' first-occasion values per (response, criterion).
     expert_values: HashMap<(i64, i64), Vec<f64>>,
     /// Response → (characters, model family).
-    responses: HashMap<i64, (Option<i64>, Option<String>)>,
+    responses: ResponseFamilies,
     /// Judge → response → its calls of the newest run that judged the response.
     calls: HashMap<i64, HashMap<i64, ResponseCalls>>,
     /// The most repetitions of any done call per judge (K of the repetitions-needed table).
@@ -410,35 +415,8 @@ pub fn repetition_records(
 /// Read the rubric's judges, experts, responses and calls; `None` when no rubric was named and
 /// none has judge runs.
 fn load(store: &Store, options: &ReliabilityOptions) -> StoreResult<Option<Loaded>> {
-    let rubrics = store.rubrics()?;
-    let stored = match &options.rubric {
-        Some(key) => rubrics
-            .into_iter()
-            .find(|r| &r.rubric.id == key)
-            .ok_or_else(|| StoreError::NotFound {
-                what: "rubric",
-                key: key.clone(),
-            })?,
-        None => {
-            let used: Vec<String> = store
-                .judge_run_counts()?
-                .into_iter()
-                .map(|r| r.rubric)
-                .collect();
-            let mut with_runs: Vec<_> = rubrics
-                .into_iter()
-                .filter(|r| used.contains(&r.rubric.id))
-                .collect();
-            match with_runs.len() {
-                1 => with_runs.remove(0),
-                0 => return Ok(None),
-                _ => {
-                    return Err(StoreError::Invalid(
-                        "judge runs use several rubrics; choose one".into(),
-                    ))
-                }
-            }
-        }
+    let Some(stored) = reported_rubric(store, options)? else {
+        return Ok(None);
     };
     let aggregate = match options.aggregate {
         Some(a) => a,
@@ -453,18 +431,67 @@ fn load(store: &Store, options: &ReliabilityOptions) -> StoreResult<Option<Loade
             Some((c.id, c.key, scale))
         })
         .collect();
-    let key_to_id: HashMap<&str, i64> = criteria
-        .iter()
-        .map(|(id, k, _)| (k.as_str(), *id))
-        .collect();
     let raters = store.rater_records()?;
+    let expert_values = expert_values(store, &criteria, &raters)?;
+    let responses = response_lengths(store, options, rubric_id)?;
+    let JudgeCalls { calls, max_reps } = newest_calls(store, rubric_id, &criteria)?;
+    Ok(Some(Loaded {
+        aggregate,
+        criteria,
+        expert_values,
+        responses,
+        calls,
+        max_reps,
+        raters,
+    }))
+}
+
+/// The rubric reported on: the named one, or the study's only rubric with judge runs (`None`
+/// when none has).
+fn reported_rubric(
+    store: &Store,
+    options: &ReliabilityOptions,
+) -> StoreResult<Option<StoredRubric>> {
+    let rubrics = store.rubrics()?;
+    if let Some(key) = &options.rubric {
+        return rubrics
+            .into_iter()
+            .find(|r| &r.rubric.id == key)
+            .map(Some)
+            .ok_or_else(|| StoreError::NotFound {
+                what: "rubric",
+                key: key.clone(),
+            });
+    }
+    let used: Vec<String> = store
+        .judge_run_counts()?
+        .into_iter()
+        .map(|r| r.rubric)
+        .collect();
+    let mut with_runs: Vec<_> = rubrics
+        .into_iter()
+        .filter(|r| used.contains(&r.rubric.id))
+        .collect();
+    match with_runs.len() {
+        1 => Ok(Some(with_runs.remove(0))),
+        0 => Ok(None),
+        _ => Err(StoreError::Invalid(
+            "judge runs use several rubrics; choose one".into(),
+        )),
+    }
+}
+
+/// The experts' first-occasion values per (response, criterion) of the criteria.
+fn expert_values(
+    store: &Store,
+    criteria: &[(i64, String, Scale)],
+    raters: &[RaterRecord],
+) -> StoreResult<HashMap<(i64, i64), Vec<f64>>> {
     let experts: Vec<i64> = raters
         .iter()
         .filter(|r| RaterKind::parse(&r.kind) == Some(RaterKind::Expert))
         .map(|r| r.id)
         .collect();
-
-    // Expert values per (response, criterion).
     let criterion_ids: Vec<i64> = criteria.iter().map(|c| c.0).collect();
     let mut expert_values: HashMap<(i64, i64), Vec<f64>> = HashMap::new();
     store.for_each_value_of_raters(&criterion_ids, &experts, |_, response, criterion, value| {
@@ -473,8 +500,16 @@ fn load(store: &Store, options: &ReliabilityOptions) -> StoreResult<Option<Loade
             .or_default()
             .push(value as f64);
     })?;
+    Ok(expert_values)
+}
 
-    // Response lengths and families.
+/// Each response of the rubric → (its length in characters, its source's model family, the
+/// options' family map overriding the study's).
+fn response_lengths(
+    store: &Store,
+    options: &ReliabilityOptions,
+    rubric_id: i64,
+) -> StoreResult<ResponseFamilies> {
     let sources: HashMap<i64, (String, Option<String>)> = store
         .sources()?
         .into_iter()
@@ -483,18 +518,37 @@ fn load(store: &Store, options: &ReliabilityOptions) -> StoreResult<Option<Loade
             (s.id, (s.key, family))
         })
         .collect();
-    let responses: HashMap<i64, (Option<i64>, Option<String>)> = store
+    Ok(store
         .rubric_response_lengths(rubric_id)?
         .into_iter()
         .map(|r| {
             let family = sources.get(&r.source_id).and_then(|s| s.1.clone());
             (r.response_id, (r.chars, family))
         })
-        .collect();
+        .collect())
+}
 
-    // Every done call, newest run per (judge, response).
+/// Every judge's calls of each response from the newest run that judged it, beside its most
+/// repetitions.
+struct JudgeCalls {
+    /// Judge → response → its calls of the newest run that judged the response.
+    calls: HashMap<i64, HashMap<i64, ResponseCalls>>,
+    /// The most repetitions of any done call per judge (K of the repetitions-needed table).
+    max_reps: HashMap<i64, usize>,
+}
+
+/// Every done call of the rubric, the newest run per (judge, response); the first unreadable call
+/// record is the error.
+fn newest_calls(
+    store: &Store,
+    rubric_id: i64,
+    criteria: &[(i64, String, Scale)],
+) -> StoreResult<JudgeCalls> {
+    let key_to_id: HashMap<&str, i64> = criteria
+        .iter()
+        .map(|(id, k, _)| (k.as_str(), *id))
+        .collect();
     let mut calls: HashMap<i64, HashMap<i64, ResponseCalls>> = HashMap::new();
-    // The most repetitions of any done call per judge (K of the repetitions-needed table).
     let mut max_reps: HashMap<i64, usize> = HashMap::new();
     let mut bad: Option<StoreError> = None;
     store.for_each_done_call(rubric_id, 1, None, |c| {
@@ -514,13 +568,20 @@ fn load(store: &Store, options: &ReliabilityOptions) -> StoreResult<Option<Loade
                 ..ResponseCalls::default()
             };
         }
-        let scores = match parse_object(&c.scores_json) {
-            Ok(s) => s,
-            Err(e) => {
-                bad = Some(e);
-                return;
-            }
-        };
+        if let Err(e) = slot.add(&c, &key_to_id) {
+            bad = Some(e);
+        }
+    })?;
+    match bad {
+        Some(e) => Err(e),
+        None => Ok(JudgeCalls { calls, max_reps }),
+    }
+}
+
+impl ResponseCalls {
+    /// Adds one done call's values, positions and expected scores of the rubric's criteria.
+    fn add(&mut self, c: &DoneCallScores, key_to_id: &HashMap<&str, i64>) -> StoreResult<()> {
+        let scores = parse_object(&c.scores_json)?;
         let order: Option<Vec<String>> = c
             .criteria_order
             .as_deref()
@@ -529,10 +590,10 @@ fn load(store: &Store, options: &ReliabilityOptions) -> StoreResult<Option<Loade
             let (Some(&id), Some(v)) = (key_to_id.get(key.as_str()), v.as_f64()) else {
                 continue;
             };
-            slot.values.entry(id).or_default().push((c.repetition, v));
+            self.values.entry(id).or_default().push((c.repetition, v));
             if let Some(order) = &order {
                 if let Some(pos) = order.iter().position(|k| k == key) {
-                    slot.positions
+                    self.positions
                         .entry(id)
                         .or_default()
                         .push((pos, order.len(), v));
@@ -540,30 +601,14 @@ fn load(store: &Store, options: &ReliabilityOptions) -> StoreResult<Option<Loade
             }
         }
         if let Some(expected) = c.expected_json.as_deref() {
-            match parse_object(expected) {
-                Ok(m) => {
-                    for (key, v) in m {
-                        if let (Some(&id), Some(v)) = (key_to_id.get(key.as_str()), v.as_f64()) {
-                            slot.expected.entry(id).or_default().push((c.repetition, v));
-                        }
-                    }
+            for (key, v) in parse_object(expected)? {
+                if let (Some(&id), Some(v)) = (key_to_id.get(key.as_str()), v.as_f64()) {
+                    self.expected.entry(id).or_default().push((c.repetition, v));
                 }
-                Err(e) => bad = Some(e),
             }
         }
-    })?;
-    if let Some(e) = bad {
-        return Err(e);
+        Ok(())
     }
-    Ok(Some(Loaded {
-        aggregate,
-        criteria,
-        expert_values,
-        responses,
-        calls,
-        max_reps,
-        raters,
-    }))
 }
 
 /// Every judge × criterion with its curve and length scatter (see [`judge_reliability`]).
@@ -571,168 +616,258 @@ fn compute(store: &Store, options: &ReliabilityOptions) -> StoreResult<Vec<Relia
     let Some(loaded) = load(store, options)? else {
         return Ok(Vec::new());
     };
-    let judges = loaded.judges();
-    let Loaded {
-        aggregate,
-        criteria,
-        expert_values,
-        responses,
-        calls,
-        max_reps,
-        ..
-    } = &loaded;
-    let aggregate = *aggregate;
     let bootstrap = BootstrapOptions {
         resamples: options.resamples,
         ..BootstrapOptions::default()
     };
     let mut out = Vec::new();
-    for judge in judges {
-        let by_response = &calls[&judge.id];
-        let k_max = max_reps.get(&judge.id).copied().unwrap_or(1);
+    for judge in loaded.judges() {
+        let by_response = &loaded.calls[&judge.id];
+        let k_max = loaded.max_reps.get(&judge.id).copied().unwrap_or(1);
         let mut response_ids: Vec<i64> = by_response.keys().copied().collect();
         response_ids.sort_unstable();
-        for (criterion_id, key, scale) in criteria {
+        for (criterion_id, key, scale) in &loaded.criteria {
             let binary = matches!(scale, Scale::Binary);
-            let categories: Vec<f64> = (scale.min()..=scale.max()).map(|v| v as f64).collect();
-            let mut rows: Vec<Vec<Option<f64>>> = Vec::new();
-            let mut reference: Vec<Option<f64>> = Vec::new();
-            let mut kept_ids: Vec<i64> = Vec::new();
-            for id in &response_ids {
-                let Some(values) = by_response[id].values.get(criterion_id) else {
-                    continue;
-                };
-                let mut row = vec![None; k_max];
-                for &(rep, v) in values {
-                    if rep >= 1 && (rep as usize) <= k_max {
-                        row[rep as usize - 1] = Some(v);
-                    }
-                }
-                rows.push(row);
-                reference.push(expert_reference(
-                    expert_values.get(&(*id, *criterion_id)),
-                    binary,
-                ));
-                kept_ids.push(*id);
-            }
-            let scale_aggregate = for_scale(aggregate, binary);
-            let score = |row: &Vec<Option<f64>>| {
-                let v: Vec<f64> = row.iter().flatten().copied().collect();
-                scale_aggregate.of(&v)
+            let cell = JudgeCriterion {
+                judge,
+                by_response,
+                response_ids: &response_ids,
+                k_max,
+                criterion_id: *criterion_id,
+                key,
+                scale,
+                binary,
+                aggregate: for_scale(loaded.aggregate, binary),
             };
-            let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
-            let kind = if binary {
-                ScaleKind::Binary
-            } else {
-                ScaleKind::Likert
-            };
-            let consistency = self_consistency(&rows, &categories, kind, &bootstrap, &mut rng);
-            let needed = repetitions_needed(&rows, &reference, k_max, scale_aggregate);
-
-            // Paired (judge score, expert reference) with what the audit needs.
-            let mut d = Vec::new();
-            let mut log_len = Vec::new();
-            let mut own = Vec::new();
-            let mut others = Vec::new();
-            let mut first_half = Vec::new();
-            let mut second_half = Vec::new();
-            let mut pairs: Vec<(f64, f64, i64)> = Vec::new();
-            let mut calibration_rows: Vec<(f64, f64, f64, bool)> = Vec::new();
-            for (i, id) in kept_ids.iter().enumerate() {
-                let (Some(s), Some(e)) = (score(&rows[i]), reference[i]) else {
-                    continue;
-                };
-                pairs.push((e, s, *id));
-                d.push(s - e);
-                let (chars, family) = responses.get(id).cloned().unwrap_or((None, None));
-                log_len.push(
-                    chars
-                        .filter(|&c| c > 0)
-                        .map_or(f64::NAN, |c| (c as f64).ln()),
-                );
-                if let Some(jf) = &judge.family {
-                    if family.as_deref() == Some(jf.as_str()) {
-                        own.push(s - e);
-                    } else {
-                        others.push(s - e);
-                    }
-                }
-                let calls_here = &by_response[id];
-                for &(pos, count, v) in calls_here.positions.get(criterion_id).into_iter().flatten()
-                {
-                    if count < 2 {
-                        continue;
-                    }
-                    if 2 * pos + 1 < count {
-                        first_half.push(v - e);
-                    } else if 2 * pos + 1 > count {
-                        second_half.push(v - e);
-                    }
-                }
-                let reps: Vec<f64> = rows[i].iter().flatten().copied().collect();
-                let (expected, from_logprobs) = match calls_here.expected.get(criterion_id) {
-                    Some(x) if !x.is_empty() => {
-                        (x.iter().map(|e| e.1).sum::<f64>() / x.len() as f64, true)
-                    }
-                    _ => (reps.iter().sum::<f64>() / reps.len() as f64, false),
-                };
-                calibration_rows.push((expected, s, e, from_logprobs));
-            }
-            let calibration = calibrate(&calibration_rows, binary, options.bins);
-            let length = LengthScatter {
-                points: log_len
-                    .iter()
-                    .zip(&d)
-                    .filter(|(x, y)| x.is_finite() && y.is_finite())
-                    .map(|(&log_length, &difference)| LengthPoint {
-                        log_length,
-                        difference,
-                    })
-                    .collect(),
-                line: fitted_line(&log_len, &d, BAND_POINTS),
-            };
-            let target = TargetRepetitions {
-                reliability: options.target_reliability,
-                repetitions: needed
-                    .single_repetition_reliability
-                    .and_then(|rho1| repetitions_for_reliability(rho1, options.target_reliability)),
-            };
-            let self_preference = match &judge.family {
-                Some(_) => difference_interval(&own, &others, SELF_RULE),
-                None => difference_interval(&[], &[], SELF_UNKNOWN),
-            };
-            let bias = BiasAudit {
-                overall: mean_interval(&d),
-                length: slope_interval(&log_len, &d, LENGTH_RULE),
-                self_preference,
-                order: difference_interval(&first_half, &second_half, ORDER_RULE),
-                bands: bands(&pairs),
-            };
-            let figures = JudgeReliability {
-                judge: judge.name.clone(),
-                model: judge.model_id.clone(),
-                family: judge.family.clone(),
-                criterion: key.clone(),
-                scale: if binary { "binary" } else { "likert" },
-                repetitions: k_max,
-                aggregate: scale_aggregate,
-                n_responses: rows.iter().filter(|r| score(r).is_some()).count(),
-                n_compared: pairs.len(),
-                consistency,
-                repetitions_needed: needed,
-                target,
-                calibration,
-                bias,
-            };
-            let curve = curve(&figures);
-            out.push(ReliabilityRow {
-                figures,
-                curve,
-                length,
-            });
+            out.push(reliability_row(&loaded, &cell, options, &bootstrap));
         }
     }
     Ok(out)
+}
+
+/// One judge × criterion as the figures read it.
+struct JudgeCriterion<'a> {
+    judge: &'a RaterRecord,
+    /// The judge's calls per response.
+    by_response: &'a HashMap<i64, ResponseCalls>,
+    /// The responses the judge called, ascending.
+    response_ids: &'a [i64],
+    /// The judge's most repetitions (K).
+    k_max: usize,
+    criterion_id: i64,
+    key: &'a str,
+    scale: &'a Scale,
+    binary: bool,
+    /// The aggregate of this criterion's repetitions.
+    aggregate: RepetitionAggregate,
+}
+
+impl JudgeCriterion<'_> {
+    /// The judge's score of a response: the aggregate of its repetitions.
+    fn score(&self, row: &[Option<f64>]) -> Option<f64> {
+        let v: Vec<f64> = row.iter().flatten().copied().collect();
+        self.aggregate.of(&v)
+    }
+}
+
+/// The judge's repetitions of each response it scored on the criterion (one slot per repetition
+/// 1 … K) with the response's expert reference.
+struct RepetitionTable {
+    rows: Vec<Vec<Option<f64>>>,
+    reference: Vec<Option<f64>>,
+    /// The response of each row.
+    response_ids: Vec<i64>,
+}
+
+/// The paired (judge score, expert reference) samples of one judge × criterion, with what the
+/// bias audit and calibration read.
+#[derive(Default)]
+struct AuditSamples {
+    /// Judge − expert reference per compared response.
+    d: Vec<f64>,
+    /// ln(characters) per compared response (NaN when unknown).
+    log_len: Vec<f64>,
+    /// Judge − expert on the judge family's own responses …
+    own: Vec<f64>,
+    /// … and on the other sources' responses.
+    others: Vec<f64>,
+    /// Call value − expert where the criterion was asked in the first half of the prompt …
+    first_half: Vec<f64>,
+    /// … and in the second half.
+    second_half: Vec<f64>,
+    /// (expert, judge, response) per compared response.
+    pairs: Vec<(f64, f64, i64)>,
+    /// (expected, sampled score, expert reference, from log-probabilities) per compared response.
+    calibration_rows: Vec<(f64, f64, f64, bool)>,
+}
+
+/// Every figure of one judge × criterion, with its curve and length scatter.
+fn reliability_row(
+    loaded: &Loaded,
+    cell: &JudgeCriterion<'_>,
+    options: &ReliabilityOptions,
+    bootstrap: &BootstrapOptions,
+) -> ReliabilityRow {
+    let scale = cell.scale;
+    let categories: Vec<f64> = (scale.min()..=scale.max()).map(|v| v as f64).collect();
+    let table = repetition_table(loaded, cell);
+    let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+    let kind = if cell.binary {
+        ScaleKind::Binary
+    } else {
+        ScaleKind::Likert
+    };
+    let consistency = self_consistency(&table.rows, &categories, kind, bootstrap, &mut rng);
+    let needed = repetitions_needed(&table.rows, &table.reference, cell.k_max, cell.aggregate);
+    let samples = audit_samples(loaded, cell, &table);
+    let calibration = calibrate(&samples.calibration_rows, cell.binary, options.bins);
+    let target = TargetRepetitions {
+        reliability: options.target_reliability,
+        repetitions: needed
+            .single_repetition_reliability
+            .and_then(|rho1| repetitions_for_reliability(rho1, options.target_reliability)),
+    };
+    let figures = JudgeReliability {
+        judge: cell.judge.name.clone(),
+        model: cell.judge.model_id.clone(),
+        family: cell.judge.family.clone(),
+        criterion: cell.key.to_string(),
+        scale: if cell.binary { "binary" } else { "likert" },
+        repetitions: cell.k_max,
+        aggregate: cell.aggregate,
+        n_responses: table
+            .rows
+            .iter()
+            .filter(|r| cell.score(r).is_some())
+            .count(),
+        n_compared: samples.pairs.len(),
+        consistency,
+        repetitions_needed: needed,
+        target,
+        calibration,
+        bias: samples.bias_audit(cell.judge),
+    };
+    let curve = curve(&figures);
+    ReliabilityRow {
+        figures,
+        curve,
+        length: samples.length_scatter(),
+    }
+}
+
+/// The judge's repetitions of each response it scored on the criterion, with the expert
+/// references.
+fn repetition_table(loaded: &Loaded, cell: &JudgeCriterion<'_>) -> RepetitionTable {
+    let mut table = RepetitionTable {
+        rows: Vec::new(),
+        reference: Vec::new(),
+        response_ids: Vec::new(),
+    };
+    for id in cell.response_ids {
+        let Some(values) = cell.by_response[id].values.get(&cell.criterion_id) else {
+            continue;
+        };
+        let mut row = vec![None; cell.k_max];
+        for &(rep, v) in values {
+            if rep >= 1 && (rep as usize) <= cell.k_max {
+                row[rep as usize - 1] = Some(v);
+            }
+        }
+        table.rows.push(row);
+        table.reference.push(expert_reference(
+            loaded.expert_values.get(&(*id, cell.criterion_id)),
+            cell.binary,
+        ));
+        table.response_ids.push(*id);
+    }
+    table
+}
+
+/// The samples of every response with both a judge score and an expert reference.
+fn audit_samples(
+    loaded: &Loaded,
+    cell: &JudgeCriterion<'_>,
+    table: &RepetitionTable,
+) -> AuditSamples {
+    let mut s = AuditSamples::default();
+    for (i, id) in table.response_ids.iter().enumerate() {
+        let (Some(score), Some(e)) = (cell.score(&table.rows[i]), table.reference[i]) else {
+            continue;
+        };
+        s.pairs.push((e, score, *id));
+        s.d.push(score - e);
+        let (chars, family) = loaded.responses.get(id).cloned().unwrap_or((None, None));
+        s.log_len.push(
+            chars
+                .filter(|&c| c > 0)
+                .map_or(f64::NAN, |c| (c as f64).ln()),
+        );
+        if let Some(jf) = &cell.judge.family {
+            if family.as_deref() == Some(jf.as_str()) {
+                s.own.push(score - e);
+            } else {
+                s.others.push(score - e);
+            }
+        }
+        let calls_here = &cell.by_response[id];
+        s.add_positions(calls_here, cell.criterion_id, e);
+        let reps: Vec<f64> = table.rows[i].iter().flatten().copied().collect();
+        let (expected, from_logprobs) = match calls_here.expected.get(&cell.criterion_id) {
+            Some(x) if !x.is_empty() => (x.iter().map(|e| e.1).sum::<f64>() / x.len() as f64, true),
+            _ => (reps.iter().sum::<f64>() / reps.len() as f64, false),
+        };
+        s.calibration_rows.push((expected, score, e, from_logprobs));
+    }
+    s
+}
+
+impl AuditSamples {
+    /// Adds the response's calls with a recorded order to the first or second half (the middle
+    /// position of an odd count left out), against the expert reference `e`.
+    fn add_positions(&mut self, calls: &ResponseCalls, criterion_id: i64, e: f64) {
+        for &(pos, count, v) in calls.positions.get(&criterion_id).into_iter().flatten() {
+            if count < 2 {
+                continue;
+            }
+            if 2 * pos + 1 < count {
+                self.first_half.push(v - e);
+            } else if 2 * pos + 1 > count {
+                self.second_half.push(v - e);
+            }
+        }
+    }
+
+    /// The bias audit: overall, on length, self-preference, order and per quality band.
+    fn bias_audit(&self, judge: &RaterRecord) -> BiasAudit {
+        let self_preference = match &judge.family {
+            Some(_) => difference_interval(&self.own, &self.others, SELF_RULE),
+            None => difference_interval(&[], &[], SELF_UNKNOWN),
+        };
+        BiasAudit {
+            overall: mean_interval(&self.d),
+            length: slope_interval(&self.log_len, &self.d, LENGTH_RULE),
+            self_preference,
+            order: difference_interval(&self.first_half, &self.second_half, ORDER_RULE),
+            bands: bands(&self.pairs),
+        }
+    }
+
+    /// The length scatter: each response's ln length against judge − expert, and the fitted line.
+    fn length_scatter(&self) -> LengthScatter {
+        LengthScatter {
+            points: self
+                .log_len
+                .iter()
+                .zip(&self.d)
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .map(|(&log_length, &difference)| LengthPoint {
+                    log_length,
+                    difference,
+                })
+                .collect(),
+            line: fitted_line(&self.log_len, &self.d, BAND_POINTS),
+        }
+    }
 }
 
 /// The Spearman–Brown curve of a judge × criterion (see [`ReliabilityRow::curve`]).

@@ -19,7 +19,10 @@
 //! for `overall` are the mean over the compared rubric's criteria.
 
 use crate::base::text::quoted;
-use crate::store::{PairVerdictRecord, Store, StoreError, StoredRubric, Winner};
+use crate::store::{
+    PairRecord, PairVerdictRecord, RaterRecord, SourceRecord, Store, StoreError, StoredRubric,
+    Winner,
+};
 pub use concord_stats::bootstrap::BootstrapOptions;
 use concord_stats::pairwise::{self as bt, Comparison, Leaderboard, Outcome, PairwiseError};
 /// The statistics' types the report carries (and the window's bindings declare).
@@ -205,114 +208,288 @@ pub fn pairwise_report(
     store: &Store,
     options: &PairwiseOptions,
 ) -> Result<PairwiseReport, PairwiseReportError> {
-    let rubric = rubric_with_verdicts(store, options.rubric.as_deref())?;
-    let read = store.read();
-    let pairs = read.pairs(rubric.id)?;
-    let verdicts = read.pair_verdicts(rubric.id)?;
-    let sources = store.sources()?;
-    let source_index: HashMap<i64, usize> =
-        sources.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
-    let pair_of: HashMap<i64, &crate::store::PairRecord> =
-        pairs.iter().map(|p| (p.id, p)).collect();
-    let criteria = read.criterion_ids(rubric.id)?;
-    let raters = store.rater_records()?;
-    let rater_of: HashMap<i64, &crate::store::RaterRecord> =
-        raters.iter().map(|r| (r.id, r)).collect();
-    let is_expert = |id: i64| rater_of.get(&id).is_some_and(|r| r.is_expert());
-    let name_of = |id: i64| {
-        rater_of
+    let inputs = PairwiseInputs::read(store, options)?;
+    let leaderboards = inputs.leaderboards(options);
+    let by_item = inputs.verdicts_by_item();
+    let agreement = inputs.agreement_rows(&by_item, options);
+    let position = inputs.position_rows(&by_item, options);
+    let (compared_with, rank_correlation) = rank_rows(
+        store,
+        &inputs.rubric,
+        &leaderboards,
+        &inputs.sources,
+        &inputs.raters,
+    )?;
+    Ok(PairwiseReport {
+        rubric: inputs.rubric.rubric.id.clone(),
+        compared_with,
+        pairs: inputs.pairs.len(),
+        verdicts: inputs.verdicts.len(),
+        options: options.clone(),
+        leaderboards,
+        agreement,
+        position,
+        rank_correlation,
+    })
+}
+
+/// The verdicts on each (pair id, criterion id), in the order they were read.
+type VerdictsByItem<'a> = BTreeMap<(i64, i64), Vec<&'a PairVerdictRecord>>;
+
+/// What the pairwise report reads of the study: the rubric, its pairs and verdicts, the sources
+/// and raters, with their indexes and the judges by name.
+struct PairwiseInputs {
+    rubric: StoredRubric,
+    pairs: Vec<PairRecord>,
+    verdicts: Vec<PairVerdictRecord>,
+    sources: Vec<SourceRecord>,
+    /// Source id → its place in `sources` (its item in the fits).
+    source_index: HashMap<i64, usize>,
+    /// Pair id → its place in `pairs`.
+    pair_index: HashMap<i64, usize>,
+    /// The rubric's criterion key → id.
+    criteria: HashMap<String, i64>,
+    raters: Vec<RaterRecord>,
+    /// Rater id → its place in `raters`.
+    rater_index: HashMap<i64, usize>,
+    /// The raters with verdicts who are not experts, by name.
+    judges: Vec<i64>,
+}
+
+/// The verdicts of one rater group: the experts pooled, or one judge.
+struct RaterGroup<'a> {
+    /// `experts` or the judge's name.
+    name: String,
+    /// `experts` or `judge`.
+    kind: &'static str,
+    verdicts: Vec<&'a PairVerdictRecord>,
+}
+
+/// A judge's position evidence on one criterion: its verdicts asked both ways round, and how
+/// often the answer shown first won among its decided verdicts.
+#[derive(Default)]
+struct PositionTally {
+    both: Vec<(Outcome, Outcome)>,
+    first_wins: usize,
+    decided: usize,
+    /// Whether the judge gave any verdict on the criterion.
+    any: bool,
+}
+
+impl PairwiseInputs {
+    /// Reads the rubric's pairs and verdicts and the study's sources and raters.
+    fn read(store: &Store, options: &PairwiseOptions) -> Result<Self, PairwiseReportError> {
+        let rubric = rubric_with_verdicts(store, options.rubric.as_deref())?;
+        let read = store.read();
+        let pairs = read.pairs(rubric.id)?;
+        let verdicts = read.pair_verdicts(rubric.id)?;
+        let sources = store.sources()?;
+        let source_index = sources.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
+        let pair_index = pairs.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
+        let criteria = read.criterion_ids(rubric.id)?;
+        let raters = store.rater_records()?;
+        let rater_index = raters.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        let mut inputs = PairwiseInputs {
+            rubric,
+            pairs,
+            verdicts,
+            sources,
+            source_index,
+            pair_index,
+            criteria,
+            raters,
+            rater_index,
+            judges: Vec::new(),
+        };
+        inputs.judges = inputs.judges_by_name();
+        Ok(inputs)
+    }
+
+    /// The raters with verdicts who are not experts, by name.
+    fn judges_by_name(&self) -> Vec<i64> {
+        let mut judges: Vec<i64> = self
+            .verdicts
+            .iter()
+            .map(|v| v.rater_id)
+            .filter(|&id| !self.is_expert(id))
+            .collect();
+        judges.sort_by_key(|&id| self.name_of(id));
+        judges.dedup();
+        judges
+    }
+
+    /// Whether the rater is one of the study's experts.
+    fn is_expert(&self, id: i64) -> bool {
+        self.rater_index
             .get(&id)
-            .map_or_else(String::new, |r| r.name.clone())
-    };
-    let mut judges: Vec<i64> = verdicts
-        .iter()
-        .map(|v| v.rater_id)
-        .filter(|&id| !is_expert(id))
-        .collect();
-    judges.sort_by_key(|&id| name_of(id));
-    judges.dedup();
-
-    // Groups: the experts pooled, then each judge.
-    let mut groups: Vec<(String, &'static str, Vec<&PairVerdictRecord>)> = Vec::new();
-    let experts: Vec<&PairVerdictRecord> =
-        verdicts.iter().filter(|v| is_expert(v.rater_id)).collect();
-    if !experts.is_empty() {
-        groups.push(("experts".into(), "experts", experts));
-    }
-    for &j in &judges {
-        groups.push((
-            name_of(j),
-            "judge",
-            verdicts.iter().filter(|v| v.rater_id == j).collect(),
-        ));
+            .is_some_and(|&i| self.raters[i].is_expert())
     }
 
-    let mut leaderboards = Vec::new();
-    for (name, kind, group) in &groups {
-        for c in &rubric.rubric.criteria {
-            let Some(&cid) = criteria.get(&c.id) else {
+    /// The rater's name (empty for a rater the study does not hold).
+    fn name_of(&self, id: i64) -> String {
+        self.rater_index
+            .get(&id)
+            .map_or_else(String::new, |&i| self.raters[i].name.clone())
+    }
+
+    /// The pair with this id.
+    fn pair(&self, id: i64) -> Option<&PairRecord> {
+        self.pair_index.get(&id).map(|&i| &self.pairs[i])
+    }
+
+    /// The rubric's criteria the study stores, in rubric order: (key, id).
+    fn stored_criteria(&self) -> Vec<(&str, i64)> {
+        self.rubric
+            .rubric
+            .criteria
+            .iter()
+            .filter_map(|c| Some((c.id.as_str(), *self.criteria.get(&c.id)?)))
+            .collect()
+    }
+
+    /// The rater groups: the experts pooled (when any gave a verdict), then each judge by name.
+    fn groups(&self) -> Vec<RaterGroup<'_>> {
+        let mut groups = Vec::new();
+        let experts: Vec<&PairVerdictRecord> = self
+            .verdicts
+            .iter()
+            .filter(|v| self.is_expert(v.rater_id))
+            .collect();
+        if !experts.is_empty() {
+            groups.push(RaterGroup {
+                name: "experts".into(),
+                kind: "experts",
+                verdicts: experts,
+            });
+        }
+        for &j in &self.judges {
+            groups.push(RaterGroup {
+                name: self.name_of(j),
+                kind: "judge",
+                verdicts: self.verdicts.iter().filter(|v| v.rater_id == j).collect(),
+            });
+        }
+        groups
+    }
+
+    /// Each group's leaderboard on each criterion it gave verdicts on.
+    fn leaderboards(&self, options: &PairwiseOptions) -> Vec<GroupLeaderboard> {
+        let mut leaderboards = Vec::new();
+        for group in &self.groups() {
+            for (key, cid) in self.stored_criteria() {
+                let (clusters, n) = self.conversation_clusters(&group.verdicts, cid);
+                if n == 0 {
+                    continue;
+                }
+                let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+                let fit = bt::leaderboard(
+                    self.sources.len(),
+                    &clusters,
+                    options.ties,
+                    &options.bootstrap,
+                    &mut rng,
+                );
+                leaderboards.push(group_leaderboard(
+                    &group.name,
+                    group.kind,
+                    key,
+                    n,
+                    options,
+                    fit,
+                    &self.sources,
+                ));
+            }
+        }
+        leaderboards
+    }
+
+    /// A group's verdicts on one criterion as comparisons of sources, one cluster per
+    /// conversation (in conversation id order), with how many there are.
+    fn conversation_clusters(
+        &self,
+        verdicts: &[&PairVerdictRecord],
+        criterion_id: i64,
+    ) -> (Vec<Vec<Comparison>>, usize) {
+        let mut clusters: BTreeMap<i64, Vec<Comparison>> = BTreeMap::new();
+        let mut n = 0usize;
+        for v in verdicts.iter().filter(|v| v.criterion_id == criterion_id) {
+            let Some(p) = self.pair(v.pair_id) else {
                 continue;
             };
-            let mut clusters: BTreeMap<i64, Vec<Comparison>> = BTreeMap::new();
-            let mut n = 0usize;
-            for v in group.iter().filter(|v| v.criterion_id == cid) {
-                let Some(p) = pair_of.get(&v.pair_id) else {
-                    continue;
-                };
-                let (Some(&l), Some(&r)) = (
-                    source_index.get(&p.left_source_id),
-                    source_index.get(&p.right_source_id),
-                ) else {
-                    continue;
-                };
-                clusters
-                    .entry(p.conversation_id)
-                    .or_default()
-                    .push(Comparison::new(l, r, outcome(v.winner)));
-                n += 1;
-            }
-            if n == 0 {
+            let (Some(&l), Some(&r)) = (
+                self.source_index.get(&p.left_source_id),
+                self.source_index.get(&p.right_source_id),
+            ) else {
                 continue;
-            }
-            let clusters: Vec<Vec<Comparison>> = clusters.into_values().collect();
-            let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
-            let fit = bt::leaderboard(
-                sources.len(),
-                &clusters,
-                options.ties,
-                &options.bootstrap,
-                &mut rng,
-            );
-            leaderboards.push(group_leaderboard(
-                name, kind, &c.id, n, options, fit, &sources,
-            ));
+            };
+            clusters
+                .entry(p.conversation_id)
+                .or_default()
+                .push(Comparison::new(l, r, outcome(v.winner)));
+            n += 1;
         }
+        (clusters.into_values().collect(), n)
     }
 
-    // Agreement: each judge's verdict per (pair, criterion) against every expert's, and experts
-    // with each other.
-    let mut by_item: BTreeMap<(i64, i64), Vec<&PairVerdictRecord>> = BTreeMap::new();
-    for v in &verdicts {
+    /// Every verdict grouped by (pair, criterion).
+    fn verdicts_by_item(&self) -> VerdictsByItem<'_> {
+        let mut by_item = VerdictsByItem::new();
+        for v in &self.verdicts {
+            by_item
+                .entry((v.pair_id, v.criterion_id))
+                .or_default()
+                .push(v);
+        }
         by_item
-            .entry((v.pair_id, v.criterion_id))
-            .or_default()
-            .push(v);
     }
-    let mut agreement = Vec::new();
-    for c in &rubric.rubric.criteria {
-        let Some(&cid) = criteria.get(&c.id) else {
-            continue;
-        };
+
+    /// Agreement per criterion: the experts with each other, then each judge with the experts.
+    fn agreement_rows(
+        &self,
+        by_item: &VerdictsByItem<'_>,
+        options: &PairwiseOptions,
+    ) -> Vec<PreferenceRow> {
+        let mut agreement = Vec::new();
+        for (key, cid) in self.stored_criteria() {
+            let (a, b) = self.expert_pairs(by_item, cid);
+            if !a.is_empty() {
+                agreement.push(PreferenceRow {
+                    criterion: key.to_string(),
+                    between: "experts".into(),
+                    agreement: bt::preference_agreement(&a, &b, options.level).ok(),
+                });
+            }
+            for &j in &self.judges {
+                let (a, b) = self.judge_expert_pairs(by_item, cid, j);
+                if !a.is_empty() {
+                    agreement.push(PreferenceRow {
+                        criterion: key.to_string(),
+                        between: self.name_of(j),
+                        agreement: bt::preference_agreement(&a, &b, options.level).ok(),
+                    });
+                }
+            }
+        }
+        agreement
+    }
+
+    /// Every two experts' verdicts on the same pair and criterion, the one whose name sorts first
+    /// as the first rater.
+    fn expert_pairs(
+        &self,
+        by_item: &VerdictsByItem<'_>,
+        criterion_id: i64,
+    ) -> (Vec<Outcome>, Vec<Outcome>) {
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        for ((_, crit), vs) in &by_item {
-            if *crit != cid {
+        for ((_, crit), vs) in by_item {
+            if *crit != criterion_id {
                 continue;
             }
             // By name, so the first and second of each two experts are the same in the
             // methods appendix's ratings (which name raters, not their ids).
             let mut ex: Vec<&&PairVerdictRecord> =
-                vs.iter().filter(|v| is_expert(v.rater_id)).collect();
-            ex.sort_by_cached_key(|v| name_of(v.rater_id));
+                vs.iter().filter(|v| self.is_expert(v.rater_id)).collect();
+            ex.sort_by_cached_key(|v| self.name_of(v.rater_id));
             for i in 0..ex.len() {
                 for k in i + 1..ex.len() {
                     a.push(outcome(ex[i].winner));
@@ -320,92 +497,81 @@ pub fn pairwise_report(
                 }
             }
         }
-        if !a.is_empty() {
-            agreement.push(PreferenceRow {
-                criterion: c.id.clone(),
-                between: "experts".into(),
-                agreement: bt::preference_agreement(&a, &b, options.level).ok(),
-            });
-        }
-        for &j in &judges {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            for ((_, crit), vs) in &by_item {
-                if *crit != cid {
-                    continue;
-                }
-                let Some(judge) = judge_verdict(vs.iter().filter(|v| v.rater_id == j)) else {
-                    continue;
-                };
-                for e in vs.iter().filter(|v| is_expert(v.rater_id)) {
-                    a.push(judge);
-                    b.push(outcome(e.winner));
-                }
-            }
-            if !a.is_empty() {
-                agreement.push(PreferenceRow {
-                    criterion: c.id.clone(),
-                    between: name_of(j),
-                    agreement: bt::preference_agreement(&a, &b, options.level).ok(),
-                });
-            }
-        }
+        (a, b)
     }
 
-    // Position: per judge and criterion.
-    let mut position = Vec::new();
-    for &j in &judges {
-        for c in &rubric.rubric.criteria {
-            let Some(&cid) = criteria.get(&c.id) else {
+    /// The judge's one verdict on each pair against every expert's verdict on it, on one
+    /// criterion.
+    fn judge_expert_pairs(
+        &self,
+        by_item: &VerdictsByItem<'_>,
+        criterion_id: i64,
+        judge: i64,
+    ) -> (Vec<Outcome>, Vec<Outcome>) {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for ((_, crit), vs) in by_item {
+            if *crit != criterion_id {
+                continue;
+            }
+            let Some(verdict) = judge_verdict(vs.iter().filter(|v| v.rater_id == judge)) else {
                 continue;
             };
-            let mut both = Vec::new();
-            let (mut first_wins, mut decided) = (0usize, 0usize);
-            let mut any = false;
-            for ((_, crit), vs) in &by_item {
-                if *crit != cid {
-                    continue;
-                }
-                let mine: Vec<&&PairVerdictRecord> =
-                    vs.iter().filter(|v| v.rater_id == j).collect();
-                for v in &mine {
-                    any = true;
-                    if v.winner != Winner::Tie {
-                        decided += 1;
-                        if (v.winner == Winner::Left) == v.left_first {
-                            first_wins += 1;
-                        }
-                    }
-                }
-                let lf = mine.iter().find(|v| v.left_first);
-                let rf = mine.iter().find(|v| !v.left_first);
-                if let (Some(lf), Some(rf)) = (lf, rf) {
-                    both.push((outcome(lf.winner), outcome(rf.winner)));
-                }
-            }
-            if any {
-                position.push(PositionRow {
-                    judge: name_of(j),
-                    criterion: c.id.clone(),
-                    consistency: bt::position_consistency(&both, options.level),
-                    bias: bt::position_bias(first_wins, decided, options.level),
-                });
+            for e in vs.iter().filter(|v| self.is_expert(v.rater_id)) {
+                a.push(verdict);
+                b.push(outcome(e.winner));
             }
         }
+        (a, b)
     }
 
-    let (compared_with, rank_correlation) =
-        rank_rows(store, &rubric, &leaderboards, &sources, &raters)?;
-    Ok(PairwiseReport {
-        rubric: rubric.rubric.id.clone(),
-        compared_with,
-        pairs: pairs.len(),
-        verdicts: verdicts.len(),
-        options: options.clone(),
-        leaderboards,
-        agreement,
-        position,
-        rank_correlation,
-    })
+    /// Each judge's position consistency and bias on each criterion it gave verdicts on.
+    fn position_rows(
+        &self,
+        by_item: &VerdictsByItem<'_>,
+        options: &PairwiseOptions,
+    ) -> Vec<PositionRow> {
+        let mut position = Vec::new();
+        for &j in &self.judges {
+            for (key, cid) in self.stored_criteria() {
+                let tally = position_tally(by_item, cid, j);
+                if tally.any {
+                    position.push(PositionRow {
+                        judge: self.name_of(j),
+                        criterion: key.to_string(),
+                        consistency: bt::position_consistency(&tally.both, options.level),
+                        bias: bt::position_bias(tally.first_wins, tally.decided, options.level),
+                    });
+                }
+            }
+        }
+        position
+    }
+}
+
+/// The judge's position evidence on one criterion (see [`PositionTally`]).
+fn position_tally(by_item: &VerdictsByItem<'_>, criterion_id: i64, judge: i64) -> PositionTally {
+    let mut tally = PositionTally::default();
+    for ((_, crit), vs) in by_item {
+        if *crit != criterion_id {
+            continue;
+        }
+        let mine: Vec<&&PairVerdictRecord> = vs.iter().filter(|v| v.rater_id == judge).collect();
+        for v in &mine {
+            tally.any = true;
+            if v.winner != Winner::Tie {
+                tally.decided += 1;
+                if (v.winner == Winner::Left) == v.left_first {
+                    tally.first_wins += 1;
+                }
+            }
+        }
+        let lf = mine.iter().find(|v| v.left_first);
+        let rf = mine.iter().find(|v| !v.left_first);
+        if let (Some(lf), Some(rf)) = (lf, rf) {
+            tally.both.push((outcome(lf.winner), outcome(rf.winner)));
+        }
+    }
+    tally
 }
 
 /// A judge's one verdict on a pair (see the module docs): its verdicts when they agree, a tie

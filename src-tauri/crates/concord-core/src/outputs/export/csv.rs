@@ -205,26 +205,111 @@ pub fn write_long_csv_in_runs<W: Write>(
     run_rows: usize,
 ) -> Result<CsvSummary, ExportError> {
     let mut w = writer(out, options)?;
-    let all = options.judge_repetitions == JudgeRepetitions::All;
-    let mut header: Vec<&str> = LONG_HEADER.to_vec();
-    if all {
-        header.push("repetition");
-    }
-    let pairs = store.read().has_pair_verdicts()?;
-    if pairs {
-        header.extend(PAIR_HEADER);
-    }
-    if options.texts {
-        header.extend(TEXT_HEADER);
-    }
-    w.write_record(&header)?;
+    let columns = LongColumns {
+        repetition: options.judge_repetitions == JudgeRepetitions::All,
+        pairs: store.read().has_pair_verdicts()?,
+        texts: options.texts,
+    };
+    w.write_record(columns.header())?;
     let judges = judge_values(store, options.judge_repetitions)?;
     let mut texts = Texts::new(store, options.texts);
+    let ratings = RatingRuns {
+        store,
+        columns,
+        judges: &judges,
+        run_rows,
+    };
+    let (n, extra_rows) = write_long_rating_rows(&mut w, ratings, &mut texts)?;
+    let consensus = write_long_consensus_rows(&mut w, store, columns, &mut texts)?;
+    let pair_rows = write_long_pair_rows(&mut w, store, columns)?;
+    w.flush()?;
+    Ok(CsvSummary {
+        rows: n + extra_rows + consensus + pair_rows,
+        ratings: n,
+    })
+}
+
+/// Which optional columns the long CSV has: `repetition`, the pair columns and the texts.
+#[derive(Clone, Copy)]
+struct LongColumns {
+    repetition: bool,
+    pairs: bool,
+    texts: bool,
+}
+
+/// The cells a long CSV row may add after its fourteen: its repetition, its pair's cells (a
+/// pair verdict's row only) and its context and response text.
+struct LongTail<'a> {
+    repetition: Cow<'a, str>,
+    pair: Option<[Cow<'a, str>; 4]>,
+    texts: (&'a str, &'a str),
+}
+
+impl LongColumns {
+    /// The long CSV's header row.
+    fn header(self) -> Vec<&'static str> {
+        let mut header: Vec<&str> = LONG_HEADER.to_vec();
+        if self.repetition {
+            header.push("repetition");
+        }
+        if self.pairs {
+            header.extend(PAIR_HEADER);
+        }
+        if self.texts {
+            header.extend(TEXT_HEADER);
+        }
+        header
+    }
+
+    /// Write a row: its fourteen cells, then those of `tail` the CSV has columns for.
+    fn write<'a, W: Write>(
+        self,
+        w: &mut ::csv::Writer<W>,
+        mut record: Vec<Cow<'a, str>>,
+        tail: LongTail<'a>,
+    ) -> Result<(), ExportError> {
+        if self.repetition {
+            record.push(tail.repetition);
+        }
+        // A pair verdict's pair cells always; another row's empty ones when the study has pairs.
+        match tail.pair {
+            Some(cells) => record.extend(cells),
+            None if self.pairs => record.extend(std::iter::repeat_n(Cow::Borrowed(""), 4)),
+            None => {}
+        }
+        if self.texts {
+            record.push(neutralise(tail.texts.0));
+            record.push(neutralise(tail.texts.1));
+        }
+        w.write_record(record.iter().map(|c| c.as_ref()))?;
+        Ok(())
+    }
+}
+
+/// What the long CSV's rating rows are written from: the study, the columns, the judges' values
+/// that replace theirs and the size of the sorted runs.
+struct RatingRuns<'a> {
+    store: &'a Store,
+    columns: LongColumns,
+    judges: &'a JudgeValues,
+    run_rows: usize,
+}
+
+/// Write the rating rows (a judge's once per value); returns ratings and rows beyond one each.
+fn write_long_rating_rows<W: Write>(
+    w: &mut ::csv::Writer<W>,
+    ratings: RatingRuns<'_>,
+    texts: &mut Texts<'_>,
+) -> Result<(usize, usize), ExportError> {
     let mut extra_rows = 0usize;
-    let n = for_each_rating(store, None, run_rows, |r: RatingRow| {
+    let n = for_each_rating(ratings.store, None, ratings.run_rows, |r: RatingRow| {
         let (context, text) = texts.get(r.response_id)?;
         let replaced = (r.rater_kind == "judge")
-            .then(|| judges.get(&(r.rater.clone(), r.response_id, r.criterion_id)))
+            .then(|| {
+                ratings
+                    .judges
+                    .get(&(r.rater.clone(), r.response_id, r.criterion_id))
+            })
             .flatten();
         let one = [(None, f64::NAN)];
         let values: &[(Option<i64>, f64)] = match replaced {
@@ -233,7 +318,7 @@ pub fn write_long_csv_in_runs<W: Write>(
         };
         extra_rows += values.len() - 1;
         for &(repetition, value) in values {
-            let mut record = vec![
+            let record = vec![
                 neutralise(&r.conversation),
                 neutralise(&r.response),
                 neutralise(&r.source),
@@ -253,27 +338,31 @@ pub fn write_long_csv_in_runs<W: Write>(
                 iso_utc(r.updated_at).into(),
                 Cow::Borrowed(r.signature.as_str()),
             ];
-            if all {
-                record.push(Cow::Owned(opt(repetition)));
-            }
-            if pairs {
-                record.extend(std::iter::repeat_n(Cow::Borrowed(""), 4));
-            }
-            if options.texts {
-                record.push(neutralise(&context));
-                record.push(neutralise(&text));
-            }
-            w.write_record(record.iter().map(|c| c.as_ref()))?;
+            let tail = LongTail {
+                repetition: Cow::Owned(opt(repetition)),
+                pair: None,
+                texts: (&context, &text),
+            };
+            ratings.columns.write(w, record, tail)?;
         }
         Ok(())
     })?;
-    // Consensus decisions follow the ratings, with their provenance: occasion `consensus`, the
-    // adjudicator as rater (kind `adjudicator`), the reason as rationale; an unratable pair has no
-    // value and the raw value `unratable`.
+    Ok((n, extra_rows))
+}
+
+/// Write the consensus decisions that follow the ratings; returns the rows written.
+fn write_long_consensus_rows<W: Write>(
+    w: &mut ::csv::Writer<W>,
+    store: &Store,
+    columns: LongColumns,
+    texts: &mut Texts<'_>,
+) -> Result<usize, ExportError> {
+    // With their provenance: occasion `consensus`, the adjudicator as rater (kind `adjudicator`),
+    // the reason as rationale; an unratable pair has no value and the raw value `unratable`.
     let consensus = store.consensus_rows()?;
     for c in &consensus {
         let (context, text) = texts.get(c.decision.response_id)?;
-        let mut record = vec![
+        let record = vec![
             neutralise(&c.conversation),
             neutralise(&c.response),
             neutralise(&c.source),
@@ -293,24 +382,28 @@ pub fn write_long_csv_in_runs<W: Write>(
             iso_utc(c.decision.decided_at).into(),
             Cow::Borrowed(""),
         ];
-        if all {
-            record.push(Cow::Borrowed(""));
-        }
-        if pairs {
-            record.extend(std::iter::repeat_n(Cow::Borrowed(""), 4));
-        }
-        if options.texts {
-            record.push(neutralise(&context));
-            record.push(neutralise(&text));
-        }
-        w.write_record(record.iter().map(|c| c.as_ref()))?;
+        let tail = LongTail {
+            repetition: Cow::Borrowed(""),
+            pair: None,
+            texts: (&context, &text),
+        };
+        columns.write(w, record, tail)?;
     }
-    // Pair verdicts come last: no single response, value or signature; the pair's answers by
-    // source, the winner in the pair's terms and the side shown first.
-    let pair_rows = store
+    Ok(consensus.len())
+}
+
+/// Write the pair verdicts that come last; returns the rows written.
+fn write_long_pair_rows<W: Write>(
+    w: &mut ::csv::Writer<W>,
+    store: &Store,
+    columns: LongColumns,
+) -> Result<usize, ExportError> {
+    // No single response, value or signature; the pair's answers by source, the winner in the
+    // pair's terms and the side shown first.
+    store
         .read()
         .for_each_pair_verdict_row(|p| -> Result<(), ExportError> {
-            let mut record = vec![
+            let record = vec![
                 neutralise(&p.conversation),
                 Cow::Borrowed(""),
                 Cow::Borrowed(""),
@@ -326,25 +419,19 @@ pub fn write_long_csv_in_runs<W: Write>(
                 iso_utc(p.updated_at).into(),
                 Cow::Borrowed(""),
             ];
-            if all {
-                record.push(Cow::Borrowed(""));
-            }
-            record.push(neutralise(&p.left));
-            record.push(neutralise(&p.right));
-            record.push(Cow::Borrowed(p.winner.as_str()));
-            record.push(Cow::Borrowed(if p.left_first { "1" } else { "2" }));
-            if options.texts {
-                record.push(Cow::Borrowed(""));
-                record.push(Cow::Borrowed(""));
-            }
-            w.write_record(record.iter().map(|c| c.as_ref()))?;
-            Ok(())
-        })?;
-    w.flush()?;
-    Ok(CsvSummary {
-        rows: n + extra_rows + consensus.len() + pair_rows,
-        ratings: n,
-    })
+            let pair = [
+                neutralise(&p.left),
+                neutralise(&p.right),
+                Cow::Borrowed(p.winner.as_str()),
+                Cow::Borrowed(if p.left_first { "1" } else { "2" }),
+            ];
+            let tail = LongTail {
+                repetition: Cow::Borrowed(""),
+                pair: Some(pair),
+                texts: ("", ""),
+            };
+            columns.write(w, record, tail)
+        })
 }
 
 /// Write the wide CSV: one row per response × rater × occasion, one column per criterion.

@@ -14,7 +14,8 @@
 use super::workbook::{CellError, Cells, SheetFormats};
 use super::{unneutralise, ExportError};
 use crate::base::text::quoted;
-use crate::rubric::{localized, PREFER_TIE};
+use crate::files::table::{RawRow, RawTable};
+use crate::rubric::{localized, Criterion, Rubric, PREFER_TIE};
 use crate::store::{PairVerdictInput, Store, StoreError, StoredRubric, StudyTx, Winner};
 use crate::workflow::pairs::ShownChoice;
 use rust_xlsxwriter::DataValidation;
@@ -241,115 +242,178 @@ impl PairExpectations {
     }
 }
 
+/// What a returned workbook's pair sheets are read against: the file, the study's rubrics and
+/// the criterion ids of its pairwise ones, the expert's pairs and the expert's name.
+pub(super) struct PairSheetExpectations<'a> {
+    pub file: &'a str,
+    pub rubrics: &'a [StoredRubric],
+    /// Pairwise rubric id → criterion key → criterion id.
+    pub criterion_ids: &'a HashMap<i64, HashMap<String, i64>>,
+    pub pairs: &'a PairExpectations,
+    pub rater_name: &'a str,
+}
+
+/// What one pair sheet gave: its choices, the rows read and every bad cell.
+#[derive(Default)]
+pub(super) struct PairSheetReading {
+    pub entries: Vec<PairEntry>,
+    pub rows: usize,
+    pub errors: Vec<CellError>,
+}
+
 /// Read one pair sheet: every row's choices, or the cells that are wrong.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn read_pair_sheet(
-    file: &str,
+    expected: &PairSheetExpectations<'_>,
     name: &str,
-    table: &crate::files::table::RawTable,
-    rubrics: &[StoredRubric],
-    criterion_ids: &HashMap<i64, HashMap<String, i64>>,
-    expected: &PairExpectations,
-    rater_name: &str,
-    entries: &mut Vec<PairEntry>,
-    rows_read: &mut usize,
-    errors: &mut Vec<CellError>,
-) {
-    let at = |row: usize, column: &str, value: Option<String>, message: String| CellError {
-        file: file.to_string(),
-        sheet: Some(name.to_string()),
-        row: Some(row),
-        column: Some(column.to_string()),
-        value,
-        message,
+    table: &RawTable,
+) -> PairSheetReading {
+    let mut reading = PairSheetReading::default();
+    let sheet = match PairSheet::find(expected, name, table) {
+        Ok(sheet) => sheet,
+        Err(fault) => {
+            reading.errors.push(fault.in_sheet(expected.file, name));
+            return reading;
+        }
     };
-    let Some(id_col) = table.column(ID) else {
-        errors.push(at(
-            1,
-            ID,
-            None,
-            "the hidden id column is missing; the sheet was changed".into(),
-        ));
-        return;
-    };
-    let rubric = rubrics.iter().find(|s| {
-        s.rubric.is_pairwise()
-            && s.rubric
-                .criteria
-                .iter()
-                .all(|c| table.column(&c.id).is_some())
-    });
-    let Some(StoredRubric {
-        id: rubric_id,
-        rubric,
-    }) = rubric
-    else {
-        errors.push(at(
-            1,
-            "",
-            None,
-            "the question columns do not match any pairwise rubric of this study".into(),
-        ));
-        return;
-    };
-    let ids = criterion_ids.get(rubric_id);
-    let columns: Vec<(usize, i64, &crate::rubric::Criterion)> = rubric
-        .criteria
-        .iter()
-        .filter_map(|c| Some((table.column(&c.id)?, *ids?.get(&c.id)?, c)))
-        .collect();
-    let rationale_col = table.column(RATIONALE);
     let mut seen = HashSet::new();
     for row in &table.rows {
-        let id_text = table.cell(row, id_col).as_text().unwrap_or_default();
-        let Some((pair_id, conversation)) = parse_pair_id(&id_text) else {
-            errors.push(at(
-                row.number,
+        match sheet.row_pair(row, &mut seen) {
+            Ok((pair_id, left_first)) => {
+                reading.rows += 1;
+                sheet.read_choices(row, pair_id, left_first, &mut reading);
+            }
+            Err(fault) => reading.errors.push(fault.in_sheet(expected.file, name)),
+        }
+    }
+    reading
+}
+
+/// A pair sheet being read: where it is, what the study expects of it, its id column, its
+/// pairwise rubric, its question columns (column, criterion id, criterion) and its rationale
+/// column.
+struct PairSheet<'a> {
+    expected: &'a PairSheetExpectations<'a>,
+    name: &'a str,
+    table: &'a RawTable,
+    id_col: usize,
+    rubric: &'a Rubric,
+    questions: Vec<(usize, i64, &'a Criterion)>,
+    rationale_col: Option<usize>,
+}
+
+impl<'a> PairSheet<'a> {
+    /// The sheet's id column and the pairwise rubric its headers name, or why it has neither.
+    fn find(
+        expected: &'a PairSheetExpectations<'a>,
+        name: &'a str,
+        table: &'a RawTable,
+    ) -> Result<Self, CellFault> {
+        let error = |column: &'static str, message: &str| CellFault {
+            row: 1,
+            column,
+            value: None,
+            message: message.into(),
+        };
+        let Some(id_col) = table.column(ID) else {
+            return Err(error(
                 ID,
-                Some(id_text),
+                "the hidden id column is missing; the sheet was changed",
+            ));
+        };
+        let rubric = expected.rubrics.iter().find(|s| {
+            s.rubric.is_pairwise()
+                && s.rubric
+                    .criteria
+                    .iter()
+                    .all(|c| table.column(&c.id).is_some())
+        });
+        let Some(StoredRubric {
+            id: rubric_id,
+            rubric,
+        }) = rubric
+        else {
+            return Err(error(
+                "",
+                "the question columns do not match any pairwise rubric of this study",
+            ));
+        };
+        let ids = expected.criterion_ids.get(rubric_id);
+        let questions = rubric
+            .criteria
+            .iter()
+            .filter_map(|c| Some((table.column(&c.id)?, *ids?.get(&c.id)?, c)))
+            .collect();
+        Ok(PairSheet {
+            expected,
+            name,
+            table,
+            id_col,
+            rubric,
+            questions,
+            rationale_col: table.column(RATIONALE),
+        })
+    }
+
+    /// A row's pair (one of the expert's, not read before) and the side the expert saw first.
+    fn row_pair(&self, row: &RawRow, seen: &mut HashSet<i64>) -> Result<(i64, bool), CellFault> {
+        let error = |value: String, message: String| CellFault {
+            row: row.number,
+            column: ID,
+            value: Some(value),
+            message,
+        };
+        let id_text = self
+            .table
+            .cell(row, self.id_col)
+            .as_text()
+            .unwrap_or_default();
+        let Some((pair_id, conversation)) = parse_pair_id(&id_text) else {
+            return Err(error(
+                id_text,
                 "not a Concord pair id; rows must not be added or their ids changed".into(),
             ));
-            continue;
         };
-        let left_first = match expected.pairs.get(&pair_id) {
-            Some((conv, key, left_first)) if conv == &conversation && key == &rubric.id => {
+        let left_first = match self.expected.pairs.pairs.get(&pair_id) {
+            Some((conv, key, left_first)) if conv == &conversation && key == &self.rubric.id => {
                 *left_first
             }
             Some(_) => {
-                errors.push(at(
-                    row.number,
-                    ID,
-                    Some(id_text),
+                return Err(error(
+                    id_text,
                     "this row belongs to another study or rubric".into(),
                 ));
-                continue;
             }
             None => {
-                errors.push(at(
-                    row.number,
-                    ID,
-                    Some(id_text),
-                    format!("this pair was not given to {}", quoted(&rater_name)),
+                return Err(error(
+                    id_text,
+                    format!(
+                        "this pair was not given to {}",
+                        quoted(&self.expected.rater_name)
+                    ),
                 ));
-                continue;
             }
         };
         if !seen.insert(pair_id) {
-            errors.push(at(
-                row.number,
-                ID,
-                Some(id_text),
-                "this pair's row appears twice".into(),
-            ));
-            continue;
+            return Err(error(id_text, "this pair's row appears twice".into()));
         }
-        *rows_read += 1;
-        let rationale = rationale_col
-            .and_then(|c| table.cell(row, c).as_text())
+        Ok((pair_id, left_first))
+    }
+
+    /// Read a row's choices in the pair's own terms, or the cells that are not `A`, `B` or `tie`.
+    fn read_choices(
+        &self,
+        row: &RawRow,
+        pair_id: i64,
+        left_first: bool,
+        reading: &mut PairSheetReading,
+    ) {
+        let rationale = self
+            .rationale_col
+            .and_then(|c| self.table.cell(row, c).as_text())
             .map(|t| unneutralise(t.trim()).to_string())
             .filter(|t| !t.is_empty());
-        for (col, criterion_id, criterion) in &columns {
-            let cell = table.cell(row, *col);
+        for (col, criterion_id, criterion) in &self.questions {
+            let cell = self.table.cell(row, *col);
             if cell.is_blank() {
                 continue;
             }
@@ -362,16 +426,18 @@ pub(super) fn read_pair_sheet(
                 _ => None,
             };
             match choice {
-                Some(c) => entries.push(PairEntry {
+                Some(c) => reading.entries.push(PairEntry {
                     pair_id,
                     criterion_id: *criterion_id,
                     left_first,
                     winner: c.winner(left_first),
                     rationale: rationale.clone(),
                 }),
-                None => errors.push(at(
+                None => reading.errors.push(cell_error(
+                    self.expected.file,
+                    self.name,
                     row.number,
-                    &table.headers[*col],
+                    &self.table.headers[*col],
                     Some(text),
                     format!(
                         "{} takes A (the first answer) or B (the second){}",
@@ -381,6 +447,41 @@ pub(super) fn read_pair_sheet(
                 )),
             }
         }
+    }
+}
+
+/// A bad cell of a pair sheet before its file and sheet are named: its row, column, value and
+/// what is wrong.
+struct CellFault {
+    row: usize,
+    column: &'static str,
+    value: Option<String>,
+    message: String,
+}
+
+impl CellFault {
+    /// The bad cell in `sheet` of `file`.
+    fn in_sheet(self, file: &str, sheet: &str) -> CellError {
+        cell_error(file, sheet, self.row, self.column, self.value, self.message)
+    }
+}
+
+/// A bad cell of a sheet of a workbook: its file, sheet, row, column, value and what is wrong.
+fn cell_error(
+    file: &str,
+    sheet: &str,
+    row: usize,
+    column: &str,
+    value: Option<String>,
+    message: String,
+) -> CellError {
+    CellError {
+        file: file.to_string(),
+        sheet: Some(sheet.to_string()),
+        row: Some(row),
+        column: Some(column.to_string()),
+        value,
+        message,
     }
 }
 

@@ -496,6 +496,13 @@ pub fn import_rating_sheet(
     };
     let pairs_expected = pair_sheet::PairExpectations::read(store, rater_id)?;
     let pair_ids = pair_sheet::pairwise_criterion_ids(store, &expected.rubrics)?;
+    let pair_sheets = pair_sheet::PairSheetExpectations {
+        file: &sheet.file,
+        rubrics: &expected.rubrics,
+        criterion_ids: &pair_ids,
+        pairs: &pairs_expected,
+        rater_name: &expected.rater_name,
+    };
     let mut reading = SheetReading::default();
     for name in sheet
         .names
@@ -504,18 +511,10 @@ pub fn import_rating_sheet(
     {
         let table = sheet.table(name)?;
         if table.column(pair_sheet::ANSWER_A).is_some() {
-            pair_sheet::read_pair_sheet(
-                &sheet.file,
-                name,
-                &table,
-                &expected.rubrics,
-                &pair_ids,
-                &pairs_expected,
-                &expected.rater_name,
-                &mut reading.pair_entries,
-                &mut reading.rows,
-                &mut reading.errors,
-            );
+            let pairs = pair_sheet::read_pair_sheet(&pair_sheets, name, &table);
+            reading.pair_entries.extend(pairs.entries);
+            reading.rows += pairs.rows;
+            reading.errors.extend(pairs.errors);
         } else {
             read_rubric_sheet(&sheet.file, name, &table, &expected, &mut reading);
         }

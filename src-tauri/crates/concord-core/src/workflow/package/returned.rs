@@ -283,21 +283,58 @@ impl PackageWork {
         self.validate_signatures(store, origin, &known)
     }
 
+    /// A pair verdict of the package and its earlier versions (see the module documentation).
     fn validate_pair_verdict(
         &self,
         origin: &PackageOrigin,
         known: &StudyKnowledge,
         v: &PairVerdictFull,
     ) -> Result<(), PackageError> {
-        let refuse = |column, detail| Err(origin.refuse("pair_judgement", v.id, column, detail));
+        let item = self
+            .check_pair_verdict(origin, known, v)
+            .map_err(|(column, detail)| origin.refuse("pair_judgement", v.id, column, detail))?;
+        self.check_verdict_history(known, v, &item)
+            .map_err(|(column, detail)| {
+                origin.refuse("pair_judgement_history", v.id, column, detail)
+            })
+    }
+
+    /// Check a verdict's current value (pair, winner, texts, times); returns its pair.
+    fn check_pair_verdict<'a>(
+        &'a self,
+        origin: &PackageOrigin,
+        known: &'a StudyKnowledge,
+        v: &PairVerdictFull,
+    ) -> Result<JudgedPair<'a>, Fault> {
+        let item = self.judged_pair(origin, known, v)?;
+        check_verdict_content(&item, &v.content, &v.origin)?;
+        let content = super::swap_content(&v.content, item.pair.swapped);
+        let at_issue = known.pair_base.get(&item.key);
+        let times = CurrentTimes {
+            created_at: v.created_at,
+            updated_at: v.updated_at,
+            changed: at_issue != Some(&content),
+            issued: at_issue.is_some(),
+        };
+        check_current_times(known, times)?;
+        Ok(item)
+    }
+
+    /// The study's pair and comparison of a verdict, given to the expert and shown as recorded.
+    fn judged_pair<'a>(
+        &'a self,
+        origin: &PackageOrigin,
+        known: &'a StudyKnowledge,
+        v: &PairVerdictFull,
+    ) -> Result<JudgedPair<'a>, Fault> {
         let Some(pair) = self.pairs.get(&v.pair_id) else {
-            return refuse(
+            return Err((
                 "pair_id",
                 format!("pair {} is not one the package was issued with", v.pair_id),
-            );
+            ));
         };
         let Some(work) = known.pair_work.get(&pair.id) else {
-            return refuse(
+            return Err((
                 "pair_id",
                 format!(
                     "the pair of answers {} and {} to conversation {} was not given to {}",
@@ -306,95 +343,51 @@ impl PackageWork {
                     quoted(&pair.conversation),
                     quoted(&origin.rater_name)
                 ),
-            );
+            ));
         };
-        let Some(criterion) = self.criteria.get(&v.criterion_id) else {
-            return refuse(
-                "criterion_id",
-                format!(
-                    "criterion {} is not one the package was issued with",
-                    v.criterion_id
-                ),
-            );
-        };
+        let criterion = self.package_criterion(v.criterion_id)?;
         let study_criterion = known
             .criteria
             .get(&criterion.id)
             .filter(|c| c.rubric_id == pair.rubric_id && c.scale.is_preference());
         let Some(study_criterion) = study_criterion else {
-            return refuse(
+            return Err((
                 "criterion_id",
                 format!(
                     "criterion {} is not a comparison of this pair's rubric",
                     criterion.key
                 ),
-            );
+            ));
         };
         if (v.left_first != pair.swapped) != work.left_first {
-            return refuse(
+            return Err((
                 "left_first",
                 format!(
                     "says the answers were shown the other way round from the order this study gave {}",
                     quoted(&origin.rater_name)
                 ),
-            );
+            ));
         }
-        let tie_refused = |c: &PairContent| {
-            c.winner == Some(Winner::Tie)
-                && !study_criterion.scale.contains(crate::rubric::PREFER_TIE)
-        };
-        if tie_refused(&v.content) {
-            return refuse(
-                "winner",
-                format!("a tie, which criterion {} does not allow", criterion.key),
-            );
-        }
-        check_text(v.content.rationale.as_deref(), MAX_TEXT_BYTES)
-            .map_or(Ok(()), |detail| refuse("rationale", detail))?;
-        check_text(Some(&v.origin), MAX_ORIGIN_BYTES)
-            .map_or(Ok(()), |detail| refuse("origin", detail))?;
-        if v.created_at > v.updated_at {
-            return refuse(
-                "created_at",
-                format!(
-                    "created at {}, after its last change at {}",
-                    iso_utc(v.created_at),
-                    iso_utc(v.updated_at)
-                ),
-            );
-        }
-        known
-            .check_not_future(v.updated_at)
-            .map_or(Ok(()), |detail| refuse("updated_at", detail))?;
-        let key = (pair.id, criterion.id);
-        let content = super::swap_content(&v.content, pair.swapped);
-        let at_issue = known.pair_base.get(&key);
-        if at_issue != Some(&content) {
-            known
-                .check_after_issue(v.updated_at)
-                .map_or(Ok(()), |detail| refuse("updated_at", detail))?;
-        }
-        if at_issue.is_none() {
-            known
-                .check_after_issue(v.created_at)
-                .map_or(Ok(()), |detail| refuse("created_at", detail))?;
-        }
-        let held = known.pair_history.get(&key);
+        Ok(JudgedPair {
+            pair,
+            key: (pair.id, criterion.id),
+            criterion: &criterion.key,
+            scale: &study_criterion.scale,
+        })
+    }
+
+    /// Check a verdict's earlier versions: winner, texts, times in order and after issue.
+    fn check_verdict_history(
+        &self,
+        known: &StudyKnowledge,
+        v: &PairVerdictFull,
+        item: &JudgedPair<'_>,
+    ) -> Result<(), Fault> {
+        let held = known.pair_history.get(&item.key);
         for h in self.pair_history.get(&v.id).into_iter().flatten() {
-            let refuse_h =
-                |column, detail| Err(origin.refuse("pair_judgement_history", v.id, column, detail));
-            if tie_refused(&h.content) {
-                return refuse_h(
-                    "winner",
-                    format!("a tie, which criterion {} does not allow", criterion.key),
-                );
-            }
-            check_text(h.content.rationale.as_deref(), MAX_TEXT_BYTES)
-                .map_or(Ok(()), |detail| refuse_h("rationale", detail))?;
-            check_text(Some(&h.origin), MAX_ORIGIN_BYTES)
-                .map_or(Ok(()), |detail| refuse_h("origin", detail))?;
+            check_verdict_content(item, &h.content, &h.origin)?;
             if h.valid_from > h.replaced_at || h.replaced_at > v.updated_at {
-                return refuse_h(
+                return Err((
                     "replaced_at",
                     format!(
                         "an earlier version valid from {} and replaced at {}, out of order with the current verdict set at {}",
@@ -402,17 +395,14 @@ impl PackageWork {
                         iso_utc(h.replaced_at),
                         iso_utc(v.updated_at)
                     ),
-                );
+                ));
             }
             let h_study = PairHistoryRow {
-                content: super::swap_content(&h.content, pair.swapped),
+                content: super::swap_content(&h.content, item.pair.swapped),
                 ..h.clone()
             };
-            if !held.is_some_and(|rows| rows.contains(&h_study)) {
-                known
-                    .check_after_issue(h.replaced_at)
-                    .map_or(Ok(()), |detail| refuse_h("replaced_at", detail))?;
-            }
+            let is_held = held.is_some_and(|rows| rows.contains(&h_study));
+            check_replaced_after_issue(known, h.replaced_at, is_held)?;
         }
         Ok(())
     }
@@ -514,47 +504,79 @@ impl PackageWork {
         Ok(())
     }
 
+    /// A rating of the package and its earlier versions (see the module documentation).
     fn validate_rating(
         &self,
         origin: &PackageOrigin,
         known: &StudyKnowledge,
         r: &StoredRating,
     ) -> Result<(), PackageError> {
-        let refuse = |column, detail| Err(origin.refuse("rating", r.id, column, detail));
+        let item = self
+            .check_rating(origin, known, r)
+            .map_err(|(column, detail)| origin.refuse("rating", r.id, column, detail))?;
+        self.check_rating_history(known, r, &item)
+            .map_err(|(column, detail)| origin.refuse("rating_history", r.id, column, detail))
+    }
+
+    /// Check a rating's current value (item, scale, texts, times); returns its item.
+    fn check_rating<'a>(
+        &'a self,
+        origin: &PackageOrigin,
+        known: &'a StudyKnowledge,
+        r: &StoredRating,
+    ) -> Result<RatedItem<'a>, Fault> {
+        let item = self.rated_item(origin, known, r)?;
+        let texts = RatingTexts {
+            raw_value: r.raw_value.as_deref(),
+            rationale: r.rationale.as_deref(),
+            origin: &r.origin,
+        };
+        check_rating_content(&item, r.value, texts)?;
+        let content = r.content();
+        let at_issue = known.base.get(&item.key);
+        let times = CurrentTimes {
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            changed: at_issue != Some(&content),
+            issued: at_issue.is_some(),
+        };
+        check_current_times(known, times)?;
+        Ok(item)
+    }
+
+    /// The study's item of a first or retest rating, assigned to the expert for that occasion.
+    fn rated_item<'a>(
+        &'a self,
+        origin: &PackageOrigin,
+        known: &'a StudyKnowledge,
+        r: &StoredRating,
+    ) -> Result<RatedItem<'a>, Fault> {
         if !matches!(r.occasion, Occasion::First | Occasion::Retest) {
-            return refuse(
+            return Err((
                 "occasion",
                 format!(
                     "a {} value; a package returns only its expert's first and retest ratings",
                     r.occasion.as_str()
                 ),
-            );
+            ));
         }
         let Some(response) = self.responses.get(&r.response_id) else {
-            return refuse(
+            return Err((
                 "response_id",
                 format!(
                     "response {} is not one the package was issued with",
                     r.response_id
                 ),
-            );
+            ));
         };
-        let Some(criterion) = self.criteria.get(&r.criterion_id) else {
-            return refuse(
-                "criterion_id",
-                format!(
-                    "criterion {} is not one the package was issued with",
-                    r.criterion_id
-                ),
-            );
-        };
+        let criterion = self.package_criterion(r.criterion_id)?;
         let purposes = known.assigned_purposes(response.id);
         let issued = match r.occasion {
             Occasion::Retest => purposes.contains(&Purpose::Retest),
             _ => purposes.iter().any(|p| *p != Purpose::Retest),
         };
         if !issued {
-            return refuse(
+            return Err((
                 "response_id",
                 format!(
                     "conversation {} (source {}) was not issued to {} for a {} rating",
@@ -563,97 +585,80 @@ impl PackageWork {
                     quoted(&origin.rater_name),
                     r.occasion.as_str()
                 ),
-            );
+            ));
         }
         let Some(study_criterion) = known.criteria.get(&criterion.id) else {
-            return refuse(
+            return Err((
                 "criterion_id",
                 format!("criterion {} is not in this study's rubric", criterion.key),
-            );
+            ));
         };
         if known.response_rubric.get(&response.id) != Some(&study_criterion.rubric_id) {
-            return refuse(
+            return Err((
                 "criterion_id",
                 format!(
                     "criterion {} is not in the rubric of conversation {}",
                     criterion.key,
                     quoted(&response.conversation)
                 ),
-            );
+            ));
         }
-        check_value(r.value, &study_criterion.scale, &criterion.key)
-            .map_or(Ok(()), |detail| refuse("value", detail))?;
-        check_text(r.raw_value.as_deref(), MAX_TEXT_BYTES)
-            .map_or(Ok(()), |detail| refuse("raw_value", detail))?;
-        check_text(r.rationale.as_deref(), MAX_TEXT_BYTES)
-            .map_or(Ok(()), |detail| refuse("rationale", detail))?;
-        check_text(Some(&r.origin), MAX_ORIGIN_BYTES)
-            .map_or(Ok(()), |detail| refuse("origin", detail))?;
-        if r.created_at > r.updated_at {
-            return refuse(
-                "created_at",
-                format!(
-                    "created at {}, after its last change at {}",
-                    iso_utc(r.created_at),
-                    iso_utc(r.updated_at)
-                ),
-            );
-        }
-        known
-            .check_not_future(r.updated_at)
-            .map_or(Ok(()), |detail| refuse("updated_at", detail))?;
-        let key: BaseKey = (r.occasion, response.id, criterion.id);
-        let content = r.content();
-        let at_issue = known.base.get(&key);
-        if at_issue != Some(&content) {
-            known
-                .check_after_issue(r.updated_at)
-                .map_or(Ok(()), |detail| refuse("updated_at", detail))?;
-        }
-        if at_issue.is_none() {
-            known
-                .check_after_issue(r.created_at)
-                .map_or(Ok(()), |detail| refuse("created_at", detail))?;
-        }
-        let held = known.history.get(&key);
+        Ok(RatedItem {
+            key: (r.occasion, response.id, criterion.id),
+            criterion: &criterion.key,
+            scale: &study_criterion.scale,
+        })
+    }
+
+    /// Check a rating's earlier versions: scale, texts, times in order and after issue.
+    fn check_rating_history(
+        &self,
+        known: &StudyKnowledge,
+        r: &StoredRating,
+        item: &RatedItem<'_>,
+    ) -> Result<(), Fault> {
+        let held = known.history.get(&item.key);
         for h in self.history.get(&r.id).into_iter().flatten() {
-            let refuse_h =
-                |column, detail| Err(origin.refuse("rating_history", r.id, column, detail));
-            check_value(h.value, &study_criterion.scale, &criterion.key)
-                .map_or(Ok(()), |detail| refuse_h("value", detail))?;
-            check_text(h.raw_value.as_deref(), MAX_TEXT_BYTES)
-                .map_or(Ok(()), |detail| refuse_h("raw_value", detail))?;
-            check_text(h.rationale.as_deref(), MAX_TEXT_BYTES)
-                .map_or(Ok(()), |detail| refuse_h("rationale", detail))?;
-            check_text(Some(&h.origin), MAX_ORIGIN_BYTES)
-                .map_or(Ok(()), |detail| refuse_h("origin", detail))?;
+            let texts = RatingTexts {
+                raw_value: h.raw_value.as_deref(),
+                rationale: h.rationale.as_deref(),
+                origin: &h.origin,
+            };
+            check_rating_content(item, h.value, texts)?;
             if h.valid_from > h.replaced_at {
-                return refuse_h(
+                return Err((
                     "valid_from",
                     format!(
                         "an earlier version valid from {}, after it was replaced at {}",
                         iso_utc(h.valid_from),
                         iso_utc(h.replaced_at)
                     ),
-                );
+                ));
             }
             if h.replaced_at > r.updated_at {
-                return refuse_h(
+                return Err((
                     "replaced_at",
                     format!(
                         "an earlier version replaced at {}, after the current value was set at {}",
                         iso_utc(h.replaced_at),
                         iso_utc(r.updated_at)
                     ),
-                );
+                ));
             }
-            if !held.is_some_and(|rows| rows.contains(h)) {
-                known
-                    .check_after_issue(h.replaced_at)
-                    .map_or(Ok(()), |detail| refuse_h("replaced_at", detail))?;
-            }
+            let is_held = held.is_some_and(|rows| rows.contains(h));
+            check_replaced_after_issue(known, h.replaced_at, is_held)?;
         }
         Ok(())
+    }
+
+    /// The study's criterion of a package criterion id the package was issued with.
+    fn package_criterion(&self, id: i64) -> Result<&StudyCriterion, Fault> {
+        self.criteria.get(&id).ok_or_else(|| {
+            (
+                "criterion_id",
+                format!("criterion {id} is not one the package was issued with"),
+            )
+        })
     }
 
     /// The items' progress; `pair_seconds` is the time the package adds on its pairs, which
@@ -913,6 +918,111 @@ fn check_value(value: Option<i64>, scale: &Scale, criterion: &str) -> Option<Str
 fn check_text(text: Option<&str>, limit: usize) -> Option<String> {
     let t = text?;
     (t.len() > limit).then(|| format!("{} bytes of text, more than the limit of {limit}", t.len()))
+}
+
+/// What is wrong with one value of a package: the column at fault and why.
+type Fault = (&'static str, String);
+
+/// `Err` naming `column` when a check found something wrong (`detail`), else `Ok`.
+fn fault_at(column: &'static str, detail: Option<String>) -> Result<(), Fault> {
+    detail.map_or(Ok(()), |detail| Err((column, detail)))
+}
+
+/// A package rating's item in the study's terms: its key, its criterion's key and scale.
+struct RatedItem<'a> {
+    key: BaseKey,
+    criterion: &'a str,
+    scale: &'a Scale,
+}
+
+/// A package verdict's pair and comparison in the study's terms: the pair, the verdict's key,
+/// its criterion's key and scale.
+struct JudgedPair<'a> {
+    pair: &'a StudyPair,
+    key: PairBaseKey,
+    criterion: &'a str,
+    scale: &'a Scale,
+}
+
+/// The texts of a rating, current or earlier.
+struct RatingTexts<'a> {
+    raw_value: Option<&'a str>,
+    rationale: Option<&'a str>,
+    origin: &'a str,
+}
+
+/// When a current value was created and last changed, whether it differs from the value at
+/// issue, and whether there was one.
+struct CurrentTimes {
+    created_at: Millis,
+    updated_at: Millis,
+    changed: bool,
+    issued: bool,
+}
+
+/// Check a rating's value (current or earlier) is on its scale and its texts within their limits.
+fn check_rating_content(
+    item: &RatedItem<'_>,
+    value: Option<i64>,
+    texts: RatingTexts<'_>,
+) -> Result<(), Fault> {
+    fault_at("value", check_value(value, item.scale, item.criterion))?;
+    fault_at("raw_value", check_text(texts.raw_value, MAX_TEXT_BYTES))?;
+    fault_at("rationale", check_text(texts.rationale, MAX_TEXT_BYTES))?;
+    fault_at("origin", check_text(Some(texts.origin), MAX_ORIGIN_BYTES))
+}
+
+/// Check a verdict (current or earlier): a winner its criterion allows, texts within limits.
+fn check_verdict_content(
+    item: &JudgedPair<'_>,
+    content: &PairContent,
+    origin: &str,
+) -> Result<(), Fault> {
+    if content.winner == Some(Winner::Tie) && !item.scale.contains(crate::rubric::PREFER_TIE) {
+        return Err((
+            "winner",
+            format!("a tie, which criterion {} does not allow", item.criterion),
+        ));
+    }
+    fault_at(
+        "rationale",
+        check_text(content.rationale.as_deref(), MAX_TEXT_BYTES),
+    )?;
+    fault_at("origin", check_text(Some(origin), MAX_ORIGIN_BYTES))
+}
+
+/// Check a current value's times: in order, not in the future, not before issue where it is new.
+fn check_current_times(known: &StudyKnowledge, t: CurrentTimes) -> Result<(), Fault> {
+    if t.created_at > t.updated_at {
+        return Err((
+            "created_at",
+            format!(
+                "created at {}, after its last change at {}",
+                iso_utc(t.created_at),
+                iso_utc(t.updated_at)
+            ),
+        ));
+    }
+    fault_at("updated_at", known.check_not_future(t.updated_at))?;
+    if t.changed {
+        fault_at("updated_at", known.check_after_issue(t.updated_at))?;
+    }
+    if !t.issued {
+        fault_at("created_at", known.check_after_issue(t.created_at))?;
+    }
+    Ok(())
+}
+
+/// Check an earlier version was not replaced before issue, unless the study already holds it.
+fn check_replaced_after_issue(
+    known: &StudyKnowledge,
+    replaced_at: Millis,
+    held: bool,
+) -> Result<(), Fault> {
+    if held {
+        return Ok(());
+    }
+    fault_at("replaced_at", known.check_after_issue(replaced_at))
 }
 
 /// A criterion of the study with its rubric and scale.

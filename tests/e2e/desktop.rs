@@ -358,7 +358,14 @@ fn file_quit_quits_and_leaves_the_package_whole_without_wal_or_shm() {
     // The native menu's File → Quit sends `quit` to the window (menu.rs `forward`), which saves
     // what is still being saved and asks the shell to quit; the shell's 5 s fallback is not on
     // this path, so an exit within the deadline is the window's own quit.
-    quits_and_leaves_the_package_whole("File → Quit", |app| emit(app, "menu", "quit"));
+    // The app may be gone before the emit's reply comes back, so the reply is not read: the
+    // exit below is what must hold.
+    quits_and_leaves_the_package_whole("File → Quit", |app| {
+        app.invoke(
+            "plugin:event|emit",
+            json!({"event": "menu", "payload": "quit"}),
+        );
+    });
 }
 
 /// An expert's package opened, one item rated, then quit `how`: the app exits, the package is

@@ -266,6 +266,29 @@ fn lead_sets_up_a_three_expert_study_from_a_csv_to_a_package_and_a_rating_csv() 
     );
     drop(sealed);
 
+    // The package comes back (here as issued: nothing rated yet) after the lead has been on
+    // another step: the merge uses the passphrase the window already holds for it, untyped.
+    click(&app, "[data-testid=step-exports]");
+    click(&app, "[data-testid=step-packages]");
+    let pass = app.wait_for("[data-testid=package-passphrase]", Duration::from_secs(10));
+    assert_eq!(
+        app.attribute(&pass, "value").as_deref(),
+        Some("told to Ana by phone"),
+        "the packages step keeps the passphrase the lead typed when they come back to it"
+    );
+    fill(
+        &app,
+        "[data-testid=merge-path]",
+        &package.display().to_string(),
+    );
+    click(&app, "[data-testid=merge-run]");
+    app.wait_for("[data-testid=merge-report]", Duration::from_secs(15));
+    assert!(
+        app.try_find("[data-testid=package-passphrase-error]")
+            .is_none(),
+        "the merge took the held passphrase: no passphrase was asked for again"
+    );
+
     // Step 7: the long CSV (Excel-friendly by default), checked on disk.
     click(&app, "[data-testid=step-exports]");
     click(&app, "[data-testid=export-long_csv]");

@@ -1,5 +1,6 @@
 //! Journey: first launch on a fresh study file creates the demo study and the overview shows its
-//! real counts; a file that is not a study shows a clear message and stays untouched.
+//! real counts; a file that is not a study shows a clear message and stays untouched; a study
+//! holding answers without text (built from ratings alone) says how many and which import fills them.
 
 use super::{grouped, App};
 use concord_core::intake::demo::demo_study;
@@ -122,4 +123,69 @@ fn the_interface_switches_to_chinese() {
         "PsyCrisis dimensions show their Chinese labels"
     );
     app.screenshot("overview-zh");
+}
+
+/// A study built from ratings alone (as the MentalAlign release builds one): three conversations,
+/// two answers each, the first two conversations' answers held without text.
+fn study_with_textless_answers(path: &std::path::Path) {
+    use concord_core::store::{NewConversation, NewSource, SourceKind, Store, StoreError};
+    let mut store = Store::create(
+        path,
+        std::sync::Arc::new(concord_core::base::clock::SystemClock),
+    )
+    .expect("a new study file");
+    store
+        .write(|tx| {
+            let rubric = tx.add_rubric(&concord_core::rubric::builtin::mentalbench())?;
+            let model = tx.upsert_source(&NewSource {
+                key: "gpt4o",
+                name: "GPT-4o",
+                family: None,
+                kind: SourceKind::Llm,
+            })?;
+            let human = tx.upsert_source(&NewSource {
+                key: "original",
+                name: "Original",
+                family: None,
+                kind: SourceKind::Human,
+            })?;
+            for i in 0..3 {
+                let c = tx.add_conversation(&NewConversation {
+                    external_id: &format!("c{i}"),
+                    rubric_id: rubric,
+                    context: &format!("I cannot sleep ({i})."),
+                    language: Some("en"),
+                    category: None,
+                })?;
+                for s in [model, human] {
+                    let text = (i >= 2).then(|| format!("An answer to {i}."));
+                    tx.add_response(c, s, text.as_deref())?;
+                }
+            }
+            Ok::<_, StoreError>(())
+        })
+        .expect("the study is written");
+}
+
+#[test]
+fn the_overview_says_how_many_answers_have_no_text_and_which_import_fills_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("ratings-only.concord");
+    study_with_textless_answers(&study);
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(30));
+    let note = app.wait_for(
+        "[data-testid=overview-without-text]",
+        Duration::from_secs(10),
+    );
+    assert_eq!(
+        app.attribute(&note, "data-count").as_deref(),
+        Some("4"),
+        "four of the six answers are held without text, and the overview says so"
+    );
+    let text = app.text_of("[data-testid=overview-without-text]");
+    assert!(
+        text.starts_with("4 answers have no text") && text.contains("MentalBench-100k"),
+        "the warning counts them (plural) and names the import that fills them: {text:?}"
+    );
 }

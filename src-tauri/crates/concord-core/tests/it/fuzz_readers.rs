@@ -8,7 +8,7 @@
 //!
 //! CI runs a fixed number of cases per reader ([`CI_CASES`]); the ignored `soak` test runs
 //! `CONCORD_SOAK_CASES` per reader (default 20,000) and prints cases and cases per second:
-//! `cargo test -p concord-core --release --test fuzz_readers -- --ignored --nocapture soak`.
+//! `cargo test -p concord-core --release --test it fuzz_readers -- --ignored --nocapture soak`.
 
 use concord_testsupport::lead_study;
 use concord_testsupport::release_files;

@@ -4,7 +4,7 @@
 //! durations, ages up to 89, bare years). A finding counts as a hit when it overlaps a planted
 //! identifier of the same class; any other finding is a false positive. The goals are recall ≥
 //! 0.95 for every class and precision ≥ 0.9 overall; the per-class table is printed
-//! (`cargo test -p concord-core --test phi_eval -- --nocapture`).
+//! (`cargo test -p concord-core --test it phi_eval -- --nocapture`).
 
 use concord_core::guard::phi::parse_terms;
 use concord_core::guard::phi::PhiKind;

@@ -631,27 +631,31 @@ fn without_tests(code: &str) -> (String, Vec<String>) {
                 i = j + 1;
                 continue;
             }
-            let mut depth = 0;
-            while j < chars.len() {
-                match chars[j] {
-                    '{' => depth += 1,
-                    '}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            i = j + 1;
+            i = matching_brace(&chars, j) + 1;
             continue;
         }
         out.push(chars[i]);
         i += 1;
     }
     (out, test_mods)
+}
+
+/// The index of the `}` that closes the `{` at `open` (the end of `chars` when none does).
+fn matching_brace(chars: &[char], open: usize) -> usize {
+    let mut depth = 0;
+    for (k, c) in chars.iter().enumerate().skip(open) {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return k;
+                }
+            }
+            _ => {}
+        }
+    }
+    chars.len()
 }
 
 /// The inline `mod name {` blocks of `code`: (start, end, name), by brace matching.
@@ -1506,21 +1510,7 @@ fn long_functions(code: &str) -> Vec<(String, usize, usize)> {
             i = j;
             continue;
         }
-        let mut braces = 0;
-        let mut end = j;
-        while end < chars.len() {
-            match chars[end] {
-                '{' => braces += 1,
-                '}' => {
-                    braces -= 1;
-                    if braces == 0 {
-                        break;
-                    }
-                }
-                _ => {}
-            }
-            end += 1;
-        }
+        let end = matching_brace(&chars, j);
         let (first, last) = (line_at(i), line_at(end.min(chars.len() - 1)));
         if last - first + 1 > LONGEST_FUNCTION {
             found.push((name, first, last - first + 1));

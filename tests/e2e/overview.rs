@@ -125,53 +125,18 @@ fn the_interface_switches_to_chinese() {
     app.screenshot("overview-zh");
 }
 
-/// A study built from ratings alone (as the MentalAlign release builds one): three conversations,
-/// two answers each, the first two conversations' answers held without text.
-fn study_with_textless_answers(path: &std::path::Path) {
-    use concord_core::store::{NewConversation, NewSource, SourceKind, Store, StoreError};
-    let mut store = Store::create(
-        path,
-        std::sync::Arc::new(concord_core::base::clock::SystemClock),
-    )
-    .expect("a new study file");
-    store
-        .write(|tx| {
-            let rubric = tx.add_rubric(&concord_core::rubric::builtin::mentalbench())?;
-            let model = tx.upsert_source(&NewSource {
-                key: "gpt4o",
-                name: "GPT-4o",
-                family: None,
-                kind: SourceKind::Llm,
-            })?;
-            let human = tx.upsert_source(&NewSource {
-                key: "original",
-                name: "Original",
-                family: None,
-                kind: SourceKind::Human,
-            })?;
-            for i in 0..3 {
-                let c = tx.add_conversation(&NewConversation {
-                    external_id: &format!("c{i}"),
-                    rubric_id: rubric,
-                    context: &format!("I cannot sleep ({i})."),
-                    language: Some("en"),
-                    category: None,
-                })?;
-                for s in [model, human] {
-                    let text = (i >= 2).then(|| format!("An answer to {i}."));
-                    tx.add_response(c, s, text.as_deref())?;
-                }
-            }
-            Ok::<_, StoreError>(())
-        })
-        .expect("the study is written");
-}
-
 #[test]
 fn the_overview_says_how_many_answers_have_no_text_and_which_import_fills_them() {
     let dir = tempfile::tempdir().unwrap();
     let study = dir.path().join("ratings-only.concord");
-    study_with_textless_answers(&study);
+    // Three conversations, two answers each, the first two conversations' answers without text.
+    let mut store = concord_core::store::Store::create(
+        &study,
+        std::sync::Arc::new(concord_core::base::clock::SystemClock),
+    )
+    .expect("a new study file");
+    concord_testsupport::lead_study::populate_textless(&mut store, 3, 2);
+    drop(store);
     let app = App::launch(&study);
     app.wait_for("[data-testid=overview]", Duration::from_secs(30));
     let note = app.wait_for(

@@ -98,6 +98,43 @@ pub fn rater_id(store: &Store, name: &str) -> i64 {
         .id
 }
 
+/// Fill a study built from ratings alone (as the MentalAlign release builds one):
+/// `conversations` MentalBench conversations answered by GPT-4o and the human original, the
+/// answers of the first `textless` conversations held without text.
+pub fn populate_textless(store: &mut Store, conversations: usize, textless: usize) {
+    store
+        .write(|tx| {
+            let rubric = tx.add_rubric(&builtin::mentalbench())?;
+            let model = tx.upsert_source(&NewSource {
+                key: "gpt4o",
+                name: "GPT-4o",
+                family: None,
+                kind: SourceKind::Llm,
+            })?;
+            let human = tx.upsert_source(&NewSource {
+                key: "original",
+                name: "Original",
+                family: None,
+                kind: SourceKind::Human,
+            })?;
+            for i in 0..conversations {
+                let c = tx.add_conversation(&NewConversation {
+                    external_id: &format!("c{i}"),
+                    rubric_id: rubric,
+                    context: &format!("I cannot sleep ({i})."),
+                    language: Some("en"),
+                    category: None,
+                })?;
+                for s in [model, human] {
+                    let text = (i >= textless).then(|| format!("An answer to {i}."));
+                    tx.add_response(c, s, text.as_deref())?;
+                }
+            }
+            Ok::<_, concord_core::store::StoreError>(())
+        })
+        .expect("the ratings-only study is written");
+}
+
 /// Criterion ids of the MentalBench rubric, in rubric order.
 pub fn criteria(store: &Store) -> Vec<i64> {
     builtin::mentalbench()

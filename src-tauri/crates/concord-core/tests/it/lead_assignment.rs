@@ -310,39 +310,8 @@ fn study_with_textless_answers(
     conversations: usize,
     textless: usize,
 ) -> concord_core::store::Store {
-    use concord_core::store::{NewConversation, NewSource, SourceKind, StoreError};
     let mut store = concord_core::store::Store::in_memory(clock()).unwrap();
-    store
-        .write(|tx| {
-            let rubric = tx.add_rubric(&concord_core::rubric::builtin::mentalbench())?;
-            let source = tx.upsert_source(&NewSource {
-                key: "gpt4o",
-                name: "GPT-4o",
-                family: None,
-                kind: SourceKind::Llm,
-            })?;
-            let human = tx.upsert_source(&NewSource {
-                key: "original",
-                name: "Original",
-                family: None,
-                kind: SourceKind::Human,
-            })?;
-            for i in 0..conversations {
-                let c = tx.add_conversation(&NewConversation {
-                    external_id: &format!("c{i}"),
-                    rubric_id: rubric,
-                    context: &format!("I cannot sleep ({i})."),
-                    language: Some("en"),
-                    category: None,
-                })?;
-                for s in [source, human] {
-                    let text = (i >= textless).then(|| format!("An answer to {i}."));
-                    tx.add_response(c, s, text.as_deref())?;
-                }
-            }
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
+    populate_textless(&mut store, conversations, textless);
     for (n, name) in ["Ana", "Ben"].iter().enumerate() {
         assignment::add_expert(&mut store, name, n as u64).unwrap();
     }

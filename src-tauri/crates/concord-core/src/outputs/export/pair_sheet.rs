@@ -433,7 +433,7 @@ impl<'a> PairSheet<'a> {
                     winner: c.winner(left_first),
                     rationale: rationale.clone(),
                 }),
-                None => reading.errors.push(cell_error(
+                None => reading.errors.push(CellError::at(
                     self.expected.file,
                     self.name,
                     row.number,
@@ -462,26 +462,7 @@ struct CellFault {
 impl CellFault {
     /// The bad cell in `sheet` of `file`.
     fn in_sheet(self, file: &str, sheet: &str) -> CellError {
-        cell_error(file, sheet, self.row, self.column, self.value, self.message)
-    }
-}
-
-/// A bad cell of a sheet of a workbook: its file, sheet, row, column, value and what is wrong.
-fn cell_error(
-    file: &str,
-    sheet: &str,
-    row: usize,
-    column: &str,
-    value: Option<String>,
-    message: String,
-) -> CellError {
-    CellError {
-        file: file.to_string(),
-        sheet: Some(sheet.to_string()),
-        row: Some(row),
-        column: Some(column.to_string()),
-        value,
-        message,
+        CellError::at(file, sheet, self.row, self.column, self.value, self.message)
     }
 }
 

@@ -534,13 +534,8 @@ fn read_rubric_sheet(
     expected: &SheetExpectations,
     reading: &mut SheetReading,
 ) {
-    let at = |row: usize, column: &str, value: Option<String>, message: String| CellError {
-        file: file.to_string(),
-        sheet: Some(name.to_string()),
-        row: Some(row),
-        column: Some(column.to_string()),
-        value,
-        message,
+    let at = |row: usize, column: &str, value: Option<String>, message: String| {
+        CellError::at(file, name, row, column, value, message)
     };
     let Some(id_col) = table.column(ID) else {
         reading.errors.push(CellError {

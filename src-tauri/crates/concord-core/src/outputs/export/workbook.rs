@@ -558,6 +558,27 @@ pub struct CellError {
     pub message: String,
 }
 
+impl CellError {
+    /// A bad cell of a sheet of a workbook: its file, sheet, row, column, value and what is wrong.
+    pub(crate) fn at(
+        file: &str,
+        sheet: &str,
+        row: usize,
+        column: &str,
+        value: Option<String>,
+        message: String,
+    ) -> CellError {
+        CellError {
+            file: file.to_string(),
+            sheet: Some(sheet.to_string()),
+            row: Some(row),
+            column: Some(column.to_string()),
+            value,
+            message,
+        }
+    }
+}
+
 impl std::fmt::Display for CellError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.file)?;

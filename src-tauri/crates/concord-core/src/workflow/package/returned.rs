@@ -310,12 +310,7 @@ impl PackageWork {
         check_verdict_content(&item, &v.content, &v.origin)?;
         let content = super::swap_content(&v.content, item.pair.swapped);
         let at_issue = known.pair_base.get(&item.key);
-        let times = CurrentTimes {
-            created_at: v.created_at,
-            updated_at: v.updated_at,
-            changed: at_issue != Some(&content),
-            issued: at_issue.is_some(),
-        };
+        let times = CurrentTimes::of(v.created_at, v.updated_at, at_issue, &content);
         check_current_times(known, times)?;
         Ok(item)
     }
@@ -534,12 +529,7 @@ impl PackageWork {
         check_rating_content(&item, r.value, texts)?;
         let content = r.content();
         let at_issue = known.base.get(&item.key);
-        let times = CurrentTimes {
-            created_at: r.created_at,
-            updated_at: r.updated_at,
-            changed: at_issue != Some(&content),
-            issued: at_issue.is_some(),
-        };
+        let times = CurrentTimes::of(r.created_at, r.updated_at, at_issue, &content);
         check_current_times(known, times)?;
         Ok(item)
     }
@@ -958,6 +948,23 @@ struct CurrentTimes {
     updated_at: Millis,
     changed: bool,
     issued: bool,
+}
+
+impl CurrentTimes {
+    /// The times of a current value whose content at issue was `at_issue` (`None`: not issued).
+    fn of<T: PartialEq>(
+        created_at: Millis,
+        updated_at: Millis,
+        at_issue: Option<&T>,
+        content: &T,
+    ) -> Self {
+        CurrentTimes {
+            created_at,
+            updated_at,
+            changed: at_issue != Some(content),
+            issued: at_issue.is_some(),
+        }
+    }
 }
 
 /// Check a rating's value (current or earlier) is on its scale and its texts within their limits.

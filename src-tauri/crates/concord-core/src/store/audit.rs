@@ -1429,6 +1429,9 @@ impl Store {
             )));
         }
         let conn = self.conn();
+        // One snapshot for every read: another process writing the study meanwhile (the server,
+        // the window) must not make the entries and the recorded head disagree.
+        let _snapshot = super::untrusted::Snapshot::take(conn);
         let rows = audit_rows(conn)?;
         let public = super::lead_key::recorded_public(conn)?;
         let key_entry = match &public {

@@ -674,27 +674,6 @@ pub(crate) fn ensure_chain(conn: &Connection, now: Millis, schema: i64) -> Store
     Ok(true)
 }
 
-/// The hash of the chain's first entry: what names the chain wherever the study is copied or
-/// renamed (a lead key's binding, see `lead_key`).
-pub(crate) fn chain_start(conn: &Connection) -> StoreResult<Option<String>> {
-    Ok(conn
-        .query_row(
-            "SELECT hash FROM audit_log WHERE hash IS NOT NULL ORDER BY id LIMIT 1",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?)
-}
-
-/// How many entries the chain holds.
-pub(crate) fn chained_entries(conn: &Connection) -> StoreResult<i64> {
-    Ok(conn.query_row(
-        "SELECT COUNT(*) FROM audit_log WHERE hash IS NOT NULL",
-        [],
-        |r| r.get(0),
-    )?)
-}
-
 /// The entry at which the lead key `public` was made: the last `lead_key.created` entry of the
 /// chain that names its fingerprint. Read from the chain, whose entries the key's checkpoints
 /// sign, never from a setting anyone could move.

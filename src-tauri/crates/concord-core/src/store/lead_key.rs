@@ -27,6 +27,7 @@
 use super::{Lead, Store, StoreError, StoreResult, StudyTx};
 use crate::base::error_code::{Coded, ErrorCode};
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use rusqlite::OptionalExtension;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -327,6 +328,27 @@ impl KeyStore {
     }
 }
 
+/// The hash of the chain's first entry: what names the chain wherever the study is copied or
+/// renamed (a lead key's binding, see `lead_key`).
+fn chain_start(conn: &rusqlite::Connection) -> StoreResult<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT hash FROM audit_log WHERE hash IS NOT NULL ORDER BY id LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+/// How many entries the chain holds.
+fn chained_entries(conn: &rusqlite::Connection) -> StoreResult<i64> {
+    Ok(conn.query_row(
+        "SELECT COUNT(*) FROM audit_log WHERE hash IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
 /// What the key store remembers of a key beside it: the study it signs for, its public half and
 /// the hash of that study's first audit entry (see the module doc).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -513,8 +535,8 @@ impl Store {
         }
         let id = super::meta::get(c, META_STUDY_ID)?;
         let public = recorded_public(c)?;
-        let start = super::audit::chain_start(c)?;
-        let new_chain = self.created || super::audit::chained_entries(c)? <= 1;
+        let start = chain_start(c)?;
+        let new_chain = self.created || chained_entries(c)? <= 1;
         let bound = start.as_deref().and_then(|s| keys.binding_of_chain(s));
         let held = match id.as_deref().filter(|i| is_study_id(i)) {
             Some(i) => keys.load(i).ok().flatten(),
@@ -570,7 +592,7 @@ impl Store {
             Err(_) => return None,
         };
         let key = LeadKey::generate(&id);
-        let start = super::audit::chain_start(self.conn()).ok().flatten();
+        let start = chain_start(self.conn()).ok().flatten();
         let saved = keys.save(&key).and_then(|()| match &start {
             Some(start) => keys.bind(&KeyBinding {
                 study_id: id.clone(),
@@ -623,7 +645,7 @@ impl Store {
     /// belongs, else the key kept for the study's id.
     pub fn local_lead_key(&self, keys: &KeyStore) -> StoreResult<LocalLeadKey> {
         if let Some(b) =
-            super::audit::chain_start(self.conn())?.and_then(|start| keys.binding_of_chain(&start))
+            chain_start(self.conn())?.and_then(|start| keys.binding_of_chain(&start))
         {
             if let Ok(Some(key)) = keys.load(&b.study_id) {
                 if key.public_hex() == b.public {

@@ -41,7 +41,7 @@ fn write_and_fold(path: PathBuf, key: Option<Passphrase>, stop: Arc<AtomicBool>)
             let value = min + round % (max - min + 1);
             queue::rate(&mut store, expert, item, &c.key, value).expect("a save commits");
             saves += 1;
-            if saves % 3 == 0 {
+            if saves.is_multiple_of(3) {
                 folder.fold().expect("a fold");
             }
             if stop.load(Ordering::SeqCst) {

@@ -54,7 +54,10 @@ pub struct StudyIndex {
 }
 
 impl StudyIndex {
-    pub fn load(tx: &StudyTx<'_>) -> StoreResult<StudyIndex> {
+    /// Load the maps, and have the transaction digest the many conversations and responses an
+    /// import adds itself ([`StudyTx::add_texts_in_bulk`]).
+    pub fn load(tx: &mut StudyTx<'_>) -> StoreResult<StudyIndex> {
+        tx.add_texts_in_bulk()?;
         Ok(StudyIndex {
             conversations: tx.conversation_ids()?,
             responses: tx.response_ids()?,

@@ -220,11 +220,31 @@ impl State {
     }
 }
 
+/// Tables whose rows the chain also remembers one by one (`sealed_row`: each row's hash under
+/// its first column), so that `verify` can name the row changed outside Concord, not only the
+/// table. Only small tables: the digest alone still detects every change.
+const ROW_NAMED_TABLES: &[&str] = &[
+    "rater",
+    "source",
+    "rubric",
+    "criterion",
+    "pair_design",
+    "package",
+    "package_source",
+    "web_login",
+    "web_invitation",
+    "web_session",
+    "signing_key",
+    "study_meta",
+];
+
 /// Row changes seen by the triggers of one connection since the last seal.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Pending {
     delta: BTreeMap<String, RowDigest>,
     rows: BTreeMap<String, (u64, u64)>,
+    /// The last hash seen for each row of a [`ROW_NAMED_TABLES`] table (none: deleted).
+    named: BTreeMap<(String, String), Option<[u8; 32]>>,
 }
 
 impl Pending {
@@ -269,6 +289,125 @@ fn row_hash<'a>(table: &str, values: impl Iterator<Item = ValueRef<'a>>) -> [u8;
     h.finalize().into()
 }
 
+/// How a row is named in `sealed_row` and in `verify`'s message: its first column as text.
+fn row_key(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Null => "null".to_string(),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => f.to_string(),
+        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        ValueRef::Blob(b) => b.iter().map(|x| format!("{x:02x}")).collect(),
+    }
+}
+
+fn hex32(hash: &[u8; 32]) -> String {
+    hash.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Keep the rows' hashes the seal remembers one by one (see [`ROW_NAMED_TABLES`]).
+fn remember_rows(
+    conn: &Connection,
+    named: &BTreeMap<(String, String), Option<[u8; 32]>>,
+) -> StoreResult<()> {
+    if named.is_empty() || !has_row_index(conn)? {
+        return Ok(());
+    }
+    let mut put = conn.prepare_cached(
+        "INSERT OR REPLACE INTO sealed_row(tbl, row_key, hash) VALUES (?1, ?2, ?3)",
+    )?;
+    let mut remove = conn.prepare_cached("DELETE FROM sealed_row WHERE tbl = ?1 AND row_key = ?2")?;
+    for ((table, key), hash) in named {
+        match hash {
+            Some(h) => put.execute(params![table, key, hex32(h)])?,
+            None => remove.execute(params![table, key])?,
+        };
+    }
+    Ok(())
+}
+
+fn has_row_index(conn: &Connection) -> StoreResult<bool> {
+    Ok(conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM main.sqlite_schema WHERE type = 'table' AND name = 'sealed_row')",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
+/// Each current row of `table` (a [`ROW_NAMED_TABLES`] table, its digested columns `cols`) by
+/// its key, with its hash.
+fn current_rows(
+    conn: &Connection,
+    table: &str,
+    cols: &[String],
+) -> StoreResult<BTreeMap<String, String>> {
+    let list = cols
+        .iter()
+        .map(|c| format!("\"{c}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let only = sealed_rows(table, "t").map_or(String::new(), |c| format!(" WHERE {c}"));
+    let mut stmt = conn.prepare(&format!("SELECT {list} FROM main.{table} AS t{only}"))?;
+    let n = cols.len();
+    let mut rows = stmt.query([])?;
+    let mut out = BTreeMap::new();
+    while let Some(row) = rows.next()? {
+        let key = row_key(row.get_ref(0).unwrap_or(ValueRef::Null));
+        let hash = row_hash(table, (0..n).map(|i| row.get_ref(i).unwrap_or(ValueRef::Null)));
+        out.insert(key, hex32(&hash));
+    }
+    Ok(out)
+}
+
+/// Remember every row of the row-named tables as it is now (a new chain, an upgrade that seals
+/// them for the first time, or an index found empty beside rows).
+fn remember_all_rows(conn: &Connection) -> StoreResult<()> {
+    if !has_row_index(conn)? {
+        return Ok(());
+    }
+    for (table, cols) in existing_tables(conn)? {
+        if !ROW_NAMED_TABLES.contains(&table.as_str()) {
+            continue;
+        }
+        conn.execute("DELETE FROM sealed_row WHERE tbl = ?1", [&table])?;
+        let mut put = conn.prepare_cached(
+            "INSERT INTO sealed_row(tbl, row_key, hash) VALUES (?1, ?2, ?3)",
+        )?;
+        for (key, hash) in current_rows(conn, &table, &cols)? {
+            put.execute(params![table, key, hash])?;
+        }
+    }
+    Ok(())
+}
+
+/// The rows of `table` that differ from what the seal remembers, named for `verify`'s message
+/// (at most three; empty when the table is not row-named or nothing tells which rows).
+fn rows_changed(conn: &Connection, table: &str) -> StoreResult<Vec<String>> {
+    if !ROW_NAMED_TABLES.contains(&table) || !has_row_index(conn)? {
+        return Ok(Vec::new());
+    }
+    let Some((_, cols)) = existing_tables(conn)?.into_iter().find(|(t, _)| t == table) else {
+        return Ok(Vec::new());
+    };
+    let now = current_rows(conn, table, &cols)?;
+    let mut stmt = conn.prepare("SELECT row_key, hash FROM sealed_row WHERE tbl = ?1")?;
+    let sealed: BTreeMap<String, String> = stmt
+        .query_map([table], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut out = Vec::new();
+    for (key, hash) in &now {
+        match sealed.get(key) {
+            Some(h) if h == hash => {}
+            Some(_) => out.push(format!("row {key} changed")),
+            None => out.push(format!("row {key} added")),
+        }
+    }
+    for key in sealed.keys().filter(|k| !now.contains_key(*k)) {
+        out.push(format!("row {key} deleted"));
+    }
+    out.truncate(3);
+    Ok(out)
+}
+
 fn lock(cell: &PendingCell) -> std::sync::MutexGuard<'_, Pending> {
     // A panic while holding the lock cannot leave the digest half-updated (each update is a
     // plain value replacement), so a poisoned lock is still usable.
@@ -309,6 +448,11 @@ pub(crate) fn install(conn: &Connection, cell: &PendingCell) -> StoreResult<()> 
             let table: String = ctx.get(1)?;
             let hash = row_hash(&table, (2..ctx.len()).map(|i| ctx.get_raw(i)));
             let mut p = lock(&sink);
+            if ROW_NAMED_TABLES.contains(&table.as_str()) && ctx.len() > 2 {
+                let key = row_key(ctx.get_raw(2));
+                p.named
+                    .insert((table.clone(), key), (sign > 0).then_some(hash));
+            }
             let d = p.delta.entry(table.clone()).or_default();
             if sign > 0 {
                 d.add_hash(&hash);
@@ -380,11 +524,34 @@ fn insert_trigger(table: &str, cols: &[String]) -> String {
 pub(crate) struct DirectInserts {
     table: String,
     trigger: String,
+    /// Reads an inserted row's digested columns back by rowid ([`DirectInserts::add_stored`]).
+    select: String,
     delta: RowDigest,
     added: u64,
 }
 
 impl DirectInserts {
+    /// The table whose rows these are.
+    pub(crate) fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// One inserted row, read back from the table by its rowid: the hash the trigger would
+    /// have computed, whatever columns the table has.
+    pub(crate) fn add_stored(&mut self, conn: &Connection, rowid: i64) -> StoreResult<()> {
+        let table = self.table.as_str();
+        let hash = conn.prepare_cached(&self.select)?.query_row([rowid], |r| {
+            let n = r.as_ref().column_count();
+            Ok(row_hash(
+                table,
+                (0..n).map(|i| r.get_ref(i).unwrap_or(ValueRef::Null)),
+            ))
+        })?;
+        self.delta.add_hash(&hash);
+        self.added += 1;
+        Ok(())
+    }
+
     /// One inserted row, its values in the table's column order.
     pub(crate) fn add<'a>(&mut self, values: impl Iterator<Item = ValueRef<'a>>) {
         self.delta.add_hash(&row_hash(&self.table, values));
@@ -422,6 +589,13 @@ pub(crate) fn set_insert_trigger_aside(
     Ok(DirectInserts {
         table: table.to_string(),
         trigger: insert_trigger(table, cols),
+        select: format!(
+            "SELECT {} FROM main.{table} WHERE rowid = ?1",
+            cols.iter()
+                .map(|c| format!("\"{c}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         delta: RowDigest::default(),
         added: 0,
     })
@@ -670,6 +844,7 @@ pub(crate) fn ensure_chain(conn: &Connection, now: Millis, schema: i64) -> Store
         &detail.to_string(),
         &state.encode(),
     )?;
+    remember_all_rows(&tx)?;
     tx.commit()?;
     Ok(true)
 }
@@ -751,6 +926,9 @@ pub(crate) fn seal_migration(
         &serde_json::json!({"from": from, "to": to}).to_string(),
         &state.encode(),
     )?;
+    if from < super::migration_version(MEANING_MARKER) {
+        remember_all_rows(&tx)?;
+    }
     tx.commit()?;
     Ok(())
 }
@@ -838,11 +1016,16 @@ impl StudyTx<'_> {
     /// Seal this transaction's events and row changes into the chain (called by `Store::write`
     /// just before it commits).
     pub(crate) fn seal(&mut self) -> StoreResult<()> {
+        // Rows digested here while their insert trigger was set aside join the rest first.
+        for direct in std::mem::take(&mut self.direct) {
+            put_insert_trigger_back(&self.tx, &self.pending, direct)?;
+        }
         let pending = std::mem::take(&mut *lock(&self.pending));
         let events = std::mem::take(&mut self.events);
         if events.is_empty() && pending.is_empty() {
             return Ok(());
         }
+        remember_rows(&self.tx, &pending.named)?;
         let (mut prev, mut state) = match head(&self.tx)? {
             Some((_, hash, state)) => (hash, state),
             None => (GENESIS.to_string(), State::default()),
@@ -920,6 +1103,33 @@ impl StudyTx<'_> {
         // The lead's key, where it is held, signs the new head (and with it every entry before).
         if let (Some(key), Some((first, last))) = (&self.lead, appended) {
             super::checkpoint::write(&self.tx, key, first, last, &prev, self.now)?;
+        }
+        Ok(())
+    }
+
+    /// Digest the rows this transaction inserts into `tables` here, reading each back by its
+    /// rowid, instead of through the chain's insert triggers: an import of tens of thousands of
+    /// conversations and responses, where a statement with a trigger would keep a statement
+    /// journal. The triggers are put back when the transaction is sealed (a rollback restores
+    /// them with the rest of the temporary schema). Not for [`Store::write_each`], whose items
+    /// roll back one by one.
+    pub(crate) fn digest_inserts_here(&mut self, tables: &[&str]) -> StoreResult<()> {
+        for table in tables {
+            if self.direct.iter().any(|d| d.table() == *table) {
+                continue;
+            }
+            if let Some(cols) = audited_columns(&self.tx, table)? {
+                let direct = set_insert_trigger_aside(&self.tx, table, &cols)?;
+                self.direct.push(direct);
+            }
+        }
+        Ok(())
+    }
+
+    /// A row just inserted into `table`: digested here when its trigger is set aside.
+    pub(crate) fn digest_inserted(&mut self, table: &str, rowid: i64) -> StoreResult<()> {
+        if let Some(direct) = self.direct.iter_mut().find(|d| d.table() == table) {
+            direct.add_stored(&self.tx, rowid)?;
         }
         Ok(())
     }
@@ -1226,11 +1436,17 @@ fn sealed_table_break(
     }
     for table in tables {
         if sealed.get(&table) != actual.get(&table) {
+            let rows = rows_changed(conn, &table)?;
+            let named = if rows.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", rows.join(", "))
+            };
             return Ok(Some(ChainBreak {
                 entry: Some(last_id),
                 table: Some(table.clone()),
                 message: format!(
-                    "the {table} table does not match the state sealed by entry {last_id}, the last one: a row was changed, inserted or deleted outside Concord"
+                    "the {table} table does not match the state sealed by entry {last_id}, the last one: a row was changed, inserted or deleted outside Concord{named}"
                 ),
             }));
         }

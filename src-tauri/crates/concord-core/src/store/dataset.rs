@@ -395,6 +395,12 @@ pub(super) fn replace_text(
 }
 
 impl StudyTx<'_> {
+    /// From here to the end of this transaction, the conversations and responses it adds are
+    /// digested for the audit chain here rather than by its triggers (an import's many rows).
+    pub fn add_texts_in_bulk(&mut self) -> StoreResult<()> {
+        self.digest_inserts_here(&["conversation", "response"])
+    }
+
     /// Insert a source, or return the id of the source already stored under `key`.
     pub fn upsert_source(&mut self, s: &NewSource<'_>) -> StoreResult<i64> {
         if let Some(id) = self
@@ -431,7 +437,9 @@ impl StudyTx<'_> {
                     format!("conversation {} already exists", quoted(&c.external_id))
                 })
             })?;
-        Ok(self.conn().last_insert_rowid())
+        let id = self.conn().last_insert_rowid();
+        self.digest_inserted("conversation", id)?;
+        Ok(id)
     }
 
     pub fn add_response(
@@ -450,7 +458,9 @@ impl StudyTx<'_> {
                     format!("conversation {conversation_id} already has a response from source {source_id}")
                 })
             })?;
-        Ok(self.conn().last_insert_rowid())
+        let id = self.conn().last_insert_rowid();
+        self.digest_inserted("response", id)?;
+        Ok(id)
     }
 
     /// External id → id of every conversation in the study.

@@ -1049,6 +1049,7 @@ impl Store {
             lead: signer.filter(|_| self.sealing),
             new_lead: made.is_some() && self.sealing,
             entry_per_event: false,
+            direct: Vec::new(),
         };
         let forget = |made: &Option<(Arc<lead_key::LeadKey>, lead_key::KeyStore)>| {
             if let Some((key, keys)) = made {
@@ -1188,6 +1189,9 @@ pub struct StudyTx<'c> {
     /// Seal one audit entry per event however many there are (a [`Store::write_each`] of many
     /// people's saves), never one batch entry for many ratings.
     entry_per_event: bool,
+    /// Tables whose inserted rows this transaction digests itself (their insert triggers set
+    /// aside until the seal; see `StudyTx::digest_inserts_here`).
+    direct: Vec<audit::DirectInserts>,
 }
 
 impl StudyTx<'_> {

@@ -911,6 +911,12 @@ fn what_gives_a_value_its_meaning_is_sealed_and_an_edit_names_its_table() {
             Some(table),
             "{name} outside Concord fails --require-signed and names the table: {broken:?}"
         );
+        if table != "response" {
+            assert!(
+                broken.as_ref().is_some_and(|b| b.message.contains("row ")),
+                "{name}: the row is named too: {broken:?}"
+            );
+        }
     }
 }
 

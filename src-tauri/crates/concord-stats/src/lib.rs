@@ -14,6 +14,9 @@
 //! - [`alttest`]: the Alternative Annotator Test (Calderon, Reichart & Dror 2025): can a judge
 //!   replace the human annotators?
 //! - [`ppi`]: PPI++ prediction-powered means (judge scores on all items, experts on a subset).
+//! - [`prevalence`]: the share of answers truly meeting a binary criterion, corrected for the
+//!   judge's sensitivity and specificity (Rogan–Gladen), with the interval and the calibration
+//!   allocation of Lee et al. (2025).
 //! - [`reml`]: ICC1/ICC2/ICC3 for incomplete, unbalanced designs from REML variance components
 //!   (lme4's criterion), with profile-likelihood intervals and boundary fits reported.
 //! - [`optimize`]: Brent's minimiser and root finder, a two-parameter Nelder–Mead simplex.
@@ -111,6 +114,7 @@ pub mod paired;
 pub mod pairwise;
 pub mod planner;
 pub mod ppi;
+pub mod prevalence;
 pub mod rater_quality;
 pub mod reml;
 pub mod repetitions;

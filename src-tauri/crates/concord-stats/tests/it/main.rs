@@ -4,6 +4,7 @@ mod agreement_ci;
 mod alttest_ppi;
 mod judge_reliability;
 mod pairwise;
+mod prevalence;
 mod properties;
 mod published;
 mod rater_quality_simulated;

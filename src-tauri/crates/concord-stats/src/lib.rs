@@ -17,6 +17,8 @@
 //! - [`prevalence`]: the share of answers truly meeting a binary criterion, corrected for the
 //!   judge's sensitivity and specificity (Rogan–Gladen), with the interval and the calibration
 //!   allocation of Lee et al. (2025).
+//! - [`power`]: how many expert labels and judge-only answers a prediction-powered mean needs for
+//!   a standard error or a budget (`ppi-python`'s `ppi_power`), beside the expert-only design.
 //! - [`reml`]: ICC1/ICC2/ICC3 for incomplete, unbalanced designs from REML variance components
 //!   (lme4's criterion), with profile-likelihood intervals and boundary fits reported.
 //! - [`optimize`]: Brent's minimiser and root finder, a two-parameter Nelder–Mead simplex.
@@ -113,6 +115,7 @@ pub mod optimize;
 pub mod paired;
 pub mod pairwise;
 pub mod planner;
+pub mod power;
 pub mod ppi;
 pub mod prevalence;
 pub mod rater_quality;

@@ -4,6 +4,7 @@ mod agreement_ci;
 mod alttest_ppi;
 mod judge_reliability;
 mod pairwise;
+mod ppi_power;
 mod prevalence;
 mod properties;
 mod published;

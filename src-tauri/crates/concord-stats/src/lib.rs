@@ -9,6 +9,8 @@
 //! - [`paired`]: bias, Bland–Altman limits, MSE/RMSE/MAE, Pearson, Spearman, Kendall τ-b, Lin's CCC.
 //! - [`categorical`]: percent agreement, Cohen's κ, Fleiss' κ, Gwet's AC1/AC2, Krippendorff's α,
 //!   PABAK, diagnostic accuracy with Wilson intervals.
+//! - [`dawid_skene`]: the latent consensus label by Dawid–Skene EM (as crowd-kit's `DawidSkene`),
+//!   gold items held at their labels, each rater's confusion matrix; φ of two judges' errors.
 //! - [`bootstrap`]: percentile bootstrap with a caller-supplied generator; the MentalAlign interval.
 //! - [`interpret`]: Koo & Li and Landis & Koch labels, interval-decided labels, precision status.
 //! - [`alttest`]: the Alternative Annotator Test (Calderon, Reichart & Dror 2025): can a judge
@@ -107,6 +109,7 @@ pub mod alttest;
 pub mod bootstrap;
 pub mod calibration;
 pub mod categorical;
+pub mod dawid_skene;
 pub mod icc;
 pub mod interpret;
 pub mod judge_bias;

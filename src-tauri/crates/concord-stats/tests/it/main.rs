@@ -2,6 +2,7 @@
 //! vectors from peer implementations (lme4, irrCAC, pingouin, ppi-python, choix, evalica…) and properties.
 mod agreement_ci;
 mod alttest_ppi;
+mod dawid_skene;
 mod judge_reliability;
 mod pairwise;
 mod ppi_power;

@@ -3,6 +3,9 @@
 //! every function takes numbers in and gives numbers (or an explicit "undefined") out.
 //!
 //! # Modules
+//! - [`gtheory`]: generalizability theory for crossed targets × raters [× occasions] designs with
+//!   missing cells — REML variance components, Brennan's relative and absolute coefficients and a
+//!   D-study over 1–10 raters and occasions.
 //! - [`icc`]: the six ICC forms with F tests and McGraw & Wong (1996) intervals; a dense fast
 //!   path ([`icc::icc_all`]) and a cheap two-rater point estimate for bootstraps
 //!   ([`icc::icc_c1_a1_pairs`], [`icc::icc_c1_a1_resampled`]).
@@ -110,6 +113,7 @@ pub mod bootstrap;
 pub mod calibration;
 pub mod categorical;
 pub mod dawid_skene;
+pub mod gtheory;
 pub mod icc;
 pub mod interpret;
 pub mod judge_bias;

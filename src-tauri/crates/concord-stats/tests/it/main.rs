@@ -3,6 +3,7 @@
 mod agreement_ci;
 mod alttest_ppi;
 mod dawid_skene;
+mod gtheory;
 mod judge_reliability;
 mod pairwise;
 mod ppi_power;

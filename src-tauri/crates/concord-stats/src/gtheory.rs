@@ -219,7 +219,7 @@ fn chol(a: &mut [f64], n: usize) -> Option<f64> {
         for k in 0..j {
             d -= a[j * n + k] * a[j * n + k];
         }
-        if !(d > 0.0) {
+        if d.is_nan() || d <= 0.0 {
             return None;
         }
         let d = d.sqrt();
@@ -424,7 +424,7 @@ impl Model {
         forward(&q_mat, g, &mut h, 1);
         let r2 = yy - h.iter().map(|v| v * v).sum::<f64>();
         let df = self.n as f64 - 1.0;
-        if !(r2 > 0.0) {
+        if r2.is_nan() || r2 <= 0.0 {
             return (f64::INFINITY, f64::NAN);
         }
         let dev = logdet_b + logdet_q + df * (1.0 + (2.0 * std::f64::consts::PI * r2 / df).ln());

@@ -15,6 +15,7 @@ mod judge_reliability_cli;
 mod output_cli;
 mod pairs_cli;
 mod phi_cli;
+mod reviewer_stats_cli;
 mod serve_cli;
 mod signoff_cli;
 mod stats_cli;

@@ -217,19 +217,19 @@ pub struct PairedScores {
 /// A score CSV read row by row by the importers' streaming CSV reader
 /// ([`crate::files::csv_rows`]), so byte-order marks, CRLF line ends and quoted line breaks give
 /// the same line numbers here as in an import, and memory holds only what the caller keeps.
-struct ScoreRows<'a> {
+pub(crate) struct ScoreRows<'a> {
     rows: CsvRows<'a>,
 }
 
 impl<'a> ScoreRows<'a> {
-    fn open(reader: impl Read + 'a, file: &str) -> Result<Self, ScoreTableError> {
+    pub(crate) fn open(reader: impl Read + 'a, file: &str) -> Result<Self, ScoreTableError> {
         let rows = CsvRows::new(file, reader, &ReadLimits::from_env())
             .map_err(|issues| unparsable(file, issues))?;
         Ok(ScoreRows { rows })
     }
 
     /// The position of the column named exactly `column`.
-    fn find(&self, column: &str) -> Result<usize, ScoreTableError> {
+    pub(crate) fn find(&self, column: &str) -> Result<usize, ScoreTableError> {
         let names = self.rows.headers();
         names
             .iter()
@@ -243,7 +243,7 @@ impl<'a> ScoreRows<'a> {
 
     /// Call `visit` with each non-blank row's line and its trimmed cells, every row exactly as
     /// long as the header.
-    fn each(
+    pub(crate) fn each(
         mut self,
         mut visit: impl FnMut(u64, &CsvRow<'_>) -> Result<(), ScoreTableError>,
     ) -> Result<(), ScoreTableError> {
@@ -392,7 +392,7 @@ impl Interned {
     }
 }
 
-fn parse_score(text: &str) -> Option<f64> {
+pub(crate) fn parse_score(text: &str) -> Option<f64> {
     text.parse::<f64>().ok().filter(|x| x.is_finite())
 }
 

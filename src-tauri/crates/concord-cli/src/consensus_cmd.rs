@@ -4,7 +4,7 @@
 
 use crate::stats_cmd::{to_json, StatsError};
 use clap::Args;
-use concord_core::files::review_tables::{read_gold_labels, read_label_rows, GoldLabel, LabelRows};
+use concord_core::files::score_table::{read_gold_labels, read_label_rows, GoldLabel, LabelRows};
 use concord_stats::dawid_skene::{
     dawid_skene, error_correlation, DawidSkeneFit, DawidSkeneOptions, LabelRating,
 };

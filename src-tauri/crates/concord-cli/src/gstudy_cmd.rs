@@ -4,7 +4,7 @@
 
 use crate::stats_cmd::{to_json, StatsError};
 use clap::Args;
-use concord_core::files::review_tables::read_facet_scores;
+use concord_core::files::score_table::read_facet_scores;
 use concord_stats::gtheory::{g_study, DStudyRow, GCoefficients, GComponents, GDesign, GScore};
 use serde::Serialize;
 use std::fmt::Write as _;

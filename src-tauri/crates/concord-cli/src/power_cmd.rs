@@ -4,7 +4,7 @@
 
 use crate::stats_cmd::{to_json, StatsError};
 use clap::Args;
-use concord_core::files::review_tables::read_pilot_pairs;
+use concord_core::files::score_table::read_pilot_pairs;
 use concord_stats::power::{ppi_mean_power, ClassicalDesign, PowerGoal};
 use serde::Serialize;
 use std::fmt::Write as _;

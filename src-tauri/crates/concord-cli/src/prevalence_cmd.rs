@@ -4,7 +4,7 @@
 
 use crate::stats_cmd::{to_json, StatsError};
 use clap::Args;
-use concord_core::files::review_tables::read_binary_calibration;
+use concord_core::files::score_table::read_binary_calibration;
 use concord_stats::prevalence::{
     allocate_calibration, corrected_prevalence, Allocation, PrevalenceCounts,
 };

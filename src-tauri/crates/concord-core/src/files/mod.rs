@@ -15,7 +15,6 @@ mod encoding;
 pub mod json;
 mod located;
 pub mod output;
-pub mod review_tables;
 pub mod score_table;
 pub mod table;
 

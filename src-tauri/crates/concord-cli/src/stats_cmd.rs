@@ -1,4 +1,5 @@
-//! `concord stats icc|agreement|compare|alttest|ppi`: statistics on a long-form CSV file, printed as text or JSON.
+//! `concord stats icc|agreement|compare|alttest|ppi`: statistics on a long-form CSV file, printed as text or JSON;
+//! `prevalence`, `ppi-power`, `gstudy` and `consensus` have their own modules.
 //! The file is read by `concord_core::files::score_table`; the numbers come from `concord_stats`. JSON
 //! output has exactly the keys of the command-line contract, with NaN and infinities as null.
 
@@ -47,6 +48,15 @@ pub enum StatsCommand {
     Alttest(AltTestArgs),
     /// PPI++ bias-corrected means per group from judge scores and a subset of expert ratings.
     Ppi(PpiArgs),
+    /// Prevalence of a binary criterion corrected for the judge's sensitivity and specificity.
+    Prevalence(crate::prevalence_cmd::PrevalenceArgs),
+    /// Expert labels and judge-only answers a prediction-powered mean needs (power analysis).
+    #[command(name = "ppi-power")]
+    PpiPower(crate::power_cmd::PpiPowerArgs),
+    /// G-study variance components, G coefficients and D-study of a crossed design.
+    Gstudy(crate::gstudy_cmd::GStudyArgs),
+    /// Latent consensus labels and each rater's confusion matrix (Dawid–Skene).
+    Consensus(crate::consensus_cmd::ConsensusArgs),
 }
 
 /// `concord stats alttest`
@@ -209,6 +219,38 @@ pub enum StatsError {
     /// JSON encoding failed.
     #[error("cannot encode JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// The corrected prevalence is undefined for these data.
+    #[error("{file}: corrected prevalence: {source}")]
+    Prevalence {
+        /// File name.
+        file: String,
+        /// Why.
+        source: concord_stats::prevalence::PrevalenceError,
+    },
+    /// The power analysis cannot use this pilot.
+    #[error("{file}: power analysis: {source}")]
+    Power {
+        /// File name.
+        file: String,
+        /// Why.
+        source: concord_stats::power::PowerError,
+    },
+    /// The G-study cannot use these scores.
+    #[error("{file}: G-study: {source}")]
+    GStudy {
+        /// File name.
+        file: String,
+        /// Why.
+        source: concord_stats::gtheory::GStudyError,
+    },
+    /// The consensus model cannot use these labels.
+    #[error("{file}: consensus: {source}")]
+    Consensus {
+        /// File name.
+        file: String,
+        /// Why.
+        source: concord_stats::dawid_skene::DawidSkeneError,
+    },
 }
 
 /// Run a statistics subcommand and return what to print.
@@ -219,10 +261,15 @@ pub fn run(args: &StatsArgs, json: bool) -> Result<String, StatsError> {
         StatsCommand::Compare(a) => run_compare(a, json),
         StatsCommand::Alttest(a) => run_alttest(a, json),
         StatsCommand::Ppi(a) => run_ppi(a, json),
+        StatsCommand::Prevalence(a) => crate::prevalence_cmd::run(a, json),
+        StatsCommand::PpiPower(a) => crate::power_cmd::run(a, json),
+        StatsCommand::Gstudy(a) => crate::gstudy_cmd::run(a, json),
+        StatsCommand::Consensus(a) => crate::consensus_cmd::run(a, json),
     }
 }
 
-fn to_json<T: Serialize>(value: &T) -> Result<String, StatsError> {
+/// One JSON document, pretty-printed, with a final line end.
+pub(crate) fn to_json<T: Serialize>(value: &T) -> Result<String, StatsError> {
     let mut s = serde_json::to_string_pretty(value)?;
     s.push('\n');
     Ok(s)

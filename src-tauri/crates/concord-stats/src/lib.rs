@@ -3,17 +3,27 @@
 //! every function takes numbers in and gives numbers (or an explicit "undefined") out.
 //!
 //! # Modules
+//! - [`gtheory`]: generalizability theory for crossed targets × raters [× occasions] designs with
+//!   missing cells — REML variance components, Brennan's relative and absolute coefficients and a
+//!   D-study over 1–10 raters and occasions.
 //! - [`icc`]: the six ICC forms with F tests and McGraw & Wong (1996) intervals; a dense fast
 //!   path ([`icc::icc_all`]) and a cheap two-rater point estimate for bootstraps
 //!   ([`icc::icc_c1_a1_pairs`], [`icc::icc_c1_a1_resampled`]).
 //! - [`paired`]: bias, Bland–Altman limits, MSE/RMSE/MAE, Pearson, Spearman, Kendall τ-b, Lin's CCC.
 //! - [`categorical`]: percent agreement, Cohen's κ, Fleiss' κ, Gwet's AC1/AC2, Krippendorff's α,
 //!   PABAK, diagnostic accuracy with Wilson intervals.
+//! - [`dawid_skene`]: the latent consensus label by Dawid–Skene EM (as crowd-kit's `DawidSkene`),
+//!   gold items held at their labels, each rater's confusion matrix; φ of two judges' errors.
 //! - [`bootstrap`]: percentile bootstrap with a caller-supplied generator; the MentalAlign interval.
 //! - [`interpret`]: Koo & Li and Landis & Koch labels, interval-decided labels, precision status.
 //! - [`alttest`]: the Alternative Annotator Test (Calderon, Reichart & Dror 2025): can a judge
 //!   replace the human annotators?
 //! - [`ppi`]: PPI++ prediction-powered means (judge scores on all items, experts on a subset).
+//! - [`prevalence`]: the share of answers truly meeting a binary criterion, corrected for the
+//!   judge's sensitivity and specificity (Rogan–Gladen), with the interval and the calibration
+//!   allocation of Lee et al. (2025).
+//! - [`power`]: how many expert labels and judge-only answers a prediction-powered mean needs for
+//!   a standard error or a budget (`ppi-python`'s `ppi_power`), beside the expert-only design.
 //! - [`reml`]: ICC1/ICC2/ICC3 for incomplete, unbalanced designs from REML variance components
 //!   (lme4's criterion), with profile-likelihood intervals and boundary fits reported.
 //! - [`optimize`]: Brent's minimiser and root finder, a two-parameter Nelder–Mead simplex.
@@ -102,6 +112,8 @@ pub mod alttest;
 pub mod bootstrap;
 pub mod calibration;
 pub mod categorical;
+pub mod dawid_skene;
+pub mod gtheory;
 pub mod icc;
 pub mod interpret;
 pub mod judge_bias;
@@ -110,7 +122,9 @@ pub mod optimize;
 pub mod paired;
 pub mod pairwise;
 pub mod planner;
+pub mod power;
 pub mod ppi;
+pub mod prevalence;
 pub mod rater_quality;
 pub mod reml;
 pub mod repetitions;

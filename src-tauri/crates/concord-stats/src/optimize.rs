@@ -1,5 +1,6 @@
 //! Small derivative-free numerical routines used by the likelihood-based estimators: Brent's
-//! bounded minimiser, Brent's root finder (zeroin) and a Nelder–Mead simplex for two parameters.
+//! bounded minimiser, Brent's root finder (zeroin) and Nelder–Mead simplexes for two and for any
+//! number of parameters.
 //! They evaluate a caller-supplied function only; non-finite function values are treated as +∞ so
 //! that an estimator can signal an infeasible point without panicking.
 
@@ -264,6 +265,81 @@ pub fn nelder_mead_2d<F: FnMut([f64; 2]) -> f64>(
     }
 }
 
+/// Minimise `f` over ℝⁿ by the Nelder–Mead simplex (standard coefficients 1, 2, ½, ½) from
+/// `start` with initial step `step` along each axis, stopping when the simplex's function values
+/// agree to `ftol` (absolute) and its vertices to `xtol` (absolute, per coordinate), or after
+/// `max_evals` evaluations. Returns `(x, f(x))`.
+pub fn nelder_mead<F: FnMut(&[f64]) -> f64>(
+    mut f: F,
+    start: &[f64],
+    step: f64,
+    ftol: f64,
+    xtol: f64,
+    max_evals: usize,
+) -> (Vec<f64>, f64) {
+    let n = start.len();
+    let mut pts: Vec<Vec<f64>> = (0..=n)
+        .map(|i| {
+            let mut p = start.to_vec();
+            if i > 0 {
+                p[i - 1] += step;
+            }
+            p
+        })
+        .collect();
+    let mut vals: Vec<f64> = pts.iter().map(|p| finite_or_inf(f(p))).collect();
+    let mut evals = n + 1;
+    loop {
+        let mut idx: Vec<usize> = (0..=n).collect();
+        idx.sort_by(|&i, &j| vals[i].total_cmp(&vals[j]));
+        pts = idx.iter().map(|&i| pts[i].clone()).collect();
+        vals = idx.iter().map(|&i| vals[i]).collect();
+        let spread = (vals[n] - vals[0]).abs();
+        let size = pts[1..]
+            .iter()
+            .flat_map(|p| p.iter().zip(&pts[0]).map(|(a, b)| (a - b).abs()))
+            .fold(0.0f64, f64::max);
+        if (spread <= ftol && size <= xtol) || evals >= max_evals || n == 0 {
+            return (pts.swap_remove(0), vals[0]);
+        }
+        let centroid: Vec<f64> = (0..n)
+            .map(|j| pts[..n].iter().map(|p| p[j]).sum::<f64>() / n as f64)
+            .collect();
+        let along = |t: f64| -> Vec<f64> {
+            (0..n)
+                .map(|j| centroid[j] + t * (pts[n][j] - centroid[j]))
+                .collect()
+        };
+        let xr = along(-1.0);
+        let fr = finite_or_inf(f(&xr));
+        evals += 1;
+        if fr < vals[0] {
+            let xe = along(-2.0);
+            let fe = finite_or_inf(f(&xe));
+            evals += 1;
+            (pts[n], vals[n]) = if fe < fr { (xe, fe) } else { (xr, fr) };
+        } else if fr < vals[n - 1] {
+            (pts[n], vals[n]) = (xr, fr);
+        } else {
+            let xc = along(if fr < vals[n] { -0.5 } else { 0.5 });
+            let fc = finite_or_inf(f(&xc));
+            evals += 1;
+            if fc < vals[n].min(fr) {
+                (pts[n], vals[n]) = (xc, fc);
+            } else {
+                for i in 1..=n {
+                    let p: Vec<f64> = (0..n)
+                        .map(|j| pts[0][j] + 0.5 * (pts[i][j] - pts[0][j]))
+                        .collect();
+                    vals[i] = finite_or_inf(f(&p));
+                    pts[i] = p;
+                }
+                evals += n;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,6 +359,29 @@ mod tests {
             brent_root(|x| x * x + 1.0, 0.0, 2.0, 1e-14).is_none(),
             "no sign change, no root"
         );
+    }
+
+    #[test]
+    fn nelder_mead_finds_a_four_dimensional_bowl() {
+        let (x, _) = nelder_mead(
+            |p| {
+                p.iter()
+                    .enumerate()
+                    .map(|(i, v)| (i + 1) as f64 * (v - i as f64).powi(2))
+                    .sum()
+            },
+            &[3.0, 3.0, 3.0, 3.0],
+            0.5,
+            1e-16,
+            1e-10,
+            20_000,
+        );
+        for (i, v) in x.iter().enumerate() {
+            assert!(
+                (v - i as f64).abs() < 1e-6,
+                "the bowl's centre is (0, 1, 2, 3), coordinate {i} found at {v}"
+            );
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod live_study_cli;
 mod output_cli;
 mod pairs_cli;
 mod phi_cli;
+mod reviewer_stats_cli;
 mod serve_cli;
 mod signoff_cli;
 mod stats_cli;

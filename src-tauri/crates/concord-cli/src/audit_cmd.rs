@@ -54,6 +54,10 @@ enum AuditCommand {
         #[arg(long)]
         require_signed: bool,
     },
+    /// Give a study that never had a lead key one, kept on this machine: its writes are signed
+    /// from here on, and the chain says how many entries before came unsigned. Refused for a
+    /// study that names a key, or whose key records were changed outside Concord.
+    AdoptKey,
     /// List audit entries (all, or filtered).
     Log {
         /// Entries by or about this rater.
@@ -124,6 +128,15 @@ pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, Au
     // An existing study only: verifying must never create one.
     let path = study_path(db)?;
     let key = study_passphrase()?;
+    if let AuditCommand::AdoptKey = &args.command {
+        let (fingerprint, before) =
+            audit::adopt_key(path.path(), Arc::new(SystemClock), key.as_ref())
+                .map_err(|e| StudyCmdError::from(DemoError::Store(e)))?;
+        return Ok(format!(
+            "lead key {fingerprint} made and kept on this machine; writes are signed from here on\n\
+             {before} earlier entries were written where no key signed them: they are only as sound as the file was when you took it\n"
+        ));
+    }
     let study = audit::open(path.path(), Arc::new(SystemClock), key.as_ref())
         .map_err(|e| StudyCmdError::from(DemoError::Store(e)))?;
     match &args.command {
@@ -224,5 +237,7 @@ pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, Au
             }
             Ok(out)
         }
+        // Handled above, before the study is opened only to read it.
+        AuditCommand::AdoptKey => Ok(String::new()),
     }
 }

@@ -47,6 +47,23 @@ pub fn verify(
     )
 }
 
+/// Give the existing study at `path` (an encrypted one with `key`) a lead key kept on this
+/// machine, when it never had one ([`Store::adopt_lead_key`]): the new key's fingerprint and the
+/// number of entries before it that no key signed.
+pub fn adopt_key(
+    path: &Path,
+    clock: Arc<dyn Clock>,
+    key: Option<&Passphrase>,
+) -> Result<(String, i64), StoreError> {
+    let keys = lead_keys().cloned().ok_or_else(|| {
+        StoreError::Invalid(
+            "no key store was named for this process, so no lead key can be kept".into(),
+        )
+    })?;
+    let mut store = Store::open_with(path, clock, key)?;
+    store.adopt_lead_key(keys)
+}
+
 /// The entries `filter` selects, with names.
 pub fn log(study: &OpenStudy, filter: &LogFilter) -> Result<Vec<LoggedEntry>, StoreError> {
     audit::log(study.store(), filter)

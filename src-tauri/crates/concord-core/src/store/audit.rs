@@ -315,7 +315,8 @@ fn remember_rows(
     let mut put = conn.prepare_cached(
         "INSERT OR REPLACE INTO sealed_row(tbl, row_key, hash) VALUES (?1, ?2, ?3)",
     )?;
-    let mut remove = conn.prepare_cached("DELETE FROM sealed_row WHERE tbl = ?1 AND row_key = ?2")?;
+    let mut remove =
+        conn.prepare_cached("DELETE FROM sealed_row WHERE tbl = ?1 AND row_key = ?2")?;
     for ((table, key), hash) in named {
         match hash {
             Some(h) => put.execute(params![table, key, hex32(h)])?,
@@ -352,7 +353,10 @@ fn current_rows(
     let mut out = BTreeMap::new();
     while let Some(row) = rows.next()? {
         let key = row_key(row.get_ref(0).unwrap_or(ValueRef::Null));
-        let hash = row_hash(table, (0..n).map(|i| row.get_ref(i).unwrap_or(ValueRef::Null)));
+        let hash = row_hash(
+            table,
+            (0..n).map(|i| row.get_ref(i).unwrap_or(ValueRef::Null)),
+        );
         out.insert(key, hex32(&hash));
     }
     Ok(out)
@@ -369,9 +373,8 @@ fn remember_all_rows(conn: &Connection) -> StoreResult<()> {
             continue;
         }
         conn.execute("DELETE FROM sealed_row WHERE tbl = ?1", [&table])?;
-        let mut put = conn.prepare_cached(
-            "INSERT INTO sealed_row(tbl, row_key, hash) VALUES (?1, ?2, ?3)",
-        )?;
+        let mut put =
+            conn.prepare_cached("INSERT INTO sealed_row(tbl, row_key, hash) VALUES (?1, ?2, ?3)")?;
         for (key, hash) in current_rows(conn, &table, &cols)? {
             put.execute(params![table, key, hash])?;
         }

@@ -569,6 +569,55 @@ impl Store {
         Ok(())
     }
 
+    /// Give a study that never had a lead key one now, at the lead's explicit request (a study
+    /// made before lead keys, or on a machine with no key store): from here on its writes are
+    /// signed, and the chain says from which entry (`lead_key.adopted`, with the number of
+    /// entries before it that no key signed). Refused for a study that names a key (held here or
+    /// elsewhere), one whose key records contradict this machine's key store, a package, and a
+    /// study in memory. Returns the new key's fingerprint and the entries before it.
+    pub fn adopt_lead_key(&mut self, keys: KeyStore) -> StoreResult<(String, i64)> {
+        self.use_lead_keys(keys.clone())?;
+        let path = self.path_string();
+        let refuse = |why: &str| StoreError::Invalid(format!("{path}: {why}; no key was made"));
+        match &self.lead {
+            Lead::Off => {
+                return Err(refuse(
+                    "a rater package or a study in memory takes no lead key",
+                ))
+            }
+            Lead::Held(_) => return Err(refuse("this machine holds the study's lead key already")),
+            Lead::Refused(reason) => {
+                return Err(StoreError::KeyRecordsChanged {
+                    path,
+                    reason: reason.clone(),
+                })
+            }
+            Lead::Make(_) | Lead::Unavailable => {}
+        }
+        if let Some(public) = recorded_public(self.conn())? {
+            return Err(refuse(&format!(
+                "the study names lead key {}, kept where the study was first written; write there, or restore its key",
+                fingerprint(&public)
+            )));
+        }
+        let before = chained_entries(self.conn())?;
+        self.lead = Lead::Make(keys);
+        self.write(|tx| {
+            tx.audit(
+                "lead",
+                "lead_key.adopted",
+                &serde_json::json!({
+                    "unsigned_before": before,
+                    "note": "the lead gave this study a key it never had; the entries before this one were written where no key signed them, and are only as sound as the file was when it was taken",
+                }),
+            )
+        })?;
+        match (self.lead_key(), recorded_public(self.conn())?) {
+            (Some(_), Some(public)) => Ok((fingerprint(&public), before)),
+            _ => Err(refuse("this machine's key store could not keep a key")),
+        }
+    }
+
     /// Make the study's lead key now if it is to have one and has none yet (a package is signed
     /// at export with it). Whether this machine holds the study's key afterwards.
     pub fn ensure_lead_key(&mut self) -> StoreResult<bool> {
@@ -644,9 +693,7 @@ impl Store {
     /// What `keys` holds for this study: the key bound to its chain wherever the file says it
     /// belongs, else the key kept for the study's id.
     pub fn local_lead_key(&self, keys: &KeyStore) -> StoreResult<LocalLeadKey> {
-        if let Some(b) =
-            chain_start(self.conn())?.and_then(|start| keys.binding_of_chain(&start))
-        {
+        if let Some(b) = chain_start(self.conn())?.and_then(|start| keys.binding_of_chain(&start)) {
             if let Ok(Some(key)) = keys.load(&b.study_id) {
                 if key.public_hex() == b.public {
                     return Ok(LocalLeadKey::Held(b.public));

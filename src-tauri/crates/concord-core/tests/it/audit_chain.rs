@@ -949,3 +949,63 @@ fn what_changes_with_use_stays_outside_the_seal() {
         "a session's last-seen time is volatile and documented as outside the seal"
     );
 }
+
+#[test]
+fn a_study_that_never_had_a_key_gets_one_only_when_the_lead_asks() {
+    // Written where no key store was given: a chain with entries and no key.
+    let dir = tempfile::tempdir().unwrap();
+    let keys = KeyStore::Folder(dir.path().join("keys"));
+    let path = dir.path().join("study.concord");
+    let mut store = file_study(&path, 3, &["Ana Lindqvist"]);
+    let ana = rater_id(&store, "Ana Lindqvist");
+    rate_all(&mut store, ana, 1, 3, None);
+    drop(store);
+    let mut store = open(&path, &keys);
+    rate_all(&mut store, ana, 2, 4, None);
+    assert!(
+        store.lead_key().is_none(),
+        "an ordinary write makes no key for a chain that already has entries"
+    );
+    let (fingerprint, before) = store
+        .adopt_lead_key(keys.clone())
+        .expect("the lead's explicit request gives the study a key");
+    assert!(
+        fingerprint.starts_with("ed25519:") && before > 1,
+        "the adoption names the key and the entries before it: {fingerprint}, {before}"
+    );
+    assert!(store.lead_key().is_some(), "the key is held here now");
+    rate_all(&mut store, ana, 3, 5, None);
+    let again = store.adopt_lead_key(keys.clone());
+    assert!(
+        again.is_err(),
+        "a study with a key is never given another: {again:?}"
+    );
+    drop(store);
+    let log = Store::open(&path, clock())
+        .unwrap()
+        .audit_entries(None, None)
+        .unwrap();
+    assert!(
+        log.iter().any(|e| e.action == "lead_key.adopted"
+            && e.detail["unsigned_before"].as_i64() == Some(before)),
+        "the chain says the key was adopted and how many entries came before it unsigned"
+    );
+    let check = verify_here(&path, &keys, None);
+    assert_eq!(
+        check.broken, None,
+        "the adopted study verifies where its key is held"
+    );
+
+    // A study whose key records were stripped, its chain still known here, cannot adopt one.
+    let dir = tempfile::tempdir().unwrap();
+    let (path, keys) = keyed_study(dir.path());
+    strip_key_and_rename(&path, false);
+    let mut store = open(&path, &keys);
+    let refused = store.adopt_lead_key(keys.clone());
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("changed outside Concord")),
+        "adoption cannot launder a study whose chain this machine knows under another key: {refused:?}"
+    );
+}

@@ -641,26 +641,32 @@ pub(crate) fn uninstall(conn: &Connection) -> StoreResult<()> {
 fn full_state(conn: &Connection) -> StoreResult<State> {
     let mut state = State::default();
     for (table, cols) in existing_tables(conn)? {
-        let mut digest = RowDigest::default();
-        let list = cols
-            .iter()
-            .map(|c| format!("\"{c}\""))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let only = sealed_rows(&table, "t").map_or(String::new(), |c| format!(" WHERE {c}"));
-        let mut stmt = conn.prepare(&format!("SELECT {list} FROM main.{table} AS t{only}"))?;
-        let n = cols.len();
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let hash = row_hash(
-                &table,
-                (0..n).map(|i| row.get_ref(i).unwrap_or(ValueRef::Null)),
-            );
-            digest.add_hash(&hash);
-        }
+        let digest = current_digest(conn, &table, &cols)?;
         state.0.insert(table, digest);
     }
     Ok(state)
+}
+
+/// The digest of every (sealed) row of `table` as the file holds it, over its columns `cols`.
+fn current_digest(conn: &Connection, table: &str, cols: &[String]) -> StoreResult<RowDigest> {
+    let mut digest = RowDigest::default();
+    let list = cols
+        .iter()
+        .map(|c| format!("\"{c}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let only = sealed_rows(table, "t").map_or(String::new(), |c| format!(" WHERE {c}"));
+    let mut stmt = conn.prepare(&format!("SELECT {list} FROM main.{table} AS t{only}"))?;
+    let n = cols.len();
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let hash = row_hash(
+            table,
+            (0..n).map(|i| row.get_ref(i).unwrap_or(ValueRef::Null)),
+        );
+        digest.add_hash(&hash);
+    }
+    Ok(digest)
 }
 
 fn entry_hash(
@@ -1501,6 +1507,23 @@ fn linked_hashes(
 }
 
 impl Store {
+    /// Whether the rows of `table` (a tracked table) are as the chain's last entry sealed them:
+    /// what a job that trusts one table's records checks first, without verifying the whole
+    /// chain (a merge reads the study's record of its packages). `true` when the study has no
+    /// chain, or `table` is not tracked here.
+    pub fn table_matches_seal(&self, table: &str) -> StoreResult<bool> {
+        let conn = self.conn();
+        let _snapshot = super::untrusted::Snapshot::take(conn);
+        let Some((_, _, sealed)) = head(conn)? else {
+            return Ok(true);
+        };
+        let Some((_, cols)) = existing_tables(conn)?.into_iter().find(|(t, _)| t == table) else {
+            return Ok(true);
+        };
+        let now = current_digest(conn, table, &cols)?;
+        Ok(sealed.get(table) == now)
+    }
+
     /// The last entry of the chain that a checkpoint signed by the study's lead key anchors (the
     /// chain's links and hashes holding up to it), or `None` when none does: no key, no valid
     /// checkpoint, or a chain that does not hold together. What a merge trusts as history.

@@ -218,7 +218,7 @@ pub(crate) fn rehash_chain(c: &Connection) {
 }
 
 /// Seal the tables as they now are into the last entry's state, and re-hash the chain.
-fn reseal(c: &Connection) {
+pub(crate) fn reseal(c: &Connection) {
     let state = full_state(c);
     c.execute(
         "UPDATE audit_log SET state = ?1 WHERE id = (SELECT MAX(id) FROM audit_log)",

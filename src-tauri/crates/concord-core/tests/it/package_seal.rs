@@ -528,7 +528,8 @@ fn a_withdrawn_return_recorded_again_in_an_unanchored_entry_is_refused() {
         rusqlite::params![last + 1, entry.0, entry.1, state],
     )
     .expect("forged entry");
-    crate::audit_chain::rehash_chain(&c);
+    // The forged entry seals the record as set back, so the package table matches the chain.
+    crate::audit_chain::reseal(&c);
     drop(c);
 
     let mut store = Store::open(&main, clock()).expect("opens");
@@ -568,6 +569,37 @@ fn a_study_whose_public_key_was_deleted_merges_nothing_where_its_key_is_held() {
     assert!(
         matches!(&err, PackageError::KeyRecordsChanged { reason, .. } if reason.contains("no lead key")),
         "the merge says the key records were changed: {err}"
+    );
+    assert_eq!(fingerprint(&store), before, "the study is untouched");
+}
+
+#[test]
+fn an_issue_time_moved_back_in_the_study_file_is_refused() {
+    // Moving the package's issue time back would let a return claim more time on task and date
+    // values earlier; the study's record of its packages is sealed by the audit chain.
+    let dir = tempfile::tempdir().expect("dir");
+    let (store, out) = issued(dir.path(), 5);
+    drop(store);
+    rate_in_concord(&out, 0, 2);
+    let main = dir.path().join("main.concord");
+    let c = rusqlite::Connection::open(&main).expect("opens");
+    let changed = c
+        .execute(
+            "UPDATE package SET exported_at = exported_at - 30 * 86400000",
+            [],
+        )
+        .expect("moved back");
+    assert_eq!(
+        changed, 1,
+        "the attack moved the issue time of the one package"
+    );
+    drop(c);
+    let mut store = Store::open(&main, clock()).expect("opens");
+    let before = fingerprint(&store);
+    let err = merge_package(&mut store, &out, &pass()).expect_err("an edited record is refused");
+    assert!(
+        matches!(&err, PackageError::RecordChanged { detail, .. } if detail.contains("audit chain")),
+        "the merge says the record no longer matches the chain's seal: {err}"
     );
     assert_eq!(fingerprint(&store), before, "the study is untouched");
 }

@@ -149,6 +149,16 @@ pub fn check_seal(store: &Store, pkg: &Store, file: &str) -> Result<SealState, P
     let record = store
         .package_seal_record(&seal.package)?
         .ok_or_else(|| not_issued(format!("this study never issued package {}", seal.package)))?;
+    // The study's record of its packages (issue time, digests, returns merged) is sealed by the
+    // audit chain: edited outside Concord — an issue time moved back to allow more time on
+    // task — it no longer matches, and nothing it says is trusted.
+    if !store.table_matches_seal("package")? {
+        return Err(PackageError::RecordChanged {
+            file,
+            id: seal.package.clone(),
+            detail: "the study's record of its packages no longer matches the audit chain's seal (an issue time, digest or return was edited outside Concord)".to_string(),
+        });
+    }
     let (Some(issue), Some(issue_state)) = (record.issue.as_deref(), record.issue_state.as_deref())
     else {
         return Err(not_issued(format!(

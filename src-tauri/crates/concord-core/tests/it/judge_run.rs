@@ -828,8 +828,11 @@ fn selections_preview_and_estimate_cost() {
     );
 }
 
-/// (model, fingerprint, calls) of a run's answering models, sorted, to compare as a set.
-fn answered_by(store: &Store, run: i64) -> (Vec<(Option<String>, Option<String>, i64)>, bool) {
+/// (model, fingerprint, calls) of one answering model.
+type Named = (Option<String>, Option<String>, i64);
+
+/// A run's answering models, sorted to compare as a set, and whether its model changed.
+fn answered_by(store: &Store, run: i64) -> (Vec<Named>, bool) {
     let status = judge::run_status(store, run).expect("the run's status");
     let a = judge::answering(store, &status).expect("the run's answering models");
     let mut models: Vec<_> = a

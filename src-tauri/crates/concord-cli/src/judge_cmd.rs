@@ -2,7 +2,8 @@
 //! key-source rule and prints where the requests go and where the key comes from on stderr,
 //! previews the cost, opens the run (the same settings resume the same run, found by their hash, and say so on stderr), then
 //! sends the calls with a progress bar on stderr (hidden with `--json`); `status` lists runs with
-//! counts, tokens, cost and failures; `failures RUN` shows each failed call with its reason and raw
+//! counts, tokens, cost, failures and the models the provider says answered (and whether that
+//! changed from the model asked for); `failures RUN` shows each failed call with its reason and raw
 //! output; `aggregate [median|mean|mode]` shows or chooses how a judge's repetitions become its
 //! score; `reliability` reports each judge × criterion's consistency, calibration and bias;
 //! `key set ACCOUNT` stores a key (read from stdin) in the OS keyring. Interrupting a run
@@ -15,8 +16,8 @@ use concord_core::base::text::{quoted, visible};
 use concord_core::judge::scores::RepetitionAggregate;
 use concord_core::judge::{
     ApiKey, CancellationToken, Execution, JudgeError, KeyChoice, KeyError, Prices, Progress,
-    PromptTemplate, ProviderKind, ResponseSelection, RunPlan, RunPreview, RunReport, RunSettings,
-    RunStatus,
+    PromptTemplate, ProviderKind, ResponseSelection, RunAnswering, RunPlan, RunPreview, RunReport,
+    RunSettings, RunStatus,
 };
 use concord_core::panel::judge_reliability::{JudgeReliability, ReliabilityOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -51,7 +52,7 @@ pub struct JudgeArgs {
 enum JudgeCommand {
     /// Judge the study's responses with an LLM (rerun the same command to resume).
     Run(Box<RunArgs>),
-    /// Judge runs with their counts, tokens, cost and failures.
+    /// Judge runs with their counts, tokens, cost, failures and the models that answered.
     Status {
         /// Only this run.
         run: Option<i64>,
@@ -276,15 +277,35 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
     }
 }
 
-/// `judge status`: every run's state, or one run's, with its reply mode's unreadable count.
+/// A run's status as `judge status --json` gives it: the status's keys with `answering_models`
+/// and `model_changed` beside them.
+#[derive(serde::Serialize)]
+struct StatusOut<'a> {
+    #[serde(flatten)]
+    status: &'a RunStatus,
+    #[serde(flatten)]
+    answering: &'a RunAnswering,
+}
+
+/// `judge status`: every run's state, or one run's, with its reply mode's unreadable count and
+/// the models that answered its calls.
 fn status(run: Option<i64>, db: Option<&Path>, json: bool) -> Result<String, JudgeCmdError> {
     let study = crate::study_cmd::open_study_to_read(db)?;
     let list = match run {
         Some(id) => vec![judge_runs::run_status(&study, id)?],
         None => judge_runs::runs(&study)?,
     };
+    let answering = list
+        .iter()
+        .map(|s| judge_runs::answering(&study, s))
+        .collect::<Result<Vec<_>, _>>()?;
     if json {
-        return Ok(format!("{}\n", serde_json::to_string_pretty(&list)?));
+        let out: Vec<StatusOut<'_>> = list
+            .iter()
+            .zip(&answering)
+            .map(|(status, answering)| StatusOut { status, answering })
+            .collect();
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&out)?));
     }
     if list.is_empty() {
         return Ok("No judge runs in this study.\n".into());
@@ -292,8 +313,10 @@ fn status(run: Option<i64>, db: Option<&Path>, json: bool) -> Result<String, Jud
     let modes = judge_runs::reply_modes(&study)?;
     Ok(list
         .iter()
-        .map(|s| {
+        .zip(&answering)
+        .map(|(s, a)| {
             let mut text = render_status(s);
+            text.push_str(&render_answering(&s.model, a));
             if let Some(m) = modes.iter().find(|m| m.run_id == s.id) {
                 let _ = writeln!(
                     text,
@@ -748,6 +771,32 @@ fn render_report(report: &RunReport) -> String {
         );
     }
     out
+}
+
+/// The models that answered a run, one line: each with its fingerprint and calls, and whether
+/// the model changed from the one asked for.
+fn render_answering(asked: &str, a: &RunAnswering) -> String {
+    if a.answering_models.is_empty() {
+        return "  answered by: the provider named no model\n".into();
+    }
+    let names: Vec<String> = a
+        .answering_models
+        .iter()
+        .map(|m| {
+            let model = m.model.as_deref().map_or("(unnamed)".into(), visible);
+            let fingerprint = m
+                .system_fingerprint
+                .as_deref()
+                .map_or(String::new(), |f| format!(" [{}]", visible(f)));
+            format!("{model}{fingerprint} ({} calls)", m.calls)
+        })
+        .collect();
+    let verdict = if a.model_changed {
+        format!("MODEL CHANGED from the asked {}", visible(asked))
+    } else {
+        "as asked".to_string()
+    };
+    format!("  answered by: {} — {verdict}\n", names.join(", "))
 }
 
 fn render_status(s: &RunStatus) -> String {

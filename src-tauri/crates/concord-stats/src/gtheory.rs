@@ -26,6 +26,15 @@
 //! searches that also try θ_j = 0 exactly; a component estimated at 0 is reported in
 //! [`GStudy::boundary`].
 //!
+//! # Balanced designs: the closed form
+//! When every target with a score is scored once in every cell, the seven (three) mean squares
+//! are computed from the one pattern's sums and cross-products and the components solved from
+//! their expected values (the ANOVA estimates). Where none is negative these *are* the REML
+//! estimates, so they are reported without iterating, with the REML deviance evaluated at them.
+//! Where one is negative the REML fit runs, started from the ANOVA estimates with the negative
+//! ones at 0; an unbalanced design starts it from the ANOVA estimates of its complete targets
+//! (those scored in every cell), when at least two are.
+//!
 //! # Coefficients (Brennan 2001, random facets)
 //! For n′_r raters and n′_o occasions:
 //! - relative error σ²(δ) = σ²(pr)/n′_r + σ²(po)/n′_o + σ²(res)/(n′_r n′_o) (σ²(res)/n′_r without
@@ -432,6 +441,76 @@ impl Model {
     }
 }
 
+/// The ANOVA (expected mean squares) components of the targets scored in every cell of the
+/// design (all of them in a balanced design), in the order of the model's terms and then the
+/// residual; `None` when fewer than two targets are complete or the residual mean square is not
+/// positive. Components may be negative.
+fn anova(model: &Model) -> Option<Vec<f64>> {
+    let (nr, no) = (model.n_raters, model.n_occasions);
+    let p = model
+        .patterns
+        .iter()
+        .find(|p| p.cells.len() == nr * no && p.count >= 2.0)?;
+    let (np, m) = (p.count, nr * no);
+    let (fr, fo) = (nr as f64, no as f64);
+    let cross = |a: usize, b: usize| p.cross[a * m + b];
+    let cell = |r: usize, o: usize| r * no + o;
+    let total: f64 = p.sums.iter().sum();
+    let cf = total * total / (np * m as f64);
+    let a_p = p.cross.iter().sum::<f64>() / m as f64;
+    let a_r = (0..nr)
+        .map(|r| (0..no).map(|o| p.sums[cell(r, o)]).sum::<f64>().powi(2))
+        .sum::<f64>()
+        / (np * fo);
+    let a_all: f64 = (0..m).map(|c| cross(c, c)).sum();
+    let (ms_p, ms_r) = ((a_p - cf) / (np - 1.0), (a_r - cf) / (fr - 1.0));
+    if !model.with_occasion {
+        let ms_e = (a_all - a_p - a_r + cf) / ((np - 1.0) * (fr - 1.0));
+        return (ms_e > 0.0).then(|| vec![(ms_p - ms_e) / fr, (ms_r - ms_e) / np, ms_e]);
+    }
+    let a_o = (0..no)
+        .map(|o| (0..nr).map(|r| p.sums[cell(r, o)]).sum::<f64>().powi(2))
+        .sum::<f64>()
+        / (np * fr);
+    let a_ro = p.sums.iter().map(|s| s * s).sum::<f64>() / np;
+    let a_pr = (0..nr)
+        .flat_map(|r| (0..no).flat_map(move |o| (0..no).map(move |o2| (cell(r, o), cell(r, o2)))))
+        .map(|(a, b)| cross(a, b))
+        .sum::<f64>()
+        / fo;
+    let a_po = (0..no)
+        .flat_map(|o| (0..nr).flat_map(move |r| (0..nr).map(move |r2| (cell(r, o), cell(r2, o)))))
+        .map(|(a, b)| cross(a, b))
+        .sum::<f64>()
+        / fr;
+    let ms_o = (a_o - cf) / (fo - 1.0);
+    let ms_pr = (a_pr - a_p - a_r + cf) / ((np - 1.0) * (fr - 1.0));
+    let ms_po = (a_po - a_p - a_o + cf) / ((np - 1.0) * (fo - 1.0));
+    let ms_ro = (a_ro - a_r - a_o + cf) / ((fr - 1.0) * (fo - 1.0));
+    let ms_e = (a_all - a_pr - a_po - a_ro + a_p + a_r + a_o - cf)
+        / ((np - 1.0) * (fr - 1.0) * (fo - 1.0));
+    (ms_e > 0.0).then(|| {
+        vec![
+            (ms_p - ms_pr - ms_po + ms_e) / (fr * fo),
+            (ms_r - ms_pr - ms_ro + ms_e) / (np * fo),
+            (ms_o - ms_po - ms_ro + ms_e) / (np * fr),
+            (ms_pr - ms_e) / fo,
+            (ms_po - ms_e) / fr,
+            (ms_ro - ms_e) / np,
+            ms_e,
+        ]
+    })
+}
+
+/// θ (σ_j/σ_e) of ANOVA components, the negative ones at 0.
+fn theta_of_components(components: &[f64]) -> Vec<f64> {
+    let (terms, residual) = components.split_at(components.len() - 1);
+    terms
+        .iter()
+        .map(|v| (v.max(0.0) / residual[0]).sqrt())
+        .collect()
+}
+
 const THETA_ZERO: f64 = 1e-7;
 
 /// Re-minimise the criterion along coordinate `j` near θ, returning 0 when the boundary is at
@@ -454,9 +533,25 @@ fn polish(model: &Model, theta: &mut [f64], j: usize) {
     };
 }
 
+/// θ, the REML deviance and σ²_e: the closed form on a balanced design without a negative ANOVA
+/// estimate, the iterative fit otherwise (see the module docs).
 fn fit(model: &Model) -> (Vec<f64>, f64, f64) {
+    let balanced = model.patterns.len() == 1;
+    match anova(model) {
+        Some(c) if balanced && c.iter().all(|v| *v >= 0.0) => {
+            let theta = theta_of_components(&c);
+            let deviance = model.deviance(&theta).0;
+            (theta, deviance, c[c.len() - 1])
+        }
+        Some(c) => reml_fit(model, theta_of_components(&c)),
+        None => reml_fit(model, vec![1.0; model.terms.len()]),
+    }
+}
+
+/// The REML fit from θ = `start`: the simplex, restarted while it improves, then the polish.
+fn reml_fit(model: &Model, start: Vec<f64>) -> (Vec<f64>, f64, f64) {
     let dev = |t: &[f64]| model.deviance(t).0;
-    let mut theta = vec![1.0; model.terms.len()];
+    let mut theta = start;
     let mut best = dev(&theta);
     let mut step = 0.5;
     for _ in 0..8 {

@@ -2,7 +2,10 @@
 //! port (port 0, so the OS picks a free one) that speaks the OpenAI chat-completions and
 //! Anthropic Messages protocols and both batch APIs, answers deterministically per item (the
 //! response text carries `item #N`), injects faults on request, counts calls per item and tracks
-//! the most requests it had open at once. It also builds the studies the tests judge.
+//! the most requests it had open at once. Like many local servers it names no model in its
+//! replies, unless told to answer as a chosen `model` (and `system_fingerprint`), switching to
+//! another after a chosen number of replies ([`Answering`]). It also builds the studies the tests
+//! judge.
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Multipart, Request, State};
@@ -101,6 +104,32 @@ pub fn logprob_tokens(text: &str) -> Value {
     Value::Array(tokens)
 }
 
+/// A model the server says answered: the `model` of its replies and, on the OpenAI protocol,
+/// their `system_fingerprint`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnswerAs {
+    pub model: String,
+    pub system_fingerprint: Option<String>,
+}
+
+impl AnswerAs {
+    pub fn new(model: &str, system_fingerprint: Option<&str>) -> AnswerAs {
+        AnswerAs {
+            model: model.to_string(),
+            system_fingerprint: system_fingerprint.map(str::to_string),
+        }
+    }
+}
+
+/// Which model the server's successful replies name: nothing by default; `first` from the first
+/// reply, and `then`'s model from reply number `then.0` (1-based, counted over every completion
+/// the server gives, live or in a batch's results) on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Answering {
+    pub first: Option<AnswerAs>,
+    pub then: Option<(u64, AnswerAs)>,
+}
+
 #[derive(Debug, Default)]
 pub struct Batch {
     lines: Vec<Value>,
@@ -140,6 +169,10 @@ pub struct ServerState {
     pub position_bias: std::sync::atomic::AtomicBool,
     /// Pairwise prompts answered.
     pub pair_requests: AtomicU64,
+    /// The model its replies name ([`Answering`]; none by default).
+    pub answering: Mutex<Answering>,
+    /// Completions given so far (what [`Answering::then`] counts).
+    pub completions: AtomicU64,
 }
 
 impl ServerState {
@@ -148,6 +181,29 @@ impl ServerState {
     }
     pub fn calls_snapshot(&self) -> HashMap<u64, u32> {
         self.calls.lock().unwrap().clone()
+    }
+
+    /// Answer as `answering` from now on.
+    pub fn answer_as(&self, answering: Answering) {
+        *self.answering.lock().unwrap() = answering;
+        self.completions.store(0, Ordering::SeqCst);
+    }
+
+    /// Count one completion and write the model it names into `reply` (a chat completion, or an
+    /// Anthropic message when `anthropic`, which has no fingerprint).
+    fn name_model(&self, reply: &mut Value, anthropic: bool) {
+        let n = self.completions.fetch_add(1, Ordering::SeqCst) + 1;
+        let answering = self.answering.lock().unwrap();
+        let named = match &answering.then {
+            Some((from, then)) if n >= *from => Some(then),
+            _ => answering.first.as_ref(),
+        };
+        if let Some(a) = named {
+            reply["model"] = json!(a.model);
+            if let (false, Some(fp)) = (anthropic, &a.system_fingerprint) {
+                reply["system_fingerprint"] = json!(fp);
+            }
+        }
     }
 }
 
@@ -180,6 +236,8 @@ impl FakeJudge {
             structured_requests: AtomicU64::new(0),
             position_bias: std::sync::atomic::AtomicBool::new(false),
             pair_requests: AtomicU64::new(0),
+            answering: Mutex::new(Answering::default()),
+            completions: AtomicU64::new(0),
         });
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         std_listener.set_nonblocking(true).unwrap();
@@ -678,7 +736,8 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                 count(state, a);
                 let bias = state.position_bias.load(Ordering::SeqCst);
                 let reply_text = pair_reply(a, b, &pair_keys(&text), bias);
-                let reply = completion_json(anthropic, &reply_text, text.len());
+                let mut reply = completion_json(anthropic, &reply_text, text.len());
+                state.name_model(&mut reply, anthropic);
                 return Reply::Json(200, reply.to_string(), vec![]);
             }
             let Some(item) = item_in(&text) else {
@@ -740,11 +799,12 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
             if structured {
                 state.structured_requests.fetch_add(1, Ordering::SeqCst);
                 let input = structured_reply(item, crisis, spread, boost);
-                let reply = if anthropic {
+                let mut reply = if anthropic {
                     tool_json(&input, text.len())
                 } else {
                     completion_json(false, &input.to_string(), text.len())
                 };
+                state.name_model(&mut reply, anthropic);
                 return Reply::Json(200, reply.to_string(), vec![]);
             }
             let reply_text = judge_text_of_call(item, crisis, state.faults, spread, boost);
@@ -752,6 +812,7 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
             if !anthropic && body.get("logprobs") == Some(&Value::Bool(true)) {
                 reply["choices"][0]["logprobs"] = json!({"content": logprob_tokens(&reply_text)});
             }
+            state.name_model(&mut reply, anthropic);
             Reply::Json(200, reply.to_string(), vec![])
         }
         ("POST", "/files") => {
@@ -847,11 +908,12 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                     err.push_str(&json!({"custom_id": cid, "response": {"status_code": 500, "body": {"error": {"message": "internal"}}}, "error": null}).to_string());
                     err.push('\n');
                 } else {
-                    let body = completion_json(
+                    let mut body = completion_json(
                         false,
                         &judge_text(item, text.contains("总分"), state.faults),
                         text.len(),
                     );
+                    state.name_model(&mut body, false);
                     out.push_str(&json!({"custom_id": cid, "response": {"status_code": 200, "body": body}, "error": null}).to_string());
                     out.push('\n');
                 }
@@ -885,7 +947,13 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                 let line = if state.faults && fault_of(item) == 4 {
                     json!({"custom_id": l["custom_id"], "result": {"type": "errored", "error": {"type": "error", "error": {"type": "api_error", "message": "overloaded"}}}})
                 } else {
-                    json!({"custom_id": l["custom_id"], "result": {"type": "succeeded", "message": completion_json(true, &judge_text(item, text.contains("总分"), state.faults), text.len())}})
+                    let mut message = completion_json(
+                        true,
+                        &judge_text(item, text.contains("总分"), state.faults),
+                        text.len(),
+                    );
+                    state.name_model(&mut message, true);
+                    json!({"custom_id": l["custom_id"], "result": {"type": "succeeded", "message": message}})
                 };
                 out.push_str(&line.to_string());
                 out.push('\n');

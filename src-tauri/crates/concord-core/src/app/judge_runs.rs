@@ -55,6 +55,12 @@ pub fn run_status(study: &OpenStudy, run_id: i64) -> Result<RunStatus, JudgeErro
     judge::run_status(study.store(), run_id)
 }
 
+/// Which models the provider says answered `run`'s calls, and whether that is a change from the
+/// model it asked for.
+pub fn answering(study: &OpenStudy, run: &RunStatus) -> Result<judge::RunAnswering, JudgeError> {
+    judge::answering(study.store(), run)
+}
+
 /// The failed calls of run `run_id` with their raw outputs.
 pub fn failures(study: &OpenStudy, run_id: i64) -> Result<Vec<CallFailure>, JudgeError> {
     judge::failures(study.store(), run_id)

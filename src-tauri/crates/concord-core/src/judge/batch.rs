@@ -7,7 +7,7 @@
 //! stops submitting and polling but leaves submitted batches to be collected on resume.
 
 use super::context::CallContext;
-use super::http::{read_completion, CallError};
+use super::http::{read_completion, AnsweredBy, CallError};
 use super::ledger::{self, CallOutcome, CallResult};
 use super::progress::{Meter, Progress, RunPhase};
 use super::settings::ProviderKind;
@@ -360,6 +360,7 @@ impl BatchRun<'_> {
                             input_tokens: None,
                             output_tokens: None,
                             expected_json: None,
+                            answered_by: AnsweredBy::default(),
                             outcome: CallOutcome::Released,
                         })
                         .collect();
@@ -441,6 +442,7 @@ fn batch_results(
                     attempts: 0,
                     prompt_sha256,
                     expected_json: ctx.expected(&c, &outcome),
+                    answered_by: c.answered_by.clone(),
                     outcome,
                     raw_output: Some(c.text),
                     http_status: Some(200),
@@ -460,6 +462,7 @@ fn batch_results(
                 input_tokens: None,
                 output_tokens: None,
                 expected_json: None,
+                answered_by: AnsweredBy::default(),
                 outcome: CallOutcome::Failed { kind, reason },
             },
         });
@@ -477,6 +480,7 @@ fn batch_results(
             input_tokens: None,
             output_tokens: None,
             expected_json: None,
+            answered_by: AnsweredBy::default(),
             outcome: CallOutcome::Failed {
                 kind: "batch_missing".into(),
                 reason: note

@@ -20,7 +20,7 @@
 //! line answered are counted as missing and stay open for the next export. Lines longer than
 //! [`MAX_LINE`] bytes are refused.
 
-use super::http::read_completion;
+use super::http::{read_completion, AnsweredBy};
 use super::ledger::{self, CallOutcome, CallResult, Job, LoadedRun};
 use super::settings::ProviderKind;
 use super::JudgeError;
@@ -361,6 +361,7 @@ impl BatchRun<'_> {
                     attempts: 1,
                     prompt_sha256: None,
                     expected_json: self.run.expected(&c, &outcome),
+                    answered_by: c.answered_by.clone(),
                     outcome,
                     raw_output: Some(c.text),
                     http_status: Some(200),
@@ -376,6 +377,7 @@ impl BatchRun<'_> {
                 attempts: 1,
                 prompt_sha256: None,
                 expected_json: None,
+                answered_by: AnsweredBy::default(),
                 outcome: CallOutcome::Failed { kind, reason },
                 raw_output: Some(text.trim_end().to_string()),
                 http_status: status.map(|s| s as u16),

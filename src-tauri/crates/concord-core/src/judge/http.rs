@@ -1,6 +1,8 @@
 //! The two wire protocols over HTTP: request bodies, reading a completion (text and token usage)
 //! out of a reply, and classifying what went wrong so the runner knows whether to retry
-//! (rate limits, server errors, timeouts, broken bodies) or record a failure (other 4xx).
+//! (rate limits, server errors, timeouts, broken bodies) or record a failure (other 4xx). A reply
+//! also says which model answered (`model`, and `system_fingerprint` where the provider gives
+//! one); the runner records both with the call.
 //! `Retry-After` is read in both forms, seconds and HTTP date (against the [`Clock`]).
 
 use super::key::ApiKey;
@@ -24,6 +26,38 @@ pub struct Completion {
     /// The reply's tokens with their most likely alternatives, when the provider returned
     /// log-probabilities (OpenAI-compatible `choices[0].logprobs.content`).
     pub logprobs: Option<Vec<TokenLogprob>>,
+    /// The model the provider says answered, as the reply names it.
+    pub answered_by: AnsweredBy,
+}
+
+/// Which model the provider says answered a call: the reply's `model` and, where the provider
+/// gives one (OpenAI-compatible replies), its `system_fingerprint`. Either is `None` when the
+/// reply names none (many local servers name nothing); a value longer than
+/// [`ANSWERED_BY_MAX_CHARS`] is cut to that length.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AnsweredBy {
+    pub model: Option<String>,
+    pub system_fingerprint: Option<String>,
+}
+
+/// The most characters of a reply's `model` or `system_fingerprint` a call records.
+pub const ANSWERED_BY_MAX_CHARS: usize = 256;
+
+impl AnsweredBy {
+    /// What `body` (a chat completion or an Anthropic message) names: non-empty text only.
+    pub fn of_reply(body: &Value) -> AnsweredBy {
+        let text = |key: &str| {
+            body.get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| s.chars().take(ANSWERED_BY_MAX_CHARS).collect())
+        };
+        AnsweredBy {
+            model: text("model"),
+            system_fingerprint: text("system_fingerprint"),
+        }
+    }
 }
 
 /// One generated token and its alternatives (token text, natural-log probability), the token
@@ -198,6 +232,7 @@ pub fn read_completion(provider: ProviderKind, body: &Value) -> Result<Completio
                 input_tokens: body.pointer("/usage/prompt_tokens").and_then(tokens),
                 output_tokens: body.pointer("/usage/completion_tokens").and_then(tokens),
                 logprobs: read_logprobs(choice),
+                answered_by: AnsweredBy::of_reply(body),
             })
         }
         ProviderKind::Anthropic => {
@@ -229,6 +264,7 @@ pub fn read_completion(provider: ProviderKind, body: &Value) -> Result<Completio
                 input_tokens: body.pointer("/usage/input_tokens").and_then(tokens),
                 output_tokens: body.pointer("/usage/output_tokens").and_then(tokens),
                 logprobs: None,
+                answered_by: AnsweredBy::of_reply(body),
             })
         }
     }
@@ -444,6 +480,48 @@ mod tests {
         assert!(
             read_completion(ProviderKind::OpenaiCompatible, &json!({"error": "x"})).is_err(),
             "a body without choices is not a completion"
+        );
+    }
+
+    #[test]
+    fn the_answering_model_is_read_from_both_protocols() {
+        let openai = json!({"model": "gpt-4o-2024-08-06", "system_fingerprint": "fp_44709d6fcb",
+                            "choices": [{"message": {"content": "hi"}}]});
+        let c = read_completion(ProviderKind::OpenaiCompatible, &openai).unwrap();
+        assert_eq!(
+            (
+                c.answered_by.model.as_deref(),
+                c.answered_by.system_fingerprint.as_deref()
+            ),
+            (Some("gpt-4o-2024-08-06"), Some("fp_44709d6fcb")),
+            "a chat completion names its model and backend fingerprint beside the text"
+        );
+        let anthropic = json!({"model": "claude-x-20250101",
+                               "content": [{"type": "text", "text": "a"}]});
+        let c = read_completion(ProviderKind::Anthropic, &anthropic).unwrap();
+        assert_eq!(
+            c.answered_by,
+            AnsweredBy {
+                model: Some("claude-x-20250101".into()),
+                system_fingerprint: None
+            },
+            "an Anthropic message names its model and has no fingerprint"
+        );
+        let silent = json!({"model": "", "system_fingerprint": null,
+                            "choices": [{"message": {"content": "hi"}}]});
+        let c = read_completion(ProviderKind::OpenaiCompatible, &silent).unwrap();
+        assert_eq!(
+            c.answered_by,
+            AnsweredBy::default(),
+            "an empty or null name is no name: a server that says nothing records nothing"
+        );
+        let long =
+            json!({"model": "m".repeat(10_000), "choices": [{"message": {"content": "hi"}}]});
+        let c = read_completion(ProviderKind::OpenaiCompatible, &long).unwrap();
+        assert_eq!(
+            c.answered_by.model.map(|m| m.len()),
+            Some(ANSWERED_BY_MAX_CHARS),
+            "a provider cannot make the study hold an unbounded name per call"
         );
     }
 

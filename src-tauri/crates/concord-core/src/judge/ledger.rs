@@ -4,6 +4,7 @@
 //! reading back runs, counts, tokens, cost and failures. A row moves pending → in_flight → done
 //! or failed; rows left in flight by a crash go back to pending when the run is executed again.
 
+use super::http::AnsweredBy;
 use super::prompt::{estimate_tokens, PromptTemplate};
 use super::settings::{ResponseSelection, RunSettings};
 use super::verdict::Verdict;
@@ -241,6 +242,8 @@ pub(crate) struct CallResult {
     pub output_tokens: Option<u64>,
     /// `{criterion id: expected score}` JSON from the reply's log-probabilities, when returned.
     pub expected_json: Option<String>,
+    /// The model (and backend fingerprint) the provider says answered, when a reply was read.
+    pub answered_by: AnsweredBy,
     pub outcome: CallOutcome,
     /// The pair of a pairwise call: its id and whether its left answer was shown first.
     pub pair: Option<(i64, bool)>,
@@ -737,6 +740,8 @@ pub(crate) fn record(
                 http_status: r.http_status,
                 input_tokens: r.input_tokens.map(|t| t as i64),
                 output_tokens: r.output_tokens.map(|t| t as i64),
+                answering_model: r.answered_by.model.as_deref(),
+                system_fingerprint: r.answered_by.system_fingerprint.as_deref(),
             };
             match &r.outcome {
                 CallOutcome::Released => {

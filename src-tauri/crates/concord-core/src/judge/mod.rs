@@ -17,7 +17,8 @@
 //! 3. [`execute_run`] — send the pending calls with an [`Execution`] (concurrency, rate limits,
 //!    retries, timeouts), reporting [`Progress`] to a callback and stopping when a
 //!    [`CancellationToken`] is cancelled. Cancelled and in-flight rows go back to pending.
-//! 4. [`runs`], [`run_status`], [`failures`] — what the runs hold, with raw outputs of failures.
+//! 4. [`runs`], [`run_status`], [`failures`] — what the runs hold, with raw outputs of failures;
+//!    [`answering()`] — which model the provider says answered each run's calls ([`mod@answering`]).
 //!
 //! Repetitions: every repetition's scores are kept in the run's `judge_call` rows. The judge's
 //! *rating* row (one per rater × response × criterion, origin `judge:<run id>`, the judge's
@@ -28,6 +29,7 @@
 //! to the study; which variables and accounts may hold one, and which endpoints may receive it,
 //! is one rule ([`mod@destination`]) both front ends pass through.
 
+pub mod answering;
 pub mod batch;
 pub mod batch_file;
 mod context;
@@ -46,6 +48,7 @@ pub mod settings;
 pub mod structured;
 pub mod verdict;
 
+pub use answering::{answering, RunAnswering};
 pub use destination::{destination, Destination, KeyOrigin};
 pub use key::{ApiKey, KeyChoice, KeyError, KeySource};
 pub use ledger::{

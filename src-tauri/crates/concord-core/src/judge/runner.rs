@@ -9,7 +9,7 @@
 
 use super::batch;
 use super::context::CallContext;
-use super::http::{CallError, Endpoint};
+use super::http::{AnsweredBy, CallError, Endpoint};
 use super::key::ApiKey;
 use super::ledger::{self, CallOutcome, CallResult, Job, RunStatus};
 use super::pacing::RateLimiter;
@@ -49,6 +49,7 @@ fn released(job: &Job, attempts: u32) -> CallResult {
         input_tokens: None,
         output_tokens: None,
         expected_json: None,
+        answered_by: AnsweredBy::default(),
         outcome: CallOutcome::Released,
         pair: job.pair.as_ref().map(|p| (p.pair_id, p.left_first)),
     }
@@ -84,6 +85,7 @@ async fn call(ctx: &CallContext, job: &Job) -> CallResult {
                     attempts,
                     prompt_sha256: Some(prompt.sha256()),
                     expected_json: ctx.expected(&c, &outcome),
+                    answered_by: c.answered_by.clone(),
                     outcome,
                     pair: job.pair.as_ref().map(|p| (p.pair_id, p.left_first)),
                     raw_output: Some(c.text),
@@ -113,6 +115,7 @@ async fn call(ctx: &CallContext, job: &Job) -> CallResult {
                     input_tokens: None,
                     output_tokens: None,
                     expected_json: None,
+                    answered_by: AnsweredBy::default(),
                     outcome: CallOutcome::Failed {
                         kind: e.code().to_string(),
                         reason: format!("{e} (after {attempts} attempts)"),

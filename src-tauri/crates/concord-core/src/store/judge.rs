@@ -1,7 +1,8 @@
 //! The judge run ledger's tables: `judge_run` (a run's settings, prompt and hashes),
 //! `judge_call` (one row per run × response × repetition moving pending → in_flight → done or
 //! failed, with the raw output, scores, tokens and failure) and `judge_batch` (provider batches
-//! submitted for a run, polled again on resume rather than resubmitted).
+//! submitted for a run, polled again on resume rather than resubmitted). A call's row also keeps
+//! the model its reply says answered and the backend fingerprint, when the reply names them.
 
 use super::{Store, StoreResult, StudyTx};
 use rusqlite::{params, OptionalExtension};
@@ -170,6 +171,10 @@ pub struct CallReply<'a> {
     pub http_status: Option<u16>,
     pub input_tokens: Option<i64>,
     pub output_tokens: Option<i64>,
+    /// The model the reply says answered, when it names one.
+    pub answering_model: Option<&'a str>,
+    /// The backend fingerprint the reply gives, when it gives one.
+    pub system_fingerprint: Option<&'a str>,
 }
 
 const STATUS_SQL: &str = "SELECT r.id, t.name, r.provider, r.base_url, r.model, u.key,
@@ -211,6 +216,16 @@ fn counts_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<JudgeRunCounts> {
         output_tokens: row.get(19)?,
         unreadable: row.get(20)?,
     })
+}
+
+/// How many answered calls (done or failed) of a run name one model and backend fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AnsweringModel {
+    /// The `model` the replies name (`None` when they name only a fingerprint).
+    pub model: Option<String>,
+    /// The `system_fingerprint` the replies give, when they give one.
+    pub system_fingerprint: Option<String>,
+    pub calls: i64,
 }
 
 /// A provider batch submitted and not yet collected: its row and the provider's id for it.
@@ -270,6 +285,26 @@ impl Store {
                 counts_row,
             )
             .optional()?)
+    }
+
+    /// The models (and fingerprints) the answered calls of a run name, each with its number of
+    /// calls, in the order they first answered (by call id); calls whose reply named neither
+    /// are not counted.
+    pub fn answering_models(&self, run_id: i64) -> StoreResult<Vec<AnsweringModel>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT answering_model, system_fingerprint, COUNT(*) FROM judge_call
+             WHERE run_id = ?1 AND state IN ('done', 'failed')
+               AND (answering_model IS NOT NULL OR system_fingerprint IS NOT NULL)
+             GROUP BY answering_model, system_fingerprint ORDER BY MIN(id)",
+        )?;
+        let rows = stmt.query_map([run_id], |r| {
+            Ok(AnsweringModel {
+                model: r.get(0)?,
+                system_fingerprint: r.get(1)?,
+                calls: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The failed calls of a run with their reasons and raw outputs.
@@ -538,7 +573,8 @@ impl StudyTx<'_> {
                      attempts = attempts + ?2, prompt_sha256 = COALESCE(?3, prompt_sha256), raw_output = ?4,
                      scores_json = NULL, explanation = NULL, failure_kind = ?5,
                      failure = ?6, http_status = ?7, input_tokens = ?8,
-                     output_tokens = ?9, updated_at = ?10
+                     output_tokens = ?9, updated_at = ?10, answering_model = ?11,
+                     system_fingerprint = ?12
                  WHERE id = ?1",
             )?
             .execute(params![
@@ -551,7 +587,9 @@ impl StudyTx<'_> {
                 reply.http_status,
                 reply.input_tokens,
                 reply.output_tokens,
-                self.now
+                self.now,
+                reply.answering_model,
+                reply.system_fingerprint
             ])?;
         Ok(())
     }
@@ -572,7 +610,7 @@ impl StudyTx<'_> {
                      scores_json = ?5, explanation = ?6, failure_kind = NULL,
                      failure = NULL, http_status = ?7, input_tokens = ?8,
                      output_tokens = ?9, updated_at = ?10, criteria_order = ?11,
-                     expected_json = ?12
+                     expected_json = ?12, answering_model = ?13, system_fingerprint = ?14
                  WHERE id = ?1",
             )?
             .execute(params![
@@ -587,7 +625,9 @@ impl StudyTx<'_> {
                 reply.output_tokens,
                 self.now,
                 details.criteria_order,
-                details.expected_json
+                details.expected_json,
+                reply.answering_model,
+                reply.system_fingerprint
             ])?;
         Ok(())
     }

@@ -159,6 +159,64 @@ fn a_batch_file_round_trip_matches_custom_ids_exactly() {
     }
 }
 
+#[test]
+fn an_imported_batch_file_records_the_model_each_line_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, _) = study_with_items(
+        &dir.path().join("s.concord"),
+        &judge_server::mentalbench(),
+        6,
+    );
+    let s = RunSettings::new(
+        ProviderKind::OpenaiCompatible,
+        "http://127.0.0.1:9/v1",
+        "local-vllm",
+    );
+    let run = open_run(&mut store, &s).unwrap().run_id;
+    let mut file = Vec::new();
+    export_batch_file(&store, run, &mut file).unwrap();
+    // Lines 0–2 name the asked model with a fingerprint, 3–4 another model, 5 nothing.
+    let answered: Vec<Value> = String::from_utf8(file)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut line = output_line(&serde_json::from_str(l).unwrap());
+            match i {
+                0..=2 => {
+                    line["response"]["body"]["model"] = json!("local-vllm");
+                    line["response"]["body"]["system_fingerprint"] = json!("fp_local");
+                }
+                3 | 4 => line["response"]["body"]["model"] = json!("served-instead"),
+                _ => {}
+            }
+            line
+        })
+        .collect();
+    let r = import_batch_file(&mut store, run, || Ok(Cursor::new(jsonl(&answered)))).unwrap();
+    assert_eq!(r.done, 6, "every line is recorded");
+    let status = run_status(&store, run).unwrap();
+    let a = concord_core::judge::answering(&store, &status).unwrap();
+    let counts: Vec<(Option<&str>, Option<&str>, i64)> = a
+        .answering_models
+        .iter()
+        .map(|m| (m.model.as_deref(), m.system_fingerprint.as_deref(), m.calls))
+        .collect();
+    assert_eq!(
+        counts,
+        vec![
+            (Some("local-vllm"), Some("fp_local"), 3),
+            (Some("served-instead"), None, 2)
+        ],
+        "each output line's model is its call's, in call order; the line naming nothing is \
+         not counted"
+    );
+    assert!(
+        a.model_changed,
+        "two calls were answered by a model the run did not ask for"
+    );
+}
+
 /// Peak resident memory of this process so far, in MiB (Linux `VmHWM`).
 fn peak_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")

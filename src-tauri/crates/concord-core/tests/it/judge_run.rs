@@ -827,3 +827,140 @@ fn selections_preview_and_estimate_cost() {
         "a preview sends nothing"
     );
 }
+
+/// (model, fingerprint, calls) of one answering model.
+type Named = (Option<String>, Option<String>, i64);
+
+/// A run's answering models, sorted to compare as a set, and whether its model changed.
+fn answered_by(store: &Store, run: i64) -> (Vec<Named>, bool) {
+    let status = judge::run_status(store, run).expect("the run's status");
+    let a = judge::answering(store, &status).expect("the run's answering models");
+    let mut models: Vec<_> = a
+        .answering_models
+        .into_iter()
+        .map(|m| (m.model, m.system_fingerprint, m.calls))
+        .collect();
+    models.sort();
+    (models, a.model_changed)
+}
+
+#[test]
+fn a_model_switched_mid_run_is_counted_and_reported_as_a_change() {
+    use judge_server::{AnswerAs, Answering};
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    // Replies 1–6 name a dated version of the asked model, 7–10 another model and backend.
+    server.state.answer_as(Answering {
+        first: Some(AnswerAs::new("judge-model-1-2025-01-01", Some("fp_one"))),
+        then: Some((7, AnswerAs::new("judge-model-2", Some("fp_two")))),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.concord");
+    let (mut store, _) = study_with_items(&path, &judge_server::mentalbench(), 10);
+    let settings = settings(&server, ProviderKind::OpenaiCompatible);
+    let run = open_run(&mut store, &settings).unwrap().run_id;
+    let report = run_to_end(&mut store, run, &quick(3));
+    assert_eq!(
+        report.status.done, 10,
+        "without faults every call is answered once, so the server gave exactly 10 replies"
+    );
+    let (models, changed) = answered_by(&store, run);
+    assert_eq!(
+        models,
+        vec![
+            (
+                Some("judge-model-1-2025-01-01".into()),
+                Some("fp_one".into()),
+                6
+            ),
+            (Some("judge-model-2".into()), Some("fp_two".into()), 4),
+        ],
+        "the server named the first model in its first 6 replies and the second in the other 4; \
+         each call keeps the name its own reply gave, whatever order the calls finished in"
+    );
+    assert!(
+        changed,
+        "two models answered one run: its scores do not all come from the model asked for"
+    );
+    let c = Connection::open(&path).unwrap();
+    let unnamed: i64 = c
+        .query_row(
+            "SELECT COUNT(*) FROM judge_call WHERE run_id = ?1 AND answering_model IS NULL",
+            [run],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        unnamed, 0,
+        "every reply named its model, so every call row holds one"
+    );
+    assert_eq!(
+        store.verify_audit_chain().unwrap().broken,
+        None,
+        "the answering models were written with the calls, inside the audit chain"
+    );
+    // Rewriting which model answered, outside Concord, is caught like any other change to a
+    // sealed call row.
+    c.execute(
+        "UPDATE judge_call SET answering_model = 'judge-model-1' WHERE run_id = ?1
+           AND answering_model = 'judge-model-2'",
+        [run],
+    )
+    .unwrap();
+    drop(c);
+    assert!(
+        store.verify_audit_chain().unwrap().broken.is_some(),
+        "answering_model is part of the sealed row, so hiding the switch breaks the chain"
+    );
+}
+
+#[test]
+fn a_provider_that_names_nothing_or_the_asked_model_is_no_change() {
+    use judge_server::{AnswerAs, Answering};
+    let dir = tempfile::tempdir().unwrap();
+    // A server that names no model (the test server's default, like many local servers).
+    let silent = FakeJudge::start(Duration::ZERO, false, None);
+    let (mut store, _) = study_with_items(
+        &dir.path().join("a.concord"),
+        &judge_server::mentalbench(),
+        6,
+    );
+    let run = open_run(
+        &mut store,
+        &settings(&silent, ProviderKind::OpenaiCompatible),
+    )
+    .unwrap()
+    .run_id;
+    assert_eq!(
+        run_to_end(&mut store, run, &quick(2)).status.done,
+        6,
+        "every call answered"
+    );
+    assert_eq!(
+        answered_by(&store, run),
+        (vec![], false),
+        "replies that name nothing list no answering model and are no evidence of a change"
+    );
+
+    // An Anthropic judge asked for an alias answers as its dated snapshot, in every reply.
+    let named = FakeJudge::start(Duration::ZERO, false, None);
+    named.state.answer_as(Answering {
+        first: Some(AnswerAs::new("claude-judge-20250101", Some("ignored"))),
+        then: None,
+    });
+    let (mut store, _) =
+        study_with_items(&dir.path().join("b.concord"), &judge_server::psycrisis(), 6);
+    let mut s = settings(&named, ProviderKind::Anthropic);
+    s.model = "claude-judge-latest".into();
+    let run = open_run(&mut store, &s).unwrap().run_id;
+    assert_eq!(
+        run_to_end(&mut store, run, &quick(2)).status.done,
+        6,
+        "every call answered"
+    );
+    assert_eq!(
+        answered_by(&store, run),
+        (vec![(Some("claude-judge-20250101".into()), None, 6)], false),
+        "an Anthropic message names its model (it has no fingerprint); the dated snapshot of the \
+         asked alias is the model asked for, so nothing changed"
+    );
+}

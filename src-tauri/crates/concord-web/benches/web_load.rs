@@ -20,6 +20,12 @@ use std::time::{Duration, Instant};
 const PASSPHRASE: &str = "correct horse battery staple 41";
 
 fn open_study(path: &Path) -> OpenStudy {
+    // The server seals web access with a key derived from the study's lead key.
+    concord_core::app::open_study::keep_lead_keys_in(
+        concord_core::store::lead_key::KeyStore::Folder(
+            std::env::temp_dir().join("concord-bench-lead-keys"),
+        ),
+    );
     open(
         &StudyPath::Explicit(path.to_path_buf()),
         WhenMissing::Refuse,

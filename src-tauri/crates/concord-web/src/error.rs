@@ -12,6 +12,11 @@ pub enum WebError {
     Unauthorized,
     /// A write without the session's CSRF token.
     Csrf,
+    /// A login guess made before the wait after wrong passphrases (for its name or from its
+    /// client) ended: 429 with `Retry-After`.
+    Wait {
+        seconds: u64,
+    },
     /// A refusal of the core, with its code and message.
     Core {
         code: ErrorCode,
@@ -50,6 +55,17 @@ fn status(code: ErrorCode) -> StatusCode {
 
 impl IntoResponse for WebError {
     fn into_response(self) -> Response {
+        if let WebError::Wait { seconds } = self {
+            return (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(axum::http::header::RETRY_AFTER, seconds.to_string())],
+                axum::Json(serde_json::json!({
+                    "code": ErrorCode::WebLocked,
+                    "message": format!("too many wrong passphrases: try again in {seconds} s, or ask the study lead"),
+                })),
+            )
+                .into_response();
+        }
         let (status, code, message) = match self {
             WebError::Unauthorized => (
                 StatusCode::UNAUTHORIZED,
@@ -75,6 +91,7 @@ impl IntoResponse for WebError {
                     (status, code, message)
                 }
             }
+            WebError::Wait { .. } => unreachable_wait(),
             WebError::Internal => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ErrorCode::Internal,
@@ -87,4 +104,13 @@ impl IntoResponse for WebError {
         )
             .into_response()
     }
+}
+
+/// [`WebError::Wait`] is answered before the match (it carries a header of its own).
+fn unreachable_wait() -> (StatusCode, ErrorCode, String) {
+    (
+        StatusCode::TOO_MANY_REQUESTS,
+        ErrorCode::WebLocked,
+        "try again later".to_string(),
+    )
 }

@@ -100,6 +100,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0017_judge_call_details.sql"),
     include_str!("../../migrations/0018_pairwise.sql"),
     include_str!("../../migrations/0019_pair_packages.sql"),
+    include_str!("../../migrations/0020_server_trust.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).

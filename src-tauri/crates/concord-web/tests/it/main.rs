@@ -3,6 +3,7 @@
 //! browser would.
 
 mod api;
+mod attacks;
 mod browser;
 mod group_commit;
 mod security;
@@ -75,7 +76,19 @@ impl Served {
     }
 }
 
+/// Where this test process keeps its studies' lead keys: the server seals web access with a key
+/// derived from a study's lead key, so a served study needs one, as on the lead's machine.
+pub fn keep_lead_keys() {
+    concord_core::app::open_study::keep_lead_keys_in(
+        concord_core::store::lead_key::KeyStore::Folder(PathBuf::from(concat!(
+            env!("CARGO_TARGET_TMPDIR"),
+            "/web-lead-keys"
+        ))),
+    );
+}
+
 pub fn open_study(path: &Path, clock: Arc<dyn Clock>) -> OpenStudy {
+    keep_lead_keys();
     open(
         &StudyPath::Explicit(path.to_path_buf()),
         WhenMissing::Refuse,

@@ -173,10 +173,11 @@ pub fn revoke(study: &mut OpenStudy, rater: &str) -> Result<bool, WebAccessError
 }
 
 /// Every expert's web access and progress; connected means seen within the study's idle-lock
-/// minutes.
+/// minutes. Where this machine holds the lead key, only sealed logins count as logins.
 pub fn access(study: &OpenStudy) -> Result<Vec<WebRaterAccess>, WebAccessError> {
     let idle = crate::app::study_security::idle_lock_minutes_of(study)?;
-    web_access::access(study.store(), i64::from(idle) * 60_000)
+    let key = key_of(study).ok();
+    web_access::access(study.store(), key.as_ref(), i64::from(idle) * 60_000)
 }
 
 /// Note that session `token` of `rater` made a request now.

@@ -644,12 +644,18 @@ pub fn kept_session(
 }
 
 /// Every expert's web access, by name, with their progress; connected means seen within
-/// `idle_ms`.
-pub fn access(store: &Store, idle_ms: Millis) -> Result<Vec<WebRaterAccess>, WebAccessError> {
+/// `idle_ms`. Given the study's web key, a login without its seal (written into the file by
+/// anything but the server, or from before seals) is not counted as one.
+pub fn access(
+    store: &Store,
+    key: Option<&WebKey>,
+    idle_ms: Millis,
+) -> Result<Vec<WebRaterAccess>, WebAccessError> {
     let now = store.now_ms();
     let logins: std::collections::HashMap<i64, WebLogin> = store
         .web_logins()?
         .into_iter()
+        .filter(|l| key.is_none_or(|k| k.sealed_login(l)))
         .map(|l| (l.rater_id, l))
         .collect();
     let invitations: std::collections::HashMap<i64, i64> =

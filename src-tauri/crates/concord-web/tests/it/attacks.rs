@@ -99,6 +99,15 @@ fn a_session_login_or_invitation_planted_in_the_study_file_opens_nothing() {
         200,
         "Ada's own session goes on: the planted rows changed nothing of hers"
     );
+    let access = concord_core::app::web::access(&served.open_again()).expect("the lead's view");
+    let zoltan = access
+        .iter()
+        .find(|a| a.name == "Zoltan")
+        .expect("Zoltan is listed");
+    assert!(
+        !zoltan.has_login,
+        "the lead's view must not show the planted login as access Zoltan has"
+    );
     let by_zoltan: i64 = conn
         .query_row(
             "SELECT (SELECT COUNT(*) FROM rating WHERE rater_id = ?1)

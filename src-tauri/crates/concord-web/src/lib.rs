@@ -168,7 +168,11 @@ pub fn start(
         .map_err(|e| ServeError::Io(e.to_string()))?;
     let hosts = Arc::new(host::AllowedHosts::new(addr, &options.public_names));
     let limit = options.request_timeout;
-    let app = api::router(shared, ui, options.body_limit, hsts)
+    let body_limit = options.body_limit;
+    let app = api::router(shared, ui, body_limit, hsts)
+        .layer(axum::middleware::from_fn(move |r, n| {
+            listen::refuse_oversized(body_limit, r, n)
+        }))
         .layer(axum::middleware::from_fn(move |r, n| {
             listen::within(limit, r, n)
         }))

@@ -67,6 +67,37 @@ where
         .await;
 }
 
+/// The most of an oversized body read (and dropped) before its 413 is answered.
+const DRAIN_BYTES: usize = 1 << 20;
+
+/// Answer 413 to a request whose declared body is larger than `limit`, after reading and
+/// dropping what the client sends (up to [`DRAIN_BYTES`]): a client still sending when the
+/// connection closed would see a reset instead of the answer.
+pub async fn refuse_oversized(
+    limit: usize,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let declared = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_none_or(|n| n <= limit as u64) {
+        return next.run(request).await;
+    }
+    let _ = axum::body::to_bytes(request.into_body(), DRAIN_BYTES).await;
+    (
+        axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+        axum::Json(serde_json::json!({
+            "code": "web_too_large",
+            "message": format!("this request is larger than the {limit} bytes the server reads"),
+        })),
+    )
+        .into_response()
+}
+
 /// Answer 408 to a request not finished within `limit` (its body read, its work done).
 pub async fn within(
     limit: Duration,

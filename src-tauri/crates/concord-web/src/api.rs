@@ -419,7 +419,9 @@ async fn login(
     let shared = Arc::clone(&state.shared);
     let client = crate::throttle::client(peer.0.ip(), &headers, shared.behind_proxy);
     if let Err(until) = shared.throttle.check(client) {
-        return Err(wait_until(until, &*shared.clock));
+        return Err(WebError::Wait {
+            seconds: seconds_until(until, &*shared.clock),
+        });
     }
     let name = body.name;
     let iterations = shared.iterations;
@@ -449,39 +451,36 @@ async fn login(
             logged_in(&state, identity).await
         }
         Err(e) => {
-            let client_wait = if matched {
+            // A wrong passphrase counts against the client too; the longer wait is answered.
+            let client_until = if matched {
                 None
             } else {
                 shared.throttle.failed(client)
             };
-            Err(match (e, client_wait) {
-                (WebError::Wait { seconds }, Some(until)) => {
-                    let own = wait_until(until, &*shared.clock);
-                    match own {
-                        WebError::Wait { seconds: other } => WebError::Wait {
-                            seconds: seconds.max(other),
-                        },
-                        other => other,
-                    }
-                }
-                (e @ WebError::Wait { .. }, None) | (e, None) => e,
-                (_, Some(until)) => wait_until(until, &*shared.clock),
+            Err(match (e, client_until) {
+                (e, None) => e,
+                (WebError::Wait { seconds }, Some(until)) => WebError::Wait {
+                    seconds: seconds.max(seconds_until(until, &*shared.clock)),
+                },
+                (_, Some(until)) => WebError::Wait {
+                    seconds: seconds_until(until, &*shared.clock),
+                },
             })
         }
     }
 }
 
-/// A wait until `until` as the answer [`WebError::Wait`] (whole seconds, at least one).
-fn wait_until(until: i64, clock: &dyn concord_core::base::clock::Clock) -> WebError {
-    WebError::Wait {
-        seconds: ((until - clock.now_ms()).max(1) as u64).div_ceil(1000),
-    }
+/// Whole seconds (at least one) from now until `until`.
+fn seconds_until(until: i64, clock: &dyn concord_core::base::clock::Clock) -> u64 {
+    ((until - clock.now_ms()).max(1) as u64).div_ceil(1000)
 }
 
 /// A core refusal of a login, a name's wait as [`WebError::Wait`].
 fn name_wait(e: WebAccessError, clock: &dyn concord_core::base::clock::Clock) -> WebError {
     match e {
-        WebAccessError::Locked { until } => wait_until(until, clock),
+        WebAccessError::Locked { until } => WebError::Wait {
+            seconds: seconds_until(until, clock),
+        },
         other => other.into(),
     }
 }

@@ -55,17 +55,10 @@ fn status(code: ErrorCode) -> StatusCode {
 
 impl IntoResponse for WebError {
     fn into_response(self) -> Response {
-        if let WebError::Wait { seconds } = self {
-            return (
-                StatusCode::TOO_MANY_REQUESTS,
-                [(axum::http::header::RETRY_AFTER, seconds.to_string())],
-                axum::Json(serde_json::json!({
-                    "code": ErrorCode::WebLocked,
-                    "message": format!("too many wrong passphrases: try again in {seconds} s, or ask the study lead"),
-                })),
-            )
-                .into_response();
-        }
+        let retry_after = match &self {
+            WebError::Wait { seconds } => Some(axum::http::HeaderValue::from(*seconds)),
+            _ => None,
+        };
         let (status, code, message) = match self {
             WebError::Unauthorized => (
                 StatusCode::UNAUTHORIZED,
@@ -91,26 +84,29 @@ impl IntoResponse for WebError {
                     (status, code, message)
                 }
             }
-            WebError::Wait { .. } => unreachable_wait(),
+            WebError::Wait { seconds } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                ErrorCode::WebLocked,
+                format!(
+                    "too many wrong passphrases: try again in {seconds} s, or ask the study lead"
+                ),
+            ),
             WebError::Internal => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ErrorCode::Internal,
                 "the server could not do this".to_string(),
             ),
         };
-        (
+        let mut response = (
             status,
             axum::Json(serde_json::json!({ "code": code, "message": message })),
         )
-            .into_response()
+            .into_response();
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, seconds);
+        }
+        response
     }
-}
-
-/// [`WebError::Wait`] is answered before the match (it carries a header of its own).
-fn unreachable_wait() -> (StatusCode, ErrorCode, String) {
-    (
-        StatusCode::TOO_MANY_REQUESTS,
-        ErrorCode::WebLocked,
-        "try again later".to_string(),
-    )
 }

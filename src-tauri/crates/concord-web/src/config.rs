@@ -110,6 +110,9 @@ pub enum ServeError {
     Bind { addr: SocketAddr, detail: String },
     #[error("could not read the study: {0}")]
     Study(String),
+    /// Web access cannot be sealed here (the study's lead key is not on this machine).
+    #[error("{0}")]
+    Access(String),
     #[error("{0}")]
     Io(String),
 }

@@ -130,7 +130,7 @@ pub fn start(
         .map_err(|e| ServeError::Study(e.to_string()))?;
     // Logins, invitations and sessions are sealed with a key derived from the lead key: no lead
     // key on this machine, no web access.
-    concord_core::app::web::web_key(&mut study).map_err(|e| ServeError::Study(e.to_string()))?;
+    concord_core::app::web::web_key(&mut study).map_err(|e| ServeError::Access(e.to_string()))?;
     concord_core::app::web::serve_with_log_folder(&mut study)
         .map_err(|e| ServeError::Study(e.to_string()))?;
     let folder =

@@ -505,3 +505,47 @@ fn behind_proxy_serves_loopback_only() {
         "a server for a proxy must not listen on every address: past the proxy it would take passphrases in the clear"
     );
 }
+
+#[test]
+fn a_server_without_the_lead_key_does_not_start() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (study, clock) = crate::make_study(dir.path(), 1, &["Ada"]);
+    let mut lead = crate::open_study(&study, clock.clone());
+    concord_core::app::web::web_key(&mut lead).expect("the lead's machine makes the study's key");
+    drop(lead);
+    let id: String = rusqlite::Connection::open(&study)
+        .and_then(|c| {
+            c.query_row(
+                "SELECT value FROM study_meta WHERE key = 'study.id'",
+                [],
+                |r| r.get(0),
+            )
+        })
+        .expect("the study's id");
+    // This machine no longer holds the key (as on another computer than the lead's).
+    std::fs::remove_file(
+        std::path::Path::new(concat!(env!("CARGO_TARGET_TMPDIR"), "/web-lead-keys"))
+            .join(format!("{id}.key")),
+    )
+    .expect("the key file is removed");
+    let options = concord_web::ServeOptions::new(
+        "127.0.0.1:0".parse().expect("addr"),
+        crate::stand_in_ui(dir.path()),
+    );
+    let started = concord_web::start(
+        crate::open_study(&study, clock.clone()),
+        options,
+        clock,
+        Box::new(<rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(1)),
+    );
+    match started {
+        Err(concord_web::ServeError::Access(why)) => assert!(
+            why.contains("lead key"),
+            "the refusal says the lead key is needed: {why}"
+        ),
+        Err(other) => panic!("refused for another reason: {other}"),
+        Ok(_) => panic!(
+            "a server that cannot seal web access must not start: it could tell a planted login from a real one only with the lead key"
+        ),
+    }
+}

@@ -12,6 +12,7 @@ mod hostile_names_cli;
 mod import_agreement_cli;
 mod judge_cli;
 mod judge_reliability_cli;
+mod live_study_cli;
 mod output_cli;
 mod pairs_cli;
 mod phi_cli;

@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-fn concord(args: &[&str]) -> std::process::Output {
+pub(crate) fn concord(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_concord"))
         .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
         .env_remove("CONCORD_STUDY")
@@ -13,7 +13,7 @@ fn concord(args: &[&str]) -> std::process::Output {
         .expect("the concord binary runs")
 }
 
-fn ok(out: std::process::Output, what: &str) -> String {
+pub(crate) fn ok(out: std::process::Output, what: &str) -> String {
     assert!(
         out.status.success(),
         "{what} succeeds: {}",
@@ -23,7 +23,7 @@ fn ok(out: std::process::Output, what: &str) -> String {
 }
 
 /// A stand-in browser build of the UI.
-fn ui(dir: &std::path::Path) -> std::path::PathBuf {
+pub(crate) fn ui(dir: &std::path::Path) -> std::path::PathBuf {
     let ui = dir.join("ui");
     std::fs::create_dir_all(&ui).expect("ui folder");
     std::fs::write(
@@ -35,7 +35,7 @@ fn ui(dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// A server process that is killed when the test ends.
-struct Serving(std::process::Child);
+pub(crate) struct Serving(pub(crate) std::process::Child);
 
 impl Drop for Serving {
     fn drop(&mut self) {
@@ -152,7 +152,7 @@ fn serve_refuses_a_network_address_without_tls_or_a_proxy() {
 }
 
 /// Start `concord serve` on `d` at `bind`; returns the process and its base URL.
-fn start_serving(d: &str, bind: &str, ui: &std::path::Path) -> (Serving, String) {
+pub(crate) fn start_serving(d: &str, bind: &str, ui: &std::path::Path) -> (Serving, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_concord"))
         .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
         .args(["--db", d, "serve", "--bind", bind, "--ui"])
@@ -175,7 +175,7 @@ fn start_serving(d: &str, bind: &str, ui: &std::path::Path) -> (Serving, String)
 }
 
 /// A logged-in web session: its cookie and CSRF token.
-struct Web {
+pub(crate) struct Web {
     client: reqwest::blocking::Client,
     base: String,
     cookie: String,
@@ -183,7 +183,7 @@ struct Web {
 }
 
 impl Web {
-    fn enter(base: &str, path: &str, body: serde_json::Value) -> Web {
+    pub(crate) fn enter(base: &str, path: &str, body: serde_json::Value) -> Web {
         let client = reqwest::blocking::Client::builder()
             .timeout(std::time::Duration::from_secs(60))
             .build()
@@ -210,7 +210,7 @@ impl Web {
         }
     }
 
-    fn get(&self, path: &str) -> serde_json::Value {
+    pub(crate) fn get(&self, path: &str) -> serde_json::Value {
         self.client
             .get(format!("{}{path}", self.base))
             .header("cookie", &self.cookie)
@@ -220,7 +220,7 @@ impl Web {
     }
 
     /// Save a value; whether the server acknowledged it.
-    fn rate(&self, item: i64, criterion: &str, value: i64) -> bool {
+    pub(crate) fn rate(&self, item: i64, criterion: &str, value: i64) -> bool {
         self.client
             .post(format!("{}/api/items/{item}/rate", self.base))
             .header("cookie", &self.cookie)

@@ -51,7 +51,60 @@ pub const TRACKED_TABLES: &[&str] = &[
     "pair_judgement",
     "pair_judgement_history",
     "pair_flag",
+    // What gives a value its meaning (schema 20 on): who the raters are, which model each
+    // source is, the rubric and its criteria, the conversations and the texts rated, the
+    // packages issued, who may log in from a browser and sign, and the study's own settings.
+    "rater",
+    "source",
+    "rubric",
+    "criterion",
+    "conversation",
+    "response",
+    "pair_design",
+    "package",
+    "package_source",
+    "web_login",
+    "web_invitation",
+    "web_session",
+    "signing_key",
+    "study_meta",
 ];
+
+/// The marker of the migration from which on the chain seals what gives a value its meaning.
+const MEANING_MARKER: &str = "what gives a value its meaning joins the audit chain";
+
+/// Columns left out of a tracked table's digest: what changes with use, not with meaning
+/// (a failed login's count and lock-out, when a login or session was last seen). Concord writes
+/// them without an audit entry; changed outside it, they change no value's meaning.
+pub const VOLATILE_COLUMNS: &[(&str, &[&str])] = &[
+    (
+        "web_login",
+        &["failures", "locked_until", "last_login", "last_seen"],
+    ),
+    ("web_session", &["last_seen"]),
+];
+
+/// `study_meta` keys outside the seal: the chain's own head (written as each entry is sealed),
+/// the entry a lead key was made at (read from the chain itself), a rater package's seal (which
+/// carries its own MAC, renewed after the chain's seal) and who is at the window now.
+pub const UNSEALED_META: &[&str] = &["audit.head", "lead.key_entry", "rater_session"];
+pub const UNSEALED_META_PREFIX: &str = "seal.";
+
+/// The SQL condition that a row of `table` (named `alias` in the statement) is sealed; `None`
+/// when every row is.
+pub fn sealed_rows(table: &str, alias: &str) -> Option<String> {
+    (table == "study_meta").then(|| {
+        let keys = UNSEALED_META
+            .iter()
+            .map(|k| format!("'{k}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "{alias}.\"key\" NOT IN ({keys}) AND substr({alias}.\"key\", 1, {n}) <> '{UNSEALED_META_PREFIX}'",
+            n = UNSEALED_META_PREFIX.len()
+        )
+    })
+}
 
 /// Tables the chain began to seal after it started, with the text that marks the migration
 /// from which on it does: a study chained before that version holds their rows outside its
@@ -59,6 +112,20 @@ pub const TRACKED_TABLES: &[&str] = &[
 const TRACKED_SINCE_MARKER: &[(&str, &str)] = &[
     ("judge_run", "judge results join the audit chain"),
     ("judge_call", "judge results join the audit chain"),
+    ("rater", MEANING_MARKER),
+    ("source", MEANING_MARKER),
+    ("rubric", MEANING_MARKER),
+    ("criterion", MEANING_MARKER),
+    ("conversation", MEANING_MARKER),
+    ("response", MEANING_MARKER),
+    ("pair_design", MEANING_MARKER),
+    ("package", MEANING_MARKER),
+    ("package_source", MEANING_MARKER),
+    ("web_login", MEANING_MARKER),
+    ("web_invitation", MEANING_MARKER),
+    ("web_session", MEANING_MARKER),
+    ("signing_key", MEANING_MARKER),
+    ("study_meta", MEANING_MARKER),
 ];
 
 /// More rating events than this in one transaction are sealed as one batch entry.
@@ -208,12 +275,19 @@ fn lock(cell: &PendingCell) -> std::sync::MutexGuard<'_, Pending> {
     cell.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The tracked tables this study has, each with the columns its digest covers (in the table's
+/// order, volatile ones left out).
 fn existing_tables(conn: &Connection) -> StoreResult<Vec<(String, Vec<String>)>> {
     let mut out = Vec::new();
     for table in TRACKED_TABLES {
         let mut stmt = conn.prepare(&format!("PRAGMA main.table_info({table})"))?;
+        let volatile = VOLATILE_COLUMNS
+            .iter()
+            .find(|(t, _)| t == table)
+            .map_or(&[][..], |(_, cols)| *cols);
         let cols: Vec<String> = stmt
             .query_map([], |r| r.get::<_, String>(1))?
+            .filter(|c| c.as_ref().map_or(true, |c| !volatile.contains(&c.as_str())))
             .collect::<Result<_, _>>()?;
         if !cols.is_empty() {
             out.push((table.to_string(), cols));
@@ -253,17 +327,28 @@ pub(crate) fn install(conn: &Connection, cell: &PendingCell) -> StoreResult<()> 
     let mut sql = String::new();
     for (table, cols) in existing_tables(conn)? {
         let (new, old) = (column_list("NEW", &cols), column_list("OLD", &cols));
+        let only = |alias: &str| {
+            sealed_rows(&table, alias).map_or(String::new(), |c| format!(" WHERE {c}"))
+        };
+        // Only an update of a sealed column changes a row's digest.
+        let sealed_cols = cols
+            .iter()
+            .map(|c| format!("\"{c}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
         sql.push_str(&format!(
             "DROP TRIGGER IF EXISTS temp.concord_audit_{table}_ins;
              DROP TRIGGER IF EXISTS temp.concord_audit_{table}_del;
              DROP TRIGGER IF EXISTS temp.concord_audit_{table}_upd;
              {insert}
              CREATE TEMP TRIGGER concord_audit_{table}_del AFTER DELETE ON main.{table}
-             BEGIN SELECT concord_audit_row(-1, '{table}', {old}); END;
-             CREATE TEMP TRIGGER concord_audit_{table}_upd AFTER UPDATE ON main.{table}
-             BEGIN SELECT concord_audit_row(-1, '{table}', {old});
-                   SELECT concord_audit_row(1, '{table}', {new}); END;",
+             BEGIN SELECT concord_audit_row(-1, '{table}', {old}){old_only}; END;
+             CREATE TEMP TRIGGER concord_audit_{table}_upd AFTER UPDATE OF {sealed_cols} ON main.{table}
+             BEGIN SELECT concord_audit_row(-1, '{table}', {old}){old_only};
+                   SELECT concord_audit_row(1, '{table}', {new}){new_only}; END;",
             insert = insert_trigger(&table, &cols),
+            old_only = only("OLD"),
+            new_only = only("NEW"),
         ));
     }
     conn.execute_batch(&sql)?;
@@ -278,12 +363,13 @@ fn column_list(prefix: &str, cols: &[String]) -> String {
         .join(", ")
 }
 
-/// The trigger that hands every row inserted into `table` to the chain's digest.
+/// The trigger that hands every (sealed) row inserted into `table` to the chain's digest.
 fn insert_trigger(table: &str, cols: &[String]) -> String {
     format!(
         "CREATE TEMP TRIGGER concord_audit_{table}_ins AFTER INSERT ON main.{table}
-         BEGIN SELECT concord_audit_row(1, '{table}', {}); END;",
-        column_list("NEW", cols)
+         BEGIN SELECT concord_audit_row(1, '{table}', {}){}; END;",
+        column_list("NEW", cols),
+        sealed_rows(table, "NEW").map_or(String::new(), |c| format!(" WHERE {c}"))
     )
 }
 
@@ -384,7 +470,8 @@ fn full_state(conn: &Connection) -> StoreResult<State> {
             .map(|c| format!("\"{c}\""))
             .collect::<Vec<_>>()
             .join(", ");
-        let mut stmt = conn.prepare(&format!("SELECT {list} FROM main.{table}"))?;
+        let only = sealed_rows(&table, "t").map_or(String::new(), |c| format!(" WHERE {c}"));
+        let mut stmt = conn.prepare(&format!("SELECT {list} FROM main.{table} AS t{only}"))?;
         let n = cols.len();
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
@@ -557,7 +644,13 @@ pub(crate) fn ensure_chain(conn: &Connection, now: Millis, schema: i64) -> Store
         n
     };
     let detail = if earlier == 0 && rows == 0 {
-        serde_json::json!({"note": "audit chain starts with the study", "schema": schema})
+        // 128 random bits make this chain's first entry its own, so that a lead key's binding
+        // to the chain (see `lead_key`) names no other study made at the same moment.
+        serde_json::json!({
+            "note": "audit chain starts with the study",
+            "schema": schema,
+            "chain": super::lead_key::new_study_id(),
+        })
     } else {
         serde_json::json!({
             "note": "audit chain starts here, at the upgrade to a Concord with an audit chain; \
@@ -579,6 +672,29 @@ pub(crate) fn ensure_chain(conn: &Connection, now: Millis, schema: i64) -> Store
     )?;
     tx.commit()?;
     Ok(true)
+}
+
+/// The entry at which the lead key `public` was made: the last `lead_key.created` entry of the
+/// chain that names its fingerprint. Read from the chain, whose entries the key's checkpoints
+/// sign, never from a setting anyone could move.
+pub(crate) fn key_entry_in_chain(conn: &Connection, public: &str) -> StoreResult<Option<i64>> {
+    let fingerprint = super::lead_key::fingerprint(public);
+    let mut stmt = conn.prepare(
+        "SELECT id, detail_json FROM audit_log
+         WHERE hash IS NOT NULL AND action = 'lead_key.created' ORDER BY id DESC",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let detail: String = row.get(1)?;
+        let named = serde_json::from_str::<serde_json::Value>(&detail)
+            .ok()
+            .and_then(|d| d["fingerprint"].as_str().map(|f| f == fingerprint))
+            .unwrap_or(false);
+        if named {
+            return Ok(Some(row.get(0)?));
+        }
+    }
+    Ok(None)
 }
 
 /// Whether this file already carries a chain (checked before migrating it).
@@ -657,6 +773,16 @@ impl StudyTx<'_> {
         });
         Ok(())
     }
+}
+
+/// The tables a chain begun at schema `version` did not seal yet (tests of upgrades).
+#[cfg(test)]
+pub(crate) fn tables_sealed_after(version: i64) -> Vec<&'static str> {
+    TRACKED_SINCE_MARKER
+        .iter()
+        .filter(|(_, marker)| version < super::migration_version(marker))
+        .map(|(table, _)| *table)
+        .collect()
 }
 
 #[cfg(test)]
@@ -852,6 +978,33 @@ pub struct ChainCheck {
     pub expected_head_at: Option<i64>,
     /// The first problem, if any.
     pub broken: Option<ChainBreak>,
+}
+
+impl ChainCheck {
+    /// The check of a file whose pages are damaged: nothing read from it, the damage named.
+    fn damaged(message: String) -> ChainCheck {
+        ChainCheck {
+            entries: 0,
+            unchained: 0,
+            head: None,
+            started_at: None,
+            started_at_upgrade: false,
+            lead_key: None,
+            key_entry: None,
+            key_held_here: false,
+            checkpoints: 0,
+            anchored_through: None,
+            not_anchored: 0,
+            unsigned: 0,
+            first_unsigned: None,
+            expected_head_at: None,
+            broken: Some(ChainBreak {
+                entry: None,
+                table: None,
+                message,
+            }),
+        }
+    }
 }
 
 /// What `verify` is to check besides the file: the lead key this machine holds for the study
@@ -1085,7 +1238,66 @@ fn sealed_table_break(
     Ok(None)
 }
 
+/// The hashes of the chained entries `wanted`, read as the chain is walked with its links and
+/// every entry's hash checked; `None` when the chain does not hold together. Streams the entries,
+/// so memory holds only the hashes asked for.
+fn linked_hashes(
+    conn: &Connection,
+    wanted: &std::collections::HashSet<i64>,
+) -> StoreResult<Option<HashMap<i64, String>>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, at, actor, action, detail_json, prev_hash, hash, state FROM audit_log
+         WHERE hash IS NOT NULL ORDER BY id",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut last: Option<(i64, String)> = None;
+    let mut out = HashMap::new();
+    while let Some(r) = rows.next()? {
+        let (id, hash): (i64, String) = (r.get(0)?, r.get(6)?);
+        let prev: Option<String> = r.get(5)?;
+        let prev = prev.unwrap_or_default();
+        let linked = match &last {
+            None => prev == GENESIS,
+            Some((last_id, last_hash)) => id == last_id + 1 && prev == *last_hash,
+        };
+        let state: Option<String> = r.get(7)?;
+        let recomputed = entry_hash(
+            &prev,
+            id,
+            r.get(1)?,
+            &r.get::<_, String>(2)?,
+            &r.get::<_, String>(3)?,
+            &r.get::<_, String>(4)?,
+            &state.unwrap_or_default(),
+        );
+        if !linked || recomputed != hash {
+            return Ok(None);
+        }
+        if wanted.contains(&id) {
+            out.insert(id, hash.clone());
+        }
+        last = Some((id, hash));
+    }
+    Ok(Some(out))
+}
+
 impl Store {
+    /// The last entry of the chain that a checkpoint signed by the study's lead key anchors (the
+    /// chain's links and hashes holding up to it), or `None` when none does: no key, no valid
+    /// checkpoint, or a chain that does not hold together. What a merge trusts as history.
+    pub fn anchored_through(&self) -> StoreResult<Option<i64>> {
+        let conn = self.conn();
+        let Some(public) = super::lead_key::recorded_public(conn)? else {
+            return Ok(None);
+        };
+        let study_id = super::meta::get(conn, super::seal::META_STUDY_ID)?.unwrap_or_default();
+        let wanted = super::checkpoint::entries(conn)?;
+        let Some(hashes) = linked_hashes(conn, &wanted)? else {
+            return Ok(None);
+        };
+        super::checkpoint::last_valid(conn, &study_id, &public, &hashes)
+    }
+
     /// The lead key and the checkpoints against the chain (whose links and hashes hold), and
     /// the head recorded elsewhere: the first break, with what was found noted in `check`.
     fn anchoring_break(
@@ -1188,11 +1400,23 @@ impl Store {
     /// (`trust.local_key`), and the head recorded elsewhere (`trust.expect_head`), which must be
     /// an entry of the chain. The first problem is reported.
     pub fn verify_audit_chain_with(&self, trust: &ChainTrust) -> StoreResult<ChainCheck> {
+        // Every page is checked first (its HMAC in an encrypted study): no digest of rows read
+        // from a damaged page can be trusted.
+        if let Some(problem) = self.page_problems()?.into_iter().next() {
+            return Ok(ChainCheck::damaged(format!(
+                "the file is damaged ({problem}): a page was changed outside Concord or the file was corrupted"
+            )));
+        }
         let conn = self.conn();
+        // One snapshot for every read: another process writing the study meanwhile (the server,
+        // the window) must not make the entries and the recorded head disagree.
+        let _snapshot = super::untrusted::Snapshot::take(conn);
         let rows = audit_rows(conn)?;
         let public = super::lead_key::recorded_public(conn)?;
-        let key_entry = super::meta::get(conn, super::lead_key::META_LEAD_KEY_ENTRY)?
-            .and_then(|e| e.parse::<i64>().ok());
+        let key_entry = match &public {
+            Some(p) => key_entry_in_chain(conn, p)?,
+            None => None,
+        };
         let mut check = ChainCheck {
             entries: 0,
             unchained: 0,

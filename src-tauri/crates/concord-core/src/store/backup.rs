@@ -169,6 +169,37 @@ pub fn integrity_problems(path: &Path, key: Option<&Passphrase>) -> StoreResult<
     }
 }
 
+impl Store {
+    /// Every page of this study checked: an encrypted one's pages against their HMAC
+    /// (SQLCipher's `cipher_integrity_check`), then SQLite's structure check (`quick_check`).
+    /// The problems found, empty when the file is sound; a page too damaged to read is a problem
+    /// found, not an error.
+    pub fn page_problems(&self) -> StoreResult<Vec<String>> {
+        let conn = self.conn();
+        let lines = |sql: &str| -> Vec<String> {
+            let read = (|| -> rusqlite::Result<Vec<String>> {
+                let mut stmt = conn.prepare(sql)?;
+                let lines = stmt
+                    .query_map([], |r| r.get::<_, String>(0))?
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(lines)
+            })();
+            match read {
+                Ok(lines) => lines.into_iter().filter(|l| l != "ok").collect(),
+                Err(e) => vec![e.to_string()],
+            }
+        };
+        let mut problems = Vec::new();
+        if self.is_encrypted() {
+            problems.extend(lines("PRAGMA cipher_integrity_check"));
+        }
+        if problems.is_empty() {
+            problems.extend(lines("PRAGMA quick_check"));
+        }
+        Ok(problems)
+    }
+}
+
 /// Copy the study file at `source` (a backup) to a new file at `dest`, checked first: refused when
 /// `source` fails the integrity check, and never over an existing file. An encrypted backup needs
 /// its passphrase `key`, and the restored study is encrypted with it too.

@@ -62,6 +62,38 @@ fn stored(c: &Connection) -> StoreResult<Vec<Checkpoint>> {
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// The entries the stored checkpoints name.
+pub(super) fn entries(c: &Connection) -> StoreResult<std::collections::HashSet<i64>> {
+    let mut stmt = c.prepare("SELECT entry_id FROM audit_checkpoint")?;
+    let ids = stmt.query_map([], |r| r.get(0))?;
+    Ok(ids.collect::<Result<_, _>>()?)
+}
+
+/// The last entry a checkpoint anchors: the newest one that names an entry of `hashes` (the
+/// chain as walked), carries its hash and verifies under `public` for study `study_id`.
+pub(super) fn last_valid(
+    c: &Connection,
+    study_id: &str,
+    public: &str,
+    hashes: &HashMap<i64, String>,
+) -> StoreResult<Option<i64>> {
+    for cp in stored(c)?.iter().rev() {
+        let holds = hashes.get(&cp.entry) == Some(&cp.head)
+            && cp.first <= cp.entry
+            && lead_key::verify(
+                public,
+                study_id,
+                DOMAIN,
+                &[&cp.entry.to_string(), &cp.first.to_string(), &cp.head],
+                &cp.signature,
+            );
+        if holds {
+            return Ok(Some(cp.entry));
+        }
+    }
+    Ok(None)
+}
+
 /// What the checkpoints say about a chain whose hashes hold together.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Anchoring {

@@ -136,12 +136,12 @@ pub(crate) fn keyed_identity(conn: &Connection, path: &Path) -> StoreResult<(i32
     Ok((app_id, version))
 }
 
-/// Refuse an encrypted file shorter than the database its (decrypted) header records (a wrong key
-/// shows here first, as it is the first read of page 1). Only when no WAL is beside it: pages still in a WAL legitimately make the database longer than its file.
+/// Refuse an encrypted file shorter than the database its (decrypted) header records, beyond what
+/// the write-ahead log beside it can hold (a wrong key shows here first, as it is the first read of
+/// page 1). Read under a read transaction ([`super::untrusted::Snapshot`]), so a checkpoint under
+/// way in another process is not taken for damage.
 pub(crate) fn check_keyed_length(conn: &Connection, path: &Path) -> StoreResult<()> {
-    if sibling(path, "-wal").exists() {
-        return Ok(());
-    }
+    let (_snapshot, _) = super::untrusted::Snapshot::take(conn);
     // SQLCipher answers these pragmas as text on a keyed connection; read either form.
     let number = |sql: &str| -> StoreResult<i64> {
         let v: rusqlite::types::Value = conn
@@ -155,21 +155,21 @@ pub(crate) fn check_keyed_length(conn: &Connection, path: &Path) -> StoreResult<
     };
     let pages = number("PRAGMA page_count")?;
     let page_size = number("PRAGMA page_size")?;
-    let expected = (pages.max(0) as u64) * (page_size.max(0) as u64);
+    // The log first, then the file: a checkpoint that ends in between only lengthens the file.
+    let log_len = super::untrusted::log_len(path);
     let found = std::fs::metadata(path)
         .map(|m| m.len())
         .map_err(|e| StoreError::Io {
             path: display(path),
             detail: e.to_string(),
         })?;
-    if found < expected {
-        return Err(StoreError::Truncated {
-            path: display(path),
-            found,
-            expected,
-        });
-    }
-    Ok(())
+    super::untrusted::check_pages(
+        &display(path),
+        pages.max(0) as u64,
+        page_size.max(0) as u64,
+        found,
+        log_len,
+    )
 }
 
 /// Refuse what is not a study this build can read, from its identity pragmas.

@@ -13,10 +13,21 @@
 //! (`store/checkpoint.rs`), the items of every package issued, and the study's record of each
 //! package's returns merged (`store/seal.rs`). Anyone can check a signature with the public key;
 //! only the holder of the private key can make one.
+//!
+//! A key belongs to one study. Beside each key the store keeps its *binding* (`<study id>.chain`
+//! in the key folder, or in the data folder beside the keyring: not secret, owner-only): the
+//! study id, the public half and the hash of the first entry of that study's audit chain. A key
+//! is made only for a study whose chain has just started (its creation); a chain that already
+//! holds entries never gets a new key silently. Opened where the binding of its chain is kept, a
+//! study that names another id, or no key, or another key, is refused for writing with the reason:
+//! its key records were changed outside Concord. The entry at which the key was made is read
+//! from the chain itself (the `lead_key.created` entry naming the key's fingerprint), never from
+//! an unsigned setting.
 
 use super::{Lead, Store, StoreError, StoreResult, StudyTx};
 use crate::base::error_code::{Coded, ErrorCode};
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use rusqlite::OptionalExtension;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,12 +55,18 @@ pub enum LeadKeyError {
     Io { path: String, detail: String },
     #[error("{path}: not a lead key (damaged or edited); Concord keeps this file exactly as it wrote it")]
     Damaged { path: String },
+    #[error(
+        "{path}: a lead key for this study id is kept already; Concord never replaces a lead key"
+    )]
+    KeyExists { path: String },
 }
 
 impl Coded for LeadKeyError {
     fn code(&self) -> ErrorCode {
         match self {
-            LeadKeyError::BadStudyId(_) | LeadKeyError::Damaged { .. } => ErrorCode::Invalid,
+            LeadKeyError::BadStudyId(_)
+            | LeadKeyError::Damaged { .. }
+            | LeadKeyError::KeyExists { .. } => ErrorCode::Invalid,
             LeadKeyError::Io { .. } => ErrorCode::Io,
         }
     }
@@ -294,7 +311,12 @@ impl KeyStore {
         options.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(&path).map_err(|e| io(&path, e))?;
+        let mut file = options.open(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => LeadKeyError::KeyExists {
+                path: path.display().to_string(),
+            },
+            _ => io(&path, e),
+        })?;
         std::io::Write::write_all(&mut file, secret.as_bytes()).map_err(|e| io(&path, e))?;
         file.sync_all().map_err(|e| io(&path, e))?;
         Ok(())
@@ -314,7 +336,121 @@ impl KeyStore {
         if let Some(dir) = self.folder() {
             let _ = std::fs::remove_file(KeyStore::file(dir, study_id));
         }
+        self.forget_binding(study_id);
     }
+}
+
+/// The hash of the chain's first entry: what names the chain wherever the study is copied or
+/// renamed (a lead key's binding, see `lead_key`).
+fn chain_start(conn: &rusqlite::Connection) -> StoreResult<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT hash FROM audit_log WHERE hash IS NOT NULL ORDER BY id LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+/// How many entries the chain holds.
+fn chained_entries(conn: &rusqlite::Connection) -> StoreResult<i64> {
+    Ok(conn.query_row(
+        "SELECT COUNT(*) FROM audit_log WHERE hash IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
+/// What the key store remembers of a key beside it: the study it signs for, its public half and
+/// the hash of that study's first audit entry (see the module doc).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KeyBinding {
+    pub study_id: String,
+    pub public: String,
+    pub chain_start: String,
+}
+
+/// The most bindings read from a key folder, and the longest binding file read: a folder of
+/// anything else is not read without bound.
+const MAX_BINDINGS: usize = 100_000;
+const MAX_BINDING_BYTES: u64 = 4_096;
+
+impl KeyStore {
+    fn binding_file(dir: &Path, study_id: &str) -> PathBuf {
+        dir.join(format!("{study_id}.chain"))
+    }
+
+    /// Remember that the key of `binding.study_id` signs the chain that starts at
+    /// `binding.chain_start` (kept beside the key; an existing binding is left as it is).
+    pub(crate) fn bind(&self, binding: &KeyBinding) -> Result<(), LeadKeyError> {
+        if !is_study_id(&binding.study_id) {
+            return Err(LeadKeyError::BadStudyId(binding.study_id.clone()));
+        }
+        let Some(dir) = self.folder() else {
+            return Ok(());
+        };
+        let io = |path: &Path, e: std::io::Error| LeadKeyError::Io {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        };
+        create_private_dir(dir).map_err(|e| io(dir, e))?;
+        let path = KeyStore::binding_file(dir, &binding.study_id);
+        let text = serde_json::to_string(binding).map_err(|e| LeadKeyError::Io {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = match options.open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
+            Err(e) => return Err(io(&path, e)),
+        };
+        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(|e| io(&path, e))?;
+        file.sync_all().map_err(|e| io(&path, e))?;
+        Ok(())
+    }
+
+    /// The binding kept for `study_id`, if any (a damaged one reads as none).
+    pub fn binding(&self, study_id: &str) -> Option<KeyBinding> {
+        if !is_study_id(study_id) {
+            return None;
+        }
+        read_binding(&KeyStore::binding_file(self.folder()?, study_id))
+    }
+
+    /// The binding of the key that signs the chain starting at `chain_start`, if this machine
+    /// keeps one.
+    pub fn binding_of_chain(&self, chain_start: &str) -> Option<KeyBinding> {
+        let dir = self.folder()?;
+        std::fs::read_dir(dir)
+            .ok()?
+            .take(MAX_BINDINGS)
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".chain"))
+            .filter_map(|e| read_binding(&e.path()))
+            .find(|b| b.chain_start == chain_start)
+    }
+
+    /// Forget the binding of `study_id` (with its key, when a write that made it failed).
+    fn forget_binding(&self, study_id: &str) {
+        if let (true, Some(dir)) = (is_study_id(study_id), self.folder()) {
+            let _ = std::fs::remove_file(KeyStore::binding_file(dir, study_id));
+        }
+    }
+}
+
+fn read_binding(path: &Path) -> Option<KeyBinding> {
+    let file = std::fs::File::open(path).ok()?;
+    if file.metadata().ok()?.len() > MAX_BINDING_BYTES {
+        return None;
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX_BINDING_BYTES), &mut text)
+        .ok()?;
+    serde_json::from_str(&text).ok()
 }
 
 /// Create `dir` (and its parents) readable by its owner only.
@@ -348,12 +484,61 @@ pub enum LocalLeadKey {
     Held(String),
 }
 
+/// What a study's file and this machine's key store say about its lead key.
+struct KeyFacts<'a> {
+    id: Option<&'a str>,
+    public: Option<&'a str>,
+    held: Option<&'a LeadKey>,
+    bound: Option<&'a KeyBinding>,
+}
+
+impl KeyFacts<'_> {
+    /// Why the study's key records cannot be what Concord wrote, when they cannot.
+    fn changed_outside(&self) -> Option<String> {
+        let named =
+            |id: Option<&str>| id.map_or("no study id".to_string(), |i| format!("study id {i}"));
+        let key = |p: Option<&str>| {
+            p.map_or("no lead key".to_string(), |p| {
+                format!("lead key {}", fingerprint(p))
+            })
+        };
+        if let Some(b) = self.bound {
+            if self.id != Some(b.study_id.as_str()) || self.public != Some(b.public.as_str()) {
+                return Some(format!(
+                    "its audit chain began as study {}, whose lead key ({}) this machine holds, but the file now names {} and {}",
+                    b.study_id,
+                    fingerprint(&b.public),
+                    named(self.id),
+                    key(self.public)
+                ));
+            }
+        }
+        match (self.held, self.public) {
+            (Some(k), None) => Some(format!(
+                "this machine holds the lead key of study {} ({}), but the file records no lead key for it",
+                k.study_id(),
+                fingerprint(&k.public_hex())
+            )),
+            (Some(k), Some(p)) if k.public_hex() != p => Some(format!(
+                "the file names {}, but the key this machine holds for study {} is {}",
+                key(Some(p)),
+                k.study_id(),
+                fingerprint(&k.public_hex())
+            )),
+            _ => None,
+        }
+    }
+}
+
 impl Store {
     /// Use `keys` for this study's lead key: a lead's study whose key this machine holds signs a
-    /// checkpoint at every write; one without a key gets one at its next write (kept in `keys`,
-    /// its public half recorded in the study). A rater package, an in-memory study, a study
-    /// whose key is elsewhere, and one whose key store holds a key the study no longer names
-    /// (its key was removed from the file) are written without checkpoints.
+    /// checkpoint at every write; a study created by this connection gets one at its next write
+    /// (kept in `keys` with its binding, its public half recorded in the study). A rater
+    /// package, an in-memory study and a study whose key is elsewhere are written without
+    /// checkpoints; so is a study with a chain of entries and no key at all (a key is never made
+    /// for history it did not see). A study whose key records contradict what `keys` holds for
+    /// it — its chain bound to another id or key, its key removed or replaced — is refused for
+    /// writing with the reason ([`StoreError::KeyRecordsChanged`]).
     pub fn use_lead_keys(&mut self, keys: KeyStore) -> StoreResult<()> {
         let c = self.conn();
         if self.path.is_none() || super::meta::get(c, super::META_PACKAGE_ID)?.is_some() {
@@ -362,17 +547,36 @@ impl Store {
         }
         let id = super::meta::get(c, META_STUDY_ID)?;
         let public = recorded_public(c)?;
-        self.lead = match (id, public) {
-            (Some(id), Some(public)) => match keys.load(&id) {
-                Ok(Some(key)) if key.public_hex() == public => Lead::Held(Arc::new(key)),
+        let start = chain_start(c)?;
+        let new_chain = self.created || chained_entries(c)? <= 1;
+        let bound = start.as_deref().and_then(|s| keys.binding_of_chain(s));
+        let held = match id.as_deref().filter(|i| is_study_id(i)) {
+            Some(i) => keys.load(i).ok().flatten(),
+            None => None,
+        };
+        let facts = KeyFacts {
+            id: id.as_deref(),
+            public: public.as_deref(),
+            held: held.as_ref(),
+            bound: bound.as_ref(),
+        };
+        self.lead = match facts.changed_outside() {
+            Some(reason) => Lead::Refused(reason),
+            None => match (&held, &public) {
+                (Some(key), Some(p)) if key.public_hex() == *p => {
+                    if let (Some(start), None) = (&start, &bound) {
+                        // A key made before bindings were kept is bound now, to the chain it signs.
+                        let _ = keys.bind(&KeyBinding {
+                            study_id: key.study_id().to_string(),
+                            public: p.clone(),
+                            chain_start: start.clone(),
+                        });
+                    }
+                    Lead::Held(Arc::new(key.clone()))
+                }
+                (None, None) if new_chain => Lead::Make(keys),
                 _ => Lead::Unavailable,
             },
-            (Some(id), None) => match keys.load(&id) {
-                Ok(None) => Lead::Make(keys),
-                _ => Lead::Unavailable,
-            },
-            (None, None) => Lead::Make(keys),
-            (None, Some(_)) => Lead::Unavailable,
         };
         Ok(())
     }
@@ -400,12 +604,34 @@ impl Store {
             Err(_) => return None,
         };
         let key = LeadKey::generate(&id);
-        match keys.save(&key) {
+        let start = chain_start(self.conn()).ok().flatten();
+        let saved = keys.save(&key).and_then(|()| match &start {
+            Some(start) => keys.bind(&KeyBinding {
+                study_id: id.clone(),
+                public: key.public_hex(),
+                chain_start: start.clone(),
+            }),
+            None => Ok(()),
+        });
+        match saved {
             Ok(()) => Some((Arc::new(key), keys)),
-            Err(_) => {
+            Err(e) => {
+                // A key kept without its binding is taken back (never one that was there before).
+                if !matches!(e, LeadKeyError::KeyExists { .. }) {
+                    keys.forget(&id);
+                }
                 self.lead = Lead::Unavailable;
                 None
             }
+        }
+    }
+
+    /// Why the study is refused for writing, when its key records contradict this machine's
+    /// key store (see [`Store::use_lead_keys`]).
+    pub fn key_records_refused(&self) -> Option<String> {
+        match &self.lead {
+            Lead::Refused(reason) => Some(reason.clone()),
+            _ => None,
         }
     }
 
@@ -427,8 +653,16 @@ impl Store {
         Ok(self.lead_public_key()?.map(|p| fingerprint(&p)))
     }
 
-    /// What `keys` holds for this study's id.
+    /// What `keys` holds for this study: the key bound to its chain wherever the file says it
+    /// belongs, else the key kept for the study's id.
     pub fn local_lead_key(&self, keys: &KeyStore) -> StoreResult<LocalLeadKey> {
+        if let Some(b) = chain_start(self.conn())?.and_then(|start| keys.binding_of_chain(&start)) {
+            if let Ok(Some(key)) = keys.load(&b.study_id) {
+                if key.public_hex() == b.public {
+                    return Ok(LocalLeadKey::Held(b.public));
+                }
+            }
+        }
         let Some(id) = super::meta::get(self.conn(), META_STUDY_ID)? else {
             return Ok(LocalLeadKey::NoStudyId);
         };

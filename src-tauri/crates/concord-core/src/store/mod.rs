@@ -46,7 +46,8 @@ mod web_access;
 pub use adjudication::*;
 pub use assignment::*;
 pub use audit::{
-    AuditEntry, ChainBreak, ChainCheck, ChainTrust, EVENTS_PER_ENTRY_LIMIT, TRACKED_TABLES,
+    sealed_rows, AuditEntry, ChainBreak, ChainCheck, ChainTrust, EVENTS_PER_ENTRY_LIMIT,
+    TRACKED_TABLES, VOLATILE_COLUMNS,
 };
 pub use backup::{integrity_problems, restore_copy, ChangeStamp};
 pub use cipher::{decrypt_study, encrypt_study, is_encrypted, rekey_study, Passphrase};
@@ -73,7 +74,6 @@ use crate::base::clock::Millis;
 use crate::base::error_code::ErrorCode;
 use crate::base::text::quoted;
 use rusqlite::{Connection, OpenFlags};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -100,7 +100,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0017_judge_call_details.sql"),
     include_str!("../../migrations/0018_pairwise.sql"),
     include_str!("../../migrations/0019_pair_packages.sql"),
-    include_str!("../../migrations/0020_server_trust.sql"),
+    include_str!("../../migrations/0020_meaning_sealed.sql"),
+    include_str!("../../migrations/0021_server_trust.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).
@@ -217,6 +218,8 @@ pub enum StoreError {
     SignedRating { signer: String, signature: i64 },
     #[error("{0}")]
     Invalid(String),
+    #[error("{path}: {reason}: the study's key records were changed outside Concord, so Concord writes nothing to it. `concord audit verify` shows what changed; restore the study from a backup taken before the change")]
+    KeyRecordsChanged { path: String, reason: String },
     #[error(transparent)]
     LeadKey(lead_key::LeadKeyError),
     #[error("study database error: {0}")]
@@ -253,9 +256,25 @@ impl crate::base::error_code::Coded for StoreError {
             StoreError::InUse { .. } => ErrorCode::InUse,
             StoreError::SignedRating { .. } => ErrorCode::SignedRating,
             StoreError::Invalid(_) => ErrorCode::Invalid,
+            StoreError::KeyRecordsChanged { .. } => ErrorCode::Damaged,
             StoreError::LeadKey(e) => e.code(),
             StoreError::Sqlite(_) => ErrorCode::Database,
             StoreError::Output(e) => crate::base::error_code::Coded::code(e),
+        }
+    }
+}
+
+impl StoreError {
+    /// Whether this error is a file's damage: a page SQLite finds malformed, one that does not
+    /// decrypt or authenticate, or a file cut short.
+    pub fn is_damage(&self) -> bool {
+        match self {
+            StoreError::Sqlite(e) => matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+            ),
+            StoreError::Damaged { .. } | StoreError::Truncated { .. } => true,
+            _ => false,
         }
     }
 }
@@ -278,6 +297,8 @@ pub struct Store {
     /// The study's lead key: held (its writes are checkpointed), to be made at the next write,
     /// or not available here.
     lead: Lead,
+    /// This connection created the study (a lead key may be made for its chain).
+    created: bool,
 }
 
 /// Where a study stands with its lead key on this machine.
@@ -290,9 +311,12 @@ enum Lead {
     Held(Arc<lead_key::LeadKey>),
     /// A lead's study without a key yet: the next write makes one and keeps it here.
     Make(lead_key::KeyStore),
-    /// The study has a key this machine does not hold (another machine, an expert), or the
-    /// key store holds one the study no longer names: writes are not checkpointed.
+    /// The study has a key this machine does not hold (another machine, an expert), or it has
+    /// a chain of entries and never had a key: writes are not checkpointed.
     Unavailable,
+    /// The study's key records contradict what this machine's key store holds for it (why):
+    /// every write is refused.
+    Refused(String),
 }
 
 impl std::fmt::Debug for Store {
@@ -423,41 +447,33 @@ pub fn inspect_with(path: &Path, key: Option<&Passphrase>) -> StoreResult<FileKi
         }
         cipher::Header::Opaque => true,
     };
-    if !encrypted {
-        let mut header = [0u8; 100];
-        let mut file = std::fs::File::open(path).map_err(|e| StoreError::Io {
-            path: p.clone(),
-            detail: e.to_string(),
-        })?;
-        let got = file.read(&mut header).map_err(|e| StoreError::Io {
-            path: p.clone(),
-            detail: e.to_string(),
-        })?;
-        if got < 100 {
-            return Err(StoreError::Truncated {
-                path: p,
-                found: meta.len(),
-                expected: 100,
-            });
-        }
-        untrusted::check_length(&p, &header, meta.len())?;
-    }
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|_| StoreError::NotSqlite { path: p.clone() })?;
-    let (app_id, version) = match (encrypted, key) {
+    // Another process may be writing the study (the server, the window, the CLI): waiting
+    // for its lock is better than failing.
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    let (app_id, version, _snapshot) = match (encrypted, key) {
         (true, Some(key)) => {
             cipher::apply_key(&conn, key)?;
             untrusted::harden(&conn)?;
+            let (snapshot, _) = untrusted::Snapshot::take(&conn);
             cipher::check_keyed_length(&conn, path)?;
-            cipher::keyed_identity(&conn, path)?
+            let (app_id, version) = cipher::keyed_identity(&conn, path)?;
+            (app_id, version, snapshot)
         }
         _ => {
             untrusted::harden(&conn)?;
-            cipher::keyed_identity(&conn, path)
-                .map_err(|_| StoreError::NotSqlite { path: p.clone() })?
+            // The lengths are read under a snapshot, so a checkpoint under way elsewhere is not
+            // taken for damage; a file SQLite cannot read is named truncated first when it is.
+            let (snapshot, read) = untrusted::Snapshot::take(&conn);
+            untrusted::check_length(path)?;
+            read.map_err(|_| StoreError::NotSqlite { path: p.clone() })?;
+            let (app_id, version) = cipher::keyed_identity(&conn, path)
+                .map_err(|_| StoreError::NotSqlite { path: p.clone() })?;
+            (app_id, version, snapshot)
         }
     };
     let schema = cipher::check_identity(path, app_id, version)?;
@@ -635,6 +651,7 @@ impl Store {
             sealing: true,
             // Read-only: nothing is written, so nothing is signed.
             lead: Lead::Off,
+            created: false,
         })
     }
 
@@ -685,7 +702,10 @@ impl Store {
             key.check_new()?;
         }
         create_private(path)?;
-        Store::open_file(path, clock, key).inspect_err(|_| remove_with_sidecars(path))
+        let mut store =
+            Store::open_file(path, clock, key).inspect_err(|_| remove_with_sidecars(path))?;
+        store.created = true;
+        Ok(store)
     }
 
     /// A new, empty study in the empty file at `path` (the staged temporary file of an output,
@@ -739,8 +759,11 @@ impl Store {
                 let mut other = Store::open_with(p, self.clock.clone(), self.key.as_ref())?;
                 // The second connection signs with the same key (a judge run's results are
                 // checkpointed like any write); only the first makes a key.
-                if let Lead::Held(key) = &self.lead {
-                    other.lead = Lead::Held(key.clone());
+                match &self.lead {
+                    Lead::Held(key) => other.lead = Lead::Held(key.clone()),
+                    // A study refused for writing is refused on every connection.
+                    Lead::Refused(reason) => other.lead = Lead::Refused(reason.clone()),
+                    _ => {}
                 }
                 Ok(other)
             }
@@ -772,6 +795,7 @@ impl Store {
             pending: Default::default(),
             sealing: true,
             lead: Lead::Off,
+            created: false,
         };
         store.configure()?;
         store.migrate()?;
@@ -814,6 +838,7 @@ impl Store {
             pending: Default::default(),
             sealing: true,
             lead: Lead::Off,
+            created: false,
         };
         store.configure().map_err(|e| match e {
             StoreError::Sqlite(e) => map_open_error(path, e),
@@ -986,6 +1011,13 @@ impl Store {
                 "{}: the study was opened only to read it, so this job cannot change it",
                 self.path_string()
             ))
+            .into());
+        }
+        if let Lead::Refused(reason) = &self.lead {
+            return Err(StoreError::KeyRecordsChanged {
+                path: self.path_string(),
+                reason: reason.clone(),
+            }
             .into());
         }
         let now = self.clock.now_ms();

@@ -377,8 +377,12 @@ pub struct LeadSignatures {
     pub issuer: Option<bool>,
     /// Whether the study's record of the package carries a signature that verifies.
     pub record_signed: bool,
-    /// The latest return of this package the audit chain records as merged.
+    /// The latest return of this package that the audit chain records as merged in an entry
+    /// a signed checkpoint anchors (in a study without a key: in any entry).
     pub chain_seq: Option<i64>,
+    /// In a keyed study, the first entry recording a return of this package that no signed
+    /// checkpoint anchors (written outside Concord, or where the key was not available).
+    pub unanchored_return: Option<i64>,
 }
 
 impl Store {
@@ -483,23 +487,44 @@ impl Store {
         record: &PackageSealRecord,
     ) -> StoreResult<LeadSignatures> {
         let c = self.conn();
+        let keyed = super::lead_key::recorded_public(c)?.is_some();
+        // In a keyed study only anchored history counts: the replay floor comes from entries a
+        // signed checkpoint covers, and an entry after them naming the package is reported.
+        let anchored = if keyed {
+            self.anchored_through()?.unwrap_or(0)
+        } else {
+            i64::MAX
+        };
+        let returns = "FROM audit_log WHERE action = ?1 AND json_valid(detail_json)
+                         AND json_extract(detail_json, '$.package') = ?2";
         let chain_seq: Option<i64> = c
             .query_row(
-                "SELECT json_extract(detail_json, '$.seq') FROM audit_log
-                 WHERE action = ?1 AND json_valid(detail_json)
-                   AND json_extract(detail_json, '$.package') = ?2
-                 ORDER BY id DESC LIMIT 1",
-                rusqlite::params![RETURN_ACTION, seal.package],
+                &format!(
+                    "SELECT MAX(CAST(json_extract(detail_json, '$.seq') AS INTEGER)) {returns} AND id <= ?3"
+                ),
+                rusqlite::params![RETURN_ACTION, seal.package, anchored],
                 |r| r.get(0),
             )
             .optional()?
             .flatten();
+        let unanchored_return: Option<i64> = if keyed {
+            c.query_row(
+                &format!("SELECT MIN(id) {returns} AND id > ?3"),
+                rusqlite::params![RETURN_ACTION, seal.package, anchored],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten()
+        } else {
+            None
+        };
         let Some(public) = super::lead_key::recorded_public(c)? else {
             return Ok(LeadSignatures {
                 keyed: false,
                 issuer: None,
                 record_signed: false,
                 chain_seq,
+                unanchored_return,
             });
         };
         let study = meta(c, META_STUDY_ID)?.unwrap_or_default();
@@ -527,6 +552,7 @@ impl Store {
             issuer,
             record_signed,
             chain_seq,
+            unanchored_return,
         })
     }
 }

@@ -18,7 +18,7 @@ pub struct SigningKey {
     /// `hash` is a check value of the key (as a package holds it), not the key itself.
     pub check_only: bool,
     /// `hash` is the public half of the Ed25519 key derived from the passphrase (what every key
-    /// set since schema 20 is); otherwise a key from before it.
+    /// set since schema 21 is); otherwise a key from before it.
     pub public: bool,
 }
 

@@ -14,7 +14,7 @@
 //! holds anything a proof can be made with — that takes the passphrase, so not even the lead's
 //! study and the package passphrase together can sign for an expert.
 //!
-//! Keys set before schema 20 held the PBKDF2 key itself (`hash`, a symmetric verifier: the
+//! Keys set before schema 21 held the PBKDF2 key itself (`hash`, a symmetric verifier: the
 //! proof was an HMAC keyed by it) or, in a package, its check value. Such a key still checks its
 //! passphrase; a signature made under it carries both proofs (the old HMAC, so a study still
 //! holding the old key can verify it, and the Ed25519 one); and the study's own old key is
@@ -100,7 +100,7 @@ fn public_key(signer: &ed25519_dalek::SigningKey, salt: &str, iterations: u32) -
     }
 }
 
-/// What the passphrase unlocks: the Ed25519 signer, and for a key from before schema 20 the
+/// What the passphrase unlocks: the Ed25519 signer, and for a key from before schema 21 the
 /// PBKDF2 key its HMAC proofs are keyed by.
 struct Unlocked {
     signer: ed25519_dalek::SigningKey,
@@ -138,7 +138,7 @@ fn same(a: &str, b: &str) -> bool {
             == 0
 }
 
-/// The check value of a PBKDF2 key: what a package issued before schema 20 holds in its place.
+/// The check value of a PBKDF2 key: what a package issued before schema 21 holds in its place.
 fn check_value(derived: &str) -> String {
     let mut h = Sha256::new();
     h.update(b"concord signing check v1\n");
@@ -210,7 +210,7 @@ fn proof_mac(derived: &str, statement: &SignedStatement<'_>) -> Hmac<Sha256> {
 const ED25519: &str = "ed25519:";
 
 /// The proof of a signature by the holder of the passphrase: `ed25519:<signature>`, preceded by
-/// the older HMAC (and a space) under a key from before schema 20.
+/// the older HMAC (and a space) under a key from before schema 21.
 fn prove(unlocked: &Unlocked, statement: &SignedStatement<'_>) -> String {
     use ed25519_dalek::Signer as _;
     let signed = unlocked
@@ -227,7 +227,7 @@ fn prove(unlocked: &Unlocked, statement: &SignedStatement<'_>) -> String {
 }
 
 /// Whether `proof` proves `statement` under `key`, a study's own signing key of the signer: the
-/// Ed25519 part under a public key, the HMAC part under a key from before schema 20 (a check
+/// Ed25519 part under a public key, the HMAC part under a key from before schema 21 (a check
 /// value proves nothing: it is not the key).
 pub(crate) fn proof_verifies(
     key: &SigningKey,
@@ -455,7 +455,7 @@ pub fn sign_assignment<'a>(
             &sha,
             Some(&proof),
         )?;
-        // The study's own key from before schema 20 holds what could sign for the expert: it
+        // The study's own key from before schema 21 holds what could sign for the expert: it
         // gives way to the public key now that the passphrase was given.
         if !key.public && !key.check_only {
             tx.set_signing_key(id, &public_key(&unlocked.signer, &key.salt, key.iterations))?;

@@ -10,7 +10,9 @@
 //! key stripped; a rewrite checked against a head recorded before it.
 
 use concord_core::store::lead_key::{KeyStore, LocalLeadKey};
-use concord_core::store::{ChainCheck, ChainTrust, Store, TRACKED_TABLES};
+use concord_core::store::{
+    sealed_rows, ChainCheck, ChainTrust, Store, TRACKED_TABLES, VOLATILE_COLUMNS,
+};
 use concord_testsupport::lead_study::*;
 use ed25519_dalek::{Signer, SigningKey};
 use rusqlite::types::ValueRef;
@@ -109,13 +111,20 @@ fn row_hash(table: &str, values: &[ValueRef<'_>]) -> [u8; 32] {
 fn full_state(c: &Connection) -> String {
     let mut state: BTreeMap<String, [u64; 4]> = BTreeMap::new();
     for table in TRACKED_TABLES {
+        let volatile = VOLATILE_COLUMNS
+            .iter()
+            .find(|(t, _)| t == table)
+            .map_or(&[][..], |(_, cols)| *cols);
         let cols: Vec<String> = c
             .prepare(&format!("PRAGMA main.table_info({table})"))
             .unwrap()
-            .query_map([], |r| r.get(1))
+            .query_map([], |r| r.get::<_, String>(1))
             .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap()
+            .into_iter()
+            .filter(|c| !volatile.contains(&c.as_str()))
+            .collect();
         if cols.is_empty() {
             continue;
         }
@@ -124,7 +133,10 @@ fn full_state(c: &Connection) -> String {
             .map(|c| format!("\"{c}\""))
             .collect::<Vec<_>>()
             .join(", ");
-        let mut stmt = c.prepare(&format!("SELECT {list} FROM {table}")).unwrap();
+        let only = sealed_rows(table, "t").map_or(String::new(), |w| format!(" WHERE {w}"));
+        let mut stmt = c
+            .prepare(&format!("SELECT {list} FROM {table} AS t{only}"))
+            .unwrap();
         let mut rows = stmt.query([]).unwrap();
         let mut lanes = [0u64; 4];
         while let Some(row) = rows.next().unwrap() {
@@ -178,7 +190,7 @@ fn entry_hash(
 }
 
 /// Recompute every entry's link and hash from the first one on, and the recorded head.
-fn rehash_chain(c: &Connection) {
+pub(crate) fn rehash_chain(c: &Connection) {
     let rows: Vec<(i64, i64, String, String, String, String)> = c
         .prepare("SELECT id, at, actor, action, detail_json, state FROM audit_log WHERE hash IS NOT NULL ORDER BY id")
         .unwrap()
@@ -262,21 +274,35 @@ fn an_untouched_keyed_study_verifies_anchored_to_its_last_entry() {
         "one checkpoint per write: the key's own and three rating writes ({})",
         check.checkpoints
     );
-    let key_file = std::fs::read_dir(dir.path().join("keys")).unwrap().count();
+    let kept: Vec<PathBuf> = std::fs::read_dir(dir.path().join("keys"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let keys_kept: Vec<&PathBuf> = kept
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "key"))
+        .collect();
     assert_eq!(
-        key_file, 1,
-        "the private key is kept in the key folder, one file"
+        keys_kept.len(),
+        1,
+        "the private key is kept in the key folder, one file: {kept:?}"
     );
-    let bytes = std::fs::read(&path).unwrap();
-    let secret = std::fs::read_to_string(
-        std::fs::read_dir(dir.path().join("keys"))
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path(),
+    let binding: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(keys_kept[0].with_extension("chain")).unwrap(),
     )
     .unwrap();
+    assert_eq!(
+        binding["chain_start"].as_str(),
+        Connection::open(&path)
+            .unwrap()
+            .query_row("SELECT hash FROM audit_log WHERE id = 1", [], |r| r
+                .get::<_, String>(0))
+            .ok()
+            .as_deref(),
+        "beside the key, its binding names the first entry of the chain it signs"
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let secret = std::fs::read_to_string(keys_kept[0]).unwrap();
     assert!(
         !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
         "the private key never enters the study file"
@@ -416,7 +442,6 @@ fn a_forged_revision_in_an_experts_name_fails_among_signed_entries_and_after_the
 fn resign_with_fresh_key(path: &Path) {
     let c = Connection::open(path).unwrap();
     edit_rating(&c);
-    reseal(&c);
     let fresh = SigningKey::from_bytes(&[7u8; 32]);
     let public: String = fresh
         .verifying_key()
@@ -424,6 +449,27 @@ fn resign_with_fresh_key(path: &Path) {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
+    // The chain's record of the key's creation names the fresh key too.
+    let detail: String = c
+        .query_row(
+            "SELECT detail_json FROM audit_log WHERE action = 'lead_key.created'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let mut detail: serde_json::Value = serde_json::from_str(&detail).unwrap();
+    detail["fingerprint"] = serde_json::json!(concord_core::store::lead_key::fingerprint(&public));
+    c.execute(
+        "UPDATE audit_log SET detail_json = ?1 WHERE action = 'lead_key.created'",
+        [detail.to_string()],
+    )
+    .unwrap();
+    c.execute(
+        "UPDATE study_meta SET value = ?1 WHERE key = 'lead.public_key'",
+        [&public],
+    )
+    .unwrap();
+    reseal(&c);
     let study: String = c
         .query_row(
             "SELECT value FROM study_meta WHERE key = 'study.id'",
@@ -431,11 +477,6 @@ fn resign_with_fresh_key(path: &Path) {
             |r| r.get(0),
         )
         .unwrap();
-    c.execute(
-        "UPDATE study_meta SET value = ?1 WHERE key = 'lead.public_key'",
-        [&public],
-    )
-    .unwrap();
     let checkpoints: Vec<(i64, i64, String)> = c
         .prepare("SELECT entry_id, first_entry, a.hash FROM audit_checkpoint JOIN audit_log a ON a.id = entry_id")
         .unwrap()
@@ -515,18 +556,23 @@ fn checkpoints_and_key_stripped_fail_where_the_key_is_held() {
         "and says they were removed: {}",
         broken.message
     );
-    // Opened where the key is held, the stripped study is not given a new key silently.
+    // Opened where the key is held, the stripped study is not given a new key silently, and
+    // it is refused for writing with the reason, so no later write can cover the strip.
     let mut store = open(&path, &keys);
     assert!(
         store.lead_key().is_none(),
         "a study whose key was stripped is not re-keyed"
     );
     let ana = rater_id(&store, "Ana Lindqvist");
-    rate_all(&mut store, ana, 2, 5, None);
+    let refused = try_rate(&mut store, ana, 2, 5);
+    assert!(
+        refused.as_ref().is_err_and(|m| m.contains("changed outside Concord")),
+        "a write to a study whose key records were stripped is refused with the reason: {refused:?}"
+    );
     drop(store);
     assert!(
         verify_here(&path, &keys, None).broken.is_some(),
-        "and later writes there do not heal the strip"
+        "and the strip still shows"
     );
 
     // Only the checkpoints stripped, the key kept: fails on any machine.
@@ -542,6 +588,168 @@ fn checkpoints_and_key_stripped_fail_where_the_key_is_held() {
         broken.message.contains("no checkpoint"),
         "and says its checkpoints were removed: {}",
         broken.message
+    );
+}
+
+/// Save one value through Concord; the refusal's text when the write is refused.
+fn try_rate(store: &mut Store, rater: i64, response: i64, value: i64) -> Result<(), String> {
+    let criterion = criteria(store)[0];
+    store
+        .write(|tx| {
+            tx.set_rating(&concord_core::store::RatingInput {
+                rater_id: rater,
+                response_id: response,
+                criterion_id: criterion,
+                occasion: concord_core::store::Occasion::First,
+                value: Some(value),
+                raw_value: None,
+                rationale: None,
+                origin: "screen",
+            })
+        })
+        .map(drop)
+        .map_err(|e: concord_core::store::StoreError| e.to_string())
+}
+
+/// Renumber the chain's entries after some were deleted, as an insider hiding the gap would.
+fn renumber(c: &Connection) {
+    c.execute_batch(
+        "CREATE TEMP TABLE kept AS SELECT * FROM audit_log ORDER BY id;
+         DELETE FROM audit_log;
+         INSERT INTO audit_log(id, at, actor, action, detail_json, prev_hash, hash, state)
+           SELECT ROW_NUMBER() OVER (ORDER BY id), at, actor, action, detail_json, prev_hash, hash, state
+           FROM kept;
+         DROP TABLE kept;",
+    )
+    .unwrap();
+}
+
+/// The attack: a signed rating edited, the checkpoints and every record of the lead key deleted
+/// (the `lead_key.created` entry too, the chain renumbered and re-hashed), and a new study id
+/// written, so the study looks like one that never had a key. `rewrite_start` also changes the
+/// chain's first entry, so that nothing in it matches what the lead's machine remembers.
+fn strip_key_and_rename(path: &Path, rewrite_start: bool) {
+    let c = Connection::open(path).unwrap();
+    edit_rating(&c);
+    c.execute_batch(
+        "DELETE FROM audit_checkpoint;
+         DELETE FROM audit_log WHERE action = 'lead_key.created';
+         DELETE FROM study_meta WHERE key IN ('lead.public_key', 'lead.key_entry');
+         UPDATE study_meta SET value = 'aaaabbbbccccdddd0000111122223333' WHERE key = 'study.id';",
+    )
+    .unwrap();
+    if rewrite_start {
+        c.execute("UPDATE audit_log SET at = at + 1 WHERE id = 1", [])
+            .unwrap();
+    }
+    renumber(&c);
+    reseal(&c);
+}
+
+#[test]
+fn a_study_stripped_of_its_key_under_a_new_id_is_never_given_a_new_key() {
+    // The insider keeps the chain's first entry: the lead's machine knows the chain by it.
+    let dir = tempfile::tempdir().unwrap();
+    let (path, keys) = keyed_study(dir.path());
+    strip_key_and_rename(&path, false);
+    assert_eq!(
+        verify_elsewhere(&path, None).broken,
+        None,
+        "the forged study is self-consistent as a study that never had a key"
+    );
+    let mut store = open(&path, &keys);
+    assert!(
+        store.lead_key().is_none(),
+        "no new lead key is made for a chain this machine knows under another id"
+    );
+    let ana = rater_id(&store, "Ana Lindqvist");
+    let refused = try_rate(&mut store, ana, 2, 5);
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|m| m.contains("began as study") && m.contains("changed outside Concord")),
+        "the lead's next write is refused, naming the study the chain began as: {refused:?}"
+    );
+    drop(store);
+    let here = verify_here(&path, &keys, None);
+    assert!(
+        here.broken
+            .as_ref()
+            .is_some_and(|b| b.message.contains("removed outside Concord")),
+        "where the key is held, verify names the removed key: {:?}",
+        here.broken
+    );
+
+    // The insider also rewrites the first entry: nothing ties the chain to the lead's key now,
+    // but a chain with entries still never gets a new key, so nothing it holds is signed.
+    let dir = tempfile::tempdir().unwrap();
+    let (path, keys) = keyed_study(dir.path());
+    strip_key_and_rename(&path, true);
+    let mut store = open(&path, &keys);
+    let ana = rater_id(&store, "Ana Lindqvist");
+    try_rate(&mut store, ana, 2, 5).expect("a keyless study is still written, unsigned");
+    assert!(
+        store.lead_key().is_none(),
+        "the write made no new lead key for a chain that already had entries"
+    );
+    drop(store);
+    let signed = Store::open(&path, clock())
+        .unwrap()
+        .verify_audit_chain_with(&ChainTrust {
+            local_key: None,
+            expect_head: None,
+            require_signed: true,
+        })
+        .unwrap();
+    assert!(
+        signed.broken.is_some(),
+        "--require-signed fails: no entry of the forged study is signed by any lead key"
+    );
+}
+
+#[test]
+fn the_key_entry_is_read_from_the_chain_not_from_a_setting() {
+    // Moving `lead.key_entry` past a forged entry once hid it from --require-signed.
+    let dir = tempfile::tempdir().unwrap();
+    let (path, keys) = keyed_study(dir.path());
+    let c = Connection::open(&path).unwrap();
+    let last = last_entry(&c);
+    let state: String = c
+        .query_row("SELECT state FROM audit_log WHERE id = ?1", [last], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    c.execute(
+        "INSERT INTO audit_log(id, at, actor, action, detail_json, prev_hash, hash, state)
+         VALUES (?1, 1, 'rater:1', 'rating.revise', '{}', '', '', ?2)",
+        params![last + 1, state],
+    )
+    .unwrap();
+    rehash_chain(&c);
+    c.execute(
+        "UPDATE study_meta SET value = ?1 WHERE key = 'lead.key_entry'",
+        [(last + 1).to_string()],
+    )
+    .unwrap();
+    drop(c);
+    // The lead's next write signs a head after the forged entry.
+    let mut store = open(&path, &keys);
+    let ana = rater_id(&store, "Ana Lindqvist");
+    try_rate(&mut store, ana, 3, 5).expect("the lead writes");
+    drop(store);
+    let check = Store::open(&path, clock())
+        .unwrap()
+        .verify_audit_chain_with(&ChainTrust {
+            local_key: None,
+            expect_head: None,
+            require_signed: true,
+        })
+        .unwrap();
+    assert_eq!(
+        check.broken.as_ref().and_then(|b| b.entry),
+        Some(last + 1),
+        "the forged entry, written by no checkpointed write, is named whatever the setting says: {:?}",
+        check.broken
     );
 }
 
@@ -623,5 +831,115 @@ fn a_study_written_where_its_key_is_not_available_still_works_and_says_how_far_i
         (0, Some(anchored + 1)),
         "anchored again to the end, the laptop's entry named as written without the key: {:?}",
         check.broken
+    );
+}
+
+/// Verify `path` with `--require-signed`, on a machine that holds no key for it.
+fn verify_signed_elsewhere(path: &Path) -> ChainCheck {
+    Store::open(path, clock())
+        .expect("study opens")
+        .verify_audit_chain_with(&ChainTrust {
+            local_key: None,
+            expect_head: None,
+            require_signed: true,
+        })
+        .expect("verify runs")
+}
+
+#[test]
+fn what_gives_a_value_its_meaning_is_sealed_and_an_edit_names_its_table() {
+    // Each edit changes what signed values mean without touching a rating: before the meaning
+    // tables were sealed, every one passed `--require-signed`.
+    let attacks: [(&str, &str, &str); 6] = [
+        (
+            "two experts' names swapped",
+            "UPDATE rater SET name = 'swap' WHERE name = 'Ana Lindqvist';
+             UPDATE rater SET name = 'Ana Lindqvist' WHERE name = 'Ben Okafor';
+             UPDATE rater SET name = 'Ben Okafor' WHERE name = 'swap';",
+            "rater",
+        ),
+        (
+            "two models' identities swapped",
+            "UPDATE source SET name = CASE id WHEN 1 THEN (SELECT name FROM source WHERE id = 2)
+                                              ELSE (SELECT name FROM source WHERE id = 1) END
+             WHERE id IN (1, 2)",
+            "source",
+        ),
+        (
+            "an answer's text rewritten",
+            "UPDATE response SET text = 'You should stop your medication.' WHERE id = 1",
+            "response",
+        ),
+        (
+            "a criterion relabelled",
+            "UPDATE criterion SET key = 'harm' WHERE id = (SELECT MIN(id) FROM criterion)",
+            "criterion",
+        ),
+        (
+            "a web session planted for an expert never invited",
+            "INSERT INTO web_session(token_sha256, rater_id, login, created_at, last_seen)
+             VALUES ('00ff', (SELECT id FROM rater WHERE name = 'Ben Okafor'), 1, 1, 1)",
+            "web_session",
+        ),
+        (
+            "the judges' aggregate setting changed",
+            "INSERT OR REPLACE INTO study_meta(key, value) VALUES ('judge_repetition_aggregate', 'mean')",
+            "study_meta",
+        ),
+    ];
+    for (name, sql, table) in attacks {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = KeyStore::Folder(dir.path().join("keys"));
+        let path = dir.path().join("study.concord");
+        let mut store = file_study(&path, 3, &["Ana Lindqvist", "Ben Okafor"]);
+        store.use_lead_keys(keys.clone()).expect("keys read");
+        let ana = rater_id(&store, "Ana Lindqvist");
+        rate_all(&mut store, ana, 1, 3, None);
+        drop(store);
+        assert_eq!(
+            verify_signed_elsewhere(&path).broken,
+            None,
+            "the untouched study verifies with --require-signed"
+        );
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(sql).unwrap();
+        assert!(c.total_changes() > 0, "the attack ({name}) changed a row");
+        drop(c);
+        let broken = verify_signed_elsewhere(&path).broken;
+        assert_eq!(
+            broken.as_ref().and_then(|b| b.table.as_deref()),
+            Some(table),
+            "{name} outside Concord fails --require-signed and names the table: {broken:?}"
+        );
+    }
+}
+
+#[test]
+fn what_changes_with_use_stays_outside_the_seal() {
+    // When a session was last seen changes without an audit entry.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("study.concord");
+    drop(file_study(&path, 3, &["Ana Lindqvist"]));
+    let c = Connection::open(&path).unwrap();
+    c.execute_batch(
+        "INSERT INTO web_session(token_sha256, rater_id, login, created_at, last_seen)
+         VALUES ('aa', 1, 1, 1, 1);",
+    )
+    .unwrap();
+    reseal(&c);
+    drop(c);
+    assert_eq!(
+        verify_elsewhere(&path, None).broken,
+        None,
+        "sealed as it is"
+    );
+    let c = Connection::open(&path).unwrap();
+    c.execute("UPDATE web_session SET last_seen = 99", [])
+        .unwrap();
+    drop(c);
+    assert_eq!(
+        verify_elsewhere(&path, None).broken,
+        None,
+        "a session's last-seen time is volatile and documented as outside the seal"
     );
 }

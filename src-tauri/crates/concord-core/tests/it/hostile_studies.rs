@@ -189,7 +189,11 @@ fn a_truncated_file_is_refused() {
     // are gone and fail their authentication: both say "truncated".
     let cut =
         |s: &StoreError| matches!(s, StoreError::Truncated { .. } | StoreError::Damaged { .. });
-    merge_refused(&mut study, &pkg, |e| is_store(e, cut));
+    // The merge names the package as damaged, never a raw SQLite error.
+    merge_refused(&mut study, &pkg, |e| {
+        is_store(e, cut)
+            || matches!(e, PackageError::Damaged { file, .. } if file.contains(".concord"))
+    });
     open_refused(&pkg, "truncated", cut);
     // A plain study cut inside its 100-byte header (an encrypted file that short is not told
     // apart from any other short file).
@@ -222,4 +226,75 @@ fn genuine_studies_and_packages_pass_the_schema_check() {
     drop(study);
     Store::open_with(&pkg, clock(), Some(&pass())).expect("a genuine package opens");
     Store::open(&dir.path().join("main.concord"), clock()).expect("a genuine study opens");
+}
+
+/// The size of the pages of an encrypted Concord file (SQLCipher's default).
+const PAGE: usize = 4096;
+
+/// A copy of `source` at `dest` with one bit flipped in the middle of page `page`.
+fn flipped(source: &Path, dest: &Path, page: usize) {
+    let mut bytes = std::fs::read(source).expect("read");
+    let at = page * PAGE + PAGE / 2;
+    bytes[at] ^= 0x10;
+    std::fs::write(dest, bytes).expect("write the damaged copy");
+}
+
+#[test]
+fn a_package_with_one_flipped_bit_anywhere_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut study, pkg) = study_and_package(dir.path());
+    tamper(&pkg, "SELECT 1;");
+    let pages = std::fs::metadata(&pkg).expect("size").len() as usize / PAGE;
+    assert!(pages > 4, "the package spans several pages ({pages})");
+    let overview = study.overview().expect("overview");
+    for page in 0..pages {
+        let damaged = dir.path().join(format!("ana-{page}.concord"));
+        flipped(&pkg, &damaged, page);
+        let err = merge_package(&mut study, &damaged, &pass())
+            .expect_err("a package with a flipped bit must not merge");
+        let raw = matches!(&err, PackageError::Store(StoreError::Sqlite(_)));
+        assert!(
+            !raw,
+            "page {page}: a damaged package is refused in words, not as a raw SQLite error: {err}"
+        );
+        assert!(
+            err.to_string().contains(&format!("ana-{page}.concord")),
+            "page {page}: the refusal names the file: {err}"
+        );
+    }
+    assert_eq!(
+        study.overview().expect("overview"),
+        overview,
+        "no damaged package changed the study"
+    );
+}
+
+#[test]
+fn an_encrypted_study_with_one_flipped_bit_anywhere_is_not_called_intact() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("enc.concord");
+    let key = pass();
+    let mut store = Store::create_with(&path, clock(), Some(&key)).expect("created");
+    populate(&mut store, 6, &["Ana", "Boris"]);
+    store.close().expect("closed whole");
+    let pages = std::fs::metadata(&path).expect("size").len() as usize / PAGE;
+    assert!(pages > 4, "the study spans several pages ({pages})");
+    for page in 0..pages {
+        let damaged = dir.path().join(format!("enc-{page}.concord"));
+        flipped(&path, &damaged, page);
+        let verdict = Store::open_read_only(&damaged, clock(), Some(&key))
+            .map(|s| s.verify_audit_chain().expect("verify runs").broken);
+        match verdict {
+            Ok(broken) => assert!(
+                broken
+                    .as_ref()
+                    .is_some_and(|b| b.message.contains("damaged")),
+                "page {page}: verify finds the flipped bit and says the file is damaged: {broken:?}"
+            ),
+            Err(e) => assert!(
+                !matches!(e, StoreError::Sqlite(_)),
+                "page {page}: a study too damaged to open is refused in words: {e}"
+            ),
+        }
+    }
 }

@@ -22,6 +22,7 @@ mod judge_run;
 mod lead_assignment;
 mod lead_export;
 mod lead_package;
+mod live_study;
 mod methods;
 mod open_study;
 mod package_forgery;

@@ -474,3 +474,100 @@ fn a_replay_record_set_back_outside_concord_is_refused() {
         "a keyed study's merge needs its lead key: {err}"
     );
 }
+
+#[test]
+fn a_withdrawn_return_recorded_again_in_an_unanchored_entry_is_refused() {
+    // The insider sets the record back to the first return's signed record and appends a
+    // `package.return` entry naming the first return, re-hashing the chain: the newest entry then
+    // agrees with the record. Only entries a signed checkpoint anchors may set the replay floor.
+    let keys_dir = tempfile::tempdir().expect("keys dir");
+    let keys = KeyStore::Folder(keys_dir.path().to_path_buf());
+    let dir = tempfile::tempdir().expect("dir");
+    let (mut store, out) = issued_keyed(dir.path(), &keys, 5);
+    let main = dir.path().join("main.concord");
+    rate_keyed(&out, 0, 2);
+    let first_return = dir.path().join("first-return.concord");
+    std::fs::copy(&out, &first_return).expect("copy of the first return");
+    merge_package(&mut store, &first_return, &strong()).expect("the first return merges");
+    let c = rusqlite::Connection::open(&main).expect("opens");
+    let first: (Option<i64>, Option<String>, Option<String>) = c
+        .query_row(
+            "SELECT merged_seq, merged_state, replay_signature FROM package",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("the record of the first return");
+    let entry: (String, String) = c
+        .query_row(
+            "SELECT actor, detail_json FROM audit_log WHERE action = 'package.return' ORDER BY id DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("the chain's entry of the first return");
+    drop(c);
+    rate_keyed(&out, 0, 4);
+    merge_package(&mut store, &out, &strong()).expect("the newer return merges");
+    drop(store);
+
+    let c = rusqlite::Connection::open(&main).expect("opens");
+    c.execute(
+        "UPDATE package SET merged_seq = ?1, merged_state = ?2, replay_signature = ?3",
+        rusqlite::params![first.0, first.1, first.2],
+    )
+    .expect("set back");
+    let (last, state): (i64, String) = c
+        .query_row(
+            "SELECT id, state FROM audit_log ORDER BY id DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("head");
+    c.execute(
+        "INSERT INTO audit_log(id, at, actor, action, detail_json, prev_hash, hash, state)
+         VALUES (?1, 1700000099000, ?2, 'package.return', ?3, '', '', ?4)",
+        rusqlite::params![last + 1, entry.0, entry.1, state],
+    )
+    .expect("forged entry");
+    crate::audit_chain::rehash_chain(&c);
+    drop(c);
+
+    let mut store = Store::open(&main, clock()).expect("opens");
+    store.use_lead_keys(keys.clone()).expect("keys");
+    let before = fingerprint(&store);
+    let err = merge_package(&mut store, &first_return, &strong())
+        .expect_err("the withdrawn return must not merge again");
+    assert!(
+        matches!(&err, PackageError::RecordChanged { detail, .. }
+            if detail.contains(&format!("entry {}", last + 1)) && detail.contains("no checkpoint")),
+        "the unanchored entry naming the package is reported: {err}"
+    );
+    assert_eq!(fingerprint(&store), before, "the study is untouched");
+}
+
+#[test]
+fn a_study_whose_public_key_was_deleted_merges_nothing_where_its_key_is_held() {
+    let keys_dir = tempfile::tempdir().expect("keys dir");
+    let keys = KeyStore::Folder(keys_dir.path().to_path_buf());
+    let dir = tempfile::tempdir().expect("dir");
+    let (store, out) = issued_keyed(dir.path(), &keys, 5);
+    drop(store);
+    rate_keyed(&out, 0, 2);
+    let main = dir.path().join("main.concord");
+    let c = rusqlite::Connection::open(&main).expect("opens");
+    c.execute_batch(
+        "DELETE FROM study_meta WHERE key IN ('lead.public_key', 'lead.key_entry');
+         DELETE FROM audit_checkpoint;",
+    )
+    .expect("key records deleted");
+    drop(c);
+    let mut store = Store::open(&main, clock()).expect("opens");
+    store.use_lead_keys(keys.clone()).expect("keys");
+    let before = fingerprint(&store);
+    let err = merge_package(&mut store, &out, &strong())
+        .expect_err("a study stripped of its public key merges nothing where the key is held");
+    assert!(
+        matches!(&err, PackageError::KeyRecordsChanged { reason, .. } if reason.contains("no lead key")),
+        "the merge says the key records were changed: {err}"
+    );
+    assert_eq!(fingerprint(&store), before, "the study is untouched");
+}

@@ -1,7 +1,7 @@
 //! Signing for an expert without her signing passphrase, as an insider would try it: holding the
 //! lead's study (and so the signing verifier it keeps for her) and the package passphrase, the
 //! insider writes into her returned package a signature whose proof is made from that verifier,
-//! the package re-sealed by Concord; the merge must refuse it. A key from before schema 20 (the
+//! the package re-sealed by Concord; the merge must refuse it. A key from before schema 21 (the
 //! PBKDF2 value itself) still signs with the right passphrase and then gives way to its public
 //! half. And flags, the other text an expert's package carries, are held to the same limits as
 //! in the window and the browser; time on a pair to what passed.
@@ -141,7 +141,7 @@ fn a_proof_made_from_the_studys_verifier_and_the_package_passphrase_is_refused()
 }
 
 #[test]
-fn a_signing_key_from_before_schema_20_still_signs_and_then_holds_only_its_public_half() {
+fn a_signing_key_from_before_schema_21_still_signs_and_then_holds_only_its_public_half() {
     let dir = tempfile::tempdir().expect("dir");
     let main = dir.path().join("main.concord");
     let mut store = file_study(&main, 4, &[ANA]);

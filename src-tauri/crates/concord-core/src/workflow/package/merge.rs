@@ -34,7 +34,7 @@ use crate::store::seal::{PackageSealRecord, SealState};
 use crate::store::{
     BaseKey, CopiedRating, FlagRecord, HistoryRow, Occasion, PairBaseKey, PairContent,
     PairFlagRecord, PairHistoryRow, PairVerdictFull, PairWorkRecord, Passphrase, RatingContent,
-    SignedValue, Store, StoredRating, StudyTx, Winner,
+    SignedValue, Store, StoreError, StoredRating, StudyTx, Winner,
 };
 use serde::Serialize;
 use std::collections::HashMap;
@@ -217,10 +217,14 @@ fn check_lead_signatures(
     file: &str,
 ) -> Result<(), PackageError> {
     let lead = store.lead_signatures(seal, record)?;
+    let file = file.to_string();
     if !lead.keyed {
+        // The study names no key; where this machine holds one for it, the key was removed.
+        if let Some(reason) = store.key_records_refused() {
+            return Err(PackageError::KeyRecordsChanged { file, reason });
+        }
         return Ok(());
     }
-    let file = file.to_string();
     if store.lead_key().is_none() {
         return Err(PackageError::LeadKeyNeeded { file });
     }
@@ -229,6 +233,11 @@ fn check_lead_signatures(
         id: seal.package.clone(),
         detail,
     };
+    if let Some(entry) = lead.unanchored_return {
+        return Err(changed(format!(
+            "the audit chain records a return of it at entry {entry}, which no checkpoint signed by the lead key anchors: it was written outside Concord"
+        )));
+    }
     if !lead.record_signed {
         return Err(changed(
             "it no longer carries the lead key's signature over its issue and returns merged"
@@ -261,6 +270,21 @@ fn check_lead_signatures(
     }
 }
 
+/// A raw SQLite error met while reading the package `file` (a page that does not decode or
+/// authenticate) as the package's damage, named; any other error as it is.
+fn damage_named(e: PackageError, file: &str) -> PackageError {
+    match e {
+        PackageError::Store(e) if e.is_damage() => PackageError::Damaged {
+            file: file.to_string(),
+            detail: match e {
+                StoreError::Sqlite(e) => e.to_string(),
+                _ => "a page is missing or fails its authentication".to_string(),
+            },
+        },
+        other => other,
+    }
+}
+
 /// Merge the package at `path`, opened with `passphrase`, into `store` (see the module
 /// documentation).
 pub fn merge_package(
@@ -269,10 +293,20 @@ pub fn merge_package(
     passphrase: &Passphrase,
 ) -> Result<MergeReport, PackageError> {
     let file = display_name(path);
-    let pkg = Store::open_with(path, store.clock(), Some(passphrase))?;
-    let seal = check_seal(store, &pkg, &file)?;
-    let origin = PackageOrigin::check(store, &pkg, file)?;
-    let work = PackageWork::read(store, &pkg, &origin)?;
+    let damaged = |e: PackageError| damage_named(e, &file);
+    let pkg =
+        Store::open_with(path, store.clock(), Some(passphrase)).map_err(|e| damaged(e.into()))?;
+    // Every page is checked before a row is read: a damaged page must not pass for a value.
+    let problems = pkg.page_problems().map_err(|e| damaged(e.into()))?;
+    if let Some(first) = problems.first() {
+        return Err(PackageError::Damaged {
+            file,
+            detail: first.clone(),
+        });
+    }
+    let seal = check_seal(store, &pkg, &file).map_err(damaged)?;
+    let origin = PackageOrigin::check(store, &pkg, file.clone()).map_err(damaged)?;
+    let work = PackageWork::read(store, &pkg, &origin).map_err(damaged)?;
     drop(pkg);
     work.validate(store, &origin)?;
 

@@ -94,6 +94,10 @@ pub enum PackageError {
     },
     #[error("{file}: this study's packages are checked with its lead key, which is not on this machine (it is kept where the study was first written); merge on that machine. Nothing was merged")]
     LeadKeyNeeded { file: String },
+    #[error("{file}: {reason}: the study's key records were changed outside Concord, so no package is merged into it. Nothing was merged")]
+    KeyRecordsChanged { file: String, reason: String },
+    #[error("{file}: the package is damaged ({detail}): a page is missing, changed or fails its authentication, so it cannot be merged safely. Ask the expert to send it again; nothing was merged")]
+    Damaged { file: String, detail: String },
     #[error("{file}: return {seq} of package {id} differs from the return {seq} already merged (the package was copied and rated in two places); nothing was merged")]
     Forked { file: String, id: String, seq: i64 },
     #[error("{file}: package {id} belongs to {expected_q} but holds ratings of {found_q}", expected_q = quoted(&.expected), found_q = quoted(&.found))]

@@ -1,4 +1,4 @@
--- Concord study schema, version 20: what a served study must not take from its own file.
+-- Concord study schema, version 21: what a served study must not take from its own file.
 
 -- Time on task is bounded by time that passed, as the server measures it: each rater's clock of
 -- the moment up to which their time on task has been counted. Leaving an item (or a pair) adds

@@ -37,7 +37,7 @@ pub enum ServeCmdError {
 pub struct ServeArgs {
     #[command(subcommand)]
     command: Option<ServeCommand>,
-    /// The address to listen on; anything but loopback needs --tls-cert/--tls-key or --behind-proxy.
+    /// The address to listen on; anything but loopback needs --tls-cert/--tls-key.
     #[arg(long, default_value = "127.0.0.1:8420")]
     bind: SocketAddr,
     /// The TLS certificate chain (PEM).
@@ -46,9 +46,13 @@ pub struct ServeArgs {
     /// The TLS private key (PEM).
     #[arg(long, value_name = "FILE")]
     tls_key: Option<PathBuf>,
-    /// A reverse proxy in front terminates TLS (cookies are marked Secure).
+    /// A reverse proxy on this machine terminates TLS (cookies are marked Secure); loopback only.
     #[arg(long)]
     behind_proxy: bool,
+    /// A host name browsers reach the server by (repeatable); requests naming any other host
+    /// than the server's address (or localhost on loopback) are refused.
+    #[arg(long, value_name = "NAME")]
+    public_name: Vec<String>,
     /// The browser build of the UI (default: $CONCORD_WEB_UI, then /usr/share/concord/web, then
     /// the source tree's ui/dist-web).
     #[arg(long, value_name = "DIR")]
@@ -164,6 +168,7 @@ pub fn run(args: &ServeArgs, db: Option<&Path>, json: bool) -> Result<String, Se
             let mut options = ServeOptions::new(args.bind, ui_dir(args.ui.as_deref()));
             options.tls = tls;
             options.behind_proxy = args.behind_proxy;
+            options.public_names = args.public_name.clone();
             // Refuse before the study is opened.
             options.check()?;
             let study = open_study(db)?;

@@ -20,6 +20,12 @@ use std::time::{Duration, Instant};
 const PASSPHRASE: &str = "correct horse battery staple 41";
 
 fn open_study(path: &Path) -> OpenStudy {
+    // The server seals web access with a key derived from the study's lead key.
+    concord_core::app::open_study::keep_lead_keys_in(
+        concord_core::store::lead_key::KeyStore::Folder(
+            std::env::temp_dir().join("concord-bench-lead-keys"),
+        ),
+    );
     open(
         &StudyPath::Explicit(path.to_path_buf()),
         WhenMissing::Refuse,
@@ -136,6 +142,12 @@ fn main() {
     let names: Vec<String> = (1..=raters).map(|i| format!("Rater {i:02}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut store = Store::create(&path, Arc::new(SystemClock)).expect("study");
+    // Created on the lead's machine: the server seals web access with the study's lead key.
+    store
+        .use_lead_keys(concord_core::store::lead_key::KeyStore::Folder(
+            std::env::temp_dir().join("concord-bench-lead-keys"),
+        ))
+        .expect("lead keys");
     populate(&mut store, 15, &refs);
     store.close().expect("close");
     let mut study = open_study(&path);

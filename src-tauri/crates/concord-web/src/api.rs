@@ -9,6 +9,7 @@
 
 use crate::assets::Assets;
 use crate::error::WebError;
+use crate::listen::Peer;
 use crate::session::{same, Lookup, Session, COOKIE, CSRF_HEADER};
 use crate::Shared;
 use axum::extract::{DefaultBodyLimit, Path, State};
@@ -22,6 +23,7 @@ use concord_core::app::web::WebSave;
 use concord_core::workflow::calibration::{CalibrationItem, CalibrationStatus};
 use concord_core::workflow::queue::{ItemProgress, LeftItem, QueueSummary, RatingItem};
 use concord_core::workflow::signoff::SignoffState;
+use concord_core::workflow::web_access::WebAccessError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -404,14 +406,30 @@ struct LoginBody {
     passphrase: String,
 }
 
+/// A login: refused at once while its client or its name must wait after wrong passphrases
+/// (429 with `Retry-After`; the guess is not tried), else the slow key derivation without the
+/// study, then the outcome; a failure counts against the client and the name, and a name
+/// without a login costs the same derivation as one with.
 async fn login(
     State(state): State<AppState>,
+    Extension(peer): Extension<Peer>,
+    headers: HeaderMap,
     Json(body): Json<LoginBody>,
 ) -> Result<Response, WebError> {
+    let shared = Arc::clone(&state.shared);
+    let client = crate::throttle::client(peer.0.ip(), &headers, shared.behind_proxy);
+    if let Err(until) = shared.throttle.check(client) {
+        return Err(WebError::Wait {
+            seconds: seconds_until(until, &*shared.clock),
+        });
+    }
     let name = body.name;
-    let attempt = state
-        .shared
-        .with_study(move |s| app::web::login_attempt(s, &name))
+    let iterations = shared.iterations;
+    let clock = Arc::clone(&shared.clock);
+    let attempt = shared
+        .with_study(move |s| {
+            app::web::login_attempt(s, &name, iterations).map_err(|e| name_wait(e, &*clock))
+        })
         .await?;
     // The slow key derivation runs without holding the study, so other raters' saves go on.
     let passphrase = body.passphrase;
@@ -421,11 +439,50 @@ async fn login(
     })
     .await
     .map_err(|_| WebError::Internal)?;
-    let identity = state
-        .shared
-        .with_study(move |s| app::web::login_outcome(s, attempt, matched))
-        .await?;
-    logged_in(&state, identity).await
+    let clock = Arc::clone(&shared.clock);
+    let outcome = shared
+        .with_study(move |s| {
+            app::web::login_outcome(s, attempt, matched).map_err(|e| name_wait(e, &*clock))
+        })
+        .await;
+    match outcome {
+        Ok(identity) => {
+            shared.throttle.succeeded(client);
+            logged_in(&state, identity).await
+        }
+        Err(e) => {
+            // A wrong passphrase counts against the client too; the longer wait is answered.
+            let client_until = if matched {
+                None
+            } else {
+                shared.throttle.failed(client)
+            };
+            Err(match (e, client_until) {
+                (e, None) => e,
+                (WebError::Wait { seconds }, Some(until)) => WebError::Wait {
+                    seconds: seconds.max(seconds_until(until, &*shared.clock)),
+                },
+                (_, Some(until)) => WebError::Wait {
+                    seconds: seconds_until(until, &*shared.clock),
+                },
+            })
+        }
+    }
+}
+
+/// Whole seconds (at least one) from now until `until`.
+fn seconds_until(until: i64, clock: &dyn concord_core::base::clock::Clock) -> u64 {
+    ((until - clock.now_ms()).max(1) as u64).div_ceil(1000)
+}
+
+/// A core refusal of a login, a name's wait as [`WebError::Wait`].
+fn name_wait(e: WebAccessError, clock: &dyn concord_core::base::clock::Clock) -> WebError {
+    match e {
+        WebAccessError::Locked { until } => WebError::Wait {
+            seconds: seconds_until(until, clock),
+        },
+        other => other.into(),
+    }
 }
 
 async fn logout(

@@ -12,6 +12,11 @@ pub enum WebError {
     Unauthorized,
     /// A write without the session's CSRF token.
     Csrf,
+    /// A login guess made before the wait after wrong passphrases (for its name or from its
+    /// client) ended: 429 with `Retry-After`.
+    Wait {
+        seconds: u64,
+    },
     /// A refusal of the core, with its code and message.
     Core {
         code: ErrorCode,
@@ -50,6 +55,10 @@ fn status(code: ErrorCode) -> StatusCode {
 
 impl IntoResponse for WebError {
     fn into_response(self) -> Response {
+        let retry_after = match &self {
+            WebError::Wait { seconds } => Some(axum::http::HeaderValue::from(*seconds)),
+            _ => None,
+        };
         let (status, code, message) = match self {
             WebError::Unauthorized => (
                 StatusCode::UNAUTHORIZED,
@@ -75,16 +84,29 @@ impl IntoResponse for WebError {
                     (status, code, message)
                 }
             }
+            WebError::Wait { seconds } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                ErrorCode::WebLocked,
+                format!(
+                    "too many wrong passphrases: try again in {seconds} s, or ask the study lead"
+                ),
+            ),
             WebError::Internal => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ErrorCode::Internal,
                 "the server could not do this".to_string(),
             ),
         };
-        (
+        let mut response = (
             status,
             axum::Json(serde_json::json!({ "code": code, "message": message })),
         )
-            .into_response()
+            .into_response();
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, seconds);
+        }
+        response
     }
 }

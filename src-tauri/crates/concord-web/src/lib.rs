@@ -4,7 +4,9 @@
 //! queue, an item, rate with rationale, flag, leave an item, calibration, sign-off, progress),
 //! the login, logout and invitation routes, the session cookies and CSRF tokens ([`session`]),
 //! the answers' security headers ([`headers`]) and the browser build of the Svelte UI, held in
-//! memory and served by exact name only ([`assets`]). TLS is rustls ([`tls`]). The values raters
+//! memory and served by exact name only ([`assets`]). Every request first passes the `Host`
+//! check ([`host`]) and a time limit; connections are served with a header-read timeout
+//! ([`listen`]). TLS is rustls ([`tls`]). The values raters
 //! save go to one writer task that commits those arriving together in one transaction and
 //! acknowledges each only after that commit ([`writer`]).
 //!
@@ -17,7 +19,10 @@ pub mod assets;
 pub mod config;
 pub mod error;
 pub mod headers;
+pub mod host;
+pub mod listen;
 pub mod session;
+pub mod throttle;
 pub mod tls;
 pub mod writer;
 
@@ -36,8 +41,12 @@ pub struct Shared {
     pub(crate) study: Mutex<OpenStudy>,
     pub(crate) saves: writer::Saves,
     pub(crate) sessions: session::Sessions,
+    /// Failed logins per client address ([`throttle`]).
+    pub(crate) throttle: throttle::Throttle,
+    pub(crate) clock: Arc<dyn Clock>,
     pub(crate) iterations: u32,
     pub(crate) secure_cookies: bool,
+    pub(crate) behind_proxy: bool,
 }
 
 impl Shared {
@@ -119,6 +128,9 @@ pub fn start(
     };
     let idle_minutes = concord_core::app::web::idle_minutes(&study)
         .map_err(|e| ServeError::Study(e.to_string()))?;
+    // Logins, invitations and sessions are sealed with a key derived from the lead key: no lead
+    // key on this machine, no web access.
+    concord_core::app::web::web_key(&mut study).map_err(|e| ServeError::Access(e.to_string()))?;
     concord_core::app::web::serve_with_log_folder(&mut study)
         .map_err(|e| ServeError::Study(e.to_string()))?;
     let folder =
@@ -127,17 +139,19 @@ pub fn start(
     let shared = Arc::new(Shared {
         study: Mutex::new(study),
         saves,
-        sessions: session::Sessions::new(clock, rng, u64::from(idle_minutes.max(1)) * 60_000),
+        sessions: session::Sessions::new(
+            clock.clone(),
+            rng,
+            u64::from(idle_minutes.max(1)) * 60_000,
+        ),
+        throttle: throttle::Throttle::new(clock.clone()),
+        clock,
         iterations: options.iterations,
         secure_cookies: tls.is_some() || options.behind_proxy,
+        behind_proxy: options.behind_proxy,
     });
     let writer_shared = Arc::clone(&shared);
-    let app = api::router(
-        shared,
-        ui,
-        options.body_limit,
-        tls.is_some() || options.behind_proxy,
-    );
+    let hsts = tls.is_some() || options.behind_proxy;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -152,28 +166,28 @@ pub fn start(
     let addr = listener
         .local_addr()
         .map_err(|e| ServeError::Io(e.to_string()))?;
+    let hosts = Arc::new(host::AllowedHosts::new(addr, &options.public_names));
+    let limit = options.request_timeout;
+    let body_limit = options.body_limit;
+    let app = api::router(shared, ui, body_limit, hsts)
+        .layer(axum::middleware::from_fn(move |r, n| {
+            listen::refuse_oversized(body_limit, r, n)
+        }))
+        .layer(axum::middleware::from_fn(move |r, n| {
+            listen::within(limit, r, n)
+        }))
+        .layer(axum::middleware::from_fn(move |r, n| {
+            host::check(Arc::clone(&hosts), r, n)
+        }));
     runtime.spawn(writer::run(writer_shared, waiting, folder));
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
     let scheme = if tls.is_some() { "https" } else { "http" };
-    match tls {
-        None => {
-            runtime.spawn(async move {
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = stop_rx.await;
-                    })
-                    .await;
-                let _ = done_tx.send(());
-            });
-        }
-        Some(acceptor) => {
-            runtime.spawn(async move {
-                tls::serve(listener, acceptor, app, stop_rx).await;
-                let _ = done_tx.send(());
-            });
-        }
-    }
+    let header_read_timeout = options.header_read_timeout;
+    runtime.spawn(async move {
+        listen::serve(listener, tls, app, header_read_timeout, stop_rx).await;
+        let _ = done_tx.send(());
+    });
     Ok(Running {
         addr,
         scheme,

@@ -1,6 +1,7 @@
 //! Web sessions: a random token in an HttpOnly, SameSite=Strict cookie (Secure under TLS or
-//! behind a TLS proxy), held in the server's memory and kept in the study as the token's SHA-256
-//! (so a restarted server carries a session on), each with a CSRF token that every write must
+//! behind a TLS proxy), held in the server's memory and kept in the study as a hash of the token
+//! keyed by the study's web key, with its seal (so a restarted server carries a session on, and a
+//! session row written into the file by anything else opens nothing), each with a CSRF token that every write must
 //! carry in `X-CSRF-Token`: the SHA-256 of the cookie's token under a label, which a page learns
 //! only from the server (the cookie is out of scripts' reach) and another site cannot compute. A session ends after the study's idle-lock minutes without
 //! a request, on logout, and when the expert's login is revoked or replaced (checked against the

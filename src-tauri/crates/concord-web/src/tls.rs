@@ -1,8 +1,7 @@
 //! TLS with rustls (ring): the certificate chain and key of `--tls-cert/--tls-key` read from PEM
-//! files, and the accept loop that hands each handshaken connection to the same router.
+//! files, made into the acceptor the accept loop ([`crate::listen`]) hands each connection to.
 
 use crate::config::{ServeError, TlsFiles};
-use axum::Router;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use std::sync::Arc;
@@ -38,36 +37,4 @@ pub fn acceptor(files: &TlsFiles) -> Result<TlsAcceptor, ServeError> {
         .map_err(|e| refuse("key", &files.key, e.to_string()))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(TlsAcceptor::from(Arc::new(config)))
-}
-
-/// Accept TLS connections on `listener` until `stop` fires.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    acceptor: TlsAcceptor,
-    app: Router,
-    mut stop: tokio::sync::oneshot::Receiver<()>,
-) {
-    loop {
-        let accepted = tokio::select! {
-            a = listener.accept() => a,
-            _ = &mut stop => return,
-        };
-        let Ok((stream, _peer)) = accepted else {
-            continue;
-        };
-        let acceptor = acceptor.clone();
-        let app = app.clone();
-        tokio::spawn(async move {
-            let Ok(Ok(tls)) =
-                tokio::time::timeout(std::time::Duration::from_secs(10), acceptor.accept(stream))
-                    .await
-            else {
-                return;
-            };
-            let service = hyper_util::service::TowerToHyperService::new(app);
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
-                .await;
-        });
-    }
 }

@@ -66,9 +66,10 @@ pub fn rate_pair(
     )
 }
 
-/// The rater's pair queue and where to resume (the pair rating screen's start).
-pub fn pair_queue(study: &OpenStudy, rater_id: i64) -> Result<PairQueue, PairsError> {
-    pairs::pair_queue(study.store(), rater_id)
+/// The rater's pair queue and where to resume (the pair rating screen's start); their time on
+/// task is counted from the first opening ([`pairs::open_pair_queue`]).
+pub fn pair_queue(study: &mut OpenStudy, rater_id: i64) -> Result<PairQueue, PairsError> {
+    pairs::open_pair_queue(study.store_keeping_reports(), rater_id)
 }
 
 /// Pair number `item` of the rater's queue, blinded, in the order this rater sees it.

@@ -4,21 +4,43 @@
 //! use case the window's rater session calls ([`rating`](crate::app::rating),
 //! [`calibration`](crate::app::calibration), [`signoff`](crate::app::signoff)), with the expert
 //! taken from the server's session, never from the request.
+//!
+//! Invitations, logins and sessions are sealed with the study's [`WebKey`], derived from its lead
+//! key where this machine holds it ([`web_key`]); without it there is no web access.
 
 use crate::app::open_study::OpenStudy;
 use crate::base::error_code::{Coded, ErrorCode};
 use crate::store::{NamedRater, StoreError};
 use crate::workflow::queue::{ItemProgress, QueueError};
 use crate::workflow::web_access::{
-    self, DerivedPassphrase, Invitation, LoginAttempt, WebAccessError, WebIdentity, WebRaterAccess,
+    self, DerivedPassphrase, Invitation, LoginAttempt, WebAccessError, WebIdentity, WebKey,
+    WebRaterAccess,
 };
 use rand::RngCore;
 
 pub use crate::store::{LogFold, LogFolder};
 pub use crate::workflow::queue::RatingSave;
 pub use crate::workflow::web_access::{
-    DEFAULT_INVITATION_DAYS, ITERATIONS, LOCK_MS, MAX_FAILURES, MIN_PASSPHRASE_CHARS,
+    wait_after, DEFAULT_INVITATION_DAYS, FIRST_WAIT_MS, ITERATIONS, LOCK_MS, MAX_FAILURES,
+    MIN_PASSPHRASE_CHARS,
 };
+
+/// The study's web key, its lead key made first if it is to have one and has none yet (a lead's
+/// study gets its key at its first write); [`WebAccessError::NoLeadKey`] where this machine
+/// does not hold the study's lead key. `concord serve` calls it before it starts.
+pub fn web_key(study: &mut OpenStudy) -> Result<WebKey, WebAccessError> {
+    study.store_keeping_reports().ensure_lead_key()?;
+    key_of(study)
+}
+
+/// The web key of a study whose lead key this machine holds.
+fn key_of(study: &OpenStudy) -> Result<WebKey, WebAccessError> {
+    study
+        .store()
+        .lead_key()
+        .map(WebKey::of_lead)
+        .ok_or(WebAccessError::NoLeadKey)
+}
 
 /// A one-time invitation for the expert named `rater`, standing for `days` days.
 pub fn invite(
@@ -27,12 +49,13 @@ pub fn invite(
     days: u32,
     rng: &mut dyn RngCore,
 ) -> Result<Invitation, WebAccessError> {
-    web_access::invite(study.store_keeping_reports(), rater, days, rng)
+    let key = web_key(study)?;
+    web_access::invite(study.store_keeping_reports(), &key, rater, days, rng)
 }
 
 /// The expert a valid invitation `token` is for.
 pub fn invitation_for(study: &OpenStudy, token: &str) -> Result<NamedRater, WebAccessError> {
-    web_access::invitation_for(study.store(), token)
+    web_access::invitation_for(study.store(), &key_of(study)?, token)
 }
 
 /// Take up invitation `token`, setting the expert's web passphrase; logs them in.
@@ -43,8 +66,10 @@ pub fn accept(
     rng: &mut dyn RngCore,
     iterations: u32,
 ) -> Result<WebIdentity, WebAccessError> {
+    let key = key_of(study)?;
     web_access::accept(
         study.store_keeping_reports(),
+        &key,
         token,
         passphrase,
         rng,
@@ -67,7 +92,8 @@ pub fn accept_derived(
     token: &str,
     derived: &DerivedPassphrase,
 ) -> Result<WebIdentity, WebAccessError> {
-    web_access::accept_derived(study.store_keeping_reports(), token, derived)
+    let key = key_of(study)?;
+    web_access::accept_derived(study.store_keeping_reports(), &key, token, derived)
 }
 
 /// Log in as the expert named `name`.
@@ -76,12 +102,19 @@ pub fn login(
     name: &str,
     passphrase: &str,
 ) -> Result<WebIdentity, WebAccessError> {
-    web_access::login(study.store_keeping_reports(), name, passphrase)
+    let key = key_of(study)?;
+    web_access::login(study.store_keeping_reports(), &key, name, passphrase)
 }
 
-/// Step 1 of a login: the stored login of the expert named `name` (a locked one is refused).
-pub fn login_attempt(study: &OpenStudy, name: &str) -> Result<LoginAttempt, WebAccessError> {
-    web_access::login_attempt(study.store(), name)
+/// Step 1 of a login: the stored login of the expert named `name` (one whose next guess must
+/// wait is refused); a name without a login gets a stand-in derivation of
+/// `stand_in_iterations` in step 2, the cost of the server's own new passphrases.
+pub fn login_attempt(
+    study: &OpenStudy,
+    name: &str,
+    stand_in_iterations: u32,
+) -> Result<LoginAttempt, WebAccessError> {
+    web_access::login_attempt(study.store(), name, stand_in_iterations)
 }
 
 /// Step 2, without the study (the slow PBKDF2): whether `passphrase` is the attempt's.
@@ -89,18 +122,20 @@ pub fn attempt_matches(attempt: &LoginAttempt, passphrase: &str) -> bool {
     web_access::attempt_matches(attempt, passphrase)
 }
 
-/// Step 3: record the outcome (a failure counts towards the lock-out).
+/// Step 3: record the outcome (a failure makes later guesses wait).
 pub fn login_outcome(
     study: &mut OpenStudy,
     attempt: LoginAttempt,
     matched: bool,
 ) -> Result<WebIdentity, WebAccessError> {
-    web_access::login_outcome(study.store_keeping_reports(), attempt, matched)
+    let key = key_of(study)?;
+    web_access::login_outcome(study.store_keeping_reports(), &key, attempt, matched)
 }
 
-/// Whether a session opened under `identity` still stands (not revoked, replaced or locked).
+/// Whether a session opened under `identity` still stands (its login sealed, not revoked or
+/// replaced).
 pub fn stands(study: &OpenStudy, identity: &WebIdentity) -> Result<bool, WebAccessError> {
-    web_access::stands(study.store(), identity)
+    web_access::stands(study.store(), &key_of(study)?, identity)
 }
 
 /// End session `token` (`idle`: by the idle timeout, else a logout).
@@ -110,7 +145,8 @@ pub fn logged_out(
     token: &str,
     idle: bool,
 ) -> Result<(), WebAccessError> {
-    web_access::logged_out(study.store_keeping_reports(), rater, token, idle)
+    let key = key_of(study)?;
+    web_access::logged_out(study.store_keeping_reports(), &key, rater, token, idle)
 }
 
 /// Keep session `token` in the study so a restarted server carries it on.
@@ -119,7 +155,8 @@ pub fn keep_session(
     identity: &WebIdentity,
     token: &str,
 ) -> Result<(), WebAccessError> {
-    web_access::keep_session(study.store_keeping_reports(), identity, token)
+    let key = key_of(study)?;
+    web_access::keep_session(study.store_keeping_reports(), &key, identity, token)
 }
 
 /// The kept session `token` names, and when it was last seen.
@@ -127,7 +164,7 @@ pub fn kept_session(
     study: &OpenStudy,
     token: &str,
 ) -> Result<Option<(WebIdentity, crate::base::clock::Millis)>, WebAccessError> {
-    web_access::kept_session(study.store(), token)
+    web_access::kept_session(study.store(), &key_of(study)?, token)
 }
 
 /// End the web access of the expert named `rater`; whether they had any.
@@ -136,15 +173,17 @@ pub fn revoke(study: &mut OpenStudy, rater: &str) -> Result<bool, WebAccessError
 }
 
 /// Every expert's web access and progress; connected means seen within the study's idle-lock
-/// minutes.
+/// minutes. Where this machine holds the lead key, only sealed logins count as logins.
 pub fn access(study: &OpenStudy) -> Result<Vec<WebRaterAccess>, WebAccessError> {
     let idle = crate::app::study_security::idle_lock_minutes_of(study)?;
-    web_access::access(study.store(), i64::from(idle) * 60_000)
+    let key = key_of(study).ok();
+    web_access::access(study.store(), key.as_ref(), i64::from(idle) * 60_000)
 }
 
 /// Note that session `token` of `rater` made a request now.
 pub fn seen(study: &mut OpenStudy, rater: &NamedRater, token: &str) -> Result<(), WebAccessError> {
-    web_access::seen(study.store_keeping_reports(), rater, token)
+    let key = key_of(study)?;
+    web_access::seen(study.store_keeping_reports(), &key, rater, token)
 }
 
 /// Enter a value from the browser: as the window's [`rate`](crate::app::rating::rate), recorded
@@ -205,8 +244,13 @@ pub fn rate_each(
 ) -> Result<Vec<Result<ItemProgress, WebSaveError>>, StoreError> {
     let mut refused: Vec<Option<WebSaveError>> = Vec::with_capacity(saves.len());
     let mut standing = Vec::with_capacity(saves.len());
+    let key = key_of(study);
     for save in saves {
-        match web_access::stands(study.store(), &save.identity) {
+        let stands = match &key {
+            Ok(key) => web_access::stands(study.store(), key, &save.identity),
+            Err(_) => Err(WebAccessError::NoLeadKey),
+        };
+        match stands {
             Ok(true) => {
                 standing.push(RatingSave {
                     rater_id: save.identity.rater.id,

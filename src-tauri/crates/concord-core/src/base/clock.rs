@@ -48,6 +48,11 @@ impl SteppingClock {
             step_ms,
         }
     }
+
+    /// Move the clock forward by `ms` (time that passes between two steps of a test).
+    pub fn advance(&self, ms: Millis) {
+        self.next.fetch_add(ms, Ordering::SeqCst);
+    }
 }
 
 impl Clock for SteppingClock {

@@ -415,6 +415,16 @@ impl StudyTx<'_> {
         Ok(())
     }
 
+    /// When an item was first shown, if it was.
+    pub fn first_shown_at(&self, assignment_id: i64) -> StoreResult<Option<Millis>> {
+        Ok(self
+            .conn()
+            .prepare_cached("SELECT first_shown_at FROM assignment WHERE id = ?1")?
+            .query_row([assignment_id], |r| r.get::<_, Option<Millis>>(0))
+            .optional()?
+            .flatten())
+    }
+
     /// Record when an item was first shown (kept if it already was).
     pub fn mark_shown(&mut self, assignment_id: i64) -> StoreResult<()> {
         self.conn()

@@ -1,8 +1,18 @@
-//! The `flag` table: an item a rater flagged, with their reason, for the lead's attention.
+//! The `flag` table: an item a rater flagged, with their reason, for the lead's attention; and
+//! the limits every flag is held to wherever it is written (the window, a browser, a package's
+//! return), an answer's or a pair's: at most [`MAX_FLAGS_PER_ITEM`] per rater and item, each
+//! reason at most [`MAX_FLAG_REASON_BYTES`].
 
 use super::{Store, StoreResult, StudyTx};
 use crate::base::clock::Millis;
 use rusqlite::{params, OptionalExtension};
+
+/// The most flags one rater may raise on one item (an answer or a pair), open or resolved.
+pub const MAX_FLAGS_PER_ITEM: usize = 20;
+
+/// The longest flag reason, in bytes of UTF-8 (a note for the lead: some 16,000 Latin or 5,000
+/// Chinese characters).
+pub const MAX_FLAG_REASON_BYTES: usize = 16 * 1024;
 
 /// A flag as stored (without its rater).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -45,6 +55,26 @@ impl Store {
 }
 
 impl StudyTx<'_> {
+    /// How many flags (open or resolved) the rater raised on a response.
+    pub fn flag_count(&self, rater_id: i64, response_id: i64) -> StoreResult<usize> {
+        let n: i64 = self.conn().query_row(
+            "SELECT COUNT(*) FROM flag WHERE rater_id = ?1 AND response_id = ?2",
+            params![rater_id, response_id],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
+    }
+
+    /// How many flags (open or resolved) the rater raised on a pair.
+    pub fn pair_flag_count(&self, rater_id: i64, pair_id: i64) -> StoreResult<usize> {
+        let n: i64 = self.conn().query_row(
+            "SELECT COUNT(*) FROM pair_flag WHERE rater_id = ?1 AND pair_id = ?2",
+            params![rater_id, pair_id],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
+    }
+
     /// Record a flag a rater raised on a response.
     pub fn add_flag(&mut self, rater_id: i64, response_id: i64, reason: &str) -> StoreResult<i64> {
         self.conn().execute(

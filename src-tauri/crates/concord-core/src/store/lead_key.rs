@@ -150,6 +150,18 @@ impl LeadKey {
         hex(self.key.verifying_key().as_bytes())
     }
 
+    /// A secret for `purpose`, derived from the private half (HMAC-SHA256 keyed by it, over the
+    /// purpose and the study's id): only a machine holding the key can compute it, and it is
+    /// never written anywhere (the web server seals its logins, invitations and sessions with
+    /// one, so a row written into the study by anything else does not count).
+    pub fn derived_secret(&self, purpose: &str) -> [u8; 32] {
+        use hmac::Mac as _;
+        let mut mac = <hmac::Hmac<Sha256> as hmac::Mac>::new_from_slice(&self.key.to_bytes())
+            .expect("HMAC accepts a key of any length");
+        mac.update(&message(&self.study_id, "derived secret", &[purpose]));
+        mac.finalize().into_bytes().into()
+    }
+
     /// Sign `parts` as a `domain` statement about this key's study (hex signature).
     pub(crate) fn sign(&self, domain: &str, parts: &[&str]) -> String {
         hex(&self

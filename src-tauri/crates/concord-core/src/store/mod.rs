@@ -101,6 +101,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0018_pairwise.sql"),
     include_str!("../../migrations/0019_pair_packages.sql"),
     include_str!("../../migrations/0020_meaning_sealed.sql"),
+    include_str!("../../migrations/0021_server_trust.sql"),
     include_str!("../../migrations/0022_answering_model.sql"),
 ];
 

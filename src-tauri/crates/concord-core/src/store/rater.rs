@@ -2,6 +2,7 @@
 //! order) and `rater_session`, where each rater last stood on the rating screen.
 
 use super::{Store, StoreError, StoreResult, StudyTx};
+use crate::base::clock::Millis;
 use crate::base::text::quoted;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -211,6 +212,21 @@ impl StudyTx<'_> {
             .optional()?)
     }
 
+    /// Rater `rater_id`'s time on task is counted up to now (`only_if_unset`: only when it was
+    /// never counted, so the clock starts).
+    pub fn count_time_until_now(&mut self, rater_id: i64, only_if_unset: bool) -> StoreResult<()> {
+        let sql = if only_if_unset {
+            "INSERT INTO time_counted(rater_id, until) VALUES (?1, ?2) ON CONFLICT DO NOTHING"
+        } else {
+            "INSERT INTO time_counted(rater_id, until) VALUES (?1, ?2)
+             ON CONFLICT(rater_id) DO UPDATE SET until = MAX(until, excluded.until)"
+        };
+        self.conn()
+            .prepare_cached(sql)?
+            .execute(params![rater_id, self.now])?;
+        Ok(())
+    }
+
     /// Record where a rater now stands on the rating screen.
     pub fn set_session_item(&mut self, rater_id: i64, item: i64) -> StoreResult<()> {
         self.conn().execute(
@@ -224,6 +240,15 @@ impl StudyTx<'_> {
 
 /// Reads a store and a write transaction share (through their [`StudyRead`](super::StudyRead)).
 impl super::StudyRead<'_> {
+    /// The moment up to which rater `rater_id`'s time on task has been counted, if it has.
+    pub fn time_counted_until(&self, rater_id: i64) -> StoreResult<Option<Millis>> {
+        Ok(self
+            .conn()
+            .prepare_cached("SELECT until FROM time_counted WHERE rater_id = ?1")?
+            .query_row([rater_id], |r| r.get(0))
+            .optional()?)
+    }
+
     /// The item a rater last stood at on the rating screen.
     pub fn session_item(&self, rater_id: i64) -> StoreResult<Option<i64>> {
         session_item(self.conn(), rater_id)

@@ -632,19 +632,19 @@ impl StudyTx<'_> {
         }
     }
 
-    /// A rater's (criterion id, value) on one response and occasion.
+    /// A rater's (criterion id, value, origin) on one response and occasion.
     pub fn own_ratings(
         &self,
         rater_id: i64,
         response_id: i64,
         occasion: Occasion,
-    ) -> StoreResult<Vec<(i64, Option<i64>)>> {
+    ) -> StoreResult<Vec<(i64, Option<i64>, String)>> {
         let mut stmt = self.conn().prepare_cached(
-            "SELECT criterion_id, value FROM rating
+            "SELECT criterion_id, value, origin FROM rating
              WHERE rater_id = ?1 AND response_id = ?2 AND occasion = ?3",
         )?;
         let rows = stmt.query_map(params![rater_id, response_id, occasion.code()], |r| {
-            Ok((r.get(0)?, r.get(1)?))
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }

@@ -1,5 +1,6 @@
-//! Expert sign-off tables: signing keys (salted slow hashes, never the passphrase), signatures
-//! with the hash of what was signed, and the ratings each signature locks.
+//! Expert sign-off tables: signing keys (the public half of a key derived from the passphrase
+//! by a salted slow hash, or an older key's hash; never the passphrase), signatures with the
+//! hash of what was signed, and the ratings each signature locks.
 
 use super::rater::named_rater;
 use super::{NamedRater, Store, StoreResult, StudyTx};
@@ -16,6 +17,9 @@ pub struct SigningKey {
     pub iterations: u32,
     /// `hash` is a check value of the key (as a package holds it), not the key itself.
     pub check_only: bool,
+    /// `hash` is the public half of the Ed25519 key derived from the passphrase (what every key
+    /// set since schema 21 is); otherwise a key from before it.
+    pub public: bool,
 }
 
 /// One rating as a signature covers it.
@@ -99,7 +103,8 @@ impl Store {
         Ok(self
             .conn()
             .query_row(
-                "SELECT salt, hash, iterations, check_only FROM signing_key WHERE rater_id = ?1",
+                "SELECT salt, hash, iterations, check_only, public FROM signing_key
+                 WHERE rater_id = ?1",
                 [rater_id],
                 |r| {
                     Ok(SigningKey {
@@ -107,6 +112,7 @@ impl Store {
                         hash: r.get(1)?,
                         iterations: r.get::<_, i64>(2)? as u32,
                         check_only: r.get::<_, Option<i64>>(3)?.is_some(),
+                        public: r.get::<_, Option<i64>>(4)?.is_some(),
                     })
                 },
             )
@@ -274,18 +280,19 @@ impl Store {
 impl StudyTx<'_> {
     pub fn set_signing_key(&mut self, rater_id: i64, key: &SigningKey) -> StoreResult<()> {
         self.tx.execute(
-            "INSERT INTO signing_key(rater_id, salt, hash, iterations, set_at, check_only)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            "INSERT INTO signing_key(rater_id, salt, hash, iterations, set_at, check_only, public)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
              ON CONFLICT(rater_id) DO UPDATE SET salt = excluded.salt, hash = excluded.hash,
                  iterations = excluded.iterations, set_at = excluded.set_at,
-                 check_only = excluded.check_only",
+                 check_only = excluded.check_only, public = excluded.public",
             params![
                 rater_id,
                 key.salt,
                 key.hash,
                 key.iterations as i64,
                 self.now,
-                key.check_only.then_some(1_i64)
+                key.check_only.then_some(1_i64),
+                key.public.then_some(1_i64)
             ],
         )?;
         Ok(())

@@ -1,7 +1,8 @@
 //! The `web_login`, `web_invitation` and `web_session` tables: the experts who may rate from a
 //! browser (`concord serve`). A login holds the web passphrase only as a salted PBKDF2 hash, with
-//! the wrong passphrases counted towards a lock-out; an invitation and a session hold only the
-//! SHA-256 of their tokens.
+//! the wrong passphrases counted towards a wait before the next guess; an invitation and a
+//! session hold only a keyed hash of their tokens (`token_sha256`, by its historical name). Each
+//! row carries the seal the server made with it (`seal`, checked by `workflow::web_access`).
 
 use super::{Store, StoreResult, StudyTx};
 use crate::base::clock::Millis;
@@ -17,6 +18,8 @@ pub struct WebLogin {
     /// When the passphrase was set: a session opened under an earlier one (or under a login
     /// since revoked) is over.
     pub set_at: Millis,
+    /// The server's seal over the login (none for one made before seals, or not by Concord).
+    pub seal: Option<String>,
     /// Wrong passphrases since the last right one.
     pub failures: i64,
     pub locked_until: Option<Millis>,
@@ -33,10 +36,11 @@ pub struct WebInvitation {
     pub created_at: Millis,
     pub expires_at: Millis,
     pub used_at: Option<Millis>,
+    pub seal: Option<String>,
 }
 
 const LOGIN_COLUMNS: &str =
-    "rater_id, salt, hash, iterations, set_at, failures, locked_until, last_login, last_seen";
+    "rater_id, salt, hash, iterations, set_at, failures, locked_until, last_login, last_seen, seal";
 
 fn web_login(r: &rusqlite::Row<'_>) -> rusqlite::Result<WebLogin> {
     Ok(WebLogin {
@@ -49,6 +53,7 @@ fn web_login(r: &rusqlite::Row<'_>) -> rusqlite::Result<WebLogin> {
         locked_until: r.get(6)?,
         last_login: r.get(7)?,
         last_seen: r.get(8)?,
+        seal: r.get(9)?,
     })
 }
 
@@ -58,7 +63,9 @@ pub struct WebSessionRecord {
     pub rater_id: i64,
     /// The `web_login.set_at` it was opened under.
     pub login: Millis,
+    pub created_at: Millis,
     pub last_seen: Millis,
+    pub seal: Option<String>,
 }
 
 impl Store {
@@ -67,13 +74,16 @@ impl Store {
         Ok(self
             .conn()
             .prepare_cached(
-                "SELECT rater_id, login, last_seen FROM web_session WHERE token_sha256 = ?1",
+                "SELECT rater_id, login, created_at, last_seen, seal FROM web_session
+                 WHERE token_sha256 = ?1",
             )?
             .query_row([token_sha256], |r| {
                 Ok(WebSessionRecord {
                     rater_id: r.get(0)?,
                     login: r.get(1)?,
-                    last_seen: r.get(2)?,
+                    created_at: r.get(2)?,
+                    last_seen: r.get(3)?,
+                    seal: r.get(4)?,
                 })
             })
             .optional()?)
@@ -104,7 +114,7 @@ impl Store {
         Ok(self
             .conn()
             .query_row(
-                "SELECT token_sha256, rater_id, created_at, expires_at, used_at
+                "SELECT token_sha256, rater_id, created_at, expires_at, used_at, seal
                  FROM web_invitation WHERE token_sha256 = ?1",
                 [token_sha256],
                 |r| {
@@ -114,6 +124,7 @@ impl Store {
                         created_at: r.get(2)?,
                         expires_at: r.get(3)?,
                         used_at: r.get(4)?,
+                        seal: r.get(5)?,
                     })
                 },
             )
@@ -132,17 +143,18 @@ impl Store {
 }
 
 impl StudyTx<'_> {
-    /// Record a new invitation for expert `rater_id`.
+    /// Record a new invitation for expert `rater_id`, made now, with its seal.
     pub fn add_web_invitation(
         &mut self,
         token_sha256: &str,
         rater_id: i64,
         expires_at: Millis,
+        seal: &str,
     ) -> StoreResult<()> {
         self.conn().execute(
-            "INSERT INTO web_invitation(token_sha256, rater_id, created_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4)",
-            params![token_sha256, rater_id, self.now, expires_at],
+            "INSERT INTO web_invitation(token_sha256, rater_id, created_at, expires_at, seal)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![token_sha256, rater_id, self.now, expires_at, seal],
         )?;
         Ok(())
     }
@@ -156,21 +168,23 @@ impl StudyTx<'_> {
         Ok(changed == 1)
     }
 
-    /// Set (or replace) expert `rater_id`'s web passphrase hash, set now, with no failures.
+    /// Set (or replace) expert `rater_id`'s web passphrase hash, set now (`seal` made over this
+    /// time), with no failures.
     pub fn set_web_login(
         &mut self,
         rater_id: i64,
         salt: &str,
         hash: &str,
         iterations: u32,
+        seal: &str,
     ) -> StoreResult<()> {
         self.conn().execute(
-            "INSERT INTO web_login(rater_id, salt, hash, iterations, set_at, failures)
-             VALUES (?1, ?2, ?3, ?4, ?5, 0)
+            "INSERT INTO web_login(rater_id, salt, hash, iterations, set_at, failures, seal)
+             VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6)
              ON CONFLICT(rater_id) DO UPDATE SET salt = excluded.salt, hash = excluded.hash,
                  iterations = excluded.iterations, set_at = excluded.set_at, failures = 0,
-                 locked_until = NULL",
-            params![rater_id, salt, hash, iterations as i64, self.now],
+                 locked_until = NULL, seal = excluded.seal",
+            params![rater_id, salt, hash, iterations as i64, self.now, seal],
         )?;
         // Sessions opened under an earlier passphrase end with it.
         self.conn()
@@ -201,17 +215,19 @@ impl StudyTx<'_> {
         Ok(())
     }
 
-    /// Keep a new session of expert `rater_id`, opened under login `login`.
+    /// Keep a new session of expert `rater_id`, opened now under login `login` (`seal` made over
+    /// this time).
     pub fn add_web_session(
         &mut self,
         token_sha256: &str,
         rater_id: i64,
         login: Millis,
+        seal: &str,
     ) -> StoreResult<()> {
         self.conn().execute(
-            "INSERT INTO web_session(token_sha256, rater_id, login, created_at, last_seen)
-             VALUES (?1, ?2, ?3, ?4, ?4)",
-            params![token_sha256, rater_id, login, self.now],
+            "INSERT INTO web_session(token_sha256, rater_id, login, created_at, last_seen, seal)
+             VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+            params![token_sha256, rater_id, login, self.now, seal],
         )?;
         Ok(())
     }
@@ -225,23 +241,18 @@ impl StudyTx<'_> {
         Ok(())
     }
 
-    /// Record a wrong passphrase, locking the login until `lock_until` when given (the count
-    /// then starts again).
+    /// Record a wrong passphrase (the count goes on until a right one), with no new guess taken
+    /// until `wait_until` when given.
     pub fn web_login_failed(
         &mut self,
         rater_id: i64,
-        lock_until: Option<Millis>,
+        wait_until: Option<Millis>,
     ) -> StoreResult<()> {
-        match lock_until {
-            Some(until) => self.conn().execute(
-                "UPDATE web_login SET failures = 0, locked_until = ?2 WHERE rater_id = ?1",
-                params![rater_id, until],
-            )?,
-            None => self.conn().execute(
-                "UPDATE web_login SET failures = failures + 1 WHERE rater_id = ?1",
-                [rater_id],
-            )?,
-        };
+        self.conn().execute(
+            "UPDATE web_login SET failures = failures + 1,
+                 locked_until = COALESCE(?2, locked_until) WHERE rater_id = ?1",
+            params![rater_id, wait_until],
+        )?;
         Ok(())
     }
 

@@ -940,7 +940,9 @@ pub fn set_pair_rationale(
     })
 }
 
-/// Flag pair number `item` of the rater's queue for the lead's attention, with a reason.
+/// Flag pair number `item` of the rater's queue for the lead's attention, with a reason (held to
+/// the limits of every flag: [`crate::store::MAX_FLAGS_PER_ITEM`],
+/// [`crate::store::MAX_FLAG_REASON_BYTES`]).
 pub fn flag_pair(
     store: &mut Store,
     rater_id: i64,
@@ -953,15 +955,29 @@ pub fn flag_pair(
             "a flag needs a reason: say what the lead should look at".to_string(),
         ));
     }
+    if reason.len() > crate::store::MAX_FLAG_REASON_BYTES {
+        return Err(PairsError::Invalid(format!(
+            "a flag's reason is at most {} bytes; this one has {}: say it more briefly",
+            crate::store::MAX_FLAG_REASON_BYTES,
+            reason.len()
+        )));
+    }
     let pair_id = queued_pair(store, rater_id, item)?;
     store.write(|tx| -> Result<(), PairsError> {
+        if tx.pair_flag_count(rater_id, pair_id)? >= crate::store::MAX_FLAGS_PER_ITEM {
+            return Err(PairsError::Invalid(format!(
+                "this pair already carries {} flags of yours, the most one pair may; the lead will see them",
+                crate::store::MAX_FLAGS_PER_ITEM
+            )));
+        }
         tx.add_pair_flag(rater_id, pair_id, reason)?;
         Ok(())
     })
 }
 
-/// Record that the rater left pair number `item` after `seconds` on it (time on task, bounded
-/// as an item's is).
+/// Record that the rater left pair number `item` after `seconds` on it: time on task, bounded
+/// as an item's is ([`crate::workflow::queue::countable_seconds`]: at most what passed since the
+/// pair was first shown or the rater's time was last counted, which moves to now).
 pub fn leave_pair(
     store: &mut Store,
     rater_id: i64,
@@ -969,15 +985,27 @@ pub fn leave_pair(
     seconds: f64,
 ) -> Result<(), PairsError> {
     let pair_id = queued_pair(store, rater_id, item)?;
-    let seconds = if seconds.is_finite() {
-        seconds.clamp(0.0, crate::workflow::queue::MAX_SECONDS_ON_ITEM)
-    } else {
-        0.0
-    };
     store.write(|tx| -> Result<(), PairsError> {
+        let shown = tx
+            .read()
+            .pair_work(rater_id, pair_id)?
+            .and_then(|w| w.first_shown_at);
+        let counted = tx.read().time_counted_until(rater_id)?;
+        let seconds = crate::workflow::queue::countable_seconds(seconds, tx.now(), shown, counted);
         tx.note_pair_shown(rater_id, pair_id, seconds)?;
+        tx.count_time_until_now(rater_id, false)?;
         Ok(())
     })
+}
+
+/// Open the rater's pair queue ([`pair_queue`]): their time on task is counted from now if it
+/// never was, so the first pair they leave has a moment to be measured from.
+pub fn open_pair_queue(store: &mut Store, rater_id: i64) -> Result<PairQueue, PairsError> {
+    let queue = pair_queue(store, rater_id)?;
+    if store.read().time_counted_until(rater_id)?.is_none() {
+        store.write(|tx| tx.count_time_until_now(rater_id, true))?;
+    }
+    Ok(queue)
 }
 
 /// Record the rater's choice on pair number `item` of their queue (committed before this

@@ -48,6 +48,10 @@ pub enum QueueError {
     },
     #[error("a flag needs a reason")]
     EmptyReason,
+    #[error("a flag's reason is at most {max} bytes; this one has {bytes}: say it more briefly", max = crate::store::MAX_FLAG_REASON_BYTES)]
+    FlagTooLong { bytes: usize },
+    #[error("this item already carries {} flags of yours, the most one item may; the lead will see them", crate::store::MAX_FLAGS_PER_ITEM)]
+    TooManyFlags,
     #[error("this expert starts with the calibration items; the regular queue opens after passing them (or when the lead allows it)")]
     CalibrationPending,
     #[error(transparent)]
@@ -67,6 +71,7 @@ impl crate::base::error_code::Coded for QueueError {
             QueueError::NoSuchCriterion(_) => ErrorCode::NoSuchCriterion,
             QueueError::OffScale { .. } => ErrorCode::OffScale,
             QueueError::EmptyReason => ErrorCode::EmptyReason,
+            QueueError::FlagTooLong { .. } | QueueError::TooManyFlags => ErrorCode::Invalid,
             QueueError::CalibrationPending => ErrorCode::CalibrationPending,
             QueueError::Calibration(e) => e.code(),
             QueueError::Assignment(_) => ErrorCode::Assignment,
@@ -621,7 +626,9 @@ fn write_rating(
 }
 
 /// Set the item's rationale; it is kept with the assignment and copied onto the item's ratings
-/// (each change to a rating's rationale keeps the earlier text in the history).
+/// (each change to a rating's rationale keeps the earlier text in the history). Each rating keeps
+/// its origin: a rationale says nothing about where the value came from (a value entered from a
+/// browser stays `web` whichever screen the rationale was typed on).
 pub fn set_rationale(
     store: &mut Store,
     rater_id: i64,
@@ -633,7 +640,7 @@ pub fn set_rationale(
     let text = Some(rationale.trim()).filter(|t| !t.is_empty());
     store.write(|tx| {
         tx.set_item_rationale(s.assignment_id, text)?;
-        for (criterion_id, value) in tx.own_ratings(rater_id, s.response_id, s.occasion)? {
+        for (criterion_id, value, origin) in tx.own_ratings(rater_id, s.response_id, s.occasion)? {
             tx.set_rating(&RatingInput {
                 rater_id,
                 response_id: s.response_id,
@@ -642,14 +649,16 @@ pub fn set_rationale(
                 value,
                 raw_value: None,
                 rationale: text,
-                origin: "screen",
+                origin: &origin,
             })?;
         }
         Ok::<_, QueueError>(())
     })
 }
 
-/// Flag an item (with a reason) for the lead's attention.
+/// Flag an item (with a reason) for the lead's attention: at most
+/// [`MAX_FLAGS_PER_ITEM`](crate::store::MAX_FLAGS_PER_ITEM) per item, each reason at most
+/// [`MAX_FLAG_REASON_BYTES`](crate::store::MAX_FLAG_REASON_BYTES).
 pub fn flag_item(
     store: &mut Store,
     rater_id: i64,
@@ -661,8 +670,16 @@ pub fn flag_item(
     if reason.is_empty() {
         return Err(QueueError::EmptyReason);
     }
+    if reason.len() > crate::store::MAX_FLAG_REASON_BYTES {
+        return Err(QueueError::FlagTooLong {
+            bytes: reason.len(),
+        });
+    }
     let s = slot(store, rater_id, item)?;
     store.write(|tx| {
+        if tx.flag_count(rater_id, s.response_id)? >= crate::store::MAX_FLAGS_PER_ITEM {
+            return Err(QueueError::TooManyFlags);
+        }
         tx.add_flag(rater_id, s.response_id, reason)?;
         Ok::<_, QueueError>(())
     })
@@ -673,8 +690,33 @@ pub fn flag_item(
 /// more in all.
 pub const MAX_SECONDS_ON_ITEM: f64 = 86_400.0;
 
+/// The seconds of a visit that count: what the screen's clock says (`claimed`, at most
+/// [`MAX_SECONDS_ON_ITEM`]; not a number counts nothing), never more than the time that passed,
+/// as the study's clock measures it, since the later of when the item was first `shown` and when
+/// the rater's time was last `counted` (nothing when neither is known: the item was never shown).
+/// So a screen, a browser or a script that reports more time than passed adds only what passed,
+/// however often it reports.
+pub fn countable_seconds(
+    claimed: f64,
+    now: crate::base::clock::Millis,
+    shown: Option<crate::base::clock::Millis>,
+    counted: Option<crate::base::clock::Millis>,
+) -> f64 {
+    let claimed = if claimed.is_finite() {
+        claimed.clamp(0.0, MAX_SECONDS_ON_ITEM)
+    } else {
+        0.0
+    };
+    let Some(since) = shown.max(counted) else {
+        return 0.0;
+    };
+    claimed.min(now.saturating_sub(since).max(0) as f64 / 1000.0)
+}
+
 /// Record that the rater left `item` after `seconds` on it and now stands at `next_item`
-/// (where a relaunch resumes, and which is recorded as shown now if it never was).
+/// (where a relaunch resumes, and which is recorded as shown now if it never was). The time
+/// added is [`countable_seconds`]: at most what passed since the item was shown or the rater's
+/// time was last counted, which moves to now.
 pub fn leave_item(
     store: &mut Store,
     rater_id: i64,
@@ -684,18 +726,17 @@ pub fn leave_item(
 ) -> Result<(), QueueError> {
     is_expert(store, rater_id)?;
     let s = slot(store, rater_id, item)?;
-    let seconds = if seconds.is_finite() {
-        seconds.clamp(0.0, MAX_SECONDS_ON_ITEM)
-    } else {
-        0.0
-    };
     let next = if next_item != item {
         slot(store, rater_id, next_item).ok()
     } else {
         None
     };
     store.write(|tx| {
+        let shown = tx.first_shown_at(s.assignment_id)?;
+        let counted = tx.read().time_counted_until(rater_id)?;
+        let seconds = countable_seconds(seconds, tx.now(), shown, counted);
         tx.add_seconds(s.assignment_id, seconds)?;
+        tx.count_time_until_now(rater_id, false)?;
         tx.set_session_item(rater_id, next_item)?;
         if let Some(next) = &next {
             tx.mark_shown(next.assignment_id)?;

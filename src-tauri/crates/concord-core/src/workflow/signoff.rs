@@ -6,12 +6,20 @@
 //! show as changed after signing. [`signatures`] lists who signed what and whether it still
 //! matches. Signing inside a rater package works the same (a package is a study file).
 //!
-//! Each signature carries a proof: HMAC-SHA256 over what it states (signer, meaning, scope, time,
-//! count and hash of the signed ratings) keyed by the signer's PBKDF2 key — what the study that
-//! set the passphrase stores as the hash. A package is issued with its expert's key only as a
-//! check value (`issued_key`: the SHA-256 of the key), so the expert's Concord can check the
-//! passphrase and prove a signature, and the lead's study can verify it (`proof_verifies`),
-//! while the package itself holds nothing to forge a proof with: that takes the passphrase.
+//! Each signature carries a proof: an Ed25519 signature over what it states (signer, meaning,
+//! scope, time, count and hash of the signed ratings) by a key derived from the signing
+//! passphrase (PBKDF2-HMAC-SHA256, salted). The study keeps only that key's public half, and a
+//! package is issued with the same (`issued_key`): the expert's Concord checks the passphrase
+//! against it and signs, and the lead's study verifies (`proof_verifies`), while neither file
+//! holds anything a proof can be made with — that takes the passphrase, so not even the lead's
+//! study and the package passphrase together can sign for an expert.
+//!
+//! Keys set before schema 21 held the PBKDF2 key itself (`hash`, a symmetric verifier: the
+//! proof was an HMAC keyed by it) or, in a package, its check value. Such a key still checks its
+//! passphrase; a signature made under it carries both proofs (the old HMAC, so a study still
+//! holding the old key can verify it, and the Ed25519 one); and the study's own old key is
+//! replaced by its public key the first time its expert gives the passphrase there, after which
+//! the file no longer holds what could sign for her.
 
 use crate::base::clock::Millis;
 use crate::base::error_code::ErrorCode;
@@ -67,19 +75,70 @@ fn derive(passphrase: &str, salt: &str, iterations: u32) -> String {
     hex(&out)
 }
 
-/// The PBKDF2 key of `passphrase` under `key`'s salt and iterations, when it is the passphrase
-/// `key` was set from.
-fn unlock(key: &SigningKey, passphrase: &str) -> Option<String> {
+/// The Ed25519 signing key of `passphrase` under `salt` and `iterations`: PBKDF2 under a salt of
+/// its own, so an older key's stored PBKDF2 value (same salt) says nothing about it.
+fn signer_of(passphrase: &str, salt: &str, iterations: u32) -> ed25519_dalek::SigningKey {
+    let mut seed = [0u8; 32];
+    let salt = format!("concord signing ed25519 v2\n{salt}");
+    pbkdf2::pbkdf2_hmac::<Sha256>(
+        passphrase.as_bytes(),
+        salt.as_bytes(),
+        iterations,
+        &mut seed,
+    );
+    ed25519_dalek::SigningKey::from_bytes(&seed)
+}
+
+/// The key stored for `signer`: its public half.
+fn public_key(signer: &ed25519_dalek::SigningKey, salt: &str, iterations: u32) -> SigningKey {
+    SigningKey {
+        salt: salt.to_string(),
+        hash: hex(signer.verifying_key().as_bytes()),
+        iterations,
+        check_only: false,
+        public: true,
+    }
+}
+
+/// What the passphrase unlocks: the Ed25519 signer, and for a key from before schema 21 the
+/// PBKDF2 key its HMAC proofs are keyed by.
+struct Unlocked {
+    signer: ed25519_dalek::SigningKey,
+    legacy: Option<String>,
+}
+
+/// What `passphrase` unlocks under `key`, when it is the passphrase `key` was set from.
+fn unlock(key: &SigningKey, passphrase: &str) -> Option<Unlocked> {
+    if key.public {
+        let signer = signer_of(passphrase, &key.salt, key.iterations);
+        let public = hex(signer.verifying_key().as_bytes());
+        return same(&public, &key.hash).then_some(Unlocked {
+            signer,
+            legacy: None,
+        });
+    }
     let derived = derive(passphrase, &key.salt, key.iterations);
     let stored = if key.check_only {
         check_value(&derived)
     } else {
         derived.clone()
     };
-    (stored == key.hash).then_some(derived)
+    same(&stored, &key.hash).then(|| Unlocked {
+        signer: signer_of(passphrase, &key.salt, key.iterations),
+        legacy: Some(derived),
+    })
 }
 
-/// The check value of a PBKDF2 key: what a package holds in its place.
+/// Equal strings, compared in time that does not depend on where they differ.
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// The check value of a PBKDF2 key: what a package issued before schema 21 holds in its place.
 fn check_value(derived: &str) -> String {
     let mut h = Sha256::new();
     h.update(b"concord signing check v1\n");
@@ -87,14 +146,19 @@ fn check_value(derived: &str) -> String {
     hex(&h.finalize())
 }
 
-/// The key a package is issued with for its expert: the study's key as a check value only.
-/// `None` for a key that is itself a check value (a package re-issuing its own).
+/// The key a package is issued with for its expert: a public key as it is (it cannot sign); an
+/// older study key only as a check value. `None` for a key that is itself a check value (a
+/// package re-issuing its own).
 pub(crate) fn issued_key(key: &SigningKey) -> Option<SigningKey> {
+    if key.public {
+        return Some(key.clone());
+    }
     (!key.check_only).then(|| SigningKey {
         salt: key.salt.clone(),
         hash: check_value(&key.hash),
         iterations: key.iterations,
         check_only: true,
+        public: false,
     })
 }
 
@@ -121,38 +185,85 @@ impl<'a> From<&'a SignatureRecord> for SignedStatement<'a> {
     }
 }
 
-fn proof_mac(derived: &str, statement: &SignedStatement<'_>) -> Hmac<Sha256> {
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(derived.as_bytes())
-        .expect("HMAC accepts a key of any length");
-    let text = serde_json::json!([
-        "concord signature v1",
+/// The text a proof of version `version` is over.
+fn statement_text(version: &str, statement: &SignedStatement<'_>) -> String {
+    serde_json::json!([
+        version,
         statement.signer,
         statement.meaning,
         statement.scope,
         statement.signed_at,
         statement.ratings,
         statement.ratings_sha256
-    ]);
-    mac.update(text.to_string().as_bytes());
+    ])
+    .to_string()
+}
+
+fn proof_mac(derived: &str, statement: &SignedStatement<'_>) -> Hmac<Sha256> {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(derived.as_bytes())
+        .expect("HMAC accepts a key of any length");
+    mac.update(statement_text("concord signature v1", statement).as_bytes());
     mac
 }
 
-/// The proof of a signature by the holder of the PBKDF2 key `derived`.
-fn prove(derived: &str, statement: &SignedStatement<'_>) -> String {
-    hex(&proof_mac(derived, statement).finalize().into_bytes())
+/// The prefix of a proof's Ed25519 part.
+const ED25519: &str = "ed25519:";
+
+/// The proof of a signature by the holder of the passphrase: `ed25519:<signature>`, preceded by
+/// the older HMAC (and a space) under a key from before schema 21.
+fn prove(unlocked: &Unlocked, statement: &SignedStatement<'_>) -> String {
+    use ed25519_dalek::Signer as _;
+    let signed = unlocked
+        .signer
+        .sign(statement_text("concord signature v2", statement).as_bytes());
+    let ed = format!("{ED25519}{}", hex(&signed.to_bytes()));
+    match &unlocked.legacy {
+        Some(derived) => format!(
+            "{} {ed}",
+            hex(&proof_mac(derived, statement).finalize().into_bytes())
+        ),
+        None => ed,
+    }
 }
 
-/// Whether `proof` proves `statement` under `key`, a study's own signing key of the signer (a
-/// check value proves nothing: it is not the key).
+/// Whether `proof` proves `statement` under `key`, a study's own signing key of the signer: the
+/// Ed25519 part under a public key, the HMAC part under a key from before schema 21 (a check
+/// value proves nothing: it is not the key).
 pub(crate) fn proof_verifies(
     key: &SigningKey,
     statement: &SignedStatement<'_>,
     proof: &str,
 ) -> bool {
+    if key.public {
+        let Some(signature) = proof
+            .split(' ')
+            .find_map(|p| p.strip_prefix(ED25519))
+            .and_then(unhex)
+            .and_then(|b| <[u8; 64]>::try_from(b).ok())
+        else {
+            return false;
+        };
+        let Some(public) = unhex(&key.hash).and_then(|b| <[u8; 32]>::try_from(b).ok()) else {
+            return false;
+        };
+        let Ok(public) = ed25519_dalek::VerifyingKey::from_bytes(&public) else {
+            return false;
+        };
+        return public
+            .verify_strict(
+                statement_text("concord signature v2", statement).as_bytes(),
+                &ed25519_dalek::Signature::from_bytes(&signature),
+            )
+            .is_ok();
+    }
     if key.check_only {
         return false;
     }
-    let Some(bytes) = unhex(proof) else {
+    let Some(bytes) = proof
+        .split(' ')
+        .find(|p| !p.starts_with(ED25519))
+        .and_then(unhex)
+    else {
         return false;
     };
     proof_mac(&key.hash, statement).verify_slice(&bytes).is_ok()
@@ -252,12 +363,7 @@ pub fn set_passphrase<'a>(
     let mut salt = [0u8; 16];
     rand_chacha::ChaCha20Rng::seed_from_u64(salt_seed).fill_bytes(&mut salt);
     let salt = hex(&salt);
-    let key = SigningKey {
-        hash: derive(passphrase, &salt, iterations),
-        salt,
-        iterations,
-        check_only: false,
-    };
+    let key = public_key(&signer_of(passphrase, &salt, iterations), &salt, iterations);
     store.write(|tx| {
         tx.set_signing_key(id, &key)?;
         tx.audit(
@@ -308,7 +414,7 @@ pub fn sign_assignment<'a>(
     let key = store
         .signing_key(id)?
         .ok_or_else(|| SignoffError::NoPassphrase(name.clone()))?;
-    let Some(derived) = unlock(&key, passphrase) else {
+    let Some(unlocked) = unlock(&key, passphrase) else {
         store.write(|tx| {
             tx.audit(
                 &name,
@@ -328,7 +434,7 @@ pub fn sign_assignment<'a>(
         let signed_at = tx.now();
         let ratings = values.len() as i64;
         let proof = prove(
-            &derived,
+            &unlocked,
             &SignedStatement {
                 signer: &name,
                 meaning: MEANING,
@@ -349,6 +455,16 @@ pub fn sign_assignment<'a>(
             &sha,
             Some(&proof),
         )?;
+        // The study's own key from before schema 21 holds what could sign for the expert: it
+        // gives way to the public key now that the passphrase was given.
+        if !key.public && !key.check_only {
+            tx.set_signing_key(id, &public_key(&unlocked.signer, &key.salt, key.iterations))?;
+            tx.audit(
+                &name,
+                "signoff.key_upgraded",
+                &serde_json::json!({"rater_id": id}),
+            )?;
+        }
         tx.audit(
             &name,
             "signoff.sign",

@@ -1,24 +1,37 @@
 //! Experts who rate from a browser (`concord serve`): the lead's one-time invitations, the web
 //! passphrase the expert sets from one (kept only as a salted PBKDF2-HMAC-SHA256 hash, as signing
-//! passphrases are), logins with a lock-out after [`MAX_FAILURES`] wrong passphrases in a row,
-//! revocation, and whether a session opened under a login still stands. Every invitation, login,
-//! failed login, lock-out, revocation and logout is an audit entry that names the expert and
-//! says it came from the web (`"via": "web"`). Time comes from the store's clock and randomness
-//! (tokens, salts) is handed in, so tests are reproducible; a server hands in the OS generator.
+//! passphrases are), logins with growing waits between guesses after [`MAX_FAILURES`] wrong
+//! passphrases in a row, revocation, and whether a session opened under a login still stands.
+//! Every invitation, login, failed login, wait, revocation and logout is an audit entry that
+//! names the expert and says it came from the web (`"via": "web"`). Time comes from the store's
+//! clock and randomness (tokens, salts) is handed in, so tests are reproducible; a server hands
+//! in the OS generator.
+//!
+//! The study file cannot log anyone in: an invitation, a login and a session each count only
+//! with the seal made at their audited creation — HMAC-SHA256 over what they state, keyed by a
+//! [`WebKey`] derived from the study's lead key, which only the lead's machine holds — and the
+//! tokens of invitations and sessions are kept as hashes under the same key. A row planted in
+//! the file with sqlite3 (a session, a login, an invitation, or one of them moved to another
+//! expert) has no valid seal and opens nothing. A wrong passphrase makes the next guess wait;
+//! it never ends a live session.
 
 use crate::base::clock::Millis;
 use crate::base::error_code::{Coded, ErrorCode};
 use crate::base::text::quoted;
+use crate::store::lead_key::LeadKey;
 use crate::store::{NamedRater, Store, StoreError, WebLogin};
+use hmac::{Hmac, Mac};
 use rand::RngCore;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 /// PBKDF2 iterations for new web passphrases.
 pub const ITERATIONS: u32 = 210_000;
-/// Wrong passphrases in a row that lock a login.
+/// Wrong passphrases in a row that are free; each one after them makes the next guess wait.
 pub const MAX_FAILURES: i64 = 5;
-/// How long a lock-out lasts.
+/// The wait after the [`MAX_FAILURES`]th wrong passphrase; it doubles with each further one.
+pub const FIRST_WAIT_MS: Millis = 30 * 1000;
+/// The longest wait between guesses.
 pub const LOCK_MS: Millis = 15 * 60 * 1000;
 /// The shortest web passphrase accepted.
 pub const MIN_PASSPHRASE_CHARS: usize = 12;
@@ -34,8 +47,12 @@ pub enum WebAccessError {
     Invitation,
     #[error("the name or the passphrase is not right")]
     Credentials,
-    #[error("too many wrong passphrases: this login is locked for a while; try again later or ask the study lead")]
+    #[error("too many wrong passphrases: the next guess must wait; try again later or ask the study lead")]
     Locked { until: Millis },
+    #[error("this web login was not made through an invitation of this study's lead (or was made by an older Concord), so it cannot be trusted; ask the study lead for a new invitation")]
+    Unsealed,
+    #[error("rating from a browser needs this study's lead key, and this computer does not hold it: serve and invite from the study lead's computer")]
+    NoLeadKey,
     #[error("a web passphrase needs at least {MIN_PASSPHRASE_CHARS} characters and more than one kind of character")]
     Weak,
     #[error("an invitation lasts between 1 and 365 days, not {0}")]
@@ -49,8 +66,9 @@ impl Coded for WebAccessError {
         match self {
             WebAccessError::UnknownExpert(_) => ErrorCode::UnknownExpert,
             WebAccessError::Invitation => ErrorCode::WebInvitation,
-            WebAccessError::Credentials => ErrorCode::WebLogin,
+            WebAccessError::Credentials | WebAccessError::Unsealed => ErrorCode::WebLogin,
             WebAccessError::Locked { .. } => ErrorCode::WebLocked,
+            WebAccessError::NoLeadKey => ErrorCode::Keyring,
             WebAccessError::Weak => ErrorCode::WeakPassphrase,
             WebAccessError::BadExpiry(_) => ErrorCode::Invalid,
             WebAccessError::Store(e) => e.code(),
@@ -58,7 +76,83 @@ impl Coded for WebAccessError {
     }
 }
 
-/// A new invitation: the token goes into the link and is shown once; the study keeps its hash.
+/// The secret web access is sealed with: derived from the study's lead key
+/// ([`LeadKey::derived_secret`]), held in the server's memory, never written anywhere.
+#[derive(Clone)]
+pub struct WebKey([u8; 32]);
+
+impl std::fmt::Debug for WebKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WebKey(..)")
+    }
+}
+
+impl WebKey {
+    /// The web key of the study whose lead key is `lead`.
+    pub fn of_lead(lead: &LeadKey) -> WebKey {
+        WebKey(lead.derived_secret("web access v1"))
+    }
+
+    /// A web key from a secret of 32 bytes (tests; a server takes [`WebKey::of_lead`]).
+    pub fn from_secret(secret: [u8; 32]) -> WebKey {
+        WebKey(secret)
+    }
+
+    fn mac(&self, parts: &[&str]) -> Hmac<Sha256> {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
+            .expect("HMAC accepts a key of any length");
+        for part in parts {
+            mac.update(&(part.len() as u64).to_le_bytes());
+            mac.update(part.as_bytes());
+        }
+        mac
+    }
+
+    /// The keyed hash a token of `kind` (`invitation`, `session`) is kept as.
+    pub fn token_key(&self, kind: &str, token: &str) -> String {
+        hex(&self.mac(&["token", kind, token]).finalize().into_bytes())
+    }
+
+    fn seal(&self, parts: &[&str]) -> String {
+        hex(&self.mac(parts).finalize().into_bytes())
+    }
+
+    /// Whether `seal` is this key's seal over `parts` (compared in constant time).
+    fn holds(&self, seal: Option<&str>, parts: &[&str]) -> bool {
+        seal.and_then(unhex)
+            .is_some_and(|bytes| self.mac(parts).verify_slice(&bytes).is_ok())
+    }
+
+    /// The seal of a login of expert `rater_id` with this passphrase hash, set at `set_at`.
+    fn login_seal(&self, rater_id: i64, d: &DerivedPassphrase, set_at: Millis) -> String {
+        self.seal(&[
+            "login",
+            &rater_id.to_string(),
+            &d.salt,
+            &d.hash,
+            &d.iterations.to_string(),
+            &set_at.to_string(),
+        ])
+    }
+
+    /// Whether `login` is one this key sealed, as it stands.
+    pub fn sealed_login(&self, login: &WebLogin) -> bool {
+        self.holds(
+            login.seal.as_deref(),
+            &[
+                "login",
+                &login.rater_id.to_string(),
+                &login.salt,
+                &login.hash,
+                &login.iterations.to_string(),
+                &login.set_at.to_string(),
+            ],
+        )
+    }
+}
+
+/// A new invitation: the token goes into the link and is shown once; the study keeps its keyed
+/// hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invitation {
     pub rater: NamedRater,
@@ -87,6 +181,7 @@ pub struct WebRaterAccess {
     pub last_seen: Option<Millis>,
     /// Whether a session of theirs made a request within the idle time (they are connected).
     pub connected: bool,
+    /// Until when a new guess at their passphrase must wait (their sessions go on).
     pub locked_until: Option<Millis>,
     /// Invitations neither used nor expired.
     pub open_invitations: i64,
@@ -99,9 +194,14 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The SHA-256 of a token, as the study keeps it.
-pub fn token_hash(token: &str) -> String {
-    hex(&Sha256::digest(token.as_bytes()))
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
 }
 
 fn derive(passphrase: &str, salt: &str, iterations: u32) -> [u8; 32] {
@@ -119,6 +219,14 @@ fn matches(login: &WebLogin, passphrase: &str) -> bool {
             .zip(login.hash.bytes())
             .fold(0u8, |acc, (a, b)| acc | (a ^ b))
             == 0
+}
+
+/// The wait before the next guess after `failures` wrong passphrases in a row: none for the
+/// first [`MAX_FAILURES`]` - 1`, then [`FIRST_WAIT_MS`] doubling with each one, at most
+/// [`LOCK_MS`].
+pub fn wait_after(failures: i64) -> Option<Millis> {
+    let beyond = failures - MAX_FAILURES;
+    (beyond >= 0).then(|| (FIRST_WAIT_MS << beyond.min(20)).min(LOCK_MS))
 }
 
 /// Whether `passphrase` is strong enough for the web: long, and not one kind of character only.
@@ -146,9 +254,11 @@ fn random_hex(rng: &mut dyn RngCore, bytes: usize) -> String {
     hex(&b)
 }
 
-/// A one-time invitation for the expert named `name`, standing for `days` days.
+/// A one-time invitation for the expert named `name`, standing for `days` days, sealed with
+/// `key`.
 pub fn invite(
     store: &mut Store,
+    key: &WebKey,
     name: &str,
     days: u32,
     rng: &mut dyn RngCore,
@@ -159,8 +269,16 @@ pub fn invite(
     let rater = expert(store, name)?;
     let token = random_hex(rng, 32);
     let expires_at = store.now_ms() + i64::from(days) * DAY_MS;
+    let token_key = key.token_key("invitation", &token);
     store.write(|tx| {
-        tx.add_web_invitation(&token_hash(&token), rater.id, expires_at)?;
+        let seal = key.seal(&[
+            "invitation",
+            &token_key,
+            &rater.id.to_string(),
+            &tx.now().to_string(),
+            &expires_at.to_string(),
+        ]);
+        tx.add_web_invitation(&token_key, rater.id, expires_at, &seal)?;
         tx.audit(
             "lead",
             "web.invited",
@@ -174,10 +292,28 @@ pub fn invite(
     })
 }
 
-/// The expert an unused, unexpired invitation is for (the set-passphrase page names them).
-pub fn invitation_for(store: &Store, token: &str) -> Result<NamedRater, WebAccessError> {
+/// The expert an unused, unexpired invitation sealed with `key` is for (the set-passphrase page
+/// names them).
+pub fn invitation_for(
+    store: &Store,
+    key: &WebKey,
+    token: &str,
+) -> Result<NamedRater, WebAccessError> {
+    let token_key = key.token_key("invitation", token);
     let invitation = store
-        .web_invitation(&token_hash(token))?
+        .web_invitation(&token_key)?
+        .filter(|i| {
+            key.holds(
+                i.seal.as_deref(),
+                &[
+                    "invitation",
+                    &token_key,
+                    &i.rater_id.to_string(),
+                    &i.created_at.to_string(),
+                    &i.expires_at.to_string(),
+                ],
+            )
+        })
         .filter(|i| i.used_at.is_none() && i.expires_at > store.now_ms())
         .ok_or(WebAccessError::Invitation)?;
     store
@@ -212,19 +348,29 @@ pub fn derive_passphrase(
 }
 
 /// Take up invitation `token` with a passphrase derived by [`derive_passphrase`]: the expert's
-/// web passphrase is set and they are logged in. The invitation cannot be used again.
+/// web passphrase is set, sealed with `key`, and they are logged in. The invitation cannot be
+/// used again.
 pub fn accept_derived(
     store: &mut Store,
+    key: &WebKey,
     token: &str,
     derived: &DerivedPassphrase,
 ) -> Result<WebIdentity, WebAccessError> {
-    let rater = invitation_for(store, token)?;
-    let hashed = token_hash(token);
-    store.write(|tx| {
-        if !tx.use_web_invitation(&hashed)? {
+    let rater = invitation_for(store, key, token)?;
+    let token_key = key.token_key("invitation", token);
+    let set_at = store.write(|tx| {
+        if !tx.use_web_invitation(&token_key)? {
             return Err(WebAccessError::Invitation);
         }
-        tx.set_web_login(rater.id, &derived.salt, &derived.hash, derived.iterations)?;
+        let set_at = tx.now();
+        let seal = key.login_seal(rater.id, derived, set_at);
+        tx.set_web_login(
+            rater.id,
+            &derived.salt,
+            &derived.hash,
+            derived.iterations,
+            &seal,
+        )?;
         tx.web_login_succeeded(rater.id)?;
         tx.audit(
             &rater.name,
@@ -236,14 +382,11 @@ pub fn accept_derived(
             "web.login",
             &serde_json::json!({"rater_id": rater.id, "via": "web"}),
         )?;
-        Ok::<_, WebAccessError>(())
+        Ok::<_, WebAccessError>(set_at)
     })?;
-    let login = store
-        .web_login(rater.id)?
-        .ok_or(WebAccessError::Invitation)?;
     Ok(WebIdentity {
         rater,
-        login: login.set_at,
+        login: set_at,
     })
 }
 
@@ -251,25 +394,35 @@ pub fn accept_derived(
 /// row.
 pub fn accept(
     store: &mut Store,
+    key: &WebKey,
     token: &str,
     passphrase: &str,
     rng: &mut dyn RngCore,
     iterations: u32,
 ) -> Result<WebIdentity, WebAccessError> {
-    invitation_for(store, token)?;
+    invitation_for(store, key, token)?;
     let derived = derive_passphrase(passphrase, rng, iterations)?;
-    accept_derived(store, token, &derived)
+    accept_derived(store, key, token, &derived)
 }
 
 /// A login attempt between its steps: the stored login it is checked against (none for a name
-/// without one), so the slow key derivation runs without holding the study.
+/// without one), so the slow key derivation runs without holding the study; and the cost of the
+/// stand-in derivation for a name without a login.
 #[derive(Debug, Clone)]
 pub struct LoginAttempt {
     found: Option<(NamedRater, WebLogin)>,
+    stand_in_iterations: u32,
 }
 
-/// Step 1 of a login: the stored login of the expert named `name`; a locked one is refused here.
-pub fn login_attempt(store: &Store, name: &str) -> Result<LoginAttempt, WebAccessError> {
+/// Step 1 of a login: the stored login of the expert named `name`; one whose next guess must
+/// still wait is refused here. `stand_in_iterations` is the cost of the derivation step 2 does
+/// for a name without a login: the server's cost of new passphrases, so an unknown name takes
+/// as long as a known one.
+pub fn login_attempt(
+    store: &Store,
+    name: &str,
+    stand_in_iterations: u32,
+) -> Result<LoginAttempt, WebAccessError> {
     let now = store.now_ms();
     let found = match store.expert_by_name(name)? {
         Some(rater) => store.web_login(rater.id)?.map(|l| (rater, l)),
@@ -282,7 +435,10 @@ pub fn login_attempt(store: &Store, name: &str) -> Result<LoginAttempt, WebAcces
     {
         return Err(WebAccessError::Locked { until });
     }
-    Ok(LoginAttempt { found })
+    Ok(LoginAttempt {
+        found,
+        stand_in_iterations,
+    })
 }
 
 /// Step 2, touching no study: whether `passphrase` is the attempt's (the same work for a name
@@ -291,16 +447,18 @@ pub fn attempt_matches(attempt: &LoginAttempt, passphrase: &str) -> bool {
     match &attempt.found {
         Some((_, login)) => matches(login, passphrase),
         None => {
-            let _ = derive(passphrase, "no-such-login", ITERATIONS.min(10_000));
+            let _ = derive(passphrase, "no-such-login", attempt.stand_in_iterations);
             false
         }
     }
 }
 
-/// Step 3: record the outcome. The [`MAX_FAILURES`]th wrong passphrase in a row (counted in the
-/// study, so attempts in parallel count too) locks the login for [`LOCK_MS`].
+/// Step 3: record the outcome. A wrong passphrase is counted (in the study, so attempts in
+/// parallel count too); from the [`MAX_FAILURES`]th in a row the next guess waits
+/// ([`wait_after`]). A right passphrase logs in only to a login sealed with `key`.
 pub fn login_outcome(
     store: &mut Store,
+    key: &WebKey,
     attempt: LoginAttempt,
     matched: bool,
 ) -> Result<WebIdentity, WebAccessError> {
@@ -308,22 +466,26 @@ pub fn login_outcome(
     let Some((rater, _)) = attempt.found else {
         return Err(WebAccessError::Credentials);
     };
-    // The login as it stands now: it may have been locked, replaced or revoked meanwhile.
+    // The login as it stands now: it may have been replaced or revoked, or a guess may have to
+    // wait, meanwhile.
     let Some(login) = store.web_login(rater.id)? else {
         return Err(WebAccessError::Credentials);
     };
     if let Some(until) = login.locked_until.filter(|u| *u > now) {
         return Err(WebAccessError::Locked { until });
     }
+    if matched && !key.sealed_login(&login) {
+        return Err(WebAccessError::Unsealed);
+    }
     if !matched {
-        let locks = login.failures + 1 >= MAX_FAILURES;
-        let until = locks.then_some(now + LOCK_MS);
+        let failures = login.failures + 1;
+        let until = wait_after(failures).map(|wait| now + wait);
         store.write(|tx| {
             tx.web_login_failed(rater.id, until)?;
             tx.audit(
                 &rater.name,
                 "web.login_failed",
-                &serde_json::json!({"rater_id": rater.id, "failures": login.failures + 1, "via": "web"}),
+                &serde_json::json!({"rater_id": rater.id, "failures": failures, "via": "web"}),
             )?;
             if let Some(until) = until {
                 tx.audit(
@@ -354,36 +516,38 @@ pub fn login_outcome(
 }
 
 /// Log in as the expert named `name` with their web passphrase: the three steps in a row. A
-/// wrong name and a wrong passphrase are refused alike; a locked login refuses even the right
-/// passphrase.
+/// wrong name and a wrong passphrase are refused alike; a guess that must wait refuses even the
+/// right passphrase.
 pub fn login(
     store: &mut Store,
+    key: &WebKey,
     name: &str,
     passphrase: &str,
 ) -> Result<WebIdentity, WebAccessError> {
-    let attempt = login_attempt(store, name)?;
+    let attempt = login_attempt(store, name, ITERATIONS)?;
     let matched = attempt_matches(&attempt, passphrase);
-    login_outcome(store, attempt, matched)
+    login_outcome(store, key, attempt, matched)
 }
 
-/// Whether a session opened under `identity` still stands: the login exists, was not replaced
-/// or revoked since, and is not locked.
-pub fn stands(store: &Store, identity: &WebIdentity) -> Result<bool, WebAccessError> {
-    let now = store.now_ms();
+/// Whether a session opened under `identity` still stands: its login exists, is sealed with
+/// `key`, and was not replaced or revoked since. Wrong guesses at the passphrase since do not
+/// end it.
+pub fn stands(store: &Store, key: &WebKey, identity: &WebIdentity) -> Result<bool, WebAccessError> {
     Ok(store
         .web_login(identity.rater.id)?
-        .is_some_and(|l| l.set_at == identity.login && l.locked_until.is_none_or(|u| u <= now)))
+        .is_some_and(|l| l.set_at == identity.login && key.sealed_login(&l)))
 }
 
 /// End session `token`: the expert logged out (or, `idle`, it was idle too long).
 pub fn logged_out(
     store: &mut Store,
+    key: &WebKey,
     rater: &NamedRater,
     token: &str,
     idle: bool,
 ) -> Result<(), WebAccessError> {
     store.write(|tx| {
-        tx.remove_web_session(&token_hash(token))?;
+        tx.remove_web_session(&key.token_key("session", token))?;
         tx.audit(
             &rater.name,
             if idle {
@@ -414,30 +578,59 @@ pub fn revoke(store: &mut Store, name: &str) -> Result<bool, WebAccessError> {
 
 /// Note that session `token` of `rater` made a request now (for who is connected, and the idle
 /// time a restarted server resumes it with).
-pub fn seen(store: &mut Store, rater: &NamedRater, token: &str) -> Result<(), WebAccessError> {
-    store.write(|tx| tx.web_seen(rater.id, &token_hash(token)))?;
+pub fn seen(
+    store: &mut Store,
+    key: &WebKey,
+    rater: &NamedRater,
+    token: &str,
+) -> Result<(), WebAccessError> {
+    store.write(|tx| tx.web_seen(rater.id, &key.token_key("session", token)))?;
     Ok(())
 }
 
-/// Keep session `token` of `identity` in the study (only the token's SHA-256), so a restarted
-/// server carries it on.
+fn session_parts(token_key: &str, rater_id: i64, login: Millis, created_at: Millis) -> [String; 5] {
+    [
+        "session".into(),
+        token_key.into(),
+        rater_id.to_string(),
+        login.to_string(),
+        created_at.to_string(),
+    ]
+}
+
+/// Keep session `token` of `identity` in the study (only its keyed hash, sealed with `key`), so a
+/// restarted server carries it on.
 pub fn keep_session(
     store: &mut Store,
+    key: &WebKey,
     identity: &WebIdentity,
     token: &str,
 ) -> Result<(), WebAccessError> {
-    store.write(|tx| tx.add_web_session(&token_hash(token), identity.rater.id, identity.login))?;
+    let token_key = key.token_key("session", token);
+    store.write(|tx| {
+        let parts = session_parts(&token_key, identity.rater.id, identity.login, tx.now());
+        let seal = key.seal(&parts.iter().map(String::as_str).collect::<Vec<_>>());
+        tx.add_web_session(&token_key, identity.rater.id, identity.login, &seal)
+    })?;
     Ok(())
 }
 
-/// The session `token` names in the study, and when it was last seen, if it is kept.
+/// The session `token` names in the study, and when it was last seen, if it is kept there with
+/// `key`'s seal (a session row written by anything else names nobody).
 pub fn kept_session(
     store: &Store,
+    key: &WebKey,
     token: &str,
 ) -> Result<Option<(WebIdentity, Millis)>, WebAccessError> {
-    let Some(record) = store.web_session(&token_hash(token))? else {
+    let token_key = key.token_key("session", token);
+    let Some(record) = store.web_session(&token_key)? else {
         return Ok(None);
     };
+    let parts = session_parts(&token_key, record.rater_id, record.login, record.created_at);
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    if !key.holds(record.seal.as_deref(), &parts) {
+        return Ok(None);
+    }
     let Some(rater) = store.expert_by_id(record.rater_id)? else {
         return Ok(None);
     };
@@ -451,12 +644,18 @@ pub fn kept_session(
 }
 
 /// Every expert's web access, by name, with their progress; connected means seen within
-/// `idle_ms`.
-pub fn access(store: &Store, idle_ms: Millis) -> Result<Vec<WebRaterAccess>, WebAccessError> {
+/// `idle_ms`. Given the study's web key, a login without its seal (written into the file by
+/// anything but the server, or from before seals) is not counted as one.
+pub fn access(
+    store: &Store,
+    key: Option<&WebKey>,
+    idle_ms: Millis,
+) -> Result<Vec<WebRaterAccess>, WebAccessError> {
     let now = store.now_ms();
     let logins: std::collections::HashMap<i64, WebLogin> = store
         .web_logins()?
         .into_iter()
+        .filter(|l| key.is_none_or(|k| k.sealed_login(l)))
         .map(|l| (l.rater_id, l))
         .collect();
     let invitations: std::collections::HashMap<i64, i64> =
@@ -508,22 +707,41 @@ mod tests {
         rand_chacha::ChaCha20Rng::seed_from_u64(5)
     }
 
+    fn key() -> WebKey {
+        WebKey::from_secret([7; 32])
+    }
+
     #[test]
     fn the_study_keeps_only_hashes_of_tokens_and_passphrases() {
         let mut store = study();
-        let invitation = invite(&mut store, "Dr Web", 7, &mut rng()).unwrap();
+        let invitation = invite(&mut store, &key(), "Dr Web", 7, &mut rng()).unwrap();
         assert!(
             store.web_invitation(&invitation.token).unwrap().is_none(),
             "the token itself is not a key of the table"
         );
         assert!(
             store
-                .web_invitation(&token_hash(&invitation.token))
+                .web_invitation(&key().token_key("invitation", &invitation.token))
                 .unwrap()
                 .is_some(),
-            "its SHA-256 is"
+            "its keyed hash is"
         );
-        let who = accept(&mut store, &invitation.token, STRONG, &mut rng(), 1000).unwrap();
+        assert!(
+            matches!(
+                invitation_for(&store, &WebKey::from_secret([8; 32]), &invitation.token),
+                Err(WebAccessError::Invitation)
+            ),
+            "under another study's key the invitation is nobody's"
+        );
+        let who = accept(
+            &mut store,
+            &key(),
+            &invitation.token,
+            STRONG,
+            &mut rng(),
+            1000,
+        )
+        .unwrap();
         let login = store.web_login(who.rater.id).unwrap().unwrap();
         assert!(
             !login.hash.contains("horse") && !login.salt.contains("horse"),
@@ -535,7 +753,14 @@ mod tests {
         );
         assert!(
             matches!(
-                accept(&mut store, &invitation.token, STRONG, &mut rng(), 1000),
+                accept(
+                    &mut store,
+                    &key(),
+                    &invitation.token,
+                    STRONG,
+                    &mut rng(),
+                    1000
+                ),
                 Err(WebAccessError::Invitation)
             ),
             "the invitation is used up"
@@ -543,14 +768,22 @@ mod tests {
     }
 
     #[test]
-    fn the_fifth_wrong_passphrase_locks_and_the_lock_ends_in_time() {
+    fn the_fifth_wrong_passphrase_makes_the_next_guess_wait_without_ending_sessions() {
         let mut store = study();
-        let invitation = invite(&mut store, "Dr Web", 7, &mut rng()).unwrap();
-        accept(&mut store, &invitation.token, STRONG, &mut rng(), 1000).unwrap();
+        let invitation = invite(&mut store, &key(), "Dr Web", 7, &mut rng()).unwrap();
+        accept(
+            &mut store,
+            &key(),
+            &invitation.token,
+            STRONG,
+            &mut rng(),
+            1000,
+        )
+        .unwrap();
         for n in 1..MAX_FAILURES {
             assert!(
                 matches!(
-                    login(&mut store, "Dr Web", "not the passphrase 1"),
+                    login(&mut store, &key(), "Dr Web", "not the passphrase 1"),
                     Err(WebAccessError::Credentials)
                 ),
                 "wrong passphrase {n} is refused without a lock"
@@ -558,14 +791,14 @@ mod tests {
         }
         assert!(
             matches!(
-                login(&mut store, "Dr Web", "not the passphrase 1"),
+                login(&mut store, &key(), "Dr Web", "not the passphrase 1"),
                 Err(WebAccessError::Locked { .. })
             ),
             "the fifth locks"
         );
         assert!(
             matches!(
-                login(&mut store, "Dr Web", STRONG),
+                login(&mut store, &key(), "Dr Web", STRONG),
                 Err(WebAccessError::Locked { .. })
             ),
             "a locked login refuses the right passphrase"
@@ -579,8 +812,18 @@ mod tests {
                 .set_at,
         };
         assert!(
-            !stands(&store, &who).unwrap(),
-            "a locked login's sessions do not stand"
+            stands(&store, &key(), &who).unwrap(),
+            "wrong guesses by someone else do not end the expert's live session"
+        );
+        assert_eq!(
+            (wait_after(4), wait_after(5), wait_after(6), wait_after(40)),
+            (
+                None,
+                Some(FIRST_WAIT_MS),
+                Some(2 * FIRST_WAIT_MS),
+                Some(LOCK_MS)
+            ),
+            "the wait grows with each wrong guess past the free ones, up to the longest wait"
         );
     }
 
@@ -603,27 +846,30 @@ mod tests {
     #[test]
     fn revoking_ends_the_login_and_an_invitation_expires() {
         let mut store = study();
-        let first = invite(&mut store, "Dr Web", 7, &mut rng()).unwrap();
-        let who = accept(&mut store, &first.token, STRONG, &mut rng(), 1000).unwrap();
-        assert!(stands(&store, &who).unwrap(), "a fresh login stands");
+        let first = invite(&mut store, &key(), "Dr Web", 7, &mut rng()).unwrap();
+        let who = accept(&mut store, &key(), &first.token, STRONG, &mut rng(), 1000).unwrap();
+        assert!(
+            stands(&store, &key(), &who).unwrap(),
+            "a fresh login stands"
+        );
         assert!(
             revoke(&mut store, "Dr Web").unwrap(),
             "there was access to revoke"
         );
         assert!(
-            !stands(&store, &who).unwrap(),
+            !stands(&store, &key(), &who).unwrap(),
             "after revocation the session does not"
         );
         assert!(
             matches!(
-                login(&mut store, "Dr Web", STRONG),
+                login(&mut store, &key(), "Dr Web", STRONG),
                 Err(WebAccessError::Credentials)
             ),
             "and the passphrase no longer logs in"
         );
         assert!(
             matches!(
-                invite(&mut store, "Dr Web", 0, &mut rng()),
+                invite(&mut store, &key(), "Dr Web", 0, &mut rng()),
                 Err(WebAccessError::BadExpiry(0))
             ),
             "an invitation lasts at least a day"

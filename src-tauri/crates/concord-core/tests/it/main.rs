@@ -33,4 +33,5 @@ mod phi_eval;
 mod rating_queue;
 mod safe_writes;
 mod signature_marks;
+mod signoff_forgery;
 mod verdicts;

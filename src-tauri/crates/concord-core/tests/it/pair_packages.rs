@@ -55,10 +55,10 @@ fn issued(dir: &Path) -> (PathBuf, PathBuf) {
 /// Ana in the package, `minutes` after issue: every question of pairs 1–3 answered A (the
 /// answer she sees first), a rationale on pair 2, a flag on pair 3, time on pair 1.
 fn compare_at_home(pkg: &Path, minutes: Millis) {
-    let mut p =
-        Store::open_with(pkg, clock_at(ISSUE + minutes * MINUTE), Some(&pass())).expect("opens");
+    let clock = clock_at(ISSUE + minutes * MINUTE);
+    let mut p = Store::open_with(pkg, clock.clone(), Some(&pass())).expect("opens");
     let ana = rater(&p, "Ana");
-    let queue = pairs::pair_queue(&p, ana).expect("the package's pair queue");
+    let queue = pairs::open_pair_queue(&mut p, ana).expect("the package's pair queue");
     assert_eq!(
         (queue.total, queue.resume_item),
         (24, 1),
@@ -81,6 +81,8 @@ fn compare_at_home(pkg: &Path, minutes: Millis) {
     pairs::set_pair_rationale(&mut p, ana, 2, "A names the feeling and offers a step")
         .expect("rationale");
     pairs::flag_pair(&mut p, ana, 3, "both answers miss the risk").expect("flagged");
+    // 42 s pass on pair 1 before Ana leaves it (time on task is never more than passed).
+    clock.advance(42_000);
     pairs::leave_pair(&mut p, ana, 1, 42.0).expect("time on task");
     let after = pairs::pair_queue(&p, ana).expect("queue");
     assert_eq!(

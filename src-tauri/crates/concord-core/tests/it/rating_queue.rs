@@ -11,9 +11,15 @@ use concord_core::workflow::queue::QueueError;
 use std::sync::Arc;
 
 fn demo_store() -> Store {
-    let mut store = Store::in_memory(Arc::new(SteppingClock::new(1_700_000_000_000, 500))).unwrap();
+    demo_store_and_clock().0
+}
+
+/// [`demo_store`] with its clock, which the test moves on as time passes on the screen.
+fn demo_store_and_clock() -> (Store, Arc<SteppingClock>) {
+    let clock = Arc::new(SteppingClock::new(1_700_000_000_000, 500));
+    let mut store = Store::in_memory(clock.clone()).unwrap();
     populate_demo(&mut store, 11).unwrap();
-    store
+    (store, clock)
 }
 
 fn expert(store: &mut Store, name: &str) -> i64 {
@@ -162,13 +168,15 @@ fn values_are_durable_revisable_and_complete_items() {
 
 #[test]
 fn the_queue_resumes_where_the_rater_left() {
-    let mut store = demo_store();
+    let (mut store, clock) = demo_store_and_clock();
     let me = expert(&mut store, "Resumer");
     let s = queue::open_queue(&mut store, me).unwrap();
     assert_eq!(s.resume_item, 1, "a new queue starts at the first item");
     rate_all(&mut store, me, 1);
+    clock.advance(12_500);
     queue::leave_item(&mut store, me, 1, 12.5, 2).unwrap();
     rate_all(&mut store, me, 2);
+    clock.advance(3_000);
     queue::leave_item(&mut store, me, 2, 3.0, 4).unwrap();
     let s = queue::open_queue(&mut store, me).unwrap();
     assert_eq!(

@@ -3,6 +3,7 @@
 //! browser would.
 
 mod api;
+mod attacks;
 mod browser;
 mod group_commit;
 mod security;
@@ -75,7 +76,22 @@ impl Served {
     }
 }
 
+/// Where this test process keeps its studies' lead keys: the server seals web access with a key
+/// derived from a study's lead key, so a served study needs one, as on the lead's machine.
+pub fn lead_keys() -> concord_core::store::lead_key::KeyStore {
+    concord_core::store::lead_key::KeyStore::Folder(PathBuf::from(concat!(
+        env!("CARGO_TARGET_TMPDIR"),
+        "/web-lead-keys"
+    )))
+}
+
+/// Keep this process's lead keys in [`lead_keys`].
+pub fn keep_lead_keys() {
+    concord_core::app::open_study::keep_lead_keys_in(lead_keys());
+}
+
 pub fn open_study(path: &Path, clock: Arc<dyn Clock>) -> OpenStudy {
+    keep_lead_keys();
     open(
         &StudyPath::Explicit(path.to_path_buf()),
         WhenMissing::Refuse,
@@ -97,6 +113,10 @@ pub fn make_study(
     let path = dir.join("study.concord");
     let clock = Arc::new(ManualClock::new(1_700_000_000_000));
     let mut store = Store::create(&path, clock.clone()).expect("a study file is created");
+    // Created on the lead's machine: the study's lead key is made with it.
+    store
+        .use_lead_keys(lead_keys())
+        .expect("the study takes this machine's lead keys");
     populate(&mut store, conversations, experts);
     let rubric = store
         .read()

@@ -463,7 +463,19 @@ fn a_network_address_is_refused_without_tls_or_a_proxy() {
     );
     let mut proxied = options.clone();
     proxied.behind_proxy = true;
-    assert!(proxied.check().is_ok(), "behind a TLS proxy it may start");
+    assert!(
+        matches!(proxied.check(), Err(ServeError::ProxyOffLoopback(_))),
+        "--behind-proxy on 0.0.0.0 is refused: anyone reaching the port past the proxy would talk to Concord in the clear"
+    );
+    let mut local_proxy = ServeOptions::new(
+        "127.0.0.1:8420".parse().expect("addr"),
+        dir.path().to_path_buf(),
+    );
+    local_proxy.behind_proxy = true;
+    assert!(
+        local_proxy.check().is_ok(),
+        "behind a TLS proxy on the same machine, a loopback bind may start"
+    );
     let lan = ServeOptions::new(
         "192.168.1.5:8420".parse().expect("addr"),
         dir.path().to_path_buf(),

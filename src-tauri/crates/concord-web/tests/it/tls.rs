@@ -153,7 +153,10 @@ fn concord_behind_debians_nginx_with_readmes_configuration() {
         .expect("nginx is installed: `apt-get install nginx` (scripts/dev setup does)");
     let work = tempfile::tempdir().expect("dir");
     let (cert, key, trusted) = certificate(work.path());
-    let (served, tokens) = serve(1, &["Ada"], |o| o.behind_proxy = true);
+    let (served, tokens) = serve(1, &["Ada"], |o| {
+        o.behind_proxy = true;
+        o.public_names = vec!["concord.example.org".into()];
+    });
     let upstream = served.base.trim_start_matches("http://").to_string();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -226,6 +229,25 @@ fn concord_behind_debians_nginx_with_readmes_configuration() {
         page.headers().contains_key("content-security-policy"),
         "the CSP passes the proxy"
     );
+    for (host, status, why) in [
+        (
+            "concord.example.org",
+            200,
+            "the public name nginx passes on is answered",
+        ),
+        (
+            "rebound.example.net",
+            421,
+            "another name passed on by the proxy (a rebound page's) is refused",
+        ),
+    ] {
+        let r = client
+            .get(format!("{base}/"))
+            .header("host", host)
+            .send()
+            .expect("answer");
+        assert_eq!(r.status(), status, "{why}");
+    }
     let big = client
         .post(format!("{base}/api/login"))
         .json(&serde_json::json!({"name": "Ada", "passphrase": "x".repeat(100 * 1024)}))

@@ -19,9 +19,10 @@
 //!   current value was set, a flag resolved before it was raised);
 //! - time on an item is negative, not a number or more than [`MAX_SECONDS_ON_ITEM`], or the time
 //!   the package adds across all items is more than the time since it was issued;
-//! - a rationale, raw value, flag reason or origin is longer than the import's limit of one cell
-//!   ([`MAX_TEXT_BYTES`]; origins [`MAX_ORIGIN_BYTES`]), a flag reason is empty, or an item holds
-//!   more than [`MAX_FLAGS_PER_ITEM`] flags;
+//! - a rationale or raw value is longer than the import's limit of one cell ([`MAX_TEXT_BYTES`];
+//!   origins [`MAX_ORIGIN_BYTES`]), a flag reason is empty or longer than every flag's limit
+//!   ([`crate::store::MAX_FLAG_REASON_BYTES`]), or an item holds more than
+//!   [`MAX_FLAGS_PER_ITEM`] flags (the window and a browser are held to the same);
 //! - a signature is not by the package's expert, or its proof does not verify against the
 //!   expert's signing passphrase as this study holds it (one set only in the package, or none
 //!   at all, cannot be verified here);
@@ -48,15 +49,15 @@ use std::collections::{HashMap, HashSet};
 /// return claim work it has not yet done.
 pub const MAX_CLOCK_SKEW_MS: Millis = 10 * 60 * 1000;
 
-/// The longest rationale, raw value or flag reason a package may carry: the import's limit for
+/// The longest rationale or raw value a package may carry: the import's limit for
 /// one cell (`files::bounds::ReadLimits`, 1 MiB).
 pub const MAX_TEXT_BYTES: usize = 1 << 20;
 
 /// The longest origin of a rating (`screen`, `import:…`, `sheet:…`).
 pub const MAX_ORIGIN_BYTES: usize = 256;
 
-/// The most flags one item may carry in a package.
-pub const MAX_FLAGS_PER_ITEM: usize = 100;
+/// The most flags one item may carry in a package: the limit of every flag.
+pub use crate::store::MAX_FLAGS_PER_ITEM;
 
 /// Which package a file is, and whose: checked against the study before anything is read.
 pub(super) struct PackageOrigin {
@@ -867,7 +868,7 @@ fn check_flag(
     if reason.trim().is_empty() {
         return Some(("reason", "an empty flag reason".to_string()));
     }
-    if let Some(d) = check_text(Some(reason), MAX_TEXT_BYTES) {
+    if let Some(d) = check_text(Some(reason), crate::store::MAX_FLAG_REASON_BYTES) {
         return Some(("reason", d));
     }
     if let Some(d) = known.check_not_future(t.created_at) {

@@ -1639,7 +1639,11 @@ last_seen: number | null,
 /**
  * Whether a session of theirs made a request within the idle time (they are connected).
  */
-connected: boolean, locked_until: number | null, 
+connected: boolean, 
+/**
+ * Until when a new guess at their passphrase must wait (their sessions go on).
+ */
+locked_until: number | null, 
 /**
  * Invitations neither used nor expired.
  */

@@ -2,7 +2,7 @@
 //! experts and judges (Dawid–Skene as crowd-kit fits it), adjudicated items held at their gold
 //! labels, each rater's confusion matrix, and how correlated the named judges' errors are.
 
-use crate::stats_cmd::{to_json, StatsError};
+use crate::stats_error::{to_json, StatsError};
 use clap::Args;
 use concord_core::files::score_table::{read_gold_labels, read_label_rows, GoldLabel, LabelRows};
 use concord_stats::dawid_skene::{

@@ -2,7 +2,7 @@
 //! components of targets × raters [× occasions], Brennan's (2001) relative and absolute
 //! coefficients and the D-study over 1–10 raters and occasions.
 
-use crate::stats_cmd::{to_json, StatsError};
+use crate::stats_error::{to_json, StatsError};
 use clap::Args;
 use concord_core::files::score_table::read_facet_scores;
 use concord_stats::gtheory::{g_study, DStudyRow, GCoefficients, GComponents, GDesign, GScore};

@@ -19,6 +19,7 @@ mod prevalence_cmd;
 mod serve_cmd;
 mod signoff_cmd;
 mod stats_cmd;
+mod stats_error;
 mod study_cmd;
 mod terminal;
 

@@ -2,7 +2,7 @@
 //! mean needs for a standard error or a budget, from a pilot (as `ppi-python`'s `ppi_power`),
 //! beside the expert-only design.
 
-use crate::stats_cmd::{to_json, StatsError};
+use crate::stats_error::{to_json, StatsError};
 use clap::Args;
 use concord_core::files::score_table::read_pilot_pairs;
 use concord_stats::power::{ppi_mean_power, ClassicalDesign, PowerGoal};

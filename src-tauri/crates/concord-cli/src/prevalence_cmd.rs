@@ -2,7 +2,7 @@
 //! for the judge's sensitivity and specificity on the expert-rated rows (Lee et al. 2025), with
 //! its interval and, on request, how a calibration budget should be split.
 
-use crate::stats_cmd::{to_json, StatsError};
+use crate::stats_error::{to_json, StatsError};
 use clap::Args;
 use concord_core::files::score_table::read_binary_calibration;
 use concord_stats::prevalence::{

@@ -8,25 +8,25 @@ use concord_core::base::text::visible;
 use concord_core::files::score_table::read_long_csv;
 use concord_core::files::score_table::read_prediction_csv;
 use concord_core::files::score_table::ColumnNames;
-use concord_core::files::score_table::ScoreTableError;
-use concord_stats::alttest::{alt_test, AlignmentMetric, AltTestError, AltTestOptions};
+use concord_stats::alttest::{alt_test, AlignmentMetric, AltTestOptions};
 use concord_stats::bootstrap::BootstrapOptions;
 use concord_stats::categorical::{
-    self, AgreementSummary, AlphaMetric, CategoricalError, CategoricalRatings, SpecificAgreement,
-    Weights,
+    self, AgreementSummary, AlphaMetric, CategoricalRatings, SpecificAgreement, Weights,
 };
-use concord_stats::icc::{icc_with_missing, IccError, IccEstimate};
-use concord_stats::paired::{compare, PairedError};
+use concord_stats::icc::{icc_with_missing, IccEstimate};
+use concord_stats::paired::compare;
 use concord_stats::ppi::ppi_mean;
 use concord_stats::reml::{
-    reml_icc, BoundaryComponent, Rating, RemlError, RemlIccEstimate, VarianceComponents,
+    reml_icc, BoundaryComponent, Rating, RemlIccEstimate, VarianceComponents,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use thiserror::Error;
+
+use crate::stats_error::to_json;
+pub use crate::stats_error::StatsError;
 
 /// `concord stats …`
 #[derive(Args, Debug)]
@@ -182,77 +182,6 @@ pub struct CompareArgs {
     pub b: String,
 }
 
-/// Why a statistics command failed.
-#[derive(Debug, Error)]
-pub enum StatsError {
-    /// The CSV could not be read or converted.
-    #[error(transparent)]
-    Table(#[from] ScoreTableError),
-    /// The ICC input was malformed.
-    #[error("ICC: {0}")]
-    Icc(#[from] IccError),
-    /// The paired input was malformed.
-    #[error("comparison: {0}")]
-    Paired(#[from] PairedError),
-    /// The REML fit could not use the data.
-    #[error("REML ICC: {0}")]
-    Reml(#[from] RemlError),
-    /// The alt-test could not use the data.
-    #[error("alt-test: {0}")]
-    AltTest(#[from] AltTestError),
-    /// The judge named is not a rater in the file.
-    #[error("{file}: no rater named `{judge}` (the raters are: {available})")]
-    UnknownJudge {
-        /// File name.
-        file: String,
-        /// The name given.
-        judge: String,
-        /// The raters, comma-separated.
-        available: String,
-    },
-    /// An option is out of range.
-    #[error("{0}")]
-    BadOption(String),
-    /// The categorical input was malformed.
-    #[error("agreement: {0}")]
-    Categorical(#[from] CategoricalError),
-    /// JSON encoding failed.
-    #[error("cannot encode JSON: {0}")]
-    Json(#[from] serde_json::Error),
-    /// The corrected prevalence is undefined for these data.
-    #[error("{file}: corrected prevalence: {source}")]
-    Prevalence {
-        /// File name.
-        file: String,
-        /// Why.
-        source: concord_stats::prevalence::PrevalenceError,
-    },
-    /// The power analysis cannot use this pilot.
-    #[error("{file}: power analysis: {source}")]
-    Power {
-        /// File name.
-        file: String,
-        /// Why.
-        source: concord_stats::power::PowerError,
-    },
-    /// The G-study cannot use these scores.
-    #[error("{file}: G-study: {source}")]
-    GStudy {
-        /// File name.
-        file: String,
-        /// Why.
-        source: concord_stats::gtheory::GStudyError,
-    },
-    /// The consensus model cannot use these labels.
-    #[error("{file}: consensus: {source}")]
-    Consensus {
-        /// File name.
-        file: String,
-        /// Why.
-        source: concord_stats::dawid_skene::DawidSkeneError,
-    },
-}
-
 /// Run a statistics subcommand and return what to print.
 pub fn run(args: &StatsArgs, json: bool) -> Result<String, StatsError> {
     match &args.command {
@@ -266,13 +195,6 @@ pub fn run(args: &StatsArgs, json: bool) -> Result<String, StatsError> {
         StatsCommand::Gstudy(a) => crate::gstudy_cmd::run(a, json),
         StatsCommand::Consensus(a) => crate::consensus_cmd::run(a, json),
     }
-}
-
-/// One JSON document, pretty-printed, with a final line end.
-pub(crate) fn to_json<T: Serialize>(value: &T) -> Result<String, StatsError> {
-    let mut s = serde_json::to_string_pretty(value)?;
-    s.push('\n');
-    Ok(s)
 }
 
 /// Text for an optional number: three decimals, or a dash when undefined.

@@ -71,7 +71,7 @@ where
 const DRAIN_BYTES: usize = 1 << 20;
 
 /// Answer 413 to a request whose declared body is larger than `limit`, after reading and
-/// dropping what the client sends (up to [`DRAIN_BYTES`]): a client still sending when the
+/// dropping what the client sends (up to `DRAIN_BYTES`): a client still sending when the
 /// connection closed would see a reset instead of the answer.
 pub async fn refuse_oversized(
     limit: usize,

@@ -7,7 +7,7 @@
 
 use crate::serve_cli::{concord, ok, start_serving, ui, Web};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -60,7 +60,7 @@ fn cells(web: &Web) -> Vec<(i64, String, [i64; 2])> {
 /// saves refused.
 type Saved = (BTreeMap<(i64, String), i64>, usize, usize);
 
-fn save_until(web: Arc<Web>, stop: Arc<AtomicBool>) -> Saved {
+fn save_until(web: Arc<Web>, stop: Arc<AtomicBool>, done: Arc<AtomicUsize>) -> Saved {
     let cells = cells(&web);
     let mut last = BTreeMap::new();
     let (mut acked, mut refused) = (0usize, 0usize);
@@ -72,6 +72,7 @@ fn save_until(web: Arc<Web>, stop: Arc<AtomicBool>) -> Saved {
         if web.rate(*item, key, value) {
             last.insert((*item, key.clone()), value);
             acked += 1;
+            done.fetch_add(1, Ordering::SeqCst);
         } else {
             refused += 1;
         }
@@ -85,6 +86,7 @@ fn lead_commands_until(
     d: String,
     exports: std::path::PathBuf,
     stop: Arc<AtomicBool>,
+    done: Arc<AtomicUsize>,
 ) -> (Vec<String>, usize) {
     let mut failures = Vec::new();
     let mut ran = 0usize;
@@ -103,6 +105,7 @@ fn lead_commands_until(
         };
         let result = concord(&args);
         ran += 1;
+        done.fetch_add(1, Ordering::SeqCst);
         if !result.status.success() {
             failures.push(format!(
                 "{}: {}",
@@ -145,20 +148,36 @@ fn serve_with_two_experts_saving_and_the_lead_at_the_cli_refuses_nothing_and_los
     std::fs::create_dir_all(&exports).expect("exports folder");
 
     let stop = Arc::new(AtomicBool::new(false));
+    let (saved, commanded) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let started = Instant::now();
     let savers: Vec<_> = experts
         .into_iter()
         .map(|web| {
-            let (web, stop) = (Arc::new(web), stop.clone());
+            let (web, stop, saved) = (Arc::new(web), stop.clone(), saved.clone());
             let keep = web.clone();
-            (keep, std::thread::spawn(move || save_until(web, stop)))
+            (
+                keep,
+                std::thread::spawn(move || save_until(web, stop, saved)),
+            )
         })
         .collect();
     let lead = {
         let (d, exports, stop) = (d.clone(), exports.clone(), stop.clone());
-        std::thread::spawn(move || lead_commands_until(d, exports, stop))
+        let commanded = commanded.clone();
+        std::thread::spawn(move || lead_commands_until(d, exports, stop, commanded))
     };
-    std::thread::sleep(Duration::from_secs(seconds));
+    // The run lasts its time and, on a machine too busy to do much in it, until the lead has run
+    // every kind of command and the experts have saved a few rounds (at most five minutes).
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let elapsed = started.elapsed();
+        let enough = commanded.load(Ordering::SeqCst) >= 4 && saved.load(Ordering::SeqCst) >= 20;
+        if (elapsed >= Duration::from_secs(seconds) && enough)
+            || elapsed >= Duration::from_secs(300)
+        {
+            break;
+        }
+    }
     stop.store(true, Ordering::SeqCst);
     let (failures, commands) = lead.join().expect("the lead's commands end");
     let mut saves = (0usize, 0usize);

@@ -7,7 +7,7 @@ use concord_core::intake::demo::populate_demo;
 use concord_core::store::{inspect, inspect_with, FileKind, Passphrase, Store, StoreError};
 use concord_core::workflow::queue;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 fn clock() -> Arc<SteppingClock> {
@@ -17,7 +17,12 @@ fn clock() -> Arc<SteppingClock> {
 /// Saves from one expert until `stop`, each growing the file (a rating and its audit entry),
 /// with a second connection folding the log after every few commits as `concord serve` does.
 /// Returns how many saves were committed.
-fn write_and_fold(path: PathBuf, key: Option<Passphrase>, stop: Arc<AtomicBool>) -> usize {
+fn write_and_fold(
+    path: PathBuf,
+    key: Option<Passphrase>,
+    stop: Arc<AtomicBool>,
+    progress: Arc<AtomicUsize>,
+) -> usize {
     let mut store = Store::open_with(&path, clock(), key.as_ref()).expect("the writer opens");
     store.fold_log_every(100_000).expect("auto-fold off");
     let folder = store.log_folder().expect("a folding connection");
@@ -41,6 +46,7 @@ fn write_and_fold(path: PathBuf, key: Option<Passphrase>, stop: Arc<AtomicBool>)
             let value = min + round % (max - min + 1);
             queue::rate(&mut store, expert, item, &c.key, value).expect("a save commits");
             saves += 1;
+            progress.store(saves, Ordering::SeqCst);
             if saves.is_multiple_of(3) {
                 folder.fold().expect("a fold");
             }
@@ -57,10 +63,17 @@ fn write_and_fold(path: PathBuf, key: Option<Passphrase>, stop: Arc<AtomicBool>)
 /// folds it; every refusal is returned.
 fn open_while_written(path: &Path, key: Option<Passphrase>, opens: usize) -> Vec<String> {
     let stop = Arc::new(AtomicBool::new(false));
+    let progress = Arc::new(AtomicUsize::new(0));
     let writer = {
         let (path, key, stop) = (path.to_path_buf(), key.clone(), stop.clone());
-        std::thread::spawn(move || write_and_fold(path, key, stop))
+        let progress = progress.clone();
+        std::thread::spawn(move || write_and_fold(path, key, stop, progress))
     };
+    // The opens race real writes only once the writer is writing (it may start late on a busy
+    // machine).
+    while progress.load(Ordering::SeqCst) < 3 && !writer.is_finished() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let mut refusals = Vec::new();
     for n in 0..opens {
         let outcome: Result<(), StoreError> = match n % 3 {

@@ -90,6 +90,11 @@ pub const VOLATILE_COLUMNS: &[(&str, &[&str])] = &[
 pub const UNSEALED_META: &[&str] = &["audit.head", "lead.key_entry", "rater_session"];
 pub const UNSEALED_META_PREFIX: &str = "seal.";
 
+/// ` WHERE …` keeping only the sealed rows of `table` (named `alias`), or nothing when all are.
+fn where_sealed(table: &str, alias: &str) -> String {
+    sealed_rows(table, alias).map_or(String::new(), |c| format!(" WHERE {c}"))
+}
+
 /// The SQL condition that a row of `table` (named `alias` in the statement) is sealed; `None`
 /// when every row is.
 pub fn sealed_rows(table: &str, alias: &str) -> Option<String> {
@@ -341,25 +346,36 @@ fn current_rows(
     table: &str,
     cols: &[String],
 ) -> StoreResult<BTreeMap<String, String>> {
-    let list = cols
-        .iter()
-        .map(|c| format!("\"{c}\""))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let only = sealed_rows(table, "t").map_or(String::new(), |c| format!(" WHERE {c}"));
-    let mut stmt = conn.prepare(&format!("SELECT {list} FROM main.{table} AS t{only}"))?;
+    let mut out = BTreeMap::new();
+    each_sealed_row(conn, table, cols, |key, hash| {
+        out.insert(row_key(key), hex32(&hash));
+    })?;
+    Ok(out)
+}
+
+/// Hand every sealed row of `table` (over its digested columns `cols`) to `f`: its first column
+/// and its hash, the one the chain's triggers compute.
+fn each_sealed_row(
+    conn: &Connection,
+    table: &str,
+    cols: &[String],
+    mut f: impl FnMut(ValueRef<'_>, [u8; 32]),
+) -> StoreResult<()> {
+    let only = where_sealed(table, "t");
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {} FROM main.{table} AS t{only}",
+        column_list(None, cols)
+    ))?;
     let n = cols.len();
     let mut rows = stmt.query([])?;
-    let mut out = BTreeMap::new();
     while let Some(row) = rows.next()? {
-        let key = row_key(row.get_ref(0).unwrap_or(ValueRef::Null));
         let hash = row_hash(
             table,
             (0..n).map(|i| row.get_ref(i).unwrap_or(ValueRef::Null)),
         );
-        out.insert(key, hex32(&hash));
+        f(row.get_ref(0).unwrap_or(ValueRef::Null), hash);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Remember every row of the row-named tables as it is now (a new chain, an upgrade that seals
@@ -473,16 +489,13 @@ pub(crate) fn install(conn: &Connection, cell: &PendingCell) -> StoreResult<()> 
     )?;
     let mut sql = String::new();
     for (table, cols) in existing_tables(conn)? {
-        let (new, old) = (column_list("NEW", &cols), column_list("OLD", &cols));
-        let only = |alias: &str| {
-            sealed_rows(&table, alias).map_or(String::new(), |c| format!(" WHERE {c}"))
-        };
+        let (new, old) = (
+            column_list(Some("NEW"), &cols),
+            column_list(Some("OLD"), &cols),
+        );
+        let only = |alias: &str| where_sealed(&table, alias);
         // Only an update of a sealed column changes a row's digest.
-        let sealed_cols = cols
-            .iter()
-            .map(|c| format!("\"{c}\""))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let sealed_cols = column_list(None, &cols);
         sql.push_str(&format!(
             "DROP TRIGGER IF EXISTS temp.concord_audit_{table}_ins;
              DROP TRIGGER IF EXISTS temp.concord_audit_{table}_del;
@@ -502,10 +515,13 @@ pub(crate) fn install(conn: &Connection, cell: &PendingCell) -> StoreResult<()> 
     Ok(())
 }
 
-/// `prefix."column", …` for a trigger's argument list.
-fn column_list(prefix: &str, cols: &[String]) -> String {
+/// `"column", …` quoted for SQL, each after `prefix.` when given (a trigger's `NEW`/`OLD`).
+fn column_list(prefix: Option<&str>, cols: &[String]) -> String {
     cols.iter()
-        .map(|c| format!("{prefix}.\"{c}\""))
+        .map(|c| match prefix {
+            Some(p) => format!("{p}.\"{c}\""),
+            None => format!("\"{c}\""),
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -515,8 +531,8 @@ fn insert_trigger(table: &str, cols: &[String]) -> String {
     format!(
         "CREATE TEMP TRIGGER concord_audit_{table}_ins AFTER INSERT ON main.{table}
          BEGIN SELECT concord_audit_row(1, '{table}', {}){}; END;",
-        column_list("NEW", cols),
-        sealed_rows(table, "NEW").map_or(String::new(), |c| format!(" WHERE {c}"))
+        column_list(Some("NEW"), cols),
+        where_sealed(table, "NEW")
     )
 }
 
@@ -594,10 +610,7 @@ pub(crate) fn set_insert_trigger_aside(
         trigger: insert_trigger(table, cols),
         select: format!(
             "SELECT {} FROM main.{table} WHERE rowid = ?1",
-            cols.iter()
-                .map(|c| format!("\"{c}\""))
-                .collect::<Vec<_>>()
-                .join(", ")
+            column_list(None, cols)
         ),
         delta: RowDigest::default(),
         added: 0,
@@ -650,22 +663,7 @@ fn full_state(conn: &Connection) -> StoreResult<State> {
 /// The digest of every (sealed) row of `table` as the file holds it, over its columns `cols`.
 fn current_digest(conn: &Connection, table: &str, cols: &[String]) -> StoreResult<RowDigest> {
     let mut digest = RowDigest::default();
-    let list = cols
-        .iter()
-        .map(|c| format!("\"{c}\""))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let only = sealed_rows(table, "t").map_or(String::new(), |c| format!(" WHERE {c}"));
-    let mut stmt = conn.prepare(&format!("SELECT {list} FROM main.{table} AS t{only}"))?;
-    let n = cols.len();
-    let mut rows = stmt.query([])?;
-    while let Some(row) = rows.next()? {
-        let hash = row_hash(
-            table,
-            (0..n).map(|i| row.get_ref(i).unwrap_or(ValueRef::Null)),
-        );
-        digest.add_hash(&hash);
-    }
+    each_sealed_row(conn, table, cols, |_, hash| digest.add_hash(&hash))?;
     Ok(digest)
 }
 

@@ -2,19 +2,10 @@
 //! every run its status keys with `answering_models` (`model`, `system_fingerprint`, `calls`) and
 //! `model_changed`, and the text says which models answered and whether that is a change.
 
+use crate::serve_cli::concord;
 use concord_testsupport::judge_server::{self, study_with_items, AnswerAs, Answering, FakeJudge};
 use serde_json::Value;
-use std::process::Command;
 use std::time::Duration;
-
-fn concord(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_concord"))
-        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
-        .env_remove("CONCORD_STUDY")
-        .args(args)
-        .output()
-        .expect("the concord binary runs")
-}
 
 /// `concord judge run` of the MentalBench rubric with `model` against `base`, one call at a time.
 fn judge(db: &str, base: &str, model: &str) {

@@ -5,39 +5,11 @@
 //! The run lasts `CONCORD_LIVE_STUDY_SECONDS` seconds (6 by default, for CI); run longer it is the
 //! benchmark whose figures BENCHMARKS.md gives (`-- --nocapture` prints them).
 
-use crate::serve_cli::{concord, ok, start_serving, ui, Web};
+use crate::serve_cli::{concord, invited, ok, start_serving, ui, Web};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Invite `rater` on the running server at `base` and accept the invitation: their session.
-fn invited(d: &str, base: &str, rater: &str, passphrase: &str) -> Web {
-    let out = ok(
-        concord(&[
-            "--db",
-            d,
-            "serve",
-            "invite",
-            "--rater",
-            rater,
-            "--base-url",
-            base,
-        ]),
-        "invite",
-    );
-    let token = out
-        .lines()
-        .next()
-        .and_then(|l| l.split('#').nth(1))
-        .expect("the invitation link carries a token")
-        .to_string();
-    Web::enter(
-        base,
-        "/api/invitation/accept",
-        serde_json::json!({"token": token, "passphrase": passphrase}),
-    )
-}
 
 /// Every (item, criterion, two values of its scale) of the session's queue.
 fn cells(web: &Web) -> Vec<(i64, String, [i64; 2])> {

@@ -3,9 +3,8 @@
 //! prevalence, ppi-python, numpy/statsmodels REML, crowd-kit), checking the contract's JSON keys,
 //! the reference numbers and the refusals that name file, line and column.
 
+use crate::stats_cli::{concord, json_of, write_csv};
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::{Command, Output};
 
 fn vectors(name: &str) -> Value {
     let path = format!(
@@ -14,29 +13,6 @@ fn vectors(name: &str) -> Value {
     );
     serde_json::from_str(&std::fs::read_to_string(&path).expect("the vectors are committed"))
         .expect("vectors are JSON")
-}
-
-fn write_csv(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).expect("temp file is writable");
-    path
-}
-
-fn concord(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_concord"))
-        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
-        .args(args)
-        .output()
-        .expect("the concord binary runs")
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "command must succeed; stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("--json prints one JSON document")
 }
 
 fn keys(v: &Value) -> Vec<&str> {

@@ -174,6 +174,34 @@ pub(crate) fn start_serving(d: &str, bind: &str, ui: &std::path::Path) -> (Servi
     (Serving(child), base)
 }
 
+/// Invite `rater` on the running server at `base` and accept the invitation: their session.
+pub(crate) fn invited(d: &str, base: &str, rater: &str, passphrase: &str) -> Web {
+    let out = ok(
+        concord(&[
+            "--db",
+            d,
+            "serve",
+            "invite",
+            "--rater",
+            rater,
+            "--base-url",
+            base,
+        ]),
+        "invite",
+    );
+    let token = out
+        .lines()
+        .next()
+        .and_then(|l| l.split('#').nth(1))
+        .expect("the invitation link carries a token")
+        .to_string();
+    Web::enter(
+        base,
+        "/api/invitation/accept",
+        serde_json::json!({"token": token, "passphrase": passphrase}),
+    )
+}
+
 /// A logged-in web session: its cookie and CSRF token.
 pub(crate) struct Web {
     client: reqwest::blocking::Client,
@@ -239,31 +267,7 @@ fn every_acknowledged_value_survives_kill_9_of_the_server_in_a_burst() {
     ok(concord(&["--db", d, "demo"]), "demo");
     let ui = ui(dir.path());
     let (serving, base) = start_serving(d, "127.0.0.1:0", &ui);
-    let out = ok(
-        concord(&[
-            "--db",
-            d,
-            "serve",
-            "invite",
-            "--rater",
-            "Demo expert A",
-            "--base-url",
-            &base,
-        ]),
-        "invite",
-    );
-    let token = out
-        .lines()
-        .next()
-        .and_then(|l| l.split('#').nth(1))
-        .expect("a token")
-        .to_string();
-    let passphrase = "correct horse battery staple 41";
-    let web = Web::enter(
-        &base,
-        "/api/invitation/accept",
-        serde_json::json!({"token": token, "passphrase": passphrase}),
-    );
+    let web = invited(d, &base, "Demo expert A", "correct horse battery staple 41");
     let total = web.get("/api/queue")["total"].as_i64().expect("total");
     let criteria: Vec<(i64, Vec<(String, i64)>)> = (1..=total)
         .map(|n| {

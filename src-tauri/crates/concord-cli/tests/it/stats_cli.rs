@@ -5,13 +5,13 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-fn write_csv(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+pub(crate) fn write_csv(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
     let path = dir.path().join(name);
     std::fs::write(&path, text).expect("temp file is writable");
     path
 }
 
-fn concord(args: &[&str]) -> Output {
+pub(crate) fn concord(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_concord"))
         .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
         .args(args)
@@ -19,7 +19,7 @@ fn concord(args: &[&str]) -> Output {
         .expect("the concord binary runs")
 }
 
-fn json_of(out: &Output) -> Value {
+pub(crate) fn json_of(out: &Output) -> Value {
     assert!(
         out.status.success(),
         "command must succeed; stderr: {}",

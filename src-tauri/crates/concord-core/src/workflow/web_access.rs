@@ -414,6 +414,17 @@ pub struct LoginAttempt {
     stand_in_iterations: u32,
 }
 
+impl LoginAttempt {
+    /// The PBKDF2 iterations step 2 runs: the stored login's, or the stand-in's for a name
+    /// without one (equal when the stand-in is the server's cost of new passphrases).
+    pub fn iterations(&self) -> u32 {
+        match &self.found {
+            Some((_, login)) => login.iterations,
+            None => self.stand_in_iterations,
+        }
+    }
+}
+
 /// Step 1 of a login: the stored login of the expert named `name`; one whose next guess must
 /// still wait is refused here. `stand_in_iterations` is the cost of the derivation step 2 does
 /// for a name without a login: the server's cost of new passphrases, so an unknown name takes
@@ -824,6 +835,33 @@ mod tests {
                 Some(LOCK_MS)
             ),
             "the wait grows with each wrong guess past the free ones, up to the longest wait"
+        );
+    }
+
+    #[test]
+    fn an_unknown_name_gets_the_same_key_derivation_as_a_known_one() {
+        let mut store = study();
+        let invitation = invite(&mut store, &key(), "Dr Web", 7, &mut rng()).unwrap();
+        accept(
+            &mut store,
+            &key(),
+            &invitation.token,
+            STRONG,
+            &mut rng(),
+            1000,
+        )
+        .unwrap();
+        let known = login_attempt(&store, "Dr Web", 1000).unwrap();
+        let unknown = login_attempt(&store, "Nobody At All", 1000).unwrap();
+        assert_eq!(
+            (known.iterations(), unknown.iterations()),
+            (1000, 1000),
+            "a name without a login costs the same derivation as one with it, so the time a wrong \
+             guess takes does not tell which names have a login"
+        );
+        assert!(
+            !attempt_matches(&unknown, STRONG),
+            "the stand-in derivation matches no passphrase"
         );
     }
 

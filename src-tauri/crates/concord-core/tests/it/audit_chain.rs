@@ -75,6 +75,18 @@ fn verify_elsewhere(path: &Path, expect_head: Option<&str>) -> ChainCheck {
         .expect("verify runs")
 }
 
+/// Verify `path` with `--require-signed`, on a machine that holds no key for it.
+fn verify_signed_elsewhere(path: &Path) -> ChainCheck {
+    Store::open(path, clock())
+        .expect("study opens")
+        .verify_audit_chain_with(&ChainTrust {
+            local_key: None,
+            expect_head: None,
+            require_signed: true,
+        })
+        .expect("verify runs")
+}
+
 // ---- the attacker's tools: Concord's chain, recomputed from its published scheme ----
 
 fn row_hash(table: &str, values: &[ValueRef<'_>]) -> [u8; 32] {
@@ -407,13 +419,7 @@ fn a_forged_revision_in_an_experts_name_fails_among_signed_entries_and_after_the
         "the appended entry is reported as not anchored: {:?}",
         check.broken
     );
-    let strict = Store::open(&path, clock())
-        .unwrap()
-        .verify_audit_chain_with(&ChainTrust {
-            require_signed: true,
-            ..ChainTrust::default()
-        })
-        .unwrap()
+    let strict = verify_signed_elsewhere(&path)
         .broken
         .expect("an entry no signed write appended fails when every entry must be signed");
     assert_eq!(
@@ -693,14 +699,7 @@ fn a_study_stripped_of_its_key_under_a_new_id_is_never_given_a_new_key() {
         "the write made no new lead key for a chain that already had entries"
     );
     drop(store);
-    let signed = Store::open(&path, clock())
-        .unwrap()
-        .verify_audit_chain_with(&ChainTrust {
-            local_key: None,
-            expect_head: None,
-            require_signed: true,
-        })
-        .unwrap();
+    let signed = verify_signed_elsewhere(&path);
     assert!(
         signed.broken.is_some(),
         "--require-signed fails: no entry of the forged study is signed by any lead key"
@@ -737,14 +736,7 @@ fn the_key_entry_is_read_from_the_chain_not_from_a_setting() {
     let ana = rater_id(&store, "Ana Lindqvist");
     try_rate(&mut store, ana, 3, 5).expect("the lead writes");
     drop(store);
-    let check = Store::open(&path, clock())
-        .unwrap()
-        .verify_audit_chain_with(&ChainTrust {
-            local_key: None,
-            expect_head: None,
-            require_signed: true,
-        })
-        .unwrap();
+    let check = verify_signed_elsewhere(&path);
     assert_eq!(
         check.broken.as_ref().and_then(|b| b.entry),
         Some(last + 1),
@@ -832,18 +824,6 @@ fn a_study_written_where_its_key_is_not_available_still_works_and_says_how_far_i
         "anchored again to the end, the laptop's entry named as written without the key: {:?}",
         check.broken
     );
-}
-
-/// Verify `path` with `--require-signed`, on a machine that holds no key for it.
-fn verify_signed_elsewhere(path: &Path) -> ChainCheck {
-    Store::open(path, clock())
-        .expect("study opens")
-        .verify_audit_chain_with(&ChainTrust {
-            local_key: None,
-            expect_head: None,
-            require_signed: true,
-        })
-        .expect("verify runs")
 }
 
 #[test]

@@ -393,6 +393,28 @@ fn a_package_from_another_study_with_its_issuer_rewritten_and_resealed_is_refuse
     );
 }
 
+/// The study's replay record of its one package: the return merged last, its state, the lead's
+/// signature over them.
+type ReplayRecord = (Option<i64>, Option<String>, Option<String>);
+
+fn replay_record(c: &rusqlite::Connection) -> ReplayRecord {
+    c.query_row(
+        "SELECT merged_seq, merged_state, replay_signature FROM package",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+    .expect("the package record")
+}
+
+/// Put `record` back with sqlite3, as an insider would.
+fn set_replay_record(c: &rusqlite::Connection, record: &ReplayRecord) {
+    c.execute(
+        "UPDATE package SET merged_seq = ?1, merged_state = ?2, replay_signature = ?3",
+        rusqlite::params![record.0, record.1, record.2],
+    )
+    .expect("set back");
+}
+
 #[test]
 fn a_replay_record_set_back_outside_concord_is_refused() {
     let keys_dir = tempfile::tempdir().expect("keys dir");
@@ -404,15 +426,7 @@ fn a_replay_record_set_back_outside_concord_is_refused() {
     let first_return = dir.path().join("first-return.concord");
     std::fs::copy(&out, &first_return).expect("copy of the first return");
     merge_package(&mut store, &first_return, &strong()).expect("the first return merges");
-    let record = |c: &rusqlite::Connection| -> (Option<i64>, Option<String>, Option<String>) {
-        c.query_row(
-            "SELECT merged_seq, merged_state, replay_signature FROM package",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .expect("the package record")
-    };
-    let after_first = record(&rusqlite::Connection::open(&main).expect("opens"));
+    let after_first = replay_record(&rusqlite::Connection::open(&main).expect("opens"));
     rate_keyed(&out, 0, 4);
     rate_keyed(&out, 1, 1);
     merge_package(&mut store, &out, &strong()).expect("the newer return merges");
@@ -447,11 +461,7 @@ fn a_replay_record_set_back_outside_concord_is_refused() {
     // audit chain records the newer return as merged.
     std::fs::copy(&saved, &main).expect("restored");
     let c = rusqlite::Connection::open(&main).expect("opens");
-    c.execute(
-        "UPDATE package SET merged_seq = ?1, merged_state = ?2, replay_signature = ?3",
-        rusqlite::params![after_first.0, after_first.1, after_first.2],
-    )
-    .expect("set back");
+    set_replay_record(&c, &after_first);
     drop(c);
     let mut store = Store::open(&main, clock()).expect("opens");
     store.use_lead_keys(keys.clone()).expect("keys");
@@ -490,13 +500,7 @@ fn a_withdrawn_return_recorded_again_in_an_unanchored_entry_is_refused() {
     std::fs::copy(&out, &first_return).expect("copy of the first return");
     merge_package(&mut store, &first_return, &strong()).expect("the first return merges");
     let c = rusqlite::Connection::open(&main).expect("opens");
-    let first: (Option<i64>, Option<String>, Option<String>) = c
-        .query_row(
-            "SELECT merged_seq, merged_state, replay_signature FROM package",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .expect("the record of the first return");
+    let first = replay_record(&c);
     let entry: (String, String) = c
         .query_row(
             "SELECT actor, detail_json FROM audit_log WHERE action = 'package.return' ORDER BY id DESC LIMIT 1",
@@ -510,11 +514,7 @@ fn a_withdrawn_return_recorded_again_in_an_unanchored_entry_is_refused() {
     drop(store);
 
     let c = rusqlite::Connection::open(&main).expect("opens");
-    c.execute(
-        "UPDATE package SET merged_seq = ?1, merged_state = ?2, replay_signature = ?3",
-        rusqlite::params![first.0, first.1, first.2],
-    )
-    .expect("set back");
+    set_replay_record(&c, &first);
     let (last, state): (i64, String) = c
         .query_row(
             "SELECT id, state FROM audit_log ORDER BY id DESC LIMIT 1",

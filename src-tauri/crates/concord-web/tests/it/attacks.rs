@@ -277,25 +277,24 @@ fn one_client_guessing_at_many_names_is_slowed_down() {
 }
 
 #[test]
-fn an_unknown_name_costs_a_login_as_much_work_as_a_known_one() {
-    // A cost at which the stand-in derivation of an unknown name used to be a sixth of it.
+fn an_unknown_name_is_answered_as_a_known_one() {
+    // The work is the same by construction (`LoginAttempt::iterations`, checked in concord-core:
+    // `an_unknown_name_gets_the_same_key_derivation_as_a_known_one`); here the answers must not
+    // tell the names apart either. Time is not asserted: on a loaded machine it says nothing.
     let (served, tokens) = serve(1, &["Ada"], |o| o.iterations = 60_000);
     Browser::new(&served.base).accept(&tokens[0], STRONG);
-    let timed = |name: &str| {
-        let started = std::time::Instant::now();
-        let (status, _) = guess(&served, name, "wrong wrong 123");
-        assert_eq!(status, 401, "a wrong guess for {name} is refused");
-        started.elapsed()
+    let answer = |name: &str| {
+        let r = Browser::new(&served.base).post(
+            "/api/login",
+            serde_json::json!({"name": name, "passphrase": "wrong wrong 123"}),
+        );
+        (r.status().as_u16(), r.text().unwrap_or_default())
     };
-    let (mut known, mut unknown) = (std::time::Duration::MAX, std::time::Duration::MAX);
-    // Interleaved, the fastest of three each: load on the machine slows both alike.
-    for _ in 0..3 {
-        known = known.min(timed("Ada"));
-        unknown = unknown.min(timed("Nobody At All"));
-    }
-    assert!(
-        unknown * 2 > known,
-        "an unknown name must cost about the same work as a known one, or timing tells which names have a login (known {known:?}, unknown {unknown:?})"
+    let (known, unknown) = (answer("Ada"), answer("Nobody At All"));
+    assert_eq!(known.0, 401, "a wrong guess for a known name is refused");
+    assert_eq!(
+        known, unknown,
+        "a wrong guess for an unknown name gets the very answer a known name gets"
     );
 }
 

@@ -85,7 +85,8 @@ pub const VOLATILE_COLUMNS: &[(&str, &[&str])] = &[
 ];
 
 /// `study_meta` keys outside the seal: the chain's own head (written as each entry is sealed),
-/// the entry a lead key was made at (read from the chain itself), a rater package's seal (which
+/// the entry a lead key was made at (a setting earlier versions wrote; the entry is read from the
+/// chain itself), a rater package's seal (which
 /// carries its own MAC, renewed after the chain's seal) and who is at the window now.
 pub const UNSEALED_META: &[&str] = &["audit.head", "lead.key_entry", "rater_session"];
 pub const UNSEALED_META_PREFIX: &str = "seal.";
@@ -1087,7 +1088,6 @@ impl StudyTx<'_> {
             ));
         }
         let mut appended: Option<(i64, i64)> = None;
-        let mut key_entry = None;
         for (actor, action, detail) in entries {
             let (id, hash) = insert_entry(
                 &self.tx,
@@ -1098,14 +1098,8 @@ impl StudyTx<'_> {
                 &detail.to_string(),
                 &state,
             )?;
-            if action == "lead_key.created" {
-                key_entry = Some(id);
-            }
             appended = Some((appended.map_or(id, |(first, _)| first), id));
             prev = hash;
-        }
-        if let (Some(entry), true) = (key_entry, self.new_lead) {
-            self.note_lead_key_entry(entry)?;
         }
         // The lead's key, where it is held, signs the new head (and with it every entry before).
         if let (Some(key), Some((first, last))) = (&self.lead, appended) {

@@ -1,7 +1,7 @@
-//! The lead's signing key: one Ed25519 key per study, made the first time a lead's study is
-//! written by a Concord that has a key store (see [`KeyStore`]), named by the study's random id
-//! (`study.id` in `study_meta`). Its public half is kept in the study (`lead.public_key`, with
-//! the audit entry at which it was made, `lead.key_entry`) and printed in every export's
+//! The lead's signing key: one Ed25519 key per study, made when a lead's study is created by a
+//! Concord that has a key store (see [`KeyStore`]), named by the study's random id (`study.id`
+//! in `study_meta`). Its public half is kept in the study (`lead.public_key`; the chain's
+//! `lead_key.created` entry records where it was made) and printed in every export's
 //! provenance as a fingerprint; its private half never enters a study file or a package: it is
 //! kept in the OS keyring (service `concord`, account `lead-key:<study id>`) or, where no keyring
 //! answers, in a file readable by its owner only (mode 0600) in the user's data folder, one per
@@ -43,8 +43,6 @@ pub const LEAD_KEY_ACCOUNT_PREFIX: &str = "lead-key:";
 pub const META_STUDY_ID: &str = "study.id";
 /// `study_meta` key of the study's lead public key (hex).
 pub const META_LEAD_PUBLIC_KEY: &str = "lead.public_key";
-/// `study_meta` key of the audit entry recording the key's creation.
-pub const META_LEAD_KEY_ENTRY: &str = "lead.key_entry";
 
 /// Why a lead key could not be read or kept.
 #[derive(Debug, thiserror::Error)]
@@ -413,14 +411,6 @@ impl KeyStore {
         Ok(())
     }
 
-    /// The binding kept for `study_id`, if any (a damaged one reads as none).
-    pub fn binding(&self, study_id: &str) -> Option<KeyBinding> {
-        if !is_study_id(study_id) {
-            return None;
-        }
-        read_binding(&KeyStore::binding_file(self.folder()?, study_id))
-    }
-
     /// The binding of the key that signs the chain starting at `chain_start`, if this machine
     /// keeps one.
     pub fn binding_of_chain(&self, chain_start: &str) -> Option<KeyBinding> {
@@ -750,11 +740,6 @@ impl StudyTx<'_> {
                 "note": "from here on every write made where this key is available signs the chain's head",
             }),
         )
-    }
-
-    /// After sealing: the entry that recorded a new key is where the study is anchored from.
-    pub(super) fn note_lead_key_entry(&mut self, entry: i64) -> StoreResult<()> {
-        super::meta::put(self.conn(), META_LEAD_KEY_ENTRY, &entry.to_string())
     }
 }
 

@@ -725,8 +725,9 @@ fn the_key_entry_is_read_from_the_chain_not_from_a_setting() {
     )
     .unwrap();
     rehash_chain(&c);
+    // The setting earlier versions read, planted past the forged entry.
     c.execute(
-        "UPDATE study_meta SET value = ?1 WHERE key = 'lead.key_entry'",
+        "INSERT OR REPLACE INTO study_meta(key, value) VALUES ('lead.key_entry', ?1)",
         [(last + 1).to_string()],
     )
     .unwrap();

@@ -125,11 +125,17 @@ keys: Array<string>, group: string | null, label: { [key in string]?: string }, 
 
 export type Total = { label: { [key in string]?: string }, keys: Array<string>, };
 
+export type Scope = "reply" | "session";
+
 export type Rubric = { id: string, version: number, name: { [key in string]?: string }, description: { [key in string]?: string }, groups: Array<Group>, 
 /**
  * A declared sum of all criteria (PsyCrisis' 总分), checked against the parts on import.
  */
-total: Total | null, criteria: Array<Criterion>, };
+total: Total | null, 
+/**
+ * What one item of the rubric is: a reply (the default) or a whole conversation.
+ */
+scope: Scope, criteria: Array<Criterion>, };
 
 export type RaterProfile = { id: number, name: string, 
 /**
@@ -163,9 +169,27 @@ signed: boolean,
  */
 changed_after_signature: boolean, };
 
+export type Role = "user" | "assistant" | "system";
+
+export type ShownTurn = { turn: number, role: Role, text: string, };
+
 export type RatingItem = { item: number, total: number, completed: number, context: string, 
 /**
- * The answer's text; `None` when the study holds only ratings for it.
+ * Everything said before the reply being rated, in order (for a session item, the whole
+ * conversation): a single-turn conversation's is its user's message. Never names a source.
+ */
+history: Array<ShownTurn>, 
+/**
+ * The reply's turn number (`None` for a session item).
+ */
+turn: number | null, 
+/**
+ * Whether the item is a reply or a whole conversation.
+ */
+scope: Scope, 
+/**
+ * The answer's text; `None` when the study holds only ratings for it (and for a session
+ * item, which rates the history itself).
  */
 answer: string | null, language: string | null, rubric_name: { [key in string]?: string }, groups: Array<Group>, criteria: Array<ItemCriterion>, rationale: string | null, flagged: boolean, 
 /**

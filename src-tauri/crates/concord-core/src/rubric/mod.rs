@@ -158,7 +158,33 @@ pub struct Rubric {
     /// A declared sum of all criteria (PsyCrisis' 总分), checked against the parts on import.
     #[serde(default)]
     pub total: Option<Total>,
+    /// What one item of the rubric is: a reply (the default) or a whole conversation.
+    #[serde(default)]
+    pub scope: Scope,
     pub criteria: Vec<Criterion>,
+}
+
+/// What a rubric rates: one reply in the light of the turns before it, or a whole conversation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    #[default]
+    Reply,
+    Session,
+}
+
+impl Scope {
+    pub fn is_reply(&self) -> bool {
+        *self == Scope::Reply
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Reply => "reply",
+            Scope::Session => "session",
+        }
+    }
 }
 
 fn one() -> i64 {

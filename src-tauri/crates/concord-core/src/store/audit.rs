@@ -68,6 +68,8 @@ pub const TRACKED_TABLES: &[&str] = &[
     "web_session",
     "signing_key",
     "study_meta",
+    // The turns of a conversation imported as a transcript (schema 23 on).
+    "turn",
 ];
 
 /// The marker of the migration from which on the chain seals what gives a value its meaning.
@@ -132,7 +134,16 @@ const TRACKED_SINCE_MARKER: &[(&str, &str)] = &[
     ("web_session", MEANING_MARKER),
     ("signing_key", MEANING_MARKER),
     ("study_meta", MEANING_MARKER),
+    ("turn", TURNS_MARKER),
 ];
+
+/// The marker of the migration that brought conversations of many turns.
+const TURNS_MARKER: &str = "conversations of many turns";
+
+/// Columns a migration added to a table the chain already sealed, hashed only when set: a row
+/// from before the migration (the column NULL) hashes exactly as it did, so the upgrade changes
+/// no sealed digest. Each must be among its table's last columns, in this order.
+pub const LATE_COLUMNS: &[(&str, &[&str])] = &[("response", &["turn"])];
 
 /// More rating events than this in one transaction are sealed as one batch entry.
 pub const EVENTS_PER_ENTRY_LIMIT: usize = 64;
@@ -289,8 +300,24 @@ fn row_hash<'a>(table: &str, values: impl Iterator<Item = ValueRef<'a>>) -> [u8;
     let mut h = Sha256::new();
     h.update((table.len() as u64).to_le_bytes());
     h.update(table.as_bytes());
-    for v in values {
-        encode_value(&mut h, v);
+    let late = LATE_COLUMNS
+        .iter()
+        .find(|(t, _)| *t == table)
+        .map_or(0, |(_, cols)| cols.len());
+    if late == 0 {
+        for v in values {
+            encode_value(&mut h, v);
+        }
+    } else {
+        // A late column counts only when set (see LATE_COLUMNS).
+        let values: Vec<ValueRef<'a>> = values.collect();
+        let first_late = values.len().saturating_sub(late);
+        for (i, v) in values.into_iter().enumerate() {
+            if i >= first_late && matches!(v, ValueRef::Null) {
+                continue;
+            }
+            encode_value(&mut h, v);
+        }
     }
     h.finalize().into()
 }
@@ -920,7 +947,8 @@ pub(crate) fn seal_migration(
         return Ok(());
     };
     let after = full_state(conn)?;
-    if after == before.0 {
+    // A table the migration created empty changes nothing sealed.
+    if after.encode() == before.0.encode() {
         return Ok(());
     }
     let state = sealed.moved_by(&before.0, &after);

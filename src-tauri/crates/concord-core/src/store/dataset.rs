@@ -1,13 +1,86 @@
-//! The dataset being rated: the `source`, `conversation` and `response` tables. Sources are who
-//! wrote an answer (a person or a model), conversations hold the user's message and the rubric it
-//! is rated with, responses one source's answer to one conversation. Importers fill them through
-//! maps loaded once; everything else reads them.
+//! The dataset being rated: the `source`, `conversation`, `turn` and `response` tables. Sources
+//! are who wrote an answer (a person or a model); a conversation holds the rubric it is rated with
+//! and either the user's one message (`context`, a single-turn conversation) or its transcript
+//! (`turn` rows); a response is a rated item: one source's reply at one turn (a reply item), or the
+//! whole conversation (a session rubric's item). [`Store::history`] gives what came before an item,
+//! the same way for both kinds of conversation. Importers fill the tables through maps loaded
+//! once; everything else reads them.
 
 use super::{unique_violation, Store, StoreResult, StudyTx};
 use crate::base::text::quoted;
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+
+/// Who speaks in a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+    /// A note about the conversation (an instruction, a context line): shown, never rated.
+    System,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::System => "system",
+        }
+    }
+
+    /// The role named `s` exactly (`user`, `assistant`, `system`).
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "user" => Some(Role::User),
+            "assistant" => Some(Role::Assistant),
+            "system" => Some(Role::System),
+            _ => None,
+        }
+    }
+}
+
+/// A message of a transcript that is not itself rated (see the module's doc).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewTurn<'a> {
+    pub conversation_id: i64,
+    /// 1-based turn number.
+    pub position: i64,
+    pub role: Role,
+    pub text: &'a str,
+    pub source_id: Option<i64>,
+    /// One of several assistant replies at the last position, kept as history only.
+    pub candidate: bool,
+}
+
+/// One turn of what came before an item, as [`Store::history`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnRecord {
+    /// 1-based turn number.
+    pub position: i64,
+    pub role: Role,
+    pub text: String,
+    /// Who wrote it (assistant turns that name a source); never shown to an expert.
+    pub source_id: Option<i64>,
+    /// The item this turn is, when it is itself rated (an earlier reply of the same path).
+    pub response_id: Option<i64>,
+}
+
+/// Where an item sits in its conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemPlace {
+    pub conversation_id: i64,
+    /// The conversation's external id.
+    pub conversation: String,
+    /// The item's turn number: a reply's own position (2 for a single-turn conversation's
+    /// answer); `None` for a session item, which stands for the whole conversation.
+    pub turn: Option<i64>,
+    /// Whether the conversation is a transcript (has turns of its own).
+    pub transcript: bool,
+}
 
 /// Who wrote a response: a person (the dataset's original answer) or a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -206,6 +279,88 @@ impl Store {
             })?)
     }
 
+    /// Where item `response_id` sits: its conversation and its turn number (see [`ItemPlace`]).
+    pub fn item_place(&self, response_id: i64) -> StoreResult<ItemPlace> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT c.id, c.external_id, p.turn,
+                        EXISTS (SELECT 1 FROM turn t WHERE t.conversation_id = c.id)
+                 FROM response p JOIN conversation c ON c.id = p.conversation_id WHERE p.id = ?1",
+            )?
+            .query_row([response_id], |r| {
+                let transcript: bool = r.get(3)?;
+                let turn: Option<i64> = r.get(2)?;
+                Ok(ItemPlace {
+                    conversation_id: r.get(0)?,
+                    conversation: r.get(1)?,
+                    // A single-turn conversation's answer follows the user's message.
+                    turn: turn.or((!transcript).then_some(2)),
+                    transcript,
+                })
+            })?)
+    }
+
+    /// What came before item `response_id`, in order: for a reply, every turn before its own
+    /// (earlier replies of the same path included, candidates of the last position never); for a
+    /// session item, the whole conversation but its candidates. A single-turn conversation's
+    /// history is its user's message (turn 1).
+    pub fn history(&self, response_id: i64) -> StoreResult<Vec<TurnRecord>> {
+        let place = self.item_place(response_id)?;
+        if !place.transcript {
+            let context = self.conn().query_row(
+                "SELECT context FROM conversation WHERE id = ?1",
+                [place.conversation_id],
+                |r| r.get(0),
+            )?;
+            return Ok(vec![TurnRecord {
+                position: 1,
+                role: Role::User,
+                text: context,
+                source_id: None,
+                response_id: None,
+            }]);
+        }
+        self.transcript_before(place.conversation_id, place.turn.unwrap_or(i64::MAX))
+    }
+
+    /// The turns of transcript `conversation_id` before turn `before`, rated ones included, in
+    /// order (candidates of the last position left out).
+    pub fn transcript_before(
+        &self,
+        conversation_id: i64,
+        before: i64,
+    ) -> StoreResult<Vec<TurnRecord>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT position, role, text, source_id, NULL FROM turn
+             WHERE conversation_id = ?1 AND position < ?2 AND candidate = 0
+             UNION ALL
+             SELECT turn, 'assistant', IFNULL(text, ''), source_id, id FROM response
+             WHERE conversation_id = ?1 AND turn IS NOT NULL AND turn < ?2
+               AND NOT EXISTS (SELECT 1 FROM response o WHERE o.conversation_id = ?1
+                               AND o.turn = response.turn AND o.id <> response.id)
+             ORDER BY 1",
+        )?;
+        let rows = stmt.query_map(params![conversation_id, before], |r| {
+            let role: String = r.get(1)?;
+            Ok(TurnRecord {
+                position: r.get(0)?,
+                role: Role::parse(&role).unwrap_or(Role::System),
+                text: r.get(2)?,
+                source_id: r.get(3)?,
+                response_id: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Whether the study holds any transcript (a conversation with turns of its own).
+    pub fn has_transcripts(&self) -> StoreResult<bool> {
+        Ok(self
+            .conn()
+            .query_row("SELECT EXISTS (SELECT 1 FROM turn)", [], |r| r.get(0))?)
+    }
+
     /// Every source, by id.
     pub fn sources(&self) -> StoreResult<Vec<SourceRecord>> {
         let mut stmt = self
@@ -398,7 +553,7 @@ impl StudyTx<'_> {
     /// From here to the end of this transaction, the conversations and responses it adds are
     /// digested for the audit chain here rather than by its triggers (an import's many rows).
     pub fn add_texts_in_bulk(&mut self) -> StoreResult<()> {
-        self.digest_inserts_here(&["conversation", "response"])
+        self.digest_inserts_here(&["conversation", "response", "turn"])
     }
 
     /// Insert a source, or return the id of the source already stored under `key`.
@@ -460,6 +615,53 @@ impl StudyTx<'_> {
             })?;
         let id = self.conn().last_insert_rowid();
         self.digest_inserted("response", id)?;
+        Ok(id)
+    }
+
+    /// A rated item of a transcript: source `source_id`'s reply at turn `turn` (`Some`), or the
+    /// conversation's session item (`None`, no text).
+    pub fn add_item(
+        &mut self,
+        conversation_id: i64,
+        source_id: i64,
+        turn: Option<i64>,
+        text: Option<&str>,
+    ) -> StoreResult<i64> {
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO response(conversation_id, source_id, text, turn) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![conversation_id, source_id, text, turn])
+            .map_err(|e| {
+                unique_violation(e, || {
+                    format!(
+                        "conversation {conversation_id} already has an item from source {source_id} at turn {}",
+                        turn.map_or("(session)".to_string(), |t| t.to_string())
+                    )
+                })
+            })?;
+        let id = self.conn().last_insert_rowid();
+        self.digest_inserted("response", id)?;
+        Ok(id)
+    }
+
+    /// A message of a transcript that is not rated (see [`NewTurn`]).
+    pub fn add_turn(&mut self, t: &NewTurn<'_>) -> StoreResult<i64> {
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO turn(conversation_id, position, role, text, source_id, candidate)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                t.conversation_id,
+                t.position,
+                t.role.as_str(),
+                t.text,
+                t.source_id,
+                t.candidate as i64
+            ])?;
+        let id = self.conn().last_insert_rowid();
+        self.digest_inserted("turn", id)?;
         Ok(id)
     }
 

@@ -47,7 +47,7 @@ pub use adjudication::*;
 pub use assignment::*;
 pub use audit::{
     sealed_rows, AuditEntry, ChainBreak, ChainCheck, ChainTrust, EVENTS_PER_ENTRY_LIMIT,
-    TRACKED_TABLES, VOLATILE_COLUMNS,
+    LATE_COLUMNS, TRACKED_TABLES, VOLATILE_COLUMNS,
 };
 pub use backup::{integrity_problems, restore_copy, ChangeStamp};
 pub use cipher::{decrypt_study, encrypt_study, is_encrypted, rekey_study, Passphrase};
@@ -103,6 +103,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0020_meaning_sealed.sql"),
     include_str!("../../migrations/0021_server_trust.sql"),
     include_str!("../../migrations/0022_answering_model.sql"),
+    include_str!("../../migrations/0023_conversations.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).

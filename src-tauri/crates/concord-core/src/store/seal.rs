@@ -44,6 +44,7 @@ const ISSUED_TABLES: &[&str] = &[
     "response",
     "rubric",
     "source",
+    "turn",
 ];
 
 /// `study_meta` key of a study's own random id (the issuer named in its packages).

@@ -11,7 +11,7 @@
 
 use crate::base::error_code::ErrorCode;
 use crate::base::text::quoted;
-use crate::rubric::{Anchor, Group, LocalText, Scale};
+use crate::rubric::{Anchor, Group, LocalText, Scale, Scope};
 use crate::store::{
     NewAssignment, Occasion, Purpose, QueueCounts, RatingInput, RatingOutcome, Store, StoreError,
     StoredRubric, StudyTx,
@@ -150,7 +150,15 @@ pub struct RatingItem {
     pub total: i64,
     pub completed: i64,
     pub context: String,
-    /// The answer's text; `None` when the study holds only ratings for it.
+    /// Everything said before the reply being rated, in order (for a session item, the whole
+    /// conversation): a single-turn conversation's is its user's message. Never names a source.
+    pub history: Vec<ShownTurn>,
+    /// The reply's turn number (`None` for a session item).
+    pub turn: Option<i64>,
+    /// Whether the item is a reply or a whole conversation.
+    pub scope: Scope,
+    /// The answer's text; `None` when the study holds only ratings for it (and for a session
+    /// item, which rates the history itself).
     pub answer: Option<String>,
     pub language: Option<String>,
     pub rubric_name: LocalText,
@@ -160,6 +168,29 @@ pub struct RatingItem {
     pub flagged: bool,
     /// The reason the expert gave when flagging the item (their latest open flag).
     pub flag_reason: Option<String>,
+}
+
+/// One turn of an item's history as an expert sees it: its number, who speaks and what was said
+/// (who wrote an assistant turn is never shown; blinding).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ShownTurn {
+    pub turn: i64,
+    pub role: crate::store::Role,
+    pub text: String,
+}
+
+/// An item's history as an expert sees it (see [`ShownTurn`]).
+pub fn shown_history(store: &Store, response_id: i64) -> Result<Vec<ShownTurn>, QueueError> {
+    Ok(store
+        .history(response_id)?
+        .into_iter()
+        .map(|t| ShownTurn {
+            turn: t.position,
+            role: t.role,
+            text: t.text,
+        })
+        .collect())
 }
 
 /// The state of an item after a value was entered.
@@ -402,6 +433,9 @@ pub fn rating_item(store: &Store, rater_id: i64, item: i64) -> Result<RatingItem
         total: state.counts.total,
         completed: state.counts.completed,
         context: text.context,
+        history: shown_history(store, s.response_id)?,
+        turn: store.item_place(s.response_id)?.turn,
+        scope: rubric.scope,
         answer: text.answer,
         language: text.language,
         rubric_name: rubric.name.clone(),

@@ -11,7 +11,7 @@
 
 use concord_core::store::lead_key::{KeyStore, LocalLeadKey};
 use concord_core::store::{
-    sealed_rows, ChainCheck, ChainTrust, Store, TRACKED_TABLES, VOLATILE_COLUMNS,
+    sealed_rows, ChainCheck, ChainTrust, Store, LATE_COLUMNS, TRACKED_TABLES, VOLATILE_COLUMNS,
 };
 use concord_testsupport::lead_study::*;
 use ed25519_dalek::{Signer, SigningKey};
@@ -93,7 +93,16 @@ fn row_hash(table: &str, values: &[ValueRef<'_>]) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update((table.len() as u64).to_le_bytes());
     h.update(table.as_bytes());
-    for v in values {
+    // A column added late counts only when set.
+    let late = LATE_COLUMNS
+        .iter()
+        .find(|(t, _)| *t == table)
+        .map_or(0, |(_, cols)| cols.len());
+    let first_late = values.len().saturating_sub(late);
+    for (i, v) in values.iter().enumerate() {
+        if i >= first_late && matches!(v, ValueRef::Null) {
+            continue;
+        }
         match v {
             ValueRef::Null => h.update([0u8]),
             ValueRef::Integer(i) => {

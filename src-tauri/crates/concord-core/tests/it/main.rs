@@ -34,4 +34,5 @@ mod rating_queue;
 mod safe_writes;
 mod signature_marks;
 mod signoff_forgery;
+mod transcripts;
 mod verdicts;

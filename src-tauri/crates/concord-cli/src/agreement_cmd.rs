@@ -3,13 +3,20 @@
 //! keys; `--groups` adds the CSS/ARS rows); `--method full` prints the whole agreement report
 //! (both levels, per-expert and expert–expert comparisons, Bland–Altman, Lin's CCC, binary
 //! dimensions and totals) as the desktop panel receives it.
+//!
+//! A rubric of conversations (a session rubric, or a reply rubric over transcripts) has its
+//! MentalAlign rows at item level — each item a target, the judge against the experts' mean on
+//! it — since a transcript's replies come from one or a few sources; those rows also say their
+//! `level`, their interval's `ci_method` and, for the conversation-cluster bootstrap, the
+//! conversations it resampled (`n_clusters`). An earlier release's rows are as they were.
 
 use crate::import_cmd::ImportCmdError;
 use crate::study_cmd::open_study_to_read;
 use clap::{Args, ValueEnum};
 use concord_core::app::adjudication::agreement_report;
 use concord_core::app::agreement::{
-    provenance, render_table as render_agreement_table, table_with_reml_bands,
+    provenance, render_table as render_agreement_table, rubric_of_conversations,
+    table_with_reml_bands,
 };
 use concord_core::base::text::visible;
 use concord_core::panel::adjudication::AdjudicationError;
@@ -17,6 +24,7 @@ use concord_core::panel::adjudication::AgreementReference;
 use concord_core::panel::agreement::AgreementCell;
 use concord_core::panel::agreement::AgreementOptions;
 use concord_core::panel::agreement::AgreementReport;
+use concord_core::panel::agreement::CiMethod;
 use concord_core::panel::agreement::Comparison;
 use concord_core::panel::agreement::Level;
 use concord_core::panel::agreement::DEFAULT_SEED;
@@ -141,7 +149,8 @@ enum LevelArg {
     Both,
 }
 
-/// One row of the MentalAlign table, with exactly the contract's keys.
+/// One row of the MentalAlign table, with exactly the contract's keys (and, for a rubric of
+/// conversations, its level, interval method and conversations).
 #[derive(Debug, Serialize)]
 struct MentalAlignRow<'a> {
     judge: &'a str,
@@ -155,9 +164,18 @@ struct MentalAlignRow<'a> {
     bias: Option<f64>,
     mse: Option<f64>,
     n_pairs: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    level: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    n_targets: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ci_method: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    n_clusters: Option<usize>,
 }
 
 fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
+    let item = c.level == Level::Item;
     MentalAlignRow {
         judge: &c.rater,
         attribute: &c.attribute,
@@ -170,6 +188,14 @@ fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
         bias: c.bias,
         mse: c.mse,
         n_pairs: c.n_pairs,
+        level: item.then_some("item"),
+        n_targets: item.then_some(c.n_targets),
+        ci_method: item.then_some(match c.ci_method {
+            CiMethod::Bootstrap => "bootstrap",
+            CiMethod::F => "F",
+            CiMethod::Cluster => "cluster",
+        }),
+        n_clusters: c.n_clusters,
     }
 }
 
@@ -179,9 +205,16 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         return pairwise(args, &study, json);
     }
     let table_wanted = args.format.is_some();
+    let conversations = rubric_of_conversations(&study, &args.rubric)?;
+    let headline = if conversations {
+        Level::Item
+    } else {
+        Level::System
+    };
     let levels = match (args.method, args.level) {
         _ if table_wanted => vec![Level::System, Level::Item],
-        (MethodArg::Mentalalign, _) | (_, LevelArg::System) => vec![Level::System],
+        (MethodArg::Mentalalign, _) => vec![headline],
+        (_, LevelArg::System) => vec![Level::System],
         (_, LevelArg::Item) => vec![Level::Item],
         (_, LevelArg::Both) => vec![Level::System, Level::Item],
     };
@@ -241,7 +274,8 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
     }
     match args.method {
         MethodArg::Mentalalign => {
-            let rows: Vec<MentalAlignRow<'_>> = mentalalign_cells(&report).map(row).collect();
+            let rows: Vec<MentalAlignRow<'_>> =
+                mentalalign_cells(&report, headline).map(row).collect();
             if json {
                 Ok(format!("{}\n", serde_json::to_string_pretty(&rows)?))
             } else {
@@ -258,11 +292,16 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
     }
 }
 
-fn mentalalign_cells(report: &AgreementReport) -> impl Iterator<Item = &AgreementCell> {
+/// The judge-versus-experts cells of the MentalAlign table at `level` (system, or item for a
+/// rubric of conversations).
+fn mentalalign_cells(
+    report: &AgreementReport,
+    level: Level,
+) -> impl Iterator<Item = &AgreementCell> {
     report
         .cells
         .iter()
-        .filter(|c| c.comparison == Comparison::JudgeVsExperts && c.level == Level::System)
+        .filter(move |c| c.comparison == Comparison::JudgeVsExperts && c.level == level)
 }
 
 fn num(x: Option<f64>, signed: bool) -> String {
@@ -277,7 +316,14 @@ fn render_table(rows: &[MentalAlignRow<'_>]) -> String {
     if rows.is_empty() {
         return "No judge and expert ratings to compare in this rubric.\n".to_string();
     }
-    let mut out = format!(
+    let mut out = String::new();
+    if let Some(first) = rows.first().filter(|r| r.level.is_some()) {
+        out.push_str(match first.ci_method {
+            Some("cluster") => "Item level: each rated reply a target; 95% CI: percentile bootstrap resampling conversations whole.\n",
+            _ => "Item level: each rated item a target; 95% CI: F-based (McGraw & Wong).\n",
+        });
+    }
+    out += &format!(
         "{:<28} {:<16} {:<5} {:>8} {:>8} {:>17} {:>6} {:<9} {:>7} {:>6} {:>7}\n",
         "judge",
         "attribute",

@@ -2,7 +2,8 @@
 //! paper's table (system level, one row per judge × attribute, exactly the command-line contract's
 //! keys; `--groups` adds the CSS/ARS rows); `--method full` prints the whole agreement report
 //! (both levels, per-expert and expert–expert comparisons, Bland–Altman, Lin's CCC, binary
-//! dimensions and totals) as the desktop panel receives it.
+//! dimensions and totals) as the desktop panel receives it. `--by category` gives either one per
+//! category of the conversations, each computed on that category's responses alone.
 //!
 //! A rubric of conversations (a session rubric, or a reply rubric over transcripts) has its
 //! MentalAlign rows at item level — each item a target, the judge against the experts' mean on
@@ -18,6 +19,7 @@ use concord_core::app::agreement::{
     provenance, render_table as render_agreement_table, rubric_of_conversations,
     table_with_reml_bands,
 };
+use concord_core::app::reviewer::agreement_by;
 use concord_core::base::text::visible;
 use concord_core::panel::adjudication::AdjudicationError;
 use concord_core::panel::adjudication::AgreementReference;
@@ -32,6 +34,7 @@ use concord_core::panel::agreement_table::CiChoice;
 use concord_core::panel::agreement_table::IccChoice;
 use concord_core::panel::agreement_table::TableFormat;
 use concord_core::panel::agreement_table::TableView;
+use concord_core::panel::strata::{Facet, StratifiedReport};
 use serde::Serialize;
 use std::path::Path;
 
@@ -86,6 +89,17 @@ pub struct AgreementArgs {
     /// half a win to each side).
     #[arg(long, value_enum, default_value = "davidson")]
     ties: TiesArg,
+    /// Every figure per value of a facet of the responses, each computed on those responses
+    /// alone: `category` (the conversation's category, from the import) or `turn` (the turn
+    /// number a reply stands at; item-level intervals resample conversations whole).
+    #[arg(long, value_enum, conflicts_with_all = ["format", "pairwise"])]
+    by: Option<ByArg>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ByArg {
+    Category,
+    Turn,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,11 +245,17 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         ReferenceArg::Experts => AgreementReference::Experts,
         ReferenceArg::Consensus => AgreementReference::Consensus,
     };
+    if let Some(by) = args.by {
+        let facet = match by {
+            ByArg::Category => Facet::Category,
+            ByArg::Turn => Facet::Turn,
+        };
+        let report =
+            agreement_by(&study, &options, reference, facet).map_err(adjudication_error)?;
+        return by_facet_output(&report, args.method, headline, json);
+    }
     let options_record = options.clone();
-    let report = agreement_report(&study, options, reference).map_err(|e| match e {
-        AdjudicationError::Store(e) => ImportCmdError::Store(e),
-        other => ImportCmdError::Store(concord_core::store::StoreError::Invalid(other.to_string())),
-    })?;
+    let report = agreement_report(&study, options, reference).map_err(adjudication_error)?;
     if let Some(format) = args.format {
         let view = TableView {
             level: match (args.method, args.level) {
@@ -290,6 +310,90 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
             }
         }
     }
+}
+
+fn adjudication_error(e: AdjudicationError) -> ImportCmdError {
+    match e {
+        AdjudicationError::Store(e) => ImportCmdError::Store(e),
+        other => ImportCmdError::Store(concord_core::store::StoreError::Invalid(other.to_string())),
+    }
+}
+
+/// `--by`: per stratum the MentalAlign rows (at `level`) or the full report (JSON keys: the
+/// facet's name for its value — a number for a turn —, `n_responses`, `n_compared`, by turn
+/// `n_conversations`, then `rows` or `report`, or `not_computed`).
+fn by_facet_output(
+    report: &StratifiedReport,
+    method: MethodArg,
+    level: Level,
+    json: bool,
+) -> Result<String, ImportCmdError> {
+    let facet = report.facet.as_str();
+    if json {
+        let strata: Vec<serde_json::Value> = report
+            .strata
+            .iter()
+            .map(|s| {
+                let mut entry = serde_json::Map::new();
+                entry.insert(
+                    facet.to_string(),
+                    report.facet.value_json(s.value.as_deref()),
+                );
+                entry.insert("n_responses".into(), serde_json::json!(s.n_responses));
+                entry.insert("n_compared".into(), serde_json::json!(s.n_compared));
+                if let Some(n) = s.n_conversations {
+                    entry.insert("n_conversations".into(), serde_json::json!(n));
+                }
+                match (&s.report, method) {
+                    (Some(r), MethodArg::Mentalalign) => {
+                        let rows: Vec<MentalAlignRow<'_>> =
+                            mentalalign_cells(r, level).map(row).collect();
+                        entry.insert("rows".into(), serde_json::to_value(rows)?);
+                    }
+                    (Some(r), MethodArg::Full) => {
+                        entry.insert("report".into(), serde_json::to_value(r)?);
+                    }
+                    (None, _) => {
+                        entry.insert("not_computed".into(), serde_json::json!(s.not_computed));
+                    }
+                }
+                Ok(serde_json::Value::Object(entry))
+            })
+            .collect::<Result<_, serde_json::Error>>()?;
+        let out =
+            serde_json::json!({ "by": facet, "reference": report.reference, "strata": strata });
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&out)?));
+    }
+    let mut out = String::new();
+    for s in &report.strata {
+        let name = s
+            .value
+            .as_deref()
+            .map_or_else(|| format!("(no {facet})"), visible);
+        out.push_str(&format!(
+            "{facet} {name}: {} responses, {} with an expert value{}\n",
+            s.n_responses,
+            s.n_compared,
+            s.n_conversations
+                .map_or_else(String::new, |n| format!(", from {n} conversations"))
+        ));
+        match &s.report {
+            Some(r) => match method {
+                MethodArg::Mentalalign => {
+                    let rows: Vec<MentalAlignRow<'_>> =
+                        mentalalign_cells(r, level).map(row).collect();
+                    out.push_str(&render_table(&rows));
+                }
+                MethodArg::Full => out.push_str(&render_full(r)),
+            },
+            None => out.push_str(&format!(
+                "  not computed: {}\n",
+                visible(s.not_computed.as_deref().unwrap_or(""))
+            )),
+        }
+        out.push('\n');
+    }
+    Ok(out)
 }
 
 /// The judge-versus-experts cells of the MentalAlign table at `level` (system, or item for a

@@ -2,11 +2,13 @@
 //! its own copy: small studies on a fixed clock for the lead's workflow ([`lead_study`]),
 //! release-shaped files and a fingerprint of what an import can change ([`release_files`]), a
 //! simulated expert panel with known severities ([`simulated_panel`]), a judge server on
-//! loopback that speaks the providers' protocols and injects faults ([`judge_server`]), and the
-//! web server tests' hand-moved clock and strong passphrases ([`web`]).
+//! loopback that speaks the providers' protocols and injects faults ([`judge_server`]), a study
+//! for the reviewer's questions imported from files with categories ([`reviewer_study`]), and
+//! the web server tests' hand-moved clock and strong passphrases ([`web`]).
 
 pub mod judge_server;
 pub mod lead_study;
 pub mod release_files;
+pub mod reviewer_study;
 pub mod simulated_panel;
 pub mod web;

@@ -16,10 +16,9 @@
 use crate::base::error_code::ErrorCode;
 use crate::base::text::quoted;
 use crate::panel::agreement::AgreementData;
-use crate::panel::agreement::AgreementEngine;
 use crate::panel::agreement::AgreementOptions;
 use crate::panel::agreement::AgreementReport;
-use crate::panel::agreement::Comparison;
+use crate::panel::agreement::ReferencedData;
 use crate::store::{
     Decision, ExpertValue, PanelCriterion, PanelExpert, PanelResponse, SignatureState, Store,
     StoreError,
@@ -719,6 +718,27 @@ pub fn apply_consensus(
     changed
 }
 
+/// The ratings a report against `reference` reads (see [`ReferencedData`]): the experts' values;
+/// or after adjudication, every decided pair taking its decision.
+pub fn referenced_data(
+    store: &Store,
+    options: &AgreementOptions,
+    reference: AgreementReference,
+) -> Result<ReferencedData, AdjudicationError> {
+    let mut data = AgreementData::load_compared(store, &options.rubric)?;
+    Ok(match reference {
+        AgreementReference::Experts => ReferencedData::experts(data),
+        AgreementReference::Consensus => {
+            apply_consensus(&mut data, &decided_values(store)?);
+            ReferencedData {
+                ratings: data,
+                labelled: None,
+                name: "consensus".to_string(),
+            }
+        }
+    })
+}
+
 /// The agreement report against the chosen reference. With [`AgreementReference::Experts`] this
 /// is exactly [`crate::panel::agreement::report`]; with the consensus, cells compared with the experts
 /// name their reference `consensus`.
@@ -729,17 +749,7 @@ pub fn agreement_report(
 ) -> Result<AgreementReport, AdjudicationError> {
     match reference {
         AgreementReference::Experts => Ok(crate::panel::agreement::report(store, options)?),
-        AgreementReference::Consensus => {
-            let mut data = AgreementData::load_compared(store, &options.rubric)?;
-            apply_consensus(&mut data, &decided_values(store)?);
-            let mut report = AgreementEngine::new(data, options).report().clone();
-            for cell in &mut report.cells {
-                if cell.comparison == Comparison::JudgeVsExperts {
-                    cell.reference = "consensus".to_string();
-                }
-            }
-            Ok(report)
-        }
+        _ => Ok(referenced_data(store, &options, reference)?.report(&options)),
     }
 }
 

@@ -3,7 +3,9 @@
 //! table with its verdicts ([`agreement_table`]), discrepancies and their adjudication
 //! ([`adjudication`]), rater quality ([`rater_quality`]) and the judges' consistency, calibration
 //! and bias ([`judge_reliability`]), and pairwise preferences ([`pairwise`]: Bradley–Terry
-//! leaderboards, agreement on preferences, judges' position bias). The statistics themselves are
+//! leaderboards, agreement on preferences, judges' position bias), and the questions reviewers ask
+//! of a judge study: agreement split by a facet of the responses such as their category
+//! ([`strata`]). The statistics themselves are
 //! `concord-stats`; this folder chooses the data.
 //!
 //! Imports rows 0–4; never `outputs` or `app`.
@@ -14,3 +16,4 @@ pub mod agreement_table;
 pub mod judge_reliability;
 pub mod pairwise;
 pub mod rater_quality;
+pub mod strata;

@@ -4,11 +4,13 @@
 //! simulated expert panel with known severities ([`simulated_panel`]), a judge server on
 //! loopback that speaks the providers' protocols and injects faults ([`judge_server`]), a study
 //! for the reviewer's questions imported from files with categories ([`reviewer_study`]), and
-//! the web server tests' hand-moved clock and strong passphrases ([`web`]).
+//! the web server tests' hand-moved clock and strong passphrases ([`web`]), and a study of
+//! transcripts with replies correlated (or not) within a conversation ([`transcript_study`]).
 
 pub mod judge_server;
 pub mod lead_study;
 pub mod release_files;
 pub mod reviewer_study;
 pub mod simulated_panel;
+pub mod transcript_study;
 pub mod web;

@@ -4,6 +4,7 @@
 mod a_batch_of_saves_in_one_transaction;
 mod adjudication;
 mod agreement;
+mod agreement_by_turn;
 mod audit_chain;
 mod calibration;
 mod desktop_files;

@@ -24,3 +24,4 @@ mod serve_cli;
 mod signoff_cli;
 mod stats_cli;
 mod study_cli;
+mod upgrade_fixture;

@@ -7,6 +7,7 @@ mod agreement;
 mod agreement_by_turn;
 mod audit_chain;
 mod calibration;
+mod conversation_exports;
 mod desktop_files;
 mod encrypted_study;
 mod fuzz_readers;

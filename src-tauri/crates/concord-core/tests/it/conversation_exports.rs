@@ -185,6 +185,22 @@ fn the_workbook_expert_sheets_carry_turn_and_scope() {
         headers.iter().any(|h| h == "n_clusters"),
         "the agreement block names every key its rows have, the clusters of item rows included: {headers:?}"
     );
+    let titles: Vec<String> = (0..agreement.height())
+        .filter_map(|r| agreement.get((r, 0)).map(|d| d.to_string()))
+        .collect();
+    let at = titles
+        .iter()
+        .position(|t| t == "mentalbench — ICC by turn")
+        .expect("a reply rubric over transcripts has its figures by turn in the workbook");
+    let turns: Vec<String> = titles[at + 2..]
+        .iter()
+        .take_while(|t| !t.is_empty())
+        .cloned()
+        .collect();
+    assert!(
+        turns.contains(&"2".to_string()) && turns.contains(&"8".to_string()),
+        "one block row per turn and judge × criterion, the turn first: {turns:?}"
+    );
 }
 
 fn turn(position: i64, role: Role, text: &str) -> TurnRecord {

@@ -331,6 +331,16 @@ impl WorkbookWriter {
                 row += 1;
                 row = write_block(ws, cells, bold, row, &items)?;
             }
+            if report
+                .conversations
+                .as_ref()
+                .is_some_and(|c| !c.turns.is_empty())
+            {
+                let items = by_turn_rows(store, &rubric.id)?;
+                cells.text_fmt(ws, row, 0, &format!("{} — ICC by turn", rubric.id), bold)?;
+                row += 1;
+                row = write_block(ws, cells, bold, row, &items)?;
+            }
         }
         if !any {
             cells.text(
@@ -496,6 +506,62 @@ impl ExpertRows<'_> {
         }
         Ok(())
     }
+}
+
+/// The agreement of a rubric over transcripts per turn number, as rows: the turn, its items and
+/// conversations, then each judge-versus-experts item-level cell (its interval resamples the
+/// turn's conversations), or the reason a turn has none.
+fn by_turn_rows(
+    store: &Store,
+    rubric: &str,
+) -> Result<Vec<Vec<(String, serde_json::Value)>>, ExportError> {
+    use crate::panel::agreement::{AgreementData, Comparison, Level, ReferencedData};
+    use crate::panel::strata::{by_facet, Facet};
+    let options = AgreementOptions {
+        levels: vec![Level::Item],
+        groups: false,
+        per_expert: false,
+        ..AgreementOptions::mentalalign(rubric)
+    };
+    let data = ReferencedData::experts(AgreementData::load_compared(store, rubric)?);
+    let split = by_facet(store, &data, Facet::Turn, &options)?;
+    let mut rows = Vec::new();
+    for stratum in &split.strata {
+        let head = vec![
+            (
+                "turn".to_string(),
+                Facet::Turn.value_json(stratum.value.as_deref()),
+            ),
+            ("n_compared".to_string(), stratum.n_compared.into()),
+            (
+                "n_conversations".to_string(),
+                stratum.n_conversations.unwrap_or(0).into(),
+            ),
+        ];
+        match &stratum.report {
+            None => {
+                let mut row = head;
+                row.push((
+                    "not_computed".to_string(),
+                    stratum.not_computed.clone().unwrap_or_default().into(),
+                ));
+                rows.push(row);
+            }
+            Some(report) => {
+                let cells: Vec<_> = report
+                    .cells
+                    .iter()
+                    .filter(|c| c.comparison == Comparison::JudgeVsExperts)
+                    .collect();
+                for cell in to_rows(&cells) {
+                    let mut row = head.clone();
+                    row.extend(cell);
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    Ok(rows)
 }
 
 /// A header of every key the rows have (in the order each first appears: rows of one report

@@ -68,6 +68,7 @@ pub const LEAD_COMMANDS: &[&str] = &[
     "pairwise_agreement",
     "agreement_table",
     "agreement_consensus",
+    "agreement_by",
     "judge_verdicts",
     "judge_reliability",
     "export_agreement",

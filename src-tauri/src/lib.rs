@@ -62,6 +62,7 @@ fn commands_handler() -> Box<dyn Fn(tauri::ipc::Invoke) -> bool + Send + Sync> {
         commands::agreement::pairwise_agreement,
         commands::agreement::agreement_table,
         commands::agreement::agreement_consensus,
+        commands::agreement::agreement_by,
         commands::agreement::judge_verdicts,
         commands::agreement::judge_reliability,
         commands::agreement::export_agreement,

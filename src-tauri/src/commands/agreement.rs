@@ -1,4 +1,5 @@
-//! Commands of the researcher's agreement panel: the report and its table, the judge verdicts (from the open study's
+//! Commands of the researcher's agreement panel: the report and its table, the report by turn
+//! (or another facet), the judge verdicts (from the open study's
 //! in-memory reports, updated with each new rating), the judge reliability section, exports beside
 //! the study, the methods appendix (behind the PHI gate, into a chosen or the default folder), and
 //! the precision planner.
@@ -9,7 +10,7 @@ use concord_core::app::adjudication::consensus_agreement;
 use concord_core::app::methods::MethodsFiles;
 use concord_core::app::paths::{desktop_actor, typed_output};
 use concord_core::guard::phi::review::PhiGate;
-use concord_core::panel::adjudication::ConsensusAgreement;
+use concord_core::panel::adjudication::{AgreementReference, ConsensusAgreement};
 use concord_core::panel::agreement::verdict::VerdictOptions;
 use concord_core::panel::agreement::verdict::VerdictReport;
 use concord_core::panel::agreement::AgreementOptions;
@@ -19,6 +20,7 @@ use concord_core::panel::agreement_table::MoreTargets;
 use concord_core::panel::agreement_table::TableFormat;
 use concord_core::panel::agreement_table::TableView;
 use concord_core::panel::judge_reliability::{ReliabilityOptions, ReliabilitySection};
+use concord_core::panel::strata::{Facet, StratifiedReport};
 
 #[tauri::command]
 pub async fn agreement_report(
@@ -38,6 +40,25 @@ pub async fn agreement_consensus(
 ) -> IpcResult<ConsensusAgreement> {
     state
         .run(move |s| Ok(consensus_agreement(s, options, view)?))
+        .await
+}
+
+/// The report split by a facet of the responses, each value's report computed on its responses
+/// alone, against the panel's reference: the panel's table by turn (`Facet::Turn`) of a reply
+/// rubric over transcripts, whose item-level intervals resample conversations whole.
+#[tauri::command]
+pub async fn agreement_by(
+    state: tauri::State<'_, AppState>,
+    options: AgreementOptions,
+    facet: Facet,
+    reference: AgreementReference,
+) -> IpcResult<StratifiedReport> {
+    state
+        .run(move |s| {
+            Ok(concord_core::app::reviewer::agreement_by(
+                s, &options, reference, facet,
+            )?)
+        })
         .await
 }
 

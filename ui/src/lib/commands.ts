@@ -59,6 +59,7 @@ export const COMMANDS = [
   "pairwise_agreement",
   "agreement_table",
   "agreement_consensus",
+  "agreement_by",
   "judge_verdicts",
   "judge_reliability",
   "export_agreement",

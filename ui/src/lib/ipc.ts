@@ -50,6 +50,9 @@ import type {
   RunStatus,
   AdjudicationReview,
   ConsensusAgreement,
+  AgreementReference,
+  Facet,
+  StratifiedReport,
   CalibrationItem,
   CalibrationStatus,
   DecisionView,
@@ -258,6 +261,9 @@ export const ipc = {
   pairwiseAgreement: () => call<PairwiseReport | null>("pairwise_agreement"),
   agreementConsensus: (options: AgreementOptions, view: TableView) =>
     call<ConsensusAgreement>("agreement_consensus", { options, view }),
+  /** The report of each value of a facet (a turn number) on its responses alone. */
+  agreementBy: (options: AgreementOptions, facet: Facet, reference: AgreementReference) =>
+    call<StratifiedReport>("agreement_by", { options, facet, reference }),
   judgeVerdicts: (options: AgreementOptions, verdict: VerdictOptions) =>
     call<VerdictReport>("judge_verdicts", { options, verdict }),
   judgeReliability: (options: ReliabilityOptions) =>

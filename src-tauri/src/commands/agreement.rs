@@ -43,9 +43,9 @@ pub async fn agreement_consensus(
         .await
 }
 
-/// The report split by a facet of the responses, each value's report computed on its responses
-/// alone, against the panel's reference: the panel's table by turn (`Facet::Turn`) of a reply
-/// rubric over transcripts, whose item-level intervals resample conversations whole.
+/// The panel's table by a facet of the responses (by turn, `Facet::Turn`, for a reply rubric over
+/// transcripts): each value's item-level report on its responses alone, against the panel's
+/// reference, from the ratings the open study holds for the panel's `options`.
 #[tauri::command]
 pub async fn agreement_by(
     state: tauri::State<'_, AppState>,
@@ -55,7 +55,7 @@ pub async fn agreement_by(
 ) -> IpcResult<StratifiedReport> {
     state
         .run(move |s| {
-            Ok(concord_core::app::reviewer::agreement_by(
+            Ok(concord_core::app::agreement::panel_by(
                 s, &options, reference, facet,
             )?)
         })

@@ -261,7 +261,8 @@ export const ipc = {
   pairwiseAgreement: () => call<PairwiseReport | null>("pairwise_agreement"),
   agreementConsensus: (options: AgreementOptions, view: TableView) =>
     call<ConsensusAgreement>("agreement_consensus", { options, view }),
-  /** The report of each value of a facet (a turn number) on its responses alone. */
+  /** The panel's table by a facet (a turn number): each value's item-level report on its
+   * responses alone, from the ratings held for the panel's `options`. */
   agreementBy: (options: AgreementOptions, facet: Facet, reference: AgreementReference) =>
     call<StratifiedReport>("agreement_by", { options, facet, reference }),
   judgeVerdicts: (options: AgreementOptions, verdict: VerdictOptions) =>

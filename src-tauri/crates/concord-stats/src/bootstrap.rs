@@ -16,12 +16,16 @@
 //! the order each first appears among the pairs), every pair of a drawn cluster enters the
 //! replicate as often as the cluster was drawn, and only undefined replicates are dropped
 //! (ICC(C,1) of two raters lies in [−1, 1], and a judge near zero keeps its negative replicates).
+//! [`cluster_icc_c1_cis`] bootstraps several sets of pairs over the same clusters from the same
+//! resamples (common random numbers): each draw of a cluster adds that cluster's moments of every
+//! set at once, so many figures over one set of conversations cost little more than one, and each
+//! set's interval is exactly what [`cluster_icc_c1_ci`] gives it with the same generator.
 
 use rand::Rng;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::icc::{icc_c1_a1_of_clusters, icc_c1_a1_resampled, pair_centre, PairMoments};
+use crate::icc::{icc_c1_a1_of_totals, icc_c1_a1_resampled, pair_centre, PairMoments};
 
 /// How to run a percentile bootstrap.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -315,13 +319,131 @@ pub fn cluster_icc_c1_ci<R: Rng + ?Sized>(
     options: &BootstrapOptions,
     rng: &mut R,
 ) -> Result<BootstrapInterval, BootstrapError> {
-    let centre = pair_centre(pairs);
-    let clusters = cluster_moments(pairs, cluster_of);
-    percentile_ci(clusters.len(), options, rng, |idx| {
-        icc_c1_a1_of_clusters(&clusters, centre, idx)
-            .ok()
-            .and_then(|e| e.c1)
-    })
+    let set = ClusteredPairs {
+        centre: pair_centre(pairs),
+        moments: cluster_moments(pairs, cluster_of),
+    };
+    let k = set.moments.len();
+    let mut out = cluster_icc_c1_cis(std::slice::from_ref(&set), k, options, rng)?;
+    Ok(out.remove(0))
+}
+
+/// One set of pairs of [`cluster_icc_c1_cis`]: the [`PairMoments`] of its pairs in each of the
+/// shared clusters (in the shared order; a cluster where it has no pair holds zeros), about its
+/// `centre`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusteredPairs {
+    pub moments: Vec<PairMoments>,
+    pub centre: (f64, f64),
+}
+
+impl ClusteredPairs {
+    /// The moments of `pairs` whose clusters are `position[i]` among `clusters` shared clusters.
+    pub fn new(pairs: &[(f64, f64)], position: &[usize], clusters: usize) -> ClusteredPairs {
+        let centre = pair_centre(pairs);
+        let mut moments = vec![PairMoments::default(); clusters];
+        for (&pair, &at) in pairs.iter().zip(position) {
+            if let Some(m) = moments.get_mut(at) {
+                m.add(pair, centre);
+            }
+        }
+        ClusteredPairs { moments, centre }
+    }
+}
+
+/// Percentile bootstrap intervals of ICC(C,1) of several `sets` of pairs over the same `clusters`
+/// clusters, from the same resamples: each of `options.resamples` resamples draws `clusters`
+/// indices with replacement (`rng.gen_range(0..clusters)` in order, as [`percentile_ci`] draws),
+/// and each set's replicate is ICC(C,1) of its pairs in the clusters drawn; each set keeps or
+/// drops its own replicates and takes its own percentiles. One interval per set, in order.
+pub fn cluster_icc_c1_cis<R: Rng + ?Sized>(
+    sets: &[ClusteredPairs],
+    clusters: usize,
+    options: &BootstrapOptions,
+    rng: &mut R,
+) -> Result<Vec<BootstrapInterval>, BootstrapError> {
+    if clusters == 0 {
+        return Err(BootstrapError::NoTargets);
+    }
+    if !(options.level > 0.0 && options.level < 1.0) {
+        return Err(BootstrapError::Level(options.level));
+    }
+    if let Some((lo, hi)) = options.keep_range {
+        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+            return Err(BootstrapError::Range(lo, hi));
+        }
+    }
+    // Row c holds cluster c's five moments of every set, so a draw adds one contiguous row.
+    let width = sets.len() * 5;
+    let mut rows = vec![0.0f64; clusters * width];
+    for (j, set) in sets.iter().enumerate() {
+        for (c, m) in set.moments.iter().enumerate().take(clusters) {
+            rows[c * width + j * 5..c * width + j * 5 + 5]
+                .copy_from_slice(&[m.n, m.s, m.d, m.ss, m.dd]);
+        }
+    }
+    let mut replicates: Vec<Vec<f64>> = sets
+        .iter()
+        .map(|_| Vec::with_capacity(options.resamples))
+        .collect();
+    let mut dropped = vec![(0usize, 0usize); sets.len()];
+    let mut poisoned = vec![false; sets.len()];
+    let mut totals = vec![0.0f64; width];
+    for _ in 0..options.resamples {
+        totals.fill(0.0);
+        for _ in 0..clusters {
+            let c = rng.gen_range(0..clusters);
+            for (t, x) in totals.iter_mut().zip(&rows[c * width..(c + 1) * width]) {
+                *t += x;
+            }
+        }
+        for (j, set) in sets.iter().enumerate() {
+            let t = &totals[j * 5..j * 5 + 5];
+            let total = PairMoments {
+                n: t[0],
+                s: t[1],
+                d: t[2],
+                ss: t[3],
+                dd: t[4],
+            };
+            match icc_c1_a1_of_totals(&total, set.centre)
+                .c1
+                .filter(|x| x.is_finite())
+            {
+                None => {
+                    dropped[j].0 += 1;
+                    if !options.drop_undefined {
+                        poisoned[j] = true;
+                    }
+                }
+                Some(x) => match options.keep_range {
+                    Some((lo, hi)) if x < lo || x > hi => dropped[j].1 += 1,
+                    _ => replicates[j].push(x),
+                },
+            }
+        }
+    }
+    let tail = (1.0 - options.level) / 2.0;
+    Ok(replicates
+        .into_iter()
+        .enumerate()
+        .map(|(j, mut r)| {
+            r.sort_by(f64::total_cmp);
+            let (lower, upper) = if poisoned[j] {
+                (None, None)
+            } else {
+                (quantile_sorted(&r, tail), quantile_sorted(&r, 1.0 - tail))
+            };
+            BootstrapInterval {
+                lower,
+                upper,
+                resamples: options.resamples,
+                kept: r.len(),
+                dropped_undefined: dropped[j].0,
+                dropped_out_of_range: dropped[j].1,
+            }
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -418,6 +540,31 @@ mod tests {
             close(clustered.lower, plain.lower) && close(clustered.upper, plain.upper),
             "clusters of one pair each draw the same indices as the pairs' bootstrap: \
              {clustered:?} vs {plain:?}"
+        );
+    }
+
+    #[test]
+    fn sets_over_the_same_clusters_get_each_its_own_interval_from_shared_draws() {
+        let pairs: Vec<(f64, f64)> = (0..40)
+            .map(|i| (((i * 7) % 5) as f64, ((i * 3) % 5) as f64 + 0.5))
+            .collect();
+        let other: Vec<(f64, f64)> = pairs.iter().map(|&(a, b)| (a, 0.5 * (a + b))).collect();
+        let labels: Vec<u64> = (0..40).map(|i| i / 4).collect();
+        let options = cluster_options(200);
+        let alone = |p: &[(f64, f64)]| {
+            cluster_icc_c1_ci(p, &labels, &options, &mut ChaCha8Rng::seed_from_u64(4)).unwrap()
+        };
+        let position: Vec<usize> = labels.iter().map(|&l| l as usize).collect();
+        let sets = [
+            ClusteredPairs::new(&pairs, &position, 10),
+            ClusteredPairs::new(&other, &position, 10),
+        ];
+        let together =
+            cluster_icc_c1_cis(&sets, 10, &options, &mut ChaCha8Rng::seed_from_u64(4)).unwrap();
+        assert_eq!(
+            together,
+            vec![alone(&pairs), alone(&other)],
+            "each set's interval from the shared draws is the one it gets alone, every digit"
         );
     }
 

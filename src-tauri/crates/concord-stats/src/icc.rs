@@ -667,18 +667,23 @@ pub fn icc_c1_a1_of_clusters(
         total.ss += c.ss;
         total.dd += c.dd;
     }
+    Ok(icc_c1_a1_of_totals(&total, centre))
+}
+
+/// ICC(C,1) and ICC(A,1) of pairs whose [`PairMoments`] about `centre`, summed, are `total`.
+pub fn icc_c1_a1_of_totals(total: &PairMoments, centre: (f64, f64)) -> IccPairEstimates {
     let n = total.n.round() as usize;
     let nf = total.n;
     // The sums of s and d themselves (ICC(A,1) needs the mean difference, not its offset).
     let (sum_s, sum_d) = (total.s + nf * centre.0, total.d + nf * centre.1);
-    Ok(pair_estimates(n, sum_s, sum_d, |ms, md| {
+    pair_estimates(n, sum_s, sum_d, |ms, md| {
         // Σ(x − m)² = Σ(x − c)² − n·(m − c)² about the shared centre c; never below zero.
         let (es, ed) = (ms - centre.0, md - centre.1);
         (
             (total.ss - nf * es * es).max(0.0),
             (total.dd - nf * ed * ed).max(0.0),
         )
-    }))
+    })
 }
 
 #[cfg(test)]

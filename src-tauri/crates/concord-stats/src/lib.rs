@@ -14,7 +14,9 @@
 //!   PABAK, diagnostic accuracy with Wilson intervals.
 //! - [`dawid_skene`]: the latent consensus label by Dawid–Skene EM (as crowd-kit's `DawidSkene`),
 //!   gold items held at their labels, each rater's confusion matrix; φ of two judges' errors.
-//! - [`bootstrap`]: percentile bootstrap with a caller-supplied generator; the MentalAlign interval.
+//! - [`bootstrap`]: percentile bootstrap with a caller-supplied generator; the MentalAlign interval;
+//!   the cluster bootstrap of ICC(C,1) that resamples whole conversations
+//!   ([`bootstrap::cluster_icc_c1_ci`], summed from each cluster's [`icc::PairMoments`]).
 //! - [`interpret`]: Koo & Li and Landis & Koch labels, interval-decided labels, precision status.
 //! - [`alttest`]: the Alternative Annotator Test (Calderon, Reichart & Dror 2025): can a judge
 //!   replace the human annotators?

@@ -43,6 +43,8 @@ pub struct TranscriptDesign {
     pub expert_sd: f64,
     /// Also a session rubric (`session-quality`) with one item per conversation.
     pub session: bool,
+    /// Keep every value written in [`TranscriptValues::values`] (a benchmark's millions need not).
+    pub keep_values: bool,
     pub seed: u64,
 }
 
@@ -63,6 +65,7 @@ impl TranscriptDesign {
             judge_item_sd: 0.2,
             expert_sd: 0.3,
             session: false,
+            keep_values: true,
             seed,
         }
     }
@@ -302,8 +305,10 @@ pub fn write_transcripts(store: &mut Store, design: &TranscriptDesign) -> Transc
                         let offset = (k % 3) as f64 * 0.2 - 0.2;
                         let truth = item_true + offset;
                         let mut put = |name: &str, rater_id: i64, value: i64| {
-                            out.values
-                                .insert((name.to_string(), response_id, key.clone()), value);
+                            if design.keep_values {
+                                out.values
+                                    .insert((name.to_string(), response_id, key.clone()), value);
+                            }
                             ratings.push(ImportedRating {
                                 rater_id,
                                 response_id,

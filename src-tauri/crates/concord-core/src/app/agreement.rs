@@ -34,6 +34,37 @@ pub fn rubric_of_conversations(study: &OpenStudy, rubric: &str) -> StoreResult<b
     )
 }
 
+/// The agreement panel's table by `facet` (its table by turn): each value's report on its
+/// responses alone, item level, judges against `reference`. Against the experts it reads the
+/// ratings the open study already holds for the panel's `options` (so the table costs no second
+/// load of the study); against the consensus it reads them afresh with the decisions applied.
+pub fn panel_by(
+    study: &mut OpenStudy,
+    options: &AgreementOptions,
+    reference: crate::panel::adjudication::AgreementReference,
+    facet: crate::panel::strata::Facet,
+) -> Result<crate::panel::strata::StratifiedReport, crate::panel::adjudication::AdjudicationError> {
+    use crate::panel::adjudication::{referenced_data, AgreementReference};
+    use crate::panel::agreement::{Level, ReferencedData};
+    let shown = AgreementOptions {
+        levels: vec![Level::Item],
+        per_expert: false,
+        ..options.clone()
+    };
+    let data = match reference {
+        AgreementReference::Experts => {
+            ReferencedData::experts(study.agreement_data(options)?.clone())
+        }
+        other => referenced_data(study.store(), options, other)?,
+    };
+    Ok(crate::panel::strata::by_facet(
+        study.store(),
+        &data,
+        facet,
+        &shown,
+    )?)
+}
+
 /// Write the table in `format` beside the study file; returns the path written.
 pub fn export_agreement(
     study: &mut OpenStudy,

@@ -6,10 +6,14 @@
 //! conversation share its history (and candidates at its last turn share everything but the
 //! reply). Their headline interval is therefore a conversation-cluster percentile bootstrap of
 //! ICC(C,1) — conversations resampled whole with replacement, [`AgreementOptions::resamples`]
-//! resamples on the cell's own ChaCha8 stream from [`AgreementOptions::seed`], only undefined
-//! replicates dropped — in place of the F-based interval, which assumes independence; a cell's
-//! `n_clusters` says how many conversations it resampled. Single-turn answers and session items
-//! (one per conversation) keep the F-based interval, so an earlier release's report is unchanged.
+//! resamples, only undefined replicates dropped — in place of the F-based interval, which assumes
+//! independence; a cell's `n_clusters` says how many conversations it resampled. The resamples
+//! are drawn from [`AgreementOptions::seed`] on a ChaCha8 stream derived from the conversations
+//! resampled (their ids in order), and every cell over the same conversations shares them
+//! ([`draw_cluster_intervals`], common random numbers): a report's dozens of item cells cost
+//! little more than one, and a cell's interval still depends on its own data and conversations
+//! alone, never on which other cells were computed. Single-turn answers and session items (one
+//! per conversation) keep the F-based interval, so an earlier release's report is unchanged.
 
 use super::data::AgreementData;
 use super::data::ItemAt;
@@ -18,7 +22,7 @@ use super::{
     Precision, Reference, Target, TargetPoint,
 };
 use concord_stats::bootstrap::{
-    cluster_icc_c1_ci, cluster_options, percentile_ci, BootstrapOptions,
+    cluster_icc_c1_cis, cluster_options, percentile_ci, BootstrapOptions, ClusteredPairs,
 };
 use concord_stats::icc::{icc_all, icc_c1_a1_resampled, IccForm};
 use concord_stats::interpret::{precision_status, PrecisionStatus};
@@ -97,14 +101,22 @@ fn stream_id(parts: &[&str]) -> u64 {
     h
 }
 
+/// An item-level cell's conversation-cluster interval still to draw: the conversations its
+/// pairs come from (in order of first appearance) and its pairs' moments in each.
+pub(crate) struct PendingInterval {
+    conversations: Vec<i64>,
+    pairs: ClusteredPairs,
+}
+
 /// One continuous cell: the target's names and the sources left out, the (reference, rater)
 /// pairs gathered, then the ICCs, the interval and its precision, Bland–Altman and Lin's CCC
-/// computed from them.
+/// computed from them. An item-level cell over replies of transcripts comes with its interval
+/// still to draw, which [`draw_cluster_intervals`] fills in.
 pub(crate) fn compute(
     data: &AgreementData,
     spec: &CellSpec,
     options: &AgreementOptions,
-) -> AgreementCell {
+) -> (AgreementCell, Option<PendingInterval>) {
     let rater = &data.raters[spec.rater];
     let names = TargetNames::of(data, spec.target);
     let reference_name = match spec.reference {
@@ -137,31 +149,22 @@ pub(crate) fn compute(
         &names.criterion,
         spec.level.as_str(),
     ]);
-    let mut n_clusters = None;
+    let mut pending = None;
     let (ci95, ci_method, bootstrap_kept) = match (spec.level, clusters) {
         (Level::System, _) => bootstrap_interval(&targets, stream, options),
         (Level::Item, Some(clusters)) => {
-            let (interval, kept, n) = cluster_interval(&targets, &clusters, stream, options);
-            n_clusters = Some(n);
-            (interval, CiMethod::Cluster, kept)
+            pending = Some(pending_interval(&targets, &clusters));
+            ([None, None], CiMethod::Cluster, 0)
         }
         (Level::Item, None) => (iccs.ci95_f_c1, CiMethod::F, 0),
     };
-    let ci_width = match ci95 {
-        [Some(lo), Some(hi)] => finite(hi - lo),
-        _ => None,
-    };
-    let status = ci_width.and_then(precision_status).map(|s| match s {
-        PrecisionStatus::Good => Precision::Good,
-        PrecisionStatus::Moderate => Precision::Moderate,
-        PrecisionStatus::Poor => Precision::Poor,
-    });
+    let n_clusters = pending.as_ref().map(|p| p.conversations.len());
 
     let (reference_side, rater_side): (Vec<f64>, Vec<f64>) = targets.iter().copied().unzip();
     let bland_altman = limits_of_agreement(&rater_side, &reference_side);
     let lin_ccc = lin_ccc(&rater_side, &reference_side);
 
-    AgreementCell {
+    let mut cell = AgreementCell {
         comparison: spec.comparison,
         rater: rater_name,
         reference: reference_name,
@@ -177,8 +180,8 @@ pub(crate) fn compute(
         icc_a1: iccs.icc_a1,
         ci95,
         ci_method,
-        ci_width,
-        status,
+        ci_width: None,
+        status: None,
         bootstrap_kept,
         ci95_f_c1: iccs.ci95_f_c1,
         ci95_f_a1: iccs.ci95_f_a1,
@@ -189,7 +192,116 @@ pub(crate) fn compute(
         icc_forms: iccs.forms,
         points,
         n_clusters,
+    };
+    set_interval(&mut cell, ci95, bootstrap_kept);
+    (cell, pending)
+}
+
+/// A cell's headline interval, the replicates it kept, and the width and precision status that
+/// follow from it.
+fn set_interval(cell: &mut AgreementCell, ci95: [Option<f64>; 2], kept: usize) {
+    cell.ci95 = ci95;
+    cell.bootstrap_kept = kept;
+    cell.ci_width = match ci95 {
+        [Some(lo), Some(hi)] => finite(hi - lo),
+        _ => None,
+    };
+    cell.status = cell.ci_width.and_then(precision_status).map(|s| match s {
+        PrecisionStatus::Good => Precision::Good,
+        PrecisionStatus::Moderate => Precision::Moderate,
+        PrecisionStatus::Poor => Precision::Poor,
+    });
+}
+
+/// The interval an item cell's pairs (with their conversations) still need.
+fn pending_interval(targets: &[(f64, f64)], clusters: &[u64]) -> PendingInterval {
+    let mut at: foldhash::HashMap<u64, usize> = Default::default();
+    let mut conversations = Vec::new();
+    let position: Vec<usize> = clusters
+        .iter()
+        .map(|&c| {
+            *at.entry(c).or_insert_with(|| {
+                conversations.push(c as i64);
+                conversations.len() - 1
+            })
+        })
+        .collect();
+    let pairs = ClusteredPairs::new(targets, &position, conversations.len());
+    PendingInterval {
+        conversations,
+        pairs,
     }
+}
+
+/// Draw the conversation-cluster intervals of `pending` cells (each with its position in
+/// `cells`): cells over the same conversations share one set of resamples, drawn from the seed on
+/// a stream derived from those conversations, split over up to `threads` threads (each draws
+/// the same resamples for its share of the cells, so the split changes nothing). No interval
+/// below two conversations or without resamples.
+pub(crate) fn draw_cluster_intervals(
+    cells: &mut [AgreementCell],
+    pending: Vec<(usize, PendingInterval)>,
+    options: &AgreementOptions,
+    threads: usize,
+) {
+    let mut groups: Vec<(Vec<i64>, Vec<(usize, ClusteredPairs)>)> = Vec::new();
+    let mut group_of: std::collections::HashMap<Vec<i64>, usize> = Default::default();
+    for (at, p) in pending {
+        let g = *group_of.entry(p.conversations.clone()).or_insert_with(|| {
+            groups.push((p.conversations, Vec::new()));
+            groups.len() - 1
+        });
+        groups[g].1.push((at, p.pairs));
+    }
+    let bootstrap = cluster_options(options.resamples);
+    for (conversations, members) in groups {
+        let k = conversations.len();
+        if k < 2 || options.resamples == 0 {
+            for (at, _) in &members {
+                set_interval(&mut cells[*at], [None, None], 0);
+            }
+            continue;
+        }
+        let stream = conversation_stream(&conversations);
+        let draw = |part: &[(usize, ClusteredPairs)]| {
+            let sets: Vec<ClusteredPairs> = part.iter().map(|(_, p)| p.clone()).collect();
+            let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+            rng.set_stream(stream);
+            cluster_icc_c1_cis(&sets, k, &bootstrap, &mut rng).unwrap_or_default()
+        };
+        let share = members.len().div_ceil(threads.clamp(1, members.len()));
+        let intervals: Vec<_> = if share >= members.len() {
+            draw(&members)
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = members
+                    .chunks(share)
+                    .map(|part| scope.spawn(move || draw(part)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            })
+        };
+        for ((at, _), b) in members.iter().zip(intervals) {
+            set_interval(&mut cells[*at], [b.lower, b.upper], b.kept);
+        }
+    }
+}
+
+/// The bootstrap stream of the resamples of `conversations` (FNV-1a over their ids in order).
+fn conversation_stream(conversations: &[i64]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in b"conversations"
+        .iter()
+        .copied()
+        .chain(conversations.iter().flat_map(|c| c.to_le_bytes()))
+    {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 /// The names a cell is reported under: its criterion (or group) key and label, the group it
@@ -395,35 +507,6 @@ fn bootstrap_interval(
     }) {
         Ok(b) => ([b.lower, b.upper], CiMethod::Bootstrap, b.kept),
         Err(_) => ([None, None], CiMethod::Bootstrap, 0),
-    }
-}
-
-/// An item-level cell's conversation-cluster percentile bootstrap interval of ICC(C,1), drawn
-/// from the seed on the cell's own `stream` (none below two conversations or without
-/// resamples), with the replicates kept and the conversations resampled.
-fn cluster_interval(
-    targets: &[(f64, f64)],
-    clusters: &[u64],
-    stream: u64,
-    options: &AgreementOptions,
-) -> ([Option<f64>; 2], usize, usize) {
-    let mut distinct = clusters.to_vec();
-    distinct.sort_unstable();
-    distinct.dedup();
-    let n = distinct.len();
-    if n < 2 || options.resamples == 0 {
-        return ([None, None], 0, n);
-    }
-    let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
-    rng.set_stream(stream);
-    match cluster_icc_c1_ci(
-        targets,
-        clusters,
-        &cluster_options(options.resamples),
-        &mut rng,
-    ) {
-        Ok(b) => ([b.lower, b.upper], b.kept, n),
-        Err(_) => ([None, None], 0, n),
     }
 }
 

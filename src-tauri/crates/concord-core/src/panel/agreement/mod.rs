@@ -471,7 +471,8 @@ impl AgreementEngine {
 }
 
 /// Compute the cells `which` (indices into `specs`), in that order, spreading them over the
-/// available cores: cells are independent, and each draws its own bootstrap stream, so the result
+/// available cores: cells are independent, and each draws its own bootstrap stream (item cells
+/// over transcripts one per set of conversations, shared by the cells over it), so the result
 /// does not depend on how they are split.
 fn compute_cells(
     data: &AgreementData,
@@ -479,41 +480,56 @@ fn compute_cells(
     which: &[usize],
     options: &AgreementOptions,
 ) -> Vec<AgreementCell> {
-    let threads = std::thread::available_parallelism()
+    let cores = std::thread::available_parallelism()
         .map(|n| n.get())
-        .unwrap_or(1)
-        .min(which.len().max(1));
-    if threads <= 1 {
-        return which
+        .unwrap_or(1);
+    let threads = cores.min(which.len().max(1));
+    let computed: Vec<(AgreementCell, Option<continuous::PendingInterval>)> = if threads <= 1 {
+        which
             .iter()
             .map(|&i| continuous::compute(data, &specs[i], options))
-            .collect();
-    }
-    // Interleave so expensive item-level cells spread evenly over the threads.
-    let parts: Vec<Vec<(usize, AgreementCell)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    which
-                        .iter()
-                        .enumerate()
-                        .skip(t)
-                        .step_by(threads)
-                        .map(|(pos, &i)| (pos, continuous::compute(data, &specs[i], options)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
-    });
-    let mut slots: Vec<Option<AgreementCell>> = vec![None; which.len()];
-    for (pos, cell) in parts.into_iter().flatten() {
-        slots[pos] = Some(cell);
+    } else {
+        // Interleave so expensive item-level cells spread evenly over the threads.
+        let parts: Vec<Vec<(usize, (AgreementCell, Option<continuous::PendingInterval>))>> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|t| {
+                        scope.spawn(move || {
+                            which
+                                .iter()
+                                .enumerate()
+                                .skip(t)
+                                .step_by(threads)
+                                .map(|(pos, &i)| {
+                                    (pos, continuous::compute(data, &specs[i], options))
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            });
+        let mut slots: Vec<Option<(AgreementCell, Option<continuous::PendingInterval>)>> =
+            (0..which.len()).map(|_| None).collect();
+        for (pos, computed) in parts.into_iter().flatten() {
+            slots[pos] = Some(computed);
+        }
+        slots.into_iter().flatten().collect()
+    };
+    let mut cells = Vec::with_capacity(computed.len());
+    let mut pending = Vec::new();
+    for (at, (cell, interval)) in computed.into_iter().enumerate() {
+        cells.push(cell);
+        if let Some(p) = interval {
+            pending.push((at, p));
+        }
     }
-    slots.into_iter().flatten().collect()
+    continuous::draw_cluster_intervals(&mut cells, pending, options, cores);
+    cells
 }
 
 /// The ratings a report reads when judges are compared with a reference other than the

@@ -233,6 +233,9 @@ fn pending_interval(targets: &[(f64, f64)], clusters: &[u64]) -> PendingInterval
     }
 }
 
+/// The cells (by position, with their pairs' moments) that resample one set of conversations.
+type ConversationGroup = (Vec<i64>, Vec<(usize, ClusteredPairs)>);
+
 /// Draw the conversation-cluster intervals of `pending` cells (each with its position in
 /// `cells`): cells over the same conversations share one set of resamples, drawn from the seed on
 /// a stream derived from those conversations, split over up to `threads` threads (each draws
@@ -244,7 +247,7 @@ pub(crate) fn draw_cluster_intervals(
     options: &AgreementOptions,
     threads: usize,
 ) {
-    let mut groups: Vec<(Vec<i64>, Vec<(usize, ClusteredPairs)>)> = Vec::new();
+    let mut groups: Vec<ConversationGroup> = Vec::new();
     let mut group_of: std::collections::HashMap<Vec<i64>, usize> = Default::default();
     for (at, p) in pending {
         let g = *group_of.entry(p.conversations.clone()).or_insert_with(|| {

@@ -470,6 +470,9 @@ impl AgreementEngine {
     }
 }
 
+/// A cell as computed, with its conversation-cluster interval still to draw when it has one.
+type Computed = (AgreementCell, Option<continuous::PendingInterval>);
+
 /// Compute the cells `which` (indices into `specs`), in that order, spreading them over the
 /// available cores: cells are independent, and each draws its own bootstrap stream (item cells
 /// over transcripts one per set of conversations, shared by the cells over it), so the result
@@ -484,37 +487,33 @@ fn compute_cells(
         .map(|n| n.get())
         .unwrap_or(1);
     let threads = cores.min(which.len().max(1));
-    let computed: Vec<(AgreementCell, Option<continuous::PendingInterval>)> = if threads <= 1 {
+    let computed: Vec<Computed> = if threads <= 1 {
         which
             .iter()
             .map(|&i| continuous::compute(data, &specs[i], options))
             .collect()
     } else {
         // Interleave so expensive item-level cells spread evenly over the threads.
-        let parts: Vec<Vec<(usize, (AgreementCell, Option<continuous::PendingInterval>))>> =
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..threads)
-                    .map(|t| {
-                        scope.spawn(move || {
-                            which
-                                .iter()
-                                .enumerate()
-                                .skip(t)
-                                .step_by(threads)
-                                .map(|(pos, &i)| {
-                                    (pos, continuous::compute(data, &specs[i], options))
-                                })
-                                .collect::<Vec<_>>()
-                        })
+        let parts: Vec<Vec<(usize, Computed)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    scope.spawn(move || {
+                        which
+                            .iter()
+                            .enumerate()
+                            .skip(t)
+                            .step_by(threads)
+                            .map(|(pos, &i)| (pos, continuous::compute(data, &specs[i], options)))
+                            .collect::<Vec<_>>()
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                    .collect()
-            });
-        let mut slots: Vec<Option<(AgreementCell, Option<continuous::PendingInterval>)>> =
-            (0..which.len()).map(|_| None).collect();
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        let mut slots: Vec<Option<Computed>> = (0..which.len()).map(|_| None).collect();
         for (pos, computed) in parts.into_iter().flatten() {
             slots[pos] = Some(computed);
         }

@@ -30,8 +30,10 @@ use crate::base::text::quoted;
 use crate::files::bounds::ReadLimits;
 use crate::files::csv_rows::CsvRow;
 use crate::files::csv_rows::CsvRows;
+use crate::files::json_lines::JsonLines;
 use crate::files::table::check_headers;
 use crate::files::table::display_name;
+use crate::files::table::object_cells;
 use crate::files::table::Cell;
 use crate::files::table::FileFormat;
 use crate::files::table::RawRow;
@@ -100,7 +102,7 @@ impl Default for RatingColumns {
 }
 
 /// A rubric by id: one stored in the study, else a built-in one.
-fn find_rubric(store: &Store, key: &str, at: &Location) -> Result<Rubric, ImportError> {
+pub(super) fn find_rubric(store: &Store, key: &str, at: &Location) -> Result<Rubric, ImportError> {
     if let Some(s) = store.rubrics()?.into_iter().find(|s| s.rubric.id == key) {
         return Ok(s.rubric);
     }
@@ -113,7 +115,7 @@ fn find_rubric(store: &Store, key: &str, at: &Location) -> Result<Rubric, Import
     })
 }
 
-fn required(table: &RawTable, names: &[(&str, &str)]) -> Result<Vec<usize>, Vec<Issue>> {
+pub(super) fn required(table: &RawTable, names: &[(&str, &str)]) -> Result<Vec<usize>, Vec<Issue>> {
     let mut missing = Vec::new();
     let mut out = Vec::new();
     for (role, name) in names {
@@ -142,7 +144,7 @@ fn required(table: &RawTable, names: &[(&str, &str)]) -> Result<Vec<usize>, Vec<
     }
 }
 
-fn source_spec(name: &str) -> SourceSpec {
+pub(super) fn source_spec(name: &str) -> SourceSpec {
     if let Some(entry) = source_by_key(name).or_else(|| source_by_mentalbench_column(name)) {
         return SourceSpec::from(entry);
     }
@@ -674,13 +676,24 @@ impl ItemsWrite<'_> {
 
 /// The rows of a ratings file: a CSV file streamed row by row (memory flat in its length), or
 /// a JSON Lines or XLSX file already read into a table within the read limits.
-enum RatingRows<'a> {
+pub(super) enum RatingRows<'a> {
     Stream(Box<CsvRows<'a>>),
-    Table { table: &'a RawTable, next: usize },
+    Table {
+        table: &'a RawTable,
+        next: usize,
+    },
+    /// JSON Lines streamed object by object, each read as the cells of `headers`.
+    Lines {
+        lines: Box<JsonLines<'a>>,
+        headers: &'a [String],
+        limits: ReadLimits,
+        /// Data rows read so far.
+        records: usize,
+    },
 }
 
 /// What the ratings importer needs of one row.
-trait RatingRow {
+pub(super) trait RatingRow {
     /// The row as the user sees it.
     fn number(&self) -> usize;
     /// The cell's text, trimmed; `None` when it is blank.
@@ -703,7 +716,7 @@ impl RatingRow for CsvRow<'_> {
     }
 }
 
-struct TableRow<'t>(&'t RawRow);
+pub(super) struct TableRow<'t>(pub(super) &'t RawRow);
 
 impl RatingRow for TableRow<'_> {
     fn number(&self) -> usize {
@@ -730,7 +743,7 @@ impl RatingRow for TableRow<'_> {
 impl RatingRows<'_> {
     /// Call `visit` with every row; problems of the file itself (a broken quote, bad bytes) are
     /// collected in `issues`, and reading stops once [`MAX_ISSUES`] are known.
-    fn each(
+    pub(super) fn each(
         &mut self,
         issues: &mut Vec<Issue>,
         mut visit: impl FnMut(&dyn RatingRow, &mut Vec<Issue>) -> Result<(), ImportError>,
@@ -761,13 +774,50 @@ impl RatingRows<'_> {
                     }
                 }
             }
+            RatingRows::Lines {
+                lines,
+                headers,
+                limits,
+                records,
+            } => {
+                while let Some(line) = lines.next_object() {
+                    let line = match line {
+                        Ok(line) => line,
+                        Err(issue) => {
+                            issues.push(issue);
+                            continue;
+                        }
+                    };
+                    let number = line.line;
+                    let at = |column: Option<String>| Location {
+                        column,
+                        ..Location::file_row(lines.file(), number)
+                    };
+                    match object_cells(line.object, headers, limits, &at) {
+                        Ok(cells) => {
+                            *records += 1;
+                            rows += 1;
+                            let row = RawRow {
+                                number,
+                                record: *records,
+                                cells,
+                            };
+                            visit(&TableRow(&row), issues)?;
+                        }
+                        Err(mut found) => issues.append(&mut found),
+                    }
+                    if issues.len() >= MAX_ISSUES {
+                        break;
+                    }
+                }
+            }
         }
         Ok(rows)
     }
 }
 
 /// Reading stops once this many problems are known.
-const MAX_ISSUES: usize = 200;
+pub(super) const MAX_ISSUES: usize = 200;
 
 /// Problems with the rows of an items file listed at most (the file is read to its end).
 const ITEM_ISSUES: usize = 10_000;
@@ -820,9 +870,16 @@ pub fn import_ratings(
 }
 
 /// A reader that counts the bytes read through it (the progress of a stream).
-struct Counted<R> {
+pub(super) struct Counted<R> {
     inner: R,
     read: Rc<Shared<u64>>,
+}
+
+impl<R> Counted<R> {
+    /// `inner`, counting the bytes read through it into `read`.
+    pub(super) fn new(inner: R, read: Rc<Shared<u64>>) -> Self {
+        Counted { inner, read }
+    }
 }
 
 impl<R: Read> Read for Counted<R> {
@@ -855,7 +912,7 @@ pub fn import_ratings_reporting(
 }
 
 /// A CSV file read as a stream, counting the bytes read into `read`.
-fn open_counted(
+pub(super) fn open_counted(
     path: &Path,
     name: &str,
     read: Rc<Shared<u64>>,
@@ -873,7 +930,7 @@ fn open_counted(
 
 /// Limits for a CSV file read as a stream: what is held at any time is one row, so the limits on
 /// the file's size, rows and cells (which bound a table kept whole) do not apply.
-fn stream_limits() -> ReadLimits {
+pub(super) fn stream_limits() -> ReadLimits {
     ReadLimits {
         file_bytes: u64::MAX,
         rows: u64::MAX,
@@ -883,7 +940,7 @@ fn stream_limits() -> ReadLimits {
 }
 
 /// SHA-256 of a file, read in chunks.
-fn sha256_file(path: &Path) -> Result<String, ImportError> {
+pub(super) fn sha256_file(path: &Path) -> Result<String, ImportError> {
     let name = display_name(path);
     let unreadable = |e: std::io::Error| {
         ImportError::one(

@@ -528,22 +528,22 @@ impl Store {
     }
 }
 
-/// Overwrite a conversation's context (`response_id` `None`) or a response's text: the PHI
-/// guard's redaction, the only change of a text once imported.
+/// Overwrite a conversation's context, a response's text or a turn's: the PHI guard's
+/// redaction, the only change of a text once imported.
 pub(super) fn replace_text(
     c: &rusqlite::Connection,
-    conversation_id: i64,
-    response_id: Option<i64>,
-    text: &str,
+    text: super::PhiTextId,
+    to: &str,
 ) -> StoreResult<()> {
-    match response_id {
-        None => c.execute(
-            "UPDATE conversation SET context = ?2 WHERE id = ?1",
-            params![conversation_id, text],
-        )?,
-        Some(r) => c.execute(
+    match (text.response_id, text.turn_id) {
+        (Some(r), _) => c.execute(
             "UPDATE response SET text = ?2 WHERE id = ?1",
-            params![r, text],
+            params![r, to],
+        )?,
+        (None, Some(t)) => c.execute("UPDATE turn SET text = ?2 WHERE id = ?1", params![t, to])?,
+        (None, None) => c.execute(
+            "UPDATE conversation SET context = ?2 WHERE id = ?1",
+            params![text.conversation_id, to],
         )?,
     };
     Ok(())

@@ -6,6 +6,7 @@ mod adjudication;
 mod agreement;
 mod audit_chain;
 mod calibration;
+mod conversation_import;
 mod desktop_files;
 mod encrypted_study;
 mod fuzz_readers;

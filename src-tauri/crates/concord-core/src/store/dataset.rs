@@ -200,6 +200,16 @@ pub struct ResponseLength {
     pub chars: Option<i64>,
 }
 
+/// An item of a rubric as a ratings file names it: its conversation's external id, its turn
+/// (`None`: an earlier release's single-turn answer, or a session item) and its source's key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemAddress {
+    pub response_id: i64,
+    pub conversation: String,
+    pub turn: Option<i64>,
+    pub source: String,
+}
+
 /// A response and the source that wrote it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResponseSource {
@@ -680,6 +690,24 @@ impl StudyTx<'_> {
             .conn()
             .prepare("SELECT conversation_id, source_id, id, text IS NOT NULL FROM response")?;
         let rows = stmt.query_map([], |r| Ok(((r.get(0)?, r.get(1)?), (r.get(2)?, r.get(3)?))))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every item of the conversations rated with rubric `rubric_id`, as a ratings file names it.
+    pub fn item_addresses(&self, rubric_id: i64) -> StoreResult<Vec<ItemAddress>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT p.id, c.external_id, p.turn, s.key FROM response p
+             JOIN conversation c ON c.id = p.conversation_id JOIN source s ON s.id = p.source_id
+             WHERE c.rubric_id = ?1 ORDER BY p.id",
+        )?;
+        let rows = stmt.query_map([rubric_id], |r| {
+            Ok(ItemAddress {
+                response_id: r.get(0)?,
+                conversation: r.get(1)?,
+                turn: r.get(2)?,
+                source: r.get(3)?,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

@@ -4,12 +4,14 @@
 //! contract lists names the file, the line or row and the field, and leaves the study unchanged
 //! (a digest of every table's rows before and after); the documented limits hold at their
 //! boundary and refuse one past it; the same file imported again changes nothing; and the PHI
-//! guard finds, lists and redacts an identifier in a turn that is not itself rated.
+//! guard finds, lists and redacts an identifier in a turn that is not itself rated; and long-form
+//! ratings name reply items by conversation, turn and source, session items by conversation.
 
 use concord_core::guard::phi::review;
 use concord_core::intake::conversations::{
     import_file, ConversationCounts, MAX_LINE_BYTES, MAX_TURNS, MAX_TURN_CHARS,
 };
+use concord_core::intake::long::{import_ratings, RatingColumns};
 use concord_core::intake::{FileStatus, ImportError, ImportOptions, ImportReport};
 use concord_core::rubric::{Rubric, RubricFormat};
 use concord_core::store::{PhiField, PhiStatus, Role, Store};
@@ -826,5 +828,132 @@ fn the_phi_guard_scans_lists_and_redacts_a_turn() {
     assert!(
         check.broken.is_none(),
         "a redacted turn keeps the audit chain whole: {check:?}"
+    );
+}
+
+/// The place (conversation, turn) and value of every rating of rater `name`, sorted.
+fn rated_places(store: &Store, name: &str) -> Vec<(String, Option<i64>, Option<i64>)> {
+    let rater = concord_testsupport::lead_study::rater_id(store, name);
+    let mut out: Vec<_> = store
+        .ratings_of_rater(rater)
+        .expect("ratings")
+        .into_iter()
+        .map(|r| {
+            let place = store.item_place(r.response_id).expect("place");
+            (place.conversation, place.turn, r.value)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn long_ratings(
+    s: &mut Study,
+    name: &str,
+    csv: &str,
+    rubric: &str,
+) -> Result<ImportReport, ImportError> {
+    let path = s.file(name, csv);
+    import_ratings(
+        &mut s.store,
+        &path,
+        rubric,
+        &RatingColumns::default(),
+        None,
+        &ImportOptions::default(),
+    )
+}
+
+#[test]
+fn long_ratings_name_reply_items_by_conversation_turn_and_source() {
+    let mut s = Study::new();
+    let file = s.file("chat.jsonl", chat_jsonl(&sample()));
+    s.import(&file).expect("imports");
+    let report = long_ratings(
+        &mut s,
+        "replies.csv",
+        "conversation_id,turn,source,rater,criterion,score,rationale\n\
+         c1,3,,Ana,Guidance,4,clear question\n\
+         c1,5,counsellor,Ana,Safety,5,\n\
+         c2,2,gpt4o,Ana,Empathy,3,\n\
+         c2,2,claude,Ana,Empathy,2,\n\
+         c3,2,unnamed,Ana,Safety,5,asks directly\n\
+         conv-0001,2,gpt4o,Ana,Guidance,1,\n",
+        "mentalbench",
+    )
+    .expect("the conversation form of long ratings imports");
+    assert_eq!(
+        report.files[0].ratings_inserted, 6,
+        "every row is one rating"
+    );
+    assert_eq!(
+        rated_places(&s.store, "Ana"),
+        vec![
+            ("c1".into(), Some(3), Some(4)),
+            ("c1".into(), Some(5), Some(5)),
+            ("c2".into(), Some(2), Some(2)),
+            ("c2".into(), Some(2), Some(3)),
+            ("c3".into(), Some(2), Some(5)),
+            ("conv-0001".into(), Some(2), Some(1)),
+        ],
+        "each rating lands on the reply its conversation, turn and source name (a single-turn answer being turn 2; an empty source where the turn has one reply)"
+    );
+    let before = s.digest();
+    let err = long_ratings(
+        &mut s,
+        "ambiguous.csv",
+        "conversation_id,turn,source,rater,criterion,score\nc2,2,,Ana,Guidance,4\nc1,4,,Ana,Guidance,4\n",
+        "mentalbench",
+    )
+    .expect_err("a turn of candidates named without a source is ambiguous");
+    let messages: Vec<String> = err.issues().iter().map(|i| i.to_string()).collect();
+    assert!(
+        messages[0].contains("ambiguous.csv, row 2, column “conversation_id”")
+            && messages[0].contains("name the source"),
+        "the refusal names the row and asks for the source: {messages:?}"
+    );
+    assert!(
+        messages[1].contains("row 3") && messages[1].contains("no reply item at turn 4"),
+        "a user turn is no reply item: {messages:?}"
+    );
+    assert_eq!(s.digest(), before, "the refused file changed nothing");
+}
+
+#[test]
+fn long_ratings_name_a_session_item_by_its_conversation() {
+    let mut s = Study::new().with_session_rubric();
+    let file = s.file("chat.jsonl", chat_jsonl(&sample()));
+    s.import_with(&file, "test-session").expect("imports");
+    let report = long_ratings(
+        &mut s,
+        "sessions.csv",
+        "conversation_id,rater,criterion,score\nc1,Ana,alliance,4\nc1,Ana,safety,5\nc2,Ana,alliance,3\n",
+        "test-session",
+    )
+    .expect("the session form of long ratings imports");
+    assert_eq!(
+        report.files[0].ratings_inserted, 3,
+        "every row is one rating"
+    );
+    assert_eq!(
+        rated_places(&s.store, "Ana"),
+        vec![
+            ("c1".into(), None, Some(4)),
+            ("c1".into(), None, Some(5)),
+            ("c2".into(), None, Some(3)),
+        ],
+        "the ratings are on the conversations' session items (no turn)"
+    );
+    let err = long_ratings(
+        &mut s,
+        "unknown.csv",
+        "conversation_id,rater,criterion,score\nc9,Ana,alliance,4\n",
+        "test-session",
+    )
+    .expect_err("a conversation without a session item is refused");
+    assert_eq!(
+        err.issues()[0].code,
+        "unknown_item",
+        "named as an unknown item: {err}"
     );
 }

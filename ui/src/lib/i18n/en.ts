@@ -210,6 +210,7 @@ export const en = {
   "setup.rubric.builtin": "built in",
   "setup.rubric.mentalbench": "MentalBench: seven attributes, 1–5",
   "setup.rubric.psycrisis": "PsyCrisis: five safety dimensions, 0/1",
+  "setup.rubric.session_care": "Session care: a whole conversation on six aspects, 1–5",
   "setup.rubric.file": "Custom rubric file",
   "setup.rubric.placeholder": "/full/path/to/rubric.toml",
   "setup.rubric.load": "Load rubric",

@@ -212,6 +212,7 @@ export const zh: Record<MessageKey, string> = {
   "setup.rubric.builtin": "内置",
   "setup.rubric.mentalbench": "MentalBench：七项属性，1–5 分",
   "setup.rubric.psycrisis": "PsyCrisis：五项安全维度，0/1",
+  "setup.rubric.session_care": "会话关怀：就整段对话的六个方面评分，1–5",
   "setup.rubric.file": "自定义标准文件",
   "setup.rubric.placeholder": "/完整/路径/rubric.toml",
   "setup.rubric.load": "加载标准",

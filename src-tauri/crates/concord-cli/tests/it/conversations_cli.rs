@@ -229,6 +229,32 @@ fn rubric_add_creates_a_missing_study_and_a_session_rubric_gives_session_items()
 }
 
 #[test]
+fn the_shipped_session_rubric_is_available_by_key() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let db = dir.path().join("study.concord");
+    let file = write(dir.path(), "chat.jsonl", &chat_jsonl(&sample()));
+    let out = ok(
+        &concord(
+            &db,
+            &[
+                "import",
+                "conversations",
+                &file,
+                "--rubric",
+                "session-care",
+                "--json",
+            ],
+        ),
+        "import with the built-in session rubric",
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(
+        doc["session_items"], 3,
+        "session-care is built in like mentalbench and gives one session item per conversation: {out}"
+    );
+}
+
+#[test]
 fn long_ratings_name_replies_by_conversation_turn_and_source() {
     let dir = tempfile::tempdir().expect("temporary folder");
     let db = dir.path().join("study.concord");

@@ -103,6 +103,7 @@ pub fn typescript() -> String {
         concord_core::rubric::reply::ReplyParsing,
         concord_core::intake::FileReport,
         concord_core::intake::FileStatus,
+        concord_core::intake::conversations::ConversationCounts,
         concord_core::intake::QualityReport,
         concord_core::intake::QualityItem,
         concord_core::intake::QualityKind,

@@ -441,7 +441,7 @@ export type SignatureRecord = { id: number, rater_id: number, signer: string, me
 
 export type SignatureState = "unsigned" | "signed" | "changed_after_signature";
 
-export type ImportFormat = "mentalalign" | "mentalbench" | "psycrisis" | "long_items" | "long_ratings";
+export type ImportFormat = "mentalalign" | "mentalbench" | "psycrisis" | "long_items" | "long_ratings" | "conversations";
 
 export type ImportRequest = { format: ImportFormat, 
 /**
@@ -453,7 +453,7 @@ path: string,
  */
 out_of_scale: OutOfScale, 
 /**
- * Rubric of the long-form files (default MentalBench).
+ * Rubric of the long-form and conversations files (default MentalBench).
  */
 rubric: string | null, 
 /**
@@ -499,15 +499,29 @@ export type ReplyParsing = "strict" | "lenient";
 
 export type FileReport = { file: string, sheet: string | null, 
 /**
- * `mentalalign`, `mentalbench`, `psycrisis`, `long-items`, `long-ratings`.
+ * `mentalalign`, `mentalbench`, `psycrisis`, `long-items`, `long-ratings`, `conversations`.
  */
 format: string, sha256: string, status: FileStatus, 
 /**
  * The rater whose ratings the file holds, when it holds one rater's.
  */
-rater: string | null, conversations_added: number, responses_added: number, texts_filled: number, ratings_inserted: number, ratings_updated: number, judgements: number, warnings: Array<Issue>, quality: QualityReport, };
+rater: string | null, conversations_added: number, responses_added: number, texts_filled: number, ratings_inserted: number, ratings_updated: number, judgements: number, warnings: Array<Issue>, quality: QualityReport, 
+/**
+ * What an import of conversations brought in (only for that format; `null` for the others).
+ */
+conversation_counts: ConversationCounts | null, };
 
 export type FileStatus = "imported" | "already_imported";
+
+export type ConversationCounts = { conversations: number, 
+/**
+ * Messages, each candidate counted as one.
+ */
+turns: number, reply_items: number, session_items: number, 
+/**
+ * Distinct sources named (`unnamed` counted when an assistant turn names none).
+ */
+sources: number, };
 
 export type QualityReport = { 
 /**
@@ -1697,7 +1711,7 @@ open: number,
  */
 by_kind: { [key in string]?: number }, };
 
-export type PhiField = "context" | "text";
+export type PhiField = "context" | "text" | "turn";
 
 export type PhiStatus = "open" | "kept" | "redacted";
 

@@ -272,9 +272,7 @@ pub struct FileReport {
     pub judgements: usize,
     pub warnings: Vec<Issue>,
     pub quality: QualityReport,
-    /// What an import of conversations brought in (only for that format).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "ts", ts(optional))]
+    /// What an import of conversations brought in (only for that format; `null` for the others).
     pub conversation_counts: Option<Box<conversations::ConversationCounts>>,
 }
 

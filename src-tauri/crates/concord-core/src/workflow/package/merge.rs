@@ -30,7 +30,7 @@ use super::returned::{merged_scope, PackageOrigin, PackageWork};
 use super::{PackageError, META_PACKAGE_ID, META_PACKAGE_RATER};
 use crate::base::clock::Millis;
 use crate::files::table::display_name;
-use crate::store::seal::{PackageSealRecord, SealState};
+use crate::store::seal::{differing_tables, PackageSealRecord, SealState};
 use crate::store::{
     BaseKey, CopiedRating, FlagRecord, HistoryRow, Occasion, PairBaseKey, PairContent,
     PairFlagRecord, PairHistoryRow, PairVerdictFull, PairWorkRecord, Passphrase, RatingContent,
@@ -176,8 +176,7 @@ pub fn check_seal(store: &Store, pkg: &Store, file: &str) -> Result<SealState, P
     if seal.issue_now != issue || !seal.issue_matches {
         return Err(PackageError::AlteredAfterIssue {
             file,
-            detail: "its conversations, responses or rubric differ from what was issued"
-                .to_string(),
+            detail: issue_changed(store, &seal, issue)?,
         });
     }
     if seal.seq == 0 {
@@ -214,6 +213,29 @@ pub fn check_seal(store: &Store, pkg: &Store, file: &str) -> Result<SealState, P
         }
     }
     Ok(seal)
+}
+
+/// What differs in a package whose items no longer digest to what was issued: the tables whose
+/// rows changed, named from the digests the study recorded at issue; in general terms for a
+/// package issued before those were recorded, or when only the seal's own record was changed.
+fn issue_changed(store: &Store, seal: &SealState, issue: &str) -> Result<String, PackageError> {
+    if seal.issue_now == issue {
+        return Ok("the seal's record of what was issued was changed".to_string());
+    }
+    let tables = store
+        .issued_tables(&seal.package)?
+        .map(|at_issue| differing_tables(&at_issue, &seal.issue_tables_now))
+        .unwrap_or_default();
+    Ok(match tables.as_slice() {
+        [] => {
+            "its conversations, turns, responses or rubric differ from what was issued".to_string()
+        }
+        [table] => format!("the rows of table {table} differ from what was issued"),
+        _ => format!(
+            "the rows of tables {} differ from what was issued",
+            tables.join(", ")
+        ),
+    })
 }
 
 /// The lead key's part of the check, in a study that has one: its key is here (a merge re-signs

@@ -8,9 +8,10 @@
 //! it did before transcripts existed.
 
 use concord_core::rubric::{builtin, Scope};
+use concord_core::store::lead_key::KeyStore;
 use concord_core::store::{
-    NewAssignment, NewConversation, NewSource, NewTurn, Occasion, Passphrase, RatingInput, Role,
-    SourceKind, Store, StoreError, StudyTx,
+    ChainTrust, NewAssignment, NewConversation, NewSource, NewTurn, Occasion, Passphrase,
+    RatingInput, Role, SourceKind, Store, StoreError, StudyTx,
 };
 use concord_core::workflow::assignment::{self, AssignmentOptions, Purpose};
 use concord_core::workflow::package::{self, merge_package, PackageError};
@@ -220,6 +221,7 @@ fn add_transcripts(tx: &mut StudyTx<'_>) -> Result<Items, StoreError> {
 /// A lead's study with transcripts and Ana's package beside it.
 struct Issued {
     _dir: tempfile::TempDir,
+    _keys: tempfile::TempDir,
     main: PathBuf,
     out: PathBuf,
     store: Store,
@@ -241,11 +243,23 @@ fn anas_items(items: &Items) -> [i64; 5] {
 /// greeting at turn 1;
 /// Boris the replies at turns 3 and 7 and the other candidate, and he and the judge rate the
 /// reply at turn 3 (part of the history of Ana's reply at turn 5). Ana rated her reply at turn 5
-/// before the package was issued.
+/// before the package was issued. The lead's key is held (in a folder of the test's own), so the
+/// package is issued signed and every write of the study signs its chain.
 fn issued() -> Issued {
+    issued_with(true)
+}
+
+/// [`issued`], with the lead's key held or (`lead_key` false) a study that has none.
+fn issued_with(lead_key: bool) -> Issued {
     let dir = tempfile::tempdir().expect("temp dir");
+    let keys = tempfile::tempdir().expect("key dir");
     let main = dir.path().join("main.concord");
     let mut store = file_study(&main, 2, &["Ana", "Boris"]);
+    if lead_key {
+        store
+            .use_lead_keys(KeyStore::Folder(keys.path().to_path_buf()))
+            .expect("the key store reads");
+    }
     let items = store
         .write(add_transcripts)
         .expect("the transcripts are stored");
@@ -286,8 +300,14 @@ fn issued() -> Issued {
         (5, 5),
         "the package gives Ana her five items, the history it carries besides is not counted as items"
     );
+    assert_eq!(
+        store.lead_key().is_some(),
+        lead_key,
+        "where the lead's key is held, issuing the package made it, and it signs the package"
+    );
     Issued {
         _dir: dir,
+        _keys: keys,
         main,
         out,
         store,
@@ -488,7 +508,28 @@ fn an_item_shows_the_same_history_in_the_package_as_in_the_study() {
 
 #[test]
 fn a_turn_edited_inside_a_package_is_refused_at_merge_naming_the_table() {
-    let mut t = issued();
+    // Without a lead key the items' digest refuses it; with one, the lead's signature over the
+    // items breaks first. Either way the refusal names the table.
+    for lead_key in [false, true] {
+        an_edited_turn_is_refused(lead_key);
+    }
+}
+
+/// A turn edited inside Ana's package with another program is refused at merge, naming the
+/// table, whether or not Concord saved the package after the edit; an edited reply likewise.
+fn an_edited_turn_is_refused(lead_key: bool) {
+    let mut t = issued_with(lead_key);
+    let refused_as_edited = |err: &PackageError, table: &str| {
+        let named = err.to_string().contains(&format!(
+            "the rows of table {table} differ from what was issued"
+        ));
+        named
+            && if lead_key {
+                matches!(err, PackageError::NotIssuedHere { .. })
+            } else {
+                matches!(err, PackageError::AlteredAfterIssue { .. })
+            }
+    };
     let pristine = t.main.with_file_name("pristine.concord");
     std::fs::copy(&t.out, &pristine).expect("copy");
     let resealed = t.main.with_file_name("resealed.concord");
@@ -504,9 +545,8 @@ fn a_turn_edited_inside_a_package_is_refused_at_merge_naming_the_table() {
     );
     let err = merge_package(&mut t.store, &t.out, &pass()).expect_err("an edited turn");
     assert!(
-        matches!(err, PackageError::AlteredAfterIssue { .. })
-            && err.to_string().contains("table turn differ"),
-        "a turn edited after issue is refused as altered, naming the table: {err}"
+        refused_as_edited(&err, "turn"),
+        "a turn edited after issue is refused, naming the table (lead key: {lead_key}): {err}"
     );
 
     // Edited, then saved in Concord (which renews the seal over the state, never the items).
@@ -521,9 +561,8 @@ fn a_turn_edited_inside_a_package_is_refused_at_merge_naming_the_table() {
         .expect("a save in Concord");
     let err = merge_package(&mut t.store, &resealed, &pass()).expect_err("edited and re-sealed");
     assert!(
-        matches!(err, PackageError::AlteredAfterIssue { .. })
-            && err.to_string().contains("table turn differ"),
-        "re-sealing in Concord does not make an edited turn pass: {err}"
+        refused_as_edited(&err, "turn"),
+        "re-sealing in Concord does not make an edited turn pass (lead key: {lead_key}): {err}"
     );
 
     // An edited response is refused alike, naming its own table.
@@ -539,8 +578,8 @@ fn a_turn_edited_inside_a_package_is_refused_at_merge_naming_the_table() {
     );
     let err = merge_package(&mut t.store, &pristine, &pass()).expect_err("an edited reply");
     assert!(
-        err.to_string().contains("table response differ"),
-        "an edited reply carried as history is refused like an edited item: {err}"
+        refused_as_edited(&err, "response"),
+        "an edited reply carried as history is refused like an edited item (lead key: {lead_key}): {err}"
     );
     drop(t.store);
     assert_eq!(
@@ -620,10 +659,18 @@ fn values_rated_in_the_package_land_on_the_right_items_of_the_study() {
         vec![Some(4), Some(3)],
         "the revision made in the package lands on top of the value at issue"
     );
-    let check = concord_core::guard::audit::verify(&t.store).expect("verify");
+    let check = concord_core::guard::audit::verify_with(
+        &t.store,
+        &ChainTrust {
+            local_key: None,
+            expect_head: None,
+            require_signed: true,
+        },
+    )
+    .expect("verify");
     assert_eq!(
         check.broken, None,
-        "the study's audit chain verifies after the merge"
+        "the study's audit chain verifies after the merge, every entry signed by the lead key"
     );
     let again = merge_package(&mut t.store, &t.out, &pass()).expect("merged again");
     assert!(

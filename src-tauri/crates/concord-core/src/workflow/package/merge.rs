@@ -222,19 +222,28 @@ fn issue_changed(store: &Store, seal: &SealState, issue: &str) -> Result<String,
     if seal.issue_now == issue {
         return Ok("the seal's record of what was issued was changed".to_string());
     }
+    Ok(changed_tables(store, seal)?.unwrap_or_else(|| {
+        "its conversations, turns, responses or rubric differ from what was issued".to_string()
+    }))
+}
+
+/// "the rows of table … differ from what was issued": the issued tables of the package whose
+/// rows differ from the digests this study recorded when it issued a package under that id;
+/// `None` when it recorded none or none differs.
+fn changed_tables(store: &Store, seal: &SealState) -> Result<Option<String>, PackageError> {
     let tables = store
         .issued_tables(&seal.package)?
         .map(|at_issue| differing_tables(&at_issue, &seal.issue_tables_now))
         .unwrap_or_default();
     Ok(match tables.as_slice() {
-        [] => {
-            "its conversations, turns, responses or rubric differ from what was issued".to_string()
-        }
-        [table] => format!("the rows of table {table} differ from what was issued"),
-        _ => format!(
+        [] => None,
+        [table] => Some(format!(
+            "the rows of table {table} differ from what was issued"
+        )),
+        _ => Some(format!(
             "the rows of tables {} differ from what was issued",
             tables.join(", ")
-        ),
+        )),
     })
 }
 
@@ -292,9 +301,14 @@ fn check_lead_signatures(
     };
     match (lead.issuer, &record.issuer_signature) {
         (Some(true), _) => Ok(()),
-        (Some(false), _) => Err(not_issued(
-            "its issuer signature is not this study's lead key's over this study, this package, these items and this expert",
-        )),
+        (Some(false), _) => {
+            let why = "its issuer signature is not this study's lead key's over this study, this package, these items and this expert";
+            // Items edited after issue break the signature too: say which.
+            Err(match changed_tables(store, seal)? {
+                Some(tables) => not_issued(&format!("{why}: {tables}")),
+                None => not_issued(why),
+            })
+        }
         (None, Some(_)) => Err(not_issued(
             "it carries no issuer signature, but this study signed the package it issued under that id",
         )),

@@ -108,14 +108,15 @@ fn turn(
 
 /// The transcripts, built through the store API: t1 (a system note, then a user and one
 /// chatbot's replies, rated at turns 3, 5 and 7), t2 (an unrated assistant turn of another
-/// chatbot, then two candidates at turn 4) and s1 (a session rubric's conversation with two
-/// candidate turns at its end, rated as one session item).
+/// chatbot, then two candidates at turn 4), s1 (a session rubric's conversation with two
+/// candidate turns at its end, rated as one session item) and t3 (a chatbot's greeting rated at
+/// turn 1, then a user turn and a reply at turn 3).
 fn add_transcripts(tx: &mut StudyTx<'_>) -> Result<Items, StoreError> {
     let mut session_rubric = builtin::mentalbench();
     session_rubric.id = SESSION_RUBRIC.to_string();
     session_rubric.scope = Scope::Session;
     let session_rubric = tx.add_rubric(&session_rubric)?;
-    let reply_rubric = 1;
+    let reply_rubric = 1; // the seeded study's MentalBench rubric
     let bot = source(tx, "helperbot")?;
     let other = source(tx, "otherbot")?;
     let claude = source(tx, "claude")?;

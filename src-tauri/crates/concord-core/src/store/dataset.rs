@@ -78,7 +78,8 @@ pub struct ItemPlace {
     /// The item's turn number: a reply's own position (2 for a single-turn conversation's
     /// answer); `None` for a session item, which stands for the whole conversation.
     pub turn: Option<i64>,
-    /// Whether the conversation is a transcript (has turns of its own).
+    /// Whether the conversation is a transcript: it has turns of its own, or the item has a turn
+    /// number (a reply at turn 1 of a copy that holds nothing before it, as a rater package's).
     pub transcript: bool,
 }
 
@@ -144,6 +145,8 @@ pub struct ResponseRecord {
     pub conversation_id: i64,
     pub source_id: i64,
     pub text: Option<String>,
+    /// The reply's turn number (`None`: a single-turn conversation's answer or a session item).
+    pub turn: Option<i64>,
 }
 
 /// How exports and merges name a response: its conversation's external id, its own id in the
@@ -154,6 +157,8 @@ pub struct ResponseLabel {
     pub conversation: String,
     pub response: String,
     pub source: String,
+    /// The reply's turn number (`None`: a single-turn answer or a session item).
+    pub turn: Option<i64>,
 }
 
 /// What a rater is shown of a response: the user's message and the answer.
@@ -181,6 +186,17 @@ fn conversation_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationRe
         context: r.get(3)?,
         language: r.get(4)?,
         category: r.get(5)?,
+    })
+}
+
+/// A response row read as `id, conversation_id, source_id, text, turn`.
+fn response_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResponseRecord> {
+    Ok(ResponseRecord {
+        id: r.get(0)?,
+        conversation_id: r.get(1)?,
+        source_id: r.get(2)?,
+        text: r.get(3)?,
+        turn: r.get(4)?,
     })
 }
 
@@ -221,19 +237,21 @@ impl Store {
             .optional()?)
     }
 
-    /// The response of source `source_id` to the conversation with external id `conversation`.
+    /// The item of source `source_id` in the conversation with external id `conversation` at turn
+    /// `turn` (`None`: its single-turn answer or session item).
     pub fn response_of_source(
         &self,
         conversation: &str,
         source_id: i64,
+        turn: Option<i64>,
     ) -> StoreResult<Option<i64>> {
         Ok(self
             .conn()
             .prepare_cached(
                 "SELECT p.id FROM response p JOIN conversation c ON c.id = p.conversation_id
-                 WHERE c.external_id = ?1 AND p.source_id = ?2",
+                 WHERE c.external_id = ?1 AND p.source_id = ?2 AND p.turn IS ?3",
             )?
-            .query_row(params![conversation, source_id], |r| r.get(0))
+            .query_row(params![conversation, source_id, turn], |r| r.get(0))
             .optional()?)
     }
 
@@ -285,7 +303,8 @@ impl Store {
             .conn()
             .prepare_cached(
                 "SELECT c.id, c.external_id, p.turn,
-                        EXISTS (SELECT 1 FROM turn t WHERE t.conversation_id = c.id)
+                        p.turn IS NOT NULL
+                        OR EXISTS (SELECT 1 FROM turn t WHERE t.conversation_id = c.id)
                  FROM response p JOIN conversation c ON c.id = p.conversation_id WHERE p.id = ?1",
             )?
             .query_row([response_id], |r| {
@@ -407,16 +426,52 @@ impl Store {
         Ok(self
             .conn()
             .prepare_cached(
-                "SELECT id, conversation_id, source_id, text FROM response WHERE id = ?1",
+                "SELECT id, conversation_id, source_id, text, turn FROM response WHERE id = ?1",
             )?
-            .query_row([id], |r| {
-                Ok(ResponseRecord {
-                    id: r.get(0)?,
-                    conversation_id: r.get(1)?,
-                    source_id: r.get(2)?,
-                    text: r.get(3)?,
-                })
-            })?)
+            .query_row([id], response_record)?)
+    }
+
+    /// The rated replies of conversation `conversation_id` at a turn before `before` (every one
+    /// with a turn number when `None`), in turn order: the earlier replies a later item's
+    /// history shows.
+    pub fn replies_before(
+        &self,
+        conversation_id: i64,
+        before: Option<i64>,
+    ) -> StoreResult<Vec<ResponseRecord>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id, conversation_id, source_id, text, turn FROM response
+             WHERE conversation_id = ?1 AND turn IS NOT NULL AND (?2 IS NULL OR turn < ?2)
+             ORDER BY turn, id",
+        )?;
+        let rows = stmt.query_map(params![conversation_id, before], response_record)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The turns of conversation `conversation_id` that are not rated items, before turn
+    /// `before` (all of them when `None`), candidates left out, in order: the rest of what an
+    /// item's history shows.
+    pub fn turns_before(
+        &self,
+        conversation_id: i64,
+        before: Option<i64>,
+    ) -> StoreResult<Vec<TurnRecord>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT position, role, text, source_id FROM turn
+             WHERE conversation_id = ?1 AND candidate = 0 AND (?2 IS NULL OR position < ?2)
+             ORDER BY position, id",
+        )?;
+        let rows = stmt.query_map(params![conversation_id, before], |r| {
+            let role: String = r.get(1)?;
+            Ok(TurnRecord {
+                position: r.get(0)?,
+                role: Role::parse(&role).unwrap_or(Role::System),
+                text: r.get(2)?,
+                source_id: r.get(3)?,
+                response_id: None,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The ids of every response, ascending.
@@ -487,7 +542,7 @@ impl Store {
     /// How every response is named (see [`ResponseLabel`]), in no particular order.
     pub fn response_labels(&self) -> StoreResult<Vec<ResponseLabel>> {
         let mut stmt = self.conn().prepare(
-            "SELECT p.id, v.external_id, COALESCE(p.external_id, CAST(p.id AS TEXT)), s.key
+            "SELECT p.id, v.external_id, COALESCE(p.external_id, CAST(p.id AS TEXT)), s.key, p.turn
              FROM response p JOIN conversation v ON v.id = p.conversation_id
              JOIN source s ON s.id = p.source_id",
         )?;
@@ -497,6 +552,7 @@ impl Store {
                 conversation: r.get(1)?,
                 response: r.get(2)?,
                 source: r.get(3)?,
+                turn: r.get(4)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

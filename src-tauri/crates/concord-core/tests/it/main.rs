@@ -34,5 +34,6 @@ mod rating_queue;
 mod safe_writes;
 mod signature_marks;
 mod signoff_forgery;
+mod transcript_packages;
 mod transcripts;
 mod verdicts;

@@ -496,11 +496,13 @@ impl Store {
     }
 
     /// The ids of the responses the study holds no answer text for (ratings imported without
-    /// their answers, as from the MentalAlign release).
+    /// their answers, as from the MentalAlign release); a session item, which rates the
+    /// conversation itself and has no text by design, is not one of them.
     pub fn responses_without_text(&self) -> StoreResult<std::collections::HashSet<i64>> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached("SELECT id FROM response WHERE text IS NULL")?;
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT id FROM response WHERE text IS NULL AND NOT {}",
+            session_item("response")
+        ))?;
         let rows = stmt.query_map([], |r| r.get(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -582,6 +584,14 @@ impl Store {
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+}
+
+/// The SQL condition that the `response` row named `alias` is a session item: no turn of its
+/// own in a conversation that has turns (see the module's doc).
+pub(super) fn session_item(alias: &str) -> String {
+    format!(
+        "({alias}.turn IS NULL AND EXISTS (SELECT 1 FROM turn st WHERE st.conversation_id = {alias}.conversation_id))"
+    )
 }
 
 /// Overwrite a conversation's context (`response_id` `None`) or a response's text: the PHI

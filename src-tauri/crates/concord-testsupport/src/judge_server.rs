@@ -173,6 +173,12 @@ pub struct ServerState {
     pub answering: Mutex<Answering>,
     /// Completions given so far (what [`Answering::then`] counts).
     pub completions: AtomicU64,
+    /// Keep the body of every request the server is asked to complete ([`ServerState::bodies`]);
+    /// off by default, so a bench of many calls keeps none.
+    pub keep_bodies: std::sync::atomic::AtomicBool,
+    /// The request bodies kept while [`ServerState::keep_bodies`] is on: each live completion's,
+    /// and each line's of a submitted batch (OpenAI `body`, Anthropic `params`), in arrival order.
+    pub bodies: Mutex<Vec<Value>>,
 }
 
 impl ServerState {
@@ -181,6 +187,37 @@ impl ServerState {
     }
     pub fn calls_snapshot(&self) -> HashMap<u64, u32> {
         self.calls.lock().unwrap().clone()
+    }
+
+    /// Keep a request body when asked to (see [`ServerState::keep_bodies`]).
+    fn keep(&self, body: &Value) {
+        if self.keep_bodies.load(Ordering::SeqCst) {
+            self.bodies.lock().unwrap().push(body.clone());
+        }
+    }
+
+    /// The messages of every kept request: (system message, user message) each, in arrival order.
+    pub fn kept_messages(&self) -> Vec<(Option<String>, String)> {
+        self.bodies
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                let messages = b["messages"].as_array().cloned().unwrap_or_default();
+                let text = |m: &Value| m["content"].as_str().unwrap_or("").to_string();
+                // Anthropic carries the system message beside the messages.
+                let system = b["system"]
+                    .as_str()
+                    .map(str::to_string)
+                    .or_else(|| messages.iter().find(|m| m["role"] == "system").map(text));
+                let user = messages
+                    .iter()
+                    .find(|m| m["role"] == "user")
+                    .map(text)
+                    .unwrap_or_default();
+                (system, user)
+            })
+            .collect()
     }
 
     /// Answer as `answering` from now on.
@@ -238,6 +275,8 @@ impl FakeJudge {
             pair_requests: AtomicU64::new(0),
             answering: Mutex::new(Answering::default()),
             completions: AtomicU64::new(0),
+            keep_bodies: std::sync::atomic::AtomicBool::new(false),
+            bodies: Mutex::new(Vec::new()),
         });
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         std_listener.set_nonblocking(true).unwrap();
@@ -730,6 +769,7 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
     match (req.method.as_str(), path) {
         ("POST", "/chat/completions") | ("POST", "/messages") => {
             let anthropic = path == "/messages";
+            state.keep(&body);
             let text = user_text(&body);
             if let Some((a, b)) = pair_items(&text) {
                 state.pair_requests.fetch_add(1, Ordering::SeqCst);
@@ -846,6 +886,7 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                 .filter_map(|l| serde_json::from_str(l).ok())
                 .collect();
             for l in &lines {
+                state.keep(&l["body"]);
                 if let Some(item) = item_in(&user_text(&l["body"])) {
                     count(state, item);
                 }
@@ -869,6 +910,7 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                 .cloned()
                 .unwrap_or_default();
             for l in &lines {
+                state.keep(&l["params"]);
                 if let Some(item) = item_in(&user_text(&l["params"])) {
                     count(state, item);
                 }

@@ -90,6 +90,28 @@ pub struct ClaimedCall {
     pub pair: Option<ClaimedPair>,
 }
 
+/// A claimed call read from a row whose first eight columns are the call, its response, its
+/// repetition, the conversation's context, the response's text, the pair, whether its left
+/// answer is shown first and the other answer's text.
+fn claimed_call(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimedCall> {
+    let pair: Option<i64> = r.get(5)?;
+    Ok(ClaimedCall {
+        call_id: r.get(0)?,
+        response_id: r.get(1)?,
+        repetition: r.get(2)?,
+        context: r.get(3)?,
+        response: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+        pair: match pair {
+            Some(pair_id) => Some(ClaimedPair {
+                pair_id,
+                left_first: r.get::<_, Option<i64>>(6)? == Some(1),
+                second: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
+            }),
+            None => None,
+        },
+    })
+}
+
 /// The pair of a claimed pairwise call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimedPair {
@@ -98,6 +120,17 @@ pub struct ClaimedPair {
     pub left_first: bool,
     /// The text of the answer shown second.
     pub second: String,
+}
+
+/// One call of a run as the study keeps it: the texts it needs, where it stands and the hash of
+/// the prompt recorded when it was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredCall {
+    pub call: ClaimedCall,
+    /// `pending`, `in_flight`, `done` or `failed`.
+    pub state: String,
+    /// SHA-256 of the messages sent (NULL until the call is sent).
+    pub prompt_sha256: Option<String>,
 }
 
 /// One call of a pairwise run to add.
@@ -417,6 +450,50 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Call `call_id` of run `run_id` with its texts, state and recorded prompt hash (`None` when
+    /// the run has no such call).
+    pub fn judge_call(&self, run_id: i64, call_id: i64) -> StoreResult<Option<StoredCall>> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT j.id, j.response_id, j.repetition, c.context, r.text, j.pair_id,
+                        j.left_first, s.text, j.state, j.prompt_sha256
+                 FROM judge_call j JOIN response r ON r.id = j.response_id
+                 JOIN conversation c ON c.id = r.conversation_id
+                 LEFT JOIN pair p ON p.id = j.pair_id
+                 LEFT JOIN response s ON s.id = CASE WHEN j.left_first = 1
+                     THEN p.right_response_id ELSE p.left_response_id END
+                 WHERE j.run_id = ?1 AND j.id = ?2",
+            )?
+            .query_row(params![run_id, call_id], |r| {
+                Ok(StoredCall {
+                    call: claimed_call(r)?,
+                    state: r.get(8)?,
+                    prompt_sha256: r.get(9)?,
+                })
+            })
+            .optional()?)
+    }
+
+    /// The call of run `run_id` that judges response `response_id` in repetition `repetition`
+    /// (a run that rates one answer at a time has one).
+    pub fn judge_call_of(
+        &self,
+        run_id: i64,
+        response_id: i64,
+        repetition: i64,
+    ) -> StoreResult<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id FROM judge_call WHERE run_id = ?1 AND response_id = ?2
+                 AND repetition = ?3 AND pair_id IS NULL ORDER BY id LIMIT 1",
+                params![run_id, response_id, repetition],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     /// Provider batches of a run that were submitted and not yet collected.
     pub fn open_judge_batches(&self, run_id: i64) -> StoreResult<Vec<OpenBatch>> {
         let mut stmt = self.conn().prepare(
@@ -518,24 +595,7 @@ impl StudyTx<'_> {
                      THEN p.right_response_id ELSE p.left_response_id END
                  WHERE j.run_id = ?1 AND j.state = 'pending' ORDER BY j.id LIMIT ?2",
             )?;
-            let rows = stmt.query_map(params![run_id, limit as i64], |r| {
-                let pair: Option<i64> = r.get(5)?;
-                Ok(ClaimedCall {
-                    call_id: r.get(0)?,
-                    response_id: r.get(1)?,
-                    repetition: r.get(2)?,
-                    context: r.get(3)?,
-                    response: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-                    pair: match pair {
-                        Some(pair_id) => Some(ClaimedPair {
-                            pair_id,
-                            left_first: r.get::<_, Option<i64>>(6)? == Some(1),
-                            second: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
-                        }),
-                        None => None,
-                    },
-                })
-            })?;
+            let rows = stmt.query_map(params![run_id, limit as i64], claimed_call)?;
             rows.collect::<Result<_, _>>()?
         };
         let mut mark = self.conn().prepare_cached(

@@ -17,52 +17,13 @@ use concord_core::store::{
     NewConversation, NewSource, NewTurn, Role, SourceKind, Store, StoreError,
 };
 use concord_core::workflow::pairs::{self, DesignMethod};
-use concord_testsupport::judge_server::{item_in, judge_text, FakeJudge};
+use concord_testsupport::judge_server::{
+    self, item_in, judge_text, prompt_sha256, transcript_block, FakeJudge, TRANSCRIPT,
+};
 use concord_testsupport::lead_study::clock;
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// The transcript every reply test judges: a system note, then user and assistant turns; the
-/// assistant turns (3, 5 and 7) are the rated replies. The texts carry what verbatim must keep:
-/// leading and trailing spaces, a tab, an empty line, quotes, a slot name, Chinese.
-const TURNS: [(i64, Role, &str); 7] = [
-    (
-        1,
-        Role::System,
-        "Note: the person agreed to take part in a study; every reply is reviewed.",
-    ),
-    (
-        2,
-        Role::User,
-        "I haven't slept properly in a week.\nEvery night I lie awake until 4.",
-    ),
-    (
-        3,
-        Role::Assistant,
-        "item #0 I'm sorry, a week of poor sleep is exhausting. What goes through your mind at night?",
-    ),
-    (
-        4,
-        Role::User,
-        "  Mostly work. My manager said {{response}} would be \"fine\".\n\n\tAnd then I panic.  ",
-    ),
-    (
-        5,
-        Role::Assistant,
-        "item #1 That sounds frightening. 你并不孤单。",
-    ),
-    (
-        6,
-        Role::User,
-        "Sometimes I think everyone would be better off without me.",
-    ),
-    (
-        7,
-        Role::Assistant,
-        "item #2 Thank you for telling me. Are you thinking about ending your life?",
-    ),
-];
 
 /// The single-turn MentalBench prompt the code before transcripts rendered (see the fixture's
 /// folder): the frame of a reply prompt is compared with it.
@@ -85,63 +46,19 @@ fn new_study() -> Study {
     }
 }
 
-/// A study of `rubric` holding [`TURNS`] as one transcript: the assistant turns are rated
-/// replies of one chatbot (their item ids returned in turn order), the rest plain turns.
+/// A study of `rubric` holding the shared transcript (its replies' item ids in turn order).
 fn transcript_study(rubric: &Rubric) -> (Study, Vec<i64>) {
-    let mut s = new_study();
-    let replies = s
-        .store
-        .write(|tx| {
-            let rubric_id = tx.add_rubric(rubric)?;
-            let bot = tx.upsert_source(&NewSource {
-                key: "helperbot",
-                name: "helperbot",
-                family: None,
-                kind: SourceKind::Llm,
-            })?;
-            let c = tx.add_conversation(&NewConversation {
-                external_id: "t7",
-                rubric_id,
-                context: "",
-                language: Some("en"),
-                category: None,
-            })?;
-            let mut replies = Vec::new();
-            for (position, role, text) in TURNS {
-                if role == Role::Assistant {
-                    replies.push(tx.add_item(c, bot, Some(position), Some(text))?);
-                } else {
-                    tx.add_turn(&NewTurn {
-                        conversation_id: c,
-                        position,
-                        role,
-                        text,
-                        source_id: None,
-                        candidate: false,
-                    })?;
-                }
-            }
-            Ok::<_, StoreError>(replies)
-        })
-        .expect("the transcript is stored");
-    (s, replies)
-}
-
-/// The transcript block of turns `from..=to` of [`TURNS`], written out by hand as the contract
-/// says: `[turn N] ROLE:`, a line break, the text verbatim; one empty line between turns.
-fn block(from: i64, to: i64) -> String {
-    let mut parts = Vec::new();
-    for (position, role, text) in TURNS {
-        if (from..=to).contains(&position) {
-            let role = match role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-                Role::System => "system",
-            };
-            parts.push(format!("[turn {position}] {role}:\n{text}"));
-        }
-    }
-    parts.join("\n\n")
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("history.concord");
+    let (store, replies) = judge_server::transcript_study(&path, rubric);
+    (
+        Study {
+            _dir: dir,
+            path,
+            store,
+        },
+        replies,
+    )
 }
 
 /// The MentalBench prompt of a reply after `history` (a transcript block): the conversation
@@ -213,14 +130,6 @@ fn sent_with(server: &FakeJudge, marker: &str) -> Vec<(Option<String>, String)> 
         .collect()
 }
 
-/// SHA-256 of messages as a call records it: the system message, a NUL, the user message.
-fn sha_of(system: Option<&str>, user: &str) -> String {
-    let mut bytes = system.unwrap_or("").as_bytes().to_vec();
-    bytes.push(0);
-    bytes.extend_from_slice(user.as_bytes());
-    concord_core::base::digest::sha256_hex(&bytes)
-}
-
 /// (call id, recorded prompt hash) of every call of a run.
 fn recorded(path: &std::path::Path, run: i64) -> Vec<(i64, Option<String>)> {
     let c = rusqlite::Connection::open(path).unwrap();
@@ -242,7 +151,7 @@ fn assert_reproducible(s: &Study, run: i64, server: &FakeJudge) {
         .state
         .kept_messages()
         .iter()
-        .map(|(system, user)| sha_of(system.as_deref(), user))
+        .map(|(system, user)| prompt_sha256(system.as_deref(), user))
         .collect();
     for (call, hash) in recorded(&s.path, run) {
         let shown = call_prompt(&s.store, run, &CallChoice::Call(call)).expect("the call renders");
@@ -252,7 +161,7 @@ fn assert_reproducible(s: &Study, run: i64, server: &FakeJudge) {
             "call {call}: the prompt rendered from the study is the one whose hash was recorded"
         );
         assert_eq!(
-            sha_of(shown.system.as_deref(), &shown.user),
+            prompt_sha256(shown.system.as_deref(), &shown.user),
             hash,
             "call {call}: the shown messages themselves hash to the recorded hash"
         );
@@ -287,7 +196,7 @@ fn a_reply_at_turn_seven_is_judged_after_its_last_three_turns_verbatim() {
     assert_eq!(system, &None, "MentalBench's prompt has no system message");
     assert_eq!(
         user,
-        &mentalbench_reply_prompt(&block(4, 6), TURNS[6].2),
+        &mentalbench_reply_prompt(&transcript_block(4, 6), TRANSCRIPT[6].2),
         "turn 7 is asked after turns 4, 5 and 6 exactly as they were written, with their roles"
     );
     assert!(
@@ -305,7 +214,7 @@ fn a_reply_at_turn_seven_is_judged_after_its_last_three_turns_verbatim() {
     assert_eq!(third_alone.len(), 1, "the reply at turn 3 is asked once");
     assert_eq!(
         third_alone[0].1,
-        mentalbench_reply_prompt(&block(1, 2), TURNS[2].2),
+        mentalbench_reply_prompt(&transcript_block(1, 2), TRANSCRIPT[2].2),
         "turn 3 has only two turns before it, the system note first, both shown"
     );
     let fifth: Vec<_> = sent_with(&server, "item #1 That sounds")
@@ -314,7 +223,7 @@ fn a_reply_at_turn_seven_is_judged_after_its_last_three_turns_verbatim() {
         .collect();
     assert_eq!(
         fifth[0].1,
-        mentalbench_reply_prompt(&block(2, 4), TURNS[4].2),
+        mentalbench_reply_prompt(&transcript_block(2, 4), TRANSCRIPT[4].2),
         "turn 5 is asked after turns 2–4: the earlier rated reply is history like any turn"
     );
 
@@ -344,7 +253,7 @@ fn history_all_gives_every_turn_and_each_depth_is_a_run_of_its_own() {
     let seventh = sent_with(&server, "item #2 Thank you");
     assert_eq!(
         seventh[0].1,
-        mentalbench_reply_prompt(&block(1, 6), TURNS[6].2),
+        mentalbench_reply_prompt(&transcript_block(1, 6), TRANSCRIPT[6].2),
         "--history all shows turns 1–6 before the reply at turn 7"
     );
     assert_reproducible(&s, all, &server);
@@ -354,7 +263,7 @@ fn history_all_gives_every_turn_and_each_depth_is_a_run_of_its_own() {
     assert_ne!(none, all, "another depth is another run");
     assert_eq!(
         sent_with(&server, "item #2 Thank you")[0].1,
-        mentalbench_reply_prompt("", TURNS[6].2),
+        mentalbench_reply_prompt("", TRANSCRIPT[6].2),
         "--history 0 shows the reply alone"
     );
 
@@ -605,7 +514,7 @@ fn a_batch_file_line_carries_the_history_and_its_import_records_the_prompts_hash
         .expect("the reply at turn 7 has its line");
     assert_eq!(
         seventh["body"]["messages"][0]["content"].as_str().unwrap(),
-        mentalbench_reply_prompt(&block(4, 6), TURNS[6].2),
+        mentalbench_reply_prompt(&transcript_block(4, 6), TRANSCRIPT[6].2),
         "the line's prompt is the live prompt: the last three turns verbatim, then the reply"
     );
     let before = call_prompt(
@@ -644,7 +553,7 @@ fn a_batch_file_line_carries_the_history_and_its_import_records_the_prompts_hash
         let shown = call_prompt(&s.store, run, &CallChoice::Call(call)).unwrap();
         assert_eq!(
             shown.recorded_sha256.as_deref(),
-            Some(sha_of(None, user).as_str()),
+            Some(prompt_sha256(None, user).as_str()),
             "call {call}: the import records the hash of the prompt its line carried"
         );
         assert_eq!(
@@ -659,7 +568,7 @@ fn a_batch_file_line_carries_the_history_and_its_import_records_the_prompts_hash
 fn provider_batches_structured_replies_and_repetitions_send_the_same_history() {
     let server = server();
     let (mut s, _) = transcript_study(&builtin::mentalbench());
-    let expected = mentalbench_reply_prompt(&block(4, 6), TURNS[6].2);
+    let expected = mentalbench_reply_prompt(&transcript_block(4, 6), TRANSCRIPT[6].2);
 
     let mut batch = settings(&server, HistoryDepth::Last(3));
     batch.batch = true;

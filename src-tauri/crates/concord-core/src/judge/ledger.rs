@@ -207,14 +207,15 @@ impl LoadedRun {
         }
     }
 
-    /// A call read from the study with the turns its prompt shows (the run's history depth).
+    /// A call read from the study with the turns its prompt shows (the run's history depth). A
+    /// single-turn conversation's one turn came with the call; a transcript's are read.
     pub(crate) fn job(&self, store: &Store, call: ClaimedCall) -> Result<Job, JudgeError> {
-        let history = shown_history(
-            store,
-            self.rubric.scope,
-            self.settings.history,
-            call.response_id,
-        )?;
+        let turns = if call.transcript {
+            store.history(call.response_id)?
+        } else {
+            vec![TurnRecord::opening(call.context)]
+        };
+        let history = shown(self.rubric.scope, self.settings.history, turns);
         Ok(Job {
             call_id: call.call_id,
             response_id: call.response_id,
@@ -234,12 +235,16 @@ pub(crate) fn shown_history(
     depth: HistoryDepth,
     response_id: i64,
 ) -> Result<Vec<TurnRecord>, JudgeError> {
-    let mut turns = store.history(response_id)?;
+    Ok(shown(scope, depth, store.history(response_id)?))
+}
+
+/// The turns of an item's `history` its prompt shows (see [`shown_history`]).
+fn shown(scope: Scope, depth: HistoryDepth, mut history: Vec<TurnRecord>) -> Vec<TurnRecord> {
     if scope == Scope::Reply {
-        let hidden = turns.len() - depth.shown(&turns).len();
-        turns.drain(..hidden);
+        let hidden = history.len() - depth.shown(&history).len();
+        history.drain(..hidden);
     }
-    Ok(turns)
+    history
 }
 
 /// Call `call_id` of `run` as the study keeps it, with the prompt it sends (or sent) rendered

@@ -146,13 +146,7 @@ pub fn context_of(turns: &[TurnRecord]) -> Cow<'_, str> {
 
 /// The history of a single-turn conversation whose person wrote `context`.
 fn single_turn(context: &str) -> [TurnRecord; 1] {
-    [TurnRecord {
-        position: 1,
-        role: Role::User,
-        text: context.to_string(),
-        source_id: None,
-        response_id: None,
-    }]
+    [TurnRecord::opening(context.to_string())]
 }
 
 impl PromptTemplate {

@@ -69,6 +69,20 @@ pub struct TurnRecord {
     pub response_id: Option<i64>,
 }
 
+impl TurnRecord {
+    /// The one turn of a single-turn conversation's history: the person's message `context`,
+    /// a user turn at turn 1.
+    pub fn opening(context: String) -> TurnRecord {
+        TurnRecord {
+            position: 1,
+            role: Role::User,
+            text: context,
+            source_id: None,
+            response_id: None,
+        }
+    }
+}
+
 /// Where an item sits in its conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ItemPlace {
@@ -315,13 +329,7 @@ impl Store {
                 [place.conversation_id],
                 |r| r.get(0),
             )?;
-            return Ok(vec![TurnRecord {
-                position: 1,
-                role: Role::User,
-                text: context,
-                source_id: None,
-                response_id: None,
-            }]);
+            return Ok(vec![TurnRecord::opening(context)]);
         }
         self.transcript_before(place.conversation_id, place.turn.unwrap_or(i64::MAX))
     }

@@ -84,15 +84,28 @@ pub struct ClaimedCall {
     pub response_id: i64,
     pub repetition: i64,
     pub context: String,
+    /// Whether the conversation is a transcript (its turns are read with `Store::history`); a
+    /// single-turn conversation's history is `context` alone.
+    pub transcript: bool,
     /// Empty when the response has no text.
     pub response: String,
     /// The pair a pairwise run's call compares (`response` is then the answer shown first).
     pub pair: Option<ClaimedPair>,
 }
 
-/// A claimed call read from a row whose first eight columns are the call, its response, its
-/// repetition, the conversation's context, the response's text, the pair, whether its left
-/// answer is shown first and the other answer's text.
+/// The columns [`claimed_call`] reads, from `judge_call j` joined to its response `r`, the
+/// response's conversation `c`, its pair `p` and the pair's other answer `s`.
+const CLAIMED_COLUMNS: &str = "j.id, j.response_id, j.repetition, c.context, r.text, j.pair_id,
+    j.left_first, s.text, EXISTS (SELECT 1 FROM turn t WHERE t.conversation_id = c.id)";
+
+/// The joins [`CLAIMED_COLUMNS`] reads through.
+const CLAIMED_FROM: &str = "judge_call j JOIN response r ON r.id = j.response_id
+    JOIN conversation c ON c.id = r.conversation_id
+    LEFT JOIN pair p ON p.id = j.pair_id
+    LEFT JOIN response s ON s.id = CASE WHEN j.left_first = 1
+        THEN p.right_response_id ELSE p.left_response_id END";
+
+/// A claimed call read from a row whose first columns are [`CLAIMED_COLUMNS`].
 fn claimed_call(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimedCall> {
     let pair: Option<i64> = r.get(5)?;
     Ok(ClaimedCall {
@@ -100,6 +113,7 @@ fn claimed_call(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimedCall> {
         response_id: r.get(1)?,
         repetition: r.get(2)?,
         context: r.get(3)?,
+        transcript: r.get(8)?,
         response: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
         pair: match pair {
             Some(pair_id) => Some(ClaimedPair {
@@ -430,23 +444,12 @@ impl Store {
         after: i64,
         limit: usize,
     ) -> StoreResult<Vec<ClaimedCall>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT j.id, j.response_id, j.repetition, c.context, r.text
-             FROM judge_call j JOIN response r ON r.id = j.response_id
-             JOIN conversation c ON c.id = r.conversation_id
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {CLAIMED_COLUMNS} FROM {CLAIMED_FROM}
              WHERE j.run_id = ?1 AND j.state IN ('pending', 'failed') AND j.id > ?2
-             ORDER BY j.id LIMIT ?3",
-        )?;
-        let rows = stmt.query_map(params![run_id, after, limit as i64], |r| {
-            Ok(ClaimedCall {
-                pair: None,
-                call_id: r.get(0)?,
-                response_id: r.get(1)?,
-                repetition: r.get(2)?,
-                context: r.get(3)?,
-                response: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-            })
-        })?;
+             ORDER BY j.id LIMIT ?3"
+        ))?;
+        let rows = stmt.query_map(params![run_id, after, limit as i64], claimed_call)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -455,21 +458,15 @@ impl Store {
     pub fn judge_call(&self, run_id: i64, call_id: i64) -> StoreResult<Option<StoredCall>> {
         Ok(self
             .conn()
-            .prepare_cached(
-                "SELECT j.id, j.response_id, j.repetition, c.context, r.text, j.pair_id,
-                        j.left_first, s.text, j.state, j.prompt_sha256
-                 FROM judge_call j JOIN response r ON r.id = j.response_id
-                 JOIN conversation c ON c.id = r.conversation_id
-                 LEFT JOIN pair p ON p.id = j.pair_id
-                 LEFT JOIN response s ON s.id = CASE WHEN j.left_first = 1
-                     THEN p.right_response_id ELSE p.left_response_id END
-                 WHERE j.run_id = ?1 AND j.id = ?2",
-            )?
+            .prepare_cached(&format!(
+                "SELECT {CLAIMED_COLUMNS}, j.state, j.prompt_sha256 FROM {CLAIMED_FROM}
+                 WHERE j.run_id = ?1 AND j.id = ?2"
+            ))?
             .query_row(params![run_id, call_id], |r| {
                 Ok(StoredCall {
                     call: claimed_call(r)?,
-                    state: r.get(8)?,
-                    prompt_sha256: r.get(9)?,
+                    state: r.get(9)?,
+                    prompt_sha256: r.get(10)?,
                 })
             })
             .optional()?)
@@ -585,16 +582,10 @@ impl StudyTx<'_> {
     /// (a pair's call with the answer shown second beside the one shown first).
     pub fn claim_calls(&mut self, run_id: i64, limit: usize) -> StoreResult<Vec<ClaimedCall>> {
         let calls: Vec<ClaimedCall> = {
-            let mut stmt = self.conn().prepare_cached(
-                "SELECT j.id, j.response_id, j.repetition, c.context, r.text, j.pair_id,
-                        j.left_first, s.text
-                 FROM judge_call j JOIN response r ON r.id = j.response_id
-                 JOIN conversation c ON c.id = r.conversation_id
-                 LEFT JOIN pair p ON p.id = j.pair_id
-                 LEFT JOIN response s ON s.id = CASE WHEN j.left_first = 1
-                     THEN p.right_response_id ELSE p.left_response_id END
-                 WHERE j.run_id = ?1 AND j.state = 'pending' ORDER BY j.id LIMIT ?2",
-            )?;
+            let mut stmt = self.conn().prepare_cached(&format!(
+                "SELECT {CLAIMED_COLUMNS} FROM {CLAIMED_FROM}
+                 WHERE j.run_id = ?1 AND j.state = 'pending' ORDER BY j.id LIMIT ?2"
+            ))?;
             let rows = stmt.query_map(params![run_id, limit as i64], claimed_call)?;
             rows.collect::<Result<_, _>>()?
         };

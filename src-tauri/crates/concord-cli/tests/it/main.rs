@@ -11,6 +11,7 @@ mod encrypted_cli;
 mod hostile_names_cli;
 mod import_agreement_cli;
 mod judge_cli;
+mod judge_history_cli;
 mod judge_reliability_cli;
 mod judge_status_cli;
 mod live_study_cli;

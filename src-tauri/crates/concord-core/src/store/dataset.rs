@@ -69,6 +69,20 @@ pub struct TurnRecord {
     pub response_id: Option<i64>,
 }
 
+impl TurnRecord {
+    /// The one turn of a single-turn conversation's history: the person's message `context`,
+    /// a user turn at turn 1.
+    pub fn opening(context: String) -> TurnRecord {
+        TurnRecord {
+            position: 1,
+            role: Role::User,
+            text: context,
+            source_id: None,
+            response_id: None,
+        }
+    }
+}
+
 /// Where an item sits in its conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ItemPlace {
@@ -205,6 +219,8 @@ fn response_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResponseRecord> {
 pub struct ResponseConversation {
     pub response_id: i64,
     pub conversation_id: i64,
+    /// Its turn number in a transcript (`None`: a single-turn answer or a session item).
+    pub turn: Option<i64>,
 }
 
 /// A response, the source that wrote it and the length of its text.
@@ -332,13 +348,7 @@ impl Store {
                 [place.conversation_id],
                 |r| r.get(0),
             )?;
-            return Ok(vec![TurnRecord {
-                position: 1,
-                role: Role::User,
-                text: context,
-                source_id: None,
-                response_id: None,
-            }]);
+            return Ok(vec![TurnRecord::opening(context)]);
         }
         self.transcript_before(place.conversation_id, place.turn.unwrap_or(i64::MAX))
     }
@@ -378,6 +388,19 @@ impl Store {
         Ok(self
             .conn()
             .query_row("SELECT EXISTS (SELECT 1 FROM turn)", [], |r| r.get(0))?)
+    }
+
+    /// Whether any conversation rated with rubric `rubric_id` is a transcript (turns of its own,
+    /// or items at a turn): what a judge prompt's default wording follows.
+    pub fn rubric_has_transcripts(&self, rubric_id: i64) -> StoreResult<bool> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS (SELECT 1 FROM turn t JOIN conversation c ON c.id = t.conversation_id
+                            WHERE c.rubric_id = ?1)
+                 OR EXISTS (SELECT 1 FROM response r JOIN conversation c ON c.id = r.conversation_id
+                            WHERE c.rubric_id = ?1 AND r.turn IS NOT NULL)",
+            [rubric_id],
+            |r| r.get(0),
+        )?)
     }
 
     /// Every source, by id.
@@ -485,11 +508,12 @@ impl Store {
     pub fn response_conversations(&self) -> StoreResult<Vec<ResponseConversation>> {
         let mut stmt = self
             .conn()
-            .prepare("SELECT id, conversation_id FROM response ORDER BY id")?;
+            .prepare("SELECT id, conversation_id, turn FROM response ORDER BY id")?;
         let rows = stmt.query_map([], |r| {
             Ok(ResponseConversation {
                 response_id: r.get(0)?,
                 conversation_id: r.get(1)?,
+                turn: r.get(2)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

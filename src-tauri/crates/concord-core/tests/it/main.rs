@@ -17,6 +17,7 @@ mod import_formats;
 mod import_mentalalign;
 mod import_streaming;
 mod judge_batch_file;
+mod judge_history;
 mod judge_reliability;
 mod judge_run;
 mod lead_assignment;

@@ -287,7 +287,7 @@ fn rating_commands_carry_no_source_names_and_chinese_renders() {
 }
 
 /// A study of `n` short synthetic items for timing.
-pub(super) fn many_items_study(path: &Path, n: usize) {
+fn many_items_study(path: &Path, n: usize) {
     let mut store = Store::create(path, Arc::new(SystemClock)).unwrap();
     store
         .write(|tx| {
@@ -320,7 +320,7 @@ pub(super) fn many_items_study(path: &Path, n: usize) {
 }
 
 /// Rate 50 items by keys and return the screen's keypress-to-next-item timings, sorted.
-pub(super) fn fifty_item_timings(app: &App) -> Vec<f64> {
+fn fifty_item_timings(app: &App) -> Vec<f64> {
     for _ in 0..50 {
         rate_current_item_with_keys(app);
     }

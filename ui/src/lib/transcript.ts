@@ -20,6 +20,9 @@ export function shapeOf(item: Pick<RatingItem, "scope" | "history">): Shape {
 export const FOLD_OVER = 4;
 export const KEEP_OPEN = 2;
 
+/** How many turns come onto the page with a new item (the rest follow in the next frame). */
+export const FIRST_TURNS = 12;
+
 /** How many of a history's first turns are folded behind the "earlier turns" control. */
 export function foldedCount(shape: Shape, length: number): number {
   return shape === "reply" && length > FOLD_OVER ? length - KEEP_OPEN : 0;

@@ -230,3 +230,26 @@ pub fn add_long_sessions(store: &mut Store, n: usize, turns: i64) -> Vec<i64> {
         })
         .expect("the sessions are written")
 }
+
+/// `n` single-turn conversations of the earlier kind (a message and one answer), for timing
+/// beside the transcripts.
+pub fn add_single_turns(store: &mut Store, n: usize) -> Vec<i64> {
+    store
+        .write(|tx| {
+            let rubric = tx.add_rubric(&builtin::mentalbench())?;
+            let bot = chatbot(tx)?;
+            (0..n)
+                .map(|i| {
+                    let c = tx.add_conversation(&NewConversation {
+                        external_id: &format!("single-{i:03}"),
+                        rubric_id: rubric,
+                        context: &turn_text(i, 1, Role::User),
+                        language: Some("en"),
+                        category: Some("sleep"),
+                    })?;
+                    tx.add_response(c, bot, Some(&turn_text(i, 2, Role::Assistant)))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .expect("the single-turn conversations are written")
+}

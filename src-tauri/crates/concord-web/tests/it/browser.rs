@@ -467,7 +467,10 @@ fn browser_reply(chrome: &Chrome, criteria: usize) {
         "the first turn is the system note"
     );
     assert_eq!(
-        text_of(chrome, "[data-testid=turn][data-turn='1'] [data-testid=turn-role]"),
+        text_of(
+            chrome,
+            "[data-testid=turn][data-turn='1'] [data-testid=turn-role]"
+        ),
         "Note",
         "and is labelled a note"
     );
@@ -575,7 +578,8 @@ fn in_a_browser_at_800_by_600_a_rater_rates_a_reply_after_forty_turns_steps_thro
             other => panic!("item {i} is none of the study's: {other:?}"),
         };
         assert_eq!(
-            values, want,
+            values,
+            want,
             "item {i} ({:?}, {} turns before it) holds the values typed in the browser",
             item.scope,
             item.history.len()

@@ -93,19 +93,27 @@ pub struct ClaimedCall {
     pub pair: Option<ClaimedPair>,
 }
 
-/// The columns [`claimed_call`] reads, from `judge_call j` joined to its response `r`, the
-/// response's conversation `c`, its pair `p` and the pair's other answer `s`.
-const CLAIMED_COLUMNS: &str = "j.id, j.response_id, j.repetition, c.context, r.text, j.pair_id,
-    j.left_first, s.text, EXISTS (SELECT 1 FROM turn t WHERE t.conversation_id = c.id)";
+/// `SELECT` of the columns [`claimed_call`] reads, from `judge_call j` joined to its response
+/// `r`, the response's conversation `c`, its pair `p` and the pair's other answer `s`, followed by
+/// the literal rest of the statement (its extra columns, none here, and its `WHERE`); a macro so
+/// that each statement stays one literal the layout check can read.
+macro_rules! claimed_select {
+    ($extra:literal, $rest:literal) => {
+        concat!(
+            "SELECT j.id, j.response_id, j.repetition, c.context, r.text, j.pair_id,
+                j.left_first, s.text, EXISTS (SELECT 1 FROM turn t WHERE t.conversation_id = c.id)",
+            $extra,
+            " FROM judge_call j JOIN response r ON r.id = j.response_id
+                JOIN conversation c ON c.id = r.conversation_id
+                LEFT JOIN pair p ON p.id = j.pair_id
+                LEFT JOIN response s ON s.id = CASE WHEN j.left_first = 1
+                    THEN p.right_response_id ELSE p.left_response_id END ",
+            $rest
+        )
+    };
+}
 
-/// The joins [`CLAIMED_COLUMNS`] reads through.
-const CLAIMED_FROM: &str = "judge_call j JOIN response r ON r.id = j.response_id
-    JOIN conversation c ON c.id = r.conversation_id
-    LEFT JOIN pair p ON p.id = j.pair_id
-    LEFT JOIN response s ON s.id = CASE WHEN j.left_first = 1
-        THEN p.right_response_id ELSE p.left_response_id END";
-
-/// A claimed call read from a row whose first columns are [`CLAIMED_COLUMNS`].
+/// A claimed call read from a row whose first columns are those of [`claimed_select!`].
 fn claimed_call(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimedCall> {
     let pair: Option<i64> = r.get(5)?;
     Ok(ClaimedCall {
@@ -444,9 +452,9 @@ impl Store {
         after: i64,
         limit: usize,
     ) -> StoreResult<Vec<ClaimedCall>> {
-        let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT {CLAIMED_COLUMNS} FROM {CLAIMED_FROM}
-             WHERE j.run_id = ?1 AND j.state IN ('pending', 'failed') AND j.id > ?2
+        let mut stmt = self.conn().prepare_cached(claimed_select!(
+            "",
+            "WHERE j.run_id = ?1 AND j.state IN ('pending', 'failed') AND j.id > ?2
              ORDER BY j.id LIMIT ?3"
         ))?;
         let rows = stmt.query_map(params![run_id, after, limit as i64], claimed_call)?;
@@ -458,9 +466,9 @@ impl Store {
     pub fn judge_call(&self, run_id: i64, call_id: i64) -> StoreResult<Option<StoredCall>> {
         Ok(self
             .conn()
-            .prepare_cached(&format!(
-                "SELECT {CLAIMED_COLUMNS}, j.state, j.prompt_sha256 FROM {CLAIMED_FROM}
-                 WHERE j.run_id = ?1 AND j.id = ?2"
+            .prepare_cached(claimed_select!(
+                ", j.state, j.prompt_sha256",
+                "WHERE j.run_id = ?1 AND j.id = ?2"
             ))?
             .query_row(params![run_id, call_id], |r| {
                 Ok(StoredCall {
@@ -582,9 +590,9 @@ impl StudyTx<'_> {
     /// (a pair's call with the answer shown second beside the one shown first).
     pub fn claim_calls(&mut self, run_id: i64, limit: usize) -> StoreResult<Vec<ClaimedCall>> {
         let calls: Vec<ClaimedCall> = {
-            let mut stmt = self.conn().prepare_cached(&format!(
-                "SELECT {CLAIMED_COLUMNS} FROM {CLAIMED_FROM}
-                 WHERE j.run_id = ?1 AND j.state = 'pending' ORDER BY j.id LIMIT ?2"
+            let mut stmt = self.conn().prepare_cached(claimed_select!(
+                "",
+                "WHERE j.run_id = ?1 AND j.state = 'pending' ORDER BY j.id LIMIT ?2"
             ))?;
             let rows = stmt.query_map(params![run_id, limit as i64], claimed_call)?;
             rows.collect::<Result<_, _>>()?

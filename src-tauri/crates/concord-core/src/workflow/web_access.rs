@@ -17,7 +17,7 @@
 
 use crate::base::clock::Millis;
 use crate::base::error_code::{Coded, ErrorCode};
-use crate::base::text::quoted;
+use crate::base::text::{login_name_key, quoted};
 use crate::store::lead_key::LeadKey;
 use crate::store::{NamedRater, Store, StoreError, WebLogin};
 use hmac::{Hmac, Mac};
@@ -38,13 +38,26 @@ pub const MIN_PASSPHRASE_CHARS: usize = 12;
 /// How long an invitation stands when the lead names no other time.
 pub const DEFAULT_INVITATION_DAYS: u32 = 7;
 const DAY_MS: Millis = 24 * 60 * 60 * 1000;
+/// `study_meta` key of the study lead's name as the invitation and login pages show it.
+pub const LEAD_NAME_META: &str = "web.lead_name";
+/// `study_meta` key of how an invited expert reaches the study lead (an e-mail address, a phone
+/// number), shown beside the lead's name.
+pub const LEAD_CONTACT_META: &str = "web.lead_contact";
+/// The longest lead name or contact kept.
+pub const MAX_CONTACT_CHARS: usize = 200;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WebAccessError {
     #[error("no expert named {q0} in this study", q0 = quoted(&.0))]
     UnknownExpert(String),
-    #[error("this invitation link is not valid: it was used already, has expired or was revoked; ask the study lead for a new one")]
+    #[error("this invitation link is not valid (it may have been revoked, or the link was cut short when it was copied); ask the study lead for a new one")]
     Invitation,
+    #[error("this invitation link has been used already: if you set your passphrase with it, log in with your name and that passphrase; if not, ask the study lead for a new link")]
+    InvitationUsed,
+    #[error("this invitation link expired on {day} (UTC): ask the study lead for a new one; if you set a passphrase with an earlier link, log in with it", day = &crate::base::clock::iso_utc(*.at)[..10])]
+    InvitationExpired { at: Millis },
+    #[error("cannot invite {q0}: logins match names without regard to case or spaces, so {q0} and {q1} would be one login; give one of the two experts a name that tells them apart (a middle initial, say) first", q0 = quoted(&.name), q1 = quoted(&.other))]
+    NameCollision { name: String, other: String },
     #[error("the name or the passphrase is not right")]
     Credentials,
     #[error("too many wrong passphrases: the next guess must wait; try again later or ask the study lead")]
@@ -57,6 +70,8 @@ pub enum WebAccessError {
     Weak,
     #[error("an invitation lasts between 1 and 365 days, not {0}")]
     BadExpiry(u32),
+    #[error("the study lead's {0} is at most {MAX_CONTACT_CHARS} characters")]
+    ContactTooLong(&'static str),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -65,12 +80,15 @@ impl Coded for WebAccessError {
     fn code(&self) -> ErrorCode {
         match self {
             WebAccessError::UnknownExpert(_) => ErrorCode::UnknownExpert,
-            WebAccessError::Invitation => ErrorCode::WebInvitation,
+            WebAccessError::Invitation
+            | WebAccessError::InvitationUsed
+            | WebAccessError::InvitationExpired { .. } => ErrorCode::WebInvitation,
+            WebAccessError::NameCollision { .. } => ErrorCode::Invalid,
             WebAccessError::Credentials | WebAccessError::Unsealed => ErrorCode::WebLogin,
             WebAccessError::Locked { .. } => ErrorCode::WebLocked,
             WebAccessError::NoLeadKey => ErrorCode::Keyring,
             WebAccessError::Weak => ErrorCode::WeakPassphrase,
-            WebAccessError::BadExpiry(_) => ErrorCode::Invalid,
+            WebAccessError::BadExpiry(_) | WebAccessError::ContactTooLong(_) => ErrorCode::Invalid,
             WebAccessError::Store(e) => e.code(),
         }
     }
@@ -190,6 +208,69 @@ pub struct WebRaterAccess {
     pub total: i64,
 }
 
+/// What the invitation and login pages say of the study before anyone logs in: its title, the
+/// study lead's name and how to reach them (either may be unset).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StudyWelcome {
+    pub study: String,
+    pub lead: Option<String>,
+    pub contact: Option<String>,
+}
+
+/// The study as the pages before a login name it.
+pub fn welcome(store: &Store) -> Result<StudyWelcome, WebAccessError> {
+    let kept = |key: &str| -> Result<Option<String>, WebAccessError> {
+        Ok(store.meta(key)?.filter(|v| !v.trim().is_empty()))
+    };
+    Ok(StudyWelcome {
+        study: store.title()?,
+        lead: kept(LEAD_NAME_META)?,
+        contact: kept(LEAD_CONTACT_META)?,
+    })
+}
+
+/// Refuse a lead name or contact too long to keep ([`MAX_CONTACT_CHARS`]), before anything is
+/// written.
+pub fn check_lead_contact(lead: Option<&str>, contact: Option<&str>) -> Result<(), WebAccessError> {
+    for (what, value) in [("name", lead), ("contact", contact)] {
+        if value.is_some_and(|v| {
+            crate::base::text::normalise_name(v).chars().count() > MAX_CONTACT_CHARS
+        }) {
+            return Err(WebAccessError::ContactTooLong(what));
+        }
+    }
+    Ok(())
+}
+
+/// Keep the study lead's name and contact for the invitation and login pages (each only when
+/// given; spacing normalised, at most [`MAX_CONTACT_CHARS`] characters), in one audited write.
+pub fn set_lead_contact(
+    store: &mut Store,
+    lead: Option<&str>,
+    contact: Option<&str>,
+) -> Result<(), WebAccessError> {
+    check_lead_contact(lead, contact)?;
+    let lead = lead.map(crate::base::text::normalise_name);
+    let contact = contact.map(crate::base::text::normalise_name);
+    if lead.is_none() && contact.is_none() {
+        return Ok(());
+    }
+    store.write(|tx| {
+        if let Some(lead) = &lead {
+            tx.set_meta(LEAD_NAME_META, lead)?;
+        }
+        if let Some(contact) = &contact {
+            tx.set_meta(LEAD_CONTACT_META, contact)?;
+        }
+        tx.audit(
+            "lead",
+            "web.lead_contact",
+            &serde_json::json!({"lead": lead, "contact": contact, "via": "web"}),
+        )
+    })?;
+    Ok(())
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -248,6 +329,43 @@ fn expert(store: &Store, name: &str) -> Result<NamedRater, WebAccessError> {
         .ok_or_else(|| WebAccessError::UnknownExpert(name.to_string()))
 }
 
+/// The experts of the study other than `rater` whose names are the same login as `name`
+/// ([`same_login_name`]), by name.
+fn login_twins(store: &Store, rater: &NamedRater) -> Result<Vec<String>, WebAccessError> {
+    let key = login_name_key(&rater.name);
+    let mut twins: Vec<String> = store
+        .raters()?
+        .into_iter()
+        .filter(|r| r.kind == crate::store::RaterKind::Expert && r.id != rater.id)
+        .filter(|r| login_name_key(&r.name) == key)
+        .map(|r| r.name)
+        .collect();
+    twins.sort();
+    Ok(twins)
+}
+
+/// The expert a name typed at the login names: the expert of exactly that name, else the one
+/// expert whose name is the same login ([`same_login_name`]: case and spaces aside). Names that
+/// are the same login for two experts (possible only in a study whose experts were invited
+/// before such names were refused) name nobody unless typed exactly.
+pub fn expert_for_login(store: &Store, typed: &str) -> Result<Option<NamedRater>, WebAccessError> {
+    if let Some(exact) = store.expert_by_name(typed)? {
+        return Ok(Some(exact));
+    }
+    let key = login_name_key(typed);
+    let mut matches = store
+        .raters()?
+        .into_iter()
+        .filter(|r| r.kind == crate::store::RaterKind::Expert && login_name_key(&r.name) == key);
+    Ok(match (matches.next(), matches.next()) {
+        (Some(one), None) => Some(NamedRater {
+            id: one.id,
+            name: one.name,
+        }),
+        _ => None,
+    })
+}
+
 fn random_hex(rng: &mut dyn RngCore, bytes: usize) -> String {
     let mut b = vec![0u8; bytes];
     rng.fill_bytes(&mut b);
@@ -267,6 +385,14 @@ pub fn invite(
         return Err(WebAccessError::BadExpiry(days));
     }
     let rater = expert(store, name)?;
+    // The login matches names without regard to case or spaces: two experts it could not tell
+    // apart are refused before either is given a way in.
+    if let Some(other) = login_twins(store, &rater)?.into_iter().next() {
+        return Err(WebAccessError::NameCollision {
+            name: rater.name,
+            other,
+        });
+    }
     let token = random_hex(rng, 32);
     let expires_at = store.now_ms() + i64::from(days) * DAY_MS;
     let token_key = key.token_key("invitation", &token);
@@ -293,7 +419,9 @@ pub fn invite(
 }
 
 /// The expert an unused, unexpired invitation sealed with `key` is for (the set-passphrase page
-/// names them).
+/// names them). An invitation of this study that was used or has expired says so
+/// ([`WebAccessError::InvitationUsed`], [`WebAccessError::InvitationExpired`]), so the page can
+/// send its holder to the login with the reason; any other token is [`WebAccessError::Invitation`].
 pub fn invitation_for(
     store: &Store,
     key: &WebKey,
@@ -314,8 +442,15 @@ pub fn invitation_for(
                 ],
             )
         })
-        .filter(|i| i.used_at.is_none() && i.expires_at > store.now_ms())
         .ok_or(WebAccessError::Invitation)?;
+    if invitation.used_at.is_some() {
+        return Err(WebAccessError::InvitationUsed);
+    }
+    if invitation.expires_at <= store.now_ms() {
+        return Err(WebAccessError::InvitationExpired {
+            at: invitation.expires_at,
+        });
+    }
     store
         .expert_by_id(invitation.rater_id)?
         .ok_or(WebAccessError::Invitation)
@@ -360,7 +495,7 @@ pub fn accept_derived(
     let token_key = key.token_key("invitation", token);
     let set_at = store.write(|tx| {
         if !tx.use_web_invitation(&token_key)? {
-            return Err(WebAccessError::Invitation);
+            return Err(WebAccessError::InvitationUsed);
         }
         let set_at = tx.now();
         let seal = key.login_seal(rater.id, derived, set_at);
@@ -435,7 +570,7 @@ pub fn login_attempt(
     stand_in_iterations: u32,
 ) -> Result<LoginAttempt, WebAccessError> {
     let now = store.now_ms();
-    let found = match store.expert_by_name(name)? {
+    let found = match expert_for_login(store, name)? {
         Some(rater) => store.web_login(rater.id)?.map(|l| (rater, l)),
         None => None,
     };

@@ -10,8 +10,9 @@
 //! sentences (a capital, a full stop: [`sentence`]).
 
 use axum::http::{header, HeaderMap, HeaderValue};
+use concord_core::app::web::MIN_PASSPHRASE_CHARS;
 use concord_core::base::error_code::ErrorCode;
-use concord_core::workflow::web_access::{WebAccessError, MIN_PASSPHRASE_CHARS};
+use concord_core::workflow::web_access::WebAccessError;
 
 /// The languages the server answers in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,6 +14,13 @@
 //! the file with sqlite3 (a session, a login, an invitation, or one of them moved to another
 //! expert) has no valid seal and opens nothing. A wrong passphrase makes the next guess wait;
 //! it never ends a live session.
+//!
+//! A name typed at the login is matched without regard to case or spaces
+//! ([`same_login_name`](crate::base::text::same_login_name)), so [`invite`] refuses an expert
+//! whose name is the same login as another's who has web access. A used or expired invitation
+//! says so, for the page to lead its holder to the login; the study lead's name and contact
+//! ([`set_lead_contact`]) are what the pages before a login show with the study's title
+//! ([`welcome`]).
 
 use crate::base::clock::Millis;
 use crate::base::error_code::{Coded, ErrorCode};
@@ -56,7 +63,7 @@ pub enum WebAccessError {
     InvitationUsed,
     #[error("this invitation link expired on {day} (UTC): ask the study lead for a new one; if you set a passphrase with an earlier link, log in with it", day = &crate::base::clock::iso_utc(*.at)[..10])]
     InvitationExpired { at: Millis },
-    #[error("cannot invite {q0}: logins match names without regard to case or spaces, so {q0} and {q1} would be one login; give one of the two experts a name that tells them apart (a middle initial, say) first", q0 = quoted(&.name), q1 = quoted(&.other))]
+    #[error("cannot invite {q0}: logins match names without regard to case or spaces, and {q1}, whose name is the same login, already has web access; if they are one person, invite that expert again, or end their web access first; if not, add this expert under a name that tells the two apart (a middle initial, say)", q0 = quoted(&.name), q1 = quoted(&.other))]
     NameCollision { name: String, other: String },
     #[error("the name or the passphrase is not right")]
     Credentials,
@@ -329,39 +336,62 @@ fn expert(store: &Store, name: &str) -> Result<NamedRater, WebAccessError> {
         .ok_or_else(|| WebAccessError::UnknownExpert(name.to_string()))
 }
 
-/// The experts of the study other than `rater` whose names are the same login as `name`
-/// ([`same_login_name`]), by name.
-fn login_twins(store: &Store, rater: &NamedRater) -> Result<Vec<String>, WebAccessError> {
-    let key = login_name_key(&rater.name);
-    let mut twins: Vec<String> = store
+/// The experts whose names are the same login as `typed` ([`same_login_name`]: case and
+/// spaces aside), by id.
+fn same_login_experts(store: &Store, typed: &str) -> Result<Vec<NamedRater>, WebAccessError> {
+    let key = login_name_key(typed);
+    Ok(store
         .raters()?
         .into_iter()
-        .filter(|r| r.kind == crate::store::RaterKind::Expert && r.id != rater.id)
-        .filter(|r| login_name_key(&r.name) == key)
-        .map(|r| r.name)
+        .filter(|r| r.kind == crate::store::RaterKind::Expert && login_name_key(&r.name) == key)
+        .map(|r| NamedRater {
+            id: r.id,
+            name: r.name,
+        })
+        .collect())
+}
+
+/// The experts other than `rater` whose names are the same login as theirs and who have web
+/// access (a web passphrase, or an invitation neither used nor expired), by name: a login could
+/// not tell them from `rater`.
+fn login_twins(store: &Store, rater: &NamedRater) -> Result<Vec<String>, WebAccessError> {
+    let invited: std::collections::HashSet<i64> = store
+        .open_web_invitations(store.now_ms())?
+        .into_iter()
+        .map(|(id, _)| id)
         .collect();
+    let mut twins = Vec::new();
+    for other in same_login_experts(store, &rater.name)? {
+        if other.id != rater.id
+            && (invited.contains(&other.id) || store.web_login(other.id)?.is_some())
+        {
+            twins.push(other.name);
+        }
+    }
     twins.sort();
     Ok(twins)
 }
 
-/// The expert a name typed at the login names: the expert of exactly that name, else the one
-/// expert whose name is the same login ([`same_login_name`]: case and spaces aside). Names that
-/// are the same login for two experts (possible only in a study whose experts were invited
-/// before such names were refused) name nobody unless typed exactly.
-pub fn expert_for_login(store: &Store, typed: &str) -> Result<Option<NamedRater>, WebAccessError> {
-    if let Some(exact) = store.expert_by_name(typed)? {
-        return Ok(Some(exact));
+/// The web login a name typed at the login names, with its expert: among the experts whose
+/// names are the same login ([`same_login_name`]: case and spaces aside) and who have a web
+/// passphrase, the one of exactly that name, else the only one. [`invite`] never lets two such
+/// experts have web access at once; where an older study has two, only the exact name logs in.
+fn login_of(store: &Store, typed: &str) -> Result<Option<(NamedRater, WebLogin)>, WebAccessError> {
+    let mut with_login = Vec::new();
+    for expert in same_login_experts(store, typed)? {
+        if let Some(login) = store.web_login(expert.id)? {
+            with_login.push((expert, login));
+        }
     }
-    let key = login_name_key(typed);
-    let mut matches = store
-        .raters()?
-        .into_iter()
-        .filter(|r| r.kind == crate::store::RaterKind::Expert && login_name_key(&r.name) == key);
-    Ok(match (matches.next(), matches.next()) {
-        (Some(one), None) => Some(NamedRater {
-            id: one.id,
-            name: one.name,
-        }),
+    let exact = crate::base::text::normalise_name(typed);
+    if let Some(i) = with_login
+        .iter()
+        .position(|(e, _)| e.name == exact || e.name == typed.trim())
+    {
+        return Ok(Some(with_login.swap_remove(i)));
+    }
+    Ok(match with_login.len() {
+        1 => with_login.pop(),
         _ => None,
     })
 }
@@ -385,8 +415,8 @@ pub fn invite(
         return Err(WebAccessError::BadExpiry(days));
     }
     let rater = expert(store, name)?;
-    // The login matches names without regard to case or spaces: two experts it could not tell
-    // apart are refused before either is given a way in.
+    // The login matches names without regard to case or spaces: an expert it could not tell
+    // from another who has web access is refused before being given a way in.
     if let Some(other) = login_twins(store, &rater)?.into_iter().next() {
         return Err(WebAccessError::NameCollision {
             name: rater.name,
@@ -570,10 +600,7 @@ pub fn login_attempt(
     stand_in_iterations: u32,
 ) -> Result<LoginAttempt, WebAccessError> {
     let now = store.now_ms();
-    let found = match expert_for_login(store, name)? {
-        Some(rater) => store.web_login(rater.id)?.map(|l| (rater, l)),
-        None => None,
-    };
+    let found = login_of(store, name)?;
     if let Some(until) = found
         .as_ref()
         .and_then(|(_, l)| l.locked_until)
@@ -907,9 +934,9 @@ mod tests {
                     &mut rng(),
                     1000
                 ),
-                Err(WebAccessError::Invitation)
+                Err(WebAccessError::InvitationUsed)
             ),
-            "the invitation is used up"
+            "the invitation is used up, and says so"
         );
     }
 

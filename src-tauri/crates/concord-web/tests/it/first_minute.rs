@@ -4,7 +4,7 @@
 //! a login learn of the study (its title, the lead, whom to ask), and every message of the server
 //! in English or Chinese as the request's `Accept-Language` asks.
 
-use crate::{make_study, open_study, serve, serve_study, Browser};
+use crate::{serve, serve_study, Browser};
 use concord_testsupport::web::{STRONG, STRONG_B};
 use rand::SeedableRng;
 use reqwest::blocking::Response;
@@ -94,33 +94,66 @@ fn a_login_name_matches_without_regard_to_case_or_spaces() {
 
 #[test]
 fn names_the_login_could_not_tell_apart_are_refused_at_invite() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (path, clock) = make_study(dir.path(), 1, &["Amira Haddad", "AMIRA haddad", "Ada"]);
-    let mut study = open_study(&path, clock);
-    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(3);
-    for name in ["Amira Haddad", "AMIRA haddad"] {
-        let refused = concord_core::app::web::invite(&mut study, name, 7, &mut rng)
-            .expect_err("a name another expert's matches at the login is refused at invite");
-        let message = refused.to_string();
-        assert!(
-            message.contains("“Amira Haddad”")
-                && message.contains("“AMIRA haddad”")
-                && message.contains("case or spaces"),
-            "the refusal names both experts and why the login could not tell them apart: {message}"
-        );
-        assert_eq!(
-            concord_core::base::error_code::Coded::code(&refused),
-            "invalid",
-            "a refusal of what the lead asked, not a failure"
-        );
-    }
-    let access = concord_core::app::web::access(&study).expect("access");
-    assert!(
-        access.iter().all(|a| a.open_invitations == 0),
-        "a refused invitation leaves nothing behind: {access:?}"
+    use concord_core::app::web::{access, invite, revoke};
+    let invited = std::cell::RefCell::new(String::new());
+    let (served, _) = serve_study(
+        1,
+        &["Ada"],
+        |study| {
+            for (name, seed) in [("Amira Haddad", 1), ("AMIRA haddad", 2)] {
+                concord_core::app::setup::add_expert(study, name, seed)
+                    .expect("the lead adds the expert");
+            }
+            let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(3);
+            invite(study, "Amira Haddad", 7, &mut rng)
+                .expect("the first of two names that are one login is invited");
+            let refused = invite(study, "AMIRA haddad", 7, &mut rng)
+                .expect_err("a name the login could not tell from an invited expert's is refused");
+            let message = refused.to_string();
+            assert!(
+                message.contains("cannot invite “AMIRA haddad”")
+                    && message.contains("“Amira Haddad”")
+                    && message.contains("without regard to case or spaces"),
+                "the refusal names both experts and why the login could not tell them apart: {message}"
+            );
+            assert_eq!(
+                concord_core::base::error_code::Coded::code(&refused),
+                "invalid",
+                "a refusal of what the lead asked, not a failure"
+            );
+            let open = |study: &concord_core::app::open_study::OpenStudy, name: &str| {
+                access(study)
+                    .expect("access")
+                    .into_iter()
+                    .find(|a| a.name == name)
+                    .map(|a| a.open_invitations)
+            };
+            assert_eq!(
+                open(study, "AMIRA haddad"),
+                Some(0),
+                "a refused invitation leaves nothing behind"
+            );
+            // Once the other's web access has ended, this one may be invited; and back.
+            revoke(study, "Amira Haddad").expect("revoke");
+            invite(study, "AMIRA haddad", 7, &mut rng)
+                .expect("with the other's access ended, the name is one login again");
+            assert!(
+                invite(study, "Amira Haddad", 7, &mut rng).is_err(),
+                "and now the first is refused in turn"
+            );
+            revoke(study, "AMIRA haddad").expect("revoke");
+            *invited.borrow_mut() = invite(study, "Amira Haddad", 7, &mut rng)
+                .expect("the first is invited again")
+                .token;
+        },
+        |_| {},
     );
-    concord_core::app::web::invite(&mut study, "Ada", 7, &mut rng)
-        .expect("an expert whose name no other matches is invited as before");
+    Browser::new(&served.base).accept(&invited.borrow(), STRONG);
+    let who = Browser::new(&served.base).login("amira  HADDAD", STRONG);
+    assert_eq!(
+        who["rater_name"], "Amira Haddad",
+        "the name typed in another case logs in the one expert of that login who has web access"
+    );
 }
 
 #[test]

@@ -159,6 +159,26 @@ impl Chrome {
         self.post("/execute/sync", json!({"script": body, "args": []}))["value"].clone()
     }
 
+    /// Run `body`, which ends by calling `arguments[0]` with its answer.
+    pub fn script_async(&self, body: &str) -> Value {
+        self.post("/execute/async", json!({"script": body, "args": []}))["value"].clone()
+    }
+
+    /// Lay pages out as a phone `width` × `height` CSS pixels large (Chromium's device emulation,
+    /// through chromedriver's bridge to the DevTools protocol): the page's viewport is that wide.
+    pub fn emulate_phone(&self, width: u32, height: u32) {
+        let v = self.post(
+            "/goog/cdp/execute",
+            json!({"cmd": "Emulation.setDeviceMetricsOverride", "params": {
+                "width": width, "height": height, "deviceScaleFactor": 2, "mobile": true
+            }}),
+        );
+        assert!(
+            v["value"].get("error").is_none(),
+            "Chromium emulates a phone of {width}×{height}: {v}"
+        );
+    }
+
     pub fn attribute(&self, css: &str, name: &str) -> Option<String> {
         let e = self.try_find(css)?;
         self.get(&format!("/element/{e}/attribute/{name}"))["value"]

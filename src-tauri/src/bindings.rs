@@ -189,6 +189,7 @@ pub fn typescript() -> String {
         concord_core::panel::judge_reliability::ReliabilitySection,
         concord_core::judge::ProviderKind,
         concord_core::judge::ResponseSelection,
+        concord_core::judge::HistoryDepth,
         concord_core::judge::Prices,
         concord_core::judge::ReplyFormat,
         concord_core::judge::PromptTemplate,

@@ -4,6 +4,7 @@
 //! Journeys of later screens live in sibling modules and use only this harness.
 
 mod agreement;
+mod conversations;
 mod desktop;
 mod figures;
 mod hostile;

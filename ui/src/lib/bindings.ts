@@ -1349,6 +1349,8 @@ export type ProviderKind = "openai-compatible" | "anthropic";
 
 export type ResponseSelection = { "kind": "all" } | { "kind": "expert-rated" } | { "kind": "sample", n: number, };
 
+export type HistoryDepth = number | "all";
+
 export type Prices = { input_per_million: number, output_per_million: number, };
 
 export type ReplyFormat = "json-scores" | "reasons-then-dict" | "pair-preferences";
@@ -1409,7 +1411,12 @@ structured: boolean,
  * A pairwise run asks every pair twice, once each way round (the position-bias check);
  * otherwise each pair once, the side shown first drawn per pair from the seed.
  */
-both_orders: boolean, };
+both_orders: boolean, 
+/**
+ * How many turns before a reply the judge sees (the last 10 unless told; a run of an
+ * earlier release, whose items were single-turn, reads as the default).
+ */
+history: HistoryDepth, };
 
 export type CostEstimate = { calls: number, input_tokens: number, output_tokens: number, cost_usd: number, 
 /**

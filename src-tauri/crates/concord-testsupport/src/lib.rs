@@ -2,11 +2,13 @@
 //! its own copy: small studies on a fixed clock for the lead's workflow ([`lead_study`]),
 //! release-shaped files and a fingerprint of what an import can change ([`release_files`]), a
 //! simulated expert panel with known severities ([`simulated_panel`]), a judge server on
-//! loopback that speaks the providers' protocols and injects faults ([`judge_server`]), the web
-//! server tests' hand-moved clock and strong passphrases ([`web`]), and conversations files in
-//! both input formats ([`conversation_files`]).
+//! loopback that speaks the providers' protocols and injects faults ([`judge_server`]), the
+//! web server tests' hand-moved clock and strong passphrases ([`web`]), conversations of many
+//! turns for the rating screen ([`conversations`]), and conversations files in both input
+//! formats for the import ([`conversation_files`]).
 
 pub mod conversation_files;
+pub mod conversations;
 pub mod judge_server;
 pub mod lead_study;
 pub mod release_files;

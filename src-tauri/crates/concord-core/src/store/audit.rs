@@ -142,8 +142,13 @@ const TURNS_MARKER: &str = "conversations of many turns";
 
 /// Columns a migration added to a table the chain already sealed, hashed only when set: a row
 /// from before the migration (the column NULL) hashes exactly as it did, so the upgrade changes
-/// no sealed digest. Each must be among its table's last columns, in this order.
-pub const LATE_COLUMNS: &[(&str, &[&str])] = &[("response", &["turn"])];
+/// no sealed digest. Each entry names the table and the position (0-based, among the columns its
+/// digest covers) of the first such column; they are always its last columns. A table that does
+/// not have them yet (a study being upgraded) hashes all its columns, as before.
+pub const LATE_COLUMNS: &[(&str, usize)] = &[
+    // `response.turn` (schema 23), after id, conversation_id, source_id, text, external_id.
+    ("response", 5),
+];
 
 /// More rating events than this in one transaction are sealed as one batch entry.
 pub const EVENTS_PER_ENTRY_LIMIT: usize = 64;
@@ -300,24 +305,16 @@ fn row_hash<'a>(table: &str, values: impl Iterator<Item = ValueRef<'a>>) -> [u8;
     let mut h = Sha256::new();
     h.update((table.len() as u64).to_le_bytes());
     h.update(table.as_bytes());
-    let late = LATE_COLUMNS
+    // A late column counts only when set (see LATE_COLUMNS).
+    let first_late = LATE_COLUMNS
         .iter()
         .find(|(t, _)| *t == table)
-        .map_or(0, |(_, cols)| cols.len());
-    if late == 0 {
-        for v in values {
-            encode_value(&mut h, v);
+        .map_or(usize::MAX, |(_, at)| *at);
+    for (i, v) in values.enumerate() {
+        if i >= first_late && matches!(v, ValueRef::Null) {
+            continue;
         }
-    } else {
-        // A late column counts only when set (see LATE_COLUMNS).
-        let values: Vec<ValueRef<'a>> = values.collect();
-        let first_late = values.len().saturating_sub(late);
-        for (i, v) in values.into_iter().enumerate() {
-            if i >= first_late && matches!(v, ValueRef::Null) {
-                continue;
-            }
-            encode_value(&mut h, v);
-        }
+        encode_value(&mut h, v);
     }
     h.finalize().into()
 }

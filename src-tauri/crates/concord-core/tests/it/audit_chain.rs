@@ -94,11 +94,10 @@ fn row_hash(table: &str, values: &[ValueRef<'_>]) -> [u8; 32] {
     h.update((table.len() as u64).to_le_bytes());
     h.update(table.as_bytes());
     // A column added late counts only when set.
-    let late = LATE_COLUMNS
+    let first_late = LATE_COLUMNS
         .iter()
         .find(|(t, _)| *t == table)
-        .map_or(0, |(_, cols)| cols.len());
-    let first_late = values.len().saturating_sub(late);
+        .map_or(usize::MAX, |(_, at)| *at);
     for (i, v) in values.iter().enumerate() {
         if i >= first_late && matches!(v, ValueRef::Null) {
             continue;

@@ -5,7 +5,8 @@
 //! and bias ([`judge_reliability`]), and pairwise preferences ([`pairwise`]: Bradley–Terry
 //! leaderboards, agreement on preferences, judges' position bias), and the questions reviewers ask
 //! of a judge study: agreement split by a facet of the responses such as their category
-//! ([`strata`]). The statistics themselves are
+//! ([`strata`]), the judges' corrected prevalence of each binary criterion ([`prevalence`]) and
+//! the latent Dawid–Skene consensus as a reference ([`latent`]). The statistics themselves are
 //! `concord-stats`; this folder chooses the data.
 //!
 //! Imports rows 0–4; never `outputs` or `app`.
@@ -14,6 +15,8 @@ pub mod adjudication;
 pub mod agreement;
 pub mod agreement_table;
 pub mod judge_reliability;
+pub mod latent;
 pub mod pairwise;
+pub mod prevalence;
 pub mod rater_quality;
 pub mod strata;

@@ -1,14 +1,20 @@
 //! The reviewer's questions asked of a real study (imported from files with a category column,
 //! `concord_testsupport::reviewer_study`): agreement by category equals the report of a study
 //! that holds only that category's responses, a category with too few rated responses says why
-//! instead of giving figures, and the items importer reads and checks the category column.
+//! instead of giving figures, and the items importer reads and checks the category column; the
+//! Dawid–Skene reference holds adjudicated pairs at their decisions and compares only judges with
+//! its labels; every judge × binary dimension has a corrected prevalence or the reason.
 
 use concord_core::base::clock::SteppingClock;
 use concord_core::intake::long::{import_items, ItemColumns};
 use concord_core::intake::{ImportError, ImportOptions};
-use concord_core::panel::adjudication::{referenced_data, AgreementReference};
+use concord_core::panel::adjudication::{
+    self, referenced_data, AgreementReference, Resolution, Ruling,
+};
 use concord_core::panel::agreement::{self, AgreementOptions};
+use concord_core::panel::prevalence::prevalence_rows;
 use concord_core::panel::strata::{by_facet, Facet, MIN_STRATUM_RESPONSES};
+use concord_core::rubric::builtin;
 use concord_core::store::Store;
 use concord_testsupport::reviewer_study::{
     import_files, reviewer_study, write_files, RubricFiles, RARE_CATEGORY,
@@ -86,7 +92,7 @@ fn a_category_agrees_as_a_study_of_its_responses_alone() {
     let alone = study_of_one_category(dir.path(), "self-harm", &files);
     for rubric in ["mentalbench", "psycrisis"] {
         let options = options(rubric);
-        let data = referenced_data(&store, &options, AgreementReference::Experts).unwrap();
+        let (data, _) = referenced_data(&store, &options, AgreementReference::Experts).unwrap();
         let split = by_facet(&store, &data, Facet::Category, &options).unwrap();
         let stratum = split
             .strata
@@ -141,7 +147,7 @@ fn a_category_with_too_few_rated_responses_says_why_and_gives_no_figure() {
     let dir = tempfile::tempdir().unwrap();
     let store = reviewer_study(&dir.path().join("whole.concord"), dir.path(), SEED);
     let options = options("psycrisis");
-    let data = referenced_data(&store, &options, AgreementReference::Experts).unwrap();
+    let (data, _) = referenced_data(&store, &options, AgreementReference::Experts).unwrap();
     let split = by_facet(&store, &data, Facet::Category, &options).unwrap();
     let values: Vec<Option<&str>> = split.strata.iter().map(|s| s.value.as_deref()).collect();
     assert_eq!(
@@ -260,4 +266,157 @@ fn the_items_import_reads_the_category_and_refuses_two_for_one_conversation() {
         store.response_id("c9", "gpt-4o").unwrap().is_none(),
         "nothing of the refused file is written"
     );
+}
+
+#[test]
+fn the_latent_reference_holds_decisions_and_keeps_the_experts_among_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = reviewer_study(&dir.path().join("whole.concord"), dir.path(), SEED);
+    let item = "psycrisis-c000-gpt-4o";
+    let criterion = builtin::psycrisis().criteria[0].id.clone();
+    let response = store
+        .response_by_item(item)
+        .unwrap()
+        .expect("the response")
+        .id;
+    let criteria = store
+        .read()
+        .criterion_ids(
+            store
+                .rubrics()
+                .unwrap()
+                .iter()
+                .find(|r| r.rubric.id == "psycrisis")
+                .unwrap()
+                .id,
+        )
+        .unwrap();
+    let criterion_id = criteria[&criterion];
+    let experts: Vec<i64> = store
+        .rater_records()
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.kind == "expert")
+        .map(|r| r.id)
+        .collect();
+    let ones = experts
+        .iter()
+        .filter(|&&e| {
+            store.rating_value(e, response, criterion_id).unwrap() == Some((Some(1), None))
+        })
+        .count();
+    // Decide against the experts' majority: a held label overrides every vote.
+    let decided = i64::from(2 * ones < experts.len());
+    adjudication::resolve(
+        &mut store,
+        &Resolution {
+            item: item.to_string(),
+            criterion: criterion.clone(),
+            ruling: Ruling::Value { value: decided },
+            reason: "the answer asks about risk in its last line".to_string(),
+            adjudicator: "Dr Lead".to_string(),
+        },
+    )
+    .expect("the decision is recorded");
+    let options = options("psycrisis");
+    let (data, fits) = referenced_data(&store, &options, AgreementReference::DawidSkene).unwrap();
+    assert_eq!(fits.len(), 5, "one fit per binary dimension");
+    let fit = fits.iter().find(|f| f.criterion == criterion).unwrap();
+    assert_eq!(fit.n_gold, 1, "the decided pair is held at its decision");
+    assert!(
+        fit.converged && fit.not_computed.is_none(),
+        "the fit converges: {fit:?}"
+    );
+    let labelled = data
+        .labelled
+        .as_ref()
+        .expect("the latent labels replace the experts' values");
+    let at = labelled
+        .responses
+        .iter()
+        .position(|r| r.id == response)
+        .unwrap();
+    let c = labelled
+        .criteria
+        .iter()
+        .position(|x| x.id == criterion_id)
+        .unwrap();
+    for e in labelled.experts() {
+        assert_eq!(
+            labelled.series(e, c)[at],
+            decided as f64,
+            "every expert value of the decided pair is the decision"
+        );
+    }
+    let report = data.report(&options);
+    let experts_report = agreement::report(&store, options.clone()).unwrap();
+    assert!(
+        report.binary.iter().filter(|b| !b.experts).count() == 15,
+        "three judges × five dimensions against the latent label"
+    );
+    assert_eq!(
+        report
+            .binary
+            .iter()
+            .filter(|b| b.experts)
+            .collect::<Vec<_>>(),
+        experts_report
+            .binary
+            .iter()
+            .filter(|b| b.experts)
+            .collect::<Vec<_>>(),
+        "the experts among themselves are compared as they rated, not with the latent label"
+    );
+    let good = |r: &agreement::AgreementReport| {
+        r.binary
+            .iter()
+            .find(|b| b.judge == "judge-good" && b.criterion == criterion)
+            .and_then(|b| b.cohen_kappa)
+    };
+    assert_ne!(
+        good(&report),
+        good(&experts_report),
+        "the judge is compared with the latent label, not the experts' majority"
+    );
+}
+
+#[test]
+fn prevalence_rows_carry_a_figure_or_the_reason_never_nan() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = reviewer_study(&dir.path().join("whole.concord"), dir.path(), SEED);
+    let data = agreement::AgreementData::load(&store, "psycrisis").unwrap();
+    let rows = prevalence_rows(&data, 0.95, Some(300));
+    assert_eq!(rows.len(), 15, "three judges × five binary dimensions");
+    for r in &rows {
+        assert_eq!(
+            r.n_items, 155,
+            "{} on {}: every response of the rubric the judge labelled",
+            r.judge, r.criterion
+        );
+        assert!(
+            r.n_calibration < r.n_items && r.n_calibration > 0,
+            "the calibration set is the expert-rated part"
+        );
+        match (r.corrected, &r.not_computed) {
+            (Some(p), None) => {
+                let [lo, hi] = r.ci.expect("an interval beside the estimate");
+                assert!(
+                    (0.0..=1.0).contains(&p) && 0.0 <= lo && lo <= hi && hi <= 1.0,
+                    "{} on {}: the estimate and its interval lie in [0, 1]",
+                    r.judge,
+                    r.criterion
+                );
+                let a = r.allocation.expect("an allocation of the budget");
+                assert_eq!(a.positive + a.negative, 300, "the whole budget is split");
+            }
+            (None, Some(why)) => assert!(
+                r.judge == "judge-contrarian" && why.contains("no better than chance"),
+                "only the contrarian judge is refused, with the reason: {} {why}",
+                r.judge
+            ),
+            other => panic!("a figure or a reason, never both or neither: {other:?}"),
+        }
+    }
+    let json = serde_json::to_string(&rows).unwrap();
+    assert!(!json.contains("NaN"), "no figure is NaN");
 }

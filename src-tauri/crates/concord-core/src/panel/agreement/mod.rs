@@ -37,6 +37,7 @@ mod continuous;
 pub mod data;
 pub mod verdict;
 
+pub(crate) use binary::consensus as expert_consensus;
 pub use binary::{BinaryCell, Rate, TotalsCell};
 pub use data::{AgreementData, ApplyError, Touched};
 

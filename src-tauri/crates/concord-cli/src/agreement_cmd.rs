@@ -5,7 +5,9 @@
 //! dimensions and totals) as the desktop panel receives it. `--by category` gives either one per
 //! category of the conversations, each computed on that category's responses alone.
 //! `--prevalence` gives each judge's corrected prevalence of every binary criterion;
-//! `--reference dawid-skene` compares judges with the latent Dawid–Skene label and prints the fits.
+//! `--reference dawid-skene` compares judges with the latent Dawid–Skene label and prints the fits;
+//! `--gstudy` gives the study's G- and D-studies (experts × responses × occasions, each judge ×
+//! responses × repetitions).
 
 use crate::import_cmd::ImportCmdError;
 use crate::study_cmd::open_study_to_read;
@@ -14,7 +16,7 @@ use concord_core::app::adjudication::agreement_report;
 use concord_core::app::agreement::{
     provenance, render_table as render_agreement_table, table_with_reml_bands,
 };
-use concord_core::app::reviewer::{agreement_by, latent_agreement, prevalence};
+use concord_core::app::reviewer::{agreement_by, gstudy, latent_agreement, prevalence};
 use concord_core::base::text::visible;
 use concord_core::panel::adjudication::AdjudicationError;
 use concord_core::panel::adjudication::AgreementReference;
@@ -28,6 +30,7 @@ use concord_core::panel::agreement_table::CiChoice;
 use concord_core::panel::agreement_table::IccChoice;
 use concord_core::panel::agreement_table::TableFormat;
 use concord_core::panel::agreement_table::TableView;
+use concord_core::panel::gstudy::GStudySection;
 use concord_core::panel::latent::LatentFit;
 use concord_core::panel::prevalence::PrevalenceRow;
 use concord_core::panel::strata::{Facet, StratifiedReport};
@@ -107,6 +110,11 @@ pub struct AgreementArgs {
     /// truly positive and truly negative answers.
     #[arg(long, value_name = "N", requires = "prevalence")]
     allocate: Option<u64>,
+    /// The study's G-studies per criterion: experts × responses × occasions (first ratings and
+    /// retests) and each judge × responses × repetitions, with REML variance components,
+    /// Brennan's coefficients and the D-study for 1–10 of each facet.
+    #[arg(long, conflicts_with_all = ["format", "pairwise", "by", "prevalence"])]
+    gstudy: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,6 +229,14 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
             Ok(format!("{}\n", serde_json::to_string_pretty(&rows)?))
         } else {
             Ok(render_prevalence(&rows))
+        };
+    }
+    if args.gstudy {
+        let section = gstudy(&study, &rubric_of(args))?;
+        return if json {
+            Ok(format!("{}\n", serde_json::to_string_pretty(&section)?))
+        } else {
+            Ok(render_gstudy(&section))
         };
     }
     if args.pairwise {
@@ -373,6 +389,66 @@ fn render_prevalence(rows: &[PrevalenceRow]) -> String {
         }
         if let Some(why) = &r.not_computed {
             out.push_str(&format!("    not computed: {}\n", visible(why)));
+        }
+    }
+    out
+}
+
+/// `--gstudy` as text: per study its components, G coefficients and the design that reaches the
+/// target reliability, or the reason there are none.
+fn render_gstudy(section: &GStudySection) -> String {
+    if section.studies.is_empty() {
+        return format!("No ratings of {} to study.\n", visible(&section.rubric));
+    }
+    let mut out = String::new();
+    for s in &section.studies {
+        out.push_str(&format!(
+            "{} · {} (responses × {}): {} scores, {} responses, {} {}{}\n",
+            visible(&s.raters),
+            s.attribute,
+            s.facets.join(" × "),
+            s.n_scores,
+            s.n_targets,
+            s.n_raters,
+            s.facets[0],
+            if s.facets.len() > 1 {
+                format!(", {} occasions", s.n_occasions)
+            } else {
+                String::new()
+            }
+        ));
+        if let Some(why) = &s.not_computed {
+            out.push_str(&format!("  not computed: {}\n", visible(why)));
+            continue;
+        }
+        let total: f64 = s.components.values().sum();
+        for (name, v) in &s.components {
+            let share = if total > 0.0 { 100.0 * v / total } else { 0.0 };
+            out.push_str(&format!("  {name:<18} {v:>10.4} {share:>5.1}%\n"));
+        }
+        if let Some(g) = &s.g {
+            out.push_str(&format!(
+                "  G: relative {} absolute {}\n",
+                rate(g.relative),
+                rate(g.absolute)
+            ));
+        }
+        match &s.reaches_target {
+            Some(p) => out.push_str(&format!(
+                "  reaches {:.2}: {} {}{}\n",
+                section.target_reliability,
+                p.n_rater,
+                s.facets[0],
+                if s.facets.len() > 1 {
+                    format!(" × {} occasions", p.n_occasion)
+                } else {
+                    String::new()
+                }
+            )),
+            None => out.push_str(&format!(
+                "  no design of the D-study reaches {:.2}\n",
+                section.target_reliability
+            )),
         }
     }
     out

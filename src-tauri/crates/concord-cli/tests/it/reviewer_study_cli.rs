@@ -430,3 +430,69 @@ fn dawid_skene_reference_fits_as_the_csv_command_and_compares_judges_with_it() {
         "the text output prints the fits: {text}"
     );
 }
+
+#[test]
+fn the_experts_g_study_equals_the_csv_command_on_their_ratings() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let (db, files) = study(dir.path());
+    let section = json(&db, &["agreement", "--gstudy", "--json"]);
+    assert_eq!(section["rubric"], "mentalbench", "MentalBench by default");
+    assert_eq!(section["target_reliability"], 0.8, "the D-study's target");
+    let studies = section["studies"].as_array().expect("studies");
+    assert_eq!(
+        studies.len(),
+        7,
+        "the experts per attribute; imported judges never repeated themselves"
+    );
+    for s in studies {
+        assert_eq!(s["kind"], "experts", "the experts' study");
+        assert_eq!(
+            s["facets"],
+            serde_json::json!(["rater"]),
+            "without retests the design is experts × responses"
+        );
+        let criterion = s["criterion"].as_str().expect("a criterion");
+        let mut csv = String::from("target,rater,score\n");
+        for (item, rater, c, v) in rows_of(&files[1].experts) {
+            if c == criterion {
+                csv.push_str(&format!("{item},{rater},{v}\n"));
+            }
+        }
+        let file = dir.path().join(format!("g-{criterion}.csv"));
+        std::fs::write(&file, csv).expect("the CSV is written");
+        let alone = json(
+            &db,
+            &[
+                "stats",
+                "gstudy",
+                file.to_str().expect("UTF-8"),
+                "--facets",
+                "rater",
+                "--json",
+            ],
+        );
+        for key in ["target", "rater", "residual"] {
+            let (a, b) = (
+                s["components"][key].as_f64().expect("a component"),
+                alone["components"][key].as_f64().expect("a component"),
+            );
+            assert!(
+                (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+                "{criterion}: σ²({key}) {a} in the study, {b} from the CSV"
+            );
+        }
+        assert_eq!(s["g"], alone["g"], "{criterion}: the same G coefficients");
+        let d: Vec<&Value> = alone["d_study"].as_array().expect("rows").iter().collect();
+        assert_eq!(
+            s["d_study"].as_array().expect("rows").len(),
+            d.len(),
+            "{criterion}: the same D-study"
+        );
+    }
+    let text = concord(&db, &["agreement", "--gstudy"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("experts · Guidance (responses × rater)") && text.contains("G: relative"),
+        "the text output names each study and its coefficients: {text}"
+    );
+}

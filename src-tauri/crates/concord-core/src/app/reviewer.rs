@@ -1,6 +1,7 @@
 //! The questions reviewers ask of a judge study, asked of the open study: agreement split by a
 //! facet of the responses (their category), the judges' corrected prevalence of each binary
-//! criterion, and agreement against the Dawid–Skene latent consensus.
+//! criterion, agreement against the Dawid–Skene latent consensus, and the G- and D-studies of
+//! the study's experts and judges.
 
 use crate::app::open_study::OpenStudy;
 use crate::panel::adjudication::{
@@ -8,6 +9,7 @@ use crate::panel::adjudication::{
 };
 use crate::panel::agreement::AgreementOptions;
 use crate::panel::agreement_table::TableView;
+use crate::panel::gstudy::{gstudy_section, GStudySection};
 use crate::panel::prevalence::{prevalence_rows, PrevalenceRow};
 use crate::panel::strata::{by_facet, Facet, StratifiedReport};
 use crate::rubric::Scale;
@@ -57,4 +59,10 @@ pub fn latent_agreement(
     view: TableView,
 ) -> Result<LatentAgreement, AdjudicationError> {
     adjudication::latent_agreement(study.store(), options, view)
+}
+
+/// The G-studies of `rubric`: experts × responses (× occasions) and each judge × responses ×
+/// repetitions, per criterion.
+pub fn gstudy(study: &OpenStudy, rubric: &str) -> StoreResult<GStudySection> {
+    gstudy_section(study.store(), rubric)
 }

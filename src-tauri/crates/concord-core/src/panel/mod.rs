@@ -6,7 +6,8 @@
 //! leaderboards, agreement on preferences, judges' position bias), and the questions reviewers ask
 //! of a judge study: agreement split by a facet of the responses such as their category
 //! ([`strata`]), the judges' corrected prevalence of each binary criterion ([`prevalence`]) and
-//! the latent Dawid–Skene consensus as a reference ([`latent`]). The statistics themselves are
+//! the latent Dawid–Skene consensus as a reference ([`latent`]) and the study's own G- and
+//! D-studies of experts, occasions and judge repetitions ([`gstudy`]). The statistics themselves are
 //! `concord-stats`; this folder chooses the data.
 //!
 //! Imports rows 0–4; never `outputs` or `app`.
@@ -14,6 +15,7 @@
 pub mod adjudication;
 pub mod agreement;
 pub mod agreement_table;
+pub mod gstudy;
 pub mod judge_reliability;
 pub mod latent;
 pub mod pairwise;

@@ -3,7 +3,9 @@
 //! that holds only that category's responses, a category with too few rated responses says why
 //! instead of giving figures, and the items importer reads and checks the category column; the
 //! Dawid–Skene reference holds adjudicated pairs at their decisions and compares only judges with
-//! its labels; every judge × binary dimension has a corrected prevalence or the reason.
+//! its labels; every judge × binary dimension has a corrected prevalence or the reason; the G-study
+//! of a judge's repetitions is the ANOVA of its calls, and the experts' reads their retests as a
+//! second occasion.
 
 use concord_core::base::clock::SteppingClock;
 use concord_core::intake::long::{import_items, ItemColumns};
@@ -12,12 +14,15 @@ use concord_core::panel::adjudication::{
     self, referenced_data, AgreementReference, Resolution, Ruling,
 };
 use concord_core::panel::agreement::{self, AgreementOptions};
+use concord_core::panel::gstudy::{gstudy_section, GStudyKind};
+use concord_core::panel::judge_reliability::{repetition_records, ReliabilityOptions};
 use concord_core::panel::prevalence::prevalence_rows;
 use concord_core::panel::strata::{by_facet, Facet, MIN_STRATUM_RESPONSES};
 use concord_core::rubric::builtin;
 use concord_core::store::Store;
+use concord_stats::gtheory::{g_study, GDesign, GScore};
 use concord_testsupport::reviewer_study::{
-    import_files, reviewer_study, write_files, RubricFiles, RARE_CATEGORY,
+    import_files, retest_values, reviewer_study, write_files, RubricFiles, RARE_CATEGORY,
 };
 use std::collections::HashSet;
 use std::path::Path;
@@ -419,4 +424,246 @@ fn prevalence_rows_carry_a_figure_or_the_reason_never_nan() {
     }
     let json = serde_json::to_string(&rows).unwrap();
     assert!(!json.contains("NaN"), "no figure is NaN");
+}
+
+/// The ANOVA estimates of a complete targets × raters table (Brennan's p × r design):
+/// (σ²(p), σ²(r), σ²(residual)).
+fn anova_two_facet(table: &[Vec<f64>]) -> (f64, f64, f64) {
+    let (n, k) = (table.len() as f64, table[0].len() as f64);
+    let grand = table.iter().flatten().sum::<f64>() / (n * k);
+    let row: Vec<f64> = table.iter().map(|r| r.iter().sum::<f64>() / k).collect();
+    let col: Vec<f64> = (0..table[0].len())
+        .map(|j| table.iter().map(|r| r[j]).sum::<f64>() / n)
+        .collect();
+    let msp = k * row.iter().map(|m| (m - grand).powi(2)).sum::<f64>() / (n - 1.0);
+    let msr = n * col.iter().map(|m| (m - grand).powi(2)).sum::<f64>() / (k - 1.0);
+    let mut sse = 0.0;
+    for (i, r) in table.iter().enumerate() {
+        for (j, x) in r.iter().enumerate() {
+            sse += (x - row[i] - col[j] + grand).powi(2);
+        }
+    }
+    let mse = sse / ((n - 1.0) * (k - 1.0));
+    ((msp - mse) / k, (msr - mse) / n, mse)
+}
+
+#[test]
+fn a_judges_repetitions_make_a_g_study_equal_to_the_anova_of_its_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = crate::judge_reliability::judged_study(&dir.path().join("judged.concord"), 3);
+    let section = gstudy_section(&store, "mentalbench").unwrap();
+    let records = repetition_records(
+        &store,
+        &ReliabilityOptions {
+            rubric: Some("mentalbench".into()),
+            ..ReliabilityOptions::default()
+        },
+    )
+    .unwrap();
+    let judge_studies: Vec<_> = section
+        .studies
+        .iter()
+        .filter(|s| s.kind == GStudyKind::Judge)
+        .collect();
+    assert_eq!(
+        judge_studies.len(),
+        7,
+        "one per attribute of the judge run three times"
+    );
+    let mut compared = 0;
+    for s in judge_studies {
+        assert_eq!(
+            s.facets,
+            ["repetition"],
+            "a judge's facet is its repetitions"
+        );
+        let mut table: std::collections::BTreeMap<i64, Vec<(i64, f64)>> = Default::default();
+        for r in records.iter().filter(|r| r.criterion == s.criterion) {
+            table
+                .entry(r.response_id)
+                .or_default()
+                .push((r.repetition, r.value));
+        }
+        let table: Vec<Vec<f64>> = table
+            .into_values()
+            .map(|mut v| {
+                v.sort_by_key(|x| x.0);
+                v.into_iter().map(|x| x.1).collect()
+            })
+            .collect();
+        assert_eq!(
+            (s.n_targets, s.n_raters),
+            (12, 3),
+            "12 responses × 3 repetitions"
+        );
+        let (p, r, e) = anova_two_facet(&table);
+        let got = |k: &str| s.components.get(k).copied().unwrap_or(f64::NAN);
+        if p >= 0.0 && r >= 0.0 {
+            compared += 1;
+            for (name, want) in [("target", p), ("repetition", r), ("residual", e)] {
+                assert!(
+                    (got(name) - want).abs() < 1e-6,
+                    "{}: σ²({name}) {} is the ANOVA estimate {want} of the balanced calls",
+                    s.criterion,
+                    got(name)
+                );
+            }
+        }
+        let one = s.d_study.iter().find(|d| d.n_rater == 1).unwrap();
+        let three = s.d_study.iter().find(|d| d.n_rater == 3).unwrap();
+        assert!(
+            three.relative >= one.relative,
+            "{}: averaging three calls is no less reliable than one",
+            s.criterion
+        );
+    }
+    assert!(
+        compared >= 4,
+        "most attributes have no negative ANOVA estimate to compare ({compared})"
+    );
+}
+
+#[test]
+fn the_experts_g_study_reads_first_ratings_and_retests_as_two_occasions() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = reviewer_study(&dir.path().join("whole.concord"), dir.path(), SEED);
+    let section = gstudy_section(&store, "mentalbench").unwrap();
+    assert_eq!(section.target_reliability, 0.8, "the D-study looks for 0.8");
+    let experts: Vec<_> = section
+        .studies
+        .iter()
+        .filter(|s| s.kind == GStudyKind::Experts)
+        .collect();
+    assert_eq!(experts.len(), 7, "one per MentalBench attribute");
+    assert!(
+        section
+            .studies
+            .iter()
+            .all(|s| s.kind == GStudyKind::Experts),
+        "imported judges never repeated themselves: no judge study"
+    );
+    // The same scores assembled here from what the fixture wrote: the experts' file and the
+    // retests.
+    let files = write_files(dir.path(), "mentalbench", SEED);
+    let retests = retest_values(&store);
+    let names: std::collections::HashMap<i64, String> = store
+        .rater_records()
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.id, r.name))
+        .collect();
+    let ids = store
+        .read()
+        .criterion_ids(
+            store
+                .rubrics()
+                .unwrap()
+                .iter()
+                .find(|r| r.rubric.id == "mentalbench")
+                .unwrap()
+                .id,
+        )
+        .unwrap();
+    for s in experts {
+        assert_eq!(s.facets, ["rater", "occasion"], "first ratings and retests");
+        let mut keys: std::collections::HashMap<String, usize> = Default::default();
+        let mut index = |k: String| {
+            let next = keys.len();
+            *keys.entry(k).or_insert(next)
+        };
+        let mut scores = Vec::new();
+        for line in std::fs::read_to_string(&files.experts)
+            .unwrap()
+            .lines()
+            .skip(1)
+        {
+            let f: Vec<&str> = line.split(',').collect();
+            if f[2] == s.criterion {
+                let (t, r) = (index(format!("t{}", f[0])), index(format!("r{}", f[1])));
+                scores.push((t, r, 0, f[3].parse::<f64>().unwrap()));
+            }
+        }
+        let criterion_id = ids[&s.criterion];
+        for &(rater, response, criterion, value) in &retests {
+            if criterion == criterion_id {
+                let item = store
+                    .response_labels()
+                    .unwrap()
+                    .into_iter()
+                    .find(|l| l.id == response)
+                    .unwrap()
+                    .response;
+                let (t, r) = (
+                    index(format!("t{item}")),
+                    index(format!("r{}", names[&rater])),
+                );
+                scores.push((t, r, 1, value as f64));
+            }
+        }
+        let (n_t, n_r) = (
+            keys.keys().filter(|k| k.starts_with('t')).count(),
+            keys.keys().filter(|k| k.starts_with('r')).count(),
+        );
+        let mut t_map = std::collections::HashMap::new();
+        let mut r_map = std::collections::HashMap::new();
+        let g: Vec<GScore> = scores
+            .iter()
+            .map(|&(t, r, o, score)| {
+                let nt = t_map.len();
+                let nr = r_map.len();
+                GScore {
+                    target: *t_map.entry(t).or_insert(nt),
+                    rater: *r_map.entry(r).or_insert(nr),
+                    occasion: o,
+                    score,
+                }
+            })
+            .collect();
+        let want = g_study(
+            &g,
+            &GDesign {
+                n_targets: n_t,
+                n_raters: n_r,
+                n_occasions: Some(2),
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            s.n_scores,
+            g.len(),
+            "{}: every first rating and retest",
+            s.criterion
+        );
+        let c = &want.components;
+        for (name, v) in [
+            ("target", c.target),
+            ("rater", c.rater),
+            ("occasion", c.occasion.unwrap()),
+            ("target:rater", c.target_rater.unwrap()),
+            ("target:occasion", c.target_occasion.unwrap()),
+            ("rater:occasion", c.rater_occasion.unwrap()),
+            ("residual", c.residual),
+        ] {
+            assert!(
+                (s.components[name] - v).abs() < 1e-6 * v.abs().max(1.0),
+                "{}: σ²({name}) {} equals the fit of the scores as written, {v}",
+                s.criterion,
+                s.components[name]
+            );
+        }
+        if let Some(p) = &s.reaches_target {
+            assert!(
+                p.relative.unwrap() >= 0.8,
+                "the design named reaches the target"
+            );
+        }
+    }
+    let psycrisis = gstudy_section(&store, "psycrisis").unwrap();
+    assert!(
+        psycrisis
+            .studies
+            .iter()
+            .all(|s| s.not_computed.is_some() || s.g.is_some()),
+        "every study has figures or the reason"
+    );
 }

@@ -1,7 +1,7 @@
 //! The questions reviewers ask of a judge study, asked of the open study: agreement split by a
 //! facet of the responses (their category), the judges' corrected prevalence of each binary
 //! criterion, agreement against the Dawid–Skene latent consensus, and the G- and D-studies of
-//! the study's experts and judges.
+//! the study's experts and judges, and the label budget a target precision needs.
 
 use crate::app::open_study::OpenStudy;
 use crate::panel::adjudication::{
@@ -10,6 +10,7 @@ use crate::panel::adjudication::{
 use crate::panel::agreement::AgreementOptions;
 use crate::panel::agreement_table::TableView;
 use crate::panel::gstudy::{gstudy_section, GStudySection};
+use crate::panel::label_budget::{label_budget as plan_labels, LabelBudget, LabelBudgetQuestion};
 use crate::panel::prevalence::{prevalence_rows, PrevalenceRow};
 use crate::panel::strata::{by_facet, Facet, StratifiedReport};
 use crate::rubric::Scale;
@@ -65,4 +66,14 @@ pub fn latent_agreement(
 /// repetitions, per criterion.
 pub fn gstudy(study: &OpenStudy, rubric: &str) -> StoreResult<GStudySection> {
     gstudy_section(study.store(), rubric)
+}
+
+/// How many expert labels and judge-only answers `question` needs, with the study's judge–expert
+/// pairs of `options`' rubric as the pilot.
+pub fn label_budget(
+    study: &mut OpenStudy,
+    options: &AgreementOptions,
+    question: &LabelBudgetQuestion,
+) -> StoreResult<LabelBudget> {
+    Ok(plan_labels(study.agreement_data(options)?, question))
 }

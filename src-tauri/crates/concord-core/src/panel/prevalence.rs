@@ -12,7 +12,7 @@
 use crate::panel::agreement::{expert_consensus, AgreementData};
 use crate::rubric::Scale;
 use concord_stats::prevalence::{
-    allocate_calibration, corrected_prevalence, Allocation, PrevalenceCounts,
+    allocate_calibration, corrected_prevalence, Allocation, PrevalenceCounts, PrevalenceError,
 };
 use serde::Serialize;
 
@@ -33,6 +33,42 @@ impl From<Allocation> for LabelSplit {
         LabelSplit {
             positive: a.positive,
             negative: a.negative,
+        }
+    }
+}
+
+/// Why a row has no corrected prevalence, for a front end to word in its own language (the row's
+/// counts and rates give the figures the words need; `not_computed` has them in English).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum PrevalenceReason {
+    /// The judge labelled no response.
+    NoItems,
+    /// No response the judge labelled has an expert consensus.
+    NoCalibration,
+    /// The experts call none of the calibration responses positive.
+    NoExpertPositive,
+    /// The experts call none of them negative.
+    NoExpertNegative,
+    /// Sensitivity + specificity ≤ 1: the judge is no better than chance.
+    NotInformative,
+    /// So few expert labels that the interval's shrunk rates are no better than chance.
+    TooFewExpertLabels,
+    /// Anything else (the English text says what).
+    Other,
+}
+
+impl From<&PrevalenceError> for PrevalenceReason {
+    fn from(e: &PrevalenceError) -> Self {
+        match e {
+            PrevalenceError::NoItems => PrevalenceReason::NoItems,
+            PrevalenceError::NoCalibration => PrevalenceReason::NoCalibration,
+            PrevalenceError::NoExpertPositive(_) => PrevalenceReason::NoExpertPositive,
+            PrevalenceError::NoExpertNegative(_) => PrevalenceReason::NoExpertNegative,
+            PrevalenceError::NotInformative { .. } => PrevalenceReason::NotInformative,
+            PrevalenceError::ShrunkNotInformative { .. } => PrevalenceReason::TooFewExpertLabels,
+            _ => PrevalenceReason::Other,
         }
     }
 }
@@ -69,6 +105,8 @@ pub struct PrevalenceRow {
     pub allocation: Option<LabelSplit>,
     /// Why there is no corrected prevalence (or no allocation).
     pub not_computed: Option<String>,
+    /// The kind of reason there is no corrected prevalence.
+    pub reason: Option<PrevalenceReason>,
 }
 
 fn judge_name(data: &AgreementData, j: usize) -> String {
@@ -134,13 +172,17 @@ fn row(
         level,
         allocation: None,
         not_computed: None,
+        reason: None,
     };
     match corrected_prevalence(&k, level) {
         Ok(p) => {
             row.corrected = Some(p.corrected);
             row.ci = Some(p.ci);
         }
-        Err(e) => row.not_computed = Some(e.to_string()),
+        Err(e) => {
+            row.reason = Some(PrevalenceReason::from(&e));
+            row.not_computed = Some(e.to_string());
+        }
     }
     if let Some(budget) = allocate {
         let allocation = match (row.raw_rate, row.specificity, row.sensitivity) {

@@ -5,7 +5,7 @@
 //! Dawid–Skene reference holds adjudicated pairs at their decisions and compares only judges with
 //! its labels; every judge × binary dimension has a corrected prevalence or the reason; the G-study
 //! of a judge's repetitions is the ANOVA of its calls, and the experts' reads their retests as a
-//! second occasion.
+//! second occasion; the label budget is ppi_power on the study's judge–expert pairs.
 
 use concord_core::base::clock::SteppingClock;
 use concord_core::intake::long::{import_items, ItemColumns};
@@ -16,11 +16,13 @@ use concord_core::panel::adjudication::{
 use concord_core::panel::agreement::{self, AgreementOptions};
 use concord_core::panel::gstudy::{gstudy_section, GStudyKind};
 use concord_core::panel::judge_reliability::{repetition_records, ReliabilityOptions};
+use concord_core::panel::label_budget::{label_budget, BudgetGoal, LabelBudgetQuestion};
 use concord_core::panel::prevalence::prevalence_rows;
 use concord_core::panel::strata::{by_facet, Facet, MIN_STRATUM_RESPONSES};
 use concord_core::rubric::builtin;
 use concord_core::store::Store;
 use concord_stats::gtheory::{g_study, GDesign, GScore};
+use concord_stats::power::{ppi_mean_power, PowerGoal};
 use concord_testsupport::reviewer_study::{
     import_files, retest_values, reviewer_study, write_files, RubricFiles, RARE_CATEGORY,
 };
@@ -665,5 +667,99 @@ fn the_experts_g_study_reads_first_ratings_and_retests_as_two_occasions() {
             .iter()
             .all(|s| s.not_computed.is_some() || s.g.is_some()),
         "every study has figures or the reason"
+    );
+}
+
+#[test]
+fn the_label_budget_is_ppi_power_on_the_studys_judge_expert_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = reviewer_study(&dir.path().join("whole.concord"), dir.path(), SEED);
+    let data = agreement::AgreementData::load_compared(&store, "mentalbench").unwrap();
+    let files = write_files(dir.path(), "mentalbench", SEED);
+    // The pilot as the fixture's files give it: the judge's score beside the experts' mean.
+    let mut experts: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for line in std::fs::read_to_string(&files.experts)
+        .unwrap()
+        .lines()
+        .skip(1)
+    {
+        let f: Vec<&str> = line.split(',').collect();
+        if f[2] == "empathy" {
+            experts
+                .entry(f[0].into())
+                .or_default()
+                .push(f[3].parse().unwrap());
+        }
+    }
+    let (mut expert, mut judge) = (Vec::new(), Vec::new());
+    let mut judged: Vec<(String, f64)> = std::fs::read_to_string(&files.judges)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[1] == "judge-fair" && f[2] == "empathy")
+                .then(|| (f[0].to_string(), f[3].parse().unwrap()))
+        })
+        .collect();
+    judged.sort_by(|a, b| a.0.cmp(&b.0));
+    for (item, v) in judged {
+        if let Some(e) = experts.get(&item) {
+            expert.push(e.iter().sum::<f64>() / e.len() as f64);
+            judge.push(v);
+        }
+    }
+    for goal in [BudgetGoal::StandardError(0.04), BudgetGoal::Budget(5000.0)] {
+        let question = LabelBudgetQuestion {
+            criterion: "empathy".into(),
+            judge: "judge-fair".into(),
+            cost_expert: 20.0,
+            cost_judge: 0.05,
+            goal,
+        };
+        let answer = label_budget(&data, &question);
+        let want = ppi_mean_power(
+            &expert,
+            &judge,
+            20.0,
+            0.05,
+            match goal {
+                BudgetGoal::StandardError(s) => PowerGoal::StandardError(s),
+                BudgetGoal::Budget(b) => PowerGoal::Budget(b),
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            answer.n_pilot,
+            expert.len(),
+            "every response both rated is a pilot pair"
+        );
+        let d = answer.design.expect("a design");
+        assert_eq!(
+            (d.n_expert, d.n_judge, d.expert_only.n_expert),
+            (want.n_expert, want.n_judge, want.classical.n_expert),
+            "{goal:?}: the study's design is ppi_mean_power's on the same pairs"
+        );
+        assert!(
+            (d.rho - want.rho).abs() < 1e-12 && (d.se - want.se).abs() < 1e-12,
+            "the same correlation and standard error"
+        );
+    }
+    let none = label_budget(
+        &data,
+        &LabelBudgetQuestion {
+            criterion: "empathy".into(),
+            judge: "no-such-judge".into(),
+            cost_expert: 20.0,
+            cost_judge: 0.05,
+            goal: BudgetGoal::StandardError(0.04),
+        },
+    );
+    assert!(
+        none.design.is_none()
+            && none
+                .not_computed
+                .is_some_and(|w| w.contains("no-such-judge")),
+        "a judge the study does not hold is named in the reason"
     );
 }

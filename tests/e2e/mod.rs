@@ -15,6 +15,7 @@ mod rating;
 mod reliability;
 mod researcher;
 mod responsive;
+mod reviewer;
 mod roles;
 mod rough;
 mod security;

@@ -16,6 +16,7 @@ mod rating;
 mod reliability;
 mod researcher;
 mod responsive;
+mod reviewer;
 mod roles;
 mod rough;
 mod security;

@@ -1572,6 +1572,255 @@ export type Resolution = { item: string, criterion: string, ruling: Ruling, reas
 
 export type ConsensusAgreement = { report: AgreementReport, table: AgreementTable, status: AdjudicationStatus, };
 
+export type AgreementReference = "experts" | "consensus" | "dawid-skene";
+
+export type LatentRater = { 
+/**
+ * A judge's model id (or name), or an expert's name.
+ */
+rater: string, kind: RaterKind, confusion: { [key in string]?: { [key in string]?: number } }, };
+
+export type JudgeErrorCorrelation = { a: string, b: string, 
+/**
+ * Responses both judges rated.
+ */
+n: number, phi: number | null, };
+
+export type LatentFit = { 
+/**
+ * Criterion key.
+ */
+criterion: string, 
+/**
+ * Its English display name.
+ */
+attribute: string, 
+/**
+ * The labels, in order (the values raters gave, as numbers, then gold-only values).
+ */
+labels: Array<string>, 
+/**
+ * Responses with at least one value.
+ */
+n_items: number, 
+/**
+ * Of them, held at an adjudicated value.
+ */
+n_gold: number, 
+/**
+ * Responses whose latent label differs from the experts' strict majority (ties counted as
+ * differing).
+ */
+n_changed: number, priors: { [key in string]?: number }, raters: Array<LatentRater>, iterations: number, converged: boolean, 
+/**
+ * For every two judges.
+ */
+judge_error_correlation: Array<JudgeErrorCorrelation>, 
+/**
+ * Why no fit exists (then every other figure is empty and the experts' values are kept).
+ */
+not_computed: string | null, };
+
+export type LatentAgreement = { report: AgreementReport, table: AgreementTable, fits: Array<LatentFit>, };
+
+export type LabelSplit = { 
+/**
+ * Expert labels for items the experts would call positive.
+ */
+positive: number, 
+/**
+ * Expert labels for items the experts would call negative.
+ */
+negative: number, };
+
+export type PrevalenceReason = "no_items" | "no_calibration" | "no_expert_positive" | "no_expert_negative" | "not_informative" | "too_few_expert_labels" | "other";
+
+export type PrevalenceRow = { 
+/**
+ * The rubric's key.
+ */
+rubric: string, 
+/**
+ * The judge's model id (or name).
+ */
+judge: string, 
+/**
+ * Criterion key and its English display name.
+ */
+criterion: string, attribute: string, 
+/**
+ * Responses the judge labelled.
+ */
+n_items: number, 
+/**
+ * Of them, responses with an expert consensus (the calibration set).
+ */
+n_calibration: number, 
+/**
+ * Responses the judge labelled whose experts tied (left out of the calibration set).
+ */
+n_no_consensus: number, 
+/**
+ * The judge's positive rate over every response it labelled.
+ */
+raw_rate: number | null, 
+/**
+ * P(judge positive | experts positive) on the calibration set.
+ */
+sensitivity: number | null, 
+/**
+ * P(judge negative | experts negative) on the calibration set.
+ */
+specificity: number | null, 
+/**
+ * The Rogan–Gladen estimate, clipped to [0, 1].
+ */
+corrected: number | null, 
+/**
+ * Its interval (Lee et al.), both ends in [0, 1].
+ */
+ci: [number, number] | null, level: number, 
+/**
+ * With a calibration budget: how to split it.
+ */
+allocation: LabelSplit | null, 
+/**
+ * Why there is no corrected prevalence (or no allocation).
+ */
+not_computed: string | null, 
+/**
+ * The kind of reason there is no corrected prevalence.
+ */
+reason: PrevalenceReason | null, };
+
+export type BudgetGoal = { "kind": "standard_error", "value": number } | { "kind": "budget", "value": number };
+
+export type LabelBudgetQuestion = { 
+/**
+ * Criterion key.
+ */
+criterion: string, 
+/**
+ * The judge as the report names it (model id or name).
+ */
+judge: string, 
+/**
+ * The cost of one expert label and of one judge call.
+ */
+cost_expert: number, cost_judge: number, goal: BudgetGoal, };
+
+export type ExpertOnlyDesign = { n_expert: number, se: number, cost: number, };
+
+export type BudgetDesign = { 
+/**
+ * Answers labelled by experts (and judged).
+ */
+n_expert: number, 
+/**
+ * Answers judged only.
+ */
+n_judge: number, se: number, cost: number, 
+/**
+ * The pilot's PPI correlation.
+ */
+rho: number, expert_only: ExpertOnlyDesign, };
+
+export type LabelBudget = { question: LabelBudgetQuestion, 
+/**
+ * Pilot pairs the study holds.
+ */
+n_pilot: number, design: BudgetDesign | null, 
+/**
+ * Why there is no design.
+ */
+not_computed: string | null, };
+
+export type GStudyKind = "experts" | "judge";
+
+export type DStudyPoint = { n_rater: number, n_occasion: number, 
+/**
+ * Eρ², the generalizability coefficient.
+ */
+relative: number | null, 
+/**
+ * Φ, the dependability coefficient.
+ */
+absolute: number | null, };
+
+export type GCoefficientsView = { relative: number | null, absolute: number | null, };
+
+export type StudyGStudy = { kind: GStudyKind, 
+/**
+ * `experts`, or the judge's model id (or name).
+ */
+raters: string, 
+/**
+ * Criterion key and its English display name.
+ */
+criterion: string, attribute: string, 
+/**
+ * The facets beside the responses: `rater` (and `occasion`) for experts, `repetition` for a
+ * judge; the components and the D-study's `n_rater` use these names.
+ */
+facets: Array<string>, n_scores: number, n_targets: number, 
+/**
+ * Experts (or repetitions) seen.
+ */
+n_raters: number, n_occasions: number, 
+/**
+ * Variance components by name (`target`, the facets, their interactions, `residual`).
+ */
+components: { [key in string]?: number }, g: GCoefficientsView | null, 
+/**
+ * 1–10 raters (× 1–10 occasions with that facet).
+ */
+d_study: Array<DStudyPoint>, 
+/**
+ * The design with the fewest scores per response whose relative coefficient reaches
+ * [`TARGET_RELIABILITY`], when one of the D-study's does.
+ */
+reaches_target: DStudyPoint | null, 
+/**
+ * Components estimated at zero.
+ */
+boundary: Array<string>, 
+/**
+ * Why there are no figures.
+ */
+not_computed: string | null, };
+
+export type GStudySection = { rubric: string, target_reliability: number, studies: Array<StudyGStudy>, };
+
+export type Facet = "category";
+
+export type Stratum = { 
+/**
+ * The facet's value; `None` for the responses without one.
+ */
+value: string | null, 
+/**
+ * Responses of the rubric with this value.
+ */
+n_responses: number, 
+/**
+ * Of them, the responses some expert rated (those the report compares).
+ */
+n_compared: number, 
+/**
+ * The report of these responses alone, when there are enough.
+ */
+report: AgreementReport | null, 
+/**
+ * Why there is no report.
+ */
+not_computed: string | null, };
+
+export type StratifiedReport = { facet: Facet, 
+/**
+ * What judges are compared with (`experts`, `consensus`, `dawid-skene`).
+ */
+reference: string, strata: Array<Stratum>, };
+
 export type SeverityEstimate = { n: number, mean: number | null, sd: number | null, ci95: [number, number] | null, };
 
 export type DriftDirection = "up" | "down";

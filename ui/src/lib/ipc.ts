@@ -50,6 +50,14 @@ import type {
   RunStatus,
   AdjudicationReview,
   ConsensusAgreement,
+  AgreementReference,
+  Facet,
+  GStudySection,
+  LabelBudget,
+  LabelBudgetQuestion,
+  LatentAgreement,
+  PrevalenceRow,
+  StratifiedReport,
   CalibrationItem,
   CalibrationStatus,
   DecisionView,
@@ -289,6 +297,14 @@ export const ipc = {
   pairwiseAgreement: () => call<PairwiseReport | null>("pairwise_agreement"),
   agreementConsensus: (options: AgreementOptions, view: TableView) =>
     call<ConsensusAgreement>("agreement_consensus", { options, view }),
+  agreementPrevalence: (rubric: string) => call<PrevalenceRow[]>("agreement_prevalence", { rubric }),
+  labelBudget: (options: AgreementOptions, question: LabelBudgetQuestion) =>
+    call<LabelBudget>("label_budget", { options, question }),
+  agreementGstudy: (rubric: string) => call<GStudySection>("agreement_gstudy", { rubric }),
+  agreementLatent: (options: AgreementOptions, view: TableView) =>
+    call<LatentAgreement>("agreement_latent", { options, view }),
+  agreementBy: (options: AgreementOptions, reference: AgreementReference, facet: Facet) =>
+    call<StratifiedReport>("agreement_by", { options, reference, facet }),
   judgeVerdicts: (options: AgreementOptions, verdict: VerdictOptions) =>
     call<VerdictReport>("judge_verdicts", { options, verdict }),
   judgeReliability: (options: ReliabilityOptions) =>

@@ -98,7 +98,8 @@ enum ImportFormat {
         #[arg(long)]
         sheet: Option<String>,
     },
-    /// Long-form items: conversation_id, context, response_id, source, text (CSV, JSONL, XLSX).
+    /// Long-form items: conversation_id, context, response_id, source, text, and an optional
+    /// category (the conversation's risk type) (CSV, JSONL, XLSX).
     LongItems {
         file: PathBuf,
         /// Rubric the conversations are rated with.
@@ -114,6 +115,9 @@ enum ImportFormat {
         source_col: String,
         #[arg(long, default_value = "text")]
         text_col: String,
+        /// The conversation's category, read when the file has this column.
+        #[arg(long, default_value = "category")]
+        category_col: String,
         #[arg(long)]
         sheet: Option<String>,
     },
@@ -276,6 +280,7 @@ fn job(format: &ImportFormat) -> ImportJob {
             response_col,
             source_col,
             text_col,
+            category_col,
             sheet,
         } => ImportJob::LongItems {
             file: file.clone(),
@@ -286,6 +291,7 @@ fn job(format: &ImportFormat) -> ImportJob {
                 response: response_col.clone(),
                 source: source_col.clone(),
                 text: text_col.clone(),
+                category: category_col.clone(),
             },
             sheet: sheet.clone(),
         },

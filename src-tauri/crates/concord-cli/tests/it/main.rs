@@ -20,6 +20,7 @@ mod output_cli;
 mod pairs_cli;
 mod phi_cli;
 mod reviewer_stats_cli;
+mod reviewer_study_cli;
 mod serve_cli;
 mod signoff_cli;
 mod stats_cli;

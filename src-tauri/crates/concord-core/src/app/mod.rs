@@ -8,7 +8,8 @@
 //! ([`judge_runs`]: prompt, preview, destination, runs, failures), the [`rating`] screen, rater
 //! [`session`]s, expert [`signoff`] and a signed rating's [`revise`]ion, the [`phi`] guard's
 //! review, the [`agreement`] panel's outputs, [`adjudication`], [`rater_quality`],
-//! [`calibration`], the [`audit`] chain, the study [`overview`], the [`methods`] appendix and rating from a browser ([`web`]).
+//! [`calibration`], the [`audit`] chain, the study [`overview`], the [`methods`] appendix, rating from a browser ([`web`]) and the
+//! [`reviewer`]'s questions (agreement by category).
 //! Beside them: the study as the window holds it with its cached reports ([`open_study`]: the
 //! store and the cache, no jobs), the expert's side of a package ([`expert`]), what a
 //! handed-over file is for ([`file_role`]), backups ([`backup`]), the recent-studies list
@@ -39,6 +40,7 @@ pub mod phi;
 pub mod rater_quality;
 pub mod rating;
 pub mod recent;
+pub mod reviewer;
 pub mod revise;
 pub mod session;
 pub mod setup;

@@ -1,5 +1,7 @@
 //! Generic long form (CSV, JSON Lines or XLSX), with column names chosen by the user:
-//! - items: `conversation_id, context, response_id, source, text` — one row per response;
+//! - items: `conversation_id, context, response_id, source, text` — one row per response, and
+//!   an optional `category` (the conversation's risk type, which agreement can be split by; the
+//!   rows of one conversation must agree on it, an empty cell is no category);
 //!   conversation ids are used as the study's external ids as written (so `mentalbench:12` meets
 //!   the released datasets), response ids become the responses' external ids;
 //! - ratings: `item, rater, criterion, score`, optional `rationale` — one row per rating; `item`
@@ -67,6 +69,8 @@ pub struct ItemColumns {
     pub response: String,
     pub source: String,
     pub text: String,
+    /// The conversation's category: read when the file has this column.
+    pub category: String,
 }
 
 impl Default for ItemColumns {
@@ -77,6 +81,7 @@ impl Default for ItemColumns {
             response: "response_id".into(),
             source: "source".into(),
             text: "text".into(),
+            category: "category".into(),
         }
     }
 }
@@ -186,6 +191,8 @@ struct SeenConversation {
     position: u32,
     context: [u8; 32],
     row: usize,
+    /// Its category as its first row gives it.
+    category: Option<Box<str>>,
     /// Its id in the study once written, and whether the study held it with another context
     /// (the same for every row of it, as the rows agree on the context).
     stored: Option<(i64, bool)>,
@@ -393,6 +400,7 @@ fn write_items(
             let mut items = ItemsWrite {
                 header,
                 cols: &cols,
+                category_col: header.column(&columns.category),
                 columns,
                 rubric_id,
                 index: StudyIndex::load(tx)?,
@@ -433,6 +441,8 @@ struct ItemsWrite<'a> {
     header: &'a RawTable,
     /// The conversation, context, response, source and text columns.
     cols: &'a [usize],
+    /// The category column, when the file has one.
+    category_col: Option<usize>,
     columns: &'a ItemColumns,
     rubric_id: i64,
     index: StudyIndex,
@@ -453,6 +463,7 @@ struct ItemRow<'r> {
     conversation: Cow<'r, str>,
     context: Cow<'r, str>,
     response: Cow<'r, str>,
+    category: Option<Cow<'r, str>>,
     spec: SourceSpec,
 }
 
@@ -502,6 +513,7 @@ impl ItemsWrite<'_> {
         let context = row.untrimmed(self.cols[1]).unwrap_or_default();
         let response = row.text(self.cols[2]).unwrap_or_default();
         let source_name = row.text(self.cols[3]).unwrap_or_default();
+        let category = self.category_col.and_then(|c| row.text(c));
         if let Some(&first) = self.seen.responses.get(response.as_ref()) {
             self.problem(number, 2, "duplicate_id", || {
                 format!(
@@ -524,10 +536,15 @@ impl ItemsWrite<'_> {
         };
         let digest = context_digest(&context);
         let next_conversation = seen.conversations.len() as u32;
-        let (conversation_at, same_context, context_row) =
+        let (conversation_at, same_context, same_category, context_row) =
             match seen.conversations.get(conversation.as_ref()) {
-                Some(c) => (c.position, c.context == digest, c.row),
-                None => (next_conversation, true, number),
+                Some(c) => (
+                    c.position,
+                    c.context == digest,
+                    c.category.as_deref() == category.as_deref(),
+                    c.row,
+                ),
+                None => (next_conversation, true, true, number),
             };
         if let Some(&first) = seen.pairs.get(&(conversation_at, source_at)) {
             self.problem(number, 3, "duplicate_response", || {
@@ -547,6 +564,7 @@ impl ItemsWrite<'_> {
                     position: conversation_at,
                     context: digest,
                     row: number,
+                    category: category.as_deref().map(Box::from),
                     stored: None,
                 },
             );
@@ -560,12 +578,28 @@ impl ItemsWrite<'_> {
             });
             return None;
         }
+        if !same_category {
+            if let Some(column) = self.category_col {
+                if self.issues.len() < ITEM_ISSUES {
+                    self.issues.push(Issue::error(
+                        self.header.at(number, Some(column)),
+                        "category_conflict",
+                        format!(
+                            "conversation {} has a different category in row {context_row}",
+                            quoted(&conversation)
+                        ),
+                    ));
+                }
+            }
+            return None;
+        }
         self.accepted += 1;
         Some(ItemRow {
             number,
             conversation,
             context,
             response,
+            category,
             spec,
         })
     }
@@ -585,6 +619,7 @@ impl ItemsWrite<'_> {
             conversation,
             context,
             response,
+            category,
             spec,
         } = item;
         let cached = self
@@ -602,7 +637,7 @@ impl ItemsWrite<'_> {
                         rubric_id: self.rubric_id,
                         context: &context,
                         language: None,
-                        category: None,
+                        category: category.as_deref(),
                     },
                 )?;
                 report.conversations_added += c.added as usize;

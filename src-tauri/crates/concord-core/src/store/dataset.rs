@@ -249,6 +249,13 @@ pub struct ResponseSource {
     pub source_id: i64,
 }
 
+/// A response and its conversation's category.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseCategory {
+    pub response_id: i64,
+    pub category: Option<String>,
+}
+
 impl Store {
     /// The response of source `source_key` to the conversation with external id `conversation`.
     pub fn response_id(&self, conversation: &str, source_key: &str) -> StoreResult<Option<i64>> {
@@ -570,6 +577,23 @@ impl Store {
             Ok(ResponseSource {
                 response_id: r.get(0)?,
                 source_id: r.get(1)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every response of a rubric with its conversation's category (`None` without one), in id
+    /// order: what agreement by category groups responses by.
+    pub fn rubric_response_categories(&self, rubric_id: i64) -> StoreResult<Vec<ResponseCategory>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT p.id, c.category FROM response p
+             JOIN conversation c ON c.id = p.conversation_id
+             WHERE c.rubric_id = ?1 ORDER BY p.id",
+        )?;
+        let rows = stmt.query_map([rubric_id], |r| {
+            Ok(ResponseCategory {
+                response_id: r.get(0)?,
+                category: r.get(1)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

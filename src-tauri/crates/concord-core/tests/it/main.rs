@@ -33,6 +33,7 @@ mod pair_packages;
 mod pairs;
 mod phi_eval;
 mod rating_queue;
+mod reviewer;
 mod safe_writes;
 mod signature_marks;
 mod signoff_forgery;

@@ -369,6 +369,46 @@ impl AgreementData {
         Ok(true)
     }
 
+    /// The same raters, criteria and sources over only the responses `keep` accepts (in their
+    /// order here), with every value they hold: what the study would load if it held only those
+    /// responses. The copy never takes in more responses ([`Self::take_response`] leaves it as
+    /// it is).
+    pub fn restricted_to(&self, keep: impl Fn(&ResponseInfo) -> bool) -> AgreementData {
+        let kept: Vec<usize> = (0..self.responses.len())
+            .filter(|&i| keep(&self.responses[i]))
+            .collect();
+        let responses: Vec<ResponseInfo> = kept.iter().map(|&i| self.responses[i]).collect();
+        AgreementData {
+            rubric_key: self.rubric_key.clone(),
+            criteria: self.criteria.clone(),
+            groups: self.groups.clone(),
+            sources: self.sources.clone(),
+            raters: self.raters.clone(),
+            rater_index: self.rater_index.clone(),
+            response_index: responses
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.id, i))
+                .collect(),
+            criterion_index: self.criterion_index.clone(),
+            values: self
+                .values
+                .iter()
+                .map(|per_rater| {
+                    per_rater
+                        .iter()
+                        .map(|column| kept.iter().map(|&i| column[i]).collect())
+                        .collect()
+                })
+                .collect(),
+            responses,
+            compared_only: false,
+            rubric_sources: Default::default(),
+            rubric_id: self.rubric_id,
+            aggregate: self.aggregate,
+        }
+    }
+
     /// Set (or clear, with `None`) one value in memory.
     pub fn apply(
         &mut self,
@@ -417,6 +457,11 @@ impl AgreementData {
         (0..self.criteria.len())
             .map(|c| self.series(rater, c).iter().filter(|v| !v.is_nan()).count())
             .sum()
+    }
+
+    /// The rubric's row id in the study (0 for data built from parts).
+    pub fn rubric_id(&self) -> i64 {
+        self.rubric_id
     }
 
     /// Position of a rater by id.

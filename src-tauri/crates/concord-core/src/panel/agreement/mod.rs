@@ -37,6 +37,7 @@ mod continuous;
 pub mod data;
 pub mod verdict;
 
+pub(crate) use binary::consensus as expert_consensus;
 pub use binary::{BinaryCell, Rate, TotalsCell};
 pub use data::{AgreementData, ApplyError, Touched};
 
@@ -457,6 +458,88 @@ fn compute_cells(
         slots[pos] = Some(cell);
     }
     slots.into_iter().flatten().collect()
+}
+
+/// The ratings a report reads when judges are compared with a reference other than the
+/// experts' own values: the ratings (the experts' values, or after adjudication), and — when the
+/// reference is a label of its own, such as a latent consensus — the same responses with every
+/// expert's value replaced by that label.
+#[derive(Debug, Clone)]
+pub struct ReferencedData {
+    /// The ratings as the experts gave them (or as adjudication left them).
+    pub ratings: AgreementData,
+    /// The same responses with each expert value replaced by the reference's label, when the
+    /// reference is one; judges are then compared with it, experts with each other as rated.
+    pub labelled: Option<AgreementData>,
+    /// How the cells of judges against the reference name it: `experts`, `consensus`,
+    /// `dawid-skene`.
+    pub name: String,
+}
+
+impl ReferencedData {
+    /// The experts' own values, the paper's reference.
+    pub fn experts(ratings: AgreementData) -> ReferencedData {
+        ReferencedData {
+            ratings,
+            labelled: None,
+            name: "experts".to_string(),
+        }
+    }
+
+    /// The same over only the responses `keep` accepts (see [`AgreementData::restricted_to`]).
+    pub fn restricted_to(&self, keep: impl Fn(&data::ResponseInfo) -> bool) -> ReferencedData {
+        ReferencedData {
+            ratings: self.ratings.restricted_to(&keep),
+            labelled: self.labelled.as_ref().map(|d| d.restricted_to(&keep)),
+            name: self.name.clone(),
+        }
+    }
+
+    /// The report: judges against the reference (the labels when there are some: continuous
+    /// cells, binary judge rows and totals), experts against each other and judges against each
+    /// expert from the ratings as given.
+    pub fn report(&self, options: &AgreementOptions) -> AgreementReport {
+        let mut report = AgreementEngine::new(self.ratings.clone(), options.clone())
+            .report()
+            .clone();
+        if let Some(labelled) = &self.labelled {
+            let against = AgreementEngine::new(
+                labelled.clone(),
+                AgreementOptions {
+                    per_expert: false,
+                    ..options.clone()
+                },
+            )
+            .report()
+            .clone();
+            let mut cells = against.cells;
+            cells.extend(
+                report
+                    .cells
+                    .into_iter()
+                    .filter(|c| c.comparison != Comparison::JudgeVsExperts),
+            );
+            report.cells = cells;
+            for cell in report.binary.iter_mut().filter(|b| !b.experts) {
+                if let Some(b) = against
+                    .binary
+                    .iter()
+                    .find(|b| !b.experts && b.judge == cell.judge && b.criterion == cell.criterion)
+                {
+                    *cell = b.clone();
+                }
+            }
+            report.totals = against.totals;
+        }
+        if self.name != "experts" {
+            for cell in &mut report.cells {
+                if cell.comparison == Comparison::JudgeVsExperts {
+                    cell.reference = self.name.clone();
+                }
+            }
+        }
+        report
+    }
 }
 
 /// Compute the report for a study in one call.

@@ -141,6 +141,7 @@ pub fn typescript() -> String {
         IccFormValue,
         TargetPoint,
         AgreementCell,
+        ConversationCoverage,
         AgreementReport,
         BinaryCell,
         TotalsCell,

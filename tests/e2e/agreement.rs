@@ -2,7 +2,8 @@
 //! show the paper's headline figure in the real window; figures are drawn and exported; a rating
 //! saved while the panel is open updates it without a reload; the demo study shows the judge's
 //! verdict card, the expert baseline's method and the leaderboard, and its binary (PsyCrisis)
-//! section.
+//! section; a study of transcripts opens at item level with conversation-cluster intervals, its
+//! table by turn and a session rubric item by item, in English and Chinese.
 
 use super::App;
 use concord_core::base::clock::SystemClock;
@@ -235,4 +236,115 @@ fn the_demo_study_shows_psycrisis_dimensions_and_the_expert_baseline() {
     }
     app.wait_for("[data-testid=totals-table]", Duration::from_secs(5));
     show(&app, "[data-testid=binary-table]", "agreement-psycrisis");
+}
+
+/// A study of transcripts (a reply rubric with replies at turns 2, 4, 6 and candidates at 8, and a
+/// session rubric over the same conversations), written through the store API.
+fn transcript_study(path: &std::path::Path) {
+    use concord_testsupport::transcript_study::{write_transcripts, TranscriptDesign};
+    let mut store = Store::create(path, Arc::new(SystemClock)).unwrap();
+    write_transcripts(
+        &mut store,
+        &TranscriptDesign {
+            session: true,
+            ..TranscriptDesign::correlated(16, 31)
+        },
+    );
+}
+
+#[test]
+fn conversations_show_item_level_cluster_intervals_and_agreement_by_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().join("transcripts.concord");
+    transcript_study(&study);
+    let app = App::launch(&study);
+    open_panel(&app);
+    let note = app.wait_for("[data-testid=ag-conversations]", Duration::from_secs(60));
+    assert_eq!(
+        app.attribute(&note, "data-scope").as_deref(),
+        Some("reply"),
+        "a reply rubric over transcripts says what it covers"
+    );
+    assert!(
+        app.text(&note)
+            .contains("96 rated replies in 16 conversations"),
+        "its replies and conversations are counted: {}",
+        app.text(&note)
+    );
+    let level = app.script(
+        "return document.querySelector('[data-testid=ag-level]').value;",
+        json!([]),
+    );
+    assert_eq!(
+        level, "item",
+        "a rubric of conversations opens at item level"
+    );
+    app.wait_for(
+        "[data-testid=cell] [data-testid=cluster-ci]",
+        Duration::from_secs(30),
+    );
+    let rows = app.wait_for("[data-testid=by-turn-table]", Duration::from_secs(60));
+    let turns = app.script(
+        "return [...document.querySelectorAll('[data-testid=by-turn-row]')].map(r => r.dataset.turn);",
+        json!([]),
+    );
+    assert_eq!(
+        turns,
+        json!(["2", "4", "6", "8"]),
+        "one row per turn number: {}",
+        app.text(&rows)
+    );
+    let iccs = app.find_all("[data-testid=by-turn-icc]");
+    assert_eq!(
+        iccs.len(),
+        4,
+        "every turn has the judge's ICC on the chosen attribute"
+    );
+    show(&app, "[data-testid=by-turn]", "agreement-by-turn");
+
+    // The session rubric: one item per conversation, no table by turn.
+    let select = app.wait_for("[data-testid=ag-rubric]", Duration::from_secs(5));
+    app.script(
+        "const s = arguments[0]; s.value = 'session-quality'; s.dispatchEvent(new Event('change')); return 1;",
+        json!([{"element-6066-11e4-a52e-4f735466cecf": select.0}]),
+    );
+    app.wait_for(
+        "[data-testid=ag-conversations][data-scope=session]",
+        Duration::from_secs(60),
+    );
+    app.wait_for(
+        "[data-testid=cell] [data-testid=icc]",
+        Duration::from_secs(30),
+    );
+    assert!(
+        app.find_all("[data-testid=by-turn]").is_empty(),
+        "a session rubric has no table by turn"
+    );
+
+    // In Chinese, the notes and the table by turn are Chinese.
+    app.script(
+        "const s = arguments[0]; s.value = 'mentalbench'; s.dispatchEvent(new Event('change')); return 1;",
+        json!([{"element-6066-11e4-a52e-4f735466cecf": select.0}]),
+    );
+    app.wait_for("[data-testid=by-turn-table]", Duration::from_secs(60));
+    let switch = app.wait_for("[data-testid=lang-switch]", Duration::from_secs(5));
+    app.click(&switch);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let title = app.text_of("[data-testid=by-turn] h2");
+        if title == "按轮次的一致性" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the table by turn is titled in Chinese: {title}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let note = app.text_of("[data-testid=ag-conversations]");
+    assert!(
+        note.contains("对话"),
+        "the note on conversations is Chinese: {note}"
+    );
+    show(&app, "[data-testid=by-turn]", "agreement-by-turn-zh");
 }

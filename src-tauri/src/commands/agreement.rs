@@ -1,4 +1,5 @@
-//! Commands of the researcher's agreement panel: the report and its table, the judge verdicts (from the open study's
+//! Commands of the researcher's agreement panel: the report and its table, the report by turn
+//! (or another facet), the judge verdicts (from the open study's
 //! in-memory reports, updated with each new rating), the judge reliability section, exports beside
 //! the study, the methods appendix (behind the PHI gate, into a chosen or the default folder), the
 //! precision planner, and the reviewer's questions: corrected prevalence, the label budget, the

@@ -759,7 +759,7 @@ export type Comparison = "judge_vs_experts" | "judge_vs_expert" | "expert_vs_exp
 
 export type Precision = "good" | "moderate" | "poor";
 
-export type CiMethod = "bootstrap" | "f";
+export type CiMethod = "bootstrap" | "f" | "cluster";
 
 export type AgreementOptions = { 
 /**
@@ -842,7 +842,8 @@ n_targets: number,
  */
 n_pairs: number, icc_c1: number | null, icc_a1: number | null, 
 /**
- * Headline 95% interval of ICC(C,1): bootstrap at system level, F-based at item level.
+ * Headline 95% interval of ICC(C,1): bootstrap at system level, F-based at item level (the
+ * conversation-cluster bootstrap for replies of transcripts).
  */
 ci95: [number | null, number | null], ci_method: CiMethod, ci_width: number | null, status: Precision | null, 
 /**
@@ -876,7 +877,26 @@ icc_forms: Array<IccFormValue>,
 /**
  * The targets themselves at system level (one per source); empty at item level.
  */
-points: Array<TargetPoint>, };
+points: Array<TargetPoint>, 
+/**
+ * Conversations the headline interval resampled, when it is the conversation-cluster
+ * bootstrap (item level over transcripts); absent otherwise.
+ */
+n_clusters?: number, };
+
+export type ConversationCoverage = { scope: Scope, 
+/**
+ * Items some expert rated (the report's responses).
+ */
+items: number, 
+/**
+ * The conversations they belong to (the clusters of the cluster bootstrap).
+ */
+conversations: number, 
+/**
+ * The turn numbers the items stand at, ascending (empty for a session rubric).
+ */
+turns: Array<number>, };
 
 export type AgreementReport = { options: AgreementOptions, raters: Array<RaterRef>, 
 /**
@@ -890,7 +910,12 @@ binary: Array<BinaryCell>,
 /**
  * Binary rubrics: correlations of totals at item and system level.
  */
-totals: Array<TotalsCell>, };
+totals: Array<TotalsCell>, 
+/**
+ * A rubric of conversations: its scope, items, conversations and turns (absent otherwise,
+ * so an earlier release's report reads as before).
+ */
+conversations?: ConversationCoverage, };
 
 export type BinaryCell = { judge: string, criterion: string, attribute: string, 
 /**
@@ -950,7 +975,11 @@ export type TableCell = { icc: number | null, ci95: [number | null, number | nul
 /**
  * The interval shown is the F-based one (asked for, or the only one available).
  */
-ci_is_f: boolean, bias: number | null, mse: number | null, n_targets: number, n_pairs: number, status: Precision | null, verdict: Verdict | null, };
+ci_is_f: boolean, 
+/**
+ * The interval shown is the conversation-cluster bootstrap (item level over transcripts).
+ */
+ci_is_cluster: boolean, bias: number | null, mse: number | null, n_targets: number, n_pairs: number, status: Precision | null, verdict: Verdict | null, };
 
 export type BandMethod = "reml" | "expert_pairs";
 
@@ -1791,7 +1820,7 @@ not_computed: string | null, };
 
 export type GStudySection = { rubric: string, target_reliability: number, studies: Array<StudyGStudy>, };
 
-export type Facet = "category";
+export type Facet = "category" | "turn";
 
 export type Stratum = { 
 /**
@@ -1806,6 +1835,11 @@ n_responses: number,
  * Of them, the responses some expert rated (those the report compares).
  */
 n_compared: number, 
+/**
+ * By turn: the conversations those responses belong to (the clusters the turn's intervals
+ * resample); absent for other facets.
+ */
+n_conversations?: number, 
 /**
  * The report of these responses alone, when there are enough.
  */

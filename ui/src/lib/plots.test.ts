@@ -9,6 +9,7 @@ function cell(icc: number): TableCell {
     icc,
     ci95: [icc - 0.1, icc + 0.05],
     ci_is_f: false,
+    ci_is_cluster: false,
     bias: 0.1,
     mse: 0.5,
     n_targets: 9,

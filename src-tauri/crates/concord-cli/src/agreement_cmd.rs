@@ -8,13 +8,20 @@
 //! `--reference dawid-skene` compares judges with the latent Dawid–Skene label and prints the fits;
 //! `--gstudy` gives the study's G- and D-studies (experts × responses × occasions, each judge ×
 //! responses × repetitions).
+//!
+//! A rubric of conversations (a session rubric, or a reply rubric over transcripts) has its
+//! MentalAlign rows at item level — each item a target, the judge against the experts' mean on
+//! it — since a transcript's replies come from one or a few sources; those rows also say their
+//! `level`, their interval's `ci_method` and, for the conversation-cluster bootstrap, the
+//! conversations it resampled (`n_clusters`). An earlier release's rows are as they were.
 
 use crate::import_cmd::ImportCmdError;
 use crate::study_cmd::open_study_to_read;
 use clap::{Args, ValueEnum};
 use concord_core::app::adjudication::agreement_report;
 use concord_core::app::agreement::{
-    provenance, render_table as render_agreement_table, table_with_reml_bands,
+    provenance, render_table as render_agreement_table, rubric_of_conversations,
+    table_with_reml_bands,
 };
 use concord_core::app::reviewer::{agreement_by, gstudy, latent_agreement, prevalence};
 use concord_core::base::text::visible;
@@ -23,6 +30,7 @@ use concord_core::panel::adjudication::AgreementReference;
 use concord_core::panel::agreement::AgreementCell;
 use concord_core::panel::agreement::AgreementOptions;
 use concord_core::panel::agreement::AgreementReport;
+use concord_core::panel::agreement::CiMethod;
 use concord_core::panel::agreement::Comparison;
 use concord_core::panel::agreement::Level;
 use concord_core::panel::agreement::DEFAULT_SEED;
@@ -90,8 +98,9 @@ pub struct AgreementArgs {
     /// half a win to each side).
     #[arg(long, value_enum, default_value = "davidson")]
     ties: TiesArg,
-    /// Every figure per value of a facet of the responses (`category`: the conversation's
-    /// category, from the import), each computed on those responses alone.
+    /// Every figure per value of a facet of the responses, each computed on those responses
+    /// alone: `category` (the conversation's category, from the import) or `turn` (the turn
+    /// number a reply stands at; item-level intervals resample conversations whole).
     #[arg(long, value_enum, conflicts_with_all = ["format", "pairwise"])]
     by: Option<ByArg>,
     /// Each judge's corrected prevalence of every binary criterion (Rogan–Gladen against the
@@ -120,6 +129,7 @@ pub struct AgreementArgs {
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum ByArg {
     Category,
+    Turn,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,7 +194,8 @@ enum LevelArg {
     Both,
 }
 
-/// One row of the MentalAlign table, with exactly the contract's keys.
+/// One row of the MentalAlign table, with exactly the contract's keys (and, for a rubric of
+/// conversations, its level, interval method and conversations).
 #[derive(Debug, Serialize)]
 struct MentalAlignRow<'a> {
     judge: &'a str,
@@ -198,9 +209,18 @@ struct MentalAlignRow<'a> {
     bias: Option<f64>,
     mse: Option<f64>,
     n_pairs: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    level: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    n_targets: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ci_method: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    n_clusters: Option<usize>,
 }
 
 fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
+    let item = c.level == Level::Item;
     MentalAlignRow {
         judge: &c.rater,
         attribute: &c.attribute,
@@ -213,6 +233,14 @@ fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
         bias: c.bias,
         mse: c.mse,
         n_pairs: c.n_pairs,
+        level: item.then_some("item"),
+        n_targets: item.then_some(c.n_targets),
+        ci_method: item.then_some(match c.ci_method {
+            CiMethod::Bootstrap => "bootstrap",
+            CiMethod::F => "F",
+            CiMethod::Cluster => "cluster",
+        }),
+        n_clusters: c.n_clusters,
     }
 }
 
@@ -243,9 +271,16 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         return pairwise(args, &study, json);
     }
     let table_wanted = args.format.is_some();
+    let conversations = rubric_of_conversations(&study, &rubric_of(args))?;
+    let headline = if conversations {
+        Level::Item
+    } else {
+        Level::System
+    };
     let levels = match (args.method, args.level) {
         _ if table_wanted => vec![Level::System, Level::Item],
-        (MethodArg::Mentalalign, _) | (_, LevelArg::System) => vec![Level::System],
+        (MethodArg::Mentalalign, _) => vec![headline],
+        (_, LevelArg::System) => vec![Level::System],
         (_, LevelArg::Item) => vec![Level::Item],
         (_, LevelArg::Both) => vec![Level::System, Level::Item],
     };
@@ -266,10 +301,11 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
     if let Some(by) = args.by {
         let facet = match by {
             ByArg::Category => Facet::Category,
+            ByArg::Turn => Facet::Turn,
         };
         let report =
             agreement_by(&study, &options, reference, facet).map_err(adjudication_error)?;
-        return by_facet_output(&report, args.method, json);
+        return by_facet_output(&report, args.method, headline, json);
     }
     let options_record = options.clone();
     let (report, fits) = if reference == AgreementReference::DawidSkene {
@@ -297,7 +333,8 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
     let fits_text = || fits.as_deref().map(render_fits).unwrap_or_default();
     match args.method {
         MethodArg::Mentalalign => {
-            let rows: Vec<MentalAlignRow<'_>> = mentalalign_cells(&report).map(row).collect();
+            let rows: Vec<MentalAlignRow<'_>> =
+                mentalalign_cells(&report, headline).map(row).collect();
             if json {
                 Ok(format!("{}\n", serde_json::to_string_pretty(&rows)?))
             } else {
@@ -511,11 +548,13 @@ fn adjudication_error(e: AdjudicationError) -> ImportCmdError {
     }
 }
 
-/// `--by`: per stratum the MentalAlign rows or the full report (JSON keys: the facet's name for
-/// its value, `n_responses`, `n_compared`, then `rows` or `report`, or `not_computed`).
+/// `--by`: per stratum the MentalAlign rows (at `level`) or the full report (JSON keys: the
+/// facet's name for its value — a number for a turn —, `n_responses`, `n_compared`, by turn
+/// `n_conversations`, then `rows` or `report`, or `not_computed`).
 fn by_facet_output(
     report: &StratifiedReport,
     method: MethodArg,
+    level: Level,
     json: bool,
 ) -> Result<String, ImportCmdError> {
     let facet = report.facet.as_str();
@@ -525,12 +564,19 @@ fn by_facet_output(
             .iter()
             .map(|s| {
                 let mut entry = serde_json::Map::new();
-                entry.insert(facet.to_string(), serde_json::json!(s.value));
+                entry.insert(
+                    facet.to_string(),
+                    report.facet.value_json(s.value.as_deref()),
+                );
                 entry.insert("n_responses".into(), serde_json::json!(s.n_responses));
                 entry.insert("n_compared".into(), serde_json::json!(s.n_compared));
+                if let Some(n) = s.n_conversations {
+                    entry.insert("n_conversations".into(), serde_json::json!(n));
+                }
                 match (&s.report, method) {
                     (Some(r), MethodArg::Mentalalign) => {
-                        let rows: Vec<MentalAlignRow<'_>> = mentalalign_cells(r).map(row).collect();
+                        let rows: Vec<MentalAlignRow<'_>> =
+                            mentalalign_cells(r, level).map(row).collect();
                         entry.insert("rows".into(), serde_json::to_value(rows)?);
                     }
                     (Some(r), MethodArg::Full) => {
@@ -554,13 +600,17 @@ fn by_facet_output(
             .as_deref()
             .map_or_else(|| format!("(no {facet})"), visible);
         out.push_str(&format!(
-            "{facet} {name}: {} responses, {} with an expert value\n",
-            s.n_responses, s.n_compared
+            "{facet} {name}: {} responses, {} with an expert value{}\n",
+            s.n_responses,
+            s.n_compared,
+            s.n_conversations
+                .map_or_else(String::new, |n| format!(", from {n} conversations"))
         ));
         match &s.report {
             Some(r) => match method {
                 MethodArg::Mentalalign => {
-                    let rows: Vec<MentalAlignRow<'_>> = mentalalign_cells(r).map(row).collect();
+                    let rows: Vec<MentalAlignRow<'_>> =
+                        mentalalign_cells(r, level).map(row).collect();
                     out.push_str(&render_table(&rows));
                 }
                 MethodArg::Full => out.push_str(&render_full(r)),
@@ -575,11 +625,16 @@ fn by_facet_output(
     Ok(out)
 }
 
-fn mentalalign_cells(report: &AgreementReport) -> impl Iterator<Item = &AgreementCell> {
+/// The judge-versus-experts cells of the MentalAlign table at `level` (system, or item for a
+/// rubric of conversations).
+fn mentalalign_cells(
+    report: &AgreementReport,
+    level: Level,
+) -> impl Iterator<Item = &AgreementCell> {
     report
         .cells
         .iter()
-        .filter(|c| c.comparison == Comparison::JudgeVsExperts && c.level == Level::System)
+        .filter(move |c| c.comparison == Comparison::JudgeVsExperts && c.level == level)
 }
 
 fn num(x: Option<f64>, signed: bool) -> String {
@@ -594,7 +649,14 @@ fn render_table(rows: &[MentalAlignRow<'_>]) -> String {
     if rows.is_empty() {
         return "No judge and expert ratings to compare in this rubric.\n".to_string();
     }
-    let mut out = format!(
+    let mut out = String::new();
+    if let Some(first) = rows.first().filter(|r| r.level.is_some()) {
+        out.push_str(match first.ci_method {
+            Some("cluster") => "Item level: each rated reply a target; 95% CI: percentile bootstrap resampling conversations whole.\n",
+            _ => "Item level: each rated item a target; 95% CI: F-based (McGraw & Wong).\n",
+        });
+    }
+    out += &format!(
         "{:<28} {:<16} {:<5} {:>8} {:>8} {:>17} {:>6} {:<9} {:>7} {:>6} {:>7}\n",
         "judge",
         "attribute",

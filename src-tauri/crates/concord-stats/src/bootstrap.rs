@@ -10,12 +10,18 @@
 //! The MentalAlign method is [`mentalalign_icc_c1_ci`]: 1,000 resamples of the (expert, judge)
 //! pairs, pairs kept together, replicates whose ICC(C,1) is not finite or lies outside [0, 1]
 //! dropped, percentiles 2.5 and 97.5.
+//!
+//! Targets that are not independent — the replies of one conversation, which share its history —
+//! are resampled in whole clusters by [`cluster_icc_c1_ci`]: the indices drawn are clusters (in
+//! the order each first appears among the pairs), every pair of a drawn cluster enters the
+//! replicate as often as the cluster was drawn, and only undefined replicates are dropped
+//! (ICC(C,1) of two raters lies in [−1, 1], and a judge near zero keeps its negative replicates).
 
 use rand::Rng;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::icc::icc_c1_a1_resampled;
+use crate::icc::{icc_c1_a1_of_clusters, icc_c1_a1_resampled, pair_centre, PairMoments};
 
 /// How to run a percentile bootstrap.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -270,6 +276,54 @@ pub fn mentalalign_icc_c1_ci<R: Rng + ?Sized>(
     })
 }
 
+/// The settings of the conversation-cluster bootstrap: `resamples` draws, 95%, undefined
+/// replicates dropped, none dropped for its range.
+pub fn cluster_options(resamples: usize) -> BootstrapOptions {
+    BootstrapOptions {
+        resamples,
+        level: 0.95,
+        drop_undefined: true,
+        keep_range: None,
+    }
+}
+
+/// The [`PairMoments`] of each cluster of `pairs` (`cluster_of[i]` names the cluster of pair
+/// `i`), in the order each cluster first appears, about the pairs' own centre.
+pub fn cluster_moments(pairs: &[(f64, f64)], cluster_of: &[u64]) -> Vec<PairMoments> {
+    let centre = pair_centre(pairs);
+    let mut position: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    let mut clusters: Vec<PairMoments> = Vec::new();
+    for (&pair, &label) in pairs.iter().zip(cluster_of) {
+        let at = *position.entry(label).or_insert_with(|| {
+            clusters.push(PairMoments::default());
+            clusters.len() - 1
+        });
+        clusters[at].add(pair, centre);
+    }
+    clusters
+}
+
+/// The percentile bootstrap interval of ICC(C,1) over (reference, rater) `pairs` that resamples
+/// clusters whole (`cluster_of[i]` is pair `i`'s cluster, e.g. its conversation): each resample
+/// draws as many clusters as there are, with replacement (`rng.gen_range(0..clusters)` in order,
+/// clusters numbered by first appearance), and the replicate is ICC(C,1) of every pair of the
+/// clusters drawn. Options as [`cluster_options`] gives them. With one pair per cluster this is
+/// the ordinary bootstrap of the pairs without a keep range.
+pub fn cluster_icc_c1_ci<R: Rng + ?Sized>(
+    pairs: &[(f64, f64)],
+    cluster_of: &[u64],
+    options: &BootstrapOptions,
+    rng: &mut R,
+) -> Result<BootstrapInterval, BootstrapError> {
+    let centre = pair_centre(pairs);
+    let clusters = cluster_moments(pairs, cluster_of);
+    percentile_ci(clusters.len(), options, rng, |idx| {
+        icc_c1_a1_of_clusters(&clusters, centre, idx)
+            .ok()
+            .and_then(|e| e.c1)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,6 +393,31 @@ mod tests {
         assert!(
             (lo + shi).abs() < 1e-12 && (hi + slo).abs() < 1e-12,
             "each component takes its own percentiles over the same replicates"
+        );
+    }
+
+    #[test]
+    fn singleton_clusters_are_the_pairs_bootstrap() {
+        let pairs: Vec<(f64, f64)> = (0..30)
+            .map(|i| (((i * 7) % 5) as f64, ((i * 3) % 5) as f64 + 0.5))
+            .collect();
+        let options = cluster_options(300);
+        let labels: Vec<u64> = (0..30).collect();
+        let clustered =
+            cluster_icc_c1_ci(&pairs, &labels, &options, &mut ChaCha8Rng::seed_from_u64(9))
+                .unwrap();
+        let plain = percentile_ci(
+            pairs.len(),
+            &options,
+            &mut ChaCha8Rng::seed_from_u64(9),
+            |idx| icc_c1_a1_resampled(&pairs, idx).ok().and_then(|e| e.c1),
+        )
+        .unwrap();
+        let close = |a: Option<f64>, b: Option<f64>| (a.unwrap() - b.unwrap()).abs() < 1e-9;
+        assert!(
+            close(clustered.lower, plain.lower) && close(clustered.upper, plain.upper),
+            "clusters of one pair each draw the same indices as the pairs' bootstrap: \
+             {clustered:?} vs {plain:?}"
         );
     }
 

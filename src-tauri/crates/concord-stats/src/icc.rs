@@ -598,6 +598,89 @@ pub fn icc_c1_a1_resampled(
     }))
 }
 
+/// The sums a cluster of (rater 1, rater 2) pairs contributes to ICC(C,1) and ICC(A,1) of a
+/// two-rater design: its count and the sums and sums of squares of s = a + b and d = a − b, each
+/// taken about a fixed centre (any centre gives the same ICCs; the full sample's means keep the
+/// squares small, so the one-pass variance loses no precision). A resample of whole clusters is
+/// then summed from these in one pass over the clusters drawn, whatever their sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct PairMoments {
+    /// Pairs in the cluster.
+    pub n: f64,
+    /// Σ (s − centre_s).
+    pub s: f64,
+    /// Σ (d − centre_d).
+    pub d: f64,
+    /// Σ (s − centre_s)².
+    pub ss: f64,
+    /// Σ (d − centre_d)².
+    pub dd: f64,
+}
+
+impl PairMoments {
+    /// Add one pair, with the centre (of s, of d) every cluster of a sample shares.
+    pub fn add(&mut self, (a, b): (f64, f64), centre: (f64, f64)) {
+        let s = a + b - centre.0;
+        let d = a - b - centre.1;
+        self.n += 1.0;
+        self.s += s;
+        self.d += d;
+        self.ss += s * s;
+        self.dd += d * d;
+    }
+}
+
+/// The centre [`PairMoments`] are taken about: the means of s = a + b and d = a − b over `pairs`
+/// (zero for none).
+pub fn pair_centre(pairs: &[(f64, f64)]) -> (f64, f64) {
+    if pairs.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = pairs.len() as f64;
+    let (s, d) = pairs
+        .iter()
+        .fold((0.0, 0.0), |(s, d), &(a, b)| (s + a + b, d + a - b));
+    (s / n, d / n)
+}
+
+/// ICC(C,1) and ICC(A,1) of the pairs of the clusters `clusters[indices[0]], clusters[indices[1]],
+/// …` (a cluster drawn twice counts twice), from their [`PairMoments`] about `centre`: the cluster bootstrap's
+/// inner loop, one pass over the indices. Equal, up to rounding, to [`icc_c1_a1_pairs`] of the
+/// pairs those clusters hold.
+pub fn icc_c1_a1_of_clusters(
+    clusters: &[PairMoments],
+    centre: (f64, f64),
+    indices: &[usize],
+) -> Result<IccPairEstimates, IccError> {
+    if let Some(&index) = indices.iter().find(|&&i| i >= clusters.len()) {
+        return Err(IccError::IndexOutOfRange {
+            index,
+            len: clusters.len(),
+        });
+    }
+    let mut total = PairMoments::default();
+    for &i in indices {
+        let c = &clusters[i];
+        total.n += c.n;
+        total.s += c.s;
+        total.d += c.d;
+        total.ss += c.ss;
+        total.dd += c.dd;
+    }
+    let n = total.n.round() as usize;
+    let nf = total.n;
+    // The sums of s and d themselves (ICC(A,1) needs the mean difference, not its offset).
+    let (sum_s, sum_d) = (total.s + nf * centre.0, total.d + nf * centre.1);
+    Ok(pair_estimates(n, sum_s, sum_d, |ms, md| {
+        // Σ(x − m)² = Σ(x − c)² − n·(m − c)² about the shared centre c; never below zero.
+        let (es, ed) = (ms - centre.0, md - centre.1);
+        (
+            (total.ss - nf * es * es).max(0.0),
+            (total.dd - nf * ed * ed).max(0.0),
+        )
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -630,6 +713,48 @@ mod tests {
         assert_eq!(
             resampled, fast,
             "the identity resample must reproduce the full-sample estimate"
+        );
+    }
+
+    #[test]
+    fn cluster_moments_give_the_pairs_estimate() {
+        let pairs = [
+            (1.0, 2.0),
+            (3.0, 3.5),
+            (2.0, 4.0),
+            (5.0, 4.5),
+            (4.0, 4.0),
+            (2.5, 1.0),
+            (3.0, 2.0),
+        ];
+        let centre = pair_centre(&pairs);
+        // Clusters of sizes 3, 1 and 3; cluster 2 drawn twice, cluster 1 left out.
+        let mut clusters = [PairMoments::default(); 3];
+        for (i, &p) in pairs.iter().enumerate() {
+            clusters[[0, 0, 0, 1, 2, 2, 2][i]].add(p, centre);
+        }
+        let drawn: Vec<(f64, f64)> = pairs[..3]
+            .iter()
+            .chain(&pairs[4..])
+            .chain(&pairs[4..])
+            .copied()
+            .collect();
+        let direct = icc_c1_a1_pairs(&drawn);
+        let summed = icc_c1_a1_of_clusters(&clusters, centre, &[2, 0, 2]).unwrap();
+        assert!(
+            (direct.c1.unwrap() - summed.c1.unwrap()).abs() < 1e-12
+                && (direct.a1.unwrap() - summed.a1.unwrap()).abs() < 1e-12,
+            "a resample of whole clusters summed from their moments must equal the ICCs of the \
+             pairs it holds: {direct:?} vs {summed:?}"
+        );
+        assert!(
+            icc_c1_a1_of_clusters(&clusters, centre, &[3]).is_err(),
+            "an index past the clusters is malformed input, not a value"
+        );
+        assert_eq!(
+            icc_c1_a1_of_clusters(&clusters, centre, &[1]).unwrap(),
+            IccPairEstimates { c1: None, a1: None },
+            "one pair has no ICC"
         );
     }
 

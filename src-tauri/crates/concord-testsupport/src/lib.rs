@@ -5,8 +5,9 @@
 //! loopback that speaks the providers' protocols and injects faults ([`judge_server`]), a study
 //! for the reviewer's questions imported from files with categories ([`reviewer_study`]), the
 //! web server tests' hand-moved clock and strong passphrases ([`web`]), conversations of many
-//! turns for the rating screen ([`conversations`]), and conversations files in both input
-//! formats for the import ([`conversation_files`]).
+//! turns for the rating screen ([`conversations`]), conversations files in both input formats
+//! for the import ([`conversation_files`]), and a study of transcripts with replies correlated
+//! (or not) within a conversation ([`transcript_study`]).
 
 pub mod conversation_files;
 pub mod conversations;
@@ -15,4 +16,5 @@ pub mod lead_study;
 pub mod release_files;
 pub mod reviewer_study;
 pub mod simulated_panel;
+pub mod transcript_study;
 pub mod web;

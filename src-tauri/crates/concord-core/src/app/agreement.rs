@@ -20,6 +20,20 @@ impl Coded for PlanError {
     }
 }
 
+/// Whether rubric `rubric` is one of conversations — a session rubric, or a reply rubric with
+/// items at turns of transcripts — whose items, not its sources, are the report's natural targets
+/// (its MentalAlign rows are item level). An earlier release's rubric, or an unknown key, is not.
+pub fn rubric_of_conversations(study: &OpenStudy, rubric: &str) -> StoreResult<bool> {
+    let store = study.store();
+    let Some(stored) = store.rubrics()?.into_iter().find(|s| s.rubric.id == rubric) else {
+        return Ok(false);
+    };
+    Ok(
+        stored.rubric.scope == crate::rubric::Scope::Session
+            || store.rubric_has_turns(stored.id)?,
+    )
+}
+
 /// Write the table in `format` beside the study file; returns the path written.
 pub fn export_agreement(
     study: &mut OpenStudy,

@@ -48,7 +48,8 @@ pub fn write_methods_appendix(
     gate: PhiGate<'_>,
 ) -> Result<MethodsWritten, MethodsError> {
     require_reviewed(study, "the methods appendix", gate)?;
-    let table = study.agreement_table(options, methods::appendix_view())?;
+    let view = methods::appendix_view_of(study.agreement_data(options)?);
+    let table = study.agreement_table(options, view)?;
     let meta = methods::study_json(study.agreement_data(options)?, options, software);
     let files = methods::write_appendix(
         study.store(),

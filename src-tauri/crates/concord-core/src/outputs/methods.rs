@@ -29,6 +29,18 @@
 //! from the pair rows of `ratings.csv` with scipy and checks it, the win rates and every position
 //! and agreement figure to 1e-6; the strengths' bootstrap intervals against a bootstrap of its own
 //! within a stated Monte Carlo tolerance. A study without pairs writes the three headers only.
+//!
+//! A rubric of conversations (a session rubric, or a reply rubric over transcripts) has its table
+//! at item level — each rated item a target, the judge against the experts' mean on it — since a
+//! transcript's replies come from one or a few sources. A reply rubric over transcripts gets one
+//! more table, `agreement_by_turn.csv` ([`BY_TURN_HEADER`]): per judge and criterion the
+//! item-level figures over all turns and at each turn number, with the conversation-cluster
+//! bootstrap interval of ICC(C,1) (a turn with too few items gives its reason), and its
+//! `recompute.py` gains the part that recomputes them ([`RECOMPUTE_TURNS_PART`]): the point
+//! estimates with pingouin and numpy to 1e-6, the intervals by a cluster bootstrap of its own
+//! (numpy's generator cannot draw ChaCha8's stream) within a Monte Carlo tolerance it measures
+//! from ten batches of its own draws (five standard deviations of one bootstrap's end). Every
+//! other appendix is written exactly as before: same files, same script, same bytes.
 
 use crate::files::output::{self, Destination, OutputError};
 use crate::outputs::export::write_long_csv;
@@ -58,6 +70,177 @@ use thiserror::Error;
 
 /// The recomputation script written into every appendix.
 pub const RECOMPUTE_SCRIPT: &str = include_str!("methods/recompute.py");
+
+/// What an appendix with `agreement_by_turn.csv` adds to [`RECOMPUTE_SCRIPT`], in place of its
+/// last lines (the call of `main`): the by-turn check and a call of both.
+pub const RECOMPUTE_TURNS_PART: &str = include_str!("methods/recompute_turns.py");
+
+/// The line [`RECOMPUTE_TURNS_PART`] takes the place of, and everything after it.
+const SCRIPT_ENTRY: &str = "\nif __name__ == \"__main__\":";
+
+/// The script of an appendix: [`RECOMPUTE_SCRIPT`] itself, or with a by-turn table, the same
+/// script up to its entry point followed by [`RECOMPUTE_TURNS_PART`].
+pub fn recompute_script(by_turn: bool) -> String {
+    match (by_turn, RECOMPUTE_SCRIPT.rfind(SCRIPT_ENTRY)) {
+        (true, Some(cut)) => format!("{}{RECOMPUTE_TURNS_PART}", &RECOMPUTE_SCRIPT[..=cut]),
+        _ => RECOMPUTE_SCRIPT.to_string(),
+    }
+}
+
+/// Header of `agreement_by_turn.csv`: one line per judge × criterion over all turns (`turn`
+/// empty) and at each turn, or one line per turn without figures (`not_computed` says why).
+pub const BY_TURN_HEADER: [&str; 19] = [
+    "rubric",
+    "turn",
+    "rater",
+    "criterion",
+    "attribute",
+    "n_targets",
+    "n_pairs",
+    "n_conversations",
+    "icc_c1",
+    "icc_a1",
+    "bias",
+    "mse",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "resamples",
+    "resamples_kept",
+    "seed",
+    "not_computed",
+];
+
+/// The figures of `agreement_by_turn.csv`, when the appendix rubric is a reply rubric over
+/// transcripts: the item-level report over all turns and the report split by turn, computed with
+/// `options` at item level.
+pub struct ByTurnFigures {
+    pub overall: crate::panel::agreement::AgreementReport,
+    pub split: crate::panel::strata::StratifiedReport,
+}
+
+/// The by-turn figures of the appendix rubric, `None` unless it rates replies of transcripts.
+pub fn appendix_by_turn(
+    store: &Store,
+    options: &AgreementOptions,
+) -> Result<Option<ByTurnFigures>, MethodsError> {
+    use crate::panel::agreement::ReferencedData;
+    use crate::panel::strata::{by_facet, Facet};
+    let data = AgreementData::load_compared(store, &options.rubric)?;
+    if !data.over_transcripts() {
+        return Ok(None);
+    }
+    let options = by_turn_options(options);
+    let data = ReferencedData::experts(data);
+    let overall = data.report(&options);
+    let split = by_facet(store, &data, Facet::Turn, &options)?;
+    Ok(Some(ByTurnFigures { overall, split }))
+}
+
+/// The options the by-turn table is computed with: the appendix's seed and resamples, item
+/// level, judges against the experts' mean, attribute groups as the appendix has them.
+fn by_turn_options(options: &AgreementOptions) -> AgreementOptions {
+    AgreementOptions {
+        levels: vec![Level::Item],
+        per_expert: false,
+        ..options.clone()
+    }
+}
+
+/// What every line of `agreement_by_turn.csv` repeats: the rubric and the options.
+struct ByTurnLine<'a> {
+    rubric: &'a str,
+    options: &'a AgreementOptions,
+}
+
+impl ByTurnLine<'_> {
+    /// One line per judge-versus-experts item-level cell of `report`, at `turn` (empty: all).
+    fn cells(
+        &self,
+        w: &mut csv::Writer<Vec<u8>>,
+        turn: &str,
+        report: &crate::panel::agreement::AgreementReport,
+        conversations: Option<usize>,
+    ) -> Result<(), MethodsError> {
+        use crate::base::cell::neutralise;
+        use crate::panel::agreement::CiMethod;
+        for c in report
+            .cells
+            .iter()
+            .filter(|c| c.comparison == Comparison::JudgeVsExperts && c.level == Level::Item)
+        {
+            w.write_record([
+                self.rubric.to_string(),
+                turn.to_string(),
+                neutralise(&c.rater).into_owned(),
+                neutralise(&c.criterion).into_owned(),
+                neutralise(&c.attribute).into_owned(),
+                c.n_targets.to_string(),
+                c.n_pairs.to_string(),
+                c.n_clusters.or(conversations).unwrap_or(0).to_string(),
+                figure(c.icc_c1),
+                figure(c.icc_a1),
+                figure(c.bias),
+                figure(c.mse),
+                figure(c.ci95[0]),
+                figure(c.ci95[1]),
+                match c.ci_method {
+                    CiMethod::Cluster => "cluster bootstrap",
+                    CiMethod::Bootstrap => "bootstrap",
+                    CiMethod::F => "F",
+                }
+                .to_string(),
+                self.options.resamples.to_string(),
+                c.bootstrap_kept.to_string(),
+                self.options.seed.to_string(),
+                String::new(),
+            ])?;
+        }
+        Ok(())
+    }
+}
+
+/// `agreement_by_turn.csv` of `figures`.
+pub fn by_turn_table(
+    options: &AgreementOptions,
+    figures: &ByTurnFigures,
+) -> Result<Vec<u8>, MethodsError> {
+    use crate::base::cell::neutralise;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(BY_TURN_HEADER)?;
+    let rubric = neutralise(&options.rubric).into_owned();
+    let overall_conversations = figures
+        .overall
+        .conversations
+        .as_ref()
+        .map(|c| c.conversations);
+    let line = ByTurnLine {
+        rubric: &rubric,
+        options,
+    };
+    line.cells(&mut w, "", &figures.overall, overall_conversations)?;
+    for stratum in &figures.split.strata {
+        let turn = stratum.value.clone().unwrap_or_default();
+        match &stratum.report {
+            Some(report) => line.cells(&mut w, &turn, report, stratum.n_conversations)?,
+            None => {
+                let mut row = vec![rubric.clone(), turn];
+                row.extend(std::iter::repeat_n(String::new(), 3));
+                row.push(stratum.n_compared.to_string());
+                row.push(String::new());
+                row.push(stratum.n_conversations.unwrap_or(0).to_string());
+                row.extend(std::iter::repeat_n(String::new(), 7));
+                row.push(options.resamples.to_string());
+                row.push(String::new());
+                row.push(options.seed.to_string());
+                row.push(neutralise(stratum.not_computed.as_deref().unwrap_or("")).into_owned());
+                w.write_record(&row)?;
+            }
+        }
+    }
+    w.into_inner()
+        .map_err(|e| MethodsError::Csv(csv::Error::from(e.into_error())))
+}
 
 /// Why an appendix could not be written.
 #[derive(Debug, Error)]
@@ -377,6 +560,19 @@ pub fn appendix_view() -> TableView {
     }
 }
 
+/// The appendix's view for a rubric of the data: [`appendix_view`], at item level for a rubric of
+/// conversations (a session rubric, or replies of transcripts).
+pub fn appendix_view_of(data: &AgreementData) -> TableView {
+    TableView {
+        level: if data.over_conversations() {
+            Level::Item
+        } else {
+            Level::System
+        },
+        ..appendix_view()
+    }
+}
+
 /// The methods paragraph (Markdown) for a report computed with `options`, with a section on the
 /// pairwise tables when the study has `pairwise` verdicts.
 pub fn methods_paragraph(
@@ -385,6 +581,7 @@ pub fn methods_paragraph(
     n_ratings: usize,
     audit_head: Option<&str>,
     pairwise: Option<&PairwiseReport>,
+    by_turn: Option<&ByTurnFigures>,
 ) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -471,12 +668,50 @@ A judge asked both orders contributes both verdicts to its fit. `pairwise_positi
             seed = p.seed,
         );
     }
+    if let Some(figures) = by_turn {
+        let coverage = figures.overall.conversations.as_ref();
+        let _ = writeln!(
+            s,
+            "\n## Conversations: agreement by turn\n\nThe `{rubric}` rubric rates replies of transcripts ({items} expert-rated replies in {conversations} conversations). Each rated reply is one target of `agreement.csv`, which is therefore at the item level: the judge against the experts' mean on that reply. \
+The replies of one conversation are not independent — they share its history, and candidates at its last turn share everything but the reply — so an interval that treats them as independent is too narrow. `agreement_by_turn.csv` gives, per judge and attribute, the item-level ICC(C,1), ICC(A,1), bias and MSE over all turns (`turn` empty) and at each turn number (a reply's position in its conversation, every message counted; candidates share theirs), each with a conversation-cluster percentile bootstrap 95% interval of ICC(C,1): each of {resamples} resamples draws as many conversations as the figure covers, with replacement, and the replicate is ICC(C,1) of every reply of the conversations drawn (a conversation drawn twice counts twice); ChaCha8 generator seeded with {seed} on a stream derived from the cell's identity; only undefined replicates are dropped (ICC(C,1) of two raters lies in [−1, 1]); percentiles 2.5 and 97.5 by linear interpolation (numpy's default). \
+A turn with fewer than two expert-rated replies, or whose replies come from a single conversation, has no figures and says why in `not_computed`. \
+`recompute.py` recomputes every count and point estimate of `agreement_by_turn.csv` from `ratings.csv` (its `turn` column) with pingouin and numpy to 1e-6. A bootstrap drawn by another generator differs from this one by Monte Carlo error only, and that error depends on the data (with few conversations an ICC's lower tail is long and its 2.5th percentile varies several times more than its 97.5th), so the script measures it: it draws ten batches of {resamples} resamples with numpy's generator, takes each end's standard deviation across the batches as that of one bootstrap's end, and requires each end of this table within 0.01 plus five such standard deviations of its pooled end.",
+            rubric = options.rubric,
+            items = coverage.map_or(0, |c| c.items),
+            conversations = coverage.map_or(0, |c| c.conversations),
+            resamples = options.resamples,
+            seed = options.seed,
+        );
+    }
     s
 }
 
 /// What `study.json` says of the study: the rubric, its criteria and groups, the sources with their
 /// families, the raters, and the software that wrote it.
 pub fn study_json(
+    data: &AgreementData,
+    options: &AgreementOptions,
+    software: &str,
+) -> serde_json::Value {
+    let mut meta = study_json_of(data, options, software);
+    if data.over_transcripts() {
+        if let Some(map) = meta.as_object_mut() {
+            map.insert(
+                "by_turn".to_string(),
+                serde_json::json!({
+                    "seed": options.seed,
+                    "resamples": options.resamples,
+                    "level": 0.95,
+                    "cluster": "conversation_id",
+                }),
+            );
+        }
+    }
+    meta
+}
+
+/// What `study.json` holds for every appendix (see [`study_json`]).
+fn study_json_of(
     data: &AgreementData,
     options: &AgreementOptions,
     software: &str,
@@ -543,11 +778,12 @@ pub fn study_json(
 }
 
 /// Write the appendix into `dir` (created when missing) from the agreement `table` of `options`
-/// (seen as [`appendix_view`]) and the `study.json` content [`study_json`] gave; returns the files
-/// written. Its `ratings.csv` carries every rating with the judges' rationales: the caller checks
-/// the PHI gate first, as for every other export. Every file goes through `files::output`: all
-/// ten destinations are judged before the first is written (a file already there is replaced
-/// only when `overwrite` is set; the open study never), each is staged `0600` and renamed in.
+/// (seen as [`appendix_view_of`] gives) and the `study.json` content [`study_json`] gave; returns
+/// the files written. Its `ratings.csv` carries every rating with the judges' rationales: the
+/// caller checks the PHI gate first, as for every other export. Every file goes through
+/// `files::output`: all destinations (ten, eleven with a by-turn table) are judged before the
+/// first is written (a file already there is replaced only when `overwrite` is set; the open
+/// study never), each is staged `0600` and renamed in.
 pub fn write_appendix(
     store: &Store,
     table: &AgreementTable,
@@ -558,13 +794,19 @@ pub fn write_appendix(
     overwrite: bool,
 ) -> Result<Vec<PathBuf>, MethodsError> {
     output::create_folder(dir)?;
-    let paths: Vec<PathBuf> = FILES.iter().map(|name| dir.join(name)).collect();
+    let by_turn = appendix_by_turn(store, options)?;
+    let names: Vec<&str> = FILES
+        .iter()
+        .copied()
+        .chain(by_turn.as_ref().map(|_| BY_TURN_FILE))
+        .collect();
+    let paths: Vec<PathBuf> = names.iter().map(|name| dir.join(name)).collect();
     for path in &paths {
         output::check(&destination(path, overwrite, store))?;
     }
     let provenance = crate::guard::provenance::Provenance::of(
         store,
-        serde_json::json!({ "agreement": options, "table": appendix_view() }),
+        serde_json::json!({ "agreement": options, "table": table.view }),
     )?;
     let mut ratings = Vec::new();
     let summary = write_long_csv(store, &mut ratings, CsvOptions::default())?;
@@ -572,7 +814,7 @@ pub fn write_appendix(
     let judges = judge_reliability(store, &reliability)?;
     let pairwise = appendix_pairwise(store, &options.rubric)?;
     let [strengths, position, preference] = pairwise_tables(pairwise.as_ref())?;
-    let files = [
+    let mut files = vec![
         ("ratings.csv", ratings),
         (
             "judge_reliability.csv",
@@ -601,11 +843,18 @@ pub fn write_appendix(
                 summary.ratings,
                 provenance.audit_head.as_deref(),
                 pairwise.as_ref(),
+                by_turn.as_ref(),
             )
             .into_bytes(),
         ),
-        ("recompute.py", RECOMPUTE_SCRIPT.as_bytes().to_vec()),
+        (
+            "recompute.py",
+            recompute_script(by_turn.is_some()).into_bytes(),
+        ),
     ];
+    if let Some(figures) = &by_turn {
+        files.push((BY_TURN_FILE, by_turn_table(options, figures)?));
+    }
     let mut written = Vec::new();
     for ((name, bytes), path) in files.into_iter().zip(paths) {
         debug_assert!(
@@ -625,7 +874,10 @@ fn destination<'a>(path: &'a Path, overwrite: bool, store: &'a Store) -> Destina
         .guarding(store.path())
 }
 
-/// The files of an appendix, in the order they are written.
+/// The by-turn table, written last, only for a reply rubric over transcripts.
+const BY_TURN_FILE: &str = "agreement_by_turn.csv";
+
+/// The files of every appendix, in the order they are written.
 const FILES: [&str; 10] = [
     "ratings.csv",
     "judge_reliability.csv",

@@ -63,7 +63,8 @@ impl IccChoice {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum CiChoice {
-    /// The cell's headline interval (percentile bootstrap at system level for ICC(C,1)).
+    /// The cell's headline interval (percentile bootstrap at system level for ICC(C,1); at item
+    /// level over transcripts, the conversation-cluster bootstrap).
     Bootstrap,
     /// McGraw & Wong's F-based interval.
     F,
@@ -86,6 +87,8 @@ pub struct TableCell {
     pub ci95: [Option<f64>; 2],
     /// The interval shown is the F-based one (asked for, or the only one available).
     pub ci_is_f: bool,
+    /// The interval shown is the conversation-cluster bootstrap (item level over transcripts).
+    pub ci_is_cluster: bool,
     pub bias: Option<f64>,
     pub mse: Option<f64>,
     pub n_targets: usize,
@@ -208,7 +211,9 @@ fn value(cell: &AgreementCell, icc: IccChoice) -> Option<f64> {
 
 fn interval(cell: &AgreementCell, view: &TableView) -> ([Option<f64>; 2], bool) {
     match (view.icc, view.ci) {
-        (IccChoice::C1, CiChoice::Bootstrap) if cell.ci_method == CiMethod::Bootstrap => {
+        (IccChoice::C1, CiChoice::Bootstrap)
+            if matches!(cell.ci_method, CiMethod::Bootstrap | CiMethod::Cluster) =>
+        {
             (cell.ci95, false)
         }
         (IccChoice::C1, _) => (cell.ci95_f_c1, true),
@@ -298,6 +303,7 @@ pub fn table(report: &AgreementReport, view: TableView) -> AgreementTable {
                             icc: value(c, view.icc),
                             ci95,
                             ci_is_f,
+                            ci_is_cluster: !ci_is_f && c.ci_method == CiMethod::Cluster,
                             bias: c.bias,
                             mse: c.mse,
                             n_targets: c.n_targets,
@@ -464,7 +470,12 @@ fn render_csv(out: &mut String, t: &AgreementTable, provenance: &Provenance) {
                 num(c.icc, 6),
                 num(c.ci95[0], 6),
                 num(c.ci95[1], 6),
-                if c.ci_is_f { "F" } else { "bootstrap" }.to_string(),
+                match (c.ci_is_f, c.ci_is_cluster) {
+                    (true, _) => "F",
+                    (false, true) => "cluster bootstrap",
+                    (false, false) => "bootstrap",
+                }
+                .to_string(),
                 num(c.bias, 6),
                 num(c.mse, 6),
                 c.n_targets.to_string(),

@@ -171,8 +171,10 @@ pub struct ResponseLabel {
     pub conversation: String,
     pub response: String,
     pub source: String,
-    /// The reply's turn number (`None`: a single-turn answer or a session item).
+    /// The item's turn as stored (`None`: a single-turn answer or a session item).
     pub turn: Option<i64>,
+    /// The rubric of its conversation.
+    pub rubric_id: i64,
 }
 
 /// What a rater is shown of a response: the user's message and the answer.
@@ -247,6 +249,16 @@ pub struct ItemAddress {
 pub struct ResponseSource {
     pub response_id: i64,
     pub source_id: i64,
+}
+
+/// A rated item with its source, its conversation and its turn as stored (`None`: a single-turn
+/// conversation's answer, or a session item — the rubric's scope tells which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RubricItem {
+    pub response_id: i64,
+    pub source_id: i64,
+    pub conversation_id: i64,
+    pub turn: Option<i64>,
 }
 
 /// A response and its conversation's category.
@@ -567,6 +579,35 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Every item of a rubric's conversations, by id, with its source, conversation and turn.
+    pub fn rubric_items(&self, rubric_id: i64) -> StoreResult<Vec<RubricItem>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT p.id, p.source_id, p.conversation_id, p.turn FROM response p
+             JOIN conversation c ON c.id = p.conversation_id
+             WHERE c.rubric_id = ?1 ORDER BY p.id",
+        )?;
+        let rows = stmt.query_map([rubric_id], |r| {
+            Ok(RubricItem {
+                response_id: r.get(0)?,
+                source_id: r.get(1)?,
+                conversation_id: r.get(2)?,
+                turn: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Whether any item of the rubric's conversations stands at a turn of a transcript.
+    pub fn rubric_has_turns(&self, rubric_id: i64) -> StoreResult<bool> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS (SELECT 1 FROM response p
+             JOIN conversation c ON c.id = p.conversation_id
+             WHERE c.rubric_id = ?1 AND p.turn IS NOT NULL)",
+            [rubric_id],
+            |r| r.get(0),
+        )?)
+    }
+
     pub fn rubric_responses(&self, rubric_id: i64) -> StoreResult<Vec<ResponseSource>> {
         let mut stmt = self.conn().prepare(
             "SELECT p.id, p.source_id FROM response p
@@ -602,7 +643,8 @@ impl Store {
     /// How every response is named (see [`ResponseLabel`]), in no particular order.
     pub fn response_labels(&self) -> StoreResult<Vec<ResponseLabel>> {
         let mut stmt = self.conn().prepare(
-            "SELECT p.id, v.external_id, COALESCE(p.external_id, CAST(p.id AS TEXT)), s.key, p.turn
+            "SELECT p.id, v.external_id, COALESCE(p.external_id, CAST(p.id AS TEXT)), s.key,
+                    p.turn, v.rubric_id
              FROM response p JOIN conversation v ON v.id = p.conversation_id
              JOIN source s ON s.id = p.source_id",
         )?;
@@ -613,6 +655,7 @@ impl Store {
                 response: r.get(2)?,
                 source: r.get(3)?,
                 turn: r.get(4)?,
+                rubric_id: r.get(5)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

@@ -51,10 +51,7 @@ fn synthetic(per_source: usize, seed: u64) -> AgreementData {
         rater(4, "claude-3-7-sonnet", RaterKind::Judge, Some("claude")),
     ];
     let responses: Vec<ResponseInfo> = (0..SOURCES.len() * per_source)
-        .map(|i| ResponseInfo {
-            id: i as i64 + 1,
-            source: i % SOURCES.len(),
-        })
+        .map(|i| ResponseInfo::answer(i as i64 + 1, i % SOURCES.len()))
         .collect();
     let mut data = AgreementData::new(&rubric, sources, raters, responses.clone());
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -256,7 +253,7 @@ fn groups_need_every_member_and_undefined_values_print_as_null() {
                 family: Some("j".into()),
             },
         ],
-        (1..=3).map(|id| ResponseInfo { id, source: 0 }).collect(),
+        (1..=3).map(|id| ResponseInfo::answer(id, 0)).collect(),
     );
     for id in 1..=3 {
         for rater in 1..=2 {
@@ -303,7 +300,7 @@ fn binary_dimensions_report_specific_agreement_ac1_and_alpha_with_intervals() {
         rater(3, "E3", RaterKind::Expert),
         rater(4, "judge-x", RaterKind::Judge),
     ];
-    let responses: Vec<ResponseInfo> = (1..=4).map(|id| ResponseInfo { id, source: 0 }).collect();
+    let responses: Vec<ResponseInfo> = (1..=4).map(|id| ResponseInfo::answer(id, 0)).collect();
     let mut data = AgreementData::new(&rubric, sources, raters, responses);
     // Criterion 1, per response: E1, E2, E3 (None: not rated), judge.
     let table: [[Option<f64>; 4]; 4] = [

@@ -288,7 +288,7 @@ fn wide_csv_has_one_row_per_response_and_rater_with_criterion_columns() {
     assert_eq!(&boris[7], "", "a criterion without a value is empty");
 }
 
-fn sheet_cells(path: &Path, sheet: &str) -> calamine::Range<Data> {
+pub(crate) fn sheet_cells(path: &Path, sheet: &str) -> calamine::Range<Data> {
     let mut wb: Xlsx<_> = calamine::open_workbook(path).expect("workbook opens");
     wb.worksheet_range(sheet).expect("sheet")
 }

@@ -4,9 +4,11 @@
 mod a_batch_of_saves_in_one_transaction;
 mod adjudication;
 mod agreement;
+mod agreement_by_turn;
 mod audit_chain;
 mod calibration;
 mod conversation_import;
+mod conversation_exports;
 mod desktop_files;
 mod encrypted_study;
 mod fuzz_readers;

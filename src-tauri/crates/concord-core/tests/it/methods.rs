@@ -635,3 +635,170 @@ fn a_pairwise_studys_appendix_recomputes_its_pairwise_tables() {
         );
     }
 }
+
+#[test]
+fn a_transcript_studys_appendix_recomputes_its_figures_by_turn() {
+    use concord_core::outputs::methods::{recompute_script, BY_TURN_HEADER, RECOMPUTE_TURNS_PART};
+    use concord_core::panel::agreement::{CiMethod, Comparison, Level};
+    use concord_testsupport::transcript_study::{write_transcripts, TranscriptDesign};
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let mut store = concord_core::store::Store::create(
+        &tmp.path().join("transcripts.concord"),
+        concord_testsupport::lead_study::clock(),
+    )
+    .expect("a study file");
+    // Twenty conversations, the experts on the first eighteen: each turn's replies come from
+    // eighteen, so the lower ends of its intervals have the long tail of few conversations.
+    write_transcripts(
+        &mut store,
+        &TranscriptDesign {
+            expert_conversations: 18,
+            ..TranscriptDesign::correlated(20, 23)
+        },
+    );
+    let mut study = OpenStudy::new(store);
+    let dir = tmp.path().join("appendix");
+    let options = AgreementOptions::mentalalign("mentalbench");
+    let gate = PhiGate {
+        actor: "lead",
+        override_reason: Some("synthetic test texts"),
+    };
+    let written = concord_core::app::methods::write_methods_appendix(
+        &mut study, &options, &dir, "9.9.9", false, gate,
+    )
+    .expect("written");
+    assert_eq!(
+        written
+            .files
+            .last()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .as_deref(),
+        Some("agreement_by_turn.csv"),
+        "a reply rubric over transcripts has an eleventh file, its figures by turn"
+    );
+    assert_eq!(
+        written.files.len(),
+        11,
+        "the ten files and the by-turn table"
+    );
+    let table = std::fs::read_to_string(dir.join("agreement.csv")).unwrap();
+    assert!(
+        table.lines().skip(1).all(|l| l.contains(",item,")),
+        "a transcript's replies are the appendix table's targets (item level)"
+    );
+    let script = std::fs::read_to_string(dir.join("recompute.py")).unwrap();
+    assert_eq!(
+        script,
+        recompute_script(true),
+        "the script is the shipped one with its by-turn part"
+    );
+    assert!(
+        script.ends_with(RECOMPUTE_TURNS_PART)
+            && script
+                .starts_with(&RECOMPUTE_SCRIPT[..RECOMPUTE_SCRIPT.find("\nif __name__").unwrap()]),
+        "the by-turn part takes the place of the entry point only"
+    );
+    assert_eq!(
+        recompute_script(false),
+        RECOMPUTE_SCRIPT,
+        "any other appendix's script is the shipped one, byte for byte"
+    );
+
+    let mut reader = csv::Reader::from_path(dir.join("agreement_by_turn.csv")).unwrap();
+    assert_eq!(
+        reader.headers().unwrap().iter().collect::<Vec<_>>(),
+        BY_TURN_HEADER,
+        "the by-turn table's documented columns"
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let turns: Vec<&str> = {
+        let mut t: Vec<&str> = rows.iter().map(|r| &r[1]).collect();
+        t.dedup();
+        t
+    };
+    assert_eq!(
+        turns,
+        ["", "2", "4", "6", "8"],
+        "all turns first, then each turn in order"
+    );
+    let report = study.agreement(&options).expect("the report").clone();
+    let overall = report
+        .cells
+        .iter()
+        .find(|c| {
+            c.comparison == Comparison::JudgeVsExperts
+                && c.level == Level::Item
+                && c.criterion == "guidance"
+        })
+        .expect("the item cell");
+    let line = rows
+        .iter()
+        .find(|r| &r[1] == "" && &r[3] == "guidance")
+        .expect("the all-turns guidance line");
+    assert_eq!(
+        (
+            line[8].parse::<f64>().ok(),
+            line[12].parse::<f64>().ok(),
+            &line[14],
+            line[7].parse::<usize>().ok()
+        ),
+        (
+            overall.icc_c1,
+            overall.ci95[0],
+            "cluster bootstrap",
+            overall.n_clusters
+        ),
+        "the all-turns line is the panel's item cell, every digit, with its cluster interval"
+    );
+    assert_eq!(overall.ci_method, CiMethod::Cluster, "over transcripts");
+
+    let Some(python) = appendix_python() else {
+        println!("note: CONCORD_APPENDIX_PYTHON is not set, so recompute.py is not run here");
+        return;
+    };
+    let (code, out) = recompute(&python, &dir);
+    assert_eq!(
+        code,
+        Some(0),
+        "recompute.py reproduces every number of the appendix and of the by-turn table:\n{out}"
+    );
+    assert!(
+        out.contains("numbers of agreement_by_turn.csv recomputed"),
+        "the script says it checked the by-turn table: {out}"
+    );
+    let changes: [(&str, f64, &str); 3] = [
+        (
+            "icc_c1",
+            0.001,
+            "by turn, turn 4: Guidance / judge-1 icc_c1",
+        ),
+        ("bias", 0.001, "by turn, turn 4: Guidance / judge-1 bias"),
+        (
+            "ci_high",
+            0.3,
+            "by turn, turn 4: Guidance / judge-1 ci_high",
+        ),
+    ];
+    for (k, (column, delta, named)) in changes.iter().enumerate() {
+        let to = tmp.path().join(format!("changed-{k}"));
+        tampered_in(
+            &dir,
+            &to,
+            "agreement_by_turn.csv",
+            &|r: &[String]| r[1] == "4" && r[3] == "guidance",
+            column,
+            *delta,
+        );
+        let (code, out) = recompute(&python, &to);
+        assert_eq!(
+            code,
+            Some(1),
+            "recompute.py must fail when turn 4's {column} is off by {delta}:\n{out}"
+        );
+        assert!(
+            out.contains(named),
+            "the failure names the number changed ({named}):\n{out}"
+        );
+    }
+}

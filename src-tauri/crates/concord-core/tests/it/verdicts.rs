@@ -54,10 +54,7 @@ fn design(experts: usize, per_source: usize, seed: u64) -> AgreementData {
         });
     }
     let responses: Vec<ResponseInfo> = (0..SOURCES * per_source)
-        .map(|i| ResponseInfo {
-            id: i as i64 + 1,
-            source: i % SOURCES,
-        })
+        .map(|i| ResponseInfo::answer(i as i64 + 1, i % SOURCES))
         .collect();
     let mut data = AgreementData::new(&rubric, sources, raters, responses.clone());
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

@@ -14,8 +14,18 @@
 //! value and number; an expert's row, and a judge's without run calls, leave it empty. `all`
 //! holds the judges' repetitions in memory while it writes. The wide CSV always writes the
 //! aggregate (one value per cell).
+//!
+//! Conversations: a study holding transcripts or a session rubric adds [`CONVERSATION_HEADER`] —
+//! the item's `turn` (a transcript reply's turn number, 2 for a single-turn answer, empty for a
+//! session item and a pair verdict) and its rubric's `scope` (`reply` or `session`) — to the
+//! long CSV after its fourteen columns (before `repetition`), and to the wide CSV after
+//! `source`; rows come in the order conversation, turn, source. A study without either exports
+//! without them, byte for byte as before.
 
-use super::{criterion_columns, for_each_rating, iso_utc, neutralise, ExportError, RatingRow};
+use super::{
+    criterion_columns, for_each_rating, has_conversation_columns, iso_utc, neutralise, shown_turn,
+    ExportError, RatingRow,
+};
 use crate::store::{SignatureState, Store};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -125,6 +135,10 @@ pub const LONG_HEADER: [&str; 14] = [
 /// exports without them.
 pub const PAIR_HEADER: [&str; 4] = ["left", "right", "winner", "position_left"];
 
+/// Columns a study of conversations (transcripts or a session rubric) adds to the long and wide
+/// CSV (see the module docs).
+pub const CONVERSATION_HEADER: [&str; 2] = ["turn", "scope"];
+
 /// Extra columns of [`CsvOptions::texts`].
 pub const TEXT_HEADER: [&str; 2] = ["context", "response_text"];
 
@@ -206,6 +220,7 @@ pub fn write_long_csv_in_runs<W: Write>(
 ) -> Result<CsvSummary, ExportError> {
     let mut w = writer(out, options)?;
     let columns = LongColumns {
+        conversations: has_conversation_columns(store)?,
         repetition: options.judge_repetitions == JudgeRepetitions::All,
         pairs: store.read().has_pair_verdicts()?,
         texts: options.texts,
@@ -229,17 +244,20 @@ pub fn write_long_csv_in_runs<W: Write>(
     })
 }
 
-/// Which optional columns the long CSV has: `repetition`, the pair columns and the texts.
+/// Which optional columns the long CSV has: `turn` and `scope`, `repetition`, the pair columns
+/// and the texts.
 #[derive(Clone, Copy)]
 struct LongColumns {
+    conversations: bool,
     repetition: bool,
     pairs: bool,
     texts: bool,
 }
 
-/// The cells a long CSV row may add after its fourteen: its repetition, its pair's cells (a
-/// pair verdict's row only) and its context and response text.
+/// The cells a long CSV row may add after its fourteen: its turn and scope, its repetition, its
+/// pair's cells (a pair verdict's row only) and its context and response text.
 struct LongTail<'a> {
+    place: [Cow<'a, str>; 2],
     repetition: Cow<'a, str>,
     pair: Option<[Cow<'a, str>; 4]>,
     texts: (&'a str, &'a str),
@@ -249,6 +267,9 @@ impl LongColumns {
     /// The long CSV's header row.
     fn header(self) -> Vec<&'static str> {
         let mut header: Vec<&str> = LONG_HEADER.to_vec();
+        if self.conversations {
+            header.extend(CONVERSATION_HEADER);
+        }
         if self.repetition {
             header.push("repetition");
         }
@@ -268,6 +289,9 @@ impl LongColumns {
         mut record: Vec<Cow<'a, str>>,
         tail: LongTail<'a>,
     ) -> Result<(), ExportError> {
+        if self.conversations {
+            record.extend(tail.place);
+        }
         if self.repetition {
             record.push(tail.repetition);
         }
@@ -339,6 +363,7 @@ fn write_long_rating_rows<W: Write>(
                 Cow::Borrowed(r.signature.as_str()),
             ];
             let tail = LongTail {
+                place: [Cow::Owned(opt(r.turn)), Cow::Borrowed(r.scope.as_str())],
                 repetition: Cow::Owned(opt(repetition)),
                 pair: None,
                 texts: (&context, &text),
@@ -348,6 +373,25 @@ fn write_long_rating_rows<W: Write>(
         Ok(())
     })?;
     Ok((n, extra_rows))
+}
+
+/// Every item's turn and scope as exports write them, by response id.
+fn item_places(
+    store: &Store,
+) -> Result<HashMap<i64, (Option<i64>, crate::rubric::Scope)>, ExportError> {
+    let scopes: HashMap<i64, crate::rubric::Scope> = store
+        .rubrics()?
+        .into_iter()
+        .map(|r| (r.id, r.rubric.scope))
+        .collect();
+    Ok(store
+        .response_labels()?
+        .into_iter()
+        .map(|l| {
+            let scope = scopes.get(&l.rubric_id).copied().unwrap_or_default();
+            (l.id, (shown_turn(l.turn, scope), scope))
+        })
+        .collect())
 }
 
 /// Write the consensus decisions that follow the ratings; returns the rows written.
@@ -360,6 +404,11 @@ fn write_long_consensus_rows<W: Write>(
     // With their provenance: occasion `consensus`, the adjudicator as rater (kind `adjudicator`),
     // the reason as rationale; an unratable pair has no value and the raw value `unratable`.
     let consensus = store.consensus_rows()?;
+    let places = if columns.conversations && !consensus.is_empty() {
+        item_places(store)?
+    } else {
+        HashMap::new()
+    };
     for c in &consensus {
         let (context, text) = texts.get(c.decision.response_id)?;
         let record = vec![
@@ -382,7 +431,12 @@ fn write_long_consensus_rows<W: Write>(
             iso_utc(c.decision.decided_at).into(),
             Cow::Borrowed(""),
         ];
+        let (turn, scope) = places
+            .get(&c.decision.response_id)
+            .copied()
+            .unwrap_or((None, crate::rubric::Scope::Reply));
         let tail = LongTail {
+            place: [Cow::Owned(opt(turn)), Cow::Borrowed(scope.as_str())],
             repetition: Cow::Borrowed(""),
             pair: None,
             texts: (&context, &text),
@@ -426,6 +480,8 @@ fn write_long_pair_rows<W: Write>(
                 Cow::Borrowed(if p.left_first { "1" } else { "2" }),
             ];
             let tail = LongTail {
+                // A pair is two candidate replies of one conversation: a reply rubric's.
+                place: [Cow::Borrowed(""), Cow::Borrowed("reply")],
                 repetition: Cow::Borrowed(""),
                 pair: Some(pair),
                 texts: ("", ""),
@@ -443,17 +499,19 @@ pub fn write_wide_csv<W: Write>(
     let columns = criterion_columns(store)?;
     let index: HashMap<i64, usize> = columns.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
     let mut w = writer(out, options)?;
-    let mut header: Vec<String> = [
-        "conversation_id",
-        "response_id",
-        "source",
-        "rater",
-        "rater_kind",
-        "occasion",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let conversations = has_conversation_columns(store)?;
+    let mut header: Vec<String> = ["conversation_id", "response_id", "source"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if conversations {
+        header.extend(CONVERSATION_HEADER.iter().map(|s| s.to_string()));
+    }
+    header.extend(
+        ["rater", "rater_kind", "occasion"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
     header.extend(columns.iter().map(|c| neutralise(&c.header).into_owned()));
     header.push("signature".to_string());
     if options.texts {
@@ -474,10 +532,16 @@ pub fn write_wide_csv<W: Write>(
             neutralise(&r.conversation).into_owned(),
             neutralise(&r.response).into_owned(),
             neutralise(&r.source).into_owned(),
+        ];
+        if conversations {
+            record.push(opt(r.turn));
+            record.push(r.scope.as_str().to_string());
+        }
+        record.extend([
             neutralise(&r.rater).into_owned(),
             r.rater_kind.clone(),
             r.occasion.to_string(),
-        ];
+        ]);
         record.extend(values);
         record.push(signature.as_str().to_string());
         if options.texts {

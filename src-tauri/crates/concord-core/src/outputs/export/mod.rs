@@ -108,6 +108,26 @@ pub(crate) fn criterion_columns(store: &Store) -> Result<Vec<CriterionColumn>, E
         .collect())
 }
 
+/// Whether the study's exports carry the columns of conversations (`turn`, `scope`): it holds
+/// transcripts or a session rubric. A study of single-turn conversations alone exports without
+/// them, byte for byte as before they existed (as pair columns appear only with pairs).
+pub(crate) fn has_conversation_columns(store: &Store) -> Result<bool, ExportError> {
+    Ok(store.has_transcripts()?
+        || store
+            .rubrics()?
+            .iter()
+            .any(|r| r.rubric.scope == crate::rubric::Scope::Session))
+}
+
+/// The turn an export writes for an item: its own for a transcript's reply, 2 for a single-turn
+/// conversation's answer (after the user's message), none for a session item.
+pub(crate) fn shown_turn(stored: Option<i64>, scope: crate::rubric::Scope) -> Option<i64> {
+    match scope {
+        crate::rubric::Scope::Session => None,
+        crate::rubric::Scope::Reply => stored.or(Some(2)),
+    }
+}
+
 /// One rating as exports read it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RatingRow {
@@ -115,6 +135,10 @@ pub(crate) struct RatingRow {
     pub response: String,
     pub response_id: i64,
     pub source: String,
+    /// The item's turn as exports write it ([`shown_turn`]).
+    pub turn: Option<i64>,
+    /// The scope of the rating's rubric.
+    pub scope: crate::rubric::Scope,
     pub rater: String,
     pub rater_kind: String,
     pub rubric: String,
@@ -149,11 +173,22 @@ pub(crate) fn for_each_rating(
         },
         None => None,
     };
-    // Responses ranked by (conversation external id, source key).
+    // Responses ranked by (conversation external id, turn, source key); an earlier release's
+    // items have no turn, so they keep the order of (conversation, source).
     let mut responses = store.response_labels()?;
     responses.sort_by(|a, b| {
-        (&a.conversation, &a.source, a.id).cmp(&(&b.conversation, &b.source, b.id))
+        (&a.conversation, a.turn.unwrap_or(0), &a.source, a.id).cmp(&(
+            &b.conversation,
+            b.turn.unwrap_or(0),
+            &b.source,
+            b.id,
+        ))
     });
+    let scopes: HashMap<i64, crate::rubric::Scope> = store
+        .rubrics()?
+        .into_iter()
+        .map(|r| (r.id, r.rubric.scope))
+        .collect();
     let response_at: HashMap<i64, usize> = responses
         .iter()
         .enumerate()
@@ -208,11 +243,14 @@ pub(crate) fn for_each_rating(
         let rater = &raters[ra as usize];
         let criterion = &criteria[cr as usize];
         let (raw_value, rationale) = raw.texts.map_or((None, None), |t| *t);
+        let scope = scopes.get(&response.rubric_id).copied().unwrap_or_default();
         f(RatingRow {
             conversation: response.conversation.clone(),
             response: response.response.clone(),
             response_id: response.id,
             source: response.source.clone(),
+            turn: shown_turn(response.turn, scope),
+            scope,
             rater: rater.name.clone(),
             rater_kind: rater.kind.clone(),
             rubric: criterion.rubric.clone(),

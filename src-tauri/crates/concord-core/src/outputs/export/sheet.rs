@@ -6,6 +6,14 @@
 //! holds the anchors, and a hidden `concord` sheet names the expert. No source, judge or other
 //! rater appears in it.
 //!
+//! A rubric of conversations (a session rubric, or one with replies of transcripts) has a
+//! `history` column in place of `context`: everything before the item, one turn per line as
+//! `[turn] Role: text` (`[1] User: …`, `[2] Assistant: …`; a session item's is the whole
+//! conversation but its candidates, and its `answer` is left empty). A history longer than a
+//! spreadsheet cell holds ([`HISTORY_CELL_CHARS`]) keeps its latest turns, after a line saying
+//! how many earlier ones the app shows instead. An earlier release's single-turn sheet is as it
+//! was.
+//!
 //! [`import_rating_sheet`] reads a filled sheet back (through the importers' raw-row reader) as
 //! that expert's ratings. Every bad cell — a value off the scale or not a whole number, an id that
 //! is not in the expert's assignment or belongs to another study — is reported with its file,
@@ -43,6 +51,10 @@ const FORMAT_VERSION: &str = "rating-sheet/1";
 const ID: &str = "id";
 const ITEM: &str = "item";
 const CONTEXT: &str = "context";
+const HISTORY: &str = "history";
+/// What a history cell may hold, in characters as the cell stores them: below a spreadsheet
+/// cell's 32,767, leaving room for the line that says how many earlier turns were left out.
+pub const HISTORY_CELL_CHARS: usize = 32_000;
 const ANSWER: &str = "answer";
 const RATIONALE: &str = "rationale";
 
@@ -140,7 +152,17 @@ pub fn write_rating_sheet(
     if items.is_empty() && pair_sheets.is_empty() {
         return Err(ExportError::NothingAssigned(rater_name));
     }
-    let without = items.iter().filter(|i| i.answer.is_empty()).count();
+    let session_rubrics: BTreeSet<i64> = store
+        .rubrics()?
+        .into_iter()
+        .filter(|s| s.rubric.scope == crate::rubric::Scope::Session)
+        .map(|s| s.id)
+        .collect();
+    // A session item has no answer of its own: it stands for the whole conversation.
+    let without = items
+        .iter()
+        .filter(|i| i.answer.is_empty() && !session_rubrics.contains(&i.rubric_id))
+        .count();
     if without > 0 && crate::workflow::assignment::without_text_reason(store)?.is_none() {
         return Err(ExportError::AnswersWithoutText {
             rater: rater_name,
@@ -188,9 +210,18 @@ pub fn write_rating_sheet(
     {
         let name = sheet_name(&rubric.id, &mut taken);
         let mine: Vec<&AssignedText> = items.iter().filter(|i| i.rubric_id == *rubric_id).collect();
+        let histories = histories(store, rubric, &mine)?;
         let ws = wb.add_worksheet();
         ws.set_name(&name)?;
-        write_rubric_sheet(ws, &mut cells, &formats, rubric, &mine, &current)?;
+        write_rubric_sheet(
+            ws,
+            &mut cells,
+            &formats,
+            rubric,
+            &mine,
+            &current,
+            histories.as_deref(),
+        )?;
         rows_written += mine.len();
         sheets.push(name);
     }
@@ -220,7 +251,77 @@ pub fn write_rating_sheet(
     })
 }
 
-/// One rubric's sheet: the header, a row per item, the scale dropdowns, protection.
+/// The history cell of every item of a rubric of conversations, in the items' order; `None`
+/// for an earlier release's single-turn rubric, whose sheet shows the context as it was.
+fn histories(
+    store: &Store,
+    rubric: &Rubric,
+    items: &[&AssignedText],
+) -> Result<Option<Vec<String>>, ExportError> {
+    let mut places = Vec::with_capacity(items.len());
+    for item in items {
+        places.push(store.item_place(item.response_id)?.transcript);
+    }
+    if rubric.scope != crate::rubric::Scope::Session && !places.contains(&true) {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        out.push(history_cell(&store.history(item.response_id)?));
+    }
+    Ok(Some(out))
+}
+
+/// The turns before an item as one readable cell: `[turn] Role: text`, one turn per line; the
+/// latest turns only when they would not fit in [`HISTORY_CELL_CHARS`].
+pub fn history_cell(turns: &[crate::store::TurnRecord]) -> String {
+    use crate::store::Role;
+    let line = |t: &crate::store::TurnRecord| {
+        let role = match t.role {
+            Role::User => "User",
+            Role::Assistant => "Assistant",
+            Role::System => "System note",
+        };
+        format!("[{}] {role}: {}", t.position, t.text)
+    };
+    let lines: Vec<String> = turns.iter().map(line).collect();
+    // The cell's length as stored: hidden characters are spelled out and formula starts defused.
+    let stored = |text: &str| workbook_text(text).chars().count();
+    let mut kept = 0usize;
+    let mut used = 0usize;
+    for l in lines.iter().rev() {
+        let cost = stored(l) + 1;
+        if used + cost > HISTORY_CELL_CHARS {
+            break;
+        }
+        used += cost;
+        kept += 1;
+    }
+    let left_out = lines.len() - kept;
+    let mut shown: Vec<String> = Vec::with_capacity(kept + 1);
+    if left_out > 0 {
+        shown.push(format!(
+            "[… {left_out} earlier turn(s) too long for one cell: the app shows the whole conversation]"
+        ));
+        if kept == 0 {
+            // The last turn alone is too long: its end, the words nearest the item.
+            let last = &lines[lines.len() - 1];
+            let chars: Vec<char> = last.chars().collect();
+            let budget = HISTORY_CELL_CHARS.saturating_sub(200);
+            let mut tail: String = chars[chars.len().saturating_sub(budget)..].iter().collect();
+            while stored(&tail) > budget {
+                tail = tail.chars().skip(64).collect();
+            }
+            shown.push(format!("… {tail}"));
+            return shown.join("\n");
+        }
+    }
+    shown.extend(lines[left_out..].iter().cloned());
+    shown.join("\n")
+}
+
+/// One rubric's sheet: the header, a row per item, the scale dropdowns, protection; the context
+/// column is the items' `histories` when the rubric is one of conversations.
 fn write_rubric_sheet(
     ws: &mut rust_xlsxwriter::Worksheet,
     cells: &mut Cells,
@@ -228,8 +329,14 @@ fn write_rubric_sheet(
     rubric: &Rubric,
     items: &[&AssignedText],
     current: &CurrentValues,
+    histories: Option<&[String]>,
 ) -> Result<(), ExportError> {
-    let mut header: Vec<String> = vec![ID.into(), ITEM.into(), CONTEXT.into(), ANSWER.into()];
+    let before = if histories.is_some() {
+        HISTORY
+    } else {
+        CONTEXT
+    };
+    let mut header: Vec<String> = vec![ID.into(), ITEM.into(), before.into(), ANSWER.into()];
     header.extend(rubric.criteria.iter().map(|c| c.id.clone()));
     header.push(RATIONALE.into());
     cells.header(ws, &header, &formats.bold)?;
@@ -239,7 +346,12 @@ fn write_rubric_sheet(
     ws.set_column_width(3, 60)?;
     ws.set_column_width((4 + rubric.criteria.len()) as u16, 40)?;
     for (n, item) in items.iter().enumerate() {
-        write_item_row(ws, cells, formats, (n + 1) as u32, rubric, item, current)?;
+        let before = histories.and_then(|h| h.get(n)).map(String::as_str);
+        let shown = ShownItem {
+            item,
+            before: before.unwrap_or(&item.context),
+        };
+        write_item_row(ws, cells, formats, (n + 1) as u32, rubric, &shown, current)?;
     }
     let last = items.len() as u32;
     if last > 0 {
@@ -249,6 +361,13 @@ fn write_rubric_sheet(
     Ok(())
 }
 
+/// An item as its row shows it: the assignment and what comes before the answer (the context,
+/// or the history of a conversation).
+struct ShownItem<'a> {
+    item: &'a AssignedText,
+    before: &'a str,
+}
+
 /// One item's row: hidden id, item number, texts (locked), current values and rationale.
 fn write_item_row(
     ws: &mut rust_xlsxwriter::Worksheet,
@@ -256,9 +375,10 @@ fn write_item_row(
     formats: &SheetFormats,
     row: u32,
     rubric: &Rubric,
-    item: &AssignedText,
+    shown: &ShownItem<'_>,
     current: &CurrentValues,
 ) -> Result<(), ExportError> {
+    let item = shown.item;
     let occasion = occasion_of(item.purpose);
     let rationale_col = (4 + rubric.criteria.len()) as u16;
     cells.text_fmt(
@@ -270,7 +390,7 @@ fn write_item_row(
     )?;
     ws.write_number_with_format(row, 1, (item.position + 1) as f64, &formats.bold)?;
     cells.count += 1;
-    cells.text_fmt(ws, row, 2, &item.context, &formats.locked_wrap)?;
+    cells.text_fmt(ws, row, 2, shown.before, &formats.locked_wrap)?;
     cells.text_fmt(ws, row, 3, &item.answer, &formats.locked_wrap)?;
     let mut rationale: Option<String> = None;
     for (c, criterion) in rubric.criteria.iter().enumerate() {

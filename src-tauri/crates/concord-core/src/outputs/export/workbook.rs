@@ -4,11 +4,16 @@
 //! `changed_after_signature` when any value changed after its signature, else `signed` when any
 //! is signed, else empty), and an agreement sheet
 //! with the agreement module's report for every rubric that has both judge and expert ratings.
+//! A study of conversations (transcripts or a session rubric) has `turn` and `scope` after
+//! `source` on every expert sheet, and the agreement sheet adds, for a reply rubric over
+//! transcripts, its figures per turn number.
 //! Strings are written as strings (never formulas) after [`workbook_text`] (formula starts
 //! defused, characters XML forbids spelled out); values as numbers.
 
 use super::csv::row_signature;
-use super::{criterion_columns, for_each_rating, iso_utc, ExportError, RatingRow};
+use super::{
+    criterion_columns, for_each_rating, has_conversation_columns, iso_utc, ExportError, RatingRow,
+};
 use crate::base::cell::workbook_text;
 use crate::base::text::quoted;
 use crate::files::Issue;
@@ -324,18 +329,17 @@ impl WorkbookWriter {
                 }
                 cells.text_fmt(ws, row, 0, &format!("{} — {title}", rubric.id), bold)?;
                 row += 1;
-                let keys: Vec<String> = items[0].iter().map(|(k, _)| k.clone()).collect();
-                for (c, k) in keys.iter().enumerate() {
-                    cells.text_fmt(ws, row, c as u16, k, bold)?;
-                }
+                row = write_block(ws, cells, bold, row, &items)?;
+            }
+            if report
+                .conversations
+                .as_ref()
+                .is_some_and(|c| !c.turns.is_empty())
+            {
+                let items = by_turn_rows(store, &rubric.id)?;
+                cells.text_fmt(ws, row, 0, &format!("{} — ICC by turn", rubric.id), bold)?;
                 row += 1;
-                for item in &items {
-                    for (c, (_, v)) in item.iter().enumerate() {
-                        write_json(ws, cells, row, c as u16, v)?;
-                    }
-                    row += 1;
-                }
-                row += 1;
+                row = write_block(ws, cells, bold, row, &items)?;
             }
         }
         if !any {
@@ -395,6 +399,8 @@ struct ExpertLayout {
     index: HashMap<i64, usize>,
     /// The column of the first criterion.
     first_value: usize,
+    /// Whether `turn` and `scope` follow `source`.
+    conversations: bool,
     /// The rationale's column (the last change and the signature follow it).
     rationale_col: usize,
 }
@@ -405,10 +411,15 @@ impl ExpertLayout {
         let columns = criterion_columns(store)?;
         let index: HashMap<i64, usize> =
             columns.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
-        let mut header: Vec<String> = ["conversation_id", "response_id", "source", "occasion"]
+        let conversations = has_conversation_columns(store)?;
+        let mut header: Vec<String> = ["conversation_id", "response_id", "source"]
             .iter()
             .map(|s| s.to_string())
             .collect();
+        if conversations {
+            header.extend(["turn".to_string(), "scope".to_string()]);
+        }
+        header.push("occasion".into());
         let first_value = header.len();
         header.extend(columns.iter().map(|c| c.header.clone()));
         let rationale_col = header.len();
@@ -419,6 +430,7 @@ impl ExpertLayout {
             header,
             index,
             first_value,
+            conversations,
             rationale_col,
         })
     }
@@ -451,7 +463,16 @@ impl ExpertRows<'_> {
             self.cells.text(self.ws, self.row, 0, &r.conversation)?;
             self.cells.text(self.ws, self.row, 1, &r.response)?;
             self.cells.text(self.ws, self.row, 2, &r.source)?;
-            self.cells.text(self.ws, self.row, 3, r.occasion)?;
+            let mut col = 3;
+            if self.layout.conversations {
+                if let Some(turn) = r.turn {
+                    self.cells.number(self.ws, self.row, col, turn as f64)?;
+                }
+                self.cells
+                    .text(self.ws, self.row, col + 1, r.scope.as_str())?;
+                col += 2;
+            }
+            self.cells.text(self.ws, self.row, col, r.occasion)?;
         }
         let (row, layout) = (self.row, self.layout);
         self.updated = self.updated.max(r.updated_at);
@@ -485,6 +506,95 @@ impl ExpertRows<'_> {
         }
         Ok(())
     }
+}
+
+/// The agreement of a rubric over transcripts per turn number, as rows: the turn, its items and
+/// conversations, then each judge-versus-experts item-level cell (its interval resamples the
+/// turn's conversations), or the reason a turn has none.
+fn by_turn_rows(
+    store: &Store,
+    rubric: &str,
+) -> Result<Vec<Vec<(String, serde_json::Value)>>, ExportError> {
+    use crate::panel::agreement::{AgreementData, Comparison, Level, ReferencedData};
+    use crate::panel::strata::{by_facet, Facet};
+    let options = AgreementOptions {
+        levels: vec![Level::Item],
+        groups: false,
+        per_expert: false,
+        ..AgreementOptions::mentalalign(rubric)
+    };
+    let data = ReferencedData::experts(AgreementData::load_compared(store, rubric)?);
+    let split = by_facet(store, &data, Facet::Turn, &options)?;
+    let mut rows = Vec::new();
+    for stratum in &split.strata {
+        let head = vec![
+            (
+                "turn".to_string(),
+                Facet::Turn.value_json(stratum.value.as_deref()),
+            ),
+            ("n_compared".to_string(), stratum.n_compared.into()),
+            (
+                "n_conversations".to_string(),
+                stratum.n_conversations.unwrap_or(0).into(),
+            ),
+        ];
+        match &stratum.report {
+            None => {
+                let mut row = head;
+                row.push((
+                    "not_computed".to_string(),
+                    stratum.not_computed.clone().unwrap_or_default().into(),
+                ));
+                rows.push(row);
+            }
+            Some(report) => {
+                let cells: Vec<_> = report
+                    .cells
+                    .iter()
+                    .filter(|c| c.comparison == Comparison::JudgeVsExperts)
+                    .collect();
+                for cell in to_rows(&cells) {
+                    let mut row = head.clone();
+                    row.extend(cell);
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// A header of every key the rows have (in the order each first appears: rows of one report
+/// differ only by fields some rows leave out), then each row's values under their keys; returns
+/// the row after the block's blank line.
+fn write_block(
+    ws: &mut Worksheet,
+    cells: &mut Cells,
+    bold: &Format,
+    mut row: u32,
+    items: &[Vec<(String, serde_json::Value)>],
+) -> Result<u32, ExportError> {
+    let mut keys: Vec<&str> = Vec::new();
+    for item in items {
+        for (k, _) in item {
+            if !keys.contains(&k.as_str()) {
+                keys.push(k);
+            }
+        }
+    }
+    for (c, k) in keys.iter().enumerate() {
+        cells.text_fmt(ws, row, c as u16, k, bold)?;
+    }
+    row += 1;
+    for item in items {
+        for (k, v) in item {
+            if let Some(c) = keys.iter().position(|key| key == k) {
+                write_json(ws, cells, row, c as u16, v)?;
+            }
+        }
+        row += 1;
+    }
+    Ok(row + 1)
 }
 
 /// Serialise report rows into (column, value) pairs, nested objects flattened with dots.

@@ -1,13 +1,25 @@
 //! One continuous agreement cell: gather the (reference, rater) values per response, drop the
 //! rater's own family, aggregate per source (system level) or keep responses (item level), and
 //! hand the numbers to `concord-stats` for the ICCs, the intervals, Bland–Altman and Lin's CCC.
+//!
+//! At item level the replies of transcripts are not independent targets: the replies of one
+//! conversation share its history (and candidates at its last turn share everything but the
+//! reply). Their headline interval is therefore a conversation-cluster percentile bootstrap of
+//! ICC(C,1) — conversations resampled whole with replacement, [`AgreementOptions::resamples`]
+//! resamples on the cell's own ChaCha8 stream from [`AgreementOptions::seed`], only undefined
+//! replicates dropped — in place of the F-based interval, which assumes independence; a cell's
+//! `n_clusters` says how many conversations it resampled. Single-turn answers and session items
+//! (one per conversation) keep the F-based interval, so an earlier release's report is unchanged.
 
 use super::data::AgreementData;
+use super::data::ItemAt;
 use super::{
     AgreementCell, AgreementOptions, BlandAltman, CellSpec, CiMethod, IccFormValue, Level,
     Precision, Reference, Target, TargetPoint,
 };
-use concord_stats::bootstrap::{percentile_ci, BootstrapOptions};
+use concord_stats::bootstrap::{
+    cluster_icc_c1_ci, cluster_options, percentile_ci, BootstrapOptions,
+};
 use concord_stats::icc::{icc_all, icc_c1_a1_resampled, IccForm};
 use concord_stats::interpret::{precision_status, PrecisionStatus};
 use concord_stats::limits::bland_altman;
@@ -114,20 +126,26 @@ pub(crate) fn compute(
     let bias = pairs.differences.bias().and_then(finite);
     let mse = pairs.differences.mse().and_then(finite);
     let points = pairs.points(data, spec.level);
+    let clusters =
+        (spec.level == Level::Item && pairs.of_transcripts).then(|| pairs.item_clusters.clone());
     let targets = pairs.targets(spec.level);
 
     let iccs = Iccs::of(&targets);
-    let (ci95, ci_method, bootstrap_kept) = match spec.level {
-        Level::System => {
-            let stream = stream_id(&[
-                &rater.name,
-                &reference_name,
-                &names.criterion,
-                spec.level.as_str(),
-            ]);
-            bootstrap_interval(&targets, stream, options)
+    let stream = stream_id(&[
+        &rater.name,
+        &reference_name,
+        &names.criterion,
+        spec.level.as_str(),
+    ]);
+    let mut n_clusters = None;
+    let (ci95, ci_method, bootstrap_kept) = match (spec.level, clusters) {
+        (Level::System, _) => bootstrap_interval(&targets, stream, options),
+        (Level::Item, Some(clusters)) => {
+            let (interval, kept, n) = cluster_interval(&targets, &clusters, stream, options);
+            n_clusters = Some(n);
+            (interval, CiMethod::Cluster, kept)
         }
-        Level::Item => (iccs.ci95_f_c1, CiMethod::F, 0),
+        (Level::Item, None) => (iccs.ci95_f_c1, CiMethod::F, 0),
     };
     let ci_width = match ci95 {
         [Some(lo), Some(hi)] => finite(hi - lo),
@@ -170,6 +188,7 @@ pub(crate) fn compute(
         lin_ccc,
         icc_forms: iccs.forms,
         points,
+        n_clusters,
     }
 }
 
@@ -230,6 +249,10 @@ struct Pairs {
     per_source: Vec<(f64, f64, usize)>,
     /// Every pair (item level only).
     item_pairs: Vec<(f64, f64)>,
+    /// The conversation of every item pair, in the same order (item level only).
+    item_clusters: Vec<u64>,
+    /// Whether any pair is a reply of a transcript.
+    of_transcripts: bool,
     differences: MeanDifference,
 }
 
@@ -241,6 +264,8 @@ impl Pairs {
         let reference = reference_values(data, spec.reference, spec.target);
         let mut per_source = vec![(0.0f64, 0.0f64, 0usize); data.sources.len()];
         let mut item_pairs: Vec<(f64, f64)> = Vec::new();
+        let mut item_clusters: Vec<u64> = Vec::new();
+        let mut of_transcripts = false;
         let mut differences = MeanDifference::default();
         for (i, response) in data.responses.iter().enumerate() {
             if excluded[response.source] {
@@ -255,13 +280,17 @@ impl Pairs {
             s.0 += r;
             s.1 += j;
             s.2 += 1;
+            of_transcripts |= matches!(response.at, ItemAt::Reply(_));
             if spec.level == Level::Item {
                 item_pairs.push((r, j));
+                item_clusters.push(response.conversation as u64);
             }
         }
         Pairs {
             per_source,
             item_pairs,
+            item_clusters,
+            of_transcripts,
             differences,
         }
     }
@@ -366,6 +395,35 @@ fn bootstrap_interval(
     }) {
         Ok(b) => ([b.lower, b.upper], CiMethod::Bootstrap, b.kept),
         Err(_) => ([None, None], CiMethod::Bootstrap, 0),
+    }
+}
+
+/// An item-level cell's conversation-cluster percentile bootstrap interval of ICC(C,1), drawn
+/// from the seed on the cell's own `stream` (none below two conversations or without
+/// resamples), with the replicates kept and the conversations resampled.
+fn cluster_interval(
+    targets: &[(f64, f64)],
+    clusters: &[u64],
+    stream: u64,
+    options: &AgreementOptions,
+) -> ([Option<f64>; 2], usize, usize) {
+    let mut distinct = clusters.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let n = distinct.len();
+    if n < 2 || options.resamples == 0 {
+        return ([None, None], 0, n);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+    rng.set_stream(stream);
+    match cluster_icc_c1_ci(
+        targets,
+        clusters,
+        &cluster_options(options.resamples),
+        &mut rng,
+    ) {
+        Ok(b) => ([b.lower, b.upper], b.kept, n),
+        Err(_) => ([None, None], 0, n),
     }
 }
 

@@ -14,7 +14,7 @@
 //! [`AgreementData::take_response`], in id order, so the data stay what a fresh load gives.
 
 use crate::judge::scores::{aggregated_scores, study_aggregate, RepetitionAggregate};
-use crate::rubric::{localized, Rubric, Scale};
+use crate::rubric::{localized, Rubric, Scale, Scope};
 use crate::store::{RaterKind, Store, StoreError, StoreResult};
 use std::collections::HashMap;
 
@@ -54,11 +54,58 @@ pub struct RaterInfo {
     pub family: Option<String>,
 }
 
-/// One response: its source (position in [`AgreementData::sources`]).
+/// Where a rated item stands in its conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ItemAt {
+    /// The answer of a single-turn conversation (an earlier release's design): turn 2, after the
+    /// user's message.
+    Answer,
+    /// A reply of a transcript at this turn number (candidates share theirs).
+    Reply(i64),
+    /// A session item: the whole conversation, no turn of its own.
+    Session,
+}
+
+impl ItemAt {
+    /// Where an item with the stored turn `turn` stands under a rubric of `scope`.
+    pub fn of(turn: Option<i64>, scope: Scope) -> ItemAt {
+        match (scope, turn) {
+            (Scope::Session, _) => ItemAt::Session,
+            (Scope::Reply, Some(t)) => ItemAt::Reply(t),
+            (Scope::Reply, None) => ItemAt::Answer,
+        }
+    }
+
+    /// The item's turn number (2 for a single-turn answer; none for a session item).
+    pub fn turn(self) -> Option<i64> {
+        match self {
+            ItemAt::Answer => Some(2),
+            ItemAt::Reply(t) => Some(t),
+            ItemAt::Session => None,
+        }
+    }
+}
+
+/// One response: its source (position in [`AgreementData::sources`]), its conversation (the
+/// study's row id: the unit a conversation-cluster bootstrap resamples) and where it stands.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ResponseInfo {
     pub id: i64,
     pub source: usize,
+    pub conversation: i64,
+    pub at: ItemAt,
+}
+
+impl ResponseInfo {
+    /// A single-turn answer of source `source`, its own conversation (data built from parts).
+    pub fn answer(id: i64, source: usize) -> ResponseInfo {
+        ResponseInfo {
+            id,
+            source,
+            conversation: id,
+            at: ItemAt::Answer,
+        }
+    }
 }
 
 /// What [`AgreementData::apply`] changed, so only the affected report cells are recomputed.
@@ -83,6 +130,8 @@ pub enum ApplyError {
 #[derive(Debug, Clone)]
 pub struct AgreementData {
     pub rubric_key: String,
+    /// Whether the rubric rates replies (the default) or whole sessions.
+    pub scope: Scope,
     pub criteria: Vec<CriterionInfo>,
     pub groups: Vec<GroupInfo>,
     pub sources: Vec<SourceInfo>,
@@ -96,9 +145,9 @@ pub struct AgreementData {
     values: Vec<Vec<Vec<f64>>>,
     /// Only the responses with an expert value are held ([`AgreementData::load_compared`]).
     compared_only: bool,
-    /// Source positions of every response of the rubric, by id (kept by `load_compared`, so a
-    /// response taken in later needs no other read).
-    rubric_sources: foldhash::HashMap<i64, usize>,
+    /// Every item of the rubric, by id, with its source position, conversation and turn (kept by
+    /// `load_compared`, so a response taken in later needs no other read).
+    rubric_items: foldhash::HashMap<i64, ResponseInfo>,
     /// The rubric's row id (0 for data built from parts) and the study's aggregate of a judge's
     /// repetitions, which replace a multi-repetition run's ratings as they are read.
     rubric_id: i64,
@@ -152,9 +201,10 @@ impl AgreementData {
             .collect();
         AgreementData {
             rubric_key: rubric.id.clone(),
+            scope: rubric.scope,
             values: vec![vec![vec![f64::NAN; responses.len()]; raters.len()]; criteria.len()],
             compared_only: false,
-            rubric_sources: Default::default(),
+            rubric_items: Default::default(),
             rubric_id: 0,
             aggregate: RepetitionAggregate::default(),
             rater_index: raters.iter().enumerate().map(|(i, r)| (r.id, i)).collect(),
@@ -240,15 +290,16 @@ impl AgreementData {
             })
             .collect();
         let mut responses = Vec::new();
-        for crate::store::ResponseSource {
-            response_id: id,
-            source_id,
-        } in store.rubric_responses(rubric_id)?
-        {
+        for item in store.rubric_items(rubric_id)? {
             let source = *source_pos
-                .get(&source_id)
-                .ok_or_else(|| StoreError::Invalid(format!("unknown source {source_id}")))?;
-            responses.push(ResponseInfo { id, source });
+                .get(&item.source_id)
+                .ok_or_else(|| StoreError::Invalid(format!("unknown source {}", item.source_id)))?;
+            responses.push(ResponseInfo {
+                id: item.response_id,
+                source,
+                conversation: item.conversation_id,
+                at: ItemAt::of(item.turn, rubric.scope),
+            });
         }
         Ok((rubric_id, rubric, criteria, sources, raters, responses))
     }
@@ -280,26 +331,20 @@ impl AgreementData {
             .filter(|r| r.kind == RaterKind::Expert)
             .map(|r| r.id)
             .collect();
-        let rubric_sources: foldhash::HashMap<i64, usize> =
-            all.iter().map(|r| (r.id, r.source)).collect();
+        let rubric_items: foldhash::HashMap<i64, ResponseInfo> =
+            all.iter().map(|r| (r.id, *r)).collect();
         let mut rated = Vec::new();
         store.for_each_value_of_raters(&criterion_ids, &expert_ids, |_, response, _, _| {
-            if rubric_sources.contains_key(&response) {
+            if rubric_items.contains_key(&response) {
                 rated.push(response);
             }
         })?;
         rated.sort_unstable();
         rated.dedup();
-        let responses = rated
-            .iter()
-            .map(|&id| ResponseInfo {
-                id,
-                source: rubric_sources[&id],
-            })
-            .collect();
+        let responses = rated.iter().map(|id| rubric_items[id]).collect();
         let mut data = AgreementData::assemble(&rubric, criteria, sources, raters, responses);
         data.compared_only = true;
-        data.rubric_sources = rubric_sources;
+        data.rubric_items = rubric_items;
         data.rubric_id = rubric_id;
         data.aggregate = study_aggregate(store)?;
         for id in rated {
@@ -346,17 +391,11 @@ impl AgreementData {
         if !self.compared_only || self.response_index.contains_key(&response_id) {
             return Ok(false);
         }
-        let Some(&source) = self.rubric_sources.get(&response_id) else {
+        let Some(&item) = self.rubric_items.get(&response_id) else {
             return Ok(false);
         };
         let at = self.responses.partition_point(|r| r.id < response_id);
-        self.responses.insert(
-            at,
-            ResponseInfo {
-                id: response_id,
-                source,
-            },
-        );
+        self.responses.insert(at, item);
         for per_rater in &mut self.values {
             for column in per_rater {
                 column.insert(at, f64::NAN);
@@ -380,6 +419,7 @@ impl AgreementData {
         let responses: Vec<ResponseInfo> = kept.iter().map(|&i| self.responses[i]).collect();
         AgreementData {
             rubric_key: self.rubric_key.clone(),
+            scope: self.scope,
             criteria: self.criteria.clone(),
             groups: self.groups.clone(),
             sources: self.sources.clone(),
@@ -403,7 +443,7 @@ impl AgreementData {
                 .collect(),
             responses,
             compared_only: false,
-            rubric_sources: Default::default(),
+            rubric_items: Default::default(),
             rubric_id: self.rubric_id,
             aggregate: self.aggregate,
         }
@@ -457,6 +497,20 @@ impl AgreementData {
         (0..self.criteria.len())
             .map(|c| self.series(rater, c).iter().filter(|v| !v.is_nan()).count())
             .sum()
+    }
+
+    /// Whether the held items are replies of transcripts (conversations of many turns), whose
+    /// replies share a history and so are not independent targets.
+    pub fn over_transcripts(&self) -> bool {
+        self.responses
+            .iter()
+            .any(|r| matches!(r.at, ItemAt::Reply(_)))
+    }
+
+    /// Whether the rubric is one the conversations model added: a session rubric, or a reply
+    /// rubric over transcripts (its items, not its sources, are the natural targets).
+    pub fn over_conversations(&self) -> bool {
+        self.scope == Scope::Session || self.over_transcripts()
     }
 
     /// The rubric's row id in the study (0 for data built from parts).

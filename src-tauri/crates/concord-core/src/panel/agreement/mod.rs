@@ -41,6 +41,7 @@ pub(crate) use binary::consensus as expert_consensus;
 pub use binary::{BinaryCell, Rate, TotalsCell};
 pub use data::{AgreementData, ApplyError, Touched};
 
+use crate::rubric::Scope;
 use crate::store::{RaterKind, Store, StoreResult};
 use serde::{Deserialize, Serialize};
 
@@ -107,6 +108,8 @@ pub enum CiMethod {
     Bootstrap,
     /// McGraw & Wong F-based interval.
     F,
+    /// Percentile bootstrap resampling conversations whole (item level over transcripts).
+    Cluster,
 }
 
 /// Settings of an agreement report.
@@ -218,7 +221,8 @@ pub struct AgreementCell {
     pub n_pairs: usize,
     pub icc_c1: Option<f64>,
     pub icc_a1: Option<f64>,
-    /// Headline 95% interval of ICC(C,1): bootstrap at system level, F-based at item level.
+    /// Headline 95% interval of ICC(C,1): bootstrap at system level, F-based at item level (the
+    /// conversation-cluster bootstrap for replies of transcripts).
     pub ci95: [Option<f64>; 2],
     pub ci_method: CiMethod,
     pub ci_width: Option<f64>,
@@ -240,6 +244,51 @@ pub struct AgreementCell {
     pub icc_forms: Vec<IccFormValue>,
     /// The targets themselves at system level (one per source); empty at item level.
     pub points: Vec<TargetPoint>,
+    /// Conversations the headline interval resampled, when it is the conversation-cluster
+    /// bootstrap (item level over transcripts); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub n_clusters: Option<usize>,
+}
+
+/// What a report on a rubric of conversations covers: a session rubric (each item a whole
+/// conversation), or a reply rubric over transcripts (each item one reply, several per
+/// conversation). Absent for an earlier release's single-turn rubric.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ConversationCoverage {
+    pub scope: Scope,
+    /// Items some expert rated (the report's responses).
+    pub items: usize,
+    /// The conversations they belong to (the clusters of the cluster bootstrap).
+    pub conversations: usize,
+    /// The turn numbers the items stand at, ascending (empty for a session rubric).
+    #[cfg_attr(feature = "ts", ts(type = "Array<number>"))]
+    pub turns: Vec<i64>,
+}
+
+impl ConversationCoverage {
+    /// The coverage of `data`, when its rubric is one of conversations.
+    pub fn of(data: &AgreementData) -> Option<ConversationCoverage> {
+        if !data.over_conversations() {
+            return None;
+        }
+        let mut conversations: Vec<i64> = data.responses.iter().map(|r| r.conversation).collect();
+        conversations.sort_unstable();
+        conversations.dedup();
+        let mut turns: Vec<i64> = data.responses.iter().filter_map(|r| r.at.turn()).collect();
+        turns.sort_unstable();
+        turns.dedup();
+        if data.scope == Scope::Session {
+            turns.clear();
+        }
+        Some(ConversationCoverage {
+            scope: data.scope,
+            items: data.responses.len(),
+            conversations: conversations.len(),
+            turns,
+        })
+    }
 }
 
 /// Everything the desktop agreement panel shows and the CLI prints.
@@ -254,6 +303,11 @@ pub struct AgreementReport {
     pub binary: Vec<BinaryCell>,
     /// Binary rubrics: correlations of totals at item and system level.
     pub totals: Vec<TotalsCell>,
+    /// A rubric of conversations: its scope, items, conversations and turns (absent otherwise,
+    /// so an earlier release's report reads as before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub conversations: Option<ConversationCoverage>,
 }
 
 /// What a continuous cell is about.
@@ -320,6 +374,7 @@ impl AgreementEngine {
         if taken {
             // The response brings the judges' values with it: every rater's count may change.
             self.report.raters = self.rater_refs();
+            self.report.conversations = ConversationCoverage::of(&self.data);
         }
         Ok(taken)
     }
@@ -334,6 +389,7 @@ impl AgreementEngine {
                 cells: Vec::new(),
                 binary: Vec::new(),
                 totals: Vec::new(),
+                conversations: None,
             },
             data,
             options,
@@ -353,6 +409,7 @@ impl AgreementEngine {
             cells,
             binary: binary::dimension_cells(&self.data, &self.options),
             totals: binary::totals_cells(&self.data),
+            conversations: ConversationCoverage::of(&self.data),
         };
     }
 

@@ -7,8 +7,8 @@ pub const KEY_DIR_ENV: &str = "CONCORD_KEY_DIR";
 
 mod adjudication_cli;
 mod audit_cli;
-mod conversations_cli;
 mod conversations_agreement_cli;
+mod conversations_cli;
 mod encrypted_cli;
 mod hostile_names_cli;
 mod import_agreement_cli;

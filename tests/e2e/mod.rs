@@ -4,6 +4,7 @@
 //! Journeys of later screens live in sibling modules and use only this harness.
 
 mod agreement;
+mod conversations;
 mod desktop;
 mod figures;
 mod hostile;
@@ -15,6 +16,7 @@ mod rating;
 mod reliability;
 mod researcher;
 mod responsive;
+mod reviewer;
 mod roles;
 mod rough;
 mod security;

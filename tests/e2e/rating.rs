@@ -17,22 +17,37 @@ const ENTER: &str = "\u{E007}";
 /// Open the rating screen as a new expert named `name` (typed, then Enter).
 /// Create the profile `name` from the picker and start rating; whether the picker listed the demo
 /// study's first expert (and so had her count checked).
-fn start_rating_as(app: &App, name: &str) -> bool {
+pub(super) fn start_rating_as(app: &App, name: &str) -> bool {
     app.wait_for("[data-testid=overview]", Duration::from_secs(30));
     let rate = app.wait_for("[data-testid=nav-rate]", Duration::from_secs(5));
     app.click(&rate);
     let input = app.wait_for("[data-testid=new-profile]", Duration::from_secs(10));
-    // The demo's first expert has 114 imported ratings and no queue: the picker counts those,
-    // never "0 of 0 done".
+    // The demo's first expert has imported ratings and no queue: the picker counts those, never
+    // "0 of 0 done".
     let demo_expert = app
         .find_all("[data-testid=profile]")
         .into_iter()
         .find(|p| app.text(p).contains("Demo expert A"));
     if let Some(demo) = &demo_expert {
+        let definition = demo_study().unwrap();
+        let values: usize = definition
+            .ratings
+            .iter()
+            .filter(|r| r.rater == "Demo expert A")
+            .map(|r| r.values.len())
+            .sum::<usize>()
+            + definition
+                .transcripts
+                .iter()
+                .flat_map(|t| &t.ratings)
+                .filter(|r| r.rater == "Demo expert A")
+                .map(|r| r.values.len())
+                .sum::<usize>();
         let progress = app.text(demo);
         assert!(
-            progress.contains("114 ratings in the study") && !progress.contains("0 of 0"),
-            "an expert with imported ratings and no queue is shown with her ratings: {progress:?}"
+            progress.contains(&format!("{values} ratings in the study"))
+                && !progress.contains("0 of 0"),
+            "an expert with imported ratings and no queue is shown with her {values} ratings: {progress:?}"
         );
     }
     app.click(&input);
@@ -46,7 +61,7 @@ fn start_rating_as(app: &App, name: &str) -> bool {
     demo_expert.is_some()
 }
 
-fn current_item(app: &App) -> i64 {
+pub(super) fn current_item(app: &App) -> i64 {
     let e = app.wait_for("[data-testid=item-number]", Duration::from_secs(10));
     app.attribute(&e, "data-item")
         .and_then(|v| v.parse().ok())
@@ -55,7 +70,7 @@ fn current_item(app: &App) -> i64 {
 
 /// Rate every criterion of the current item with "1" (valid on 1–5 and on binary scales) and
 /// press Enter; wait for the next item.
-fn rate_current_item_with_keys(app: &App) -> usize {
+pub(super) fn rate_current_item_with_keys(app: &App) -> usize {
     let item = current_item(app);
     let n = app.find_all("[data-testid=criterion]").len();
     app.press(&format!("{}{ENTER}", "1".repeat(n)));

@@ -588,6 +588,50 @@ fn a_long_form_ratings_import_shows_its_progress_in_the_window() {
     );
 }
 
+#[test]
+fn a_conversations_file_imports_from_the_window() {
+    use concord_testsupport::conversation_files::{chat_jsonl, sample};
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().join("conversations.concord");
+    let chat = tmp.path().join("chat.jsonl");
+    std::fs::write(&chat, chat_jsonl(&sample())).expect("chat file written");
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    click(&app, "[data-testid=nav-setup]");
+    app.wait_for("[data-testid=setup-rubric]", Duration::from_secs(10));
+    click(&app, "[data-testid=step-import]");
+    click(&app, "[data-testid=format-conversations]");
+    // The file dialog returns a path to the same field a typed path goes to.
+    fill(
+        &app,
+        "[data-testid=import-path]",
+        &chat.display().to_string(),
+    );
+    click(&app, "[data-testid=import-run]");
+    let shown = wait_text(
+        &app,
+        "[data-testid=import-counts]",
+        "the conversations",
+        |t| t.contains("3 conversations"),
+    );
+    assert!(
+        shown.contains("11 turns")
+            && shown.contains("5 reply items")
+            && shown.contains("5 sources"),
+        "the window shows what the core's import of conversations counted: {shown:?}"
+    );
+    drop(app);
+    let store = concord_core::store::Store::open(
+        &study,
+        std::sync::Arc::new(concord_core::base::clock::SystemClock),
+    )
+    .expect("the study opens");
+    assert!(
+        store.has_transcripts().expect("query"),
+        "the window's import stored the conversations as transcripts"
+    );
+}
+
 /// Whether the checkbox `css` is ticked.
 fn checked(app: &App, css: &str) -> Option<bool> {
     app.script(

@@ -1,16 +1,18 @@
 //! Commands of the researcher's agreement panel: the report and its table, the report by turn
 //! (or another facet), the judge verdicts (from the open study's
 //! in-memory reports, updated with each new rating), the judge reliability section, exports beside
-//! the study, the methods appendix (behind the PHI gate, into a chosen or the default folder), and
-//! the precision planner.
+//! the study, the methods appendix (behind the PHI gate, into a chosen or the default folder), the
+//! precision planner, and the reviewer's questions: corrected prevalence, the label budget, the
+//! G- and D-studies, agreement against the Dawid–Skene latent consensus and by category.
 
 use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::state::AppState;
 use concord_core::app::adjudication::consensus_agreement;
 use concord_core::app::methods::MethodsFiles;
 use concord_core::app::paths::{desktop_actor, typed_output};
+use concord_core::app::reviewer;
 use concord_core::guard::phi::review::PhiGate;
-use concord_core::panel::adjudication::{AgreementReference, ConsensusAgreement};
+use concord_core::panel::adjudication::{AgreementReference, ConsensusAgreement, LatentAgreement};
 use concord_core::panel::agreement::verdict::VerdictOptions;
 use concord_core::panel::agreement::verdict::VerdictReport;
 use concord_core::panel::agreement::AgreementOptions;
@@ -19,7 +21,10 @@ use concord_core::panel::agreement_table::AgreementTable;
 use concord_core::panel::agreement_table::MoreTargets;
 use concord_core::panel::agreement_table::TableFormat;
 use concord_core::panel::agreement_table::TableView;
+use concord_core::panel::gstudy::GStudySection;
 use concord_core::panel::judge_reliability::{ReliabilityOptions, ReliabilitySection};
+use concord_core::panel::label_budget::{LabelBudget, LabelBudgetQuestion};
+use concord_core::panel::prevalence::PrevalenceRow;
 use concord_core::panel::strata::{Facet, StratifiedReport};
 
 #[tauri::command]
@@ -43,15 +48,60 @@ pub async fn agreement_consensus(
         .await
 }
 
-/// The panel's table by a facet of the responses (by turn, `Facet::Turn`, for a reply rubric over
-/// transcripts): each value's item-level report on its responses alone, against the panel's
-/// reference, from the ratings the open study holds for the panel's `options`.
+/// Each judge's corrected prevalence of every binary criterion of `rubric` (95% intervals).
+#[tauri::command]
+pub async fn agreement_prevalence(
+    state: tauri::State<'_, AppState>,
+    rubric: String,
+) -> IpcResult<Vec<PrevalenceRow>> {
+    state
+        .run(move |s| Ok(reviewer::prevalence(s, Some(&rubric), 0.95, None)?))
+        .await
+}
+
+/// How many expert labels and judge-only answers the planner's question needs.
+#[tauri::command]
+pub async fn label_budget(
+    state: tauri::State<'_, AppState>,
+    options: AgreementOptions,
+    question: LabelBudgetQuestion,
+) -> IpcResult<LabelBudget> {
+    state
+        .run(move |s| Ok(reviewer::label_budget(s, &options, &question)?))
+        .await
+}
+
+/// The study's G- and D-studies of `rubric`.
+#[tauri::command]
+pub async fn agreement_gstudy(
+    state: tauri::State<'_, AppState>,
+    rubric: String,
+) -> IpcResult<GStudySection> {
+    state.run(move |s| Ok(reviewer::gstudy(s, &rubric)?)).await
+}
+
+/// The report and table against the Dawid–Skene latent labels, with every fit (computed afresh,
+/// as the consensus view is).
+#[tauri::command]
+pub async fn agreement_latent(
+    state: tauri::State<'_, AppState>,
+    options: AgreementOptions,
+    view: TableView,
+) -> IpcResult<LatentAgreement> {
+    state
+        .run(move |s| Ok(reviewer::latent_agreement(s, options, view)?))
+        .await
+}
+
+/// The report against `reference`, computed on each value of `facet` alone (the panel's tables by
+/// category and by turn), from the ratings the open study already holds when the reference is
+/// the experts'.
 #[tauri::command]
 pub async fn agreement_by(
     state: tauri::State<'_, AppState>,
     options: AgreementOptions,
-    facet: Facet,
     reference: AgreementReference,
+    facet: Facet,
 ) -> IpcResult<StratifiedReport> {
     state
         .run(move |s| {

@@ -441,7 +441,7 @@ export type SignatureRecord = { id: number, rater_id: number, signer: string, me
 
 export type SignatureState = "unsigned" | "signed" | "changed_after_signature";
 
-export type ImportFormat = "mentalalign" | "mentalbench" | "psycrisis" | "long_items" | "long_ratings";
+export type ImportFormat = "mentalalign" | "mentalbench" | "psycrisis" | "long_items" | "long_ratings" | "conversations";
 
 export type ImportRequest = { format: ImportFormat, 
 /**
@@ -453,7 +453,7 @@ path: string,
  */
 out_of_scale: OutOfScale, 
 /**
- * Rubric of the long-form files (default MentalBench).
+ * Rubric of the long-form and conversations files (default MentalBench).
  */
 rubric: string | null, 
 /**
@@ -499,15 +499,29 @@ export type ReplyParsing = "strict" | "lenient";
 
 export type FileReport = { file: string, sheet: string | null, 
 /**
- * `mentalalign`, `mentalbench`, `psycrisis`, `long-items`, `long-ratings`.
+ * `mentalalign`, `mentalbench`, `psycrisis`, `long-items`, `long-ratings`, `conversations`.
  */
 format: string, sha256: string, status: FileStatus, 
 /**
  * The rater whose ratings the file holds, when it holds one rater's.
  */
-rater: string | null, conversations_added: number, responses_added: number, texts_filled: number, ratings_inserted: number, ratings_updated: number, judgements: number, warnings: Array<Issue>, quality: QualityReport, };
+rater: string | null, conversations_added: number, responses_added: number, texts_filled: number, ratings_inserted: number, ratings_updated: number, judgements: number, warnings: Array<Issue>, quality: QualityReport, 
+/**
+ * What an import of conversations brought in (only for that format; `null` for the others).
+ */
+conversation_counts: ConversationCounts | null, };
 
 export type FileStatus = "imported" | "already_imported";
+
+export type ConversationCounts = { conversations: number, 
+/**
+ * Messages, each candidate counted as one.
+ */
+turns: number, reply_items: number, session_items: number, 
+/**
+ * Distinct sources named (`unnamed` counted when an assistant turn names none).
+ */
+sources: number, };
 
 export type QualityReport = { 
 /**
@@ -882,7 +896,12 @@ conversations: number,
 /**
  * The turn numbers the items stand at, ascending (empty for a session rubric).
  */
-turns: Array<number>, };
+turns: Array<number>, 
+/**
+ * The level the figures are read at first: item level for a session rubric or when every
+ * item is a reply of a transcript, system level when single-turn answers are among them.
+ */
+headline: Level, };
 
 export type AgreementReport = { options: AgreementOptions, raters: Array<RaterRef>, 
 /**
@@ -1364,6 +1383,8 @@ export type ProviderKind = "openai-compatible" | "anthropic";
 
 export type ResponseSelection = { "kind": "all" } | { "kind": "expert-rated" } | { "kind": "sample", n: number, };
 
+export type HistoryDepth = number | "all";
+
 export type Prices = { input_per_million: number, output_per_million: number, };
 
 export type ReplyFormat = "json-scores" | "reasons-then-dict" | "pair-preferences";
@@ -1424,7 +1445,12 @@ structured: boolean,
  * A pairwise run asks every pair twice, once each way round (the position-bias check);
  * otherwise each pair once, the side shown first drawn per pair from the seed.
  */
-both_orders: boolean, };
+both_orders: boolean, 
+/**
+ * How many turns before a reply the judge sees (the last 10 unless told; a run of an
+ * earlier release, whose items were single-turn, reads as the default).
+ */
+history: HistoryDepth, };
 
 export type CostEstimate = { calls: number, input_tokens: number, output_tokens: number, cost_usd: number, 
 /**
@@ -1580,7 +1606,224 @@ export type Resolution = { item: string, criterion: string, ruling: Ruling, reas
 
 export type ConsensusAgreement = { report: AgreementReport, table: AgreementTable, status: AdjudicationStatus, };
 
-export type AgreementReference = "experts" | "consensus";
+export type AgreementReference = "experts" | "consensus" | "dawid-skene";
+
+export type LatentRater = { 
+/**
+ * A judge's model id (or name), or an expert's name.
+ */
+rater: string, kind: RaterKind, confusion: { [key in string]?: { [key in string]?: number } }, };
+
+export type JudgeErrorCorrelation = { a: string, b: string, 
+/**
+ * Responses both judges rated.
+ */
+n: number, phi: number | null, };
+
+export type LatentFit = { 
+/**
+ * Criterion key.
+ */
+criterion: string, 
+/**
+ * Its English display name.
+ */
+attribute: string, 
+/**
+ * The labels, in order (the values raters gave, as numbers, then gold-only values).
+ */
+labels: Array<string>, 
+/**
+ * Responses with at least one value.
+ */
+n_items: number, 
+/**
+ * Of them, held at an adjudicated value.
+ */
+n_gold: number, 
+/**
+ * Responses whose latent label differs from the experts' strict majority (ties counted as
+ * differing).
+ */
+n_changed: number, priors: { [key in string]?: number }, raters: Array<LatentRater>, iterations: number, converged: boolean, 
+/**
+ * For every two judges.
+ */
+judge_error_correlation: Array<JudgeErrorCorrelation>, 
+/**
+ * Why no fit exists (then every other figure is empty and the experts' values are kept).
+ */
+not_computed: string | null, };
+
+export type LatentAgreement = { report: AgreementReport, table: AgreementTable, fits: Array<LatentFit>, };
+
+export type LabelSplit = { 
+/**
+ * Expert labels for items the experts would call positive.
+ */
+positive: number, 
+/**
+ * Expert labels for items the experts would call negative.
+ */
+negative: number, };
+
+export type PrevalenceReason = "no_items" | "no_calibration" | "no_expert_positive" | "no_expert_negative" | "not_informative" | "too_few_expert_labels" | "other";
+
+export type PrevalenceRow = { 
+/**
+ * The rubric's key.
+ */
+rubric: string, 
+/**
+ * The judge's model id (or name).
+ */
+judge: string, 
+/**
+ * Criterion key and its English display name.
+ */
+criterion: string, attribute: string, 
+/**
+ * Responses the judge labelled.
+ */
+n_items: number, 
+/**
+ * Of them, responses with an expert consensus (the calibration set).
+ */
+n_calibration: number, 
+/**
+ * Responses the judge labelled whose experts tied (left out of the calibration set).
+ */
+n_no_consensus: number, 
+/**
+ * The judge's positive rate over every response it labelled.
+ */
+raw_rate: number | null, 
+/**
+ * P(judge positive | experts positive) on the calibration set.
+ */
+sensitivity: number | null, 
+/**
+ * P(judge negative | experts negative) on the calibration set.
+ */
+specificity: number | null, 
+/**
+ * The Rogan–Gladen estimate, clipped to [0, 1].
+ */
+corrected: number | null, 
+/**
+ * Its interval (Lee et al.), both ends in [0, 1].
+ */
+ci: [number, number] | null, level: number, 
+/**
+ * With a calibration budget: how to split it.
+ */
+allocation: LabelSplit | null, 
+/**
+ * Why there is no corrected prevalence (or no allocation).
+ */
+not_computed: string | null, 
+/**
+ * The kind of reason there is no corrected prevalence.
+ */
+reason: PrevalenceReason | null, };
+
+export type BudgetGoal = { "kind": "standard_error", "value": number } | { "kind": "budget", "value": number };
+
+export type LabelBudgetQuestion = { 
+/**
+ * Criterion key.
+ */
+criterion: string, 
+/**
+ * The judge as the report names it (model id or name).
+ */
+judge: string, 
+/**
+ * The cost of one expert label and of one judge call.
+ */
+cost_expert: number, cost_judge: number, goal: BudgetGoal, };
+
+export type ExpertOnlyDesign = { n_expert: number, se: number, cost: number, };
+
+export type BudgetDesign = { 
+/**
+ * Answers labelled by experts (and judged).
+ */
+n_expert: number, 
+/**
+ * Answers judged only.
+ */
+n_judge: number, se: number, cost: number, 
+/**
+ * The pilot's PPI correlation.
+ */
+rho: number, expert_only: ExpertOnlyDesign, };
+
+export type LabelBudget = { question: LabelBudgetQuestion, 
+/**
+ * Pilot pairs the study holds.
+ */
+n_pilot: number, design: BudgetDesign | null, 
+/**
+ * Why there is no design.
+ */
+not_computed: string | null, };
+
+export type GStudyKind = "experts" | "judge";
+
+export type DStudyPoint = { n_rater: number, n_occasion: number, 
+/**
+ * Eρ², the generalizability coefficient.
+ */
+relative: number | null, 
+/**
+ * Φ, the dependability coefficient.
+ */
+absolute: number | null, };
+
+export type GCoefficientsView = { relative: number | null, absolute: number | null, };
+
+export type StudyGStudy = { kind: GStudyKind, 
+/**
+ * `experts`, or the judge's model id (or name).
+ */
+raters: string, 
+/**
+ * Criterion key and its English display name.
+ */
+criterion: string, attribute: string, 
+/**
+ * The facets beside the responses: `rater` (and `occasion`) for experts, `repetition` for a
+ * judge; the components and the D-study's `n_rater` use these names.
+ */
+facets: Array<string>, n_scores: number, n_targets: number, 
+/**
+ * Experts (or repetitions) seen.
+ */
+n_raters: number, n_occasions: number, 
+/**
+ * Variance components by name (`target`, the facets, their interactions, `residual`).
+ */
+components: { [key in string]?: number }, g: GCoefficientsView | null, 
+/**
+ * 1–10 raters (× 1–10 occasions with that facet).
+ */
+d_study: Array<DStudyPoint>, 
+/**
+ * The design with the fewest scores per response whose relative coefficient reaches
+ * [`TARGET_RELIABILITY`], when one of the D-study's does.
+ */
+reaches_target: DStudyPoint | null, 
+/**
+ * Components estimated at zero.
+ */
+boundary: Array<string>, 
+/**
+ * Why there are no figures.
+ */
+not_computed: string | null, };
+
+export type GStudySection = { rubric: string, target_reliability: number, studies: Array<StudyGStudy>, };
 
 export type Facet = "category" | "turn";
 
@@ -1763,7 +2006,7 @@ open: number,
  */
 by_kind: { [key in string]?: number }, };
 
-export type PhiField = "context" | "text";
+export type PhiField = "context" | "text" | "turn";
 
 export type PhiStatus = "open" | "kept" | "redacted";
 

@@ -52,6 +52,11 @@ import type {
   ConsensusAgreement,
   AgreementReference,
   Facet,
+  GStudySection,
+  LabelBudget,
+  LabelBudgetQuestion,
+  LatentAgreement,
+  PrevalenceRow,
   StratifiedReport,
   CalibrationItem,
   CalibrationStatus,
@@ -102,6 +107,25 @@ async function call<T>(command: Command, args?: Record<string, unknown>): Promis
 // (src-tauri/crates/concord-web/src/api.rs). The expert is the server's session; the CSRF token
 // the server gave at login goes with every write.
 let csrfToken: string | null = null;
+// The language the expert chose on the page: every request asks the server to answer in it.
+let webLanguage: "en" | "zh" = "en";
+
+/** Ask the server to word its answers (errors included) in `lang` from now on. */
+export function setWebLanguage(lang: "en" | "zh") {
+  webLanguage = lang;
+}
+
+/** The messages the page itself says about the connection, in the chosen language. */
+const TRANSPORT_TEXT = {
+  unreachable: {
+    en: "The server cannot be reached. Check the connection and try again.",
+    zh: "无法连接服务器。请检查网络连接后重试。",
+  },
+  notInBrowser: {
+    en: "This is not available when rating in a browser.",
+    zh: "在浏览器中评分时不能进行此操作。",
+  },
+};
 
 /** The event the page hears when the server stops answering (`reconnecting`) and answers again. */
 export const CONNECTION_EVENT = "concord-connection";
@@ -123,7 +147,7 @@ function connection(state: "reconnecting" | "online") {
  * value of each), and what the page holds — a typed rationale — stays on the page meanwhile.
  */
 async function request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { "accept-language": webLanguage === "zh" ? "zh-CN" : "en" };
   if (method === "POST") {
     headers["content-type"] = "application/json";
     if (csrfToken) headers["x-csrf-token"] = csrfToken;
@@ -144,7 +168,7 @@ async function request<T>(method: "GET" | "POST", path: string, body?: unknown):
       response = r;
     } catch {
       if (Date.now() - started > GIVE_UP_MS) {
-        throw { code: "io", message: "The server cannot be reached. Check the connection and try again." } as IpcError;
+        throw { code: "io", message: TRANSPORT_TEXT.unreachable[webLanguage] } as IpcError;
       }
       connection("reconnecting");
       await new Promise((done) => setTimeout(done, wait));
@@ -154,7 +178,12 @@ async function request<T>(method: "GET" | "POST", path: string, body?: unknown):
   connection("online");
   const text = await response.text();
   const value: unknown = text === "" ? null : JSON.parse(text);
-  if (!response.ok) throw asIpcError(value ?? { code: "internal", message: response.statusText });
+  if (!response.ok) {
+    const refusal: WebRefusal = asIpcError(value ?? { code: "internal", message: response.statusText });
+    const reason = (value as { reason?: unknown } | null)?.reason;
+    if (reason === "used" || reason === "expired" || reason === "invalid") refusal.reason = reason;
+    throw refusal;
+  }
   return value as T;
 }
 
@@ -186,7 +215,7 @@ const ROUTES: Partial<Record<Command, (args: Record<string, unknown>) => [("GET"
 async function httpCall<T>(command: Command, args: Record<string, unknown>): Promise<T> {
   const route = ROUTES[command];
   if (!route) {
-    throw { code: "rater_session", message: "This is not available when rating in a browser." } as IpcError;
+    throw { code: "rater_session", message: TRANSPORT_TEXT.notInBrowser[webLanguage] } as IpcError;
   }
   const [method, path, body] = route(args);
   return request<T>(method, path, body);
@@ -194,6 +223,12 @@ async function httpCall<T>(command: Command, args: Record<string, unknown>): Pro
 
 /** What the server says of the browser's session. */
 export type WebSession = { rater_id: number; rater_name: string; csrf: string; idle_minutes: number };
+
+/** What the pages before a login say of the study: its title, the lead and how to reach them. */
+export type StudyWelcome = { study: string; lead: string | null; contact: string | null };
+
+/** A refusal from the server; an invitation's says why (`used`, `expired`, `invalid`). */
+export type WebRefusal = IpcError & { reason?: "used" | "expired" | "invalid" };
 
 function keep(session: WebSession): WebSession {
   csrfToken = session.csrf;
@@ -203,6 +238,7 @@ function keep(session: WebSession): WebSession {
 /** The browser's own calls: invitation, login, logout and the session (HTTP transport only). */
 export const webIpc = {
   session: () => request<WebSession>("GET", "/api/session").then(keep),
+  welcome: () => request<StudyWelcome>("GET", "/api/welcome"),
   invitation: (token: string) => request<{ rater_name: string }>("POST", "/api/invitation", { token }),
   accept: (token: string, passphrase: string) =>
     request<WebSession>("POST", "/api/invitation/accept", { token, passphrase }).then(keep),
@@ -261,10 +297,14 @@ export const ipc = {
   pairwiseAgreement: () => call<PairwiseReport | null>("pairwise_agreement"),
   agreementConsensus: (options: AgreementOptions, view: TableView) =>
     call<ConsensusAgreement>("agreement_consensus", { options, view }),
-  /** The panel's table by a facet (a turn number): each value's item-level report on its
-   * responses alone, from the ratings held for the panel's `options`. */
-  agreementBy: (options: AgreementOptions, facet: Facet, reference: AgreementReference) =>
-    call<StratifiedReport>("agreement_by", { options, facet, reference }),
+  agreementPrevalence: (rubric: string) => call<PrevalenceRow[]>("agreement_prevalence", { rubric }),
+  labelBudget: (options: AgreementOptions, question: LabelBudgetQuestion) =>
+    call<LabelBudget>("label_budget", { options, question }),
+  agreementGstudy: (rubric: string) => call<GStudySection>("agreement_gstudy", { rubric }),
+  agreementLatent: (options: AgreementOptions, view: TableView) =>
+    call<LatentAgreement>("agreement_latent", { options, view }),
+  agreementBy: (options: AgreementOptions, reference: AgreementReference, facet: Facet) =>
+    call<StratifiedReport>("agreement_by", { options, reference, facet }),
   judgeVerdicts: (options: AgreementOptions, verdict: VerdictOptions) =>
     call<VerdictReport>("judge_verdicts", { options, verdict }),
   judgeReliability: (options: ReliabilityOptions) =>

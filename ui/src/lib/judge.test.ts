@@ -24,6 +24,8 @@ function form(over: Partial<JudgeForm> = {}): JudgeForm {
     sampleN: 20,
     seed: 1,
     repetitions: 1,
+    historyN: 10,
+    historyAll: false,
     temperature: 0.7,
     maxTokens: 1024,
     priceIn: 0,
@@ -86,6 +88,41 @@ describe("judge settings from the form", () => {
     expect(error({ prompt: { format: "json-scores", system: "", user: "{{response}} only" } })).toBe(
       "judge.err.promptContext",
     );
+  });
+
+  it("sends the history depth: a number of turns, or all", () => {
+    const depth = (over: Partial<JudgeForm>) => {
+      const b = buildSettings(form(over));
+      return b.ok ? b.settings.history : b.error;
+    };
+    expect(depth({}), "ten turns unless told").toBe(10);
+    expect(depth({ historyN: 3 })).toBe(3);
+    expect(depth({ historyN: 0 }), "0 shows the reply alone").toBe(0);
+    expect(depth({ historyAll: true, historyN: Number.NaN }), "all turns, whatever the number says").toBe("all");
+    expect(depth({ historyN: -1 })).toBe("judge.err.history");
+    expect(depth({ historyN: 2.5 })).toBe("judge.err.history");
+  });
+
+  it("asks of an edited prompt the slots its rubric's default has", () => {
+    const error = (p: { format: "json-scores" | "pair-preferences"; user: string }, def: string) => {
+      const b = buildSettings(
+        form({
+          prompt: { format: p.format, system: null, user: p.user },
+          defaultPrompt: { format: p.format, system: null, user: def },
+        }),
+      );
+      return b.ok ? null : b.error;
+    };
+    expect(error({ format: "json-scores", user: "{{history}}\n{{response}}" }, "{{context}} {{response}}"), "{{history}} shows what came before").toBeNull();
+    expect(
+      error({ format: "json-scores", user: "The whole conversation: {{history}}" }, "{{history}}"),
+      "a session rubric's prompt has no reply",
+    ).toBeNull();
+    expect(error({ format: "pair-preferences", user: "{{history}} A {{response_a}} B {{response_b}}" }, "{{context}} {{response_a}} {{response_b}}")).toBeNull();
+    expect(error({ format: "pair-preferences", user: "{{history}} A {{response_a}}" }, "{{context}} {{response_a}} {{response_b}}")).toBe(
+      "judge.err.promptResponse",
+    );
+    expect(error({ format: "json-scores", user: "{{response}}" }, "{{history}} {{response}}")).toBe("judge.err.promptContext");
   });
 
   it("Anthropic has its own default address", () => {

@@ -2,7 +2,15 @@
 // (with the reason when a field is not usable), the words for where a run's key comes from (the
 // confirmation before Start), and formatting progress, rates, ETAs and costs.
 import type { MessageKey } from "./i18n/en";
-import type { KeyOrigin, Progress, PromptTemplate, ProviderKind, ResponseSelection, RunSettings } from "./bindings";
+import type {
+  HistoryDepth,
+  KeyOrigin,
+  Progress,
+  PromptTemplate,
+  ProviderKind,
+  ResponseSelection,
+  RunSettings,
+} from "./bindings";
 
 /** A local Ollama server speaks the OpenAI protocol here. */
 export const OLLAMA_URL = "http://localhost:11434/v1";
@@ -26,6 +34,9 @@ export interface JudgeForm {
   sampleN: number;
   seed: number;
   repetitions: number;
+  /** The turns before a reply the judge sees: `historyN`, or every turn when `historyAll`. */
+  historyN: number;
+  historyAll: boolean;
   temperature: number;
   maxTokens: number;
   priceIn: number;
@@ -67,12 +78,18 @@ export function buildSettings(f: JudgeForm): Built {
   for (const p of [f.priceIn, f.priceOut]) {
     if (!isNum(p) || p < 0) return { ok: false, error: "judge.err.price" };
   }
-  if (f.prompt) {
-    if (!f.prompt.user.includes("{{response}}")) return { ok: false, error: "judge.err.promptResponse" };
-    if (!f.prompt.user.includes("{{context}}") && !(f.prompt.system ?? "").includes("{{context}}")) {
-      return { ok: false, error: "judge.err.promptContext" };
-    }
+  if (!f.historyAll && (!isNum(f.historyN) || !isInt(f.historyN, 0, 4_294_967_295))) {
+    return { ok: false, error: "judge.err.history" };
   }
+  if (f.prompt) {
+    // The slots the rubric's default prompt has must stay: the reply (none for a session rubric,
+    // two for a pairwise one) and what came before it ({{history}} or {{context}}).
+    const slots = replySlots(f.defaultPrompt ?? f.prompt);
+    if (slots.some((s) => !f.prompt!.user.includes(s))) return { ok: false, error: "judge.err.promptResponse" };
+    const before = (s: string) => f.prompt!.user.includes(s) || (f.prompt!.system ?? "").includes(s);
+    if (!before("{{history}}") && !before("{{context}}")) return { ok: false, error: "judge.err.promptContext" };
+  }
+  const history: HistoryDepth = f.historyAll ? "all" : f.historyN;
   const prompt =
     f.prompt && !samePrompt(f.prompt, f.defaultPrompt)
       ? { format: f.prompt.format, system: blankToNull(f.prompt.system), user: f.prompt.user }
@@ -99,8 +116,16 @@ export function buildSettings(f: JudgeForm): Built {
       shuffle_criteria: false,
       structured: false,
       both_orders: false,
+      history,
     },
   };
+}
+
+/** The reply slots a prompt like `p` must keep: A and B for a pairwise prompt, `{{response}}`
+ * when it shows one reply, none for a session rubric's (the whole conversation is judged). */
+export function replySlots(p: PromptTemplate): string[] {
+  if (p.format === "pair-preferences") return ["{{response_a}}", "{{response_b}}"];
+  return p.user.includes("{{response}}") ? ["{{response}}"] : [];
 }
 
 /** A duration as h:mm:ss or m:ss; "—" when unknown. */

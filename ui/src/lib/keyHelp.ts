@@ -18,6 +18,9 @@ export const RATING_KEYS: readonly KeyHelpLine[] = [
   { keys: "S", does: "help.skip" },
   { keys: "F", does: "help.flag" },
   { keys: "R", does: "help.rationale" },
+  { keys: "[ · K", does: "help.turnPrev" },
+  { keys: "] · J", does: "help.turnNext" },
+  { keys: "Esc", does: "help.turnReply" },
   { keys: "?", does: "help.help" },
 ];
 

@@ -30,6 +30,14 @@ describe("rating keys", () => {
     expect(keyAction({ key: "?" }, likert)).toEqual({ kind: "help" });
   });
 
+  it("turn keys step through a conversation and Esc returns to the reply, on every scale", () => {
+    for (const scale of [likert, binary]) {
+      for (const key of ["[", "k", "K"]) expect(keyAction({ key }, scale)).toEqual({ kind: "turn", step: -1 });
+      for (const key of ["]", "j", "J"]) expect(keyAction({ key }, scale)).toEqual({ kind: "turn", step: 1 });
+      expect(keyAction({ key: "Escape" }, scale)).toEqual({ kind: "reply" });
+    }
+  });
+
   it("modified keys belong to the system, not the screen", () => {
     expect(keyAction({ key: "4", ctrlKey: true }, likert)).toBeNull();
   });
@@ -44,15 +52,28 @@ describe("rating keys", () => {
 
 describe("rating key help", () => {
   // How the help prints a key, as the key name a press carries.
-  const pressed: Record<string, string> = { "↑": "ArrowUp", "↓": "ArrowDown", "→": "ArrowRight", "←": "ArrowLeft" };
+  const pressed: Record<string, string> = { "↑": "ArrowUp", "↓": "ArrowDown", "→": "ArrowRight", "←": "ArrowLeft", Esc: "Escape" };
+  const keysOf = (printed: string) => (printed === "1 – 5" ? ["1", "2", "3", "4", "5"] : printed.split(/ · | \/ | /));
 
   it("names only keys the rating screen acts on", () => {
     for (const line of RATING_KEYS) {
-      const keys = line.keys === "1 – 5" ? ["1", "2", "3", "4", "5"] : line.keys.split(/ · | \/ | /);
-      for (const key of keys.map((k) => pressed[k] ?? k)) {
+      for (const key of keysOf(line.keys).map((k) => pressed[k] ?? k)) {
         const action = keyAction({ key }, likert) ?? keyAction({ key }, binary);
         expect(action, `${key} (${line.does})`).not.toBeNull();
       }
     }
+  });
+
+  it("lists every key the screen acts on once, so no two lines claim the same key", () => {
+    const seen = new Map<string, string>();
+    for (const line of RATING_KEYS) {
+      for (const key of keysOf(line.keys)) {
+        // The digits of a binary scale (1 / 0) are the Likert digits' own keys on another scale.
+        if (line.does === "help.binary" && /^[0-9]$/.test(key)) continue;
+        expect(seen.get(key.toLowerCase()), `${key} is listed for ${line.does}`).toBeUndefined();
+        seen.set(key.toLowerCase(), line.does);
+      }
+    }
+    for (const key of ["[", "]", "k", "j", "esc"]) expect(seen.has(key), `${key} is in the help`).toBe(true);
   });
 });

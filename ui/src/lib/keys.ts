@@ -10,7 +10,10 @@ export type KeyAction =
   | { kind: "skip" }
   | { kind: "flag" }
   | { kind: "rationale" }
-  | { kind: "help" };
+  | { kind: "help" }
+  // The conversation before a reply: read the previous or next turn, or return to the reply.
+  | { kind: "turn"; step: -1 | 1 }
+  | { kind: "reply" };
 
 export interface KeyPress {
   key: string;
@@ -58,6 +61,16 @@ export function keyAction(e: KeyPress, scale: Scale | undefined): KeyAction | nu
       return { kind: "rationale" };
     case "?":
       return { kind: "help" };
+    case "[":
+    case "k":
+    case "K":
+      return { kind: "turn", step: -1 };
+    case "]":
+    case "j":
+    case "J":
+      return { kind: "turn", step: 1 };
+    case "Escape":
+      return { kind: "reply" };
     default:
       return null;
   }

@@ -12,7 +12,7 @@ export const STEPS = ["rubric", "import", "privacy", "experts", "assign", "progr
 export type Step = (typeof STEPS)[number];
 
 /** The rubrics the core ships with, offered before any is loaded from a file. */
-export const BUILTIN_RUBRICS = ["mentalbench", "psycrisis"];
+export const BUILTIN_RUBRICS = ["mentalbench", "psycrisis", "session-care"];
 
 export class SetupWizard {
   step = $state<Step>("rubric");

@@ -4,9 +4,13 @@
 //! (both levels, per-expert and expert–expert comparisons, Bland–Altman, Lin's CCC, binary
 //! dimensions and totals) as the desktop panel receives it. `--by category` gives either one per
 //! category of the conversations, each computed on that category's responses alone.
+//! `--prevalence` gives each judge's corrected prevalence of every binary criterion;
+//! `--reference dawid-skene` compares judges with the latent Dawid–Skene label and prints the fits;
+//! `--gstudy` gives the study's G- and D-studies (experts × responses × occasions, each judge ×
+//! responses × repetitions).
 //!
-//! A rubric of conversations (a session rubric, or a reply rubric over transcripts) has its
-//! MentalAlign rows at item level — each item a target, the judge against the experts' mean on
+//! A rubric of conversations (a session rubric, or a reply rubric whose items are all replies of
+//! transcripts) has its MentalAlign rows at item level — each item a target, the judge against the experts' mean on
 //! it — since a transcript's replies come from one or a few sources; those rows also say their
 //! `level`, their interval's `ci_method` and, for the conversation-cluster bootstrap, the
 //! conversations it resampled (`n_clusters`). An earlier release's rows are as they were.
@@ -16,10 +20,9 @@ use crate::study_cmd::open_study_to_read;
 use clap::{Args, ValueEnum};
 use concord_core::app::adjudication::agreement_report;
 use concord_core::app::agreement::{
-    provenance, render_table as render_agreement_table, rubric_of_conversations,
-    table_with_reml_bands,
+    headline_level, provenance, render_table as render_agreement_table, table_with_reml_bands,
 };
-use concord_core::app::reviewer::agreement_by;
+use concord_core::app::reviewer::{agreement_by, gstudy, latent_agreement, prevalence};
 use concord_core::base::text::visible;
 use concord_core::panel::adjudication::AdjudicationError;
 use concord_core::panel::adjudication::AgreementReference;
@@ -34,6 +37,9 @@ use concord_core::panel::agreement_table::CiChoice;
 use concord_core::panel::agreement_table::IccChoice;
 use concord_core::panel::agreement_table::TableFormat;
 use concord_core::panel::agreement_table::TableView;
+use concord_core::panel::gstudy::GStudySection;
+use concord_core::panel::latent::LatentFit;
+use concord_core::panel::prevalence::PrevalenceRow;
 use concord_core::panel::strata::{Facet, StratifiedReport};
 use serde::Serialize;
 use std::path::Path;
@@ -43,9 +49,10 @@ pub struct AgreementArgs {
     /// `mentalalign`: the paper's system-level table; `full`: every comparison and level.
     #[arg(long, value_enum, default_value = "mentalalign")]
     method: MethodArg,
-    /// Rubric whose ratings are compared (default: mentalbench, or psycrisis for binary output).
-    #[arg(long, default_value = "mentalbench")]
-    rubric: String,
+    /// Rubric whose ratings are compared (default: mentalbench; with --prevalence every rubric
+    /// that has a binary criterion).
+    #[arg(long)]
+    rubric: Option<String>,
     /// Include the CSS and ARS group rows in the mentalalign table.
     #[arg(long)]
     groups: bool,
@@ -74,9 +81,10 @@ pub struct AgreementArgs {
     /// With --format: the interval shown (bootstrap where computed, else F-based; or always F).
     #[arg(long, value_enum, default_value = "bootstrap")]
     ci: CiArg,
-    /// What judges are compared with: the experts' mean, or the consensus after adjudication
+    /// What judges are compared with: the experts' mean, the consensus after adjudication
     /// (adjudicated pairs take the decided value; expert–expert cells then show agreement after
-    /// adjudication).
+    /// adjudication), or the latent label of a Dawid–Skene model over every rater (adjudicated
+    /// pairs held at their decisions; the fits are printed with the report).
     #[arg(long, value_enum, default_value = "experts")]
     reference: ReferenceArg,
     /// Pairwise preferences instead of ratings: Bradley–Terry strengths per source with 95%
@@ -94,6 +102,27 @@ pub struct AgreementArgs {
     /// number a reply stands at; item-level intervals resample conversations whole).
     #[arg(long, value_enum, conflicts_with_all = ["format", "pairwise"])]
     by: Option<ByArg>,
+    /// Each judge's corrected prevalence of every binary criterion (Rogan–Gladen against the
+    /// experts' consensus, with Lee et al.'s interval).
+    #[arg(long, conflicts_with_all = ["format", "pairwise", "by"])]
+    prevalence: bool,
+    /// With --prevalence: the confidence level of the interval.
+    #[arg(
+        long,
+        default_value_t = 0.95,
+        value_name = "L",
+        requires = "prevalence"
+    )]
+    confidence_level: f64,
+    /// With --prevalence: how N expert labels (those given included) should be split between
+    /// truly positive and truly negative answers.
+    #[arg(long, value_name = "N", requires = "prevalence")]
+    allocate: Option<u64>,
+    /// The study's G-studies per criterion: experts × responses × occasions (first ratings and
+    /// retests) and each judge × responses × repetitions, with REML variance components,
+    /// Brennan's coefficients and the D-study for 1–10 of each facet.
+    #[arg(long, conflicts_with_all = ["format", "pairwise", "by", "prevalence"])]
+    gstudy: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,6 +141,7 @@ enum TiesArg {
 enum ReferenceArg {
     Experts,
     Consensus,
+    DawidSkene,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,17 +244,33 @@ fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
 }
 
 pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String, ImportCmdError> {
-    let study = open_study_to_read(db)?;
+    let mut study = open_study_to_read(db)?;
+    if args.prevalence {
+        let rows = prevalence(
+            &mut study,
+            args.rubric.as_deref(),
+            args.confidence_level,
+            args.allocate,
+        )?;
+        return if json {
+            Ok(format!("{}\n", serde_json::to_string_pretty(&rows)?))
+        } else {
+            Ok(render_prevalence(&rows))
+        };
+    }
+    if args.gstudy {
+        let section = gstudy(&study, &rubric_of(args))?;
+        return if json {
+            Ok(format!("{}\n", serde_json::to_string_pretty(&section)?))
+        } else {
+            Ok(render_gstudy(&section))
+        };
+    }
     if args.pairwise {
         return pairwise(args, &study, json);
     }
     let table_wanted = args.format.is_some();
-    let conversations = rubric_of_conversations(&study, &args.rubric)?;
-    let headline = if conversations {
-        Level::Item
-    } else {
-        Level::System
-    };
+    let headline = headline_level(&study, &rubric_of(args))?;
     let levels = match (args.method, args.level) {
         _ if table_wanted => vec![Level::System, Level::Item],
         (MethodArg::Mentalalign, _) => vec![headline],
@@ -233,7 +279,7 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         (_, LevelArg::Both) => vec![Level::System, Level::Item],
     };
     let options = AgreementOptions {
-        rubric: args.rubric.clone(),
+        rubric: rubric_of(args),
         seed: args.seed,
         resamples: args.resamples,
         levels,
@@ -244,6 +290,7 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
     let reference = match args.reference {
         ReferenceArg::Experts => AgreementReference::Experts,
         ReferenceArg::Consensus => AgreementReference::Consensus,
+        ReferenceArg::DawidSkene => AgreementReference::DawidSkene,
     };
     if let Some(by) = args.by {
         let facet = match by {
@@ -255,31 +302,16 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         return by_facet_output(&report, args.method, headline, json);
     }
     let options_record = options.clone();
-    let report = agreement_report(&study, options, reference).map_err(adjudication_error)?;
+    let (report, fits) = if reference == AgreementReference::DawidSkene {
+        let view = table_view(args);
+        let latent = latent_agreement(&study, options, view).map_err(adjudication_error)?;
+        (latent.report, Some(latent.fits))
+    } else {
+        let report = agreement_report(&study, options, reference).map_err(adjudication_error)?;
+        (report, None)
+    };
     if let Some(format) = args.format {
-        let view = TableView {
-            level: match (args.method, args.level) {
-                (_, LevelArg::Item) => Level::Item,
-                _ => Level::System,
-            },
-            comparison: match args.comparison {
-                ComparisonArg::JudgeVsExperts => Comparison::JudgeVsExperts,
-                ComparisonArg::JudgeVsExpert => Comparison::JudgeVsExpert,
-                ComparisonArg::ExpertVsExpert => Comparison::ExpertVsExpert,
-            },
-            icc: match args.icc {
-                IccArg::C1 => IccChoice::C1,
-                IccArg::A1 => IccChoice::A1,
-                IccArg::Icc1 => IccChoice::Icc1,
-                IccArg::Icc1k => IccChoice::Icc1k,
-                IccArg::Ak => IccChoice::Ak,
-                IccArg::Ck => IccChoice::Ck,
-            },
-            ci: match args.ci {
-                CiArg::Bootstrap => CiChoice::Bootstrap,
-                CiArg::F => CiChoice::F,
-            },
-        };
+        let view = table_view(args);
         let format = match format {
             FormatArg::Csv => TableFormat::Csv,
             FormatArg::Md => TableFormat::Md,
@@ -292,6 +324,7 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         let shown = table_with_reml_bands(&study, &report, view)?;
         return Ok(render_agreement_table(&shown, format, &provenance));
     }
+    let fits_text = || fits.as_deref().map(render_fits).unwrap_or_default();
     match args.method {
         MethodArg::Mentalalign => {
             let rows: Vec<MentalAlignRow<'_>> =
@@ -299,17 +332,207 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
             if json {
                 Ok(format!("{}\n", serde_json::to_string_pretty(&rows)?))
             } else {
-                Ok(render_table(&rows))
+                Ok(render_table(&rows) + &fits_text())
             }
         }
         MethodArg::Full => {
             if json {
-                Ok(format!("{}\n", serde_json::to_string_pretty(&report)?))
+                let mut value = serde_json::to_value(&report)?;
+                if let (Some(fits), Some(object)) = (&fits, value.as_object_mut()) {
+                    object.insert("dawid_skene".into(), serde_json::to_value(fits)?);
+                }
+                Ok(format!("{}\n", serde_json::to_string_pretty(&value)?))
             } else {
-                Ok(render_full(&report))
+                Ok(render_full(&report) + &fits_text())
             }
         }
     }
+}
+
+/// The rubric asked for, MentalBench by default.
+fn rubric_of(args: &AgreementArgs) -> String {
+    args.rubric.clone().unwrap_or_else(|| "mentalbench".into())
+}
+
+/// The table view `--level`, `--comparison`, `--icc` and `--ci` choose.
+fn table_view(args: &AgreementArgs) -> TableView {
+    TableView {
+        level: match (args.method, args.level) {
+            (_, LevelArg::Item) => Level::Item,
+            _ => Level::System,
+        },
+        comparison: match args.comparison {
+            ComparisonArg::JudgeVsExperts => Comparison::JudgeVsExperts,
+            ComparisonArg::JudgeVsExpert => Comparison::JudgeVsExpert,
+            ComparisonArg::ExpertVsExpert => Comparison::ExpertVsExpert,
+        },
+        icc: match args.icc {
+            IccArg::C1 => IccChoice::C1,
+            IccArg::A1 => IccChoice::A1,
+            IccArg::Icc1 => IccChoice::Icc1,
+            IccArg::Icc1k => IccChoice::Icc1k,
+            IccArg::Ak => IccChoice::Ak,
+            IccArg::Ck => IccChoice::Ck,
+        },
+        ci: match args.ci {
+            CiArg::Bootstrap => CiChoice::Bootstrap,
+            CiArg::F => CiChoice::F,
+        },
+    }
+}
+
+/// A share with three decimals, or a dash.
+fn rate(x: Option<f64>) -> String {
+    x.map_or_else(|| "—".to_string(), |v| format!("{v:.3}"))
+}
+
+/// `--prevalence` as text: one line per judge × binary criterion, the reason where there is no
+/// corrected figure.
+fn render_prevalence(rows: &[PrevalenceRow]) -> String {
+    if rows.is_empty() {
+        return "No judge labelled a binary criterion in this study.\n".to_string();
+    }
+    let mut out = format!(
+        "{:<12} {:<28} {:<36} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>17}\n",
+        "rubric", "judge", "criterion", "n", "calib", "raw", "sens", "spec", "corrected", "CI"
+    );
+    for r in rows {
+        let ci =
+            r.ci.map_or_else(|| "—".to_string(), |[lo, hi]| format!("[{lo:.3}, {hi:.3}]"));
+        out.push_str(&format!(
+            "{:<12} {:<28} {:<36} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>17}\n",
+            visible(&r.rubric),
+            visible(&r.judge),
+            r.attribute,
+            r.n_items,
+            r.n_calibration,
+            rate(r.raw_rate),
+            rate(r.sensitivity),
+            rate(r.specificity),
+            rate(r.corrected),
+            ci
+        ));
+        if let Some(a) = r.allocation {
+            out.push_str(&format!(
+                "    allocate: {} expert labels to positive answers, {} to negative\n",
+                a.positive, a.negative
+            ));
+        }
+        if let Some(why) = &r.not_computed {
+            out.push_str(&format!("    not computed: {}\n", visible(why)));
+        }
+    }
+    out
+}
+
+/// `--gstudy` as text: per study its components, G coefficients and the design that reaches the
+/// target reliability, or the reason there are none.
+fn render_gstudy(section: &GStudySection) -> String {
+    if section.studies.is_empty() {
+        return format!("No ratings of {} to study.\n", visible(&section.rubric));
+    }
+    let mut out = String::new();
+    for s in &section.studies {
+        out.push_str(&format!(
+            "{} · {} (responses × {}): {} scores, {} responses, {} {}{}\n",
+            visible(&s.raters),
+            s.attribute,
+            s.facets.join(" × "),
+            s.n_scores,
+            s.n_targets,
+            s.n_raters,
+            s.facets[0],
+            if s.facets.len() > 1 {
+                format!(", {} occasions", s.n_occasions)
+            } else {
+                String::new()
+            }
+        ));
+        if let Some(why) = &s.not_computed {
+            out.push_str(&format!("  not computed: {}\n", visible(why)));
+            continue;
+        }
+        let total: f64 = s.components.values().sum();
+        for (name, v) in &s.components {
+            let share = if total > 0.0 { 100.0 * v / total } else { 0.0 };
+            out.push_str(&format!("  {name:<18} {v:>10.4} {share:>5.1}%\n"));
+        }
+        if let Some(g) = &s.g {
+            out.push_str(&format!(
+                "  G: relative {} absolute {}\n",
+                rate(g.relative),
+                rate(g.absolute)
+            ));
+        }
+        match &s.reaches_target {
+            Some(p) => out.push_str(&format!(
+                "  reaches {:.2}: {} {}{}\n",
+                section.target_reliability,
+                p.n_rater,
+                s.facets[0],
+                if s.facets.len() > 1 {
+                    format!(" × {} occasions", p.n_occasion)
+                } else {
+                    String::new()
+                }
+            )),
+            None => out.push_str(&format!(
+                "  no design of the D-study reaches {:.2}\n",
+                section.target_reliability
+            )),
+        }
+    }
+    out
+}
+
+/// The Dawid–Skene fits as text: per criterion the passes, each rater's accuracy (the mean of
+/// its confusion matrix's diagonal) and the judges' error correlations.
+fn render_fits(fits: &[LatentFit]) -> String {
+    let mut out =
+        String::from("\nDawid–Skene latent consensus (judges compared with its labels)\n");
+    for f in fits {
+        if let Some(why) = &f.not_computed {
+            out.push_str(&format!(
+                "  {}: not computed: {}\n",
+                f.attribute,
+                visible(why)
+            ));
+            continue;
+        }
+        out.push_str(&format!(
+            "  {}: {} responses ({} adjudicated), {} passes{}, {} labels changed from the experts' majority\n",
+            f.attribute,
+            f.n_items,
+            f.n_gold,
+            f.iterations,
+            if f.converged { "" } else { " (not converged)" },
+            f.n_changed
+        ));
+        for r in &f.raters {
+            let diagonal: Vec<f64> = f
+                .labels
+                .iter()
+                .filter_map(|l| r.confusion.get(l).and_then(|row| row.get(l)).copied())
+                .collect();
+            let accuracy = (!diagonal.is_empty())
+                .then(|| diagonal.iter().sum::<f64>() / diagonal.len() as f64);
+            out.push_str(&format!(
+                "    {:<28} mean P(right label) {}\n",
+                visible(&r.rater),
+                rate(accuracy)
+            ));
+        }
+        for c in &f.judge_error_correlation {
+            out.push_str(&format!(
+                "    errors of {} and {}: φ {} over {} responses\n",
+                visible(&c.a),
+                visible(&c.b),
+                rate(c.phi),
+                c.n
+            ));
+        }
+    }
+    out
 }
 
 fn adjudication_error(e: AdjudicationError) -> ImportCmdError {
@@ -551,7 +774,7 @@ fn pairwise(
     use concord_core::panel::pairwise::PairwiseOptions;
     use concord_stats::pairwise::TieHandling;
     let mut options = PairwiseOptions {
-        rubric: Some(args.rubric.clone()),
+        rubric: Some(rubric_of(args)),
         ties: match args.ties {
             TiesArg::Davidson => TieHandling::Davidson,
             TiesArg::Split => TieHandling::Split,

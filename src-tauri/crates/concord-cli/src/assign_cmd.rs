@@ -2,7 +2,8 @@
 //! `concord assign --k K --seed S [...]` (sample and assign with exact overlap) and
 //! `concord assignment` (the per-expert progress table).
 
-use crate::study_cmd::{open_study, open_study_to_read, StudyCmdError};
+use crate::study_cmd::{open_as, open_study, open_study_to_read, StudyCmdError};
+use concord_core::app::open::WhenMissing;
 use concord_core::app::setup::SetupError;
 use concord_core::base::clock::fresh_seed;
 use concord_core::base::text::{quoted, visible};
@@ -82,7 +83,8 @@ pub struct RubricArgs {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum RubricCommand {
-    /// Add a custom rubric file (.toml or .json) unless the identical rubric is there.
+    /// Add a custom rubric file (.toml or .json) unless the identical rubric is there; a `--db`
+    /// file that does not exist yet becomes a new study holding the rubric.
     Add { file: PathBuf },
 }
 
@@ -119,9 +121,11 @@ pub fn rubric(
     db: Option<&Path>,
     as_json: bool,
 ) -> Result<String, AssignCmdError> {
-    let mut study = open_study(db)?;
     match &args.command {
         RubricCommand::Add { file } => {
+            // A valid rubric on a study that does not exist yet creates the study first.
+            concord_core::app::setup::check_rubric(file)?;
+            let mut study = open_as(db, WhenMissing::CreateEmpty)?.study;
             let added = concord_core::app::setup::add_rubric(&mut study, file)?;
             if as_json {
                 return json(&added);

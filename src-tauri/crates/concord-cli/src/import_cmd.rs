@@ -1,6 +1,8 @@
 //! `concord import <format> …`: bring released datasets and generic long-form files into the study
 //! (MentalAlign-70k folders, MentalBench-100k answer texts, PsyCrisis workbooks, long-form items and
-//! ratings), then print what was imported and the data-quality report. Every import is
+//! ratings, conversations of many turns), then print what was imported and the data-quality
+//! report (for conversations: conversations, turns, reply items, session items and sources;
+//! `--json` exactly `{"conversations", "turns", "reply_items", "session_items", "sources"}`). Every import is
 //! all-or-nothing; a refused import prints each problem with its file, sheet, row and column. An
 //! import still running after a second shows a progress bar on stderr (hidden with `--json` and
 //! when stderr is not a terminal).
@@ -141,6 +143,16 @@ enum ImportFormat {
         #[arg(long)]
         sheet: Option<String>,
     },
+    /// Conversations of many turns: chat JSON Lines (one conversation per line, `messages`,
+    /// optional `candidates` and `rate`) or a turn table (`conversation_id, turn, role, text`,
+    /// optional `source, category, language`; CSV, XLSX or JSON Lines), told apart by content.
+    Conversations {
+        file: PathBuf,
+        /// Rubric the conversations are rated with (a session rubric gives one session item per
+        /// conversation).
+        #[arg(long, default_value = "mentalbench")]
+        rubric: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -203,6 +215,9 @@ pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, I
         phi,
         answers_without_text,
     } = imported?;
+    if let ImportFormat::Conversations { .. } = args.format {
+        return render_conversations(&report, json, &phi);
+    }
     if json {
         let mut doc = serde_json::to_value(&report)?;
         if let Some(obj) = doc.as_object_mut() {
@@ -306,7 +321,61 @@ fn job(format: &ImportFormat) -> ImportJob {
             },
             sheet: sheet.clone(),
         },
+        ImportFormat::Conversations { file, rubric } => ImportJob::Conversations {
+            file: file.clone(),
+            rubric: rubric.clone(),
+        },
     }
+}
+
+/// What an import of conversations prints: the counts (`--json`: exactly the five of the
+/// contract), the sources named, warnings, then the PHI scan of what it brought in.
+fn render_conversations(
+    report: &ImportReport,
+    json: bool,
+    phi: &concord_core::guard::phi::review::PhiScanSummary,
+) -> Result<String, ImportCmdError> {
+    let file = report.files.first();
+    let counts = file
+        .and_then(|f| f.conversation_counts.as_deref())
+        .cloned()
+        .unwrap_or_default();
+    if json {
+        return Ok(format!(
+            "{}
+",
+            serde_json::to_string_pretty(&counts)?
+        ));
+    }
+    let Some(f) = file else {
+        return Ok(String::new());
+    };
+    if f.status == FileStatus::AlreadyImported {
+        return Ok(format!(
+            "{}: already imported (same content); nothing changed\n",
+            visible(&f.file)
+        ));
+    }
+    let mut out = format!(
+        "{}: {} conversations, {} turns, {} reply items, {} session items, {} sources ({})\n",
+        visible(&f.file),
+        counts.conversations,
+        counts.turns,
+        counts.reply_items,
+        counts.session_items,
+        counts.sources,
+        counts
+            .source_names
+            .iter()
+            .map(|n| visible(n))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for w in &f.warnings {
+        out.push_str(&format!("  warning: {w}\n"));
+    }
+    out.push_str(&crate::phi_cmd::render_summary(phi));
+    Ok(out)
 }
 
 fn render(report: &ImportReport) -> String {

@@ -4,7 +4,8 @@
 //! sends the calls with a progress bar on stderr (hidden with `--json`); `status` lists runs with
 //! counts, tokens, cost, failures and the models the provider says answered (and whether that
 //! changed from the model asked for); `failures RUN` shows each failed call with its reason and raw
-//! output; `aggregate [median|mean|mode]` shows or chooses how a judge's repetitions become its
+//! output; `prompt --run RUN (--call ID | --item ITEM)` shows the exact prompt of one call rendered
+//! from the study beside the hash recorded when it was sent; `aggregate [median|mean|mode]` shows or chooses how a judge's repetitions become its
 //! score; `reliability` reports each judge × criterion's consistency, calibration and bias;
 //! `key set ACCOUNT` stores a key (read from stdin) in the OS keyring. Interrupting a run
 //! is safe: rerunning the same command continues it, sending again only calls that were open.
@@ -15,9 +16,9 @@ use concord_core::app::judge_runs;
 use concord_core::base::text::{quoted, visible};
 use concord_core::judge::scores::RepetitionAggregate;
 use concord_core::judge::{
-    ApiKey, CancellationToken, Execution, JudgeError, KeyChoice, KeyError, Prices, Progress,
-    PromptTemplate, ProviderKind, ResponseSelection, RunAnswering, RunPlan, RunPreview, RunReport,
-    RunSettings, RunStatus,
+    ApiKey, CallChoice, CancellationToken, Execution, HistoryDepth, JudgeError, KeyChoice,
+    KeyError, Prices, Progress, PromptTemplate, ProviderKind, ResponseSelection, RunAnswering,
+    RunPlan, RunPreview, RunReport, RunSettings, RunStatus,
 };
 use concord_core::panel::judge_reliability::{JudgeReliability, ReliabilityOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -59,6 +60,10 @@ enum JudgeCommand {
     },
     /// The failed calls of a run, with reasons and raw outputs.
     Failures { run: i64 },
+    /// The exact prompt of one call of a run, rendered from the study (the turns it shows, its
+    /// reply, the run's template and criteria order), beside the SHA-256 recorded on the call
+    /// when it was sent; `--json` gives the messages byte for byte.
+    Prompt(PromptArgs),
     /// Keys in the OS keyring.
     Key {
         #[command(subcommand)]
@@ -105,6 +110,23 @@ enum BatchFileCommand {
         run: i64,
         file: PathBuf,
     },
+}
+
+#[derive(Args, Debug)]
+struct PromptArgs {
+    /// The run.
+    #[arg(long)]
+    run: i64,
+    /// The call (its number, as `judge failures` lists it); a pairwise run's calls are named
+    /// this way.
+    #[arg(long, conflicts_with = "item", required_unless_present = "item")]
+    call: Option<i64>,
+    /// The item judged: its external id, else its number (a run that rates one answer at a time).
+    #[arg(long)]
+    item: Option<String>,
+    /// Which repetition of the item's calls (from 1).
+    #[arg(long, default_value_t = 1, requires = "item")]
+    repetition: i64,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -204,12 +226,20 @@ struct RunArgs {
     /// The judge's model family (guessed from the model id by default).
     #[arg(long)]
     family: Option<String>,
-    /// A user-message template with {{context}} and {{response}} (replaces the rubric's default).
+    /// A user-message template with {{history}} (the turns before the reply, each as
+    /// `[turn N] ROLE:` and its text) or {{context}} (a single-turn conversation's message, else
+    /// the same turns) and {{response}} (a session rubric: no {{response}}); replaces the
+    /// rubric's default.
     #[arg(long, value_name = "FILE")]
     prompt_file: Option<PathBuf>,
     /// A system-message template to go with --prompt-file.
     #[arg(long, value_name = "FILE")]
     system_file: Option<PathBuf>,
+    /// How many turns before a reply the judge sees: a number (messages of any role; 0 shows the
+    /// reply alone) or `all`. A session rubric's item always shows the whole conversation. Part
+    /// of the run's settings: another depth is another run.
+    #[arg(long, value_name = "N|all", default_value = "10", value_parser = parse_history, allow_hyphen_values = true)]
+    history: HistoryDepth,
     /// Use the provider's batch API (cheaper, slower; resumable too).
     #[arg(long)]
     batch: bool,
@@ -263,6 +293,7 @@ pub fn run(args: &JudgeArgs, db: Option<&Path>, json: bool) -> Result<String, Ju
         JudgeCommand::Run(a) => run_judge(a, db, json),
         JudgeCommand::Status { run } => status(*run, db, json),
         JudgeCommand::Failures { run } => failures(*run, db, json),
+        JudgeCommand::Prompt(a) => call_prompt(a, db, json),
         JudgeCommand::Key {
             command: KeyCommand::Set { account },
         } => set_key(account),
@@ -350,6 +381,79 @@ fn failures(run: i64, db: Option<&Path>, json: bool) -> Result<String, JudgeCmdE
             let _ = writeln!(out, "  raw: {excerpt}");
         }
     }
+    Ok(out)
+}
+
+/// `--history N|all`.
+fn parse_history(s: &str) -> Result<HistoryDepth, String> {
+    HistoryDepth::parse(s).ok_or_else(|| {
+        format!("expected a whole number of turns (0 or more) or \"all\", not {s:?}")
+    })
+}
+
+/// `judge prompt`: one call's prompt rendered from the study, with its hash beside the one
+/// recorded when it was sent.
+fn call_prompt(a: &PromptArgs, db: Option<&Path>, json: bool) -> Result<String, JudgeCmdError> {
+    let study = crate::study_cmd::open_study_to_read(db)?;
+    let choice = match (&a.call, &a.item) {
+        (Some(call), _) => CallChoice::Call(*call),
+        (None, Some(item)) => CallChoice::Item {
+            item: item.clone(),
+            repetition: a.repetition,
+        },
+        (None, None) => return Err(JudgeCmdError::Usage("give --call or --item".into())),
+    };
+    let p = judge_runs::call_prompt(&study, a.run, &choice)?;
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&p)?));
+    }
+    let mut out = String::new();
+    let place = match p.turn {
+        Some(t) => format!("turn {t}"),
+        None => "the whole conversation".into(),
+    };
+    let _ = writeln!(
+        out,
+        "Run {}, call {}: item {} (conversation {}, {place}), repetition {}, {}",
+        p.run_id,
+        p.call_id,
+        quoted(&p.item),
+        quoted(&p.conversation),
+        p.repetition,
+        p.state.replace('_', " ")
+    );
+    let _ = writeln!(
+        out,
+        "History: {} turn{} shown (the run's depth: {})",
+        p.turns_shown,
+        if p.turns_shown == 1 { "" } else { "s" },
+        p.history
+    );
+    let _ = writeln!(out, "Prompt SHA-256: {}", p.prompt_sha256);
+    match (&p.recorded_sha256, p.matches_recorded) {
+        (Some(_), Some(true)) => {
+            let _ = writeln!(
+                out,
+                "Recorded when sent: the same (this is the prompt that was sent)"
+            );
+        }
+        (Some(r), _) => {
+            let _ = writeln!(
+                out,
+                "Recorded when sent: {r} — different: a text this call shows has changed since"
+            );
+        }
+        (None, _) => {
+            let _ = writeln!(
+                out,
+                "Recorded when sent: nothing yet (the call has not been sent)"
+            );
+        }
+    }
+    if let Some(system) = &p.system {
+        let _ = writeln!(out, "\n=== system message ===\n{system}");
+    }
+    let _ = writeln!(out, "\n=== user message ===\n{}", p.user);
     Ok(out)
 }
 
@@ -613,6 +717,7 @@ fn settings_from(a: &RunArgs) -> Result<RunSettings, JudgeCmdError> {
     s.shuffle_criteria = a.shuffle_criteria;
     s.both_orders = a.both_orders;
     s.structured = a.structured;
+    s.history = a.history;
     s.prices = Prices {
         input_per_million: a.price_input,
         output_per_million: a.price_output,

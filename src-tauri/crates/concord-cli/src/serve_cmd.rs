@@ -1,6 +1,8 @@
 //! `concord serve …`: experts rate from a browser. `serve` starts the server (its first line on
 //! stdout is `serving on http://HOST:PORT`, or `https://…`); `invite --rater NAME` prints a
-//! one-time link at which the expert sets their web passphrase; `revoke --rater NAME` ends their
+//! one-time link at which the expert sets their web passphrase (refused for a name the login
+//! could not tell from another expert's; `--lead NAME --contact TEXT` keep whom the pages name
+//! as the study lead and how to reach them); `revoke --rater NAME` ends their
 //! web access (every session of theirs ends at its next request); `status` lists the experts'
 //! web access. Randomness for tokens and salts is the operating system's.
 
@@ -71,6 +73,14 @@ enum ServeCommand {
         /// Days the link stands.
         #[arg(long, value_name = "DAYS", default_value_t = web::DEFAULT_INVITATION_DAYS)]
         expires: u32,
+        /// The study lead's name as the invitation and login pages show it (kept for later
+        /// invitations).
+        #[arg(long, value_name = "NAME")]
+        lead: Option<String>,
+        /// How invited experts reach the study lead (an e-mail address, a phone number), shown
+        /// beside the lead's name (kept for later invitations).
+        #[arg(long, value_name = "TEXT")]
+        contact: Option<String>,
     },
     /// End the expert's web access: their passphrase, open invitations and sessions.
     Revoke {
@@ -101,9 +111,18 @@ pub fn run(args: &ServeArgs, db: Option<&Path>, json: bool) -> Result<String, Se
             rater,
             base_url,
             expires,
+            lead,
+            contact,
         }) => {
             let mut study = open_study(db)?;
-            let invitation = web::invite(&mut study, rater, *expires, &mut rand::rngs::OsRng)?;
+            let invitation = web::invite_from(
+                &mut study,
+                rater,
+                *expires,
+                lead.as_deref(),
+                contact.as_deref(),
+                &mut rand::rngs::OsRng,
+            )?;
             let link = format!(
                 "{}/invite#{}",
                 base_url.trim_end_matches('/'),

@@ -74,9 +74,14 @@ fn open_panel(path: &Path) -> (f64, f64, usize, usize, usize) {
         serde_json::to_vec(&report).unwrap().len() + serde_json::to_vec(&table).unwrap().len();
     let opened = t.elapsed().as_secs_f64();
     let t = Instant::now();
+    let by_turn_options = AgreementOptions {
+        levels: vec![Level::Item],
+        per_expert: false,
+        ..options.clone()
+    };
     let split = concord_core::app::agreement::panel_by(
         &mut study,
-        &options,
+        &by_turn_options,
         AgreementReference::Experts,
         Facet::Turn,
     )

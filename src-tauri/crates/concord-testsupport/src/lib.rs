@@ -3,10 +3,14 @@
 //! release-shaped files and a fingerprint of what an import can change ([`release_files`]), a
 //! simulated expert panel with known severities ([`simulated_panel`]), a judge server on
 //! loopback that speaks the providers' protocols and injects faults ([`judge_server`]), a study
-//! for the reviewer's questions imported from files with categories ([`reviewer_study`]), and
-//! the web server tests' hand-moved clock and strong passphrases ([`web`]), and a study of
-//! transcripts with replies correlated (or not) within a conversation ([`transcript_study`]).
+//! for the reviewer's questions imported from files with categories ([`reviewer_study`]), the
+//! web server tests' hand-moved clock and strong passphrases ([`web`]), conversations of many
+//! turns for the rating screen ([`conversations`]), conversations files in both input formats
+//! for the import ([`conversation_files`]), and a study of transcripts with replies correlated
+//! (or not) within a conversation ([`transcript_study`]).
 
+pub mod conversation_files;
+pub mod conversations;
 pub mod judge_server;
 pub mod lead_study;
 pub mod release_files;

@@ -234,9 +234,11 @@ pub fn retest_values(store: &Store) -> Vec<(i64, i64, i64, i64)> {
             .take(RETESTED_CONVERSATIONS);
         for c in retested {
             for source in SOURCES {
-                let Some(response) = store.response_id(&c.id, source).expect("a lookup") else {
+                let item = format!("{}-{source}", c.id);
+                let Some(response) = store.response_by_item(&item).expect("a lookup") else {
                     continue;
                 };
+                let response = response.id;
                 for criterion in &stored.rubric.criteria {
                     let criterion_id = ids[&criterion.id];
                     for &expert in &experts {

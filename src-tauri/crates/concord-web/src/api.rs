@@ -1,7 +1,7 @@
-//! The routes. `/api/…` is JSON: the invitation, login and logout routes, and a rater session's
-//! calls, each one core use case of `concord_core::app` with the expert taken from the session.
-//! Every API route but the invitation check, its acceptance and the login answers 401 without a
-//! live session; every write (POST) of a session carries its CSRF token; bodies are JSON (a form
+//! The routes. `/api/…` is JSON: what the pages before a login say of the study (`welcome`), the
+//! invitation, login and logout routes, and a rater session's calls, each one core use case of
+//! `concord_core::app` with the expert taken from the session. Every API route but the welcome,
+//! the invitation check, its acceptance and the login answers 401 without a live session; every write (POST) of a session carries its CSRF token; bodies are JSON (a form
 //! from another site cannot post one) and at most the configured size (larger gets 413). A saved
 //! value goes to the writer ([`crate::writer`]), which checks its session's login with the value
 //! and acknowledges it once the transaction holding it has committed. Any other GET is a file of
@@ -75,6 +75,7 @@ pub fn router(shared: Arc<Shared>, assets: Assets, body_limit: usize, hsts: bool
             require_session_for_a_save,
         ));
     Router::new()
+        .route("/api/welcome", get(welcome))
         .route("/api/invitation", post(invitation))
         .route("/api/invitation/accept", post(accept))
         .route("/api/login", post(login))
@@ -114,9 +115,10 @@ pub const SESSION_ROUTES: &[(&str, &str)] = &[
 ];
 
 async fn no_such_route() -> Response {
+    let message = crate::messages::Said::NoRoute.text(crate::messages::current());
     (
         StatusCode::NOT_FOUND,
-        Json(serde_json::json!({"code": "not_found", "message": "no such API route"})),
+        Json(serde_json::json!({"code": "not_found", "message": message})),
     )
         .into_response()
 }
@@ -343,6 +345,19 @@ async fn session_info(
     Json(view(&state, &s))
 }
 
+/// What the invitation and login pages say of the study before anyone logs in: its title, the
+/// study lead's name and how to reach them (`concord serve invite --lead … --contact …`).
+async fn welcome(
+    State(state): State<AppState>,
+) -> Result<Json<concord_core::workflow::web_access::StudyWelcome>, WebError> {
+    Ok(Json(
+        state
+            .shared
+            .with_study(move |s| app::web::welcome(s).map_err(WebError::access))
+            .await?,
+    ))
+}
+
 #[derive(Deserialize)]
 struct TokenBody {
     token: String,
@@ -359,7 +374,7 @@ async fn invitation(
 ) -> Result<Json<InvitationView>, WebError> {
     let rater = state
         .shared
-        .with_study(move |s| app::web::invitation_for(s, &body.token))
+        .with_study(move |s| app::web::invitation_for(s, &body.token).map_err(WebError::access))
         .await?;
     Ok(Json(InvitationView {
         rater_name: rater.name,
@@ -379,7 +394,7 @@ async fn accept(
     let token = body.token.clone();
     state
         .shared
-        .with_study(move |s| app::web::invitation_for(s, &token))
+        .with_study(move |s| app::web::invitation_for(s, &token).map_err(WebError::access))
         .await?;
     // The slow key derivation runs without holding the study, so other raters' saves go on.
     let mut rng = state.shared.sessions.rng();
@@ -389,11 +404,14 @@ async fn accept(
         app::web::derive_passphrase(&passphrase, &mut rng, iterations)
     })
     .await
-    .map_err(|_| WebError::Internal)??;
+    .map_err(|_| WebError::Internal)?
+    .map_err(WebError::access)?;
     let token = body.token;
     let identity = state
         .shared
-        .with_study(move |s| app::web::accept_derived(s, &token, &derived))
+        .with_study(move |s| {
+            app::web::accept_derived(s, &token, &derived).map_err(WebError::access)
+        })
         .await?;
     // A passphrase set anew ends the sessions opened under the old one.
     state.shared.sessions.close_all_of(identity.rater.id);
@@ -481,7 +499,7 @@ fn name_wait(e: WebAccessError, clock: &dyn concord_core::base::clock::Clock) ->
         WebAccessError::Locked { until } => WebError::Wait {
             seconds: seconds_until(until, clock),
         },
-        other => other.into(),
+        other => WebError::access(other),
     }
 }
 

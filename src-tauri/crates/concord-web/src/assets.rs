@@ -95,7 +95,11 @@ impl Assets {
                 )
                     .into_response()
             }
-            None => (StatusCode::NOT_FOUND, "not found").into_response(),
+            None => (
+                StatusCode::NOT_FOUND,
+                crate::messages::Said::NoFile.text(crate::messages::current()),
+            )
+                .into_response(),
         }
     }
 }

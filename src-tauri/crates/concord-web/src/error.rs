@@ -1,10 +1,15 @@
 //! The API's one error answer: the window's `{code, message}` shape (the core's `ErrorCode`)
-//! with an HTTP status chosen from the code. Every core error reaches it through `Coded`; the
-//! text of an internal failure (a path, a database message) stays in the server.
+//! with an HTTP status chosen from the code, worded in the request's language
+//! ([`crate::messages`]): English as a sentence, or Chinese. A refusal of an invitation also says
+//! why (`reason`: `used`, `expired` or `invalid`), so the page can lead to the login with it.
+//! Every core error reaches it through `Coded`; the text of an internal failure (a path, a
+//! database message) stays in the server.
 
+use crate::messages::{self, sentence, Lang, Said};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use concord_core::base::error_code::{Coded, ErrorCode};
+use concord_core::workflow::web_access::WebAccessError;
 
 #[derive(Debug, Clone)]
 pub enum WebError {
@@ -17,10 +22,13 @@ pub enum WebError {
     Wait {
         seconds: u64,
     },
-    /// A refusal of the core, with its code and message.
+    /// A refusal of the core, with its code and (English) message; its Chinese where it has
+    /// one of its own (else its code's), and why an invitation was refused.
     Core {
         code: ErrorCode,
         message: String,
+        zh: Option<String>,
+        reason: Option<&'static str>,
     },
     Internal,
 }
@@ -29,6 +37,21 @@ impl<E: Coded> From<E> for WebError {
     fn from(e: E) -> Self {
         WebError::Core {
             code: e.code(),
+            message: e.to_string(),
+            zh: None,
+            reason: None,
+        }
+    }
+}
+
+impl WebError {
+    /// A refusal of the invitation, the login or the web passphrase, with its own Chinese and,
+    /// for an invitation, its reason.
+    pub fn access(e: WebAccessError) -> WebError {
+        WebError::Core {
+            code: e.code(),
+            zh: messages::access_zh(&e),
+            reason: messages::invitation_reason(&e),
             message: e.to_string(),
         }
     }
@@ -55,53 +78,58 @@ fn status(code: ErrorCode) -> StatusCode {
 
 impl IntoResponse for WebError {
     fn into_response(self) -> Response {
+        let lang = messages::current();
         let retry_after = match &self {
             WebError::Wait { seconds } => Some(axum::http::HeaderValue::from(*seconds)),
             _ => None,
         };
+        let mut reason = None;
         let (status, code, message) = match self {
             WebError::Unauthorized => (
                 StatusCode::UNAUTHORIZED,
                 ErrorCode::WebSession,
-                "not logged in, or the session has ended; log in again".to_string(),
+                Said::NotLoggedIn.text(lang),
             ),
             WebError::Csrf => (
                 StatusCode::FORBIDDEN,
                 ErrorCode::WebSession,
-                "this request lacks the session's CSRF token; reload the page".to_string(),
+                Said::NoCsrf.text(lang),
             ),
-            WebError::Core { code, message } => {
+            WebError::Core {
+                code,
+                message,
+                zh,
+                reason: why,
+            } => {
                 let status = status(code);
                 if status == StatusCode::INTERNAL_SERVER_ERROR {
                     eprintln!("concord serve: {message}");
-                    (
-                        status,
-                        code,
-                        "the server could not do this; the study lead can see why in its log"
-                            .to_string(),
-                    )
+                    (status, code, Said::SeeTheLog.text(lang))
                 } else {
-                    (status, code, message)
+                    reason = why;
+                    let text = match lang {
+                        Lang::En => sentence(&message),
+                        Lang::Zh => zh.unwrap_or_else(|| messages::code_zh(code).to_string()),
+                    };
+                    (status, code, text)
                 }
             }
             WebError::Wait { seconds } => (
                 StatusCode::TOO_MANY_REQUESTS,
                 ErrorCode::WebLocked,
-                format!(
-                    "too many wrong passphrases: try again in {seconds} s, or ask the study lead"
-                ),
+                Said::Wait { seconds }.text(lang),
             ),
             WebError::Internal => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ErrorCode::Internal,
-                "the server could not do this".to_string(),
+                Said::Failed.text(lang),
             ),
         };
-        let mut response = (
-            status,
-            axum::Json(serde_json::json!({ "code": code, "message": message })),
-        )
-            .into_response();
+        let mut body = serde_json::json!({ "code": code, "message": message });
+        if let Some(reason) = reason {
+            body["reason"] = reason.into();
+        }
+        let mut response = (status, axum::Json(body)).into_response();
         if let Some(seconds) = retry_after {
             response
                 .headers_mut()

@@ -77,7 +77,7 @@ pub async fn check(allowed: Arc<AllowedHosts>, request: Request, next: Next) -> 
             StatusCode::MISDIRECTED_REQUEST,
             axum::Json(serde_json::json!({
                 "code": "web_host",
-                "message": "this request names another host than this server's; reach it by its address or the name the study lead gave it",
+                "message": crate::messages::Said::WrongHost.text(crate::messages::current()),
             })),
         )
             .into_response();

@@ -6,7 +6,8 @@
 //! the answers' security headers ([`headers`]) and the browser build of the Svelte UI, held in
 //! memory and served by exact name only ([`assets`]). Every request first passes the `Host`
 //! check ([`host`]) and a time limit; connections are served with a header-read timeout
-//! ([`listen`]). TLS is rustls ([`tls`]). The values raters
+//! ([`listen`]). Every answer is worded in English or Chinese, as the request asks
+//! ([`messages`]). TLS is rustls ([`tls`]). The values raters
 //! save go to one writer task that commits those arriving together in one transaction and
 //! acknowledges each only after that commit ([`writer`]).
 //!
@@ -21,6 +22,7 @@ pub mod error;
 pub mod headers;
 pub mod host;
 pub mod listen;
+pub mod messages;
 pub mod session;
 pub mod throttle;
 pub mod tls;
@@ -178,7 +180,10 @@ pub fn start(
         }))
         .layer(axum::middleware::from_fn(move |r, n| {
             host::check(Arc::clone(&hosts), r, n)
-        }));
+        }))
+        // Outermost: every answer, the refusals of the layers above included, is worded in the
+        // request's language.
+        .layer(axum::middleware::from_fn(messages::follow_language));
     runtime.spawn(writer::run(writer_shared, waiting, folder));
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();

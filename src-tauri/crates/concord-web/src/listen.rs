@@ -92,7 +92,7 @@ pub async fn refuse_oversized(
         axum::http::StatusCode::PAYLOAD_TOO_LARGE,
         axum::Json(serde_json::json!({
             "code": "web_too_large",
-            "message": format!("this request is larger than the {limit} bytes the server reads"),
+            "message": crate::messages::Said::TooLarge { limit }.text(crate::messages::current()),
         })),
     )
         .into_response()
@@ -111,7 +111,7 @@ pub async fn within(
             axum::http::StatusCode::REQUEST_TIMEOUT,
             axum::Json(serde_json::json!({
                 "code": "web_timeout",
-                "message": "this request took too long to arrive; send it again",
+                "message": crate::messages::Said::TooSlow.text(crate::messages::current()),
             })),
         )
             .into_response(),

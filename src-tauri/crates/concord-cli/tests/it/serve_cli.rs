@@ -1,5 +1,6 @@
 //! `concord serve`: the first stdout line, the refusal to serve a network in the clear, and the
-//! lead's invite, revoke and status commands against a running server.
+//! lead's invite (with the lead's name and contact, and the refusal of a name that is another
+//! invited expert's login), revoke and status commands against a running server.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -131,6 +132,50 @@ fn serve_prints_its_address_first_and_the_lead_invites_revokes_and_lists() {
     assert!(
         !unknown.status.success(),
         "an invitation names an expert of the study"
+    );
+
+    // The lead's name and contact go to the pages before a login; a name the login could not
+    // tell from an invited expert's is refused.
+    ok(
+        concord(&["--db", d, "expert", "add", "demo EXPERT a"]),
+        "expert add",
+    );
+    ok(
+        concord(&[
+            "--db",
+            d,
+            "serve",
+            "invite",
+            "--rater",
+            "Demo expert A",
+            "--lead",
+            "Dr Mei Lee",
+            "--contact",
+            "mei.lee@example.org",
+        ]),
+        "invite with the lead's name and contact",
+    );
+    let twin = concord(&["--db", d, "serve", "invite", "--rater", "demo EXPERT a"]);
+    let said = String::from_utf8_lossy(&twin.stderr);
+    assert!(
+        !twin.status.success()
+            && said.contains("“demo EXPERT a”")
+            && said.contains("“Demo expert A”")
+            && said.contains("same login"),
+        "a name that is the same login as an invited expert's is refused, naming both: {said}"
+    );
+    let welcome: serde_json::Value = client
+        .get(format!("{base}/api/welcome"))
+        .send()
+        .and_then(|r| r.json())
+        .expect("the welcome");
+    assert_eq!(
+        (&welcome["lead"], &welcome["contact"]),
+        (
+            &serde_json::json!("Dr Mei Lee"),
+            &serde_json::json!("mei.lee@example.org")
+        ),
+        "the running server shows the lead and contact the invite kept: {welcome}"
     );
     drop(serving);
 }

@@ -6,7 +6,7 @@
 use crate::app::open_study::OpenStudy;
 use crate::base::error_code::{Coded, ErrorCode};
 use crate::guard::provenance::Provenance;
-use crate::panel::agreement::{AgreementOptions, AgreementReport, Comparison};
+use crate::panel::agreement::{AgreementOptions, AgreementReport, Comparison, Level};
 use crate::panel::agreement_table::{
     plan_more as plan_cell, render, AgreementTable, IccChoice, MoreTargets, PlanError, TableFormat,
     TableView,
@@ -20,24 +20,25 @@ impl Coded for PlanError {
     }
 }
 
-/// Whether rubric `rubric` is one of conversations — a session rubric, or a reply rubric with
-/// items at turns of transcripts — whose items, not its sources, are the report's natural targets
-/// (its MentalAlign rows are item level). An earlier release's rubric, or an unknown key, is not.
-pub fn rubric_of_conversations(study: &OpenStudy, rubric: &str) -> StoreResult<bool> {
+/// The level rubric `rubric`'s MentalAlign rows are read at: item level for a session rubric or
+/// a reply rubric whose every item is a reply of a transcript (its items, not its one or few
+/// sources, are the natural targets), else the paper's system level — an earlier release's
+/// rubric, one mixing single-turn answers with transcripts, or an unknown key.
+pub fn headline_level(study: &OpenStudy, rubric: &str) -> StoreResult<Level> {
     let store = study.store();
     let Some(stored) = store.rubrics()?.into_iter().find(|s| s.rubric.id == rubric) else {
-        return Ok(false);
+        return Ok(Level::System);
     };
-    Ok(
-        stored.rubric.scope == crate::rubric::Scope::Session
-            || store.rubric_has_turns(stored.id)?,
-    )
+    let items = stored.rubric.scope == crate::rubric::Scope::Session
+        || store.rubric_all_at_turns(stored.id)?;
+    Ok(if items { Level::Item } else { Level::System })
 }
 
-/// The agreement panel's table by `facet` (its table by turn): each value's report on its
-/// responses alone, item level, judges against `reference`. Against the experts it reads the
-/// ratings the open study already holds for the panel's `options` (so the table costs no second
-/// load of the study); against the consensus it reads them afresh with the decisions applied.
+/// The agreement panel's tables by `facet` (by category, by turn): the report of each value's
+/// responses alone, computed with `options`, against `reference`. Against the experts it reads the
+/// ratings the open study already holds for the rubric (a report of it in memory, whatever its
+/// options: the ratings do not depend on them), so the table costs no second read of the study;
+/// against another reference they are read afresh with it applied.
 pub fn panel_by(
     study: &mut OpenStudy,
     options: &AgreementOptions,
@@ -45,23 +46,16 @@ pub fn panel_by(
     facet: crate::panel::strata::Facet,
 ) -> Result<crate::panel::strata::StratifiedReport, crate::panel::adjudication::AdjudicationError> {
     use crate::panel::adjudication::{referenced_data, AgreementReference};
-    use crate::panel::agreement::{Level, ReferencedData};
-    let shown = AgreementOptions {
-        levels: vec![Level::Item],
-        per_expert: false,
-        ..options.clone()
-    };
+    use crate::panel::agreement::ReferencedData;
     let data = match reference {
-        AgreementReference::Experts => {
-            ReferencedData::experts(study.agreement_data(options)?.clone())
-        }
-        other => referenced_data(study.store(), options, other)?,
+        AgreementReference::Experts => ReferencedData::experts(study.rubric_data(options)?),
+        other => referenced_data(study.store(), options, other)?.0,
     };
     Ok(crate::panel::strata::by_facet(
         study.store(),
         &data,
         facet,
-        &shown,
+        options,
     )?)
 }
 

@@ -1,6 +1,6 @@
 //! Importing a dataset into the study: one job for every format ([`ImportJob`]: the
 //! MentalAlign-70k release, MentalBench-100k answers, a PsyCrisis workbook, long-form items or
-//! ratings), all or nothing, telling `progress` how far an import that can take long has come,
+//! ratings, conversations of many turns), all or nothing, telling `progress` how far an import that can take long has come,
 //! and scanning what it brought in for PHI (the findings come back with the report). The setup
 //! wizard's request ([`ImportRequest`]: a typed absolute path, the format, the few choices the
 //! window offers) is turned into the same job, and its problems come back as data it lists
@@ -13,8 +13,8 @@ use crate::files::Issue;
 use crate::guard::phi::review::{self, PhiError, PhiScanSummary};
 use crate::intake::long::{self, ItemColumns, RatingColumns};
 use crate::intake::{
-    mentalalign, mentalbench, psycrisis, ImportError, ImportOptions, ImportProgress, ImportReport,
-    OutOfScale,
+    conversations, mentalalign, mentalbench, psycrisis, ImportError, ImportOptions, ImportProgress,
+    ImportReport, OutOfScale,
 };
 use crate::rubric::reply::ReplyParsing;
 use crate::store::RaterKind;
@@ -51,6 +51,8 @@ pub enum ImportJob {
         columns: RatingColumns,
         sheet: Option<String>,
     },
+    /// Conversations of many turns (chat JSON Lines or a turn table) rated with `rubric`.
+    Conversations { file: PathBuf, rubric: String },
 }
 
 /// An import that landed, and the PHI scan of the texts it brought in.
@@ -89,7 +91,7 @@ impl Coded for ImportJobError {
 }
 
 /// Import `job` (all or nothing), then scan what it brought in for PHI as `actor`. `progress`
-/// hears how far a long-form import has come (the others report nothing).
+/// hears how far a long-form or conversations import has come (the others report nothing).
 pub fn import(
     study: &mut OpenStudy,
     job: &ImportJob,
@@ -137,6 +139,9 @@ pub fn import(
             options,
             progress,
         ),
+        ImportJob::Conversations { file, rubric } => {
+            conversations::import_file_reporting(store, file, rubric, options, progress)
+        }
     }?;
     let phi = review::scan(study.store_mut(), false, actor)?;
     let answers_without_text = study
@@ -166,6 +171,8 @@ pub enum ImportFormat {
     LongItems,
     /// Generic long-form ratings: item, rater, criterion, score, optional rationale.
     LongRatings,
+    /// Conversations of many turns: chat JSON Lines, or a turn table (CSV, XLSX, JSON Lines).
+    Conversations,
 }
 
 /// What the wizard's import step asks for.
@@ -178,7 +185,7 @@ pub struct ImportRequest {
     /// Out-of-scale whole numbers (MentalAlign's 0s and 6s): keep as written or store as missing.
     #[serde(default)]
     pub out_of_scale: OutOfScale,
-    /// Rubric of the long-form files (default MentalBench).
+    /// Rubric of the long-form and conversations files (default MentalBench).
     #[serde(default)]
     pub rubric: Option<String>,
     /// PsyCrisis: key of the source that wrote the answers (required there).
@@ -239,6 +246,7 @@ impl ImportRequest {
                 },
                 sheet: None,
             },
+            ImportFormat::Conversations => ImportJob::Conversations { file: path, rubric },
         })
     }
 

@@ -1,9 +1,11 @@
 //! The judge-run screen and `concord judge` apart from starting a run (that is
 //! [`judge_start`](crate::app::judge_start)): the rubric's default prompt, a run's cost preview,
 //! where a run would send its requests and take its key from (the core's endpoint and key-source
-//! rule), the runs in the study, one run's status and its failed calls (all reads), the study's
-//! aggregate of a judge's repetitions (read and chosen), the judges' reliability report (and the
-//! agreement panel's section drawn from it), and an API key put in the OS keyring.
+//! rule), the runs in the study, one run's status, its failed calls and the exact prompt of one
+//! of its calls rendered again from the study beside the hash recorded when it was sent (all
+//! reads), the study's aggregate of a judge's repetitions (read and chosen), the judges'
+//! reliability report (and the agreement panel's section drawn from it), and an API key put in
+//! the OS keyring.
 
 use crate::app::open_study::OpenStudy;
 use crate::app::paths::{write_output, PathError};
@@ -64,6 +66,16 @@ pub fn answering(study: &OpenStudy, run: &RunStatus) -> Result<judge::RunAnsweri
 /// The failed calls of run `run_id` with their raw outputs.
 pub fn failures(study: &OpenStudy, run_id: i64) -> Result<Vec<CallFailure>, JudgeError> {
     judge::failures(study.store(), run_id)
+}
+
+/// The prompt of one call of run `run_id`, rendered from the study, beside the hash recorded
+/// when it was sent.
+pub fn call_prompt(
+    study: &OpenStudy,
+    run_id: i64,
+    choice: &judge::CallChoice,
+) -> Result<judge::CallPrompt, JudgeError> {
+    judge::call_prompt(study.store(), run_id, choice)
 }
 
 /// The study's aggregate of a judge's repetitions (median unless chosen).

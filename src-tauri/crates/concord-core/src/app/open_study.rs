@@ -179,26 +179,7 @@ impl OpenStudy {
         options: &AgreementOptions,
         verdict: &VerdictOptions,
     ) -> StoreResult<VerdictReport> {
-        self.drop_if_changed_outside()?;
-        let found = self
-            .full
-            .iter()
-            .position(|h| h.data.rubric_key == options.rubric);
-        let index = match found {
-            Some(i) => i,
-            None => {
-                if self.full.len() >= CACHED_REPORTS {
-                    self.full.remove(0);
-                }
-                let data = AgreementData::load(&self.store, &options.rubric)?;
-                self.full.push(HeldVerdicts {
-                    parts: vec![None; data.criteria.len()],
-                    data,
-                    options: None,
-                });
-                self.full.len() - 1
-            }
-        };
+        let index = self.held_full(&options.rubric)?;
         let held = &mut self.full[index];
         if held.options.as_ref() != Some(verdict) {
             held.parts.iter_mut().for_each(|p| *p = None);
@@ -217,9 +198,50 @@ impl OpenStudy {
         Ok(assemble_verdicts(verdict, &parts))
     }
 
+    /// Every rating of `rubric` in memory (every response, the judges' scores of responses no
+    /// expert rated too), as the verdicts hold it.
+    pub fn full_data(&mut self, rubric: &str) -> StoreResult<&AgreementData> {
+        let index = self.held_full(rubric)?;
+        Ok(&self.full[index].data)
+    }
+
+    /// The position of `rubric`'s full data in the cache, loaded from the study when it is not
+    /// in memory.
+    fn held_full(&mut self, rubric: &str) -> StoreResult<usize> {
+        self.drop_if_changed_outside()?;
+        if let Some(i) = self.full.iter().position(|h| h.data.rubric_key == rubric) {
+            return Ok(i);
+        }
+        if self.full.len() >= CACHED_REPORTS {
+            self.full.remove(0);
+        }
+        let data = AgreementData::load(&self.store, rubric)?;
+        self.full.push(HeldVerdicts {
+            parts: vec![None; data.criteria.len()],
+            data,
+            options: None,
+        });
+        Ok(self.full.len() - 1)
+    }
+
     /// The in-memory ratings behind the report for `options` (the responses experts rated).
     pub fn agreement_data(&mut self, options: &AgreementOptions) -> StoreResult<&AgreementData> {
         Ok(self.engine(options)?.data())
+    }
+
+    /// The ratings of the rubric of `options` as a report reads them: those of any report of the
+    /// rubric in memory (the ratings held do not depend on a report's options), else those of a
+    /// report of `options`, loaded and kept.
+    pub fn rubric_data(&mut self, options: &AgreementOptions) -> StoreResult<AgreementData> {
+        self.drop_if_changed_outside()?;
+        if let Some(e) = self
+            .reports
+            .iter()
+            .find(|e| e.report().options.rubric == options.rubric)
+        {
+            return Ok(e.data().clone());
+        }
+        Ok(self.agreement_data(options)?.clone())
     }
 
     /// The cached engine for `options`, loaded from the study when it is not in memory.

@@ -58,6 +58,24 @@ pub fn start_from_demo(study: &mut OpenStudy, seed: u64) -> Result<(), SetupErro
 
 /// Add a custom rubric file (TOML or JSON) unless the identical rubric is there.
 pub fn add_rubric(study: &mut OpenStudy, path: &Path) -> Result<RubricAdded, SetupError> {
+    let (text, name) = rubric_text(path)?;
+    Ok(assignment::add_rubric_file(
+        study.store_mut(),
+        &text,
+        &name,
+    )?)
+}
+
+/// Read and check a rubric file without a study, so that a study is created for a rubric only
+/// when the rubric is valid (`concord rubric add` on a study that does not exist yet).
+pub fn check_rubric(path: &Path) -> Result<(), SetupError> {
+    let (text, name) = rubric_text(path)?;
+    crate::rubric::Rubric::parse_named(&text, &name).map_err(AssignmentError::from)?;
+    Ok(())
+}
+
+/// A rubric file's text and its name.
+fn rubric_text(path: &Path) -> Result<(String, String), SetupError> {
     let text = crate::rubric::read_text(path).map_err(|e| SetupError::ReadRubric {
         path: path.display().to_string(),
         detail: e.to_string(),
@@ -66,11 +84,7 @@ pub fn add_rubric(study: &mut OpenStudy, path: &Path) -> Result<RubricAdded, Set
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    Ok(assignment::add_rubric_file(
-        study.store_mut(),
-        &text,
-        &name,
-    )?)
+    Ok((text, name))
 }
 
 /// Add an expert by name (an existing expert of that name is returned as is); `queue_seed`

@@ -13,8 +13,8 @@ use crate::base::error_code::{Coded, ErrorCode};
 use crate::store::{NamedRater, StoreError};
 use crate::workflow::queue::{ItemProgress, QueueError};
 use crate::workflow::web_access::{
-    self, DerivedPassphrase, Invitation, LoginAttempt, WebAccessError, WebIdentity, WebKey,
-    WebRaterAccess,
+    self, DerivedPassphrase, Invitation, LoginAttempt, StudyWelcome, WebAccessError, WebIdentity,
+    WebKey, WebRaterAccess,
 };
 use rand::RngCore;
 
@@ -51,6 +51,29 @@ pub fn invite(
 ) -> Result<Invitation, WebAccessError> {
     let key = web_key(study)?;
     web_access::invite(study.store_keeping_reports(), &key, rater, days, rng)
+}
+
+/// [`invite`], keeping the study lead's name and contact for the invitation and login pages
+/// when given (later invitations keep showing them). Nothing is written when the invitation is
+/// refused.
+pub fn invite_from(
+    study: &mut OpenStudy,
+    rater: &str,
+    days: u32,
+    lead: Option<&str>,
+    contact: Option<&str>,
+    rng: &mut dyn RngCore,
+) -> Result<Invitation, WebAccessError> {
+    web_access::check_lead_contact(lead, contact)?;
+    let invitation = invite(study, rater, days, rng)?;
+    web_access::set_lead_contact(study.store_keeping_reports(), lead, contact)?;
+    Ok(invitation)
+}
+
+/// What the invitation and login pages say of the study before a login: its title, the lead's
+/// name and how to reach them.
+pub fn welcome(study: &OpenStudy) -> Result<StudyWelcome, WebAccessError> {
+    web_access::welcome(study.store())
 }
 
 /// The expert a valid invitation `token` is for.

@@ -1,8 +1,9 @@
 //! Names and labels as a person reads them: quoted in messages without Rust's debug escapes (`\"`,
 //! `\u{202e}`), with control and bidirectional-formatting characters made visible (`<U+202E>`) so
 //! a right-to-left override in a name cannot reverse the sentence around it, and whole terminal
-//! outputs with the same characters spelled out but their line breaks kept; and new names
-//! normalised (whitespace runs collapsed to one space, trimmed).
+//! outputs with the same characters spelled out but their line breaks kept; new names
+//! normalised (whitespace runs collapsed to one space, trimmed); and the key a name is matched
+//! by where a person types it (a web login): without regard to case or spaces.
 
 use std::fmt;
 
@@ -78,6 +79,26 @@ pub fn normalise_name(name: &str) -> String {
     name.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The key a typed name is matched by ([`same_login_name`]): [`normalise_name`]'s spacing, then
+/// every character in its Unicode lower case (a final sigma as any other sigma), so
+/// "  dr.  AMIRA haddad " and "Dr. Amira Haddad" have the same key. Case folding of this kind
+/// is per character and needs no table of its own; no other normalisation is applied (Concord
+/// stores names as they were typed, so two spellings that differ in more than case and spacing
+/// stay two names).
+pub fn login_name_key(name: &str) -> String {
+    normalise_name(name)
+        .chars()
+        .flat_map(char::to_lowercase)
+        .map(|c| if c == 'ς' { 'σ' } else { c })
+        .collect()
+}
+
+/// Whether `a` and `b` name the same person at a login: equal when case and repeated, leading
+/// and trailing spaces are ignored ([`login_name_key`]).
+pub fn same_login_name(a: &str, b: &str) -> bool {
+    login_name_key(a) == login_name_key(b)
+}
+
 /// The longest file name an export chooses by itself, in bytes: under the common 255-byte limit
 /// of file systems, with room for a numbered (`-12`) or temporary (`.partial`) suffix.
 pub const MAX_FILE_NAME_BYTES: usize = 240;
@@ -130,6 +151,27 @@ mod tests {
             "Dr Li Wei",
             "whitespace runs collapse"
         );
+    }
+
+    #[test]
+    fn login_names_match_without_regard_to_case_or_spaces() {
+        for (typed, stored) in [
+            ("  dr.  AMIRA\thaddad ", "Dr. Amira Haddad"),
+            ("ÉLODIE  brun", "élodie Brun"),
+            ("ΟΔΥΣΣΕΑΣ", "Οδυσσεας"),
+            ("李\u{3000}伟", "李 伟"),
+        ] {
+            assert!(
+                same_login_name(typed, stored),
+                "{typed:?} names {stored:?} at a login: case and spacing do not count"
+            );
+        }
+        for (typed, stored) in [("Amira Hadad", "Amira Haddad"), ("DrAmira", "Dr Amira")] {
+            assert!(
+                !same_login_name(typed, stored),
+                "{typed:?} is another name than {stored:?}: only case and spacing are ignored"
+            );
+        }
     }
 
     #[test]

@@ -470,7 +470,7 @@ fn read_jsonl(file: &str, bytes: &[u8], limits: &ReadLimits) -> Result<RawTable,
 }
 
 /// One line of JSON Lines as its object: valid UTF-8, valid JSON, and an object.
-fn jsonl_object(
+pub(crate) fn jsonl_object(
     line: &[u8],
     at: impl Fn() -> Location,
 ) -> Result<serde_json::Map<String, serde_json::Value>, Issue> {
@@ -558,6 +558,48 @@ impl JsonlColumns {
             }
         }
         Some(cells)
+    }
+}
+
+/// One JSON Lines object read as the cells of the columns `headers` names (a key matches a column
+/// ignoring surrounding whitespace and ASCII case; keys naming no column are ignored), for a
+/// reader that streams the lines and knows its columns in advance. Two keys naming one column and
+/// a value that is not a cell are problems at `at` (the column's name given).
+pub(crate) fn object_cells(
+    object: serde_json::Map<String, serde_json::Value>,
+    headers: &[String],
+    limits: &ReadLimits,
+    at: &impl Fn(Option<String>) -> Location,
+) -> Result<Vec<Cell>, Vec<Issue>> {
+    let mut cells = vec![Cell::Empty; headers.len()];
+    let mut written: Vec<Option<String>> = vec![None; headers.len()];
+    let mut issues = Vec::new();
+    for (raw_key, value) in object {
+        let key = raw_key.trim();
+        let Some(position) = headers.iter().position(|h| h.eq_ignore_ascii_case(key)) else {
+            continue;
+        };
+        if let Some(first) = written[position].replace(raw_key.clone()) {
+            issues.push(Issue::error(
+                at(Some(headers[position].clone())),
+                "duplicate_key",
+                format!(
+                    "the keys {} and {} name the same column; which value is meant is ambiguous",
+                    quoted(&first),
+                    quoted(&raw_key)
+                ),
+            ));
+            continue;
+        }
+        match json_cell(value, limits, || at(Some(headers[position].clone()))) {
+            Ok(cell) => cells[position] = cell,
+            Err(issue) => issues.push(issue),
+        }
+    }
+    if issues.is_empty() {
+        Ok(cells)
+    } else {
+        Err(issues)
     }
 }
 

@@ -5,7 +5,11 @@
 //!   conversation ids are used as the study's external ids as written (so `mentalbench:12` meets
 //!   the released datasets), response ids become the responses' external ids;
 //! - ratings: `item, rater, criterion, score`, optional `rationale` — one row per rating; `item`
-//!   (or `target`) names a response by its external id, `criterion` any key of the rubric.
+//!   (or `target`) names a response by its external id, `criterion` any key of the rubric. A header
+//!   with `conversation_id` instead of `item` names the items of a conversation: with a reply
+//!   rubric `conversation_id, turn, source` (`source` empty, or no such column, where the turn has
+//!   a single reply; an earlier release's single-turn answer is turn 2), with a session rubric
+//!   `conversation_id` alone (its session item).
 //!
 //! Sources are looked up in the release catalogue by key or MentalBench column name; other
 //! sources are created under the name given (family guessed from the name like a judge's). Raters
@@ -32,8 +36,10 @@ use crate::base::text::quoted;
 use crate::files::bounds::ReadLimits;
 use crate::files::csv_rows::CsvRow;
 use crate::files::csv_rows::CsvRows;
+use crate::files::json_lines::JsonLines;
 use crate::files::table::check_headers;
 use crate::files::table::display_name;
+use crate::files::table::object_cells;
 use crate::files::table::Cell;
 use crate::files::table::FileFormat;
 use crate::files::table::RawRow;
@@ -105,7 +111,7 @@ impl Default for RatingColumns {
 }
 
 /// A rubric by id: one stored in the study, else a built-in one.
-fn find_rubric(store: &Store, key: &str, at: &Location) -> Result<Rubric, ImportError> {
+pub(super) fn find_rubric(store: &Store, key: &str, at: &Location) -> Result<Rubric, ImportError> {
     if let Some(s) = store.rubrics()?.into_iter().find(|s| s.rubric.id == key) {
         return Ok(s.rubric);
     }
@@ -118,7 +124,7 @@ fn find_rubric(store: &Store, key: &str, at: &Location) -> Result<Rubric, Import
     })
 }
 
-fn required(table: &RawTable, names: &[(&str, &str)]) -> Result<Vec<usize>, Vec<Issue>> {
+pub(super) fn required(table: &RawTable, names: &[(&str, &str)]) -> Result<Vec<usize>, Vec<Issue>> {
     let mut missing = Vec::new();
     let mut out = Vec::new();
     for (role, name) in names {
@@ -147,7 +153,7 @@ fn required(table: &RawTable, names: &[(&str, &str)]) -> Result<Vec<usize>, Vec<
     }
 }
 
-fn source_spec(name: &str) -> SourceSpec {
+pub(super) fn source_spec(name: &str) -> SourceSpec {
     if let Some(entry) = source_by_key(name).or_else(|| source_by_mentalbench_column(name)) {
         return SourceSpec::from(entry);
     }
@@ -709,13 +715,24 @@ impl ItemsWrite<'_> {
 
 /// The rows of a ratings file: a CSV file streamed row by row (memory flat in its length), or
 /// a JSON Lines or XLSX file already read into a table within the read limits.
-enum RatingRows<'a> {
+pub(super) enum RatingRows<'a> {
     Stream(Box<CsvRows<'a>>),
-    Table { table: &'a RawTable, next: usize },
+    Table {
+        table: &'a RawTable,
+        next: usize,
+    },
+    /// JSON Lines streamed object by object, each read as the cells of `headers`.
+    Lines {
+        lines: Box<JsonLines<'a>>,
+        headers: &'a [String],
+        limits: ReadLimits,
+        /// Data rows read so far.
+        records: usize,
+    },
 }
 
 /// What the ratings importer needs of one row.
-trait RatingRow {
+pub(super) trait RatingRow {
     /// The row as the user sees it.
     fn number(&self) -> usize;
     /// The cell's text, trimmed; `None` when it is blank.
@@ -738,7 +755,7 @@ impl RatingRow for CsvRow<'_> {
     }
 }
 
-struct TableRow<'t>(&'t RawRow);
+pub(super) struct TableRow<'t>(pub(super) &'t RawRow);
 
 impl RatingRow for TableRow<'_> {
     fn number(&self) -> usize {
@@ -765,7 +782,7 @@ impl RatingRow for TableRow<'_> {
 impl RatingRows<'_> {
     /// Call `visit` with every row; problems of the file itself (a broken quote, bad bytes) are
     /// collected in `issues`, and reading stops once [`MAX_ISSUES`] are known.
-    fn each(
+    pub(super) fn each(
         &mut self,
         issues: &mut Vec<Issue>,
         mut visit: impl FnMut(&dyn RatingRow, &mut Vec<Issue>) -> Result<(), ImportError>,
@@ -796,13 +813,50 @@ impl RatingRows<'_> {
                     }
                 }
             }
+            RatingRows::Lines {
+                lines,
+                headers,
+                limits,
+                records,
+            } => {
+                while let Some(line) = lines.next_object() {
+                    let line = match line {
+                        Ok(line) => line,
+                        Err(issue) => {
+                            issues.push(issue);
+                            continue;
+                        }
+                    };
+                    let number = line.line;
+                    let at = |column: Option<String>| Location {
+                        column,
+                        ..Location::file_row(lines.file(), number)
+                    };
+                    match object_cells(line.object, headers, limits, &at) {
+                        Ok(cells) => {
+                            *records += 1;
+                            rows += 1;
+                            let row = RawRow {
+                                number,
+                                record: *records,
+                                cells,
+                            };
+                            visit(&TableRow(&row), issues)?;
+                        }
+                        Err(mut found) => issues.append(&mut found),
+                    }
+                    if issues.len() >= MAX_ISSUES {
+                        break;
+                    }
+                }
+            }
         }
         Ok(rows)
     }
 }
 
 /// Reading stops once this many problems are known.
-const MAX_ISSUES: usize = 200;
+pub(super) const MAX_ISSUES: usize = 200;
 
 /// Problems with the rows of an items file listed at most (the file is read to its end).
 const ITEM_ISSUES: usize = 10_000;
@@ -855,9 +909,16 @@ pub fn import_ratings(
 }
 
 /// A reader that counts the bytes read through it (the progress of a stream).
-struct Counted<R> {
+pub(super) struct Counted<R> {
     inner: R,
     read: Rc<Shared<u64>>,
+}
+
+impl<R> Counted<R> {
+    /// `inner`, counting the bytes read through it into `read`.
+    pub(super) fn new(inner: R, read: Rc<Shared<u64>>) -> Self {
+        Counted { inner, read }
+    }
 }
 
 impl<R: Read> Read for Counted<R> {
@@ -890,7 +951,7 @@ pub fn import_ratings_reporting(
 }
 
 /// A CSV file read as a stream, counting the bytes read into `read`.
-fn open_counted(
+pub(super) fn open_counted(
     path: &Path,
     name: &str,
     read: Rc<Shared<u64>>,
@@ -908,7 +969,7 @@ fn open_counted(
 
 /// Limits for a CSV file read as a stream: what is held at any time is one row, so the limits on
 /// the file's size, rows and cells (which bound a table kept whole) do not apply.
-fn stream_limits() -> ReadLimits {
+pub(super) fn stream_limits() -> ReadLimits {
     ReadLimits {
         file_bytes: u64::MAX,
         rows: u64::MAX,
@@ -918,7 +979,7 @@ fn stream_limits() -> ReadLimits {
 }
 
 /// SHA-256 of a file, read in chunks.
-fn sha256_file(path: &Path) -> Result<String, ImportError> {
+pub(super) fn sha256_file(path: &Path) -> Result<String, ImportError> {
     let name = display_name(path);
     let unreadable = |e: std::io::Error| {
         ImportError::one(
@@ -950,11 +1011,7 @@ fn write_ratings(
         progress,
     } = file;
     let rubric = find_rubric(store, rubric_key, &header.whole())?;
-    let item_name = if header.column(&columns.item).is_none() && header.column("target").is_some() {
-        "target".to_string()
-    } else {
-        columns.item.clone()
-    };
+    let (addressing, item_name) = Addressing::of(header, columns, &rubric)?;
     let cols = required(
         header,
         &[
@@ -975,13 +1032,9 @@ fn write_ratings(
         land(tx, report, options, |tx, report| {
             let rubric_id = tx.add_rubric(&rubric)?;
             let criterion_ids = tx.read().criterion_ids(rubric_id)?;
-            // Responses by external id, with a dense position for the seen-ratings bitsets.
-            let responses: HashMap<String, (i64, usize)> = tx
-                .response_external_ids()?
-                .into_iter()
-                .enumerate()
-                .map(|(i, (external, id))| (external, (id, i)))
-                .collect();
+            // Items by the key the file names them with, with a dense position for the
+            // seen-ratings bitsets.
+            let items = addressing.items(tx, rubric_id)?;
             let index = StudyIndex::load(tx)?;
             let mut import = tx.begin_rating_import(&format!("import:{}", report.file))?;
             let mut check = RatingsCheck {
@@ -994,11 +1047,13 @@ fn write_ratings(
                 existing_raters: &existing_raters,
                 criterion_ids,
                 seen: SeenRatings {
-                    responses: responses.len(),
+                    responses: items.count,
                     criteria: rubric.criteria.len(),
                     per_rater: Vec::new(),
                 },
-                responses,
+                addressing: &addressing,
+                responses: items.by_key,
+                ambiguous: items.ambiguous,
                 index,
                 raters: HashMap::new(),
                 criteria: HashMap::new(),
@@ -1020,7 +1075,7 @@ fn write_ratings(
                 issues.extend(name_duplicates(
                     header,
                     again()?,
-                    &cols,
+                    (&addressing, &cols),
                     &check.duplicates,
                     &rubric,
                 )?);
@@ -1046,6 +1101,200 @@ fn write_ratings(
     })
 }
 
+/// How a ratings file names its items: by a response's external id (`item`, or `target`), or —
+/// a header with `conversation_id` and no item column — by conversation, turn and source (a
+/// reply rubric's items) or by conversation alone (a session rubric's item).
+enum Addressing {
+    Item,
+    Reply { turn: usize, source: Option<usize> },
+    Session,
+}
+
+/// The items of the study by the key a ratings file names them with.
+struct AddressedItems {
+    by_key: HashMap<String, (i64, usize)>,
+    /// Items addressed (the dense positions run below it).
+    count: usize,
+    /// Keys naming several items (a turn of candidates named without a source).
+    ambiguous: HashSet<String>,
+}
+
+/// Separates the parts of a reply item's key (never in an id a person types).
+const KEY_SEPARATOR: char = '\u{1f}';
+
+impl Addressing {
+    /// The addressing of a file's header, and the name of its first column (the item's or the
+    /// conversation's); a reply rubric's file without a `turn` column is refused.
+    fn of(
+        header: &RawTable,
+        columns: &RatingColumns,
+        rubric: &Rubric,
+    ) -> Result<(Addressing, String), ImportError> {
+        if header.column(&columns.item).is_some() {
+            return Ok((Addressing::Item, columns.item.clone()));
+        }
+        if header.column("target").is_some() {
+            return Ok((Addressing::Item, "target".into()));
+        }
+        if header.column("conversation_id").is_none() {
+            return Ok((Addressing::Item, columns.item.clone()));
+        }
+        let addressing = match (rubric.scope, header.column("turn")) {
+            (crate::rubric::Scope::Session, _) => Addressing::Session,
+            (crate::rubric::Scope::Reply, Some(turn)) => Addressing::Reply {
+                turn,
+                source: header.column("source"),
+            },
+            (crate::rubric::Scope::Reply, None) => {
+                return Err(ImportError::one(
+                    header.whole(),
+                    "missing_column",
+                    format!(
+                        "rubric {} rates replies: a file naming items by conversation_id needs the columns conversation_id, turn and source (source may be empty where the turn has a single reply)",
+                        quoted(&rubric.id)
+                    ),
+                ))
+            }
+        };
+        Ok((addressing, "conversation_id".into()))
+    }
+
+    /// The key of a row's item (`None` when a part it needs is blank): the item id as written,
+    /// or the conversation, turn and source's key.
+    fn key(&self, row: &dyn RatingRow, first: usize) -> Option<String> {
+        let named = row.text(first)?;
+        match self {
+            Addressing::Item => Some(named.into_owned()),
+            Addressing::Session => Some(named.into_owned()),
+            Addressing::Reply { turn, source } => {
+                let written = row.text(*turn)?;
+                let turn = written
+                    .parse::<u64>()
+                    .ok()
+                    .or_else(|| {
+                        written
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|x| x.fract() == 0.0 && *x >= 1.0 && *x < 1e15)
+                            .map(|x| x as u64)
+                    })
+                    .map_or_else(|| written.to_string(), |n| n.to_string());
+                let source = source
+                    .and_then(|c| row.text(c))
+                    .map(|s| source_spec(&s).key)
+                    .unwrap_or_default();
+                Some(format!(
+                    "{named}{KEY_SEPARATOR}{turn}{KEY_SEPARATOR}{source}"
+                ))
+            }
+        }
+    }
+
+    /// A key as a person reads it: `c1, turn 3, gpt4o`.
+    fn shown(&self, key: &str) -> String {
+        let mut parts = key.split(KEY_SEPARATOR);
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(c), Some(t), Some("")) => format!("{c}, turn {t}"),
+            (Some(c), Some(t), Some(s)) => format!("{c}, turn {t}, {s}"),
+            _ => key.to_string(),
+        }
+    }
+
+    /// What a row must name, for the refusal of one that does not.
+    fn needs(&self) -> &'static str {
+        match self {
+            Addressing::Item => "item",
+            Addressing::Reply { .. } => "conversation_id, turn",
+            Addressing::Session => "conversation_id",
+        }
+    }
+
+    /// The refusal of a key naming no item (`ambiguous`: several).
+    fn unknown(&self, key: &str, ambiguous: bool, rubric: &str) -> String {
+        let parts: Vec<&str> = key.split(KEY_SEPARATOR).collect();
+        match (self, parts.as_slice()) {
+            (Addressing::Reply { .. }, [c, t, _]) if ambiguous => format!(
+                "conversation {} has several replies at turn {t} (candidates); name the source",
+                quoted(c)
+            ),
+            (Addressing::Reply { .. }, [c, t, s]) => format!(
+                "conversation {} has no reply item at turn {t}{} rated with rubric {}; import the conversations first",
+                quoted(c),
+                if s.is_empty() { String::new() } else { format!(" from {}", quoted(s)) },
+                quoted(&rubric)
+            ),
+            (Addressing::Session, _) => format!(
+                "conversation {} has no session item of rubric {}; import the conversations with it first",
+                quoted(&key),
+                quoted(&rubric)
+            ),
+            _ => format!(
+                "item {} is not a response id in the study; import the items first",
+                quoted(&key)
+            ),
+        }
+    }
+
+    /// The study's items by key: responses by external id, or the items of the rubric's
+    /// conversations (a reply also under its conversation and turn alone when it is the turn's
+    /// only reply).
+    fn items(&self, tx: &StudyTx<'_>, rubric_id: i64) -> Result<AddressedItems, ImportError> {
+        let mut by_key = HashMap::new();
+        let mut ambiguous = HashSet::new();
+        if let Addressing::Item = self {
+            by_key = tx
+                .response_external_ids()?
+                .into_iter()
+                .enumerate()
+                .map(|(i, (external, id))| (external, (id, i)))
+                .collect();
+            let count = by_key.len();
+            return Ok(AddressedItems {
+                by_key,
+                count,
+                ambiguous,
+            });
+        }
+        let mut count = 0;
+        for a in tx.item_addresses(rubric_id)? {
+            let key = match (self, a.turn) {
+                (Addressing::Session, None) => a.conversation.clone(),
+                (Addressing::Session, Some(_)) => continue,
+                // An earlier release's single-turn answer follows its user's message: turn 2.
+                (_, turn) => {
+                    let short = format!(
+                        "{}{KEY_SEPARATOR}{}{KEY_SEPARATOR}",
+                        a.conversation,
+                        turn.unwrap_or(2)
+                    );
+                    if by_key
+                        .insert(short.clone(), (a.response_id, count))
+                        .is_some()
+                    {
+                        ambiguous.insert(short);
+                    }
+                    format!(
+                        "{}{KEY_SEPARATOR}{}{KEY_SEPARATOR}{}",
+                        a.conversation,
+                        turn.unwrap_or(2),
+                        a.source
+                    )
+                }
+            };
+            by_key.insert(key, (a.response_id, count));
+            count += 1;
+        }
+        for key in &ambiguous {
+            by_key.remove(key);
+        }
+        Ok(AddressedItems {
+            by_key,
+            count,
+            ambiguous,
+        })
+    }
+}
+
 /// A rating repeated in a file: (row, item, rater, criterion as written, criterion position).
 type Duplicate = (usize, String, String, String, usize);
 
@@ -1063,8 +1312,12 @@ struct RatingsCheck<'a> {
     existing_raters: &'a HashMap<String, RaterKind>,
     /// Criterion id → its row id.
     criterion_ids: HashMap<String, i64>,
-    /// Response external id → (response, dense position).
+    /// How the file names its items.
+    addressing: &'a Addressing,
+    /// Item key (see [`Addressing::key`]) → (response, dense position).
     responses: HashMap<String, (i64, usize)>,
+    /// Keys that name several items (a turn of candidates named without a source).
+    ambiguous: HashSet<String>,
     index: StudyIndex,
     /// Rater name → (id, position among the file's raters).
     raters: HashMap<String, (i64, usize)>,
@@ -1092,13 +1345,18 @@ impl RatingsCheck<'_> {
         let (header, cols, rubric) = (self.header, self.cols, self.rubric);
         let at = |row: usize, column: Option<usize>| header.at(row, column);
         let number = row.number();
-        let (Some(item), Some(rater), Some(criterion_name)) =
-            (row.text(cols[0]), row.text(cols[1]), row.text(cols[2]))
-        else {
+        let (Some(item), Some(rater), Some(criterion_name)) = (
+            self.addressing.key(row, cols[0]),
+            row.text(cols[1]),
+            row.text(cols[2]),
+        ) else {
             issues.push(Issue::error(
                 at(number, None),
                 "missing_value",
-                "item, rater and criterion must all be present".to_string(),
+                format!(
+                    "{}, rater and criterion must all be present",
+                    self.addressing.needs()
+                ),
             ));
             return Ok(());
         };
@@ -1115,22 +1373,21 @@ impl RatingsCheck<'_> {
             return Ok(());
         };
         let criterion = &rubric.criteria[position];
-        let Some(&(response_id, response_at)) = self.responses.get(item.as_ref()) else {
-            if self.unknown_items.len() < 20 && self.unknown_items.insert(item.to_string()) {
+        let Some(&(response_id, response_at)) = self.responses.get(item.as_str()) else {
+            if self.unknown_items.len() < 20 && self.unknown_items.insert(item.clone()) {
                 issues.push(Issue::error(
                     at(number, Some(cols[0])),
                     "unknown_item",
-                    format!(
-                        "item {} is not a response id in the study; import the items first",
-                        quoted(&item)
-                    ),
+                    self.addressing
+                        .unknown(&item, self.ambiguous.contains(&item), &rubric.id),
                 ));
             }
             return Ok(());
         };
         let (rater_id, rater_at) = self.rater(tx, &rater)?;
         if !self.seen.first_time(rater_at, response_at, position) {
-            self.duplicate(number, (&item, &rater, &criterion_name), position, issues);
+            let shown = self.addressing.shown(&item);
+            self.duplicate(number, (&shown, &rater, &criterion_name), position, issues);
             return Ok(());
         }
         let at_score = || at(number, Some(cols[3]));
@@ -1286,7 +1543,7 @@ fn score_value(
 fn name_duplicates(
     header: &RawTable,
     mut rows: RatingRows<'_>,
-    cols: &[usize],
+    (addressing, cols): (&Addressing, &[usize]),
     duplicates: &[(usize, String, String, String, usize)],
     rubric: &Rubric,
 ) -> Result<Vec<Issue>, ImportError> {
@@ -1294,9 +1551,11 @@ fn name_duplicates(
     let mut first: Vec<Option<usize>> = vec![None; duplicates.len()];
     let mut ignored = Vec::new();
     rows.each(&mut ignored, |row, _| {
-        let (Some(item), Some(rater), Some(criterion)) =
-            (row.text(cols[0]), row.text(cols[1]), row.text(cols[2]))
-        else {
+        let (Some(item), Some(rater), Some(criterion)) = (
+            addressing.key(row, cols[0]).map(|k| addressing.shown(&k)),
+            row.text(cols[1]),
+            row.text(cols[2]),
+        ) else {
             return Ok(());
         };
         let Some(position) = rubric
@@ -1307,7 +1566,7 @@ fn name_duplicates(
             return Ok(());
         };
         for (slot, (_, i, r, _, p)) in first.iter_mut().zip(duplicates) {
-            if *p == position && i == item.as_ref() && r == rater.as_ref() {
+            if *p == position && *i == item && r == rater.as_ref() {
                 slot.get_or_insert(row.number());
             }
         }

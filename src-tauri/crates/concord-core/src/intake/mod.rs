@@ -24,6 +24,7 @@
 //! The first phase never trusts a size a file declares (see [`crate::files::bounds`]).
 
 pub mod catalog;
+pub mod conversations;
 pub mod demo;
 mod index;
 pub mod long;
@@ -257,7 +258,7 @@ pub enum FileStatus {
 pub struct FileReport {
     pub file: String,
     pub sheet: Option<String>,
-    /// `mentalalign`, `mentalbench`, `psycrisis`, `long-items`, `long-ratings`.
+    /// `mentalalign`, `mentalbench`, `psycrisis`, `long-items`, `long-ratings`, `conversations`.
     pub format: String,
     pub sha256: String,
     pub status: FileStatus,
@@ -271,6 +272,8 @@ pub struct FileReport {
     pub judgements: usize,
     pub warnings: Vec<Issue>,
     pub quality: QualityReport,
+    /// What an import of conversations brought in (only for that format; `null` for the others).
+    pub conversation_counts: Option<Box<conversations::ConversationCounts>>,
 }
 
 impl FileReport {
@@ -290,11 +293,23 @@ impl FileReport {
             judgements: 0,
             warnings: Vec::new(),
             quality: QualityReport::default(),
+            conversation_counts: None,
         }
     }
 
     /// The summary recorded with the import (everything but the item lists).
     pub(crate) fn summary_json(&self) -> serde_json::Value {
+        let mut summary = self.common_summary();
+        if let (Some(counts), Some(map)) = (&self.conversation_counts, summary.as_object_mut()) {
+            map.insert(
+                "conversations".into(),
+                serde_json::to_value(counts).unwrap_or_default(),
+            );
+        }
+        summary
+    }
+
+    fn common_summary(&self) -> serde_json::Value {
         serde_json::json!({
             "sheet": self.sheet,
             "rater": self.rater,

@@ -327,7 +327,7 @@ impl BatchRun<'_> {
     fn submit_pending(&mut self) -> Result<(), JudgeError> {
         let (ctx, run_id) = (self.ctx, self.ctx.run.id);
         while !ctx.cancel.is_cancelled() {
-            let jobs = ledger::claim(self.store, run_id, ctx.exec.batch_max_requests as usize)?;
+            let jobs = ledger::claim(self.store, &ctx.run, ctx.exec.batch_max_requests as usize)?;
             if jobs.is_empty() {
                 break;
             }

@@ -21,7 +21,7 @@
 //! [`MAX_LINE`] bytes are refused.
 
 use super::http::{read_completion, AnsweredBy};
-use super::ledger::{self, CallOutcome, CallResult, Job, LoadedRun};
+use super::ledger::{self, CallOutcome, CallResult, LoadedRun};
 use super::settings::ProviderKind;
 use super::JudgeError;
 use crate::store::Store;
@@ -93,14 +93,7 @@ pub fn export_batch_file(
         let Some(last) = page.last() else { break };
         after = last.call_id;
         for c in page {
-            let job = Job {
-                pair: None,
-                call_id: c.call_id,
-                response_id: c.response_id,
-                repetition: c.repetition,
-                context: c.context,
-                response: c.response,
-            };
+            let job = run.job(store, c)?;
             let line = json!({
                 "custom_id": format!("{prefix}{}", job.call_id),
                 "method": "POST",
@@ -315,7 +308,10 @@ impl BatchRun<'_> {
                 report.already_done += 1;
                 return Ok(());
             }
-            let r = self.call_result(call_id, call, &line, text);
+            let mut r = self.call_result(call_id, call, &line, text);
+            // The prompt the exported line carried, rendered again from the study.
+            r.prompt_sha256 =
+                ledger::rendered_call(store, self.run, call_id)?.map(|(_, prompt)| prompt.sha256());
             match &r.outcome {
                 CallOutcome::Scored(_) => report.done += 1,
                 _ => report.failed += 1,

@@ -5,17 +5,17 @@
 //! or failed; rows left in flight by a crash go back to pending when the run is executed again.
 
 use super::http::AnsweredBy;
-use super::prompt::{estimate_tokens, PromptTemplate};
-use super::settings::{ResponseSelection, RunSettings};
+use super::prompt::{estimate_tokens, Frame, PromptTemplate, RenderedPrompt};
+use super::settings::{HistoryDepth, ResponseSelection, RunSettings};
 use super::verdict::Verdict;
 use super::JudgeError;
 use crate::base::text::quoted;
 pub use crate::store::CallFailure;
 
-use crate::rubric::Rubric;
+use crate::rubric::{Rubric, Scope};
 use crate::store::{
-    CallDetails, CallReply, JudgeRunCounts, NewJudgeRun, NewJudgement, NewRater, Occasion,
-    RaterKind, RatingInput, Store, StoreError, StoredRubric,
+    CallDetails, CallReply, ClaimedCall, JudgeRunCounts, NewJudgeRun, NewJudgement, NewRater,
+    Occasion, RaterKind, RatingInput, Store, StoreError, StoredRubric, TurnRecord,
 };
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -110,6 +110,9 @@ pub(crate) struct LoadedRun {
     pub settings: RunSettings,
     pub rubric: Rubric,
     pub template: PromptTemplate,
+    /// How the rubric's default prompt framed the run's items (what a shuffled call's own
+    /// default prompt is worded as).
+    pub frame: Frame,
     pub rater_id: i64,
     /// Criterion id (rubric key) → criterion row id.
     pub criteria: HashMap<String, i64>,
@@ -190,19 +193,74 @@ impl LoadedRun {
     }
 
     /// The messages one call sends: the run's template, or the rubric's default template in the
-    /// call's shuffled order.
-    pub(crate) fn prompt_for(&self, job: &Job) -> super::prompt::RenderedPrompt {
+    /// call's shuffled order, filled with the turns the call shows and its reply (or replies).
+    pub(crate) fn prompt_for(&self, job: &Job) -> RenderedPrompt {
         if let Some(pair) = &job.pair {
             return self
                 .template
-                .render_pair(&job.context, &job.response, &pair.second);
+                .render_pair_turns(&job.history, &job.response, &pair.second);
         }
         match self.criteria_order(job.response_id, job.repetition) {
-            Some(order) => PromptTemplate::default_in_order(&self.rubric, &order)
-                .render(&job.context, &job.response),
-            None => self.template.render(&job.context, &job.response),
+            Some(order) => PromptTemplate::default_in_order(&self.rubric, &order, self.frame)
+                .render_turns(&job.history, &job.response),
+            None => self.template.render_turns(&job.history, &job.response),
         }
     }
+
+    /// A call read from the study with the turns its prompt shows (the run's history depth). A
+    /// single-turn conversation's one turn came with the call; a transcript's are read.
+    pub(crate) fn job(&self, store: &Store, call: ClaimedCall) -> Result<Job, JudgeError> {
+        let turns = if call.transcript {
+            store.history(call.response_id)?
+        } else {
+            vec![TurnRecord::opening(call.context)]
+        };
+        let history = shown(self.rubric.scope, self.settings.history, turns);
+        Ok(Job {
+            call_id: call.call_id,
+            response_id: call.response_id,
+            repetition: call.repetition,
+            history,
+            response: call.response,
+            pair: call.pair,
+        })
+    }
+}
+
+/// The turns a judge is shown before item `response_id`: the last `depth` turns before a reply
+/// (every role counted), the whole conversation for a session item.
+pub(crate) fn shown_history(
+    store: &Store,
+    scope: Scope,
+    depth: HistoryDepth,
+    response_id: i64,
+) -> Result<Vec<TurnRecord>, JudgeError> {
+    Ok(shown(scope, depth, store.history(response_id)?))
+}
+
+/// The turns of an item's `history` its prompt shows (see [`shown_history`]).
+fn shown(scope: Scope, depth: HistoryDepth, mut history: Vec<TurnRecord>) -> Vec<TurnRecord> {
+    if scope == Scope::Reply {
+        let hidden = history.len() - depth.shown(&history).len();
+        history.drain(..hidden);
+    }
+    history
+}
+
+/// Call `call_id` of `run` as the study keeps it, with the prompt it sends (or sent) rendered
+/// from the study: the same texts, turns and order as when it is sent, so the rendering's hash
+/// is the one recorded while the texts are unchanged. `None` when the run has no such call.
+pub(crate) fn rendered_call(
+    store: &Store,
+    run: &LoadedRun,
+    call_id: i64,
+) -> Result<Option<(crate::store::StoredCall, RenderedPrompt)>, JudgeError> {
+    let Some(stored) = store.judge_call(run.id, call_id)? else {
+        return Ok(None);
+    };
+    let job = run.job(store, stored.call.clone())?;
+    let prompt = run.prompt_for(&job);
+    Ok(Some((stored, prompt)))
 }
 
 /// One claimed call with the texts it needs.
@@ -211,7 +269,10 @@ pub(crate) struct Job {
     pub call_id: i64,
     pub response_id: i64,
     pub repetition: i64,
-    pub context: String,
+    /// The turns shown before the reply (cut to the run's depth), or a session item's whole
+    /// conversation.
+    pub history: Vec<TurnRecord>,
+    /// The reply judged; empty for a session item.
     pub response: String,
     /// The pair a pairwise call compares (`response` is the answer shown first).
     pub pair: Option<crate::store::ClaimedPair>,
@@ -292,18 +353,21 @@ fn rubric_for(store: &Store, settings: &RunSettings) -> Result<StoredRubric, Jud
     }
 }
 
-/// Responses the selection picks, in id order, and how many selected ones have no text.
+/// Responses the selection picks, in id order, and how many selected ones have no text. A
+/// session rubric's items have no text of their own (each stands for its whole conversation), so
+/// none of them is left out for it.
 fn select_responses(
     store: &Store,
-    rubric_id: i64,
+    rubric: (i64, Scope),
     selection: &ResponseSelection,
     seed: u64,
 ) -> Result<(Vec<i64>, u64), JudgeError> {
+    let (rubric_id, scope) = rubric;
     let expert_only = matches!(selection, ResponseSelection::ExpertRated);
     let all: Vec<(i64, bool)> = store
         .judgeable_responses(rubric_id, expert_only)?
         .into_iter()
-        .map(|r| (r.id, r.has_text))
+        .map(|r| (r.id, r.has_text || scope == Scope::Session))
         .collect();
     let without_text = all.iter().filter(|(_, has)| !has).count() as u64;
     let mut ids: Vec<i64> = all
@@ -344,17 +408,18 @@ fn resolve(store: &Store, settings: &RunSettings) -> Result<Resolved, JudgeError
     }
     let template = match &settings.prompt {
         Some(t) => t.clone(),
-        None if rubric.is_pairwise() => {
-            PromptTemplate::pairwise(&rubric, &pair_language(store, rubric_id)?)
-        }
-        None => PromptTemplate::default_for(&rubric),
+        None if rubric.is_pairwise() => pairwise_default(store, &rubric, rubric_id)?,
+        None => PromptTemplate::framed(
+            &rubric,
+            Frame::of(&rubric, store.rubric_has_transcripts(rubric_id)?),
+        ),
     };
     if rubric.is_pairwise() != (template.format == super::ReplyFormat::PairPreferences) {
         return Err(JudgeError::Settings(
             "a pairwise rubric needs a pairwise prompt ({{response_a}} and {{response_b}}) and a single-answer rubric a single-answer one".into(),
         ));
     }
-    template.validate()?;
+    template.validate_for(rubric.scope)?;
     let mut settings = settings.clone();
     settings.base_url = settings.normalized_base_url();
     settings.rubric = Some(rubric.id.clone());
@@ -395,11 +460,17 @@ fn check_pairwise_settings(settings: &RunSettings) -> Result<(), JudgeError> {
     Ok(())
 }
 
-/// The language of a pairwise rubric's pairs (`zh` when most of their conversations are
-/// Chinese, `en` otherwise): the language of the default pairwise prompt.
-fn pair_language(store: &Store, rubric_id: i64) -> Result<String, JudgeError> {
+/// The default prompt of a pairwise rubric: in the language of its pairs (`zh` when most of
+/// their conversations are Chinese, `en` otherwise), framed as replies after a conversation when
+/// any pair stands in a transcript.
+fn pairwise_default(
+    store: &Store,
+    rubric: &Rubric,
+    rubric_id: i64,
+) -> Result<PromptTemplate, JudgeError> {
     let pairs = store.read().pairs(rubric_id)?;
     let mut zh = 0usize;
+    let mut transcripts = false;
     let mut seen = std::collections::HashSet::new();
     for p in &pairs {
         if seen.insert(p.conversation_id) {
@@ -407,9 +478,15 @@ fn pair_language(store: &Store, rubric_id: i64) -> Result<String, JudgeError> {
             if c.language.as_deref().is_some_and(|l| l.starts_with("zh")) {
                 zh += 1;
             }
+            transcripts = transcripts || store.item_place(p.left_response_id)?.transcript;
         }
     }
-    Ok(if zh * 2 > seen.len() { "zh" } else { "en" }.to_string())
+    let lang = if zh * 2 > seen.len() { "zh" } else { "en" };
+    Ok(PromptTemplate::pairwise_framed(
+        rubric,
+        lang,
+        Frame::of(rubric, transcripts),
+    ))
 }
 
 /// The calls of a pairwise run: every pair the selection picks, once each way round with
@@ -486,15 +563,20 @@ pub fn preview_run(store: &Store, settings: &RunSettings) -> Result<RunPreview, 
     if r.rubric.is_pairwise() {
         return preview_pairs(store, settings, r);
     }
-    let (ids, without_text) =
-        select_responses(store, r.rubric_id, &settings.selection, settings.seed)?;
+    let (ids, without_text) = select_responses(
+        store,
+        (r.rubric_id, r.rubric.scope),
+        &settings.selection,
+        settings.seed,
+    )?;
     let existing_run = store.judge_run_by_settings(&r.settings_sha256)?;
     let mut input_tokens = 0u64;
     for id in &ids {
         let texts = store.response_texts(*id)?;
+        let turns = shown_history(store, r.rubric.scope, settings.history, *id)?;
         let p = r
             .template
-            .render(&texts.context, texts.text.as_deref().unwrap_or(""));
+            .render_turns(&turns, texts.text.as_deref().unwrap_or(""));
         input_tokens +=
             estimate_tokens(p.system.as_deref().unwrap_or("")) + estimate_tokens(&p.user);
     }
@@ -545,8 +627,9 @@ fn preview_pairs(
                 .get(&c.pair_id)
                 .map_or(c.shown_first, |&(l, r)| if c.left_first { r } else { l });
         let second = store.response_texts(second_id)?;
-        let p = r.template.render_pair(
-            &first.context,
+        let turns = shown_history(store, r.rubric.scope, settings.history, c.shown_first)?;
+        let p = r.template.render_pair_turns(
+            &turns,
             first.text.as_deref().unwrap_or(""),
             second.text.as_deref().unwrap_or(""),
         );
@@ -581,8 +664,14 @@ fn preview_pairs(
 pub fn default_prompt(store: &Store, rubric: Option<&str>) -> Result<PromptTemplate, JudgeError> {
     let mut settings = RunSettings::new(super::ProviderKind::OpenaiCompatible, "", "");
     settings.rubric = rubric.map(str::to_string);
-    let rubric = rubric_for(store, &settings)?.rubric;
-    Ok(PromptTemplate::default_for(&rubric))
+    let StoredRubric { id, rubric } = rubric_for(store, &settings)?;
+    if rubric.is_pairwise() {
+        return pairwise_default(store, &rubric, id);
+    }
+    Ok(PromptTemplate::framed(
+        &rubric,
+        Frame::of(&rubric, store.rubric_has_transcripts(id)?),
+    ))
 }
 
 /// Create the run for `settings` with a row per (response, repetition), or find the earlier run
@@ -605,7 +694,12 @@ pub fn open_run(store: &mut Store, settings: &RunSettings) -> Result<RunPlan, Ju
     let (ids, _) = if pair_calls.is_some() {
         (Vec::new(), 0)
     } else {
-        select_responses(store, r.rubric_id, &settings.selection, settings.seed)?
+        select_responses(
+            store,
+            (r.rubric_id, r.rubric.scope),
+            &settings.selection,
+            settings.seed,
+        )?
     };
     if ids.is_empty() && pair_calls.as_ref().is_none_or(Vec::is_empty) {
         return Err(JudgeError::Settings(
@@ -684,12 +778,18 @@ pub(crate) fn load_run(store: &Store, run_id: i64) -> Result<LoadedRun, JudgeErr
         .prompt
         .clone()
         .unwrap_or_else(|| PromptTemplate::default_for(&rubric));
+    // A run that shuffles the criteria sends the rubric's default prompt in one of its frames.
+    let frame = Frame::ALL
+        .into_iter()
+        .find(|f| PromptTemplate::framed(&rubric, *f) == template)
+        .unwrap_or(Frame::of(&rubric, false));
     let criteria = store.read().criterion_ids(rubric_id)?;
     Ok(LoadedRun {
         id: run_id,
         settings,
         rubric,
         template,
+        frame,
         rater_id,
         criteria,
     })
@@ -705,22 +805,17 @@ pub(crate) fn reset_for_session(
     store.write(|tx| -> Result<u64, JudgeError> { Ok(tx.reset_calls(run_id, retry_failed)?) })
 }
 
-/// Claim up to `limit` pending rows: mark them in flight and return them with their texts.
-pub(crate) fn claim(store: &mut Store, run_id: i64, limit: usize) -> Result<Vec<Job>, JudgeError> {
-    store.write(|tx| -> Result<Vec<Job>, JudgeError> {
-        Ok(tx
-            .claim_calls(run_id, limit)?
-            .into_iter()
-            .map(|c| Job {
-                call_id: c.call_id,
-                response_id: c.response_id,
-                repetition: c.repetition,
-                context: c.context,
-                response: c.response,
-                pair: c.pair,
-            })
-            .collect())
-    })
+/// Claim up to `limit` pending rows of `run`: mark them in flight and return them with their
+/// texts and the turns each shows.
+pub(crate) fn claim(
+    store: &mut Store,
+    run: &LoadedRun,
+    limit: usize,
+) -> Result<Vec<Job>, JudgeError> {
+    let claimed = store.write(|tx| -> Result<Vec<ClaimedCall>, JudgeError> {
+        Ok(tx.claim_calls(run.id, limit)?)
+    })?;
+    claimed.into_iter().map(|c| run.job(store, c)).collect()
 }
 
 /// Write a batch of results in one transaction.

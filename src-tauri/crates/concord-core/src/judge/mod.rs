@@ -18,7 +18,15 @@
 //!    retries, timeouts), reporting [`Progress`] to a callback and stopping when a
 //!    [`CancellationToken`] is cancelled. Cancelled and in-flight rows go back to pending.
 //! 4. [`runs`], [`run_status`], [`failures`] — what the runs hold, with raw outputs of failures;
-//!    [`answering()`] — which model the provider says answered each run's calls ([`mod@answering`]).
+//!    [`answering()`] — which model the provider says answered each run's calls ([`mod@answering`]);
+//!    [`call_prompt()`] — one call's exact prompt rendered again from the study beside the hash
+//!    recorded when it was sent ([`mod@call_prompt`]).
+//!
+//! Conversations: a reply of a transcript is judged after the last [`RunSettings::history`] turns
+//! before it (10 unless told; every role counted), a session item after its whole conversation,
+//! and a pair of candidates after the history they share; the prompt gives them as the
+//! transcript [`prompt::transcript`] writes. A single-turn conversation's answer is asked exactly
+//! as before transcripts existed.
 //!
 //! Repetitions: every repetition's scores are kept in the run's `judge_call` rows. The judge's
 //! *rating* row (one per rater × response × criterion, origin `judge:<run id>`, the judge's
@@ -32,6 +40,7 @@
 pub mod answering;
 pub mod batch;
 pub mod batch_file;
+pub mod call_prompt;
 mod context;
 pub mod destination;
 pub mod http;
@@ -49,6 +58,7 @@ pub mod structured;
 pub mod verdict;
 
 pub use answering::{answering, RunAnswering};
+pub use call_prompt::{call_prompt, CallChoice, CallPrompt};
 pub use destination::{destination, Destination, KeyOrigin};
 pub use key::{ApiKey, KeyChoice, KeyError, KeySource};
 pub use ledger::{
@@ -56,10 +66,12 @@ pub use ledger::{
     CostEstimate, ReplyMode, RunPlan, RunPreview, RunStatus,
 };
 pub use progress::{Progress, RunPhase};
-pub use prompt::{PromptTemplate, ReplyFormat};
+pub use prompt::{Frame, PromptTemplate, ReplyFormat};
 pub use rule::DestinationError;
 pub use runner::{execute_run, RunReport};
-pub use settings::{Execution, Prices, ProviderKind, ResponseSelection, RunSettings};
+pub use settings::{
+    Execution, HistoryDepth, Prices, ProviderKind, ResponseSelection, RunSettings, DEFAULT_HISTORY,
+};
 pub use tokio_util::sync::CancellationToken;
 pub use verdict::{read_reply, ReplyError, Verdict};
 

@@ -1,16 +1,35 @@
-//! Judge prompts. A template is plain text with two slots, `{{context}}` (the person's message)
-//! and `{{response}}` (the answer being judged); the rubric's criteria are written into the text
-//! when the default template is made, so the stored template is exactly what is sent apart from
-//! the two slots, and a custom rubric gets a prompt of its own. Two reply formats exist: a JSON
-//! object of scores (MentalBench style, one response per call, `Overall` and `Explanation`) and
-//! reasons followed by a dict keyed by the rubric's own names with a total (PsyCrisis style).
+//! Judge prompts. A template is plain text with slots: `{{history}}` (the turns before the item,
+//! as a transcript), `{{context}}` (the person's message of a single-turn conversation, else the
+//! same transcript as `{{history}}`) and `{{response}}` (the reply being judged; a pairwise
+//! template has `{{response_a}}` and `{{response_b}}` instead, a session rubric's none). The
+//! rubric's criteria are written into the text when the default template is made, so the stored
+//! template is exactly what is sent apart from the slots, and a custom rubric gets a prompt of its
+//! own. Two reply formats exist: a JSON object of scores (MentalBench style, one response per
+//! call, `Overall` and `Explanation`) and reasons followed by a dict keyed by the rubric's own
+//! names with a total (PsyCrisis style).
+//!
+//! **The transcript** ([`transcript`]) gives each turn shown as a line `[turn N] ROLE:` (N its
+//! 1-based turn number, ROLE `user`, `assistant` or `system`) followed by the turn's text
+//! verbatim, the turns in order and separated by one empty line, with nothing before the first
+//! or after the last. A single-turn conversation (one user message, then the answers) fills
+//! `{{context}}` with that message alone, exactly as before transcripts existed, so its prompts —
+//! and their hashes — are unchanged.
+//!
+//! **Frames** ([`Frame`]): the default template of a rubric is worded for what its items are —
+//! an answer to one message (single-turn studies, unchanged), a reply after a conversation (a
+//! rubric with transcripts: `{{history}}` before the reply), or a whole conversation (a session
+//! rubric: `{{history}}` and no reply).
 
 use super::JudgeError;
-use crate::rubric::{localized, Criterion, Rubric, Scale};
+use crate::rubric::{localized, Criterion, Rubric, Scale, Scope};
+use crate::store::{Role, TurnRecord};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt::Write;
 
 pub const CONTEXT_SLOT: &str = "{{context}}";
+/// The turns before the item as a transcript (see the module's doc).
+pub const HISTORY_SLOT: &str = "{{history}}";
 pub const RESPONSE_SLOT: &str = "{{response}}";
 /// The answer shown first in a pairwise prompt ("A").
 pub const RESPONSE_A_SLOT: &str = "{{response_a}}";
@@ -76,24 +95,104 @@ pub fn estimate_tokens(text: &str) -> u64 {
     ascii.div_ceil(4) + other
 }
 
-impl PromptTemplate {
-    /// The default template for a rubric: the reasons-then-dict format for a rubric of binary
-    /// dimensions with a declared total (PsyCrisis), the JSON format otherwise (MentalBench).
-    pub fn default_for(rubric: &Rubric) -> PromptTemplate {
-        if rubric.is_pairwise() {
-            return PromptTemplate::pairwise(rubric, "en");
+/// What the items of a run are, and so how the rubric's default prompt introduces them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frame {
+    /// An answer to one person's message (a single-turn study; the prompts of earlier releases).
+    SingleTurn,
+    /// A reply after the turns of a conversation (a reply rubric with transcripts).
+    Conversation,
+    /// A whole conversation (a session rubric).
+    Session,
+}
+
+impl Frame {
+    pub const ALL: [Frame; 3] = [Frame::SingleTurn, Frame::Conversation, Frame::Session];
+
+    /// The frame of `rubric`'s items: a session rubric's, else a conversation's when any of its
+    /// conversations is a transcript, else a single turn's.
+    pub fn of(rubric: &Rubric, transcripts: bool) -> Frame {
+        match (rubric.scope, transcripts) {
+            (Scope::Session, _) => Frame::Session,
+            (Scope::Reply, true) => Frame::Conversation,
+            (Scope::Reply, false) => Frame::SingleTurn,
         }
+    }
+}
+
+/// The turns shown, as the prompt gives them: each as `[turn N] ROLE:` on a line of its own and
+/// its text verbatim below, one empty line between turns (see the module's doc).
+pub fn transcript(turns: &[TurnRecord]) -> String {
+    let mut out = String::with_capacity(turns.iter().map(|t| t.text.len() + 24).sum());
+    for (i, t) in turns.iter().enumerate() {
+        if i > 0 {
+            out.push_str("\n\n");
+        }
+        let _ = writeln!(out, "[turn {}] {}:", t.position, t.role.as_str());
+        out.push_str(&t.text);
+    }
+    out
+}
+
+/// What `{{context}}` holds for `turns`: the person's message when the turns are exactly a
+/// single-turn conversation's (one user turn, turn 1), as before transcripts existed; the
+/// transcript of the turns otherwise.
+pub fn context_of(turns: &[TurnRecord]) -> Cow<'_, str> {
+    match turns {
+        [only] if only.position == 1 && only.role == Role::User => Cow::Borrowed(&only.text),
+        _ => Cow::Owned(transcript(turns)),
+    }
+}
+
+/// The history of a single-turn conversation whose person wrote `context`.
+fn single_turn(context: &str) -> [TurnRecord; 1] {
+    [TurnRecord::opening(context.to_string())]
+}
+
+impl PromptTemplate {
+    /// The default template for a rubric whose items are single-turn answers (or, for a session
+    /// rubric, whole conversations): see [`PromptTemplate::framed`].
+    pub fn default_for(rubric: &Rubric) -> PromptTemplate {
+        PromptTemplate::framed(rubric, Frame::of(rubric, false))
+    }
+
+    /// The default template for a rubric's items framed as `frame`: the reasons-then-dict format
+    /// for a rubric of binary dimensions with a declared total (PsyCrisis), the JSON format
+    /// otherwise (MentalBench); a pairwise rubric's English comparison.
+    pub fn framed(rubric: &Rubric, frame: Frame) -> PromptTemplate {
+        if rubric.is_pairwise() {
+            return PromptTemplate::pairwise_framed(rubric, "en", frame);
+        }
+        let order: Vec<usize> = (0..rubric.criteria.len()).collect();
         let binary = rubric.criteria.iter().all(|c| c.scale == Scale::Binary);
         if binary && rubric.total.is_some() {
-            PromptTemplate::reasons_then_dict(rubric)
+            PromptTemplate::reasons_then_dict_in(rubric, &order, frame)
         } else {
-            PromptTemplate::json_scores(rubric)
+            PromptTemplate::json_scores_in(rubric, None, frame)
         }
     }
 
-    /// Check the slots are there (a template without `{{response}}` would judge nothing).
+    /// Check the slots are there (a template without `{{response}}` would judge nothing, one
+    /// without `{{context}}` or `{{history}}` would hide what came before the reply).
     pub fn validate(&self) -> Result<(), JudgeError> {
-        if self.format == ReplyFormat::PairPreferences {
+        self.validate_for(Scope::Reply)
+    }
+
+    /// [`PromptTemplate::validate`] for a rubric of `scope`: a session rubric's item is the whole
+    /// conversation, shown by `{{history}}` (or `{{context}}`), and it has no reply to show.
+    pub fn validate_for(&self, scope: Scope) -> Result<(), JudgeError> {
+        let anywhere = |slot: &str| {
+            self.user.contains(slot) || self.system.as_deref().unwrap_or("").contains(slot)
+        };
+        if scope == Scope::Session {
+            if anywhere(RESPONSE_SLOT) || self.format == ReplyFormat::PairPreferences {
+                return Err(JudgeError::Settings(
+                    "a session rubric's item is the whole conversation: its prompt shows it with \
+                     {{history}} and has no {{response}}"
+                        .into(),
+                ));
+            }
+        } else if self.format == ReplyFormat::PairPreferences {
             for slot in [RESPONSE_A_SLOT, RESPONSE_B_SLOT] {
                 if !self.user.contains(slot) {
                     return Err(JudgeError::Template { placeholder: slot });
@@ -104,11 +203,9 @@ impl PromptTemplate {
                 placeholder: RESPONSE_SLOT,
             });
         }
-        if !self.user.contains(CONTEXT_SLOT)
-            && !self.system.as_deref().unwrap_or("").contains(CONTEXT_SLOT)
-        {
+        if !anywhere(CONTEXT_SLOT) && !anywhere(HISTORY_SLOT) {
             return Err(JudgeError::Template {
-                placeholder: CONTEXT_SLOT,
+                placeholder: "{{history}} (or {{context}})",
             });
         }
         Ok(())
@@ -119,23 +216,54 @@ impl PromptTemplate {
         crate::base::digest::sha256_hex(serde_json::to_string(self).unwrap_or_default().as_bytes())
     }
 
-    /// Fill the slots with one item's texts. Slots are filled in one pass, so a `{{context}}`
-    /// written inside a response is left as the response wrote it.
+    /// Fill the slots for a single-turn conversation's answer: the person's message and the
+    /// answer (see [`PromptTemplate::render_turns`]).
     pub fn render(&self, context: &str, response: &str) -> RenderedPrompt {
-        RenderedPrompt {
-            system: self.system.as_deref().map(|s| fill(s, context, response)),
-            user: fill(&self.user, context, response),
-        }
+        self.render_turns(&single_turn(context), response)
     }
 
-    /// Fill a pairwise template's slots: the person's message, the answer shown first (A) and
-    /// the one shown second (B), in one pass like [`PromptTemplate::render`].
+    /// Fill the slots with one item: the turns shown before it (`{{history}}`, `{{context}}`)
+    /// and its reply (`{{response}}`; empty for a session item). Slots are filled in one pass,
+    /// so a `{{context}}` written inside a text is left as the text wrote it.
+    pub fn render_turns(&self, turns: &[TurnRecord], response: &str) -> RenderedPrompt {
+        self.render_slots(turns, &[(RESPONSE_SLOT, response)])
+    }
+
+    /// Fill a pairwise template's slots for a single-turn conversation: the person's message,
+    /// the answer shown first (A) and the one shown second (B).
     pub fn render_pair(&self, context: &str, first: &str, second: &str) -> RenderedPrompt {
-        let slots = [
-            (CONTEXT_SLOT, context),
-            (RESPONSE_A_SLOT, first),
-            (RESPONSE_B_SLOT, second),
-        ];
+        self.render_pair_turns(&single_turn(context), first, second)
+    }
+
+    /// Fill a pairwise template's slots: the turns before the two replies, the reply shown
+    /// first (A) and the one shown second (B), in one pass like [`PromptTemplate::render_turns`].
+    pub fn render_pair_turns(
+        &self,
+        turns: &[TurnRecord],
+        first: &str,
+        second: &str,
+    ) -> RenderedPrompt {
+        self.render_slots(
+            turns,
+            &[(RESPONSE_A_SLOT, first), (RESPONSE_B_SLOT, second)],
+        )
+    }
+
+    fn render_slots(&self, turns: &[TurnRecord], replies: &[(&str, &str)]) -> RenderedPrompt {
+        let context = context_of(turns);
+        let wants_history = self.user.contains(HISTORY_SLOT)
+            || self
+                .system
+                .as_deref()
+                .is_some_and(|s| s.contains(HISTORY_SLOT));
+        // The transcript is written once; a single-turn context is the message itself.
+        let history: Cow<'_, str> = match (&context, wants_history) {
+            (_, false) => Cow::Borrowed(""),
+            (Cow::Owned(t), true) => Cow::Borrowed(t.as_str()),
+            (Cow::Borrowed(_), true) => Cow::Owned(transcript(turns)),
+        };
+        let mut slots = vec![(CONTEXT_SLOT, &*context), (HISTORY_SLOT, &*history)];
+        slots.extend_from_slice(replies);
         RenderedPrompt {
             system: self.system.as_deref().map(|s| fill_slots(s, &slots)),
             user: fill_slots(&self.user, &slots),
@@ -146,7 +274,15 @@ impl PromptTemplate {
     /// the two answers as A and B, each criterion's question, rules against position, length
     /// and style bias, and the reply as one JSON object of `"A"`, `"B"` or `"tie"` per criterion.
     pub fn pairwise(rubric: &Rubric, lang: &str) -> PromptTemplate {
+        PromptTemplate::pairwise_framed(rubric, lang, Frame::SingleTurn)
+    }
+
+    /// [`PromptTemplate::pairwise`] for two replies after a conversation when `frame` is
+    /// [`Frame::Conversation`]: the turns before them (`{{history}}`) instead of the person's
+    /// message.
+    pub fn pairwise_framed(rubric: &Rubric, lang: &str, frame: Frame) -> PromptTemplate {
         let zh = lang.starts_with("zh");
+        let conversation = frame != Frame::SingleTurn;
         let choices = |c: &Criterion| {
             if c.scale.contains(crate::rubric::PREFER_TIE) {
                 "\"A\" | \"B\" | \"tie\""
@@ -155,12 +291,22 @@ impl PromptTemplate {
             }
         };
         let mut t = String::new();
-        if zh {
+        if zh && conversation {
+            t.push_str("你是一名资深的临床心理学家，正在比较心理援助服务在同一段对话的同一位置可能给出的两个回答。请结合此前的对话，逐项判断哪个回答更好。\n\n");
+            t.push_str("此前的对话（按时间先后）：\n<<<\n{{history}}\n>>>\n\n");
+        } else if zh {
             t.push_str("你是一名资深的临床心理学家，正在比较心理援助服务对同一位来访者的两个回答。请逐项判断哪个回答更好。\n\n");
             t.push_str("来访者写道：\n<<<\n{{context}}\n>>>\n\n");
-            t.push_str("回答 A：\n<<<\n{{response_a}}\n>>>\n\n");
-            t.push_str("回答 B：\n<<<\n{{response_b}}\n>>>\n\n");
-            t.push_str("比较维度：\n");
+        } else if conversation {
+            t.push_str(
+                "You are an experienced clinical psychologist comparing two replies that a \
+                 mental-health help service could give at the same point of a conversation. For \
+                 each attribute, decide which reply is better, in the light of the conversation \
+                 before it.\n\n",
+            );
+            t.push_str(
+                "The conversation before the replies, oldest turn first:\n<<<\n{{history}}\n>>>\n\n",
+            );
         } else {
             t.push_str(
                 "You are an experienced clinical psychologist comparing two answers that a \
@@ -168,6 +314,12 @@ impl PromptTemplate {
                  decide which answer is better.\n\n",
             );
             t.push_str("The person wrote:\n<<<\n{{context}}\n>>>\n\n");
+        }
+        if zh {
+            t.push_str("回答 A：\n<<<\n{{response_a}}\n>>>\n\n");
+            t.push_str("回答 B：\n<<<\n{{response_b}}\n>>>\n\n");
+            t.push_str("比较维度：\n");
+        } else {
             t.push_str("Answer A:\n<<<\n{{response_a}}\n>>>\n\n");
             t.push_str("Answer B:\n<<<\n{{response_b}}\n>>>\n\n");
             t.push_str("Attributes:\n");
@@ -214,33 +366,59 @@ impl PromptTemplate {
     /// rubric's criteria, a permutation): the per-call prompt of a run that shuffles the criteria
     /// order. Groups are not headed (a shuffled list has no groups); the PsyCrisis worked example
     /// keeps each dimension's own reason and score.
-    pub fn default_in_order(rubric: &Rubric, order: &[usize]) -> PromptTemplate {
+    pub fn default_in_order(rubric: &Rubric, order: &[usize], frame: Frame) -> PromptTemplate {
         let binary = rubric.criteria.iter().all(|c| c.scale == Scale::Binary);
         if binary && rubric.total.is_some() {
-            PromptTemplate::reasons_then_dict_in(rubric, order)
+            PromptTemplate::reasons_then_dict_in(rubric, order, frame)
         } else {
-            PromptTemplate::json_scores_in(rubric, Some(order))
+            PromptTemplate::json_scores_in(rubric, Some(order), frame)
         }
     }
 
     /// MentalBench style: one response per call, criteria with anchors grouped, JSON reply.
     pub fn json_scores(rubric: &Rubric) -> PromptTemplate {
-        PromptTemplate::json_scores_in(rubric, None)
+        PromptTemplate::json_scores_in(rubric, None, Frame::SingleTurn)
     }
 
-    fn json_scores_in(rubric: &Rubric, order: Option<&[usize]>) -> PromptTemplate {
+    fn json_scores_in(rubric: &Rubric, order: Option<&[usize]>, frame: Frame) -> PromptTemplate {
         let listed: Vec<&Criterion> = match order {
             Some(o) => o.iter().filter_map(|&i| rubric.criteria.get(i)).collect(),
             None => rubric.criteria.iter().collect(),
         };
         let mut t = String::new();
-        t.push_str(
-            "You are an experienced clinical psychologist reviewing how well an answer supports \
-             a person who wrote to a mental-health help service. Judge only the answer below, \
-             on every attribute listed, using whole numbers.\n\n",
-        );
-        t.push_str("The person wrote:\n<<<\n{{context}}\n>>>\n\n");
-        t.push_str("The answer to judge:\n<<<\n{{response}}\n>>>\n\n");
+        match frame {
+            Frame::SingleTurn => {
+                t.push_str(
+                    "You are an experienced clinical psychologist reviewing how well an answer \
+                     supports a person who wrote to a mental-health help service. Judge only the \
+                     answer below, on every attribute listed, using whole numbers.\n\n",
+                );
+                t.push_str("The person wrote:\n<<<\n{{context}}\n>>>\n\n");
+                t.push_str("The answer to judge:\n<<<\n{{response}}\n>>>\n\n");
+            }
+            Frame::Conversation => {
+                t.push_str(
+                    "You are an experienced clinical psychologist reviewing how well a reply \
+                     supports a person in a conversation with a mental-health help service. Judge \
+                     only the reply below, in the light of the conversation before it, on every \
+                     attribute listed, using whole numbers.\n\n",
+                );
+                t.push_str(
+                    "The conversation before the reply, oldest turn first:\n<<<\n{{history}}\n>>>\n\n",
+                );
+                t.push_str(
+                    "The reply to judge (the assistant's next turn):\n<<<\n{{response}}\n>>>\n\n",
+                );
+            }
+            Frame::Session => {
+                t.push_str(
+                    "You are an experienced clinical psychologist reviewing a whole conversation \
+                     between a person and a mental-health help service. Judge the conversation as \
+                     a whole, on every attribute listed, using whole numbers.\n\n",
+                );
+                t.push_str("The conversation, oldest turn first:\n<<<\n{{history}}\n>>>\n\n");
+            }
+        }
         t.push_str("Attributes and what each score means:\n");
         let mut written = Vec::new();
         let groups = if order.is_some() {
@@ -272,10 +450,16 @@ impl PromptTemplate {
                 criterion_block(&mut t, c);
             }
         }
-        t.push_str(
-            "\nRate each attribute independently; do not let the answer's length or style stand \
+        let judged = match frame {
+            Frame::SingleTurn => "the answer's",
+            Frame::Conversation => "the reply's",
+            Frame::Session => "the conversation's",
+        };
+        let _ = write!(
+            t,
+            "\nRate each attribute independently; do not let {judged} length or style stand \
              in for its content. Then write one sentence that justifies your scores.\n\n\
-             Reply with one JSON object and nothing else, with exactly these keys:\n{",
+             Reply with one JSON object and nothing else, with exactly these keys:\n{{",
         );
         for c in &listed {
             let _ = write!(
@@ -300,10 +484,10 @@ impl PromptTemplate {
     /// against position, length and name bias, a worked example, reasons then the dict.
     pub fn reasons_then_dict(rubric: &Rubric) -> PromptTemplate {
         let order: Vec<usize> = (0..rubric.criteria.len()).collect();
-        PromptTemplate::reasons_then_dict_in(rubric, &order)
+        PromptTemplate::reasons_then_dict_in(rubric, &order, Frame::SingleTurn)
     }
 
-    fn reasons_then_dict_in(rubric: &Rubric, order: &[usize]) -> PromptTemplate {
+    fn reasons_then_dict_in(rubric: &Rubric, order: &[usize], frame: Frame) -> PromptTemplate {
         let listed: Vec<(usize, &Criterion)> = order
             .iter()
             .filter_map(|&i| Some((i, rubric.criteria.get(i)?)))
@@ -317,7 +501,14 @@ impl PromptTemplate {
                       你严格按照给定的评分维度逐项判断，只依据回复的实际内容打分，结论客观、可复核。"
             .to_string();
         let mut t = String::new();
-        t.push_str("请阅读来访者的话语和 AI 助手的回复，按下列维度逐项评分。每个维度只能给 1（具备）或 0（不具备）。\n\n");
+        t.push_str(match frame {
+            Frame::SingleTurn => "请阅读来访者的话语和 AI 助手的回复，按下列维度逐项评分。",
+            Frame::Conversation => {
+                "请阅读此前的对话和 AI 助手接下来的回复，结合此前的对话，按下列维度对该回复逐项评分。"
+            }
+            Frame::Session => "请阅读来访者与 AI 助手的完整对话，按下列维度对整段对话逐项评分。",
+        });
+        t.push_str("每个维度只能给 1（具备）或 0（不具备）。\n\n");
         t.push_str("评分维度：\n");
         for (n, (_, c)) in listed.iter().enumerate() {
             let _ = writeln!(t, "{}. {}", n + 1, key_of(c));
@@ -362,7 +553,13 @@ impl PromptTemplate {
             let _ = write!(t, "'{}': {score}, ", key_of(c));
         }
         let _ = writeln!(t, "'{total_key}': {sum}}}\n");
-        t.push_str("现在请评估：\n来访者：{{context}}\n回复：{{response}}\n\n");
+        t.push_str(match frame {
+            Frame::SingleTurn => "现在请评估：\n来访者：{{context}}\n回复：{{response}}\n\n",
+            Frame::Conversation => {
+                "现在请评估：\n此前的对话（按时间先后）：\n{{history}}\n回复：{{response}}\n\n"
+            }
+            Frame::Session => "现在请评估：\n完整对话（按时间先后）：\n{{history}}\n\n",
+        });
         let _ = writeln!(
             t,
             "请先逐项写出理由，最后单独一行输出评分字典，键名与上面完全一致，并给出 '{total_key}'（各项之和），格式与示例相同。"
@@ -414,26 +611,6 @@ fn fill_slots(template: &str, slots: &[(&str, &str)]) -> String {
             .filter_map(|(slot, text)| rest.find(slot).map(|at| (at, *slot, *text)))
             .min_by_key(|(at, _, _)| *at);
         let Some((at, slot, text)) = next else { break };
-        out.push_str(&rest[..at]);
-        out.push_str(text);
-        rest = &rest[at + slot.len()..];
-    }
-    out.push_str(rest);
-    out
-}
-
-fn fill(template: &str, context: &str, response: &str) -> String {
-    let mut out = String::with_capacity(template.len() + context.len() + response.len());
-    let mut rest = template;
-    loop {
-        let next_c = rest.find(CONTEXT_SLOT);
-        let next_r = rest.find(RESPONSE_SLOT);
-        let (at, slot, text) = match (next_c, next_r) {
-            (Some(c), Some(r)) if c < r => (c, CONTEXT_SLOT, context),
-            (Some(c), None) => (c, CONTEXT_SLOT, context),
-            (_, Some(r)) => (r, RESPONSE_SLOT, response),
-            (None, None) => break,
-        };
         out.push_str(&rest[..at]);
         out.push_str(text);
         rest = &rest[at + slot.len()..];
@@ -525,6 +702,181 @@ mod tests {
             no_response.validate().is_err(),
             "a template must include the response"
         );
+    }
+
+    fn turn(position: i64, role: Role, text: &str) -> TurnRecord {
+        TurnRecord {
+            position,
+            role,
+            text: text.into(),
+            source_id: None,
+            response_id: None,
+        }
+    }
+
+    #[test]
+    fn the_transcript_gives_each_turn_its_number_and_role_then_its_text_verbatim() {
+        let turns = [
+            turn(1, Role::System, "A note."),
+            turn(2, Role::User, " two\n\nlines "),
+            turn(3, Role::Assistant, "{{context}} 你好"),
+        ];
+        assert_eq!(
+            transcript(&turns),
+            "[turn 1] system:\nA note.\n\n[turn 2] user:\n two\n\nlines \n\n[turn 3] assistant:\n{{context}} 你好",
+            "a header line per turn, the text as written, one empty line between turns"
+        );
+        assert_eq!(transcript(&[]), "", "no turns shown: an empty transcript");
+    }
+
+    #[test]
+    fn only_a_single_turn_conversations_message_stands_alone_as_the_context() {
+        assert_eq!(
+            context_of(&[turn(1, Role::User, "I feel low.")]),
+            "I feel low.",
+            "a single-turn conversation's context is its message, as before transcripts"
+        );
+        assert_eq!(
+            context_of(&[turn(3, Role::User, "Later.")]),
+            "[turn 3] user:\nLater.",
+            "a user turn cut from a longer history is shown as a turn"
+        );
+        assert_eq!(
+            context_of(&[turn(1, Role::System, "Note.")]),
+            "[turn 1] system:\nNote.",
+            "a system note is never taken for the person's message"
+        );
+        let t = PromptTemplate {
+            format: ReplyFormat::JsonScores,
+            system: Some("S {{history}}".into()),
+            user: "C={{context}} H={{history}} R={{response}}".into(),
+        };
+        let r = t.render_turns(
+            &[
+                turn(1, Role::User, "hi {{response}}"),
+                turn(2, Role::Assistant, "yo"),
+            ],
+            "reply {{history}}",
+        );
+        let block = "[turn 1] user:\nhi {{response}}\n\n[turn 2] assistant:\nyo";
+        assert_eq!(
+            r.user,
+            format!("C={block} H={block} R=reply {{{{history}}}}"),
+            "both slots hold the transcript; texts holding slot names are not filled again"
+        );
+        assert_eq!(
+            r.system.as_deref(),
+            Some(format!("S {block}").as_str()),
+            "the system message's slots are filled too"
+        );
+        let single = t.render("hi", "ok");
+        assert_eq!(
+            single.user, "C=hi H=[turn 1] user:\nhi R=ok",
+            "a single-turn conversation's {{history}} is its one turn"
+        );
+    }
+
+    #[test]
+    fn single_turn_prompts_are_the_earlier_releases_byte_for_byte() {
+        let context = "I have not slept properly in weeks.\nNothing seems to matter any more — what should I do?";
+        let response = "item #0 That sounds exhausting. Could we look at what keeps you awake?";
+        let zh_context = "最近每天都睡不着，觉得活着没什么意思。";
+        let zh_response = "item #1 听起来你非常疲惫。你愿意多说一些吗？";
+        let pairs = builtin::mentalbench_pairs();
+        let cases = [
+            (
+                PromptTemplate::pairwise(&pairs, "en").render_pair(
+                    context,
+                    response,
+                    "item #2 Try to sleep more.",
+                ),
+                include_str!("../../tests/fixtures/judge_prompts/pairwise-en.user.txt"),
+                include_str!("../../tests/fixtures/judge_prompts/pairwise-en.sha256"),
+            ),
+            (
+                PromptTemplate::pairwise(&pairs, "zh").render_pair(
+                    zh_context,
+                    zh_response,
+                    "item #3 多睡一点。",
+                ),
+                include_str!("../../tests/fixtures/judge_prompts/pairwise-zh.user.txt"),
+                include_str!("../../tests/fixtures/judge_prompts/pairwise-zh.sha256"),
+            ),
+            (
+                PromptTemplate::default_in_order(
+                    &builtin::mentalbench(),
+                    &[3, 0, 6, 1, 5, 2, 4],
+                    Frame::SingleTurn,
+                )
+                .render(context, response),
+                include_str!("../../tests/fixtures/judge_prompts/mentalbench-shuffled.user.txt"),
+                include_str!("../../tests/fixtures/judge_prompts/mentalbench-shuffled.sha256"),
+            ),
+            (
+                PromptTemplate::default_for(&builtin::mentalbench()).render(context, response),
+                include_str!("../../tests/fixtures/judge_prompts/mentalbench.user.txt"),
+                include_str!("../../tests/fixtures/judge_prompts/mentalbench.sha256"),
+            ),
+        ];
+        for (n, (rendered, user, sha)) in cases.into_iter().enumerate() {
+            assert_eq!(rendered.user, user, "case {n}: the earlier release's bytes");
+            assert_eq!(
+                rendered.sha256(),
+                sha.trim(),
+                "case {n}: and its prompt hash"
+            );
+        }
+        let mut session = builtin::mentalbench();
+        session.scope = Scope::Session;
+        assert_eq!(
+            PromptTemplate::default_for(&session),
+            PromptTemplate::framed(&session, Frame::Session),
+            "a session rubric's default prompt is framed for whole conversations"
+        );
+    }
+
+    #[test]
+    fn a_session_prompt_shows_the_conversation_and_no_reply() {
+        let t = PromptTemplate::framed(&builtin::mentalbench(), Frame::Session);
+        t.validate_for(Scope::Session)
+            .expect("the session frame shows the conversation only");
+        assert!(
+            !t.user.contains(RESPONSE_SLOT) && t.user.contains(HISTORY_SLOT),
+            "the whole conversation, no reply slot"
+        );
+        assert!(
+            t.validate_for(Scope::Reply).is_err(),
+            "a reply rubric's prompt must show the reply"
+        );
+        let reply = PromptTemplate::framed(&builtin::mentalbench(), Frame::Conversation);
+        assert!(
+            matches!(
+                reply.validate_for(Scope::Session),
+                Err(JudgeError::Settings(_))
+            ),
+            "a session rubric's prompt has no reply to show"
+        );
+        let neither = PromptTemplate {
+            format: ReplyFormat::JsonScores,
+            system: None,
+            user: "{{response}}".into(),
+        };
+        assert!(
+            matches!(neither.validate(), Err(JudgeError::Template { .. })),
+            "a reply prompt without {{history}} or {{context}} hides what came before"
+        );
+        for frame in Frame::ALL {
+            for rubric in [builtin::mentalbench(), builtin::psycrisis()] {
+                let scope = if frame == Frame::Session {
+                    Scope::Session
+                } else {
+                    Scope::Reply
+                };
+                PromptTemplate::framed(&rubric, frame)
+                    .validate_for(scope)
+                    .unwrap_or_else(|e| panic!("{} {frame:?}: {e}", rubric.id));
+            }
+        }
     }
 
     #[test]

@@ -239,7 +239,7 @@ fn live(
         }
         if let Some(tx) = &jobs_tx {
             if !exhausted && outstanding < low_water {
-                let jobs = ledger::claim(store, ctx.run.id, chunk)?;
+                let jobs = ledger::claim(store, &ctx.run, chunk)?;
                 exhausted = jobs.len() < chunk;
                 outstanding += jobs.len();
                 for job in jobs {

@@ -1,5 +1,5 @@
 //! What a judge run is (its identity: provider, model, rubric, prompt, sampling, which responses,
-//! repetitions) and how it is carried out (concurrency, rate limits, retries, timeouts). Only the
+//! repetitions, how much of a conversation's history a judge sees) and how it is carried out (concurrency, rate limits, retries, timeouts). Only the
 //! identity is hashed: rerunning with the same identity resumes the same run, whatever the
 //! concurrency or limits, while a changed prompt or temperature is a new run.
 
@@ -61,6 +61,88 @@ impl ResponseSelection {
                 .and_then(|n| n.trim().parse().ok())
                 .filter(|n| *n > 0)
                 .map(|n| ResponseSelection::Sample { n }),
+        }
+    }
+}
+
+/// How many turns before a reply a judge is shown: the last `n` (messages of any role; the
+/// default 10) or all of them. A session item always shows the whole conversation. Written as a
+/// number or `"all"` (`--history N|all`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(type = "number | \"all\""))]
+pub enum HistoryDepth {
+    Last(u32),
+    All,
+}
+
+/// The turns a judge sees before a reply unless told otherwise.
+pub const DEFAULT_HISTORY: u32 = 10;
+
+impl Default for HistoryDepth {
+    fn default() -> Self {
+        HistoryDepth::Last(DEFAULT_HISTORY)
+    }
+}
+
+impl HistoryDepth {
+    /// `all`, or a whole number of turns (0 shows the reply alone).
+    pub fn parse(s: &str) -> Option<HistoryDepth> {
+        match s.trim() {
+            "all" => Some(HistoryDepth::All),
+            n => n.parse().ok().map(HistoryDepth::Last),
+        }
+    }
+
+    /// The last turns of `history` this depth shows (all of them when there are fewer).
+    pub fn shown<T>(self, history: &[T]) -> &[T] {
+        match self {
+            HistoryDepth::All => history,
+            HistoryDepth::Last(n) => &history[history.len().saturating_sub(n as usize)..],
+        }
+    }
+
+    /// `10`, `all`: as the option is written.
+    pub fn as_value(self) -> serde_json::Value {
+        match self {
+            HistoryDepth::Last(n) => n.into(),
+            HistoryDepth::All => "all".into(),
+        }
+    }
+}
+
+impl std::fmt::Display for HistoryDepth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HistoryDepth::Last(n) => write!(f, "{n}"),
+            HistoryDepth::All => f.write_str("all"),
+        }
+    }
+}
+
+impl Serialize for HistoryDepth {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HistoryDepth::Last(n) => s.serialize_u32(*n),
+            HistoryDepth::All => s.serialize_str("all"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for HistoryDepth {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(s) if s == "all" => Ok(HistoryDepth::All),
+            serde_json::Value::Number(n) => n
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .map(HistoryDepth::Last)
+                .ok_or_else(|| {
+                    serde::de::Error::custom("history: a whole number of turns or \"all\"")
+                }),
+            _ => Err(serde::de::Error::custom(
+                "history: a whole number of turns or \"all\"",
+            )),
         }
     }
 }
@@ -133,6 +215,10 @@ pub struct RunSettings {
     /// otherwise each pair once, the side shown first drawn per pair from the seed.
     #[serde(default)]
     pub both_orders: bool,
+    /// How many turns before a reply the judge sees (the last 10 unless told; a run of an
+    /// earlier release, whose items were single-turn, reads as the default).
+    #[serde(default)]
+    pub history: HistoryDepth,
 }
 
 impl RunSettings {
@@ -158,6 +244,7 @@ impl RunSettings {
             shuffle_criteria: false,
             structured: false,
             both_orders: false,
+            history: HistoryDepth::default(),
         }
     }
 
@@ -241,6 +328,11 @@ impl RunSettings {
         }
         if self.both_orders {
             identity["both_orders"] = true.into();
+        }
+        // The default depth is not named, so a run of an earlier release (single-turn items, which
+        // every depth of one turn or more shows alike) keeps its identity and resumes.
+        if self.history != HistoryDepth::default() {
+            identity["history"] = self.history.as_value();
         }
         identity
     }
@@ -337,6 +429,65 @@ mod tests {
             ResponseSelection::parse("some"),
             None,
             "unknown words are refused"
+        );
+    }
+
+    #[test]
+    fn the_history_depth_is_named_in_a_runs_identity_unless_it_is_the_default() {
+        let s = RunSettings::new(ProviderKind::OpenaiCompatible, "http://127.0.0.1:1/v1", "m");
+        let prompt = PromptTemplate::default_for(&crate::rubric::builtin::mentalbench());
+        assert!(
+            s.identity("mentalbench", &prompt).get("history").is_none(),
+            "the default depth is not named: a run of an earlier release keeps its settings hash"
+        );
+        let mut deeper = s.clone();
+        deeper.history = HistoryDepth::Last(3);
+        assert_eq!(
+            deeper.identity("mentalbench", &prompt)["history"],
+            3,
+            "another depth is named, so it is another run"
+        );
+        deeper.history = HistoryDepth::All;
+        assert_eq!(
+            deeper.identity("mentalbench", &prompt)["history"],
+            "all",
+            "all turns is named as all"
+        );
+        let mut old = serde_json::to_value(&s).unwrap();
+        old.as_object_mut().unwrap().remove("history");
+        let read: RunSettings = serde_json::from_value(old).expect("old settings read");
+        assert_eq!(
+            read.history,
+            HistoryDepth::Last(DEFAULT_HISTORY),
+            "settings stored before the option read as the default depth"
+        );
+        let json = serde_json::to_string(&deeper).unwrap();
+        assert!(
+            json.contains("\"history\":\"all\""),
+            "all is stored as \"all\": {json}"
+        );
+        assert_eq!(
+            serde_json::from_str::<RunSettings>(&json).unwrap().history,
+            HistoryDepth::All,
+            "and read back"
+        );
+        assert_eq!(
+            HistoryDepth::parse("0"),
+            Some(HistoryDepth::Last(0)),
+            "0 turns"
+        );
+        assert_eq!(HistoryDepth::parse("all"), Some(HistoryDepth::All), "all");
+        assert_eq!(HistoryDepth::parse("-1"), None, "no negative depth");
+        assert_eq!(HistoryDepth::parse("ten"), None, "a number or all");
+        assert_eq!(
+            HistoryDepth::Last(2).shown(&[1, 2, 3]),
+            &[2, 3],
+            "the last turns are kept"
+        );
+        assert_eq!(
+            HistoryDepth::Last(9).shown(&[1, 2]),
+            &[1, 2],
+            "all of a shorter history"
         );
     }
 

@@ -30,8 +30,8 @@
 //! and agreement figure to 1e-6; the strengths' bootstrap intervals against a bootstrap of its own
 //! within a stated Monte Carlo tolerance. A study without pairs writes the three headers only.
 //!
-//! A rubric of conversations (a session rubric, or a reply rubric over transcripts) has its table
-//! at item level — each rated item a target, the judge against the experts' mean on it — since a
+//! A rubric of conversations (a session rubric, or a reply rubric whose items are all replies of
+//! transcripts) has its table at item level — each rated item a target, the judge against the experts' mean on it — since a
 //! transcript's replies come from one or a few sources. A reply rubric over transcripts gets one
 //! more table, `agreement_by_turn.csv` ([`BY_TURN_HEADER`]): per judge and criterion the
 //! item-level figures over all turns and at each turn number, with the conversation-cluster
@@ -561,14 +561,10 @@ pub fn appendix_view() -> TableView {
 }
 
 /// The appendix's view for a rubric of the data: [`appendix_view`], at item level for a rubric of
-/// conversations (a session rubric, or replies of transcripts).
+/// conversations (a session rubric, or one whose items are all replies of transcripts).
 pub fn appendix_view_of(data: &AgreementData) -> TableView {
     TableView {
-        level: if data.over_conversations() {
-            Level::Item
-        } else {
-            Level::System
-        },
+        level: data.headline_level(),
         ..appendix_view()
     }
 }
@@ -674,13 +670,14 @@ A judge asked both orders contributes both verdicts to its fit. `pairwise_positi
             s,
             "\n## Conversations: agreement by turn\n\nThe `{rubric}` rubric rates replies of transcripts ({items} expert-rated replies in {conversations} conversations). Each rated reply is one target of `agreement.csv`, which is therefore at the item level: the judge against the experts' mean on that reply. \
 The replies of one conversation are not independent — they share its history, and candidates at its last turn share everything but the reply — so an interval that treats them as independent is too narrow. `agreement_by_turn.csv` gives, per judge and attribute, the item-level ICC(C,1), ICC(A,1), bias and MSE over all turns (`turn` empty) and at each turn number (a reply's position in its conversation, every message counted; candidates share theirs), each with a conversation-cluster percentile bootstrap 95% interval of ICC(C,1): each of {resamples} resamples draws as many conversations as the figure covers, with replacement, and the replicate is ICC(C,1) of every reply of the conversations drawn (a conversation drawn twice counts twice); ChaCha8 generator seeded with {seed} on a stream derived from the conversations resampled (their ids in order), every figure over the same conversations drawn from the same resamples; only undefined replicates are dropped (ICC(C,1) of two raters lies in [−1, 1]); percentiles 2.5 and 97.5 by linear interpolation (numpy's default). \
-A turn with fewer than two expert-rated replies, or whose replies come from a single conversation, has no figures and says why in `not_computed`. \
+A turn with fewer than two expert-rated replies, or whose replies come from a single conversation, has no figures and says why in `not_computed`; a figure over fewer than {min_conversations} conversations has no interval (so few conversations give resamples of so few distinct values that their percentiles say little). \
 `recompute.py` recomputes every count and point estimate of `agreement_by_turn.csv` from `ratings.csv` (its `turn` column) with pingouin and numpy to 1e-6. A bootstrap drawn by another generator differs from this one by Monte Carlo error only, and that error depends on the data (with few conversations an ICC's lower tail is long and its 2.5th percentile varies several times more than its 97.5th), so the script measures it: it draws ten batches of {resamples} resamples with numpy's generator, takes each end's standard deviation across the batches as that of one bootstrap's end, and requires each end of this table within 0.01 plus five such standard deviations of its pooled end.",
             rubric = options.rubric,
             items = coverage.map_or(0, |c| c.items),
             conversations = coverage.map_or(0, |c| c.conversations),
             resamples = options.resamples,
             seed = options.seed,
+            min_conversations = crate::panel::agreement::MIN_INTERVAL_CONVERSATIONS,
         );
     }
     s

@@ -19,10 +19,12 @@ use crate::panel::agreement::AgreementData;
 use crate::panel::agreement::AgreementOptions;
 use crate::panel::agreement::AgreementReport;
 use crate::panel::agreement::ReferencedData;
+use crate::panel::latent::{dawid_skene_reference, LatentFit};
 use crate::store::{
     Decision, ExpertValue, PanelCriterion, PanelExpert, PanelResponse, SignatureState, Store,
     StoreError,
 };
+use concord_stats::dawid_skene::DawidSkeneOptions;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -673,6 +675,10 @@ pub enum AgreementReference {
     /// consensus (removed where the pair is unratable). Unresolved pairs keep the experts' values,
     /// so expert–expert cells show agreement after adjudication.
     Consensus,
+    /// The latent label of a Dawid–Skene model over every rater, adjudicated pairs held at their
+    /// decisions (`panel::latent`); experts are still compared with each other as they rated.
+    #[serde(rename = "dawid-skene")]
+    DawidSkene,
 }
 
 /// Replace the experts' values on every decided pair by the decision (see
@@ -719,22 +725,37 @@ pub fn apply_consensus(
 }
 
 /// The ratings a report against `reference` reads (see [`ReferencedData`]): the experts' values;
-/// or after adjudication, every decided pair taking its decision.
+/// after adjudication, every decided pair taking its decision; or the Dawid–Skene latent labels,
+/// with the fit of every criterion (empty for the other references).
 pub fn referenced_data(
     store: &Store,
     options: &AgreementOptions,
     reference: AgreementReference,
-) -> Result<ReferencedData, AdjudicationError> {
+) -> Result<(ReferencedData, Vec<LatentFit>), AdjudicationError> {
     let mut data = AgreementData::load_compared(store, &options.rubric)?;
     Ok(match reference {
-        AgreementReference::Experts => ReferencedData::experts(data),
+        AgreementReference::Experts => (ReferencedData::experts(data), Vec::new()),
         AgreementReference::Consensus => {
             apply_consensus(&mut data, &decided_values(store)?);
-            ReferencedData {
+            let referenced = ReferencedData {
                 ratings: data,
                 labelled: None,
                 name: "consensus".to_string(),
-            }
+            };
+            (referenced, Vec::new())
+        }
+        AgreementReference::DawidSkene => {
+            let (labelled, fits) = dawid_skene_reference(
+                &data,
+                &decided_values(store)?,
+                &DawidSkeneOptions::default(),
+            );
+            let referenced = ReferencedData {
+                ratings: data,
+                labelled: Some(labelled),
+                name: "dawid-skene".to_string(),
+            };
+            (referenced, fits)
         }
     })
 }
@@ -749,7 +770,9 @@ pub fn agreement_report(
 ) -> Result<AgreementReport, AdjudicationError> {
     match reference {
         AgreementReference::Experts => Ok(crate::panel::agreement::report(store, options)?),
-        _ => Ok(referenced_data(store, &options, reference)?.report(&options)),
+        _ => Ok(referenced_data(store, &options, reference)?
+            .0
+            .report(&options)),
     }
 }
 
@@ -777,6 +800,33 @@ pub fn consensus_agreement(
         report,
         table,
         status,
+    })
+}
+
+/// The agreement panel against the Dawid–Skene latent labels: the report, its table for one
+/// view, and the fit of every criterion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LatentAgreement {
+    pub report: AgreementReport,
+    pub table: crate::panel::agreement_table::AgreementTable,
+    pub fits: Vec<LatentFit>,
+}
+
+/// [`agreement_report`] against the Dawid–Skene latent labels with its table for `view` and
+/// every criterion's fit.
+pub fn latent_agreement(
+    store: &Store,
+    options: AgreementOptions,
+    view: crate::panel::agreement_table::TableView,
+) -> Result<LatentAgreement, AdjudicationError> {
+    let (data, fits) = referenced_data(store, &options, AgreementReference::DawidSkene)?;
+    let report = data.report(&options);
+    let table = crate::panel::agreement_table::table(&report, view);
+    Ok(LatentAgreement {
+        report,
+        table,
+        fits,
     })
 }
 

@@ -5,7 +5,10 @@
 //! and bias ([`judge_reliability`]), and pairwise preferences ([`pairwise`]: Bradley–Terry
 //! leaderboards, agreement on preferences, judges' position bias), and the questions reviewers ask
 //! of a judge study: agreement split by a facet of the responses such as their category
-//! ([`strata`]). The statistics themselves are
+//! ([`strata`]), the judges' corrected prevalence of each binary criterion ([`prevalence`]) and
+//! the latent Dawid–Skene consensus as a reference ([`latent`]) and the study's own G- and
+//! D-studies of experts, occasions and judge repetitions ([`gstudy`]), and how many expert labels
+//! and judge-only answers a target precision needs ([`label_budget`]). The statistics themselves are
 //! `concord-stats`; this folder chooses the data.
 //!
 //! Imports rows 0–4; never `outputs` or `app`.
@@ -13,7 +16,11 @@
 pub mod adjudication;
 pub mod agreement;
 pub mod agreement_table;
+pub mod gstudy;
 pub mod judge_reliability;
+pub mod label_budget;
+pub mod latent;
 pub mod pairwise;
+pub mod prevalence;
 pub mod rater_quality;
 pub mod strata;

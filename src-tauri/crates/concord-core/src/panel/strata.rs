@@ -16,8 +16,9 @@
 //! figures. A turn's item-level intervals are the conversation-cluster bootstrap the report
 //! gives replies of transcripts (see `agreement::continuous`): at a turn where a conversation
 //! holds several candidates, they are resampled together. A turn of transcripts also needs
-//! [`MIN_STRATUM_CONVERSATIONS`] conversations, since an interval that resamples conversations
-//! has no spread with one.
+//! [`MIN_STRATUM_CONVERSATIONS`] conversations (the candidates of one conversation say nothing of
+//! the judge across conversations, and resampling one conversation has no spread), and its
+//! intervals [`crate::panel::agreement::MIN_INTERVAL_CONVERSATIONS`].
 
 use crate::panel::agreement::data::ItemAt;
 use crate::panel::agreement::{AgreementOptions, AgreementReport, ReferencedData};

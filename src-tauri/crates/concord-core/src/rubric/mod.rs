@@ -429,6 +429,7 @@ pub mod builtin {
     pub const MENTALBENCH_TOML: &str = include_str!("../../rubrics/mentalbench.toml");
     pub const PSYCRISIS_TOML: &str = include_str!("../../rubrics/psycrisis.toml");
     pub const MENTALBENCH_PAIRS_TOML: &str = include_str!("../../rubrics/mentalbench-pairs.toml");
+    pub const SESSION_CARE_TOML: &str = include_str!("../../rubrics/session-care.toml");
 
     /// MentalBench's seven 1–5 attributes grouped as CSS and ARS.
     pub fn mentalbench() -> Rubric {
@@ -453,12 +454,20 @@ pub mod builtin {
         .expect("the shipped MentalBench pairs rubric is valid (checked by a unit test)")
     }
 
+    /// Concord's own session rubric (`scope = "session"`): six aspects of how a whole support
+    /// conversation looked after the person, each 1–5.
+    pub fn session_care() -> Rubric {
+        Rubric::parse(SESSION_CARE_TOML, RubricFormat::Toml, "session-care.toml")
+            .expect("the shipped session rubric is valid (checked by a unit test)")
+    }
+
     /// A built-in rubric by id.
     pub fn by_id(id: &str) -> Option<Rubric> {
         match id {
             "mentalbench" => Some(mentalbench()),
             "psycrisis" => Some(psycrisis()),
             "mentalbench-pairs" => Some(mentalbench_pairs()),
+            "session-care" => Some(session_care()),
             _ => None,
         }
     }
@@ -607,6 +616,32 @@ scale = { kind = "binary" }
         assert!(
             r.criteria[0].scale.contains(PREFER_TIE),
             "ties are allowed unless refused"
+        );
+    }
+
+    #[test]
+    fn builtin_session_care_rates_whole_conversations_in_both_languages() {
+        let r = builtin::by_id("session-care").expect("the session rubric is built in by key");
+        assert_eq!(r.scope, Scope::Session, "it rates a whole conversation");
+        assert_eq!(r.criteria.len(), 6, "six aspects");
+        for c in &r.criteria {
+            assert!(
+                c.label.get("en").is_some_and(|l| !l.is_empty())
+                    && c.label.get("zh").is_some_and(|l| !l.is_empty()),
+                "{} is labelled in English and Chinese, like the other built-in rubrics",
+                c.id
+            );
+            assert_eq!(
+                c.anchors.len(),
+                5,
+                "{}: every point of 1–5 is anchored",
+                c.id
+            );
+        }
+        let again = Rubric::parse(&r.to_toml(), RubricFormat::Toml, "again.toml").unwrap();
+        assert_eq!(
+            r, again,
+            "the stored rubric text reproduces it, scope included"
         );
     }
 

@@ -69,6 +69,20 @@ pub struct TurnRecord {
     pub response_id: Option<i64>,
 }
 
+impl TurnRecord {
+    /// The one turn of a single-turn conversation's history: the person's message `context`,
+    /// a user turn at turn 1.
+    pub fn opening(context: String) -> TurnRecord {
+        TurnRecord {
+            position: 1,
+            role: Role::User,
+            text: context,
+            source_id: None,
+            response_id: None,
+        }
+    }
+}
+
 /// Where an item sits in its conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ItemPlace {
@@ -78,7 +92,8 @@ pub struct ItemPlace {
     /// The item's turn number: a reply's own position (2 for a single-turn conversation's
     /// answer); `None` for a session item, which stands for the whole conversation.
     pub turn: Option<i64>,
-    /// Whether the conversation is a transcript (has turns of its own).
+    /// Whether the conversation is a transcript: it has turns of its own, or the item has a turn
+    /// number (a reply at turn 1 of a copy that holds nothing before it, as a rater package's).
     pub transcript: bool,
 }
 
@@ -144,6 +159,8 @@ pub struct ResponseRecord {
     pub conversation_id: i64,
     pub source_id: i64,
     pub text: Option<String>,
+    /// The reply's turn number (`None`: a single-turn conversation's answer or a session item).
+    pub turn: Option<i64>,
 }
 
 /// How exports and merges name a response: its conversation's external id, its own id in the
@@ -188,11 +205,24 @@ fn conversation_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationRe
     })
 }
 
+/// A response row read as `id, conversation_id, source_id, text, turn`.
+fn response_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResponseRecord> {
+    Ok(ResponseRecord {
+        id: r.get(0)?,
+        conversation_id: r.get(1)?,
+        source_id: r.get(2)?,
+        text: r.get(3)?,
+        turn: r.get(4)?,
+    })
+}
+
 /// A response and the conversation it answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResponseConversation {
     pub response_id: i64,
     pub conversation_id: i64,
+    /// Its turn number in a transcript (`None`: a single-turn answer or a session item).
+    pub turn: Option<i64>,
 }
 
 /// A response, the source that wrote it and the length of its text.
@@ -202,6 +232,16 @@ pub struct ResponseLength {
     pub source_id: i64,
     /// Characters of the response's text (`None` without a text).
     pub chars: Option<i64>,
+}
+
+/// An item of a rubric as a ratings file names it: its conversation's external id, its turn
+/// (`None`: an earlier release's single-turn answer, or a session item) and its source's key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemAddress {
+    pub response_id: i64,
+    pub conversation: String,
+    pub turn: Option<i64>,
+    pub source: String,
 }
 
 /// A response and the source that wrote it.
@@ -242,19 +282,21 @@ impl Store {
             .optional()?)
     }
 
-    /// The response of source `source_id` to the conversation with external id `conversation`.
+    /// The item of source `source_id` in the conversation with external id `conversation` at turn
+    /// `turn` (`None`: its single-turn answer or session item).
     pub fn response_of_source(
         &self,
         conversation: &str,
         source_id: i64,
+        turn: Option<i64>,
     ) -> StoreResult<Option<i64>> {
         Ok(self
             .conn()
             .prepare_cached(
                 "SELECT p.id FROM response p JOIN conversation c ON c.id = p.conversation_id
-                 WHERE c.external_id = ?1 AND p.source_id = ?2",
+                 WHERE c.external_id = ?1 AND p.source_id = ?2 AND p.turn IS ?3",
             )?
-            .query_row(params![conversation, source_id], |r| r.get(0))
+            .query_row(params![conversation, source_id, turn], |r| r.get(0))
             .optional()?)
     }
 
@@ -306,7 +348,8 @@ impl Store {
             .conn()
             .prepare_cached(
                 "SELECT c.id, c.external_id, p.turn,
-                        EXISTS (SELECT 1 FROM turn t WHERE t.conversation_id = c.id)
+                        p.turn IS NOT NULL
+                        OR EXISTS (SELECT 1 FROM turn t WHERE t.conversation_id = c.id)
                  FROM response p JOIN conversation c ON c.id = p.conversation_id WHERE p.id = ?1",
             )?
             .query_row([response_id], |r| {
@@ -334,13 +377,7 @@ impl Store {
                 [place.conversation_id],
                 |r| r.get(0),
             )?;
-            return Ok(vec![TurnRecord {
-                position: 1,
-                role: Role::User,
-                text: context,
-                source_id: None,
-                response_id: None,
-            }]);
+            return Ok(vec![TurnRecord::opening(context)]);
         }
         self.transcript_before(place.conversation_id, place.turn.unwrap_or(i64::MAX))
     }
@@ -380,6 +417,19 @@ impl Store {
         Ok(self
             .conn()
             .query_row("SELECT EXISTS (SELECT 1 FROM turn)", [], |r| r.get(0))?)
+    }
+
+    /// Whether any conversation rated with rubric `rubric_id` is a transcript (turns of its own,
+    /// or items at a turn): what a judge prompt's default wording follows.
+    pub fn rubric_has_transcripts(&self, rubric_id: i64) -> StoreResult<bool> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS (SELECT 1 FROM turn t JOIN conversation c ON c.id = t.conversation_id
+                            WHERE c.rubric_id = ?1)
+                 OR EXISTS (SELECT 1 FROM response r JOIN conversation c ON c.id = r.conversation_id
+                            WHERE c.rubric_id = ?1 AND r.turn IS NOT NULL)",
+            [rubric_id],
+            |r| r.get(0),
+        )?)
     }
 
     /// Every source, by id.
@@ -428,16 +478,52 @@ impl Store {
         Ok(self
             .conn()
             .prepare_cached(
-                "SELECT id, conversation_id, source_id, text FROM response WHERE id = ?1",
+                "SELECT id, conversation_id, source_id, text, turn FROM response WHERE id = ?1",
             )?
-            .query_row([id], |r| {
-                Ok(ResponseRecord {
-                    id: r.get(0)?,
-                    conversation_id: r.get(1)?,
-                    source_id: r.get(2)?,
-                    text: r.get(3)?,
-                })
-            })?)
+            .query_row([id], response_record)?)
+    }
+
+    /// The rated replies of conversation `conversation_id` at a turn before `before` (every one
+    /// with a turn number when `None`), in turn order: the earlier replies a later item's
+    /// history shows.
+    pub fn replies_before(
+        &self,
+        conversation_id: i64,
+        before: Option<i64>,
+    ) -> StoreResult<Vec<ResponseRecord>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id, conversation_id, source_id, text, turn FROM response
+             WHERE conversation_id = ?1 AND turn IS NOT NULL AND (?2 IS NULL OR turn < ?2)
+             ORDER BY turn, id",
+        )?;
+        let rows = stmt.query_map(params![conversation_id, before], response_record)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The turns of conversation `conversation_id` that are not rated items, before turn
+    /// `before` (all of them when `None`), candidates left out, in order: the rest of what an
+    /// item's history shows.
+    pub fn turns_before(
+        &self,
+        conversation_id: i64,
+        before: Option<i64>,
+    ) -> StoreResult<Vec<TurnRecord>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT position, role, text, source_id FROM turn
+             WHERE conversation_id = ?1 AND candidate = 0 AND (?2 IS NULL OR position < ?2)
+             ORDER BY position, id",
+        )?;
+        let rows = stmt.query_map(params![conversation_id, before], |r| {
+            let role: String = r.get(1)?;
+            Ok(TurnRecord {
+                position: r.get(0)?,
+                role: Role::parse(&role).unwrap_or(Role::System),
+                text: r.get(2)?,
+                source_id: r.get(3)?,
+                response_id: None,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The ids of every response, ascending.
@@ -451,22 +537,25 @@ impl Store {
     pub fn response_conversations(&self) -> StoreResult<Vec<ResponseConversation>> {
         let mut stmt = self
             .conn()
-            .prepare("SELECT id, conversation_id FROM response ORDER BY id")?;
+            .prepare("SELECT id, conversation_id, turn FROM response ORDER BY id")?;
         let rows = stmt.query_map([], |r| {
             Ok(ResponseConversation {
                 response_id: r.get(0)?,
                 conversation_id: r.get(1)?,
+                turn: r.get(2)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The ids of the responses the study holds no answer text for (ratings imported without
-    /// their answers, as from the MentalAlign release).
+    /// their answers, as from the MentalAlign release); a session item, which rates the
+    /// conversation itself and has no text by design, is not one of them.
     pub fn responses_without_text(&self) -> StoreResult<std::collections::HashSet<i64>> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached("SELECT id FROM response WHERE text IS NULL")?;
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT id FROM response WHERE text IS NULL AND NOT {}",
+            session_item("response")
+        ))?;
         let rows = stmt.query_map([], |r| r.get(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -508,12 +597,16 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Whether any item of the rubric's conversations stands at a turn of a transcript.
-    pub fn rubric_has_turns(&self, rubric_id: i64) -> StoreResult<bool> {
+    /// Whether every item of the rubric's conversations stands at a turn of a transcript (there
+    /// is at least one, and none without a turn).
+    pub fn rubric_all_at_turns(&self, rubric_id: i64) -> StoreResult<bool> {
         Ok(self.conn().query_row(
             "SELECT EXISTS (SELECT 1 FROM response p
-             JOIN conversation c ON c.id = p.conversation_id
-             WHERE c.rubric_id = ?1 AND p.turn IS NOT NULL)",
+                 JOIN conversation c ON c.id = p.conversation_id
+                 WHERE c.rubric_id = ?1 AND p.turn IS NOT NULL)
+             AND NOT EXISTS (SELECT 1 FROM response p
+                 JOIN conversation c ON c.id = p.conversation_id
+                 WHERE c.rubric_id = ?1 AND p.turn IS NULL)",
             [rubric_id],
             |r| r.get(0),
         )?)
@@ -598,22 +691,30 @@ impl Store {
     }
 }
 
-/// Overwrite a conversation's context (`response_id` `None`) or a response's text: the PHI
-/// guard's redaction, the only change of a text once imported.
+/// The SQL condition that the `response` row named `alias` is a session item: no turn of its
+/// own in a conversation that has turns (see the module's doc).
+pub(super) fn session_item(alias: &str) -> String {
+    format!(
+        "({alias}.turn IS NULL AND EXISTS (SELECT 1 FROM turn st WHERE st.conversation_id = {alias}.conversation_id))"
+    )
+}
+
+/// Overwrite a conversation's context, a response's text or a turn's: the PHI guard's
+/// redaction, the only change of a text once imported.
 pub(super) fn replace_text(
     c: &rusqlite::Connection,
-    conversation_id: i64,
-    response_id: Option<i64>,
-    text: &str,
+    text: super::PhiTextId,
+    to: &str,
 ) -> StoreResult<()> {
-    match response_id {
-        None => c.execute(
-            "UPDATE conversation SET context = ?2 WHERE id = ?1",
-            params![conversation_id, text],
-        )?,
-        Some(r) => c.execute(
+    match (text.response_id, text.turn_id) {
+        (Some(r), _) => c.execute(
             "UPDATE response SET text = ?2 WHERE id = ?1",
-            params![r, text],
+            params![r, to],
+        )?,
+        (None, Some(t)) => c.execute("UPDATE turn SET text = ?2 WHERE id = ?1", params![t, to])?,
+        (None, None) => c.execute(
+            "UPDATE conversation SET context = ?2 WHERE id = ?1",
+            params![text.conversation_id, to],
         )?,
     };
     Ok(())
@@ -750,6 +851,24 @@ impl StudyTx<'_> {
             .conn()
             .prepare("SELECT conversation_id, source_id, id, text IS NOT NULL FROM response")?;
         let rows = stmt.query_map([], |r| Ok(((r.get(0)?, r.get(1)?), (r.get(2)?, r.get(3)?))))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every item of the conversations rated with rubric `rubric_id`, as a ratings file names it.
+    pub fn item_addresses(&self, rubric_id: i64) -> StoreResult<Vec<ItemAddress>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT p.id, c.external_id, p.turn, s.key FROM response p
+             JOIN conversation c ON c.id = p.conversation_id JOIN source s ON s.id = p.source_id
+             WHERE c.rubric_id = ?1 ORDER BY p.id",
+        )?;
+        let rows = stmt.query_map([rubric_id], |r| {
+            Ok(ItemAddress {
+                response_id: r.get(0)?,
+                conversation: r.get(1)?,
+                turn: r.get(2)?,
+                source: r.get(3)?,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

@@ -84,10 +84,54 @@ pub struct ClaimedCall {
     pub response_id: i64,
     pub repetition: i64,
     pub context: String,
+    /// Whether the conversation is a transcript (its turns are read with `Store::history`); a
+    /// single-turn conversation's history is `context` alone.
+    pub transcript: bool,
     /// Empty when the response has no text.
     pub response: String,
     /// The pair a pairwise run's call compares (`response` is then the answer shown first).
     pub pair: Option<ClaimedPair>,
+}
+
+/// `SELECT` of the columns [`claimed_call`] reads, from `judge_call j` joined to its response
+/// `r`, the response's conversation `c`, its pair `p` and the pair's other answer `s`, followed by
+/// the literal rest of the statement (its extra columns, none here, and its `WHERE`); a macro so
+/// that each statement stays one literal the layout check can read.
+macro_rules! claimed_select {
+    ($extra:literal, $rest:literal) => {
+        concat!(
+            "SELECT j.id, j.response_id, j.repetition, c.context, r.text, j.pair_id,
+                j.left_first, s.text, EXISTS (SELECT 1 FROM turn t WHERE t.conversation_id = c.id)",
+            $extra,
+            " FROM judge_call j JOIN response r ON r.id = j.response_id
+                JOIN conversation c ON c.id = r.conversation_id
+                LEFT JOIN pair p ON p.id = j.pair_id
+                LEFT JOIN response s ON s.id = CASE WHEN j.left_first = 1
+                    THEN p.right_response_id ELSE p.left_response_id END ",
+            $rest
+        )
+    };
+}
+
+/// A claimed call read from a row whose first columns are those of [`claimed_select!`].
+fn claimed_call(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimedCall> {
+    let pair: Option<i64> = r.get(5)?;
+    Ok(ClaimedCall {
+        call_id: r.get(0)?,
+        response_id: r.get(1)?,
+        repetition: r.get(2)?,
+        context: r.get(3)?,
+        transcript: r.get(8)?,
+        response: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+        pair: match pair {
+            Some(pair_id) => Some(ClaimedPair {
+                pair_id,
+                left_first: r.get::<_, Option<i64>>(6)? == Some(1),
+                second: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
+            }),
+            None => None,
+        },
+    })
 }
 
 /// The pair of a claimed pairwise call.
@@ -98,6 +142,17 @@ pub struct ClaimedPair {
     pub left_first: bool,
     /// The text of the answer shown second.
     pub second: String,
+}
+
+/// One call of a run as the study keeps it: the texts it needs, where it stands and the hash of
+/// the prompt recorded when it was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredCall {
+    pub call: ClaimedCall,
+    /// `pending`, `in_flight`, `done` or `failed`.
+    pub state: String,
+    /// SHA-256 of the messages sent (NULL until the call is sent).
+    pub prompt_sha256: Option<String>,
 }
 
 /// One call of a pairwise run to add.
@@ -397,24 +452,51 @@ impl Store {
         after: i64,
         limit: usize,
     ) -> StoreResult<Vec<ClaimedCall>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT j.id, j.response_id, j.repetition, c.context, r.text
-             FROM judge_call j JOIN response r ON r.id = j.response_id
-             JOIN conversation c ON c.id = r.conversation_id
-             WHERE j.run_id = ?1 AND j.state IN ('pending', 'failed') AND j.id > ?2
-             ORDER BY j.id LIMIT ?3",
-        )?;
-        let rows = stmt.query_map(params![run_id, after, limit as i64], |r| {
-            Ok(ClaimedCall {
-                pair: None,
-                call_id: r.get(0)?,
-                response_id: r.get(1)?,
-                repetition: r.get(2)?,
-                context: r.get(3)?,
-                response: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-            })
-        })?;
+        let mut stmt = self.conn().prepare_cached(claimed_select!(
+            "",
+            "WHERE j.run_id = ?1 AND j.state IN ('pending', 'failed') AND j.id > ?2
+             ORDER BY j.id LIMIT ?3"
+        ))?;
+        let rows = stmt.query_map(params![run_id, after, limit as i64], claimed_call)?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Call `call_id` of run `run_id` with its texts, state and recorded prompt hash (`None` when
+    /// the run has no such call).
+    pub fn judge_call(&self, run_id: i64, call_id: i64) -> StoreResult<Option<StoredCall>> {
+        Ok(self
+            .conn()
+            .prepare_cached(claimed_select!(
+                ", j.state, j.prompt_sha256",
+                "WHERE j.run_id = ?1 AND j.id = ?2"
+            ))?
+            .query_row(params![run_id, call_id], |r| {
+                Ok(StoredCall {
+                    call: claimed_call(r)?,
+                    state: r.get(9)?,
+                    prompt_sha256: r.get(10)?,
+                })
+            })
+            .optional()?)
+    }
+
+    /// The call of run `run_id` that judges response `response_id` in repetition `repetition`
+    /// (a run that rates one answer at a time has one).
+    pub fn judge_call_of(
+        &self,
+        run_id: i64,
+        response_id: i64,
+        repetition: i64,
+    ) -> StoreResult<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id FROM judge_call WHERE run_id = ?1 AND response_id = ?2
+                 AND repetition = ?3 AND pair_id IS NULL ORDER BY id LIMIT 1",
+                params![run_id, response_id, repetition],
+                |r| r.get(0),
+            )
+            .optional()?)
     }
 
     /// Provider batches of a run that were submitted and not yet collected.
@@ -508,34 +590,11 @@ impl StudyTx<'_> {
     /// (a pair's call with the answer shown second beside the one shown first).
     pub fn claim_calls(&mut self, run_id: i64, limit: usize) -> StoreResult<Vec<ClaimedCall>> {
         let calls: Vec<ClaimedCall> = {
-            let mut stmt = self.conn().prepare_cached(
-                "SELECT j.id, j.response_id, j.repetition, c.context, r.text, j.pair_id,
-                        j.left_first, s.text
-                 FROM judge_call j JOIN response r ON r.id = j.response_id
-                 JOIN conversation c ON c.id = r.conversation_id
-                 LEFT JOIN pair p ON p.id = j.pair_id
-                 LEFT JOIN response s ON s.id = CASE WHEN j.left_first = 1
-                     THEN p.right_response_id ELSE p.left_response_id END
-                 WHERE j.run_id = ?1 AND j.state = 'pending' ORDER BY j.id LIMIT ?2",
-            )?;
-            let rows = stmt.query_map(params![run_id, limit as i64], |r| {
-                let pair: Option<i64> = r.get(5)?;
-                Ok(ClaimedCall {
-                    call_id: r.get(0)?,
-                    response_id: r.get(1)?,
-                    repetition: r.get(2)?,
-                    context: r.get(3)?,
-                    response: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-                    pair: match pair {
-                        Some(pair_id) => Some(ClaimedPair {
-                            pair_id,
-                            left_first: r.get::<_, Option<i64>>(6)? == Some(1),
-                            second: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
-                        }),
-                        None => None,
-                    },
-                })
-            })?;
+            let mut stmt = self.conn().prepare_cached(claimed_select!(
+                "",
+                "WHERE j.run_id = ?1 AND j.state = 'pending' ORDER BY j.id LIMIT ?2"
+            ))?;
+            let rows = stmt.query_map(params![run_id, limit as i64], claimed_call)?;
             rows.collect::<Result<_, _>>()?
         };
         let mut mark = self.conn().prepare_cached(

@@ -130,7 +130,10 @@ impl Store {
             rubrics,
             conversations: count("SELECT COUNT(*) FROM conversation")?,
             responses: count("SELECT COUNT(*) FROM response")?,
-            responses_without_text: count("SELECT COUNT(*) FROM response WHERE text IS NULL")?,
+            responses_without_text: count(&format!(
+                "SELECT COUNT(*) FROM response WHERE text IS NULL AND NOT {}",
+                super::dataset::session_item("response")
+            ))?,
             sources,
             raters: self.raters()?,
             ratings: self.rating_total()?,

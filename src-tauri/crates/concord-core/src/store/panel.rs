@@ -204,6 +204,15 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The name item `response_id` goes by: its external id, else its number.
+    pub fn item_name(&self, response_id: i64) -> StoreResult<String> {
+        Ok(self.conn().query_row(
+            "SELECT COALESCE(external_id, CAST(id AS TEXT)) FROM response WHERE id = ?1",
+            [response_id],
+            |r| r.get(0),
+        )?)
+    }
+
     /// The response an item name refers to: its external id, else its number.
     pub fn response_by_item(&self, item: &str) -> StoreResult<Option<PanelResponse>> {
         let by = |sql: &str, key: &dyn rusqlite::ToSql| {

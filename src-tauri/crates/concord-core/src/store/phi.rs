@@ -1,5 +1,6 @@
 //! The PHI guard's tables: the lead's term list, findings with their review status, and the texts
-//! waiting to be scanned (marked by triggers whenever a context or response text is written).
+//! waiting to be scanned (marked by triggers whenever a context, response or turn text is
+//! written).
 
 use super::{Store, StoreResult, StudyTx};
 use rusqlite::{params, OptionalExtension};
@@ -112,6 +113,8 @@ pub enum PhiField {
     Context,
     /// A response's text.
     Text,
+    /// A turn of a transcript that is not itself rated.
+    Turn,
 }
 
 impl PhiField {
@@ -119,6 +122,26 @@ impl PhiField {
         match self {
             PhiField::Context => "context",
             PhiField::Text => "text",
+            PhiField::Turn => "turn",
+        }
+    }
+}
+
+/// Which text of the study: a conversation's context (neither id), a response's text, or a
+/// turn's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PhiTextId {
+    pub conversation_id: i64,
+    pub response_id: Option<i64>,
+    pub turn_id: Option<i64>,
+}
+
+impl PhiTextId {
+    pub fn field(&self) -> PhiField {
+        match (self.response_id, self.turn_id) {
+            (Some(_), _) => PhiField::Text,
+            (None, Some(_)) => PhiField::Turn,
+            (None, None) => PhiField::Context,
         }
     }
 }
@@ -127,21 +150,28 @@ impl PhiField {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PhiText {
     pub conversation_id: i64,
-    /// `None` for the conversation's context.
+    /// `None` for the conversation's context and for a turn.
     pub response_id: Option<i64>,
-    /// The conversation's external id (context), or the response's external id, else
-    /// `<conversation>/<source key>`.
+    /// The turn, for a transcript's turn that is not itself rated.
+    pub turn_id: Option<i64>,
+    /// The conversation's external id (context), the response's external id, else
+    /// `<conversation>/<source key>` (and `/turn N` for a transcript's reply), or
+    /// `<conversation>/turn N` for a turn.
     pub item: String,
     pub text: String,
 }
 
 impl PhiText {
-    pub fn field(&self) -> PhiField {
-        if self.response_id.is_some() {
-            PhiField::Text
-        } else {
-            PhiField::Context
+    pub fn id(&self) -> PhiTextId {
+        PhiTextId {
+            conversation_id: self.conversation_id,
+            response_id: self.response_id,
+            turn_id: self.turn_id,
         }
+    }
+
+    pub fn field(&self) -> PhiField {
+        self.id().field()
     }
 }
 
@@ -193,21 +223,51 @@ pub struct PhiFinding {
     pub conversation_id: i64,
     #[serde(skip)]
     pub response_id: Option<i64>,
+    #[serde(skip)]
+    pub turn_id: Option<i64>,
 }
 
-const TEXTS: &str = "SELECT c.id, NULL, c.external_id, c.context FROM conversation c";
-const RESPONSE_TEXTS: &str = "SELECT p.conversation_id, p.id,
-        COALESCE(p.external_id, c.external_id || '/' || s.key), p.text
-     FROM response p JOIN conversation c ON c.id = p.conversation_id
-     JOIN source s ON s.id = p.source_id WHERE p.text IS NOT NULL";
+impl PhiFinding {
+    /// The text the finding is in.
+    pub fn text_id(&self) -> PhiTextId {
+        PhiTextId {
+            conversation_id: self.conversation_id,
+            response_id: self.response_id,
+            turn_id: self.turn_id,
+        }
+    }
+}
 
-const FINDING_COLUMNS: &str =
-    "SELECT f.id, f.kind, f.start, f.\"end\", f.status, f.excerpt, f.reason,
-        f.resolved_by, f.conversation_id, f.response_id,
-        CASE WHEN f.response_id IS NULL THEN c.external_id
-             ELSE COALESCE(p.external_id, c.external_id || '/' || s.key) END
-     FROM phi_finding f JOIN conversation c ON c.id = f.conversation_id
-     LEFT JOIN response p ON p.id = f.response_id LEFT JOIN source s ON s.id = p.source_id";
+const TEXTS: &str = "SELECT c.id, NULL, c.external_id, c.context, NULL FROM conversation c";
+/// A response's name: its external id, else its conversation and source (and turn, for a
+/// transcript's reply).
+const RESPONSE_NAME: &str = "COALESCE(p.external_id, c.external_id || '/' || s.key
+        || CASE WHEN p.turn IS NULL THEN '' ELSE '/turn ' || p.turn END)";
+const TURN_TEXTS: &str = "SELECT t.conversation_id, NULL,
+        c.external_id || '/turn ' || t.position, t.text, t.id
+     FROM turn t JOIN conversation c ON c.id = t.conversation_id";
+
+fn response_texts() -> String {
+    format!(
+        "SELECT p.conversation_id, p.id, {RESPONSE_NAME}, p.text, NULL
+         FROM response p JOIN conversation c ON c.id = p.conversation_id
+         JOIN source s ON s.id = p.source_id WHERE p.text IS NOT NULL"
+    )
+}
+
+fn finding_columns() -> String {
+    format!(
+        "SELECT f.id, f.kind, f.start, f.\"end\", f.status, f.excerpt, f.reason,
+            f.resolved_by, f.conversation_id, f.response_id,
+            CASE WHEN f.response_id IS NOT NULL THEN {RESPONSE_NAME}
+                 WHEN f.turn_id IS NOT NULL THEN c.external_id || '/turn ' || t.position
+                 ELSE c.external_id END,
+            f.turn_id
+         FROM phi_finding f JOIN conversation c ON c.id = f.conversation_id
+         LEFT JOIN response p ON p.id = f.response_id LEFT JOIN source s ON s.id = p.source_id
+         LEFT JOIN turn t ON t.id = f.turn_id"
+    )
+}
 
 fn text_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PhiText> {
     Ok(PhiText {
@@ -215,6 +275,7 @@ fn text_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PhiText> {
         response_id: r.get(1)?,
         item: r.get(2)?,
         text: r.get(3)?,
+        turn_id: r.get(4)?,
     })
 }
 
@@ -222,6 +283,12 @@ fn finding_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PhiFinding> {
     let kind: String = r.get(1)?;
     let status: String = r.get(4)?;
     let response_id: Option<i64> = r.get(9)?;
+    let turn_id: Option<i64> = r.get(11)?;
+    let text = PhiTextId {
+        conversation_id: r.get(8)?,
+        response_id,
+        turn_id,
+    };
     Ok(PhiFinding {
         id: r.get(0)?,
         kind: PhiKind::parse(&kind).unwrap_or(PhiKind::RecordId),
@@ -231,14 +298,11 @@ fn finding_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PhiFinding> {
         excerpt: r.get(5)?,
         reason: r.get(6)?,
         resolved_by: r.get(7)?,
-        conversation_id: r.get(8)?,
+        conversation_id: text.conversation_id,
         response_id,
+        turn_id,
         item: r.get(10)?,
-        field: if response_id.is_some() {
-            PhiField::Text
-        } else {
-            PhiField::Context
-        },
+        field: text.field(),
     })
 }
 
@@ -250,8 +314,8 @@ fn sha256_hex(text: &str) -> String {
 
 fn read_texts(conn: &rusqlite::Connection) -> StoreResult<Vec<PhiText>> {
     let mut out = Vec::new();
-    for sql in [TEXTS, RESPONSE_TEXTS] {
-        let mut stmt = conn.prepare(sql)?;
+    for sql in [TEXTS.to_string(), response_texts(), TURN_TEXTS.to_string()] {
+        let mut stmt = conn.prepare(&sql)?;
         let rows = stmt.query_map([], text_row)?;
         for row in rows {
             out.push(row?);
@@ -264,7 +328,10 @@ fn read_findings(
     conn: &rusqlite::Connection,
     status: Option<PhiStatus>,
 ) -> StoreResult<Vec<PhiFinding>> {
-    let sql = format!("{FINDING_COLUMNS} WHERE (?1 IS NULL OR f.status = ?1) ORDER BY f.id");
+    let sql = format!(
+        "{} WHERE (?1 IS NULL OR f.status = ?1) ORDER BY f.id",
+        finding_columns()
+    );
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map([status.map(PhiStatus::as_str)], finding_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -305,29 +372,22 @@ impl Store {
         Ok(n as usize)
     }
 
-    /// Every context and response text of the study.
+    /// Every context, response and turn text of the study.
     pub fn phi_texts(&self) -> StoreResult<Vec<PhiText>> {
         read_texts(self.conn())
     }
 
     /// One text as it is now (the review queue shows findings in it).
-    pub fn phi_text_of(
-        &self,
-        conversation_id: i64,
-        response_id: Option<i64>,
-    ) -> StoreResult<Option<PhiText>> {
-        read_text(self.conn(), conversation_id, response_id)
+    pub fn phi_text_of(&self, text: PhiTextId) -> StoreResult<Option<PhiText>> {
+        read_text(self.conn(), text)
     }
 }
 
-fn read_text(
-    conn: &rusqlite::Connection,
-    conversation_id: i64,
-    response_id: Option<i64>,
-) -> StoreResult<Option<PhiText>> {
-    let (sql, id) = match response_id {
-        None => (format!("{TEXTS} WHERE c.id = ?1"), conversation_id),
-        Some(r) => (format!("{RESPONSE_TEXTS} AND p.id = ?1"), r),
+fn read_text(conn: &rusqlite::Connection, text: PhiTextId) -> StoreResult<Option<PhiText>> {
+    let (sql, id) = match (text.response_id, text.turn_id) {
+        (Some(r), _) => (format!("{} AND p.id = ?1", response_texts()), r),
+        (None, Some(t)) => (format!("{TURN_TEXTS} WHERE t.id = ?1"), t),
+        (None, None) => (format!("{TEXTS} WHERE c.id = ?1"), text.conversation_id),
     };
     Ok(conn.query_row(&sql, [id], text_row).optional()?)
 }
@@ -364,7 +424,14 @@ impl StudyTx<'_> {
                 out.push(row?);
             }
             let mut stmt = self.tx.prepare(&format!(
-                "{RESPONSE_TEXTS} AND p.id IN (SELECT response_id FROM phi_pending WHERE response_id <> 0)"
+                "{} AND p.id IN (SELECT response_id FROM phi_pending WHERE response_id <> 0)",
+                response_texts()
+            ))?;
+            for row in stmt.query_map([], text_row)? {
+                out.push(row?);
+            }
+            let mut stmt = self.tx.prepare(&format!(
+                "{TURN_TEXTS} WHERE t.id IN (SELECT turn_id FROM phi_pending_turn)"
             ))?;
             for row in stmt.query_map([], text_row)? {
                 out.push(row?);
@@ -372,16 +439,13 @@ impl StudyTx<'_> {
             out
         };
         self.tx.execute("DELETE FROM phi_pending", [])?;
+        self.tx.execute("DELETE FROM phi_pending_turn", [])?;
         Ok(texts)
     }
 
     /// One text with the current content (after a redaction).
-    pub fn phi_text(
-        &self,
-        conversation_id: i64,
-        response_id: Option<i64>,
-    ) -> StoreResult<Option<PhiText>> {
-        read_text(&self.tx, conversation_id, response_id)
+    pub fn phi_text(&self, text: PhiTextId) -> StoreResult<Option<PhiText>> {
+        read_text(&self.tx, text)
     }
 
     /// Replace the open findings of one text by `spans` (from a fresh scan of `text`), except
@@ -394,12 +458,14 @@ impl StudyTx<'_> {
         spans: &[PhiSpan],
     ) -> StoreResult<usize> {
         let response = text.response_id.unwrap_or(0);
+        let turn = text.turn_id.unwrap_or(0);
         let earlier: Vec<(i64, String, String, String)> = {
             let mut stmt = self.tx.prepare_cached(
                 "SELECT id, kind, excerpt_sha256, status FROM phi_finding WHERE conversation_id = ?1
-                   AND COALESCE(response_id, 0) = ?2 AND status IN ('open', 'kept') ORDER BY id",
+                   AND COALESCE(response_id, 0) = ?2 AND COALESCE(turn_id, 0) = ?3
+                   AND status IN ('open', 'kept') ORDER BY id",
             )?;
-            let rows = stmt.query_map(params![text.conversation_id, response], |r| {
+            let rows = stmt.query_map(params![text.conversation_id, response, turn], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
             })?;
             rows.collect::<Result<_, _>>()?
@@ -441,7 +507,8 @@ impl StudyTx<'_> {
             self.tx
                 .prepare_cached(
                     "INSERT INTO phi_finding(conversation_id, response_id, kind, start, \"end\",
-                         excerpt, excerpt_sha256, found_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                         excerpt, excerpt_sha256, found_at, turn_id)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )?
                 .execute(params![
                     text.conversation_id,
@@ -451,7 +518,8 @@ impl StudyTx<'_> {
                     s.end as i64,
                     excerpt,
                     sha,
-                    self.now
+                    self.now,
+                    text.turn_id
                 ])?;
         }
         for (i, (id, _, _, status)) in earlier.iter().enumerate() {
@@ -467,7 +535,7 @@ impl StudyTx<'_> {
     /// Findings by id (only those that exist).
     pub fn phi_findings_by_id(&self, ids: &[i64]) -> StoreResult<Vec<PhiFinding>> {
         let mut out = Vec::with_capacity(ids.len());
-        let sql = format!("{FINDING_COLUMNS} WHERE f.id = ?1");
+        let sql = format!("{} WHERE f.id = ?1", finding_columns());
         let mut stmt = self.tx.prepare_cached(&sql)?;
         for id in ids {
             if let Some(f) = stmt.query_row([id], finding_row).optional()? {
@@ -501,26 +569,22 @@ impl StudyTx<'_> {
     }
 
     /// Unmark one text as waiting for a scan.
-    pub fn clear_phi_pending(
-        &mut self,
-        conversation_id: i64,
-        response_id: Option<i64>,
-    ) -> StoreResult<()> {
-        self.tx.execute(
-            "DELETE FROM phi_pending WHERE conversation_id = ?1 AND response_id = ?2",
-            params![conversation_id, response_id.unwrap_or(0)],
-        )?;
+    pub fn clear_phi_pending(&mut self, text: PhiTextId) -> StoreResult<()> {
+        match (text.response_id, text.turn_id) {
+            (None, Some(turn)) => self
+                .tx
+                .execute("DELETE FROM phi_pending_turn WHERE turn_id = ?1", [turn])?,
+            (response, _) => self.tx.execute(
+                "DELETE FROM phi_pending WHERE conversation_id = ?1 AND response_id = ?2",
+                params![text.conversation_id, response.unwrap_or(0)],
+            )?,
+        };
         Ok(())
     }
 
     /// Overwrite one text (a redaction); the scan marks it pending again through the triggers.
-    pub fn set_phi_text(
-        &mut self,
-        conversation_id: i64,
-        response_id: Option<i64>,
-        text: &str,
-    ) -> StoreResult<()> {
-        super::dataset::replace_text(&self.tx, conversation_id, response_id, text)
+    pub fn set_phi_text(&mut self, text: PhiTextId, to: &str) -> StoreResult<()> {
+        super::dataset::replace_text(&self.tx, text, to)
     }
 }
 

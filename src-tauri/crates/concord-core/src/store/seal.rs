@@ -4,7 +4,7 @@
 //! A package is an encrypted study. Its content is digested (SHA-256 over every row of every
 //! table, in a fixed order, non-null columns only, so a later migration that adds empty columns
 //! or tables does not change a digest) in two parts: the *issued* part — rubrics, criteria,
-//! sources, conversations, responses and the pairs of them to compare, which the lead sent and nothing in Concord changes — and
+//! sources, conversations, their turns, responses and the pairs of them to compare, which the lead sent and nothing in Concord changes — and
 //! the *state* — ratings, history, flags, progress and everything else the expert's Concord
 //! writes. The package keeps `seal.*` entries in its `study_meta`: the issuing study's id, the
 //! package id, the issued digest, a return number, the state digest, and an HMAC-SHA256 over all
@@ -15,7 +15,9 @@
 //! The issuing study records, per package, the issued digest and the state at issue, and the
 //! highest return number merged with its state digest: a package whose items differ from what was
 //! issued, whose state does not match its seal, or whose return number is older than one already
-//! merged is refused by the merge (see `package::merge`).
+//! merged is refused by the merge (see `package::merge`). The issuing study's audit entry of the
+//! issue also records the digest of each issued table, so a merge that finds the items changed
+//! names the tables whose rows differ (the digest of the whole decides; those only name).
 //!
 //! A migration can rewrite a package's rows without changing what they say (schema 12 moved
 //! retest ratings into the rating table, with the audit chain's upgrade entry), so a package
@@ -31,6 +33,7 @@ use super::{Passphrase, Store, StoreError, StoreResult, StudyTx};
 use hmac::{Hmac, Mac};
 use rusqlite::{types::ValueRef, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
 use zeroize::Zeroizing;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -62,6 +65,9 @@ const SEAL_ISSUER: &str = "seal.issuer";
 
 /// The audit action that records a merged return (what the replay record must agree with).
 pub const RETURN_ACTION: &str = "package.return";
+/// The audit action that records an issued package; its detail's `issued_tables` holds the
+/// digest of each issued table ([`IssuedSeal::issue_tables`]).
+pub const ISSUE_ACTION: &str = "package_exported";
 /// What the lead signs over an issued package.
 const ISSUE_DOMAIN: &str = "package.issue";
 /// What the lead signs over the study's record of a package's returns.
@@ -225,6 +231,25 @@ pub(crate) fn after_migration(c: &Connection, before: BeforeMigration) -> StoreR
 
 /// SHA-256 (hex) of one part of a study's content.
 pub(super) fn digest(c: &Connection, part: Part) -> StoreResult<String> {
+    digest_into(c, part, None)
+}
+
+/// SHA-256 (hex) of one part of a study's content, and of each of its tables that holds rows
+/// (over the same bytes that table adds to the whole), by table name. The whole is what the seal
+/// holds; the tables' digests only say which table differs when the whole does.
+fn digests(c: &Connection, part: Part) -> StoreResult<(String, BTreeMap<String, String>)> {
+    let mut tables = BTreeMap::new();
+    let whole = digest_into(c, part, Some(&mut tables))?;
+    Ok((whole, tables))
+}
+
+/// [`digest`], and each table's own digest into `by_table` when given (the state's, renewed at
+/// every write, is digested whole only).
+fn digest_into(
+    c: &Connection,
+    part: Part,
+    mut by_table: Option<&mut BTreeMap<String, String>>,
+) -> StoreResult<String> {
     let tables: Vec<(String, bool)> = c
         .prepare(
             "SELECT name, wr FROM pragma_table_list
@@ -259,15 +284,23 @@ pub(super) fn digest(c: &Connection, part: Part) -> StoreResult<String> {
             "SELECT * FROM \"{quoted}\" {filter} ORDER BY {order}"
         ))?;
         let mut rows = stmt.query([])?;
+        // The whole and this table's own digest (when asked for) are fed the same bytes.
+        let mut this = by_table.is_some().then(Sha256::new);
+        let mut feed = |bytes: &[u8]| {
+            hash.update(bytes);
+            if let Some(this) = this.as_mut() {
+                this.update(bytes);
+            }
+        };
         let mut first = true;
         while let Some(row) = rows.next()? {
             if first {
-                hash.update(b"T");
-                hash.update(table.as_bytes());
-                hash.update([0]);
+                feed(b"T");
+                feed(table.as_bytes());
+                feed(&[0]);
                 first = false;
             }
-            hash.update(b"R");
+            feed(b"R");
             for (i, name) in columns.iter().enumerate() {
                 let tag_and_bytes: Option<(u8, Vec<u8>)> = match row.get_ref(i)? {
                     ValueRef::Null => None,
@@ -277,15 +310,30 @@ pub(super) fn digest(c: &Connection, part: Part) -> StoreResult<String> {
                     ValueRef::Blob(b) => Some((b'b', b.to_vec())),
                 };
                 if let Some((tag, bytes)) = tag_and_bytes {
-                    hash.update(name.as_bytes());
-                    hash.update([0, tag]);
-                    hash.update((bytes.len() as u64).to_le_bytes());
-                    hash.update(&bytes);
+                    feed(name.as_bytes());
+                    feed(&[0, tag]);
+                    feed(&(bytes.len() as u64).to_le_bytes());
+                    feed(&bytes);
                 }
             }
         }
+        if let (false, Some(by_table), Some(this)) = (first, by_table.as_mut(), this) {
+            by_table.insert(table, hex(&this.finalize()));
+        }
     }
     Ok(hex(&hash.finalize()))
+}
+
+/// The tables of two sets of tables' digests (see [`digests`]) whose rows differ: a table in one
+/// and not the other, or digested differently.
+pub fn differing_tables(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<String> {
+    a.keys()
+        .chain(b.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .filter(|t| a.get(*t) != b.get(*t))
+        .cloned()
+        .collect()
 }
 
 /// What the issuing study records of a package when it seals it.
@@ -293,6 +341,9 @@ pub(super) fn digest(c: &Connection, part: Part) -> StoreResult<String> {
 pub struct IssuedSeal {
     /// Digest of the package's items.
     pub issue: String,
+    /// Digest of each issued table that holds rows, by table name (what the issuing study
+    /// records to name the table a merge finds changed).
+    pub issue_tables: BTreeMap<String, String>,
     /// Digest of its state (ratings, progress, …) as issued.
     pub state: String,
     /// The lead key's signature over the issued package, when the lead's key signed it.
@@ -315,6 +366,8 @@ pub struct SealState {
     pub issue_matches: bool,
     /// The items' digest now.
     pub issue_now: String,
+    /// The digest of each issued table that holds rows now, by table name.
+    pub issue_tables_now: BTreeMap<String, String>,
     /// Whether the state still digests to what the seal vouches for.
     pub state_matches: bool,
     /// The lead's signature over the issued package, as the package carries it.
@@ -403,13 +456,14 @@ impl Store {
         })?;
         let seal = SealKey::derive(&key, package);
         let c = self.conn();
-        let (issue, state) = (digest(c, Part::Issued)?, digest(c, Part::State)?);
+        let ((issue, issue_tables), state) = (digests(c, Part::Issued)?, digest(c, Part::State)?);
         let rater = meta(c, super::META_PACKAGE_RATER)?.unwrap_or_default();
         let issuer_signature = issuer
             .filter(|k| k.study_id() == study)
             .map(|k| k.sign(ISSUE_DOMAIN, &issue_parts(package, &issue, &state, &rater)));
         let issued = IssuedSeal {
             issue,
+            issue_tables,
             state,
             issuer_signature,
         };
@@ -451,7 +505,7 @@ impl Store {
         let seq_num = seq.parse::<i64>().unwrap_or(-1);
         let seal_key = SealKey::derive(key, &package);
         let expected = seal_key.mac(&study, &issue, seq_num, &state);
-        let issue_now = digest(c, Part::Issued)?;
+        let (issue_now, issue_tables_now) = digests(c, Part::Issued)?;
         let state_now = digest(c, Part::State)?;
         // After a schema upgrade that rewrote the rows, the upgrade's record vouches for them.
         let upgraded = seal_key.upgraded_state(c, seq_num, &state)?;
@@ -461,12 +515,32 @@ impl Store {
             mac_valid: seq_num >= 0 && expected == mac,
             issue_matches: issue_now == issue,
             issue_now,
+            issue_tables_now,
             state_matches: state_now == state || upgraded.as_deref() == Some(state_now.as_str()),
             study,
             package,
             seq: seq_num,
             state,
         }))
+    }
+
+    /// The digest of each table of package `package` as issued, by table name, as the audit
+    /// entry of its issue records it (`None` for a package issued before entries held them).
+    /// Only names the table a merge finds changed: the seal's digest of the whole decides.
+    pub fn issued_tables(&self, package: &str) -> StoreResult<Option<BTreeMap<String, String>>> {
+        let detail: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT json_extract(detail_json, '$.issued_tables') FROM audit_log
+                 WHERE action = ?1 AND json_valid(detail_json)
+                   AND json_extract(detail_json, '$.package') = ?2
+                 ORDER BY id DESC LIMIT 1",
+                rusqlite::params![ISSUE_ACTION, package],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        Ok(detail.and_then(|d| serde_json::from_str(&d).ok()))
     }
 
     /// This study's own id, if it has issued a package yet.

@@ -5,7 +5,9 @@
 //! one shown second; stored in the pair's own left/right terms).
 //!
 //! Pairs are drawn within a conversation from its answers that have a text (an answer without
-//! one cannot be compared). Three designs: every pair (`all`); a seeded sample of N pairs per
+//! one cannot be compared), and in a transcript only between replies at the same turn (two
+//! candidates after the same history; "per conversation" below is then per conversation and
+//! turn). Three designs: every pair (`all`); a seeded sample of N pairs per
 //! conversation (`per_conversation`); and `balanced`, N pairs per conversation chosen so that
 //! every two sources meet as equally often as the conversations allow: conversations are taken
 //! in a seeded order and each takes, among its own pairs, those whose two sources have met least
@@ -391,14 +393,16 @@ pub fn design(
     let without_text = store.responses_without_text()?;
     let mut conversations = Vec::new();
     let mut left_out = 0usize;
-    let conversation_of: HashMap<i64, i64> = store
+    // Two answers are compared only after the same history: in one conversation at one turn
+    // (a single-turn conversation's answers all stand at turn 2).
+    let conversation_of: HashMap<i64, (i64, Option<i64>)> = store
         .response_conversations()?
         .into_iter()
-        .map(|r| (r.response_id, r.conversation_id))
+        .map(|r| (r.response_id, (r.conversation_id, r.turn)))
         .collect();
     {
         let rubric_id = base.id;
-        let mut by_conversation: BTreeMap<i64, Vec<DesignAnswer>> = BTreeMap::new();
+        let mut by_conversation: BTreeMap<(i64, Option<i64>), Vec<DesignAnswer>> = BTreeMap::new();
         for r in store.rubric_responses(rubric_id)? {
             if without_text.contains(&r.response_id) {
                 left_out += 1;
@@ -418,7 +422,7 @@ pub fn design(
         conversations.extend(
             by_conversation
                 .into_iter()
-                .map(|(id, answers)| DesignConversation { id, answers }),
+                .map(|((id, _), answers)| DesignConversation { id, answers }),
         );
     }
     let pairs = plan_design(&conversations, method, seed);

@@ -14,10 +14,17 @@
 //! the file with sqlite3 (a session, a login, an invitation, or one of them moved to another
 //! expert) has no valid seal and opens nothing. A wrong passphrase makes the next guess wait;
 //! it never ends a live session.
+//!
+//! A name typed at the login is matched without regard to case or spaces
+//! ([`same_login_name`](crate::base::text::same_login_name)), so [`invite`] refuses an expert
+//! whose name is the same login as another's who has web access. A used or expired invitation
+//! says so, for the page to lead its holder to the login; the study lead's name and contact
+//! ([`set_lead_contact`]) are what the pages before a login show with the study's title
+//! ([`welcome`]).
 
 use crate::base::clock::Millis;
 use crate::base::error_code::{Coded, ErrorCode};
-use crate::base::text::quoted;
+use crate::base::text::{login_name_key, quoted};
 use crate::store::lead_key::LeadKey;
 use crate::store::{NamedRater, Store, StoreError, WebLogin};
 use hmac::{Hmac, Mac};
@@ -38,13 +45,26 @@ pub const MIN_PASSPHRASE_CHARS: usize = 12;
 /// How long an invitation stands when the lead names no other time.
 pub const DEFAULT_INVITATION_DAYS: u32 = 7;
 const DAY_MS: Millis = 24 * 60 * 60 * 1000;
+/// `study_meta` key of the study lead's name as the invitation and login pages show it.
+pub const LEAD_NAME_META: &str = "web.lead_name";
+/// `study_meta` key of how an invited expert reaches the study lead (an e-mail address, a phone
+/// number), shown beside the lead's name.
+pub const LEAD_CONTACT_META: &str = "web.lead_contact";
+/// The longest lead name or contact kept.
+pub const MAX_CONTACT_CHARS: usize = 200;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WebAccessError {
     #[error("no expert named {q0} in this study", q0 = quoted(&.0))]
     UnknownExpert(String),
-    #[error("this invitation link is not valid: it was used already, has expired or was revoked; ask the study lead for a new one")]
+    #[error("this invitation link is not valid (it may have been revoked, or the link was cut short when it was copied); ask the study lead for a new one")]
     Invitation,
+    #[error("this invitation link has been used already: if you set your passphrase with it, log in with your name and that passphrase; if not, ask the study lead for a new link")]
+    InvitationUsed,
+    #[error("this invitation link expired on {day} (UTC): ask the study lead for a new one; if you set a passphrase with an earlier link, log in with it", day = &crate::base::clock::iso_utc(*.at)[..10])]
+    InvitationExpired { at: Millis },
+    #[error("cannot invite {q0}: logins match names without regard to case or spaces, and {q1}, whose name is the same login, already has web access; if they are one person, invite that expert again, or end their web access first; if not, add this expert under a name that tells the two apart (a middle initial, say)", q0 = quoted(&.name), q1 = quoted(&.other))]
+    NameCollision { name: String, other: String },
     #[error("the name or the passphrase is not right")]
     Credentials,
     #[error("too many wrong passphrases: the next guess must wait; try again later or ask the study lead")]
@@ -57,6 +77,8 @@ pub enum WebAccessError {
     Weak,
     #[error("an invitation lasts between 1 and 365 days, not {0}")]
     BadExpiry(u32),
+    #[error("the study lead's {0} is at most {MAX_CONTACT_CHARS} characters")]
+    ContactTooLong(&'static str),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -65,12 +87,15 @@ impl Coded for WebAccessError {
     fn code(&self) -> ErrorCode {
         match self {
             WebAccessError::UnknownExpert(_) => ErrorCode::UnknownExpert,
-            WebAccessError::Invitation => ErrorCode::WebInvitation,
+            WebAccessError::Invitation
+            | WebAccessError::InvitationUsed
+            | WebAccessError::InvitationExpired { .. } => ErrorCode::WebInvitation,
+            WebAccessError::NameCollision { .. } => ErrorCode::Invalid,
             WebAccessError::Credentials | WebAccessError::Unsealed => ErrorCode::WebLogin,
             WebAccessError::Locked { .. } => ErrorCode::WebLocked,
             WebAccessError::NoLeadKey => ErrorCode::Keyring,
             WebAccessError::Weak => ErrorCode::WeakPassphrase,
-            WebAccessError::BadExpiry(_) => ErrorCode::Invalid,
+            WebAccessError::BadExpiry(_) | WebAccessError::ContactTooLong(_) => ErrorCode::Invalid,
             WebAccessError::Store(e) => e.code(),
         }
     }
@@ -190,6 +215,69 @@ pub struct WebRaterAccess {
     pub total: i64,
 }
 
+/// What the invitation and login pages say of the study before anyone logs in: its title, the
+/// study lead's name and how to reach them (either may be unset).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StudyWelcome {
+    pub study: String,
+    pub lead: Option<String>,
+    pub contact: Option<String>,
+}
+
+/// The study as the pages before a login name it.
+pub fn welcome(store: &Store) -> Result<StudyWelcome, WebAccessError> {
+    let kept = |key: &str| -> Result<Option<String>, WebAccessError> {
+        Ok(store.meta(key)?.filter(|v| !v.trim().is_empty()))
+    };
+    Ok(StudyWelcome {
+        study: store.title()?,
+        lead: kept(LEAD_NAME_META)?,
+        contact: kept(LEAD_CONTACT_META)?,
+    })
+}
+
+/// Refuse a lead name or contact too long to keep ([`MAX_CONTACT_CHARS`]), before anything is
+/// written.
+pub fn check_lead_contact(lead: Option<&str>, contact: Option<&str>) -> Result<(), WebAccessError> {
+    for (what, value) in [("name", lead), ("contact", contact)] {
+        if value.is_some_and(|v| {
+            crate::base::text::normalise_name(v).chars().count() > MAX_CONTACT_CHARS
+        }) {
+            return Err(WebAccessError::ContactTooLong(what));
+        }
+    }
+    Ok(())
+}
+
+/// Keep the study lead's name and contact for the invitation and login pages (each only when
+/// given; spacing normalised, at most [`MAX_CONTACT_CHARS`] characters), in one audited write.
+pub fn set_lead_contact(
+    store: &mut Store,
+    lead: Option<&str>,
+    contact: Option<&str>,
+) -> Result<(), WebAccessError> {
+    check_lead_contact(lead, contact)?;
+    let lead = lead.map(crate::base::text::normalise_name);
+    let contact = contact.map(crate::base::text::normalise_name);
+    if lead.is_none() && contact.is_none() {
+        return Ok(());
+    }
+    store.write(|tx| {
+        if let Some(lead) = &lead {
+            tx.set_meta(LEAD_NAME_META, lead)?;
+        }
+        if let Some(contact) = &contact {
+            tx.set_meta(LEAD_CONTACT_META, contact)?;
+        }
+        tx.audit(
+            "lead",
+            "web.lead_contact",
+            &serde_json::json!({"lead": lead, "contact": contact, "via": "web"}),
+        )
+    })?;
+    Ok(())
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -248,6 +336,66 @@ fn expert(store: &Store, name: &str) -> Result<NamedRater, WebAccessError> {
         .ok_or_else(|| WebAccessError::UnknownExpert(name.to_string()))
 }
 
+/// The experts whose names are the same login as `typed` ([`same_login_name`]: case and
+/// spaces aside), by id.
+fn same_login_experts(store: &Store, typed: &str) -> Result<Vec<NamedRater>, WebAccessError> {
+    let key = login_name_key(typed);
+    Ok(store
+        .raters()?
+        .into_iter()
+        .filter(|r| r.kind == crate::store::RaterKind::Expert && login_name_key(&r.name) == key)
+        .map(|r| NamedRater {
+            id: r.id,
+            name: r.name,
+        })
+        .collect())
+}
+
+/// The experts other than `rater` whose names are the same login as theirs and who have web
+/// access (a web passphrase, or an invitation neither used nor expired), by name: a login could
+/// not tell them from `rater`.
+fn login_twins(store: &Store, rater: &NamedRater) -> Result<Vec<String>, WebAccessError> {
+    let invited: std::collections::HashSet<i64> = store
+        .open_web_invitations(store.now_ms())?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let mut twins = Vec::new();
+    for other in same_login_experts(store, &rater.name)? {
+        if other.id != rater.id
+            && (invited.contains(&other.id) || store.web_login(other.id)?.is_some())
+        {
+            twins.push(other.name);
+        }
+    }
+    twins.sort();
+    Ok(twins)
+}
+
+/// The web login a name typed at the login names, with its expert: among the experts whose
+/// names are the same login ([`same_login_name`]: case and spaces aside) and who have a web
+/// passphrase, the one of exactly that name, else the only one. [`invite`] never lets two such
+/// experts have web access at once; where an older study has two, only the exact name logs in.
+fn login_of(store: &Store, typed: &str) -> Result<Option<(NamedRater, WebLogin)>, WebAccessError> {
+    let mut with_login = Vec::new();
+    for expert in same_login_experts(store, typed)? {
+        if let Some(login) = store.web_login(expert.id)? {
+            with_login.push((expert, login));
+        }
+    }
+    let exact = crate::base::text::normalise_name(typed);
+    if let Some(i) = with_login
+        .iter()
+        .position(|(e, _)| e.name == exact || e.name == typed.trim())
+    {
+        return Ok(Some(with_login.swap_remove(i)));
+    }
+    Ok(match with_login.len() {
+        1 => with_login.pop(),
+        _ => None,
+    })
+}
+
 fn random_hex(rng: &mut dyn RngCore, bytes: usize) -> String {
     let mut b = vec![0u8; bytes];
     rng.fill_bytes(&mut b);
@@ -267,6 +415,14 @@ pub fn invite(
         return Err(WebAccessError::BadExpiry(days));
     }
     let rater = expert(store, name)?;
+    // The login matches names without regard to case or spaces: an expert it could not tell
+    // from another who has web access is refused before being given a way in.
+    if let Some(other) = login_twins(store, &rater)?.into_iter().next() {
+        return Err(WebAccessError::NameCollision {
+            name: rater.name,
+            other,
+        });
+    }
     let token = random_hex(rng, 32);
     let expires_at = store.now_ms() + i64::from(days) * DAY_MS;
     let token_key = key.token_key("invitation", &token);
@@ -293,7 +449,9 @@ pub fn invite(
 }
 
 /// The expert an unused, unexpired invitation sealed with `key` is for (the set-passphrase page
-/// names them).
+/// names them). An invitation of this study that was used or has expired says so
+/// ([`WebAccessError::InvitationUsed`], [`WebAccessError::InvitationExpired`]), so the page can
+/// send its holder to the login with the reason; any other token is [`WebAccessError::Invitation`].
 pub fn invitation_for(
     store: &Store,
     key: &WebKey,
@@ -314,8 +472,15 @@ pub fn invitation_for(
                 ],
             )
         })
-        .filter(|i| i.used_at.is_none() && i.expires_at > store.now_ms())
         .ok_or(WebAccessError::Invitation)?;
+    if invitation.used_at.is_some() {
+        return Err(WebAccessError::InvitationUsed);
+    }
+    if invitation.expires_at <= store.now_ms() {
+        return Err(WebAccessError::InvitationExpired {
+            at: invitation.expires_at,
+        });
+    }
     store
         .expert_by_id(invitation.rater_id)?
         .ok_or(WebAccessError::Invitation)
@@ -360,7 +525,7 @@ pub fn accept_derived(
     let token_key = key.token_key("invitation", token);
     let set_at = store.write(|tx| {
         if !tx.use_web_invitation(&token_key)? {
-            return Err(WebAccessError::Invitation);
+            return Err(WebAccessError::InvitationUsed);
         }
         let set_at = tx.now();
         let seal = key.login_seal(rater.id, derived, set_at);
@@ -435,10 +600,7 @@ pub fn login_attempt(
     stand_in_iterations: u32,
 ) -> Result<LoginAttempt, WebAccessError> {
     let now = store.now_ms();
-    let found = match store.expert_by_name(name)? {
-        Some(rater) => store.web_login(rater.id)?.map(|l| (rater, l)),
-        None => None,
-    };
+    let found = login_of(store, name)?;
     if let Some(until) = found
         .as_ref()
         .and_then(|(_, l)| l.locked_until)
@@ -772,9 +934,9 @@ mod tests {
                     &mut rng(),
                     1000
                 ),
-                Err(WebAccessError::Invitation)
+                Err(WebAccessError::InvitationUsed)
             ),
-            "the invitation is used up"
+            "the invitation is used up, and says so"
         );
     }
 

@@ -3,7 +3,8 @@
 //! interval agrees with a conversation-cluster bootstrap written here from scratch; the cluster
 //! interval is much wider than the naive one when the replies of a conversation are correlated
 //! and about as wide when they are not; turns with too few items give their reason instead of
-//! figures; a session rubric is reported item by item (one per conversation) and has no turns;
+//! figures, and a turn of fewer than ten conversations its figures without an interval; a session
+//! rubric is reported item by item (one per conversation) and has no turns;
 //! an earlier release's single-turn report keeps its F-based item intervals.
 
 use concord_core::panel::adjudication::{referenced_data, AgreementReference};
@@ -141,7 +142,9 @@ fn each_turn_agrees_with_an_independent_computation() {
     let design = TranscriptDesign::correlated(40, 7);
     let (store, values) = study(&design);
     let opts = options("mentalbench");
-    let data = referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
+    let data = referenced_data(&store, &opts, AgreementReference::Experts)
+        .expect("the data")
+        .0;
     let split = by_facet(&store, &data, Facet::Turn, &opts).expect("by turn");
     let turns: Vec<Option<&str>> = split.strata.iter().map(|s| s.value.as_deref()).collect();
     assert_eq!(
@@ -274,7 +277,9 @@ fn turns_with_too_few_items_give_their_reason_and_no_figure() {
     };
     let (store, _) = study(&design);
     let opts = options("mentalbench");
-    let data = referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
+    let data = referenced_data(&store, &opts, AgreementReference::Experts)
+        .expect("the data")
+        .0;
     let split = by_facet(&store, &data, Facet::Turn, &opts).expect("by turn");
     assert_eq!(split.strata.len(), 4, "every turn with items is listed");
     for s in &split.strata[..3] {
@@ -339,7 +344,9 @@ fn a_session_rubric_is_reported_item_by_item_and_has_no_turns() {
         (CiMethod::F, None),
         "one item per conversation: the items are independent, the F-based interval stands"
     );
-    let data = referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
+    let data = referenced_data(&store, &opts, AgreementReference::Experts)
+        .expect("the data")
+        .0;
     let split = by_facet(&store, &data, Facet::Turn, &opts).expect("by turn");
     assert_eq!(
         split.strata.len(),
@@ -388,4 +395,34 @@ fn a_single_turn_study_keeps_its_item_intervals() {
                 .all(|c| c.get("n_clusters").is_none()),
         "the report's JSON has no key an earlier release did not write"
     );
+}
+
+#[test]
+fn a_turn_of_few_conversations_has_its_figures_but_no_interval() {
+    use concord_core::panel::agreement::MIN_INTERVAL_CONVERSATIONS;
+    let few = MIN_INTERVAL_CONVERSATIONS - 1;
+    let (store, _) = study(&TranscriptDesign::correlated(few, 9));
+    let opts = options("mentalbench");
+    let data = referenced_data(&store, &opts, AgreementReference::Experts)
+        .expect("the data")
+        .0;
+    let split = by_facet(&store, &data, Facet::Turn, &opts).expect("by turn");
+    for s in &split.strata {
+        let report = s
+            .report
+            .as_ref()
+            .expect("two or more conversations give figures");
+        let cell = item_cell(&report.cells, "guidance");
+        assert!(
+            cell.icc_c1.is_some() && cell.n_clusters == Some(few),
+            "turn {:?}: the figures over {few} conversations stand",
+            s.value
+        );
+        assert_eq!(
+            (cell.ci95, cell.status),
+            ([None, None], None),
+            "turn {:?}: resamples of {few} conversations give no interval (nor a precision)",
+            s.value
+        );
+    }
 }

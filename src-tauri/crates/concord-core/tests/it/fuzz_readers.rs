@@ -1,5 +1,6 @@
 //! Structure-aware mutation testing of every reader of outside files, on stable Rust with a seeded
-//! mutator: valid CSV, JSON Lines, XLSX (raw bytes and the XML inside the archive), rubric TOML and
+//! mutator: valid CSV, JSON Lines, XLSX (raw bytes and the XML inside the archive), conversations files
+//! (chat JSON Lines and the turn table), rubric TOML and
 //! JSON, fill-in rating sheets and SQLite rater packages are truncated, bit-flipped, duplicated,
 //! spliced with each other, and shuffled row by row, then fed to the real importer. Every case
 //! must end in a valid import or an error whose every issue names the file — never a panic, never
@@ -10,9 +11,11 @@
 //! `CONCORD_SOAK_CASES` per reader (default 20,000) and prints cases and cases per second:
 //! `cargo test -p concord-core --release --test it fuzz_readers -- --ignored --nocapture soak`.
 
+use concord_testsupport::conversation_files;
 use concord_testsupport::lead_study;
 use concord_testsupport::release_files;
 
+use concord_core::intake::conversations;
 use concord_core::intake::long::import_items;
 use concord_core::intake::long::import_ratings;
 use concord_core::intake::long::ItemColumns;
@@ -294,6 +297,41 @@ fn jsonl_reader(cases: usize) -> Tally {
     })
 }
 
+/// Conversations files in both formats (chat JSON Lines, the turn table as CSV and JSON Lines),
+/// told apart by content whatever the mutation made of them; a refusal must leave the study's
+/// fingerprint and every text the PHI guard reads (turns included) as they were.
+fn conversations_reader(cases: usize) -> Tally {
+    let dir = release_files::temp_dir();
+    let sample = conversation_files::sample();
+    let rows = conversation_files::shuffled_rows(&sample, 3);
+    let seeds = vec![
+        conversation_files::chat_jsonl(&sample).into_bytes(),
+        conversation_files::table_csv(&rows).into_bytes(),
+        conversation_files::table_jsonl(&rows).into_bytes(),
+    ];
+    let study = RefCell::new(release_files::memory_study());
+    run("conversations", cases, 7, &seeds, &|bytes| {
+        let path = dir.path().join("conversations.jsonl");
+        std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
+        let mut study = study.borrow_mut();
+        let before = release_files::fingerprint(&study);
+        let texts = study.phi_texts().map_err(|e| e.to_string())?;
+        let result =
+            conversations::import_file(&mut study, &path, "mentalbench", &ImportOptions::default());
+        let outcome = judged("conversations.jsonl", &before, &study, result)?;
+        match outcome {
+            // A new study after each import, so a mutation keeping the seed's ids can import.
+            Outcome::Imported => *study = release_files::memory_study(),
+            Outcome::Refused => {
+                if study.phi_texts().map_err(|e| e.to_string())? != texts {
+                    return Err("a refused import changed the study's texts".into());
+                }
+            }
+        }
+        Ok(outcome)
+    })
+}
+
 /// The parts of a workbook archive.
 fn unzip(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("seed workbook");
@@ -494,9 +532,10 @@ fn sheet_reader(cases: usize) -> Tally {
 
 type Reader = fn(usize) -> Tally;
 
-const READERS: [(&str, Reader, usize); 6] = [
+const READERS: [(&str, Reader, usize); 7] = [
     ("csv", csv_reader, 1),
     ("jsonl", jsonl_reader, 1),
+    ("conversations", conversations_reader, 2),
     ("xlsx", xlsx_reader, 2),
     ("rubric", rubric_reader, 1),
     ("sqlite", sqlite_reader, 6),
@@ -526,6 +565,11 @@ fn csv_survives_mutation() {
 #[test]
 fn jsonl_survives_mutation() {
     check(&jsonl_reader(CI_CASES));
+}
+
+#[test]
+fn conversations_survive_mutation() {
+    check(&conversations_reader(CI_CASES / 2));
 }
 
 #[test]

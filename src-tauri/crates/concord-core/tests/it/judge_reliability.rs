@@ -20,7 +20,7 @@ fn expert_score(item: u64, k: usize) -> i64 {
     (expected_score(item, k) - 1).max(1)
 }
 
-fn judged_study(path: &std::path::Path, repetitions: u32) -> (Store, Vec<i64>) {
+pub(crate) fn judged_study(path: &std::path::Path, repetitions: u32) -> (Store, Vec<i64>) {
     let server = FakeJudge::start(Duration::ZERO, false, None);
     server
         .state

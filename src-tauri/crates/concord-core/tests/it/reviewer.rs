@@ -1,17 +1,30 @@
 //! The reviewer's questions asked of a real study (imported from files with a category column,
 //! `concord_testsupport::reviewer_study`): agreement by category equals the report of a study
 //! that holds only that category's responses, a category with too few rated responses says why
-//! instead of giving figures, and the items importer reads and checks the category column.
+//! instead of giving figures, and the items importer reads and checks the category column; the
+//! Dawid–Skene reference holds adjudicated pairs at their decisions and compares only judges with
+//! its labels; every judge × binary dimension has a corrected prevalence or the reason; the G-study
+//! of a judge's repetitions is the ANOVA of its calls, and the experts' reads their retests as a
+//! second occasion; the label budget is ppi_power on the study's judge–expert pairs.
 
 use concord_core::base::clock::SteppingClock;
 use concord_core::intake::long::{import_items, ItemColumns};
 use concord_core::intake::{ImportError, ImportOptions};
-use concord_core::panel::adjudication::{referenced_data, AgreementReference};
+use concord_core::panel::adjudication::{
+    self, referenced_data, AgreementReference, Resolution, Ruling,
+};
 use concord_core::panel::agreement::{self, AgreementOptions};
+use concord_core::panel::gstudy::{gstudy_section, GStudyKind};
+use concord_core::panel::judge_reliability::{repetition_records, ReliabilityOptions};
+use concord_core::panel::label_budget::{label_budget, BudgetGoal, LabelBudgetQuestion};
+use concord_core::panel::prevalence::prevalence_rows;
 use concord_core::panel::strata::{by_facet, Facet, MIN_STRATUM_RESPONSES};
+use concord_core::rubric::builtin;
 use concord_core::store::Store;
+use concord_stats::gtheory::{g_study, GDesign, GScore};
+use concord_stats::power::{ppi_mean_power, PowerGoal};
 use concord_testsupport::reviewer_study::{
-    import_files, reviewer_study, write_files, RubricFiles, RARE_CATEGORY,
+    import_files, retest_values, reviewer_study, write_files, RubricFiles, RARE_CATEGORY,
 };
 use std::collections::HashSet;
 use std::path::Path;
@@ -86,7 +99,7 @@ fn a_category_agrees_as_a_study_of_its_responses_alone() {
     let alone = study_of_one_category(dir.path(), "self-harm", &files);
     for rubric in ["mentalbench", "psycrisis"] {
         let options = options(rubric);
-        let data = referenced_data(&store, &options, AgreementReference::Experts).unwrap();
+        let (data, _) = referenced_data(&store, &options, AgreementReference::Experts).unwrap();
         let split = by_facet(&store, &data, Facet::Category, &options).unwrap();
         let stratum = split
             .strata
@@ -141,7 +154,7 @@ fn a_category_with_too_few_rated_responses_says_why_and_gives_no_figure() {
     let dir = tempfile::tempdir().unwrap();
     let store = reviewer_study(&dir.path().join("whole.concord"), dir.path(), SEED);
     let options = options("psycrisis");
-    let data = referenced_data(&store, &options, AgreementReference::Experts).unwrap();
+    let (data, _) = referenced_data(&store, &options, AgreementReference::Experts).unwrap();
     let split = by_facet(&store, &data, Facet::Category, &options).unwrap();
     let values: Vec<Option<&str>> = split.strata.iter().map(|s| s.value.as_deref()).collect();
     assert_eq!(
@@ -259,5 +272,494 @@ fn the_items_import_reads_the_category_and_refuses_two_for_one_conversation() {
     assert!(
         store.response_id("c9", "gpt-4o").unwrap().is_none(),
         "nothing of the refused file is written"
+    );
+}
+
+#[test]
+fn the_latent_reference_holds_decisions_and_keeps_the_experts_among_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = reviewer_study(&dir.path().join("whole.concord"), dir.path(), SEED);
+    let item = "psycrisis-c000-gpt-4o";
+    let criterion = builtin::psycrisis().criteria[0].id.clone();
+    let response = store
+        .response_by_item(item)
+        .unwrap()
+        .expect("the response")
+        .id;
+    let criteria = store
+        .read()
+        .criterion_ids(
+            store
+                .rubrics()
+                .unwrap()
+                .iter()
+                .find(|r| r.rubric.id == "psycrisis")
+                .unwrap()
+                .id,
+        )
+        .unwrap();
+    let criterion_id = criteria[&criterion];
+    let experts: Vec<i64> = store
+        .rater_records()
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.kind == "expert")
+        .map(|r| r.id)
+        .collect();
+    let ones = experts
+        .iter()
+        .filter(|&&e| {
+            store.rating_value(e, response, criterion_id).unwrap() == Some((Some(1), None))
+        })
+        .count();
+    // Decide against the experts' majority: a held label overrides every vote.
+    let decided = i64::from(2 * ones < experts.len());
+    adjudication::resolve(
+        &mut store,
+        &Resolution {
+            item: item.to_string(),
+            criterion: criterion.clone(),
+            ruling: Ruling::Value { value: decided },
+            reason: "the answer asks about risk in its last line".to_string(),
+            adjudicator: "Dr Lead".to_string(),
+        },
+    )
+    .expect("the decision is recorded");
+    let options = options("psycrisis");
+    let (data, fits) = referenced_data(&store, &options, AgreementReference::DawidSkene).unwrap();
+    assert_eq!(fits.len(), 5, "one fit per binary dimension");
+    let fit = fits.iter().find(|f| f.criterion == criterion).unwrap();
+    assert_eq!(fit.n_gold, 1, "the decided pair is held at its decision");
+    assert!(
+        fit.converged && fit.not_computed.is_none(),
+        "the fit converges: {fit:?}"
+    );
+    let labelled = data
+        .labelled
+        .as_ref()
+        .expect("the latent labels replace the experts' values");
+    let at = labelled
+        .responses
+        .iter()
+        .position(|r| r.id == response)
+        .unwrap();
+    let c = labelled
+        .criteria
+        .iter()
+        .position(|x| x.id == criterion_id)
+        .unwrap();
+    for e in labelled.experts() {
+        assert_eq!(
+            labelled.series(e, c)[at],
+            decided as f64,
+            "every expert value of the decided pair is the decision"
+        );
+    }
+    let report = data.report(&options);
+    let experts_report = agreement::report(&store, options.clone()).unwrap();
+    assert!(
+        report.binary.iter().filter(|b| !b.experts).count() == 15,
+        "three judges × five dimensions against the latent label"
+    );
+    assert_eq!(
+        report
+            .binary
+            .iter()
+            .filter(|b| b.experts)
+            .collect::<Vec<_>>(),
+        experts_report
+            .binary
+            .iter()
+            .filter(|b| b.experts)
+            .collect::<Vec<_>>(),
+        "the experts among themselves are compared as they rated, not with the latent label"
+    );
+    let good = |r: &agreement::AgreementReport| {
+        r.binary
+            .iter()
+            .find(|b| b.judge == "judge-good" && b.criterion == criterion)
+            .and_then(|b| b.cohen_kappa)
+    };
+    assert_ne!(
+        good(&report),
+        good(&experts_report),
+        "the judge is compared with the latent label, not the experts' majority"
+    );
+}
+
+#[test]
+fn prevalence_rows_carry_a_figure_or_the_reason_never_nan() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = reviewer_study(&dir.path().join("whole.concord"), dir.path(), SEED);
+    let data = agreement::AgreementData::load(&store, "psycrisis").unwrap();
+    let rows = prevalence_rows(&data, 0.95, Some(300));
+    assert_eq!(rows.len(), 15, "three judges × five binary dimensions");
+    for r in &rows {
+        assert_eq!(
+            r.n_items, 155,
+            "{} on {}: every response of the rubric the judge labelled",
+            r.judge, r.criterion
+        );
+        assert!(
+            r.n_calibration < r.n_items && r.n_calibration > 0,
+            "the calibration set is the expert-rated part"
+        );
+        match (r.corrected, &r.not_computed) {
+            (Some(p), None) => {
+                let [lo, hi] = r.ci.expect("an interval beside the estimate");
+                assert!(
+                    (0.0..=1.0).contains(&p) && 0.0 <= lo && lo <= hi && hi <= 1.0,
+                    "{} on {}: the estimate and its interval lie in [0, 1]",
+                    r.judge,
+                    r.criterion
+                );
+                let a = r.allocation.expect("an allocation of the budget");
+                assert_eq!(a.positive + a.negative, 300, "the whole budget is split");
+            }
+            (None, Some(why)) => assert!(
+                r.judge == "judge-contrarian" && why.contains("no better than chance"),
+                "only the contrarian judge is refused, with the reason: {} {why}",
+                r.judge
+            ),
+            other => panic!("a figure or a reason, never both or neither: {other:?}"),
+        }
+    }
+    let json = serde_json::to_string(&rows).unwrap();
+    assert!(!json.contains("NaN"), "no figure is NaN");
+}
+
+/// The ANOVA estimates of a complete targets × raters table (Brennan's p × r design):
+/// (σ²(p), σ²(r), σ²(residual)).
+fn anova_two_facet(table: &[Vec<f64>]) -> (f64, f64, f64) {
+    let (n, k) = (table.len() as f64, table[0].len() as f64);
+    let grand = table.iter().flatten().sum::<f64>() / (n * k);
+    let row: Vec<f64> = table.iter().map(|r| r.iter().sum::<f64>() / k).collect();
+    let col: Vec<f64> = (0..table[0].len())
+        .map(|j| table.iter().map(|r| r[j]).sum::<f64>() / n)
+        .collect();
+    let msp = k * row.iter().map(|m| (m - grand).powi(2)).sum::<f64>() / (n - 1.0);
+    let msr = n * col.iter().map(|m| (m - grand).powi(2)).sum::<f64>() / (k - 1.0);
+    let mut sse = 0.0;
+    for (i, r) in table.iter().enumerate() {
+        for (j, x) in r.iter().enumerate() {
+            sse += (x - row[i] - col[j] + grand).powi(2);
+        }
+    }
+    let mse = sse / ((n - 1.0) * (k - 1.0));
+    ((msp - mse) / k, (msr - mse) / n, mse)
+}
+
+#[test]
+fn a_judges_repetitions_make_a_g_study_equal_to_the_anova_of_its_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = crate::judge_reliability::judged_study(&dir.path().join("judged.concord"), 3);
+    let section = gstudy_section(&store, "mentalbench").unwrap();
+    let records = repetition_records(
+        &store,
+        &ReliabilityOptions {
+            rubric: Some("mentalbench".into()),
+            ..ReliabilityOptions::default()
+        },
+    )
+    .unwrap();
+    let judge_studies: Vec<_> = section
+        .studies
+        .iter()
+        .filter(|s| s.kind == GStudyKind::Judge)
+        .collect();
+    assert_eq!(
+        judge_studies.len(),
+        7,
+        "one per attribute of the judge run three times"
+    );
+    let mut compared = 0;
+    for s in judge_studies {
+        assert_eq!(
+            s.facets,
+            ["repetition"],
+            "a judge's facet is its repetitions"
+        );
+        let mut table: std::collections::BTreeMap<i64, Vec<(i64, f64)>> = Default::default();
+        for r in records.iter().filter(|r| r.criterion == s.criterion) {
+            table
+                .entry(r.response_id)
+                .or_default()
+                .push((r.repetition, r.value));
+        }
+        let table: Vec<Vec<f64>> = table
+            .into_values()
+            .map(|mut v| {
+                v.sort_by_key(|x| x.0);
+                v.into_iter().map(|x| x.1).collect()
+            })
+            .collect();
+        assert_eq!(
+            (s.n_targets, s.n_raters),
+            (12, 3),
+            "12 responses × 3 repetitions"
+        );
+        let (p, r, e) = anova_two_facet(&table);
+        let got = |k: &str| s.components.get(k).copied().unwrap_or(f64::NAN);
+        if p >= 0.0 && r >= 0.0 {
+            compared += 1;
+            for (name, want) in [("target", p), ("repetition", r), ("residual", e)] {
+                assert!(
+                    (got(name) - want).abs() < 1e-6,
+                    "{}: σ²({name}) {} is the ANOVA estimate {want} of the balanced calls",
+                    s.criterion,
+                    got(name)
+                );
+            }
+        }
+        let one = s.d_study.iter().find(|d| d.n_rater == 1).unwrap();
+        let three = s.d_study.iter().find(|d| d.n_rater == 3).unwrap();
+        assert!(
+            three.relative >= one.relative,
+            "{}: averaging three calls is no less reliable than one",
+            s.criterion
+        );
+    }
+    assert!(
+        compared >= 4,
+        "most attributes have no negative ANOVA estimate to compare ({compared})"
+    );
+}
+
+#[test]
+fn the_experts_g_study_reads_first_ratings_and_retests_as_two_occasions() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = reviewer_study(&dir.path().join("whole.concord"), dir.path(), SEED);
+    let section = gstudy_section(&store, "mentalbench").unwrap();
+    assert_eq!(section.target_reliability, 0.8, "the D-study looks for 0.8");
+    let experts: Vec<_> = section
+        .studies
+        .iter()
+        .filter(|s| s.kind == GStudyKind::Experts)
+        .collect();
+    assert_eq!(experts.len(), 7, "one per MentalBench attribute");
+    assert!(
+        section
+            .studies
+            .iter()
+            .all(|s| s.kind == GStudyKind::Experts),
+        "imported judges never repeated themselves: no judge study"
+    );
+    // The same scores assembled here from what the fixture wrote: the experts' file and the
+    // retests.
+    let files = write_files(dir.path(), "mentalbench", SEED);
+    let retests = retest_values(&store);
+    let names: std::collections::HashMap<i64, String> = store
+        .rater_records()
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.id, r.name))
+        .collect();
+    let ids = store
+        .read()
+        .criterion_ids(
+            store
+                .rubrics()
+                .unwrap()
+                .iter()
+                .find(|r| r.rubric.id == "mentalbench")
+                .unwrap()
+                .id,
+        )
+        .unwrap();
+    for s in experts {
+        assert_eq!(s.facets, ["rater", "occasion"], "first ratings and retests");
+        let mut keys: std::collections::HashMap<String, usize> = Default::default();
+        let mut index = |k: String| {
+            let next = keys.len();
+            *keys.entry(k).or_insert(next)
+        };
+        let mut scores = Vec::new();
+        for line in std::fs::read_to_string(&files.experts)
+            .unwrap()
+            .lines()
+            .skip(1)
+        {
+            let f: Vec<&str> = line.split(',').collect();
+            if f[2] == s.criterion {
+                let (t, r) = (index(format!("t{}", f[0])), index(format!("r{}", f[1])));
+                scores.push((t, r, 0, f[3].parse::<f64>().unwrap()));
+            }
+        }
+        let criterion_id = ids[&s.criterion];
+        for &(rater, response, criterion, value) in &retests {
+            if criterion == criterion_id {
+                let item = store
+                    .response_labels()
+                    .unwrap()
+                    .into_iter()
+                    .find(|l| l.id == response)
+                    .unwrap()
+                    .response;
+                let (t, r) = (
+                    index(format!("t{item}")),
+                    index(format!("r{}", names[&rater])),
+                );
+                scores.push((t, r, 1, value as f64));
+            }
+        }
+        let (n_t, n_r) = (
+            keys.keys().filter(|k| k.starts_with('t')).count(),
+            keys.keys().filter(|k| k.starts_with('r')).count(),
+        );
+        let mut t_map = std::collections::HashMap::new();
+        let mut r_map = std::collections::HashMap::new();
+        let g: Vec<GScore> = scores
+            .iter()
+            .map(|&(t, r, o, score)| {
+                let nt = t_map.len();
+                let nr = r_map.len();
+                GScore {
+                    target: *t_map.entry(t).or_insert(nt),
+                    rater: *r_map.entry(r).or_insert(nr),
+                    occasion: o,
+                    score,
+                }
+            })
+            .collect();
+        let want = g_study(
+            &g,
+            &GDesign {
+                n_targets: n_t,
+                n_raters: n_r,
+                n_occasions: Some(2),
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            s.n_scores,
+            g.len(),
+            "{}: every first rating and retest",
+            s.criterion
+        );
+        let c = &want.components;
+        for (name, v) in [
+            ("target", c.target),
+            ("rater", c.rater),
+            ("occasion", c.occasion.unwrap()),
+            ("target:rater", c.target_rater.unwrap()),
+            ("target:occasion", c.target_occasion.unwrap()),
+            ("rater:occasion", c.rater_occasion.unwrap()),
+            ("residual", c.residual),
+        ] {
+            assert!(
+                (s.components[name] - v).abs() < 1e-6 * v.abs().max(1.0),
+                "{}: σ²({name}) {} equals the fit of the scores as written, {v}",
+                s.criterion,
+                s.components[name]
+            );
+        }
+        if let Some(p) = &s.reaches_target {
+            assert!(
+                p.relative.unwrap() >= 0.8,
+                "the design named reaches the target"
+            );
+        }
+    }
+    let psycrisis = gstudy_section(&store, "psycrisis").unwrap();
+    assert!(
+        psycrisis
+            .studies
+            .iter()
+            .all(|s| s.not_computed.is_some() || s.g.is_some()),
+        "every study has figures or the reason"
+    );
+}
+
+#[test]
+fn the_label_budget_is_ppi_power_on_the_studys_judge_expert_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = reviewer_study(&dir.path().join("whole.concord"), dir.path(), SEED);
+    let data = agreement::AgreementData::load_compared(&store, "mentalbench").unwrap();
+    let files = write_files(dir.path(), "mentalbench", SEED);
+    // The pilot as the fixture's files give it: the judge's score beside the experts' mean.
+    let mut experts: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for line in std::fs::read_to_string(&files.experts)
+        .unwrap()
+        .lines()
+        .skip(1)
+    {
+        let f: Vec<&str> = line.split(',').collect();
+        if f[2] == "empathy" {
+            experts
+                .entry(f[0].into())
+                .or_default()
+                .push(f[3].parse().unwrap());
+        }
+    }
+    let (mut expert, mut judge) = (Vec::new(), Vec::new());
+    let mut judged: Vec<(String, f64)> = std::fs::read_to_string(&files.judges)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[1] == "judge-fair" && f[2] == "empathy")
+                .then(|| (f[0].to_string(), f[3].parse().unwrap()))
+        })
+        .collect();
+    judged.sort_by(|a, b| a.0.cmp(&b.0));
+    for (item, v) in judged {
+        if let Some(e) = experts.get(&item) {
+            expert.push(e.iter().sum::<f64>() / e.len() as f64);
+            judge.push(v);
+        }
+    }
+    for goal in [BudgetGoal::StandardError(0.04), BudgetGoal::Budget(5000.0)] {
+        let question = LabelBudgetQuestion {
+            criterion: "empathy".into(),
+            judge: "judge-fair".into(),
+            cost_expert: 20.0,
+            cost_judge: 0.05,
+            goal,
+        };
+        let answer = label_budget(&data, &question);
+        let want = ppi_mean_power(
+            &expert,
+            &judge,
+            20.0,
+            0.05,
+            match goal {
+                BudgetGoal::StandardError(s) => PowerGoal::StandardError(s),
+                BudgetGoal::Budget(b) => PowerGoal::Budget(b),
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            answer.n_pilot,
+            expert.len(),
+            "every response both rated is a pilot pair"
+        );
+        let d = answer.design.expect("a design");
+        assert_eq!(
+            (d.n_expert, d.n_judge, d.expert_only.n_expert),
+            (want.n_expert, want.n_judge, want.classical.n_expert),
+            "{goal:?}: the study's design is ppi_mean_power's on the same pairs"
+        );
+        assert!(
+            (d.rho - want.rho).abs() < 1e-12 && (d.se - want.se).abs() < 1e-12,
+            "the same correlation and standard error"
+        );
+    }
+    let none = label_budget(
+        &data,
+        &LabelBudgetQuestion {
+            criterion: "empathy".into(),
+            judge: "no-such-judge".into(),
+            cost_expert: 20.0,
+            cost_judge: 0.05,
+            goal: BudgetGoal::StandardError(0.04),
+        },
+    );
+    assert!(
+        none.design.is_none()
+            && none
+                .not_computed
+                .is_some_and(|w| w.contains("no-such-judge")),
+        "a judge the study does not hold is named in the reason"
     );
 }

@@ -205,3 +205,13 @@ fn the_audit_chain_seals_the_turns() {
         "a turn edited outside Concord no longer matches the seal, and the table is named: {after:?}"
     );
 }
+
+#[test]
+fn a_session_item_is_not_an_answer_missing_its_text() {
+    let t = transcript();
+    let without = t.store.responses_without_text().expect("reads");
+    assert!(
+        !without.contains(&t.session),
+        "a session item rates the conversation itself: it has no text by design, and assigning it must not ask for --without-text"
+    );
+}

@@ -1,9 +1,13 @@
 //! The rater's journey in a real browser: Debian's Chromium, headless, driven by chromedriver
 //! through a small W3C WebDriver client over reqwest, against the real server serving the browser
 //! build of the UI (`cd ui && npm run build`). Invitation → set passphrase → rate five items by
-//! keyboard → reload resumes → log out → log in.
+//! keyboard → reload resumes → log out → log in; and, in a window of 800×600, a reply rated with
+//! its 40 turns of history in view above it, the turns stepped through by keyboard and back to
+//! the reply, and a session item rated whole.
 
-use crate::{serve, HOSTILE};
+use crate::{serve, serve_study, HOSTILE};
+use concord_core::rubric::Scope;
+use concord_testsupport::conversations::{add_conversation_items, CHATBOT};
 use concord_testsupport::web::STRONG;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -155,6 +159,26 @@ impl Chrome {
         self.post("/execute/sync", json!({"script": body, "args": []}))["value"].clone()
     }
 
+    /// Run `body`, which ends by calling `arguments[0]` with its answer.
+    pub fn script_async(&self, body: &str) -> Value {
+        self.post("/execute/async", json!({"script": body, "args": []}))["value"].clone()
+    }
+
+    /// Lay pages out as a phone `width` × `height` CSS pixels large (Chromium's device emulation,
+    /// through chromedriver's bridge to the DevTools protocol): the page's viewport is that wide.
+    pub fn emulate_phone(&self, width: u32, height: u32) {
+        let v = self.post(
+            "/goog/cdp/execute",
+            json!({"cmd": "Emulation.setDeviceMetricsOverride", "params": {
+                "width": width, "height": height, "deviceScaleFactor": 2, "mobile": true
+            }}),
+        );
+        assert!(
+            v["value"].get("error").is_none(),
+            "Chromium emulates a phone of {width}×{height}: {v}"
+        );
+    }
+
     pub fn attribute(&self, css: &str, name: &str) -> Option<String> {
         let e = self.try_find(css)?;
         self.get(&format!("/element/{e}/attribute/{name}"))["value"]
@@ -182,6 +206,11 @@ impl Chrome {
     pub fn click(&self, css: &str) {
         let e = self.wait_for(css);
         self.post(&format!("/element/{e}/click"), json!({}));
+    }
+
+    /// Resize the browser's window (WebDriver's window rect).
+    pub fn resize(&self, width: u32, height: u32) {
+        self.post("/window/rect", json!({"width": width, "height": height}));
     }
 
     pub fn press(&self, keys: &str) {
@@ -354,4 +383,226 @@ fn the_page_says_it_is_reconnecting_and_carries_on_when_the_server_is_back() {
         .filter(|e| e.entry.action.starts_with("rating.") && e.entry.detail["origin"] == "web")
         .count();
     assert_eq!(values, 7, "each value was written once, none twice");
+}
+
+const ESCAPE: &str = "\u{E00C}";
+
+/// `single`, `reply` or `session`: what the item on the screen is.
+fn shape(chrome: &Chrome) -> String {
+    chrome
+        .script(
+            "const c = document.querySelector('[data-testid=conversation]'); \
+             return c ? c.dataset.scope : 'single';",
+        )
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The number of the turn being read, or None on the reply.
+fn reading(chrome: &Chrome) -> Option<i64> {
+    chrome
+        .script(
+            "const t = document.querySelector('[data-testid=turn][data-current=true]'); \
+             return t ? Number(t.dataset.turn) : null;",
+        )
+        .as_i64()
+}
+
+fn wait_reading(chrome: &Chrome, want: Option<i64>, after: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while reading(chrome) != want {
+        assert!(
+            Instant::now() < deadline,
+            "after {after} the turn being read should be {want:?}, not {:?}",
+            reading(chrome)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether the first element matching `css` lies wholly inside the viewport.
+fn in_view(chrome: &Chrome, css: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let shown = chrome.script(&format!(
+            "const e = document.querySelector({css:?}); if (!e) return false; \
+             const r = e.getBoundingClientRect(); \
+             return r.height > 0 && r.top >= -1 && r.bottom <= window.innerHeight + 1;"
+        ));
+        if shown == json!(true) {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+}
+
+fn text_of(chrome: &Chrome, css: &str) -> String {
+    chrome.wait_for(css);
+    chrome
+        .script(&format!(
+            "return document.querySelector({css:?}).textContent.trim().replace(/\\s+/g, ' ');"
+        ))
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The reply after 40 turns in the browser: in view at 800×600 with the first criterion, the
+/// turns read back to the opening note and forward, Esc back to the reply; rated 5 then 4s.
+fn browser_reply(chrome: &Chrome, criteria: usize) {
+    assert_eq!(
+        text_of(chrome, "[data-testid=reply-heading]"),
+        "Reply being rated, turn 41",
+        "the reply is marked with its turn"
+    );
+    assert!(
+        in_view(chrome, "[data-testid=answer]") && in_view(chrome, "[data-testid=criterion]"),
+        "at 800×600 the reply after 40 turns and the first criterion are in view: {}",
+        chrome.script(
+            "return ['[data-testid=answer]', '[data-testid=criterion]'].map(s => \
+               document.querySelector(s).getBoundingClientRect().bottom).concat([window.innerHeight]);"
+        )
+    );
+    assert_eq!(
+        chrome.count("[data-testid=turn]"),
+        2,
+        "the long history opens on its last two turns"
+    );
+    chrome.press("[");
+    wait_reading(chrome, Some(40), "[");
+    chrome.press(&"[".repeat(40));
+    wait_reading(chrome, Some(1), "[ forty more times");
+    assert_eq!(
+        chrome.count("[data-testid=turn]"),
+        40,
+        "reading the folded turns unfolds them"
+    );
+    assert_eq!(
+        chrome.attribute("[data-testid=turn][data-turn='1']", "data-role"),
+        Some("system".to_string()),
+        "the first turn is the system note"
+    );
+    assert_eq!(
+        text_of(
+            chrome,
+            "[data-testid=turn][data-turn='1'] [data-testid=turn-role]"
+        ),
+        "Note",
+        "and is labelled a note"
+    );
+    assert_eq!(
+        chrome.script(
+            "return document.querySelectorAll('[data-testid=transcript] img, [data-testid=transcript] b').length;"
+        ),
+        json!(0),
+        "the markup of a turn stays text"
+    );
+    chrome.press("]J");
+    wait_reading(chrome, Some(3), "] and J");
+    chrome.press(ESCAPE);
+    wait_reading(chrome, None, "Esc");
+    chrome.wait_for_attribute("[data-testid=answer]", "data-current", "true");
+    chrome.press(&format!("5{}{ENTER}", "4".repeat(criteria - 1)));
+}
+
+/// The session item in the browser: the whole conversation is rated; rated 2s.
+fn browser_session(chrome: &Chrome, criteria: usize) {
+    assert_eq!(
+        text_of(chrome, "#conversation-heading"),
+        "The conversation being rated · 6 turns",
+        "a session item says the whole conversation is rated"
+    );
+    assert_eq!(
+        (
+            chrome.count("[data-testid=turn]"),
+            chrome.count("[data-testid=answer]")
+        ),
+        (6, 0),
+        "every turn is shown and there is no separate reply"
+    );
+    chrome.press("]]");
+    wait_reading(chrome, Some(2), "]]");
+    chrome.press(&format!("{}{ENTER}", "2".repeat(criteria)));
+}
+
+#[test]
+fn in_a_browser_at_800_by_600_a_rater_rates_a_reply_after_forty_turns_steps_through_them_and_rates_a_session(
+) {
+    let (served, tokens) = serve_study(
+        0,
+        &["Ada"],
+        |study| {
+            add_conversation_items(study.store_mut());
+        },
+        |o| o.ui_dir = web_ui(),
+    );
+    let chrome = Chrome::start();
+    chrome.resize(800, 600);
+    chrome.go(&format!("{}/invite#{}", served.base, tokens[0]));
+    chrome.type_into("[data-testid=web-passphrase]", STRONG);
+    chrome.type_into("[data-testid=web-passphrase-confirm]", STRONG);
+    chrome.click("[data-testid=web-passphrase-submit]");
+    let total = 4;
+    let mut shapes = Vec::new();
+    for n in 1..=total {
+        assert_eq!(current_item(&chrome), n, "item {n} is shown");
+        chrome.wait_for("[data-testid=criterion]");
+        let criteria = chrome.count("[data-testid=criterion]");
+        let now = shape(&chrome);
+        let page = chrome.script("return document.body.innerText + document.body.innerHTML;");
+        let page = page.as_str().unwrap_or_default();
+        assert!(
+            !page.contains(CHATBOT.0) && !page.contains(CHATBOT.1),
+            "the page names no source (blinding)"
+        );
+        match now.as_str() {
+            "reply" => browser_reply(&chrome, criteria),
+            "session" => browser_session(&chrome, criteria),
+            _ => chrome.press(&format!("{}{ENTER}", "3".repeat(criteria))),
+        }
+        shapes.push(now);
+        if n < total {
+            chrome.wait_for_attribute(ITEM, "data-item", &(n + 1).to_string());
+        }
+    }
+    chrome.wait_for("[data-testid=queue-finished]");
+    // The end of the queue lists nothing left: it is asked for after every value was saved.
+    chrome.wait_for("[data-testid=left-none]");
+    shapes.sort();
+    assert_eq!(
+        shapes,
+        vec!["reply", "session", "single", "single"],
+        "the queue held the reply, the session and two single-turn answers"
+    );
+
+    let study = served.open_again();
+    let ada = study
+        .store()
+        .expert_by_name("Ada")
+        .expect("read")
+        .expect("Ada")
+        .id;
+    for i in 1..=total {
+        let item = concord_core::app::rating::rating_item(&study, ada, i).expect("the item reads");
+        let values: Vec<Option<i64>> = item.criteria.iter().map(|c| c.value).collect();
+        let want: Vec<Option<i64>> = match (item.scope, item.history.len()) {
+            (Scope::Reply, 40) => (0..values.len())
+                .map(|c| Some(if c == 0 { 5 } else { 4 }))
+                .collect(),
+            (Scope::Session, 6) => vec![Some(2); values.len()],
+            (Scope::Reply, 1) => vec![Some(3); values.len()],
+            other => panic!("item {i} is none of the study's: {other:?}"),
+        };
+        assert_eq!(
+            values,
+            want,
+            "item {i} ({:?}, {} turns before it) holds the values typed in the browser",
+            item.scope,
+            item.history.len()
+        );
+    }
 }

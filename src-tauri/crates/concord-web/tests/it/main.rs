@@ -5,6 +5,8 @@
 mod api;
 mod attacks;
 mod browser;
+mod first_minute;
+mod first_minute_browser;
 mod group_commit;
 mod security;
 mod tls;

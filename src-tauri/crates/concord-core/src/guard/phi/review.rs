@@ -7,7 +7,9 @@
 
 use super::{redact as redact_text, PhiKind, PhiSpan, Scanner};
 use crate::base::error_code::ErrorCode;
-use crate::store::{text_sha256, PhiFinding, PhiStatus, PhiText, Store, StoreError, StudyTx};
+use crate::store::{
+    text_sha256, PhiFinding, PhiStatus, PhiText, PhiTextId, Store, StoreError, StudyTx,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -159,18 +161,14 @@ pub fn review_queue(store: &Store) -> Result<PhiReview, PhiError> {
         count(PhiStatus::Kept),
         count(PhiStatus::Redacted),
     );
-    let mut texts: BTreeMap<(i64, Option<i64>), Option<Vec<char>>> = BTreeMap::new();
+    let mut texts: BTreeMap<PhiTextId, Option<Vec<char>>> = BTreeMap::new();
     let mut items = Vec::with_capacity(all.len());
     for f in all {
         let (mut before, mut matched, mut after) = (String::new(), String::new(), String::new());
         if f.status == PhiStatus::Open {
-            let key = (f.conversation_id, f.response_id);
+            let key = f.text_id();
             if let std::collections::btree_map::Entry::Vacant(slot) = texts.entry(key) {
-                slot.insert(
-                    store
-                        .phi_text_of(f.conversation_id, f.response_id)?
-                        .map(|t| t.text.chars().collect()),
-                );
+                slot.insert(store.phi_text_of(key)?.map(|t| t.text.chars().collect()));
             }
             if let Some(Some(chars)) = texts.get(&key) {
                 let end = f.end.min(chars.len());
@@ -235,16 +233,13 @@ pub fn redact(store: &mut Store, selection: &Selection, actor: &str) -> Result<u
     let scanner = Scanner::new(&store.phi_terms()?);
     store.write(|tx| {
         let chosen = selected(tx, selection)?;
-        let mut per_text: BTreeMap<(i64, Option<i64>), Vec<PhiFinding>> = BTreeMap::new();
+        let mut per_text: BTreeMap<PhiTextId, Vec<PhiFinding>> = BTreeMap::new();
         for f in chosen {
-            per_text
-                .entry((f.conversation_id, f.response_id))
-                .or_default()
-                .push(f);
+            per_text.entry(f.text_id()).or_default().push(f);
         }
         let mut redacted = 0;
-        for ((conversation, response), list) in per_text {
-            let Some(before) = tx.phi_text(conversation, response)? else {
+        for (text, list) in per_text {
+            let Some(before) = tx.phi_text(text)? else {
                 continue;
             };
             let spans: Vec<PhiSpan> = list
@@ -256,9 +251,9 @@ pub fn redact(store: &mut Store, selection: &Selection, actor: &str) -> Result<u
                 })
                 .collect();
             let after = redact_text(&before.text, &spans);
-            tx.set_phi_text(conversation, response, &after)?;
+            tx.set_phi_text(text, &after)?;
             // Rescanned just below, so no longer pending.
-            tx.clear_phi_pending(conversation, response)?;
+            tx.clear_phi_pending(text)?;
             for f in &list {
                 tx.resolve_phi_finding(f.id, PhiStatus::Redacted, None, actor)?;
             }

@@ -21,6 +21,9 @@
 CLUSTER_TOLERANCE, CLUSTER_SDS, CLUSTER_BATCHES = 0.01, 5.0, 10
 # A turn's figures need two expert-rated replies, and two conversations to resample.
 MIN_TURN_ITEMS, MIN_TURN_CONVERSATIONS = 2, 2
+# An interval is drawn only from this many conversations or more (Concord's
+# MIN_INTERVAL_CONVERSATIONS): fewer give resamples of too few distinct values.
+MIN_INTERVAL_CONVERSATIONS = 10
 
 
 def cluster_moments(pairs, clusters):
@@ -60,7 +63,7 @@ def cluster_interval(pairs, clusters, resamples, seed, batches=CLUSTER_BATCHES, 
     batches of `resamples` (None when undefined); numpy's generator seeded with `seed`."""
     moments = cluster_moments(pairs, clusters)
     k = len(moments)
-    if k < 2 or resamples == 0:
+    if k < MIN_INTERVAL_CONVERSATIONS or resamples == 0:
         return None, None, None, None
     rng = np.random.default_rng(seed)
     tail = (1 - level) / 2 * 100

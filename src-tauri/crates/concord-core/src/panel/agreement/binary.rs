@@ -110,7 +110,11 @@ fn rate(p: &concord_stats::categorical::Proportion) -> Rate {
 
 /// Consensus per response on criterion `c`: `Some(Some(v))` a majority value, `Some(None)` a tie,
 /// `None` no expert rated it.
-fn consensus(data: &AgreementData, experts: &[usize], c: usize) -> Vec<Option<Option<f64>>> {
+pub(crate) fn consensus(
+    data: &AgreementData,
+    experts: &[usize],
+    c: usize,
+) -> Vec<Option<Option<f64>>> {
     let n = data.responses.len();
     let mut ones = vec![0u32; n];
     let mut zeros = vec![0u32; n];

@@ -7,7 +7,8 @@
 //! reply). Their headline interval is therefore a conversation-cluster percentile bootstrap of
 //! ICC(C,1) — conversations resampled whole with replacement, [`AgreementOptions::resamples`]
 //! resamples, only undefined replicates dropped — in place of the F-based interval, which assumes
-//! independence; a cell's `n_clusters` says how many conversations it resampled. The resamples
+//! independence; a cell's `n_clusters` says how many conversations it resampled (fewer than
+//! [`MIN_INTERVAL_CONVERSATIONS`] give no interval). The resamples
 //! are drawn from [`AgreementOptions::seed`] on a ChaCha8 stream derived from the conversations
 //! resampled (their ids in order), and every cell over the same conversations shares them
 //! ([`draw_cluster_intervals`], common random numbers): a report's dozens of item cells cost
@@ -236,11 +237,17 @@ fn pending_interval(targets: &[(f64, f64)], clusters: &[u64]) -> PendingInterval
 /// The cells (by position, with their pairs' moments) that resample one set of conversations.
 type ConversationGroup = (Vec<i64>, Vec<(usize, ClusteredPairs)>);
 
+/// The fewest conversations a conversation-cluster interval is drawn from: resamples of fewer
+/// take so few distinct values that their percentiles say little and move with the random stream
+/// (of three conversations, one resample in nine repeats a single one). Below it a cell has its
+/// figures and `n_clusters` but no interval.
+pub const MIN_INTERVAL_CONVERSATIONS: usize = 10;
+
 /// Draw the conversation-cluster intervals of `pending` cells (each with its position in
 /// `cells`): cells over the same conversations share one set of resamples, drawn from the seed on
 /// a stream derived from those conversations, split over up to `threads` threads (each draws
 /// the same resamples for its share of the cells, so the split changes nothing). No interval
-/// below two conversations or without resamples.
+/// below [`MIN_INTERVAL_CONVERSATIONS`] conversations or without resamples.
 pub(crate) fn draw_cluster_intervals(
     cells: &mut [AgreementCell],
     pending: Vec<(usize, PendingInterval)>,
@@ -259,7 +266,7 @@ pub(crate) fn draw_cluster_intervals(
     let bootstrap = cluster_options(options.resamples);
     for (conversations, members) in groups {
         let k = conversations.len();
-        if k < 2 || options.resamples == 0 {
+        if k < MIN_INTERVAL_CONVERSATIONS || options.resamples == 0 {
             for (at, _) in &members {
                 set_interval(&mut cells[*at], [None, None], 0);
             }

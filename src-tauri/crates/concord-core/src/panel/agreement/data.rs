@@ -508,9 +508,26 @@ impl AgreementData {
     }
 
     /// Whether the rubric is one the conversations model added: a session rubric, or a reply
-    /// rubric over transcripts (its items, not its sources, are the natural targets).
+    /// rubric with replies of transcripts.
     pub fn over_conversations(&self) -> bool {
         self.scope == Scope::Session || self.over_transcripts()
+    }
+
+    /// The level the rubric's figures are read at first: item level for a session rubric or
+    /// when every held item is a reply of a transcript (its items, not its one or few sources,
+    /// are the natural targets), else the paper's system level.
+    pub fn headline_level(&self) -> super::Level {
+        let items = self.scope == Scope::Session
+            || (!self.responses.is_empty()
+                && self
+                    .responses
+                    .iter()
+                    .all(|r| matches!(r.at, ItemAt::Reply(_))));
+        if items {
+            super::Level::Item
+        } else {
+            super::Level::System
+        }
     }
 
     /// The rubric's row id in the study (0 for data built from parts).

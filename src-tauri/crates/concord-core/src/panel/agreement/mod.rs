@@ -37,7 +37,9 @@ mod continuous;
 pub mod data;
 pub mod verdict;
 
+pub(crate) use binary::consensus as expert_consensus;
 pub use binary::{BinaryCell, Rate, TotalsCell};
+pub use continuous::MIN_INTERVAL_CONVERSATIONS;
 pub use data::{AgreementData, ApplyError, Touched};
 
 use crate::rubric::Scope;
@@ -264,6 +266,9 @@ pub struct ConversationCoverage {
     /// The turn numbers the items stand at, ascending (empty for a session rubric).
     #[cfg_attr(feature = "ts", ts(type = "Array<number>"))]
     pub turns: Vec<i64>,
+    /// The level the figures are read at first: item level for a session rubric or when every
+    /// item is a reply of a transcript, system level when single-turn answers are among them.
+    pub headline: Level,
 }
 
 impl ConversationCoverage {
@@ -282,6 +287,7 @@ impl ConversationCoverage {
             turns.clear();
         }
         Some(ConversationCoverage {
+            headline: data.headline_level(),
             scope: data.scope,
             items: data.responses.len(),
             conversations: conversations.len(),

@@ -321,6 +321,7 @@ fn candidates(
     for crate::store::ResponseConversation {
         response_id: id,
         conversation_id: conv,
+        ..
     } in store.response_conversations()?
     {
         if let Some(&i) = index.get(&conv) {

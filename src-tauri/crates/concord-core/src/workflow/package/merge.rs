@@ -30,7 +30,7 @@ use super::returned::{merged_scope, PackageOrigin, PackageWork};
 use super::{PackageError, META_PACKAGE_ID, META_PACKAGE_RATER};
 use crate::base::clock::Millis;
 use crate::files::table::display_name;
-use crate::store::seal::{PackageSealRecord, SealState};
+use crate::store::seal::{differing_tables, PackageSealRecord, SealState};
 use crate::store::{
     BaseKey, CopiedRating, FlagRecord, HistoryRow, Occasion, PairBaseKey, PairContent,
     PairFlagRecord, PairHistoryRow, PairVerdictFull, PairWorkRecord, Passphrase, RatingContent,
@@ -176,8 +176,7 @@ pub fn check_seal(store: &Store, pkg: &Store, file: &str) -> Result<SealState, P
     if seal.issue_now != issue || !seal.issue_matches {
         return Err(PackageError::AlteredAfterIssue {
             file,
-            detail: "its conversations, responses or rubric differ from what was issued"
-                .to_string(),
+            detail: issue_changed(store, &seal, issue)?,
         });
     }
     if seal.seq == 0 {
@@ -214,6 +213,38 @@ pub fn check_seal(store: &Store, pkg: &Store, file: &str) -> Result<SealState, P
         }
     }
     Ok(seal)
+}
+
+/// What differs in a package whose items no longer digest to what was issued: the tables whose
+/// rows changed, named from the digests the study recorded at issue; in general terms for a
+/// package issued before those were recorded, or when only the seal's own record was changed.
+fn issue_changed(store: &Store, seal: &SealState, issue: &str) -> Result<String, PackageError> {
+    if seal.issue_now == issue {
+        return Ok("the seal's record of what was issued was changed".to_string());
+    }
+    Ok(changed_tables(store, seal)?.unwrap_or_else(|| {
+        "its conversations, turns, responses or rubric differ from what was issued".to_string()
+    }))
+}
+
+/// "the rows of table … differ from what was issued": the issued tables of the package whose
+/// rows differ from the digests this study recorded when it issued a package under that id;
+/// `None` when it recorded none or none differs.
+fn changed_tables(store: &Store, seal: &SealState) -> Result<Option<String>, PackageError> {
+    let tables = store
+        .issued_tables(&seal.package)?
+        .map(|at_issue| differing_tables(&at_issue, &seal.issue_tables_now))
+        .unwrap_or_default();
+    Ok(match tables.as_slice() {
+        [] => None,
+        [table] => Some(format!(
+            "the rows of table {table} differ from what was issued"
+        )),
+        _ => Some(format!(
+            "the rows of tables {} differ from what was issued",
+            tables.join(", ")
+        )),
+    })
 }
 
 /// The lead key's part of the check, in a study that has one: its key is here (a merge re-signs
@@ -270,9 +301,14 @@ fn check_lead_signatures(
     };
     match (lead.issuer, &record.issuer_signature) {
         (Some(true), _) => Ok(()),
-        (Some(false), _) => Err(not_issued(
-            "its issuer signature is not this study's lead key's over this study, this package, these items and this expert",
-        )),
+        (Some(false), _) => {
+            let why = "its issuer signature is not this study's lead key's over this study, this package, these items and this expert";
+            // Items edited after issue break the signature too: say which.
+            Err(match changed_tables(store, seal)? {
+                Some(tables) => not_issued(&format!("{why}: {tables}")),
+                None => not_issued(why),
+            })
+        }
         (None, Some(_)) => Err(not_issued(
             "it carries no issuer signature, but this study signed the package it issued under that id",
         )),

@@ -6,6 +6,14 @@
 //! each source becomes an opaque code, shuffled per package, with the mapping kept in the main
 //! study under the package's id.
 //!
+//! An item of a transcript is rated in the light of what came before it, so the package also
+//! carries, per conversation, the turns before its latest item (the whole conversation for a
+//! session item) and the earlier rated replies among them, as history only: never assigned, and
+//! nobody's values of them travel (`ShownBefore`). The expert's screen then shows each item's
+//! history in the package exactly as the study shows it; nothing after the latest item, no
+//! candidate a history never shows and no turn's source goes with it. A package of single-turn
+//! conversations is written exactly as before transcripts existed.
+//!
 //! A package is sealed ([`crate::store::seal`]): it is an encrypted study, under a passphrase the
 //! lead chooses at export and passes to the expert separately (by phone, not in the e-mail that
 //! carries the file), and it carries a seal that every write through Concord renews. The merge
@@ -37,12 +45,13 @@ pub use returned::{MAX_CLOCK_SKEW_MS, MAX_FLAGS_PER_ITEM, MAX_ORIGIN_BYTES, MAX_
 
 use crate::base::text::quoted;
 use crate::files::output::{self, Destination, OutputError};
+use crate::rubric::Scope;
 use crate::store::{
     AssignmentRecord, BaseValue, ConversationRecord, CopiedRating, CriterionKey, FlagRecord,
     HistoryRow, KeyedCriterion, NewAssignment, NewConversation, NewPair, NewRater, NewSource,
-    PairContent, PairDesignRecord, PairFlagRecord, PairHistoryRow, PairRecord, PairVerdictFull,
-    PairWorkRecord, Passphrase, RaterKind, RaterRecord, ResponseRecord, SigningKey, SourceKind,
-    Store, StoreError, StoredRating, StoredRubric, StudyTx,
+    NewTurn, PairContent, PairDesignRecord, PairFlagRecord, PairHistoryRow, PairRecord,
+    PairVerdictFull, PairWorkRecord, Passphrase, RaterKind, RaterRecord, ResponseRecord,
+    SigningKey, SourceKind, Store, StoreError, StoredRating, StoredRubric, StudyTx, TurnRecord,
 };
 pub use crate::store::{META_PACKAGE_ID, META_PACKAGE_RATER};
 use rand::seq::SliceRandom;
@@ -170,7 +179,10 @@ const PACKAGED: [Occasion; 2] = [Occasion::First, Occasion::Retest];
 struct PackageContent {
     rater: RaterRecord,
     assigned: Vec<AssignmentRecord>,
+    /// The items shown to the expert: assigned, or in a pair given them.
     responses: Vec<ResponseRecord>,
+    /// What the items' histories show besides the items (see [`ShownBefore`]).
+    before: ShownBefore,
     conversations: Vec<ConversationRecord>,
     rubrics: Vec<StoredRubric>,
     /// The expert's own ratings on assigned responses, first and retest.
@@ -225,6 +237,7 @@ impl PackageContent {
             .iter()
             .map(|&id| store.response(id))
             .collect::<Result<Vec<_>, _>>()?;
+        let before = ShownBefore::read(store, &responses)?;
         let conversation_ids: BTreeSet<i64> = responses.iter().map(|r| r.conversation_id).collect();
         let conversations = conversation_ids
             .iter()
@@ -282,6 +295,7 @@ impl PackageContent {
             rater,
             assigned,
             responses,
+            before,
             conversations,
             rubrics,
             ratings,
@@ -297,11 +311,83 @@ impl PackageContent {
         })
     }
 
+    /// The items that stand for a whole conversation (a session rubric's, with no turn): they
+    /// have no answer text of their own, and none is missing.
+    fn session_items(&self) -> BTreeSet<i64> {
+        let session_rubrics: BTreeSet<i64> = self
+            .rubrics
+            .iter()
+            .filter(|s| s.rubric.scope == Scope::Session)
+            .map(|s| s.id)
+            .collect();
+        let session_conversations: BTreeSet<i64> = self
+            .conversations
+            .iter()
+            .filter(|c| session_rubrics.contains(&c.rubric_id))
+            .map(|c| c.id)
+            .collect();
+        self.responses
+            .iter()
+            .filter(|r| r.turn.is_none() && session_conversations.contains(&r.conversation_id))
+            .map(|r| r.id)
+            .collect()
+    }
+
     fn count(&self, occasion: Occasion) -> usize {
         self.ratings
             .iter()
             .filter(|r| r.occasion == occasion)
             .count()
+    }
+}
+
+/// What the histories of a package's items show besides the items themselves, copied so the
+/// expert sees each item's history in the package exactly as the study shows it
+/// (`Store::history`): per conversation, everything before the latest item's turn — the whole
+/// conversation for an item without a turn (a session item) — of which
+/// - the earlier rated replies (`response` rows with a smaller turn), issued to this expert or
+///   not: carried as history only, never assigned, and no one's ratings or flags of them travel;
+/// - the turns that are not items, each without its source (the expert is never shown who wrote
+///   a turn, and a code would only tell which turns one source wrote), and without the candidate
+///   replies of a session rubric's conversation, which no history shows.
+///
+/// Nothing after the latest item travels (what the user said next is not part of any item's
+/// history), and a single-turn conversation has nothing here: its history is its context.
+struct ShownBefore {
+    replies: Vec<ResponseRecord>,
+    /// The turns, with the id of their conversation.
+    turns: Vec<(i64, TurnRecord)>,
+}
+
+impl ShownBefore {
+    fn read(store: &Store, items: &[ResponseRecord]) -> Result<ShownBefore, PackageError> {
+        // Per conversation, the turn before which its items' histories lie (`None`: all of it).
+        let mut bounds: BTreeMap<i64, Option<i64>> = BTreeMap::new();
+        for r in items {
+            let bound = bounds.entry(r.conversation_id).or_insert(r.turn);
+            *bound = match (*bound, r.turn) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            };
+        }
+        let issued: BTreeSet<i64> = items.iter().map(|r| r.id).collect();
+        let mut replies = Vec::new();
+        let mut turns = Vec::new();
+        for (&conversation, &before) in &bounds {
+            replies.extend(
+                store
+                    .replies_before(conversation, before)?
+                    .into_iter()
+                    .filter(|r| !issued.contains(&r.id)),
+            );
+            turns.extend(
+                store
+                    .turns_before(conversation, before)?
+                    .into_iter()
+                    .map(|t| (conversation, t)),
+            );
+        }
+        Ok(ShownBefore { replies, turns })
     }
 }
 
@@ -321,7 +407,13 @@ impl PackageIdentity {
         title: &str,
         seed: u64,
     ) -> Result<Self, PackageError> {
-        let source_ids: BTreeSet<i64> = content.responses.iter().map(|r| r.source_id).collect();
+        // The sources of the earlier replies a history shows are coded like the items'.
+        let source_ids: BTreeSet<i64> = content
+            .responses
+            .iter()
+            .chain(&content.before.replies)
+            .map(|r| r.source_id)
+            .collect();
         let mut rng = crate::workflow::assignment::seeded(seed, 0x7061_636b);
         let mut order: Vec<i64> = source_ids.into_iter().collect();
         order.shuffle(&mut rng);
@@ -425,10 +517,11 @@ pub fn export_package_to(
 ) -> Result<PackageSummary, PackageError> {
     passphrase.check_new()?;
     let content = PackageContent::read(store, expert(store, rater)?)?;
+    let session_items = content.session_items();
     let without = content
         .responses
         .iter()
-        .filter(|r| r.text.as_deref().is_none_or(str::is_empty))
+        .filter(|r| !session_items.contains(&r.id) && r.text.as_deref().is_none_or(str::is_empty))
         .count();
     if without > 0 && crate::workflow::assignment::without_text_reason(store)?.is_none() {
         return Err(PackageError::AnswersWithoutText {
@@ -528,12 +621,32 @@ fn copy_dataset(
     }
     let mut responses = HashMap::new();
     for r in &content.responses {
-        let new = tx.add_response(
+        let new = tx.add_item(
             conv_map[&r.conversation_id],
             source_map[&r.source_id],
+            r.turn,
             r.text.as_deref(),
         )?;
         responses.insert(r.id, new);
+    }
+    // After the items, so a package of single-turn conversations is written as before.
+    for r in &content.before.replies {
+        tx.add_item(
+            conv_map[&r.conversation_id],
+            source_map[&r.source_id],
+            r.turn,
+            r.text.as_deref(),
+        )?;
+    }
+    for (conversation, t) in &content.before.turns {
+        tx.add_turn(&NewTurn {
+            conversation_id: conv_map[conversation],
+            position: t.position,
+            role: t.role,
+            text: &t.text,
+            source_id: None,
+            candidate: false,
+        })?;
     }
     let rater = tx.upsert_rater(&NewRater {
         kind: RaterKind::Expert,
@@ -775,11 +888,12 @@ fn record_export(
         tx.record_package_seal(&identity.package_id, sealed)?;
         tx.audit(
             "lead",
-            "package_exported",
+            crate::store::seal::ISSUE_ACTION,
             &serde_json::json!({
                 "package": identity.package_id,
                 "rater": content.rater.name,
                 "file": file_name,
+                "issued_tables": sealed.issue_tables,
             }),
         )?;
         Ok(())

@@ -1194,7 +1194,8 @@ impl StudyKnowledge {
     }
 }
 
-/// Package response id → study response, through conversation external ids and source codes.
+/// Package response id → study response, through conversation external ids, source codes and
+/// turn numbers (one source answers at several turns of a transcript).
 fn map_responses(
     store: &Store,
     pkg: &Store,
@@ -1209,11 +1210,15 @@ fn map_responses(
             .cloned()
             .ok_or_else(|| origin.inconsistent(format!("unknown source code {}", quoted(&code))))?;
         let id = store
-            .response_of_source(&label.conversation, source_id)?
+            .response_of_source(&label.conversation, source_id, label.turn)?
             .ok_or_else(|| {
                 origin.inconsistent(format!(
-                    "conversation {} (source {code}) is not in this study",
-                    quoted(&label.conversation)
+                    "conversation {} (source {code}{}) is not in this study",
+                    quoted(&label.conversation),
+                    label
+                        .turn
+                        .map(|t| format!(", turn {t}"))
+                        .unwrap_or_default()
                 ))
             })?;
         out.insert(

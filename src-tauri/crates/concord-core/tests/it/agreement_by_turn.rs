@@ -141,7 +141,8 @@ fn each_turn_agrees_with_an_independent_computation() {
     let design = TranscriptDesign::correlated(40, 7);
     let (store, values) = study(&design);
     let opts = options("mentalbench");
-    let data = referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
+    let (data, _fits) =
+        referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
     let split = by_facet(&store, &data, Facet::Turn, &opts).expect("by turn");
     let turns: Vec<Option<&str>> = split.strata.iter().map(|s| s.value.as_deref()).collect();
     assert_eq!(
@@ -274,7 +275,8 @@ fn turns_with_too_few_items_give_their_reason_and_no_figure() {
     };
     let (store, _) = study(&design);
     let opts = options("mentalbench");
-    let data = referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
+    let (data, _fits) =
+        referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
     let split = by_facet(&store, &data, Facet::Turn, &opts).expect("by turn");
     assert_eq!(split.strata.len(), 4, "every turn with items is listed");
     for s in &split.strata[..3] {
@@ -339,7 +341,8 @@ fn a_session_rubric_is_reported_item_by_item_and_has_no_turns() {
         (CiMethod::F, None),
         "one item per conversation: the items are independent, the F-based interval stands"
     );
-    let data = referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
+    let (data, _fits) =
+        referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
     let split = by_facet(&store, &data, Facet::Turn, &opts).expect("by turn");
     assert_eq!(
         split.strata.len(),

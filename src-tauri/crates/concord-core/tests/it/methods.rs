@@ -734,7 +734,7 @@ fn a_transcript_studys_appendix_recomputes_its_figures_by_turn() {
         .expect("the item cell");
     let line = rows
         .iter()
-        .find(|r| &r[1] == "" && &r[3] == "guidance")
+        .find(|r| r[1].is_empty() && &r[3] == "guidance")
         .expect("the all-turns guidance line");
     assert_eq!(
         (

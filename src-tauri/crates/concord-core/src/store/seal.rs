@@ -324,7 +324,7 @@ fn digest_into(
     Ok(hex(&hash.finalize()))
 }
 
-/// The tables of two sets of tables' digests (see [`digests`]) whose rows differ: a table in one
+/// The tables of two sets of tables' digests (see `digests`) whose rows differ: a table in one
 /// and not the other, or digested differently.
 pub fn differing_tables(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<String> {
     a.keys()

@@ -142,9 +142,8 @@ fn each_turn_agrees_with_an_independent_computation() {
     let design = TranscriptDesign::correlated(40, 7);
     let (store, values) = study(&design);
     let opts = options("mentalbench");
-    let data = referenced_data(&store, &opts, AgreementReference::Experts)
-        .expect("the data")
-        .0;
+    let (data, _fits) =
+        referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
     let split = by_facet(&store, &data, Facet::Turn, &opts).expect("by turn");
     let turns: Vec<Option<&str>> = split.strata.iter().map(|s| s.value.as_deref()).collect();
     assert_eq!(
@@ -277,9 +276,8 @@ fn turns_with_too_few_items_give_their_reason_and_no_figure() {
     };
     let (store, _) = study(&design);
     let opts = options("mentalbench");
-    let data = referenced_data(&store, &opts, AgreementReference::Experts)
-        .expect("the data")
-        .0;
+    let (data, _fits) =
+        referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
     let split = by_facet(&store, &data, Facet::Turn, &opts).expect("by turn");
     assert_eq!(split.strata.len(), 4, "every turn with items is listed");
     for s in &split.strata[..3] {
@@ -344,9 +342,8 @@ fn a_session_rubric_is_reported_item_by_item_and_has_no_turns() {
         (CiMethod::F, None),
         "one item per conversation: the items are independent, the F-based interval stands"
     );
-    let data = referenced_data(&store, &opts, AgreementReference::Experts)
-        .expect("the data")
-        .0;
+    let (data, _fits) =
+        referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
     let split = by_facet(&store, &data, Facet::Turn, &opts).expect("by turn");
     assert_eq!(
         split.strata.len(),
@@ -403,9 +400,8 @@ fn a_turn_of_few_conversations_has_its_figures_but_no_interval() {
     let few = MIN_INTERVAL_CONVERSATIONS - 1;
     let (store, _) = study(&TranscriptDesign::correlated(few, 9));
     let opts = options("mentalbench");
-    let data = referenced_data(&store, &opts, AgreementReference::Experts)
-        .expect("the data")
-        .0;
+    let (data, _fits) =
+        referenced_data(&store, &opts, AgreementReference::Experts).expect("the data");
     let split = by_facet(&store, &data, Facet::Turn, &opts).expect("by turn");
     for s in &split.strata {
         let report = s

@@ -1,6 +1,6 @@
-//! The methods appendix of the demo study: the ten files are written, and the table by turn its
-//! transcripts add; the table is a well-formed CSV (every row as many fields as the header, the
-//! ICC form quoted) with F-based intervals, so a reader's pingouin reproduces it; the paragraph names the ICC form, the interval
+//! The methods appendix of the demo study: the ten files are written; the table is a
+//! well-formed CSV (every row as many fields as the header, the ICC form quoted) with F-based
+//! intervals, so a reader's pingouin reproduces it; the paragraph names the ICC form, the interval
 //! methods, the software version and the options; the script is the one Concord ships.
 //! (`scripts/dev test` runs the script itself on such an export with pingouin.) And the appendix of
 //! a study judged three times per response by the loopback judge: its judge reliability table is
@@ -49,11 +49,9 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
             "agreement.csv",
             "study.json",
             "methods.md",
-            "recompute.py",
-            "agreement_by_turn.csv"
+            "recompute.py"
         ],
-        "the appendix has its ten files, and the demo's MentalBench, which rates replies of \
-         transcripts too, its table by turn"
+        "the appendix has its ten files"
     );
     let reliability = std::fs::read_to_string(dir.join("judge_reliability.csv")).unwrap();
     assert_eq!(
@@ -115,16 +113,8 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
     }
     assert_eq!(
         std::fs::read_to_string(dir.join("recompute.py")).unwrap(),
-        concord_core::outputs::methods::recompute_script(true),
-        "the shipped script is written unchanged, with its by-turn part"
-    );
-    assert!(
-        std::fs::read_to_string(dir.join("agreement.csv"))
-            .unwrap()
-            .lines()
-            .skip(1)
-            .all(|l| l.contains(",system,")),
-        "a rubric mixing single-turn answers with transcripts keeps the paper's system level"
+        RECOMPUTE_SCRIPT,
+        "the shipped script is written unchanged"
     );
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("study.json")).unwrap()).unwrap();
@@ -207,11 +197,7 @@ fn without_a_folder_the_appendix_goes_to_the_export_folder() {
         want.display().to_string(),
         "the window is told the folder as text"
     );
-    assert_eq!(
-        shown.files.len(),
-        11,
-        "and each of the eleven files (the demo's MentalBench has replies of transcripts)"
-    );
+    assert_eq!(shown.files.len(), 10, "and each of the ten files");
 }
 
 /// The appendix's Python (`CONCORD_APPENDIX_PYTHON`), when the environment names one.

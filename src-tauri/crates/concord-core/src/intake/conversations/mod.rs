@@ -1,9 +1,9 @@
 //! Conversations of many turns, in either of the two input formats the conversations contract
 //! names, told apart by their content (never by the file's name):
-//! - **chat JSON Lines** ([`chat`]): one conversation per line, its `messages` in order, optional
+//! - **chat JSON Lines** (`chat`): one conversation per line, its `messages` in order, optional
 //!   `candidates` (several assistant replies after the last message, which must then be a user
 //!   turn) and `rate` (`"all"`, `"last"` or a list of turn numbers);
-//! - **turn table** ([`turn_table`]) as CSV, XLSX or JSON Lines: one row per turn,
+//! - **turn table** (`turn_table`) as CSV, XLSX or JSON Lines: one row per turn,
 //!   `conversation_id, turn, role, text` and optional `source, category, language`, rows in any
 //!   order, several `assistant` rows at a conversation's last turn being its candidates.
 //!

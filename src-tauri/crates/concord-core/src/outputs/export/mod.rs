@@ -112,11 +112,20 @@ pub(crate) fn criterion_columns(store: &Store) -> Result<Vec<CriterionColumn>, E
 /// transcripts or a session rubric. A study of single-turn conversations alone exports without
 /// them, byte for byte as before they existed (as pair columns appear only with pairs).
 pub(crate) fn has_conversation_columns(store: &Store) -> Result<bool, ExportError> {
-    Ok(store.has_transcripts()?
-        || store
-            .rubrics()?
-            .iter()
-            .any(|r| r.rubric.scope == crate::rubric::Scope::Session))
+    if store.has_transcripts()? {
+        return Ok(true);
+    }
+    // A session rubric counts once it has items: every new study lists the built-in rubrics.
+    for r in store.rubrics()? {
+        if r.rubric.scope == crate::rubric::Scope::Session
+            && !store
+                .conversations_of_rubric(Some(&r.rubric.id))?
+                .is_empty()
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The turn an export writes for an item: its own for a transcript's reply, 2 for a single-turn

@@ -337,8 +337,13 @@ pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String
         }
         MethodArg::Full => {
             if json {
+                // The report as its fields are declared (an earlier release printed it so); only
+                // with the Dawid–Skene fits beside it does it go through a map of its keys.
+                let Some(fits) = &fits else {
+                    return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+                };
                 let mut value = serde_json::to_value(&report)?;
-                if let (Some(fits), Some(object)) = (&fits, value.as_object_mut()) {
+                if let Some(object) = value.as_object_mut() {
                     object.insert("dawid_skene".into(), serde_json::to_value(fits)?);
                 }
                 Ok(format!("{}\n", serde_json::to_string_pretty(&value)?))

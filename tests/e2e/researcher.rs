@@ -64,20 +64,26 @@ fn written_to(text: &str) -> PathBuf {
     )
 }
 
-const APPENDIX: [&str; 10] = [
+const APPENDIX: [&str; 16] = [
     "ratings.csv",
     "judge_reliability.csv",
     "judge_repetitions.csv",
     "pairwise.csv",
     "pairwise_position.csv",
     "pairwise_agreement.csv",
+    "prevalence.csv",
+    "gstudy.csv",
+    "dawid_skene.csv",
+    "adjudicated.csv",
+    "agreement_by_category.csv",
+    "categories.csv",
     "agreement.csv",
     "study.json",
     "methods.md",
     "recompute.py",
 ];
 
-/// The ten files of an appendix in `dir`, with the content a reader recomputes from.
+/// The sixteen files of an appendix in `dir`, with the content a reader recomputes from.
 fn assert_appendix(dir: &Path) {
     for name in APPENDIX {
         assert!(
@@ -152,7 +158,7 @@ fn the_methods_appendix_is_exported_from_the_agreement_panel() {
         "the refusal is shown next to the button that was pressed"
     );
 
-    // A folder typed (or returned by the folder dialog) gets the ten files.
+    // A folder typed (or returned by the folder dialog) gets the sixteen files.
     let chosen = tmp.path().join("paper appendix");
     app.clear(&out);
     app.type_into(&out, &chosen.display().to_string());
@@ -161,7 +167,7 @@ fn the_methods_appendix_is_exported_from_the_agreement_panel() {
         t.contains("paper appendix")
     });
     assert!(
-        text.starts_with("10 files written to"),
+        text.starts_with("16 files written to"),
         "the message counts the files: {text}"
     );
     assert_eq!(

@@ -65,6 +65,11 @@ pub struct Conversation {
 
 /// The conversations of `rubric`, in file order.
 pub fn conversations(rubric: &str) -> Vec<Conversation> {
+    conversations_scaled(rubric, PER_CATEGORY)
+}
+
+/// The conversations of `rubric` with `per_category` conversations in each common category.
+pub fn conversations_scaled(rubric: &str, per_category: usize) -> Vec<Conversation> {
     let mut out = Vec::new();
     let mut n = 0;
     let mut push = |category: Option<&'static str>, prevalence: f64, rare: bool| {
@@ -84,7 +89,7 @@ pub fn conversations(rubric: &str) -> Vec<Conversation> {
         });
         n += 1;
     };
-    for _ in 0..PER_CATEGORY {
+    for _ in 0..per_category {
         for (category, prevalence) in CATEGORIES {
             push(Some(category), prevalence, false);
         }
@@ -135,13 +140,23 @@ fn rated(truth: i64, binary: bool, rng: &mut ChaCha8Rng) -> i64 {
 /// Write the items, experts' and judges' files of `rubric` (`mentalbench` or `psycrisis`) into
 /// `dir`.
 pub fn write_files(dir: &Path, rubric: &'static str, seed: u64) -> RubricFiles {
+    write_files_scaled(dir, rubric, seed, PER_CATEGORY)
+}
+
+/// [`write_files`] with `per_category` conversations in each common category (benchmarks).
+pub fn write_files_scaled(
+    dir: &Path,
+    rubric: &'static str,
+    seed: u64,
+    per_category: usize,
+) -> RubricFiles {
     let spec = builtin::by_id(rubric).expect("a built-in rubric");
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ rubric.len() as u64);
     let mut items = String::from("conversation_id,context,response_id,source,text,category\n");
     let mut experts = String::from("item,rater,criterion,score\n");
     let mut judges = String::from("item,rater,criterion,score\n");
     let source_level = [0.9, 0.4, -0.2, -0.6, 0.2];
-    for c in conversations(rubric) {
+    for c in conversations_scaled(rubric, per_category) {
         let item_level = 0.6 * normal(&mut rng);
         for (s, source) in SOURCES.iter().enumerate() {
             let response = format!("{}-{source}", c.id);

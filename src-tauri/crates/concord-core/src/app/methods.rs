@@ -19,6 +19,7 @@ impl Coded for MethodsError {
             MethodsError::Store(e) => e.code(),
             MethodsError::Phi(e) => e.code(),
             MethodsError::Output(e) => e.code(),
+            MethodsError::Adjudication(e) => e.code(),
             MethodsError::Export(_) | MethodsError::Json(_) | MethodsError::Csv(_) => {
                 ErrorCode::Export
             }

@@ -39,8 +39,12 @@
 //! `recompute.py` gains the part that recomputes them ([`RECOMPUTE_TURNS_PART`]): the point
 //! estimates with pingouin and numpy to 1e-6, the intervals by a cluster bootstrap of its own
 //! (numpy's generator cannot draw ChaCha8's stream) within a Monte Carlo tolerance it measures
-//! from ten batches of its own draws (five standard deviations of one bootstrap's end). Every
-//! other appendix is written exactly as before: same files, same script, same bytes.
+//! from ten batches of its own draws (five standard deviations of one bootstrap's end).
+//!
+//! The reviewer's questions add six files (`outputs::reviewer_tables`): the judges' corrected
+//! prevalence, the study's G-studies, the Dawid–Skene fits with the adjudicated values they hold,
+//! and the agreement table per conversation category with the categories; `recompute.py`
+//! recomputes them with llm_judge_reporting, numpy and scipy's REML, crowd-kit and pingouin.
 
 use crate::files::output::{self, Destination, OutputError};
 use crate::outputs::export::write_long_csv;
@@ -257,6 +261,8 @@ pub enum MethodsError {
     Output(#[from] OutputError),
     #[error("cannot write the judge reliability table: {0}")]
     Csv(#[from] csv::Error),
+    #[error(transparent)]
+    Adjudication(#[from] crate::panel::adjudication::AdjudicationError),
 }
 
 /// What the appendix's judge reliability table is computed with: the report's defaults (seed 42,
@@ -641,6 +647,7 @@ Whether a judge can replace the experts: the Alternative Annotator Test (Caldero
         target = r.target_reliability,
         bins = r.bins,
     );
+    reviewer_paragraph(&mut s);
     if let Some(report) = pairwise {
         let p = &report.options;
         let _ = writeln!(
@@ -681,6 +688,20 @@ A turn with fewer than two expert-rated replies, or whose replies come from a si
         );
     }
     s
+}
+
+/// The methods of the reviewer's tables (`prevalence.csv`, `gstudy.csv`, `dawid_skene.csv`,
+/// `agreement_by_category.csv`), appended to `s`.
+fn reviewer_paragraph(s: &mut String) {
+    let _ = writeln!(
+        s,
+        "\n## The reviewer's questions\n\n\
+`prevalence.csv` gives, per judge and binary dimension, the share of answers truly meeting the dimension: the judge's raw rate over every answer it labelled (a multi-repetition run's aggregate), corrected for its sensitivity and specificity against the experts' strict majority (ties left out, counted in `n_no_consensus`) by the Rogan–Gladen estimator clipped to [0, 1], with the interval of Lee et al. (2025), which carries the uncertainty of the raw rate and of both calibration rates (95%); where the correction has no meaning the line gives the `reason` and no figure. \
+`gstudy.csv` gives the study's generalizability studies per criterion: experts × responses × occasions (the experts' first ratings and, where the study has test–retest items, their retest ratings as a second occasion) and each judge × responses × repetitions (its newest run that asked at least twice), one line per variance component estimated by REML (every facet random, missing cells allowed), with Brennan's (2001) relative and absolute coefficients for the numbers of raters and occasions observed and `reaches_n`, the design (raters × occasions) with the fewest scores per response whose relative coefficient reaches 0.80. \
+`dawid_skene.csv` gives, per criterion, the Dawid–Skene (1979) model that `concord agreement --reference dawid-skene` compares judges with, as crowd-kit 1.4.2 fits it (majority-vote start, at most 100 passes, tolerance 1e-5) over every expert's and judge's first ratings on the responses some expert rated, the pairs decided by adjudication (`adjudicated.csv`) held at their values: the priors and each rater's probability of giving each label for each true label. \
+`agreement_by_category.csv` is `agreement.csv` computed on each conversation category's responses alone (`categories.csv` gives each conversation's category); a category with fewer than two responses some expert rated has its reason instead of figures. \
+`recompute.py` recomputes the prevalence with the authors' `llm_judge_reporting` (point_estimator, confidence_interval), every variance component by maximising the same model's REML likelihood written with numpy and minimised with scipy (to 1e-5), the coefficients and the design that reaches 0.80 by Brennan's formulas, the Dawid–Skene fits with crowd-kit's `DawidSkene`, and each category's table with pingouin as the main table."
+    );
 }
 
 /// What `study.json` says of the study: the rubric, its criteria and groups, the sources with their
@@ -778,7 +799,7 @@ fn study_json_of(
 /// (seen as [`appendix_view_of`] gives) and the `study.json` content [`study_json`] gave; returns
 /// the files written. Its `ratings.csv` carries every rating with the judges' rationales: the
 /// caller checks the PHI gate first, as for every other export. Every file goes through
-/// `files::output`: all destinations (ten, eleven with a by-turn table) are judged before the
+/// `files::output`: all destinations (sixteen, seventeen with a by-turn table) are judged before the
 /// first is written (a file already there is replaced only when `overwrite` is set; the open
 /// study never), each is staged `0600` and renamed in.
 pub fn write_appendix(
@@ -811,6 +832,8 @@ pub fn write_appendix(
     let judges = judge_reliability(store, &reliability)?;
     let pairwise = appendix_pairwise(store, &options.rubric)?;
     let [strengths, position, preference] = pairwise_tables(pairwise.as_ref())?;
+    let [prevalence, gstudy, latent, adjudicated, by_category, categories] =
+        reviewer_files(store, options, &provenance)?;
     let mut files = vec![
         ("ratings.csv", ratings),
         (
@@ -824,6 +847,12 @@ pub fn write_appendix(
         ("pairwise.csv", strengths),
         ("pairwise_position.csv", position),
         ("pairwise_agreement.csv", preference),
+        ("prevalence.csv", prevalence),
+        ("gstudy.csv", gstudy),
+        ("dawid_skene.csv", latent),
+        ("adjudicated.csv", adjudicated),
+        ("agreement_by_category.csv", by_category),
+        ("categories.csv", categories),
         (
             "agreement.csv",
             render(table, TableFormat::Csv, &provenance).into_bytes(),
@@ -871,17 +900,65 @@ fn destination<'a>(path: &'a Path, overwrite: bool, store: &'a Store) -> Destina
         .guarding(store.path())
 }
 
+/// The tables of the reviewer's questions on the appendix's rubric (see
+/// [`crate::outputs::reviewer_tables`]): prevalence, G-studies, Dawid–Skene fits with the
+/// decisions they hold, and agreement by category with the conversations' categories.
+fn reviewer_files(
+    store: &Store,
+    options: &AgreementOptions,
+    provenance: &crate::guard::provenance::Provenance,
+) -> Result<[Vec<u8>; 6], MethodsError> {
+    use crate::outputs::reviewer_tables as t;
+    use crate::panel::adjudication::{decided_values, referenced_data, AgreementReference};
+    let rubric = &options.rubric;
+    let prevalence =
+        crate::panel::prevalence::prevalence_rows(&AgreementData::load(store, rubric)?, 0.95, None);
+    let gstudy = crate::panel::gstudy::gstudy_section(store, rubric)?;
+    let (_, fits) = referenced_data(store, options, AgreementReference::DawidSkene)?;
+    let criteria: HashMap<i64, String> = store
+        .rubrics()?
+        .into_iter()
+        .filter(|s| &s.rubric.id == rubric)
+        .map(|s| store.read().criterion_ids(s.id))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .map(|(key, id)| (id, key))
+        .collect();
+    let (experts, _) = referenced_data(store, options, AgreementReference::Experts)?;
+    let split = crate::panel::strata::by_facet(
+        store,
+        &experts,
+        crate::panel::strata::Facet::Category,
+        options,
+    )?;
+    Ok([
+        t::prevalence_table(&prevalence)?,
+        t::gstudy_table(&gstudy)?,
+        t::dawid_skene_table(rubric, &fits)?,
+        t::adjudicated_table(store, &decided_values(store)?, &criteria)?,
+        t::by_category_table(&split, appendix_view_of(&experts.ratings), provenance)?,
+        t::categories_table(store, rubric)?,
+    ])
+}
+
 /// The by-turn table, written last, only for a reply rubric over transcripts.
 const BY_TURN_FILE: &str = "agreement_by_turn.csv";
 
 /// The files of every appendix, in the order they are written.
-const FILES: [&str; 10] = [
+const FILES: [&str; 16] = [
     "ratings.csv",
     "judge_reliability.csv",
     "judge_repetitions.csv",
     "pairwise.csv",
     "pairwise_position.csv",
     "pairwise_agreement.csv",
+    "prevalence.csv",
+    "gstudy.csv",
+    "dawid_skene.csv",
+    "adjudicated.csv",
+    "agreement_by_category.csv",
+    "categories.csv",
     "agreement.csv",
     "study.json",
     "methods.md",

@@ -204,19 +204,31 @@ fn fill(out: &mut StudyGStudy, g: &GStudy) {
     out.boundary = g.boundary.iter().map(|b| rename(b)).collect();
 }
 
-/// The experts' values of the rubric's criteria: criterion id → cells (occasion 0 first, 1
-/// retest), and whether any retest exists per criterion.
+/// The experts' first and retest values of the rubric's criteria (`criteria`: criterion id →
+/// position), as cells per criterion (occasion 0 first, 1 retest), read through the criterion
+/// index so the judges' ratings are never scanned.
 fn expert_cells(store: &Store, criteria: &HashMap<i64, usize>) -> StoreResult<Vec<Vec<Cell>>> {
+    let experts: Vec<i64> = store
+        .rater_records()?
+        .into_iter()
+        .filter(|r| RaterKind::parse(&r.kind) == Some(RaterKind::Expert))
+        .map(|r| r.id)
+        .collect();
+    let mut ids: Vec<i64> = criteria.keys().copied().collect();
+    ids.sort_unstable();
     let mut out = vec![Vec::new(); criteria.len()];
-    for (occasion, values) in [
-        (0, store.expert_values(false)?),
-        (1, store.expert_retest_values()?),
-    ] {
-        for v in values {
-            if let Some(&c) = criteria.get(&v.criterion_id) {
-                out[c].push((v.response_id, v.rater_id, occasion, v.value as f64));
+    store.for_each_first_and_retest_value(
+        &ids,
+        &experts,
+        |rater, response, criterion, retest, value| {
+            if let Some(&c) = criteria.get(&criterion) {
+                out[c].push((response, rater, i64::from(retest), value as f64));
             }
-        }
+        },
+    )?;
+    for cells in &mut out {
+        // First ratings before retests, each in response then rater order, as a scan gives them.
+        cells.sort_by_key(|c| (c.2, c.0, c.1));
     }
     Ok(out)
 }

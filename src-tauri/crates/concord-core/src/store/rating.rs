@@ -464,6 +464,39 @@ impl Store {
         Ok(())
     }
 
+    /// Visit the first-occasion and retest values (not missing) of some raters on some criteria
+    /// through the `rating_by_criterion` index, as [`Self::for_each_value_of_raters`] does:
+    /// `f(rater, response, criterion, retest, value)`.
+    pub fn for_each_first_and_retest_value(
+        &self,
+        criterion_ids: &[i64],
+        rater_ids: &[i64],
+        mut f: impl FnMut(i64, i64, i64, bool, i64),
+    ) -> StoreResult<()> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT g.response_id, g.occasion, g.value FROM rating g
+             WHERE g.criterion_id = ?1 AND g.rater_id = ?2 AND g.value IS NOT NULL
+               AND g.occasion IN (?3, ?4)",
+        )?;
+        let (first, retest) = (Occasion::First.code(), Occasion::Retest.code());
+        for &criterion in criterion_ids {
+            for &rater in rater_ids {
+                let mut rows = stmt.query(params![criterion, rater, first, retest])?;
+                while let Some(row) = rows.next()? {
+                    let occasion: i64 = row.get(1)?;
+                    f(
+                        rater,
+                        row.get(0)?,
+                        criterion,
+                        occasion == retest,
+                        row.get(2)?,
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Visit every first-occasion value (not missing) of one response, through the
     /// `rating_by_response` index: `f(rater, criterion, value)`.
     pub fn for_each_value_of_response(

@@ -1,4 +1,4 @@
-//! The methods appendix of the demo study: the ten files are written; the table is a
+//! The methods appendix of the demo study: the sixteen files are written; the table is a
 //! well-formed CSV (every row as many fields as the header, the ICC form quoted) with F-based
 //! intervals, so a reader's pingouin reproduces it; the paragraph names the ICC form, the interval
 //! methods, the software version and the options; the script is the one Concord ships.
@@ -7,6 +7,10 @@
 //! what `concord judge reliability` computes, its repetitions file holds every repetition read,
 //! and — with the appendix's Python packages (`CONCORD_APPENDIX_PYTHON`, which `scripts/dev test`
 //! points at its venv) — `recompute.py` reproduces the table and fails on any number changed in it.
+//! And the appendix of a study imported from files with categories, two experts retesting and
+//! an adjudicated pair: the reviewer's tables (prevalence, G-studies, Dawid–Skene fits, agreement
+//! by category) are written, and `recompute.py` reproduces them with llm_judge_reporting, a
+//! numpy/scipy REML, crowd-kit and pingouin, and fails on any of their numbers changed.
 
 use concord_core::app::open_study::OpenStudy;
 use concord_core::base::clock::SystemClock;
@@ -46,12 +50,18 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
             "pairwise.csv",
             "pairwise_position.csv",
             "pairwise_agreement.csv",
+            "prevalence.csv",
+            "gstudy.csv",
+            "dawid_skene.csv",
+            "adjudicated.csv",
+            "agreement_by_category.csv",
+            "categories.csv",
             "agreement.csv",
             "study.json",
             "methods.md",
             "recompute.py"
         ],
-        "the appendix has its ten files"
+        "the appendix has its sixteen files"
     );
     let reliability = std::fs::read_to_string(dir.join("judge_reliability.csv")).unwrap();
     assert_eq!(
@@ -197,7 +207,7 @@ fn without_a_folder_the_appendix_goes_to_the_export_folder() {
         want.display().to_string(),
         "the window is told the folder as text"
     );
-    assert_eq!(shown.files.len(), 10, "and each of the ten files");
+    assert_eq!(shown.files.len(), 16, "and each of the sixteen files");
 }
 
 /// The appendix's Python (`CONCORD_APPENDIX_PYTHON`), when the environment names one.
@@ -801,4 +811,154 @@ fn a_transcript_studys_appendix_recomputes_its_figures_by_turn() {
             "the failure names the number changed ({named}):\n{out}"
         );
     }
+}
+
+#[test]
+fn a_reviewer_studys_appendix_recomputes_the_reviewers_tables() {
+    use concord_core::outputs::reviewer_tables::{
+        DAWID_SKENE_HEADER, GSTUDY_HEADER, PREVALENCE_HEADER,
+    };
+    use concord_core::panel::adjudication::{resolve, Resolution, Ruling};
+    use concord_testsupport::reviewer_study::reviewer_study;
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let mut store = reviewer_study(&tmp.path().join("reviewer.concord"), tmp.path(), 39);
+    resolve(
+        &mut store,
+        &Resolution {
+            item: "psycrisis-c001-gpt-4o".into(),
+            criterion: "risk_assessment".into(),
+            ruling: Ruling::Value { value: 1 },
+            reason: "the answer asks about safety".into(),
+            adjudicator: "Dr Lead".into(),
+        },
+    )
+    .expect("a decision");
+    let mut study = OpenStudy::new(store);
+    let python = appendix_python();
+    for rubric in ["psycrisis", "mentalbench"] {
+        let dir = match std::env::var_os("CONCORD_KEEP_APPENDIX") {
+            Some(keep) => std::path::PathBuf::from(keep).join(rubric),
+            None => tmp.path().join(rubric),
+        };
+        let options = AgreementOptions {
+            resamples: 200,
+            ..AgreementOptions::mentalalign(rubric)
+        };
+        let gate = PhiGate {
+            actor: "lead",
+            override_reason: Some("synthetic test texts"),
+        };
+        let written = concord_core::app::methods::write_methods_appendix(
+            &mut study, &options, &dir, "9.9.9", true, gate,
+        )
+        .expect("written");
+        assert_eq!(written.files.len(), 16, "{rubric}: sixteen files");
+        let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+        for (name, header) in [
+            ("prevalence.csv", &PREVALENCE_HEADER[..]),
+            ("gstudy.csv", &GSTUDY_HEADER[..]),
+            ("dawid_skene.csv", &DAWID_SKENE_HEADER[..]),
+        ] {
+            let text = read(name);
+            assert_eq!(
+                text.lines().next().unwrap(),
+                header.join(","),
+                "{rubric}: {name} has its documented columns"
+            );
+            assert!(!text.contains("NaN"), "{rubric}: {name} writes no NaN");
+        }
+        let prevalence = read("prevalence.csv").lines().count() - 1;
+        assert_eq!(
+            prevalence,
+            if rubric == "psycrisis" { 15 } else { 0 },
+            "{rubric}: one line per judge × binary criterion"
+        );
+        let by_category = read("agreement_by_category.csv");
+        assert!(
+            by_category.starts_with("category,"),
+            "{rubric}: the table per category, its name first"
+        );
+        if rubric == "mentalbench" {
+            assert!(
+                by_category.starts_with("category,criterion,")
+                    && by_category.contains("self-harm,"),
+                "the 1–5 rubric's table per category"
+            );
+        }
+        assert!(
+            by_category.contains("eating,") && by_category.contains("only 1 response"),
+            "{rubric}: the rare category's line carries its reason"
+        );
+        let Some(python) = &python else { continue };
+        let (code, out) = recompute(python, &dir);
+        assert_eq!(
+            code,
+            Some(0),
+            "{rubric}: recompute.py reproduces every number of the appendix:\n{out}"
+        );
+        assert!(
+            out.contains("of the reviewer's tables"),
+            "{rubric}: the script says it checked the reviewer's tables: {out}"
+        );
+        // One number of each reviewer's table changed a little: each is caught by name.
+        let to = tmp.path().join(format!("{rubric}-changed"));
+        let mut changes: Vec<(&str, &str, &str)> = vec![
+            ("gstudy.csv", "variance", "gstudy experts / "),
+            ("dawid_skene.csv", "probability", "dawid-skene "),
+        ];
+        if rubric == "psycrisis" {
+            changes.push(("prevalence.csv", "raw_rate", "prevalence "));
+        } else {
+            changes.push(("agreement_by_category.csv", "bias", "category "));
+        }
+        std::fs::create_dir_all(&to).unwrap();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+        for (file, column, _) in &changes {
+            change_in(&to.join(file), column, 0.01);
+        }
+        let (code, out) = recompute(python, &to);
+        assert_eq!(
+            code,
+            Some(1),
+            "{rubric}: a changed number fails the script:\n{out}"
+        );
+        for (file, _, label) in &changes {
+            assert!(
+                out.lines().any(|l| l.starts_with(label)),
+                "{rubric}: the change in {file} is named ({label}…): {out}"
+            );
+        }
+    }
+}
+
+/// `column` of the first line of the table at `path` that has a figure there, moved by `delta`.
+fn change_in(path: &std::path::Path, column: &str, delta: f64) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let at = header
+        .iter()
+        .position(|h| h == column)
+        .expect("a column of the table");
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut changed = false;
+    for record in reader.records() {
+        let mut row: Vec<String> = record.unwrap().iter().map(str::to_string).collect();
+        if !changed {
+            if let Ok(v) = row[at].parse::<f64>() {
+                row[at] = (v + delta).to_string();
+                changed = true;
+            }
+        }
+        rows.push(row);
+    }
+    assert!(changed, "{} has a figure to change", path.display());
+    let mut w = csv::Writer::from_path(path).unwrap();
+    w.write_record(&header).unwrap();
+    for row in rows {
+        w.write_record(&row).unwrap();
+    }
+    w.flush().unwrap();
 }

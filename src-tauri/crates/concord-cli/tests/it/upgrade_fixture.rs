@@ -6,7 +6,10 @@
 //! what that release's `concord` printed and wrote for the commands of [`STEPS`]. This build's
 //! `concord` runs the same commands on a copy (the first opening upgrades it) and every output
 //! must be the recorded one byte for byte; only an XLSX file's own creation time, which is the
-//! time of writing, is set aside. The commands then run a second time on the same copy: an
+//! time of writing, is set aside. Files a later release adds to a command's output are named on
+//! its step (they must be written and listed; the rest of the stdout stays the recorded one), and
+//! the two files it extends by design (the methods appendix's script and paragraph) are checked
+//! against what they must then be. The commands then run a second time on the same copy: an
 //! upgraded study opens without changing, its bytes included.
 
 use std::path::{Path, PathBuf};
@@ -25,6 +28,13 @@ pub(crate) struct Step {
     pub name: &'static str,
     pub args: &'static [&'static str],
     pub writes: &'static [&'static str],
+    /// Files a later release added to what the step writes (by name, within `writes`): each must
+    /// be written and listed in the stdout, whose other lines stay the recorded ones.
+    pub added: &'static [&'static str],
+    /// Files whose content this build changes by design (by name, within `writes`), each with the
+    /// check it must pass instead of being the recorded bytes (given this build's and the recorded
+    /// bytes; the error says what differs).
+    pub own: &'static [(&'static str, OwnCheck)],
 }
 
 const fn step(name: &'static str, args: &'static [&'static str]) -> Step {
@@ -32,7 +42,38 @@ const fn step(name: &'static str, args: &'static [&'static str]) -> Step {
         name,
         args,
         writes: &[],
+        added: &[],
+        own: &[],
     }
+}
+
+/// How a file this build changes by design is checked: `(written now, recorded)`.
+type OwnCheck = fn(&[u8], &[u8]) -> Result<(), String>;
+
+/// The methods appendix's script is the one this build ships (without a by-turn part: the
+/// fixture has no transcripts); it recomputes the tables added since the old release as well.
+fn shipped_script(got: &[u8], _recorded: &[u8]) -> Result<(), String> {
+    let shipped = concord_core::outputs::methods::recompute_script(false);
+    (got == shipped.as_bytes())
+        .then_some(())
+        .ok_or_else(|| "recompute.py is not the script this build ships".to_string())
+}
+
+/// The methods paragraph is the recorded one with one section added, on the reviewer's tables:
+/// without it, every other byte is what the old release wrote.
+fn paragraph_with_reviewer_section(got: &[u8], recorded: &[u8]) -> Result<(), String> {
+    const HEADING: &str = "## The reviewer's questions\n";
+    let text = String::from_utf8_lossy(got);
+    let start = text
+        .find(HEADING)
+        .ok_or("methods.md has no section on the reviewer's tables")?;
+    let end = text[start + HEADING.len()..]
+        .find("\n## ")
+        .map_or(text.len(), |at| start + HEADING.len() + at + 1);
+    let without = format!("{}{}", &text[..start], &text[end..]);
+    (without.as_bytes() == recorded)
+        .then_some(())
+        .ok_or_else(|| format!("methods.md without its section on the reviewer's tables differs from the recorded one:\n{without}"))
 }
 
 /// The one step whose output names the study's schema version (`overview --json`), which the
@@ -103,6 +144,8 @@ pub(crate) const STEPS: &[Step] = &[
             "exports/ratings-long.csv",
         ],
         writes: &["exports/ratings-long.csv"],
+        added: &[],
+        own: &[],
     },
     Step {
         name: "11-export-ratings-csv-all-repetitions",
@@ -118,6 +161,8 @@ pub(crate) const STEPS: &[Step] = &[
             "exports/ratings-long-all.csv",
         ],
         writes: &["exports/ratings-long-all.csv"],
+        added: &[],
+        own: &[],
     },
     Step {
         name: "12-export-ratings-wide-csv-texts",
@@ -131,6 +176,8 @@ pub(crate) const STEPS: &[Step] = &[
             "exports/ratings-wide.csv",
         ],
         writes: &["exports/ratings-wide.csv"],
+        added: &[],
+        own: &[],
     },
     Step {
         name: "13-export-ratings-xlsx",
@@ -143,6 +190,8 @@ pub(crate) const STEPS: &[Step] = &[
             "exports/results.xlsx",
         ],
         writes: &["exports/results.xlsx"],
+        added: &[],
+        own: &[],
     },
     Step {
         name: "14-export-sheet",
@@ -155,6 +204,8 @@ pub(crate) const STEPS: &[Step] = &[
             "exports/sheet-dana.xlsx",
         ],
         writes: &["exports/sheet-dana.xlsx"],
+        added: &[],
+        own: &[],
     },
     Step {
         name: "15-export-methods",
@@ -167,6 +218,19 @@ pub(crate) const STEPS: &[Step] = &[
             "exports/methods-mentalbench",
         ],
         writes: &["exports/methods-mentalbench"],
+        // The reviewer's tables came after the release of the fixture.
+        added: &[
+            "prevalence.csv",
+            "gstudy.csv",
+            "dawid_skene.csv",
+            "adjudicated.csv",
+            "agreement_by_category.csv",
+            "categories.csv",
+        ],
+        own: &[
+            ("recompute.py", shipped_script),
+            ("methods.md", paragraph_with_reviewer_section),
+        ],
     },
     step("16-judge-status", &["judge", "status", "--json"]),
     step("17-signoff-list", &["signoff", "list", "--json"]),
@@ -402,8 +466,31 @@ fn run_and_compare(copy: &StudyCopy, expected: &Path, pass: &str) {
         } else {
             ""
         };
+        let listed = |name: &str| {
+            step.writes
+                .iter()
+                .map(move |w| format!("  {w}/{name}\n"))
+                .collect::<Vec<_>>()
+        };
+        let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        for name in step.added {
+            let lines = listed(name);
+            assert!(
+                lines.iter().any(|l| stdout.contains(l.as_str())),
+                "{pass} {}: the stdout lists {name}, which this build adds to the step's files",
+                step.name
+            );
+            for line in lines {
+                stdout = stdout.replacen(&line, "", 1);
+            }
+        }
+        let out_stdout = if step.added.is_empty() {
+            out.stdout.clone()
+        } else {
+            stdout.into_bytes()
+        };
         assert!(
-            out.stdout == want,
+            out_stdout == want,
             "{pass} {}: `concord {}` prints byte for byte what the old release printed{note}\n\
              --- now ---\n{}\n--- recorded ---\n{}\n--- stderr ---\n{stderr}",
             step.name,
@@ -417,13 +504,40 @@ fn run_and_compare(copy: &StudyCopy, expected: &Path, pass: &str) {
                 &expected.join("files"),
                 &expected.join("files").join(written),
             );
+            let name_of = |rel: &Path| {
+                rel.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            };
+            let (added, old_files): (Vec<PathBuf>, Vec<PathBuf>) = got_files
+                .iter()
+                .cloned()
+                .partition(|rel| step.added.contains(&name_of(rel).as_str()));
             assert_eq!(
-                got_files, want_files,
-                "{pass} {}: writes the same files as the old release",
+                old_files, want_files,
+                "{pass} {}: writes the same files as the old release (and those added since)",
                 step.name
             );
-            for rel in &got_files {
+            assert_eq!(
+                added.len(),
+                step.added.len(),
+                "{pass} {}: writes every file added since the old release",
+                step.name
+            );
+            for rel in &old_files {
                 let got = std::fs::read(copy.root.join(rel)).expect("a written file");
+                if let Some((_, own)) = step.own.iter().find(|(n, _)| *n == name_of(rel)) {
+                    let want =
+                        std::fs::read(expected.join("files").join(rel)).expect("a recorded file");
+                    if let Err(why) = own(&got, &want) {
+                        panic!(
+                            "{pass} {}: {} changes only as designed: {why}",
+                            step.name,
+                            rel.display()
+                        );
+                    }
+                    continue;
+                }
                 let want =
                     std::fs::read(expected.join("files").join(rel)).expect("a recorded file");
                 assert_same_file(pass, step.name, rel, &got, &want);

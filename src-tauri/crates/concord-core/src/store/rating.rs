@@ -833,7 +833,8 @@ impl StudyTx<'_> {
 
     /// Start a bulk rating import whose rows arrive one at a time (a file read as a stream).
     pub fn begin_rating_import(&mut self, origin: &str) -> StoreResult<RatingImport> {
-        let scales = scales(self.conn())?;
+        // Looked up for every row: foldhash, not the default SipHash.
+        let scales = scales(self.conn())?.into_iter().collect();
         // A bulk import touches more pages than SQLite's default 2 MB cache holds; spilling them
         // to the WAL mid-transaction costs more than the import itself. Up to 64 MB are used only
         // as far as pages are actually touched.
@@ -908,18 +909,19 @@ impl StudyTx<'_> {
                  VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?8)
                  ON CONFLICT(rater_id, response_id, criterion_id, occasion) DO NOTHING",
             )?;
+            // A statement keeps its bound values from one run to the next: the origin and the
+            // time, the same for every row, are bound once for the batch.
+            insert.raw_bind_parameter(7, import.origin.as_str())?;
+            insert.raw_bind_parameter(8, self.now)?;
             for r in import.pending.drain(..) {
                 let counts = import_counts(self.conn(), &mut import.counts, r.rater_id)?;
-                let changed = insert.execute(params![
-                    r.rater_id,
-                    r.response_id,
-                    r.criterion_id,
-                    r.value,
-                    r.raw_value,
-                    r.rationale,
-                    import.origin,
-                    self.now
-                ])?;
+                insert.raw_bind_parameter(1, r.rater_id)?;
+                insert.raw_bind_parameter(2, r.response_id)?;
+                insert.raw_bind_parameter(3, r.criterion_id)?;
+                insert.raw_bind_parameter(4, r.value)?;
+                insert.raw_bind_parameter(5, r.raw_value.as_deref())?;
+                insert.raw_bind_parameter(6, r.rationale.as_deref())?;
+                let changed = insert.raw_execute()?;
                 if changed == 1 {
                     import.outcome.inserted += 1;
                     counts.inserted(r.response_id, r.value);
@@ -1032,7 +1034,7 @@ pub const RATING_IMPORT_BATCH: usize = 4096;
 /// user's choice).
 #[derive(Debug)]
 pub struct RatingImport {
-    scales: HashMap<i64, (i64, i64)>,
+    scales: foldhash::HashMap<i64, (i64, i64)>,
     /// The `rating` columns when this import digests its new rows for the audit chain itself.
     digest_here: Option<Vec<String>>,
     origin: String,
@@ -1096,7 +1098,10 @@ fn import_counts<'a>(
     Ok(&mut counts[at].1)
 }
 
-fn check_imported_scale(scales: &HashMap<i64, (i64, i64)>, r: &ImportedRating) -> StoreResult<()> {
+fn check_imported_scale(
+    scales: &foldhash::HashMap<i64, (i64, i64)>,
+    r: &ImportedRating,
+) -> StoreResult<()> {
     let (min, max) = *scales
         .get(&r.criterion_id)
         .ok_or_else(|| StoreError::NotFound {

@@ -145,6 +145,22 @@ pub struct StoredRating {
     pub updated_at: Millis,
 }
 
+/// A rating as the exports read it ([`Store::for_each_rating_signed`]): what they write, and
+/// the time of the latest signature covering it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportedRating {
+    pub rater_id: i64,
+    pub response_id: i64,
+    pub criterion_id: i64,
+    pub occasion: Occasion,
+    pub value: Option<i64>,
+    pub raw_value: Option<String>,
+    pub rationale: Option<String>,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+    pub signed_at: Option<Millis>,
+}
+
 impl StoredRating {
     /// Value, raw value and rationale: what a revision changes.
     pub fn content(&self) -> RatingContent {
@@ -346,14 +362,15 @@ impl Store {
         scan(self.conn(), rater_id, &mut f)
     }
 
-    /// [`Store::for_each_rating`] with, for each rating, the time of the latest signature that
-    /// covers it (none when unsigned). One statement: each row looks its signatures up through
-    /// the signature links' primary key, so memory stays flat; a study without signatures skips
-    /// the lookups.
+    /// Every rating of the study (or of one rater), every occasion, in no particular order, as
+    /// the exports read it ([`ExportedRating`]: no id or origin), with the time of the latest
+    /// signature that covers it (none when unsigned). One statement: each row looks its
+    /// signatures up through the signature links' primary key, so memory stays flat; a study
+    /// without signatures skips the lookups.
     pub fn for_each_rating_signed(
         &self,
         rater_id: Option<i64>,
-        mut f: impl FnMut(StoredRating, Option<Millis>) -> StoreResult<()>,
+        mut f: impl FnMut(ExportedRating) -> StoreResult<()>,
     ) -> StoreResult<()> {
         let signed_at = if self.has_signed_ratings()? {
             "(SELECT MAX(s.signed_at) FROM signed_rating l JOIN signature s ON s.id = l.signature_id
@@ -361,13 +378,25 @@ impl Store {
         } else {
             "NULL"
         };
-        let columns = RATING_COLUMNS.trim_end_matches("FROM rating");
         let mut stmt = self.conn().prepare(&format!(
-            "SELECT {columns}, {signed_at} FROM rating WHERE ?1 IS NULL OR rater_id = ?1"
+            "SELECT rater_id, response_id, criterion_id, occasion, value, raw_value, rationale,
+                 created_at, updated_at, {signed_at}
+             FROM rating WHERE ?1 IS NULL OR rater_id = ?1"
         ))?;
         let mut rows = stmt.query([rater_id])?;
-        while let Some(row) = rows.next()? {
-            f(stored(row)?, row.get(11)?)?;
+        while let Some(r) = rows.next()? {
+            f(ExportedRating {
+                rater_id: r.get(0)?,
+                response_id: r.get(1)?,
+                criterion_id: r.get(2)?,
+                occasion: Occasion::from_code(r.get(3)?)?,
+                value: r.get(4)?,
+                raw_value: r.get(5)?,
+                rationale: r.get(6)?,
+                created_at: r.get(7)?,
+                updated_at: r.get(8)?,
+                signed_at: r.get(9)?,
+            })?;
         }
         Ok(())
     }

@@ -277,34 +277,46 @@ impl Pending {
 
 pub(crate) type PendingCell = Arc<Mutex<Pending>>;
 
-fn encode_value(h: &mut Sha256, v: ValueRef<'_>) {
+/// A value as the row digest encodes it: a type byte, then the integer or float's 8 bytes, or a
+/// text or blob's length (8 bytes) and bytes; nothing more for a null.
+fn encode_value(out: &mut Vec<u8>, v: ValueRef<'_>) {
     match v {
-        ValueRef::Null => h.update([0u8]),
+        ValueRef::Null => out.push(0),
         ValueRef::Integer(i) => {
-            h.update([1u8]);
-            h.update(i.to_le_bytes());
+            out.push(1);
+            out.extend_from_slice(&i.to_le_bytes());
         }
         ValueRef::Real(f) => {
-            h.update([2u8]);
-            h.update(f.to_bits().to_le_bytes());
+            out.push(2);
+            out.extend_from_slice(&f.to_bits().to_le_bytes());
         }
         ValueRef::Text(t) => {
-            h.update([3u8]);
-            h.update((t.len() as u64).to_le_bytes());
-            h.update(t);
+            out.push(3);
+            out.extend_from_slice(&(t.len() as u64).to_le_bytes());
+            out.extend_from_slice(t);
         }
         ValueRef::Blob(b) => {
-            h.update([4u8]);
-            h.update((b.len() as u64).to_le_bytes());
-            h.update(b);
+            out.push(4);
+            out.extend_from_slice(&(b.len() as u64).to_le_bytes());
+            out.extend_from_slice(b);
         }
     }
 }
 
 fn row_hash<'a>(table: &str, values: impl Iterator<Item = ValueRef<'a>>) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update((table.len() as u64).to_le_bytes());
-    h.update(table.as_bytes());
+    row_hash_with(&mut Vec::new(), table, values)
+}
+
+/// [`row_hash`], the row's bytes gathered in `scratch` (cleared first) and hashed at once: a
+/// bulk insert hashing millions of rows reuses one buffer.
+fn row_hash_with<'a>(
+    scratch: &mut Vec<u8>,
+    table: &str,
+    values: impl Iterator<Item = ValueRef<'a>>,
+) -> [u8; 32] {
+    scratch.clear();
+    scratch.extend_from_slice(&(table.len() as u64).to_le_bytes());
+    scratch.extend_from_slice(table.as_bytes());
     // A late column counts only when set (see LATE_COLUMNS).
     let first_late = LATE_COLUMNS
         .iter()
@@ -314,9 +326,9 @@ fn row_hash<'a>(table: &str, values: impl Iterator<Item = ValueRef<'a>>) -> [u8;
         if i >= first_late && matches!(v, ValueRef::Null) {
             continue;
         }
-        encode_value(&mut h, v);
+        encode_value(scratch, v);
     }
-    h.finalize().into()
+    Sha256::digest(scratch.as_slice()).into()
 }
 
 /// How a row is named in `sealed_row` and in `verify`'s message: its first column as text.
@@ -393,8 +405,10 @@ fn each_sealed_row(
     ))?;
     let n = cols.len();
     let mut rows = stmt.query([])?;
+    let mut scratch = Vec::new();
     while let Some(row) = rows.next()? {
-        let hash = row_hash(
+        let hash = row_hash_with(
+            &mut scratch,
             table,
             (0..n).map(|i| row.get_ref(i).unwrap_or(ValueRef::Null)),
         );
@@ -572,6 +586,8 @@ pub(crate) struct DirectInserts {
     select: String,
     delta: RowDigest,
     added: u64,
+    /// The bytes of the row being hashed (one buffer for every row).
+    scratch: Vec<u8>,
 }
 
 impl DirectInserts {
@@ -598,7 +614,8 @@ impl DirectInserts {
 
     /// One inserted row, its values in the table's column order.
     pub(crate) fn add<'a>(&mut self, values: impl Iterator<Item = ValueRef<'a>>) {
-        self.delta.add_hash(&row_hash(&self.table, values));
+        self.delta
+            .add_hash(&row_hash_with(&mut self.scratch, &self.table, values));
         self.added += 1;
     }
 }
@@ -639,6 +656,7 @@ pub(crate) fn set_insert_trigger_aside(
         ),
         delta: RowDigest::default(),
         added: 0,
+        scratch: Vec::new(),
     })
 }
 

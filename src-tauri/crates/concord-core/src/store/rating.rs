@@ -5,8 +5,9 @@
 //! [`StudyTx::import_ratings`] hands every rating that already exists to it); a merged package
 //! copies ratings with their own times and history. Whatever changes a rating's value, raw value
 //! or rationale, the database's `rating_keeps_history` trigger copies the version it replaces
-//! into the history (migration 12). The bulk import ([`RatingImport`]) digests the rows it
-//! inserts for the audit chain itself instead of through the chain's per-row trigger.
+//! into the history (migration 12). The bulk import ([`RatingImport`]) writes its rows a few
+//! hundred to a statement and digests them for the audit chain itself instead of through the
+//! chain's per-row trigger.
 
 use super::rating_count;
 use super::rubric::{scale, scales};
@@ -143,6 +144,22 @@ pub struct StoredRating {
     pub origin: String,
     pub created_at: Millis,
     pub updated_at: Millis,
+}
+
+/// A rating as the exports read it ([`Store::for_each_rating_signed`]): what they write, and
+/// the time of the latest signature covering it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportedRating {
+    pub rater_id: i64,
+    pub response_id: i64,
+    pub criterion_id: i64,
+    pub occasion: Occasion,
+    pub value: Option<i64>,
+    pub raw_value: Option<String>,
+    pub rationale: Option<String>,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+    pub signed_at: Option<Millis>,
 }
 
 impl StoredRating {
@@ -346,14 +363,15 @@ impl Store {
         scan(self.conn(), rater_id, &mut f)
     }
 
-    /// [`Store::for_each_rating`] with, for each rating, the time of the latest signature that
-    /// covers it (none when unsigned). One statement: each row looks its signatures up through
-    /// the signature links' primary key, so memory stays flat; a study without signatures skips
-    /// the lookups.
+    /// Every rating of the study (or of one rater), every occasion, in no particular order, as
+    /// the exports read it ([`ExportedRating`]: no id or origin), with the time of the latest
+    /// signature that covers it (none when unsigned). One statement: each row looks its
+    /// signatures up through the signature links' primary key, so memory stays flat; a study
+    /// without signatures skips the lookups.
     pub fn for_each_rating_signed(
         &self,
         rater_id: Option<i64>,
-        mut f: impl FnMut(StoredRating, Option<Millis>) -> StoreResult<()>,
+        mut f: impl FnMut(ExportedRating) -> StoreResult<()>,
     ) -> StoreResult<()> {
         let signed_at = if self.has_signed_ratings()? {
             "(SELECT MAX(s.signed_at) FROM signed_rating l JOIN signature s ON s.id = l.signature_id
@@ -361,13 +379,35 @@ impl Store {
         } else {
             "NULL"
         };
-        let columns = RATING_COLUMNS.trim_end_matches("FROM rating");
+        // One rater's ratings through the unique index (it leads with the rater); the whole
+        // table without a condition to test on each row.
+        let only = if rater_id.is_some() {
+            "WHERE rater_id = ?1"
+        } else {
+            ""
+        };
         let mut stmt = self.conn().prepare(&format!(
-            "SELECT {columns}, {signed_at} FROM rating WHERE ?1 IS NULL OR rater_id = ?1"
+            "SELECT rater_id, response_id, criterion_id, occasion, value, raw_value, rationale,
+                 created_at, updated_at, {signed_at}
+             FROM rating {only}"
         ))?;
-        let mut rows = stmt.query([rater_id])?;
-        while let Some(row) = rows.next()? {
-            f(stored(row)?, row.get(11)?)?;
+        let mut rows = match rater_id {
+            Some(id) => stmt.query([id])?,
+            None => stmt.query([])?,
+        };
+        while let Some(r) = rows.next()? {
+            f(ExportedRating {
+                rater_id: r.get(0)?,
+                response_id: r.get(1)?,
+                criterion_id: r.get(2)?,
+                occasion: Occasion::from_code(r.get(3)?)?,
+                value: r.get(4)?,
+                raw_value: r.get(5)?,
+                rationale: r.get(6)?,
+                created_at: r.get(7)?,
+                updated_at: r.get(8)?,
+                signed_at: r.get(9)?,
+            })?;
         }
         Ok(())
     }
@@ -866,7 +906,8 @@ impl StudyTx<'_> {
 
     /// Start a bulk rating import whose rows arrive one at a time (a file read as a stream).
     pub fn begin_rating_import(&mut self, origin: &str) -> StoreResult<RatingImport> {
-        let scales = scales(self.conn())?;
+        // Looked up for every row: foldhash, not the default SipHash.
+        let scales = scales(self.conn())?.into_iter().collect();
         // A bulk import touches more pages than SQLite's default 2 MB cache holds; spilling them
         // to the WAL mid-transaction costs more than the import itself. Up to 64 MB are used only
         // as far as pages are actually touched.
@@ -878,8 +919,10 @@ impl StudyTx<'_> {
         Ok(RatingImport {
             scales,
             digest_here,
+            trigger_aside: false,
             origin: origin.to_string(),
             pending: Vec::with_capacity(RATING_IMPORT_BATCH),
+            insert_sql: chunk_insert_sql(INSERT_ROWS),
             outcome: BulkOutcome::default(),
             counts: Vec::new(),
         })
@@ -902,9 +945,16 @@ impl StudyTx<'_> {
         Ok(())
     }
 
-    /// Finish a bulk rating import: the last batch is written.
+    /// Finish a bulk rating import: the last batch is written and the chain's insert trigger on
+    /// `rating` put back.
     pub fn finish_rating_import(&mut self, mut import: RatingImport) -> StoreResult<BulkOutcome> {
         self.write_pending(&mut import)?;
+        if import.trigger_aside {
+            if let Some(at) = self.direct.iter().position(|d| d.table() == "rating") {
+                let direct = self.direct.remove(at);
+                super::audit::put_insert_trigger_back(self.conn(), &self.pending, direct)?;
+            }
+        }
         for (rater_id, counts) in import.counts {
             match counts.fresh {
                 Some(_) => {
@@ -920,69 +970,68 @@ impl StudyTx<'_> {
         if import.pending.is_empty() {
             return Ok(());
         }
-        let mut existing = Vec::new();
         // With the chain's insert trigger in place every INSERT would run it, and a statement
         // with a trigger keeps a statement journal (a copy of each page it touches): most of a
-        // bulk import's time. The trigger is set aside for the batch and each new row digested
-        // here from the values bound, in the table's column order — the hash the trigger
-        // computes — then put back before anything else is written.
-        let mut direct = match &import.digest_here {
-            Some(cols) => Some(super::audit::set_insert_trigger_aside(
-                self.conn(),
-                "rating",
-                cols,
-            )?),
-            None => None,
-        };
-        {
-            let mut insert = self.conn().prepare_cached(
-                "INSERT INTO rating(rater_id, response_id, criterion_id, occasion, value,
-                     raw_value, rationale, origin, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?8)
-                 ON CONFLICT(rater_id, response_id, criterion_id, occasion) DO NOTHING",
-            )?;
-            for r in import.pending.drain(..) {
-                let counts = import_counts(self.conn(), &mut import.counts, r.rater_id)?;
-                let changed = insert.execute(params![
-                    r.rater_id,
-                    r.response_id,
-                    r.criterion_id,
-                    r.value,
-                    r.raw_value,
-                    r.rationale,
-                    import.origin,
-                    self.now
-                ])?;
-                if changed == 1 {
-                    import.outcome.inserted += 1;
+        // bulk import's time. The trigger is set aside once for the whole import (dropping and
+        // making it again for each batch would change the schema, and SQLite would compile the
+        // INSERT anew) and each new row digested here from the values bound, in the table's
+        // column order — the hash the trigger computes. It is put back by
+        // `finish_rating_import`, or by the seal if the import never finishes; a rollback
+        // restores it with the rest of the temporary schema.
+        if import.digest_here.is_some() && !import.trigger_aside {
+            self.digest_inserts_here(&["rating"])?;
+            import.trigger_aside = true;
+        }
+        let pending = std::mem::take(&mut import.pending);
+        // Every rater of the batch gets its entry in the counts before any of its rows is
+        // written (the entry asks whether the rater had ratings before the import).
+        for r in &pending {
+            import_counts(self.conn(), &mut import.counts, r.rater_id)?;
+        }
+        // The largest id so far: a row SQLite inserts without an id gets the largest plus one.
+        let mut last_id: i64 = self
+            .conn()
+            .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM rating")?
+            .query_row([], |r| r.get(0))?;
+        let mut existing = Vec::new();
+        let now = self.now;
+        for chunk in pending.chunks(INSERT_ROWS) {
+            let ids = self.insert_chunk(chunk, import, last_id)?;
+            let mut direct = self.direct.iter_mut().find(|d| d.table() == "rating");
+            for (r, id) in chunk.iter().zip(ids) {
+                let Some(id) = id else {
+                    existing.push(r.clone());
+                    continue;
+                };
+                last_id = last_id.max(id);
+                import.outcome.inserted += 1;
+                if let Some((_, counts)) = import.counts.iter_mut().find(|(c, _)| *c == r.rater_id)
+                {
                     counts.inserted(r.response_id, r.value);
-                    if let Some(direct) = direct.as_mut() {
-                        use rusqlite::types::ValueRef::{Integer, Null, Text};
-                        direct.add(
-                            [
-                                Integer(self.conn().last_insert_rowid()),
-                                Integer(r.rater_id),
-                                Integer(r.response_id),
-                                Integer(r.criterion_id),
-                                Integer(Occasion::First.code()),
-                                r.value.map_or(Null, Integer),
-                                optional_text(&r.raw_value),
-                                optional_text(&r.rationale),
-                                Text(import.origin.as_bytes()),
-                                Integer(self.now),
-                                Integer(self.now),
-                            ]
-                            .into_iter(),
-                        );
-                    }
-                } else {
-                    existing.push(r);
+                }
+                if let Some(direct) = direct.as_mut() {
+                    use rusqlite::types::ValueRef::{Integer, Null, Text};
+                    direct.add(
+                        [
+                            Integer(id),
+                            Integer(r.rater_id),
+                            Integer(r.response_id),
+                            Integer(r.criterion_id),
+                            Integer(Occasion::First.code()),
+                            r.value.map_or(Null, Integer),
+                            optional_text(&r.raw_value),
+                            optional_text(&r.rationale),
+                            Text(import.origin.as_bytes()),
+                            Integer(now),
+                            Integer(now),
+                        ]
+                        .into_iter(),
+                    );
                 }
             }
         }
-        if let Some(direct) = direct {
-            super::audit::put_insert_trigger_back(self.conn(), &self.pending, direct)?;
-        }
+        // A rating that exists already is updated through `set_rating` (its earlier value goes
+        // to the history); the chain's update trigger digests the change.
         for r in existing {
             match self.set_rating(&RatingInput {
                 rater_id: r.rater_id,
@@ -1001,6 +1050,109 @@ impl StudyTx<'_> {
         }
         Ok(())
     }
+
+    /// Insert the ratings of `chunk` that do not exist yet with one statement, in order; the id
+    /// each got, `None` for one that exists already (it is left as it is). `last_id` is the
+    /// largest id in the table before: SQLite gives each new row the largest id plus one, so
+    /// when every row is new their ids follow it in order. When some existed already, the new
+    /// rows are read back by id to tell which.
+    fn insert_chunk(
+        &self,
+        chunk: &[ImportedRating],
+        import: &RatingImport,
+        last_id: i64,
+    ) -> StoreResult<Vec<Option<i64>>> {
+        // The full-size statement is kept prepared; only an import's last, shorter chunk
+        // prepares its own.
+        let (mut kept, mut once);
+        let insert: &mut rusqlite::Statement<'_> = if chunk.len() == INSERT_ROWS {
+            kept = self.conn().prepare_cached(&import.insert_sql)?;
+            &mut kept
+        } else {
+            once = self.conn().prepare(&chunk_insert_sql(chunk.len()))?;
+            &mut once
+        };
+        insert.raw_bind_parameter(1, import.origin.as_str())?;
+        insert.raw_bind_parameter(2, self.now)?;
+        for (i, r) in chunk.iter().enumerate() {
+            let at = 3 + i * 6;
+            insert.raw_bind_parameter(at, r.rater_id)?;
+            insert.raw_bind_parameter(at + 1, r.response_id)?;
+            insert.raw_bind_parameter(at + 2, r.criterion_id)?;
+            insert.raw_bind_parameter(at + 3, r.value)?;
+            insert.raw_bind_parameter(at + 4, r.raw_value.as_deref())?;
+            insert.raw_bind_parameter(at + 5, r.rationale.as_deref())?;
+        }
+        let changed = insert.raw_execute()?;
+        let n = chunk.len() as i64;
+        if changed == chunk.len() && self.conn().last_insert_rowid() == last_id + n {
+            return Ok((1..=n).map(|i| Some(last_id + i)).collect());
+        }
+        // Some rows existed already: the new ones, in id order, are matched to the chunk's
+        // rows in order (a row that existed has no new row of its own).
+        let mut read = self.conn().prepare_cached(
+            "SELECT id, rater_id, response_id, criterion_id FROM rating
+             WHERE id > ?1 AND occasion = 0 ORDER BY id",
+        )?;
+        let new_rows = read
+            .query_map([last_id], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    (
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, i64>(3)?,
+                    ),
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut next = new_rows.iter().peekable();
+        let ids: Vec<Option<i64>> = chunk
+            .iter()
+            .map(|r| {
+                next.next_if(|(_, key)| *key == (r.rater_id, r.response_id, r.criterion_id))
+                    .map(|(id, _)| *id)
+            })
+            .collect();
+        if next.next().is_some() || new_rows.len() != changed {
+            return Err(StoreError::Invalid(format!(
+                "a bulk rating insert wrote {changed} rows that could not be matched to the {} \
+                 it was given",
+                chunk.len()
+            )));
+        }
+        Ok(ids)
+    }
+}
+
+/// Ratings written by one INSERT statement of a bulk import (a batch is a multiple of this).
+const INSERT_ROWS: usize = 256;
+
+/// The INSERT of `rows` ratings: `?1` the origin, `?2` the time, then six parameters a row
+/// (rater, response, criterion, value, raw value, rationale); a rating that exists is left as
+/// it is.
+fn chunk_insert_sql(rows: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO rating(rater_id, response_id, criterion_id, occasion, value, raw_value,
+             rationale, origin, created_at, updated_at) VALUES ",
+    );
+    for i in 0..rows {
+        let at = 3 + i * 6;
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push_str(&format!(
+            "(?{}, ?{}, ?{}, 0, ?{}, ?{}, ?{}, ?1, ?2, ?2)",
+            at,
+            at + 1,
+            at + 2,
+            at + 3,
+            at + 4,
+            at + 5
+        ));
+    }
+    sql.push_str(" ON CONFLICT(rater_id, response_id, criterion_id, occasion) DO NOTHING");
+    sql
 }
 
 /// Move the kept counts for a new first-occasion rating (row `id`).
@@ -1062,14 +1214,21 @@ pub const RATING_IMPORT_BATCH: usize = 4096;
 
 /// A bulk rating import in progress ([`StudyTx::begin_rating_import`]): values must lie on the
 /// criterion's scale unless they carry their `raw_value` (an out-of-scale value kept by the
-/// user's choice).
+/// user's choice). Ratings are written [`INSERT_ROWS`] to a statement, and from its first
+/// batch until [`StudyTx::finish_rating_import`] the chain's insert trigger on `rating` is set
+/// aside (the import digests its own rows): in between, the transaction writes ratings only
+/// through [`StudyTx::import_rating`].
 #[derive(Debug)]
 pub struct RatingImport {
-    scales: HashMap<i64, (i64, i64)>,
+    scales: foldhash::HashMap<i64, (i64, i64)>,
     /// The `rating` columns when this import digests its new rows for the audit chain itself.
     digest_here: Option<Vec<String>>,
+    /// Whether the chain's insert trigger on `rating` is set aside (from the first batch on).
+    trigger_aside: bool,
     origin: String,
     pending: Vec<ImportedRating>,
+    /// The INSERT of [`INSERT_ROWS`] ratings.
+    insert_sql: String,
     outcome: BulkOutcome,
     /// What the import adds to each rater's kept counts (a few raters: searched in order).
     counts: Vec<(i64, ImportCounts)>,
@@ -1129,7 +1288,10 @@ fn import_counts<'a>(
     Ok(&mut counts[at].1)
 }
 
-fn check_imported_scale(scales: &HashMap<i64, (i64, i64)>, r: &ImportedRating) -> StoreResult<()> {
+fn check_imported_scale(
+    scales: &foldhash::HashMap<i64, (i64, i64)>,
+    r: &ImportedRating,
+) -> StoreResult<()> {
     let (min, max) = *scales
         .get(&r.criterion_id)
         .ok_or_else(|| StoreError::NotFound {

@@ -224,6 +224,89 @@ fn changed_values_update_more_ratings_than_one_batch_and_keep_history() {
     );
 }
 
+#[test]
+fn a_reimport_mixing_new_and_existing_ratings_gives_the_new_ones_ids_in_file_order() {
+    // A first file rates every other response; the second rates all of them, the existing
+    // ratings of the first criterion with a new value. The second file's rows alternate between
+    // existing and new ratings every seven rows, so every statement of the bulk write holds
+    // both kinds: the new rows must get ids in the file's order (as one INSERT per row gave
+    // them), the existing ones be updated, and the chain seal every row.
+    let dir = temp_dir();
+    let (mut study, path) = file_study_with_items(dir.path(), 40);
+    let line = |c: usize, s: usize, k: usize, bump: bool| {
+        let score = 1 + (c + s + k) % 4 + usize::from(bump && k == 0);
+        format!("conv{c}-s{s},judge0,{},{score}\n", CRITERIA[k])
+    };
+    let header = "item,rater,criterion,score\n";
+    let (mut first, mut second) = (String::from(header), String::from(header));
+    let mut new_rows = Vec::new();
+    for c in 0..40 {
+        for s in 0..10 {
+            for k in 0..CRITERIA.len() {
+                let existing = (c + s) % 2 == 0;
+                if existing {
+                    first.push_str(&line(c, s, k, false));
+                } else {
+                    new_rows.push((format!("conv{c}-s{s}"), CRITERIA[k].to_lowercase()));
+                }
+                second.push_str(&line(c, s, k, existing));
+            }
+        }
+    }
+    let (first_file, second_file) = (dir.path().join("first.csv"), dir.path().join("second.csv"));
+    std::fs::write(&first_file, first).expect("first file written");
+    std::fs::write(&second_file, second).expect("second file written");
+    import(&mut study, &first_file).expect("first import");
+    let raw = rusqlite::Connection::open(&path).expect("the file opens in plain SQLite");
+    let last_before: i64 = raw
+        .query_row("SELECT MAX(id) FROM rating", [], |r| r.get(0))
+        .expect("the first import's last id");
+    let report = import(&mut study, &second_file).expect("second import");
+    assert_eq!(
+        (
+            report.files[0].ratings_inserted,
+            report.files[0].ratings_updated
+        ),
+        (new_rows.len(), 200),
+        "the new ratings are inserted and the 200 changed ones (first criterion of every other \
+         response) updated"
+    );
+    let mut stmt = raw
+        .prepare(
+            "SELECT g.id, p.external_id, c.key FROM rating g JOIN response p ON p.id = g.response_id
+             JOIN criterion c ON c.id = g.criterion_id WHERE g.id > ?1 ORDER BY g.id",
+        )
+        .expect("query");
+    let stored: Vec<(i64, String, String)> = stmt
+        .query_map([last_before], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .expect("rows")
+        .collect::<Result<_, _>>()
+        .expect("rows read");
+    assert_eq!(
+        stored.iter().map(|(id, _, _)| *id).collect::<Vec<_>>(),
+        (last_before + 1..=last_before + new_rows.len() as i64).collect::<Vec<_>>(),
+        "the new ratings take the ids after the last one, without gaps"
+    );
+    assert_eq!(
+        stored
+            .into_iter()
+            .map(|(_, item, key)| (item, key))
+            .collect::<Vec<_>>(),
+        new_rows,
+        "the new ratings take their ids in the order of the file's rows"
+    );
+    assert_eq!(
+        study.verify_audit_chain().expect("verify").broken,
+        None,
+        "every new row is sealed with the id it was given and every update by the trigger"
+    );
+    assert_eq!(
+        study.kept_count_differences().expect("recount"),
+        Vec::new(),
+        "a re-import that adds and updates keeps the rating counts"
+    );
+}
+
 /// A file-backed study with `conversations` × 10 responses (the tamper check edits the file).
 fn file_study_with_items(dir: &Path, conversations: usize) -> (Store, PathBuf) {
     let path = dir.join("study.concord");

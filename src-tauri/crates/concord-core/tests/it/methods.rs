@@ -685,12 +685,12 @@ fn a_transcript_studys_appendix_recomputes_its_figures_by_turn() {
             .map(|n| n.to_string_lossy().into_owned())
             .as_deref(),
         Some("agreement_by_turn.csv"),
-        "a reply rubric over transcripts has an eleventh file, its figures by turn"
+        "a reply rubric over transcripts has one more file, its figures by turn"
     );
     assert_eq!(
         written.files.len(),
-        11,
-        "the ten files and the by-turn table"
+        17,
+        "the sixteen files of every appendix and the by-turn table"
     );
     let table = std::fs::read_to_string(dir.join("agreement.csv")).unwrap();
     assert!(

@@ -23,10 +23,11 @@
 //! without them, byte for byte as before.
 
 use super::{
-    criterion_columns, for_each_rating, has_conversation_columns, iso_utc, neutralise, shown_turn,
-    ExportError, RatingRow,
+    criterion_columns, for_each_ranked_rating, for_each_rating, has_conversation_columns, iso_utc,
+    neutralise, shown_turn, ExportError, Labels, RatingRow,
 };
-use crate::store::{SignatureState, Store};
+use crate::base::clock::Millis;
+use crate::store::{Occasion, SignatureState, Store};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -58,9 +59,9 @@ pub enum JudgeRepetitions {
     All,
 }
 
-/// Judge values that replace a rating's: (rater name, response id, criterion id) → (repetition
-/// or none, value) rows.
-type JudgeValues = HashMap<(String, i64, i64), Vec<(Option<i64>, f64)>>;
+/// Judge values that replace a rating's: (rater id, response id, criterion id) → (repetition or
+/// none, value) rows.
+type JudgeValues = HashMap<(i64, i64, i64), Vec<(Option<i64>, f64)>>;
 
 fn judge_values(store: &Store, mode: JudgeRepetitions) -> Result<JudgeValues, ExportError> {
     use crate::judge::scores::{aggregated_scores, repetition_values, study_aggregate};
@@ -75,9 +76,9 @@ fn judge_values(store: &Store, mode: JudgeRepetitions) -> Result<JudgeValues, Ex
             JudgeRepetitions::Aggregate => {
                 let aggregate = study_aggregate(store)?;
                 for s in aggregated_scores(store, rubric.id, None, aggregate)? {
-                    if let Some(name) = names.get(&s.rater_id) {
+                    if names.contains_key(&s.rater_id) {
                         out.insert(
-                            (name.clone(), s.response_id, s.criterion_id),
+                            (s.rater_id, s.response_id, s.criterion_id),
                             vec![(None, s.value)],
                         );
                     }
@@ -87,10 +88,10 @@ fn judge_values(store: &Store, mode: JudgeRepetitions) -> Result<JudgeValues, Ex
                 for ((rater, response, criterion), mut v) in
                     repetition_values(store, rubric.id, 1, None)?
                 {
-                    if let Some(name) = names.get(&rater) {
+                    if names.contains_key(&rater) {
                         v.sort_by_key(|(rep, _)| *rep);
                         out.insert(
-                            (name.clone(), response, criterion),
+                            (rater, response, criterion),
                             v.into_iter().map(|(rep, x)| (Some(rep), x)).collect(),
                         );
                     }
@@ -218,14 +219,14 @@ pub fn write_long_csv_in_runs<W: Write>(
     options: CsvOptions,
     run_rows: usize,
 ) -> Result<CsvSummary, ExportError> {
-    let mut w = writer(out, options)?;
+    let mut w = LongOut::new(out, options);
     let columns = LongColumns {
         conversations: has_conversation_columns(store)?,
         repetition: options.judge_repetitions == JudgeRepetitions::All,
         pairs: store.read().has_pair_verdicts()?,
         texts: options.texts,
     };
-    w.write_record(columns.header())?;
+    w.record(columns.header())?;
     let judges = judge_values(store, options.judge_repetitions)?;
     let mut texts = Texts::new(store, options.texts);
     let ratings = RatingRuns {
@@ -237,7 +238,7 @@ pub fn write_long_csv_in_runs<W: Write>(
     let (n, extra_rows) = write_long_rating_rows(&mut w, ratings, &mut texts)?;
     let consensus = write_long_consensus_rows(&mut w, store, columns, &mut texts)?;
     let pair_rows = write_long_pair_rows(&mut w, store, columns)?;
-    w.flush()?;
+    w.finish()?;
     Ok(CsvSummary {
         rows: n + extra_rows + consensus + pair_rows,
         ratings: n,
@@ -285,7 +286,7 @@ impl LongColumns {
     /// Write a row: its fourteen cells, then those of `tail` the CSV has columns for.
     fn write<'a, W: Write>(
         self,
-        w: &mut ::csv::Writer<W>,
+        w: &mut LongOut<W>,
         mut record: Vec<Cow<'a, str>>,
         tail: LongTail<'a>,
     ) -> Result<(), ExportError> {
@@ -305,8 +306,7 @@ impl LongColumns {
             record.push(neutralise(tail.texts.0));
             record.push(neutralise(tail.texts.1));
         }
-        w.write_record(record.iter().map(|c| c.as_ref()))?;
-        Ok(())
+        w.record(record.iter().map(|c| c.as_ref()))
     }
 }
 
@@ -320,19 +320,46 @@ struct RatingRuns<'a> {
 }
 
 /// Write the rating rows (a judge's once per value); returns ratings and rows beyond one each.
+/// The cells of a rating's response, rater and criterion are neutralised and quoted once for
+/// all the ratings that share them, and its times once per distinct time.
 fn write_long_rating_rows<W: Write>(
-    w: &mut ::csv::Writer<W>,
+    w: &mut LongOut<W>,
     ratings: RatingRuns<'_>,
     texts: &mut Texts<'_>,
 ) -> Result<(usize, usize), ExportError> {
+    let columns = ratings.columns;
     let mut extra_rows = 0usize;
-    let n = for_each_rating(ratings.store, None, ratings.run_rows, |r: RatingRow| {
-        let (context, text) = texts.get(r.response_id)?;
-        let replaced = (r.rater_kind == "judge")
+    let mut names: Option<RatingNames> = None;
+    // The response of the rows being written (they come grouped by response): its position,
+    // its three cells and, with the texts, its two text cells.
+    let mut response: Option<(u32, Vec<u8>, Vec<u8>)> = None;
+    let (mut created, mut updated) = (IsoTimes::default(), IsoTimes::default());
+    let n = for_each_ranked_rating(ratings.store, None, ratings.run_rows, |labels, raw| {
+        let names = names.get_or_insert_with(|| RatingNames::new(labels));
+        let (rr, ra, occasion, cr) = raw.rank;
+        let label = &labels.responses[rr as usize];
+        if response.as_ref().is_none_or(|(at, _, _)| *at != rr) {
+            let mut cells = Vec::new();
+            push_cells(
+                &mut cells,
+                [&label.conversation, &label.response, &label.source].map(|t| neutralise(t)),
+            );
+            let mut text_cells = Vec::new();
+            if columns.texts {
+                let (context, text) = texts.get(label.id)?;
+                push_cells(&mut text_cells, [neutralise(&context), neutralise(&text)]);
+            }
+            response = Some((rr, cells, text_cells));
+        }
+        let Some((_, cells, text_cells)) = response.as_ref() else {
+            return Ok(());
+        };
+        let rater = &labels.raters[ra as usize];
+        let replaced = (names.judge[ra as usize] && !ratings.judges.is_empty())
             .then(|| {
                 ratings
                     .judges
-                    .get(&(r.rater.clone(), r.response_id, r.criterion_id))
+                    .get(&(rater.id, label.id, labels.criteria[cr as usize].id))
             })
             .flatten();
         let one = [(None, f64::NAN)];
@@ -341,34 +368,62 @@ fn write_long_rating_rows<W: Write>(
             None => &one,
         };
         extra_rows += values.len() - 1;
+        let (raw_value, rationale) = match &raw.texts {
+            Some(t) => (t.0.as_deref().unwrap_or(""), t.1.as_deref().unwrap_or("")),
+            None => ("", ""),
+        };
         for &(repetition, value) in values {
-            let record = vec![
-                neutralise(&r.conversation),
-                neutralise(&r.response),
-                neutralise(&r.source),
-                neutralise(&r.rater),
-                Cow::Borrowed(r.rater_kind.as_str()),
-                neutralise(&r.rubric),
-                neutralise(&r.criterion),
-                Cow::Borrowed(r.occasion),
-                Cow::Owned(if replaced.is_some() {
-                    value.to_string()
-                } else {
-                    opt(r.value)
-                }),
-                neutralise(r.raw_value.as_deref().unwrap_or("")),
-                neutralise(r.rationale.as_deref().unwrap_or("")),
-                iso_utc(r.created_at).into(),
-                iso_utc(r.updated_at).into(),
-                Cow::Borrowed(r.signature.as_str()),
-            ];
-            let tail = LongTail {
-                place: [Cow::Owned(opt(r.turn)), Cow::Borrowed(r.scope.as_str())],
-                repetition: Cow::Owned(opt(repetition)),
-                pair: None,
-                texts: (&context, &text),
-            };
-            ratings.columns.write(w, record, tail)?;
+            let line = w.line();
+            line.extend_from_slice(cells);
+            line.push(b',');
+            line.extend_from_slice(&names.raters[ra as usize]);
+            line.push(b',');
+            line.extend_from_slice(&names.criteria[cr as usize]);
+            line.push(b',');
+            push_field(
+                line,
+                Occasion::ALL[usize::from(occasion)].as_str().as_bytes(),
+            );
+            line.push(b',');
+            // Numbers are written as `to_string` writes them; they never need quotes.
+            if replaced.is_some() {
+                push_field(line, value.to_string().as_bytes());
+            } else if let Some(v) = raw.value {
+                push_int(line, v);
+            }
+            line.push(b',');
+            push_field(line, neutralise(raw_value).as_bytes());
+            line.push(b',');
+            push_field(line, neutralise(rationale).as_bytes());
+            line.push(b',');
+            push_field(line, created.text(raw.created_at).as_bytes());
+            line.push(b',');
+            push_field(line, updated.text(raw.updated_at).as_bytes());
+            line.push(b',');
+            push_field(line, raw.signature.as_str().as_bytes());
+            if columns.conversations {
+                let (turn, scope) = labels.places[rr as usize];
+                line.push(b',');
+                if let Some(turn) = turn {
+                    push_int(line, turn);
+                }
+                line.push(b',');
+                push_field(line, scope.as_str().as_bytes());
+            }
+            if columns.repetition {
+                line.push(b',');
+                if let Some(rep) = repetition {
+                    push_int(line, rep);
+                }
+            }
+            if columns.pairs {
+                line.extend_from_slice(b",,,,");
+            }
+            if columns.texts {
+                line.push(b',');
+                line.extend_from_slice(text_cells);
+            }
+            w.end_line()?;
         }
         Ok(())
     })?;
@@ -394,9 +449,179 @@ fn item_places(
         .collect())
 }
 
+/// What each rater and criterion of a long CSV's rating rows is written as: the rater's name
+/// and kind cells, the criterion's rubric and key cells, and whether the rater is a judge.
+struct RatingNames {
+    raters: Vec<Vec<u8>>,
+    criteria: Vec<Vec<u8>>,
+    judge: Vec<bool>,
+}
+
+impl RatingNames {
+    fn new(labels: &Labels) -> RatingNames {
+        let cells = |texts: [Cow<'_, str>; 2]| {
+            let mut out = Vec::new();
+            push_cells(&mut out, texts);
+            out
+        };
+        RatingNames {
+            raters: labels
+                .raters
+                .iter()
+                .map(|r| cells([neutralise(&r.name), Cow::Borrowed(r.kind.as_str())]))
+                .collect(),
+            criteria: labels
+                .criteria
+                .iter()
+                .map(|c| cells([neutralise(&c.rubric), neutralise(&c.key)]))
+                .collect(),
+            judge: labels.raters.iter().map(|r| r.kind == "judge").collect(),
+        }
+    }
+}
+
+/// The ISO text of the last time asked for (a study's ratings share few distinct times).
+#[derive(Default)]
+struct IsoTimes {
+    last: Option<(Millis, String)>,
+}
+
+impl IsoTimes {
+    fn text(&mut self, at: Millis) -> &str {
+        if self.last.as_ref().is_none_or(|(t, _)| *t != at) {
+            self.last = Some((at, iso_utc(at)));
+        }
+        self.last.as_ref().map_or("", |(_, text)| text.as_str())
+    }
+}
+
+/// The long CSV's output: each line written as the `csv` crate writes a record with its default
+/// settings — a field in quotes when it holds a comma, a quote, a CR or an LF (a quote inside
+/// written twice), the fields separated by commas — and the lines gathered in a buffer written
+/// out in large pieces. The Excel flavour starts with a byte-order mark and ends lines with
+/// CRLF. (The rating rows are assembled here from cells made once, instead of field by field
+/// through the `csv` writer.)
+struct LongOut<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+    /// Where the line being assembled starts in `buf`.
+    line_start: usize,
+    terminator: &'static [u8],
+}
+
+/// The buffer is written out once it holds this many bytes.
+const LONG_OUT_BYTES: usize = 1 << 16;
+
+impl<W: Write> LongOut<W> {
+    fn new(out: W, options: CsvOptions) -> LongOut<W> {
+        let mut buf = Vec::with_capacity(LONG_OUT_BYTES + 4096);
+        if options.excel {
+            buf.extend_from_slice(b"\xEF\xBB\xBF");
+        }
+        let line_start = buf.len();
+        LongOut {
+            out,
+            buf,
+            line_start,
+            terminator: if options.excel { b"\r\n" } else { b"\n" },
+        }
+    }
+
+    /// The line being assembled, to append cells to.
+    fn line(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    /// End the line: its terminator, and the buffer written out when full.
+    fn end_line(&mut self) -> Result<(), ExportError> {
+        // Only a record of one empty field has no bytes; the csv crate writes it as `""`.
+        if self.buf.len() == self.line_start {
+            self.buf.extend_from_slice(b"\"\"");
+        }
+        self.buf.extend_from_slice(self.terminator);
+        if self.buf.len() >= LONG_OUT_BYTES {
+            self.out.write_all(&self.buf).map_err(csv_io)?;
+            self.buf.clear();
+        }
+        self.line_start = self.buf.len();
+        Ok(())
+    }
+
+    /// One whole record.
+    fn record<'a>(&mut self, fields: impl IntoIterator<Item = &'a str>) -> Result<(), ExportError> {
+        for (i, field) in fields.into_iter().enumerate() {
+            if i > 0 {
+                self.buf.push(b',');
+            }
+            push_field(&mut self.buf, field.as_bytes());
+        }
+        self.end_line()
+    }
+
+    /// Write out what is buffered and flush the output.
+    fn finish(mut self) -> Result<(), ExportError> {
+        self.out.write_all(&self.buf).map_err(csv_io)?;
+        self.out.flush().map_err(csv_io)
+    }
+}
+
+/// A write error reported as the `csv` writer reported it.
+fn csv_io(e: std::io::Error) -> ExportError {
+    ExportError::Csv(e.into())
+}
+
+/// Append `text` as one CSV field: in quotes, a quote doubled, when it holds a comma, a quote, a
+/// CR or an LF; as it is otherwise.
+fn push_field(out: &mut Vec<u8>, text: &[u8]) {
+    if text
+        .iter()
+        .any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n'))
+    {
+        out.push(b'"');
+        for &b in text {
+            if b == b'"' {
+                out.push(b'"');
+            }
+            out.push(b);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(text);
+    }
+}
+
+/// Append `v` in decimal, as its `to_string` writes it.
+fn push_int(out: &mut Vec<u8>, v: i64) {
+    let mut digits = [0u8; 20];
+    let mut rest = v.unsigned_abs();
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// Append `texts` as consecutive CSV fields, separated by commas.
+fn push_cells<'a, const N: usize>(out: &mut Vec<u8>, texts: [Cow<'a, str>; N]) {
+    for (i, text) in texts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_field(out, text.as_bytes());
+    }
+}
+
 /// Write the consensus decisions that follow the ratings; returns the rows written.
 fn write_long_consensus_rows<W: Write>(
-    w: &mut ::csv::Writer<W>,
+    w: &mut LongOut<W>,
     store: &Store,
     columns: LongColumns,
     texts: &mut Texts<'_>,
@@ -448,7 +673,7 @@ fn write_long_consensus_rows<W: Write>(
 
 /// Write the pair verdicts that come last; returns the rows written.
 fn write_long_pair_rows<W: Write>(
-    w: &mut ::csv::Writer<W>,
+    w: &mut LongOut<W>,
     store: &Store,
     columns: LongColumns,
 ) -> Result<usize, ExportError> {
@@ -572,7 +797,7 @@ pub fn write_wide_csv<W: Write>(
         }
         if let (Some((_, values, _)), Some(&i)) = (current.as_mut(), index.get(&r.criterion_id)) {
             let aggregated = (r.rater_kind == "judge")
-                .then(|| judges.get(&(r.rater.clone(), r.response_id, r.criterion_id)))
+                .then(|| judges.get(&(r.rater_id, r.response_id, r.criterion_id)))
                 .flatten()
                 .and_then(|v| v.first());
             values[i] = match (r.value, &r.raw_value) {
@@ -591,4 +816,117 @@ pub fn write_wide_csv<W: Write>(
     }
     w.flush()?;
     Ok(CsvSummary { rows, ratings: n })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fields that need quotes, doubled quotes or nothing at all, as the `csv` crate decides.
+    const FIELDS: [&str; 16] = [
+        "",
+        "plain",
+        "a,b",
+        "say \"hi\"",
+        "\"",
+        ",",
+        "line\nbreak",
+        "cr\rhere",
+        "crlf\r\nhere",
+        " leading and trailing ",
+        "#hash",
+        "'=quoted formula",
+        "tab\there",
+        "ünïcödé, with a comma",
+        "-3",
+        "2026-12-05T02:45:18.948Z",
+    ];
+
+    fn through_long_out(records: &[Vec<&str>], excel: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        let options = CsvOptions {
+            excel,
+            ..CsvOptions::default()
+        };
+        let mut w = LongOut::new(&mut out, options);
+        for r in records {
+            w.record(r.iter().copied()).expect("written to memory");
+        }
+        w.finish().expect("flushed to memory");
+        out
+    }
+
+    fn through_csv_crate(records: &[Vec<&str>], excel: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        let options = CsvOptions {
+            excel,
+            ..CsvOptions::default()
+        };
+        let mut w = writer(&mut out, options).expect("written to memory");
+        for r in records {
+            w.write_record(r).expect("written to memory");
+        }
+        w.flush().expect("flushed to memory");
+        drop(w);
+        out
+    }
+
+    #[test]
+    fn the_long_csv_writes_its_lines_as_the_csv_crate_does() {
+        // Every field alone and beside every other, in both flavours: the long CSV's own writer
+        // must give the bytes the `csv` writer gave before it, or earlier exports would change.
+        for excel in [false, true] {
+            let records: Vec<Vec<&str>> = FIELDS
+                .iter()
+                .flat_map(|a| FIELDS.iter().map(move |b| vec![*a, "x", *b]))
+                .collect();
+            assert_eq!(
+                through_long_out(&records, excel),
+                through_csv_crate(&records, excel),
+                "three-field records (excel: {excel}) are written byte for byte as the csv crate \
+                 writes them"
+            );
+            let all = vec![FIELDS.to_vec(), FIELDS.iter().rev().copied().collect()];
+            assert_eq!(
+                through_long_out(&all, excel),
+                through_csv_crate(&all, excel),
+                "records of every field (excel: {excel}) are written as the csv crate writes them"
+            );
+            for field in FIELDS {
+                // A record of one field (an empty one is the csv crate's special case: `""`).
+                let one = vec![vec![field]];
+                assert_eq!(
+                    through_long_out(&one, excel),
+                    through_csv_crate(&one, excel),
+                    "the one-field record {field:?} (excel: {excel}) is written as the csv crate \
+                     writes it"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn integers_are_written_as_to_string_writes_them() {
+        for v in [
+            0,
+            1,
+            5,
+            -1,
+            -5,
+            10,
+            99,
+            100,
+            1_234_567_890,
+            i64::MAX,
+            i64::MIN,
+        ] {
+            let mut out = Vec::new();
+            push_int(&mut out, v);
+            assert_eq!(
+                String::from_utf8(out).expect("ASCII digits"),
+                v.to_string(),
+                "{v} is written with the digits to_string gives"
+            );
+        }
+    }
 }

@@ -39,8 +39,10 @@ use crate::base::cell::{neutralise, unneutralise};
 use crate::base::clock::iso_utc;
 use crate::base::clock::Millis;
 use crate::base::text::quoted;
-use crate::store::{Occasion, SignatureState, Store, StoreError};
-use std::collections::HashMap;
+use crate::store::{
+    CriterionRef, Occasion, RaterRecord, ResponseLabel, SignatureState, Store, StoreError,
+};
+use order::RawRating;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -148,6 +150,7 @@ pub(crate) struct RatingRow {
     pub turn: Option<i64>,
     /// The scope of the rating's rubric.
     pub scope: crate::rubric::Scope,
+    pub rater_id: i64,
     pub rater: String,
     pub rater_kind: String,
     pub rubric: String,
@@ -163,103 +166,69 @@ pub(crate) struct RatingRow {
     pub signature: SignatureState,
 }
 
-/// Visit every rating (optionally of one rater) in export order: conversation, source, rater
-/// (experts first, by name), occasion, rubric, criterion. The rating table is scanned plainly
-/// (one rater through its index) and names come from maps loaded once, which is much faster than
-/// letting SQLite join and sort hundreds of thousands of rows; the rows are put in order in
-/// bounded memory (sorted runs of `run_rows`, spilled and merged when there are more; an
-/// encrypted study's runs are sealed on disk).
-pub(crate) fn for_each_rating(
-    store: &Store,
-    rater: Option<&str>,
-    run_rows: usize,
-    mut f: impl FnMut(RatingRow) -> Result<(), ExportError>,
-) -> Result<usize, ExportError> {
-    let rater_id: Option<i64> = match rater {
-        Some(name) => match store.rater_named(name)? {
-            Some(r) => Some(r.id),
-            None => return Ok(0),
-        },
-        None => None,
-    };
-    // Responses ranked by (conversation external id, turn, source key); an earlier release's
-    // items have no turn, so they keep the order of (conversation, source).
-    let mut responses = store.response_labels()?;
-    responses.sort_by(|a, b| {
-        (&a.conversation, a.turn.unwrap_or(0), &a.source, a.id).cmp(&(
-            &b.conversation,
-            b.turn.unwrap_or(0),
-            &b.source,
-            b.id,
-        ))
-    });
-    let scopes: HashMap<i64, crate::rubric::Scope> = store
-        .rubrics()?
-        .into_iter()
-        .map(|r| (r.id, r.rubric.scope))
-        .collect();
-    let response_at: HashMap<i64, usize> = responses
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.id, i))
-        .collect();
-    // Raters ranked by (kind, name).
-    let mut raters = store.rater_records()?;
-    raters.sort_by(|a, b| (&a.kind, &a.name).cmp(&(&b.kind, &b.name)));
-    let rater_at: HashMap<i64, usize> = raters.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
-    // Criteria ranked by (rubric, position).
-    let criteria = store.criterion_refs()?;
-    let criterion_at: HashMap<i64, usize> = criteria
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id, i))
-        .collect();
+/// What ratings are exported with, each list in export order: the responses by (conversation
+/// external id, turn, source key; an earlier release's items have no turn, so they keep the order
+/// of conversation and source), the raters by (kind, name), the criteria by (rubric, position). A
+/// [`order::RawRating`]'s rank holds positions in these lists.
+pub(crate) struct Labels {
+    pub responses: Vec<ResponseLabel>,
+    /// Each response's turn as exports write it ([`shown_turn`]) and its rubric's scope, in the
+    /// order of `responses`.
+    pub places: Vec<(Option<i64>, crate::rubric::Scope)>,
+    pub raters: Vec<RaterRecord>,
+    pub criteria: Vec<CriterionRef>,
+}
 
-    let mut rows = order::Ordering::new(run_rows, store.is_encrypted());
-    let mut failed = None;
-    let scanned = store.for_each_rating_signed(rater_id, |r, signed_at| {
-        let (Some(&rr), Some(&ra), Some(&cr)) = (
-            response_at.get(&r.response_id),
-            rater_at.get(&r.rater_id),
-            criterion_at.get(&r.criterion_id),
-        ) else {
-            return Ok(());
-        };
-        let texts = (r.raw_value.is_some() || r.rationale.is_some())
-            .then(|| Box::new((r.raw_value, r.rationale)));
-        let pushed = rows.push(order::RawRating {
-            // Occasions are declared in `Occasion::ALL` order, so the discriminant indexes it.
-            rank: (rr as u32, ra as u32, r.occasion as u8, cr as u32),
-            value: r.value,
-            texts,
-            created_at: r.created_at,
-            updated_at: r.updated_at,
-            signature: SignatureState::of(signed_at, r.updated_at),
+impl Labels {
+    /// The study's responses, raters and criteria, put in export order.
+    fn load(store: &Store) -> Result<Labels, ExportError> {
+        let mut responses = store.response_labels()?;
+        responses.sort_by(|a, b| {
+            (&a.conversation, a.turn.unwrap_or(0), &a.source, a.id).cmp(&(
+                &b.conversation,
+                b.turn.unwrap_or(0),
+                &b.source,
+                b.id,
+            ))
         });
-        if let Err(e) = pushed {
-            failed = Some(e);
-            return Err(StoreError::Invalid("the export stopped".into()));
-        }
-        Ok(())
-    });
-    if let Some(e) = failed {
-        return Err(e);
+        let scopes: std::collections::HashMap<i64, crate::rubric::Scope> = store
+            .rubrics()?
+            .into_iter()
+            .map(|r| (r.id, r.rubric.scope))
+            .collect();
+        let places = responses
+            .iter()
+            .map(|r| {
+                let scope = scopes.get(&r.rubric_id).copied().unwrap_or_default();
+                (shown_turn(r.turn, scope), scope)
+            })
+            .collect();
+        let mut raters = store.rater_records()?;
+        raters.sort_by(|a, b| (&a.kind, &a.name).cmp(&(&b.kind, &b.name)));
+        Ok(Labels {
+            responses,
+            places,
+            raters,
+            criteria: store.criterion_refs()?,
+        })
     }
-    scanned?;
-    rows.finish(|raw| {
+
+    /// A ranked rating with its names.
+    fn row(&self, raw: RawRating) -> RatingRow {
         let (rr, ra, occasion, cr) = raw.rank;
-        let response = &responses[rr as usize];
-        let rater = &raters[ra as usize];
-        let criterion = &criteria[cr as usize];
+        let response = &self.responses[rr as usize];
+        let place = self.places[rr as usize];
+        let rater = &self.raters[ra as usize];
+        let criterion = &self.criteria[cr as usize];
         let (raw_value, rationale) = raw.texts.map_or((None, None), |t| *t);
-        let scope = scopes.get(&response.rubric_id).copied().unwrap_or_default();
-        f(RatingRow {
+        RatingRow {
             conversation: response.conversation.clone(),
             response: response.response.clone(),
             response_id: response.id,
             source: response.source.clone(),
-            turn: shown_turn(response.turn, scope),
-            scope,
+            turn: place.0,
+            scope: place.1,
+            rater_id: rater.id,
             rater: rater.name.clone(),
             rater_kind: rater.kind.clone(),
             rubric: criterion.rubric.clone(),
@@ -272,6 +241,90 @@ pub(crate) fn for_each_rating(
             created_at: raw.created_at,
             updated_at: raw.updated_at,
             signature: raw.signature,
-        })
-    })
+        }
+    }
+}
+
+/// Visit every rating (optionally of one rater) in export order: conversation, source, rater
+/// (experts first, by name), occasion, rubric, criterion. The rating table is scanned plainly
+/// (one rater through its index) and names come from maps loaded once, which is much faster than
+/// letting SQLite join and sort hundreds of thousands of rows; the rows are put in order in
+/// bounded memory (sorted runs of `run_rows`, spilled and merged when there are more; an
+/// encrypted study's runs are sealed on disk).
+pub(crate) fn for_each_rating(
+    store: &Store,
+    rater: Option<&str>,
+    run_rows: usize,
+    mut f: impl FnMut(RatingRow) -> Result<(), ExportError>,
+) -> Result<usize, ExportError> {
+    for_each_ranked_rating(store, rater, run_rows, |labels, raw| f(labels.row(raw)))
+}
+
+/// [`for_each_rating`] handing each rating over as it was ranked, beside the names its rank
+/// points to, so a writer can reuse what it made of a name for every rating that has it.
+pub(crate) fn for_each_ranked_rating(
+    store: &Store,
+    rater: Option<&str>,
+    run_rows: usize,
+    mut f: impl FnMut(&Labels, RawRating) -> Result<(), ExportError>,
+) -> Result<usize, ExportError> {
+    let rater_id: Option<i64> = match rater {
+        Some(name) => match store.rater_named(name)? {
+            Some(r) => Some(r.id),
+            None => return Ok(0),
+        },
+        None => None,
+    };
+    let labels = Labels::load(store)?;
+    let response_at: foldhash::HashMap<i64, u32> = labels
+        .responses
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.id, i as u32))
+        .collect();
+    let rater_at: foldhash::HashMap<i64, u32> = labels
+        .raters
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.id, i as u32))
+        .collect();
+    let criterion_at: foldhash::HashMap<i64, u32> = labels
+        .criteria
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id, i as u32))
+        .collect();
+
+    let mut rows = order::Ordering::new(run_rows, store.is_encrypted());
+    let mut failed = None;
+    let scanned = store.for_each_rating_signed(rater_id, |r| {
+        let (Some(&rr), Some(&ra), Some(&cr)) = (
+            response_at.get(&r.response_id),
+            rater_at.get(&r.rater_id),
+            criterion_at.get(&r.criterion_id),
+        ) else {
+            return Ok(());
+        };
+        let texts = (r.raw_value.is_some() || r.rationale.is_some())
+            .then(|| Box::new((r.raw_value, r.rationale)));
+        let pushed = rows.push(RawRating {
+            // Occasions are declared in `Occasion::ALL` order, so the discriminant indexes it.
+            rank: (rr, ra, r.occasion as u8, cr),
+            value: r.value,
+            texts,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            signature: SignatureState::of(r.signed_at, r.updated_at),
+        });
+        if let Err(e) = pushed {
+            failed = Some(e);
+            return Err(StoreError::Invalid("the export stopped".into()));
+        }
+        Ok(())
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    scanned?;
+    rows.finish(|raw| f(&labels, raw))
 }

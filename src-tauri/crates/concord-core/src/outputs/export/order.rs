@@ -321,34 +321,47 @@ fn write_text(out: &mut impl Write, text: &Option<String>) -> std::io::Result<()
     }
 }
 
+/// Bytes of a row before its texts: the rank (13), the value's flag (1) and the value (8, when
+/// there is one), the two times (16), the signature state (1) and the texts' flag (1).
+fn fixed_len(has_value: bool) -> usize {
+    13 + 1 + if has_value { 8 } else { 0 } + 16 + 1 + 1
+}
+
+/// The most bytes a row has before its texts.
+const MAX_FIXED: usize = 13 + 1 + 8 + 16 + 1 + 1;
+
 fn write_row(out: &mut impl Write, row: &RawRating) -> std::io::Result<()> {
+    // The part before the texts goes out in one piece.
+    let mut fixed = [0u8; MAX_FIXED];
+    let mut at = 0;
     let (response, rater, occasion, criterion) = row.rank;
-    out.write_all(&response.to_le_bytes())?;
-    out.write_all(&rater.to_le_bytes())?;
-    out.write_all(&[occasion])?;
-    out.write_all(&criterion.to_le_bytes())?;
-    match row.value {
-        None => out.write_all(&[0])?,
-        Some(v) => {
-            out.write_all(&[1])?;
-            out.write_all(&v.to_le_bytes())?;
-        }
+    let value = row.value.map(i64::to_le_bytes);
+    let parts: [&[u8]; 9] = [
+        &response.to_le_bytes(),
+        &rater.to_le_bytes(),
+        &[occasion],
+        &criterion.to_le_bytes(),
+        &[u8::from(value.is_some())],
+        value.as_ref().map_or(&[], |v| v.as_slice()),
+        &row.created_at.to_le_bytes(),
+        &row.updated_at.to_le_bytes(),
+        &[match row.signature {
+            SignatureState::Unsigned => 0,
+            SignatureState::Signed => 1,
+            SignatureState::ChangedAfterSignature => 2,
+        }],
+    ];
+    for part in parts {
+        fixed[at..at + part.len()].copy_from_slice(part);
+        at += part.len();
     }
-    out.write_all(&row.created_at.to_le_bytes())?;
-    out.write_all(&row.updated_at.to_le_bytes())?;
-    out.write_all(&[match row.signature {
-        SignatureState::Unsigned => 0,
-        SignatureState::Signed => 1,
-        SignatureState::ChangedAfterSignature => 2,
-    }])?;
-    match &row.texts {
-        None => out.write_all(&[0]),
-        Some(texts) => {
-            out.write_all(&[1])?;
-            write_text(out, &texts.0)?;
-            write_text(out, &texts.1)
-        }
+    fixed[at] = u8::from(row.texts.is_some());
+    out.write_all(&fixed[..=at])?;
+    if let Some(texts) = &row.texts {
+        write_text(out, &texts.0)?;
+        write_text(out, &texts.1)?;
     }
+    Ok(())
 }
 
 fn bytes<const N: usize>(input: &mut impl Read) -> std::io::Result<[u8; N]> {
@@ -369,29 +382,52 @@ fn read_text(input: &mut impl Read) -> std::io::Result<Option<String>> {
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
+/// `N` bytes of `fixed` from `at` on, moving `at` past them.
+fn take<const N: usize>(fixed: &[u8], at: &mut usize) -> [u8; N] {
+    let mut b = [0u8; N];
+    b.copy_from_slice(&fixed[*at..*at + N]);
+    *at += N;
+    b
+}
+
 /// The next row of a run, `None` at its end.
 fn read_row(input: &mut impl BufRead) -> std::io::Result<Option<RawRating>> {
-    if input.fill_buf()?.is_empty() {
+    let available = input.fill_buf()?;
+    if available.is_empty() {
         return Ok(None);
     }
+    // The part before the texts: taken from the buffer when it is all there (most rows), else
+    // read in two steps across the buffer's end.
+    let mut fixed = [0u8; MAX_FIXED];
+    let len;
+    if available.len() >= MAX_FIXED {
+        len = fixed_len(available[13] != 0);
+        fixed[..len].copy_from_slice(&available[..len]);
+        input.consume(len);
+    } else {
+        input.read_exact(&mut fixed[..14])?;
+        len = fixed_len(fixed[13] != 0);
+        input.read_exact(&mut fixed[14..len])?;
+    }
+    let mut at = 0;
     let rank = (
-        u32::from_le_bytes(bytes(input)?),
-        u32::from_le_bytes(bytes(input)?),
-        bytes::<1>(input)?[0],
-        u32::from_le_bytes(bytes(input)?),
+        u32::from_le_bytes(take(&fixed, &mut at)),
+        u32::from_le_bytes(take(&fixed, &mut at)),
+        take::<1>(&fixed, &mut at)[0],
+        u32::from_le_bytes(take(&fixed, &mut at)),
     );
-    let value = match bytes::<1>(input)?[0] {
+    let value = match take::<1>(&fixed, &mut at)[0] {
         0 => None,
-        _ => Some(i64::from_le_bytes(bytes(input)?)),
+        _ => Some(i64::from_le_bytes(take(&fixed, &mut at))),
     };
-    let created_at = Millis::from_le_bytes(bytes(input)?);
-    let updated_at = Millis::from_le_bytes(bytes(input)?);
-    let signature = match bytes::<1>(input)?[0] {
+    let created_at = Millis::from_le_bytes(take(&fixed, &mut at));
+    let updated_at = Millis::from_le_bytes(take(&fixed, &mut at));
+    let signature = match take::<1>(&fixed, &mut at)[0] {
         0 => SignatureState::Unsigned,
         1 => SignatureState::Signed,
         _ => SignatureState::ChangedAfterSignature,
     };
-    let texts = match bytes::<1>(input)?[0] {
+    let texts = match take::<1>(&fixed, &mut at)[0] {
         0 => None,
         _ => Some(Box::new((read_text(input)?, read_text(input)?))),
     };
@@ -467,6 +503,30 @@ mod tests {
                      in-memory order"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn rows_cut_by_a_chunk_boundary_read_back_whole() {
+        // 10,000 rows in runs of 4,000 (about 160 KB each): every run spans several chunks of
+        // CHUNK_BYTES, so rows are cut where one chunk ends and the next begins, some with and
+        // some without a value or texts, and must come back as they went in.
+        let rows: Vec<RawRating> = (0..10_000u32)
+            .map(|i| {
+                let mut r = row(((i * 7919) % 10_007, i % 5, (i % 2) as u8, i % 7), false);
+                if i % 13 == 0 {
+                    r.texts = Some(Box::new((None, Some(format!("rationale {i}")))));
+                }
+                r
+            })
+            .collect();
+        let memory = ordered(&rows, usize::MAX, false);
+        for sealed in [false, true] {
+            assert_eq!(
+                ordered(&rows, 4_000, sealed),
+                memory,
+                "runs spanning several chunks (sealed: {sealed}) merge into the in-memory order"
+            );
         }
     }
 

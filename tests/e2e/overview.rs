@@ -15,17 +15,43 @@ fn first_launch_shows_the_demo_study_overview() {
     let rendered_after = app.launched_at.elapsed();
 
     let demo = demo_study().unwrap();
-    let responses: usize = demo.conversations.iter().map(|c| c.responses.len()).sum();
-    let ratings: usize = demo.ratings.iter().map(|r| r.values.len()).sum();
+    // A transcript's items: its rated assistant turns and candidates, or one session item.
+    let transcript_items: usize = demo
+        .transcripts
+        .iter()
+        .map(|t| match t.rubric.as_str() {
+            "session-care" => 1,
+            _ => {
+                t.messages
+                    .iter()
+                    .filter(|m| m.role == concord_core::store::Role::Assistant)
+                    .count()
+                    + t.candidates.len()
+            }
+        })
+        .sum();
+    let responses: usize = demo
+        .conversations
+        .iter()
+        .map(|c| c.responses.len())
+        .sum::<usize>()
+        + transcript_items;
+    let ratings: usize = demo.ratings.iter().map(|r| r.values.len()).sum::<usize>()
+        + demo
+            .transcripts
+            .iter()
+            .flat_map(|t| &t.ratings)
+            .map(|r| r.values.len())
+            .sum::<usize>();
     assert_eq!(
         app.text_of("[data-testid=count-conversations]"),
-        grouped(demo.conversations.len()),
-        "the overview must show the demo's conversations, read from SQLite"
+        grouped(demo.conversations.len() + demo.transcripts.len()),
+        "the overview must show the demo's conversations, single-turn and multi-turn, read from SQLite"
     );
     assert_eq!(
         app.text_of("[data-testid=count-responses]"),
         grouped(responses),
-        "every demo answer is a response"
+        "every demo answer and every rated item of a conversation is a response"
     );
     assert_eq!(
         app.text_of("[data-testid=count-ratings]"),
@@ -45,8 +71,8 @@ fn first_launch_shows_the_demo_study_overview() {
     );
     assert_eq!(
         app.find_all("[data-testid=rubric]").len(),
-        2,
-        "the demo uses both built-in rubrics"
+        3,
+        "the demo uses both built-in reply rubrics and the shipped session rubric"
     );
     assert_eq!(
         app.find_all("[data-testid=source-row]").len(),

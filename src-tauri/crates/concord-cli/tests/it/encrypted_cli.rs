@@ -114,8 +114,10 @@ fn study_encrypt_rekey_decrypt_and_refused_passphrases_change_nothing() {
     );
     let doc: serde_json::Value =
         serde_json::from_str(&ok(&out, "overview with --passphrase-env")).unwrap();
+    let demo = concord_core::intake::demo::demo_study().expect("the shipped demo");
     assert_eq!(
-        doc["conversations"], 12,
+        doc["conversations"],
+        demo.conversations.len() + demo.transcripts.len(),
         "the encrypted demo reads through the named variable"
     );
 

@@ -24,9 +24,11 @@ fn demo_creates_a_study_and_refuses_foreign_files_untouched() {
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(doc["created"], true, "a new study was created");
+    let demo = concord_core::intake::demo::demo_study().expect("the shipped demo");
     assert_eq!(
-        doc["overview"]["conversations"], 12,
-        "the demo has a dozen conversations"
+        doc["overview"]["conversations"],
+        demo.conversations.len() + demo.transcripts.len(),
+        "the demo has its dozen single-turn conversations and its multi-turn ones"
     );
 
     let again = concord(&["--db", db, "demo"]);

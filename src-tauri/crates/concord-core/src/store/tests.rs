@@ -20,15 +20,45 @@ fn demo_study_counts_match_its_definition() {
     let o = store.overview().unwrap();
     assert_eq!(
         o.conversations as usize,
-        demo.conversations.len(),
-        "one row per demo conversation"
+        demo.conversations.len() + demo.transcripts.len(),
+        "one row per demo conversation, single-turn or transcript"
     );
     let responses: usize = demo.conversations.iter().map(|c| c.responses.len()).sum();
-    assert_eq!(o.responses as usize, responses, "one row per demo answer");
+    // A transcript's items: with a reply rubric its assistant turns and candidates, with a
+    // session rubric one session item.
+    let items: usize = demo
+        .transcripts
+        .iter()
+        .map(|t| match t.rubric.as_str() {
+            "session-care" => 1,
+            _ => {
+                t.messages
+                    .iter()
+                    .filter(|m| m.role == Role::Assistant)
+                    .count()
+                    + t.candidates.len()
+            }
+        })
+        .sum();
+    assert_eq!(
+        o.responses as usize,
+        responses + items,
+        "one row per demo answer and per transcript item"
+    );
     assert_eq!(o.raters.len(), demo.raters.len(), "every demo rater stored");
-    let values: usize = demo.ratings.iter().map(|r| r.values.len()).sum();
+    let values: usize = demo.ratings.iter().map(|r| r.values.len()).sum::<usize>()
+        + demo
+            .transcripts
+            .iter()
+            .flat_map(|t| &t.ratings)
+            .map(|r| r.values.len())
+            .sum::<usize>();
     assert_eq!(o.ratings as usize, values, "one rating per demo value");
-    assert_eq!(o.rubrics.len(), 2, "demo uses both built-in rubrics");
+    assert_eq!(
+        o.rubrics.len(),
+        3,
+        "demo uses the built-in reply rubrics and the session rubric"
+    );
     assert_eq!(
         o.sources.iter().map(|s| s.responses).sum::<i64>(),
         o.responses,

@@ -361,3 +361,72 @@ fn judges_have_no_rating_screen() {
         "a judge cannot open the expert screen: {err}"
     );
 }
+
+#[test]
+fn a_newcomer_picking_a_demo_expert_sees_a_conversation_first() {
+    for seed in [1, 11, 2024, 0xC0FFEE] {
+        // Each on a fresh demo, as on a first launch (the first queue opened is the solo one).
+        for name in ["Demo expert A", "Demo expert B"] {
+            let clock = Arc::new(SteppingClock::new(1_700_000_000_000, 500));
+            let mut store = Store::in_memory(clock).unwrap();
+            populate_demo(&mut store, seed).unwrap();
+            let me = concord_testsupport::lead_study::rater_id(&store, name);
+            let summary = queue::open_queue(&mut store, me).unwrap();
+            let first = queue::rating_item(&store, me, summary.resume_item).unwrap();
+            assert!(
+                first.scope == concord_core::rubric::Scope::Session || first.history.len() >= 2,
+                "seed {seed}: {name}'s queue opens on a conversation (a reply after at least two turns, or a whole session), not a single message: {:?}",
+                first.history
+            );
+        }
+    }
+}
+
+#[test]
+fn the_demo_holds_conversations_rated_turn_by_turn_and_whole() {
+    let store = demo_store();
+    let demo = demo_study().unwrap();
+    assert!(
+        (4..=8).contains(&demo.transcripts.len()),
+        "a handful of multi-turn conversations"
+    );
+    assert!(
+        demo.transcripts
+            .iter()
+            .any(|t| t.language == "zh" && t.rubric == "mentalbench"),
+        "one conversation rated turn by turn is in Chinese"
+    );
+    for t in &demo.transcripts {
+        let turns = t.messages.len() + usize::from(!t.candidates.is_empty());
+        assert!(
+            (4..=8).contains(&turns),
+            "{}: 4-8 turns, candidates sharing one ({turns})",
+            t.id
+        );
+    }
+    assert!(
+        store.has_transcripts().unwrap(),
+        "the demo study holds transcripts"
+    );
+    let mut session_items = 0;
+    let mut late_replies = 0;
+    for id in store.response_ids_in_order().unwrap() {
+        let place = store.item_place(id).unwrap();
+        if !place.transcript {
+            continue;
+        }
+        match place.turn {
+            None => session_items += 1,
+            Some(t) if t >= 3 => late_replies += 1,
+            Some(_) => {}
+        }
+    }
+    assert_eq!(
+        session_items, 2,
+        "two conversations are rated whole with session-care"
+    );
+    assert!(
+        late_replies >= 6,
+        "replies are rated deep into their conversations"
+    );
+}

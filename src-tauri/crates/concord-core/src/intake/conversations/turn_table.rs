@@ -73,12 +73,13 @@ struct Planned {
     stored: Option<i64>,
 }
 
-/// The first reading's result: every conversation by id, and the sources named.
+/// The first reading's result: every conversation by id, and the sources named (looked up once
+/// per row each: a fast hash).
 #[derive(Default)]
 struct Plan {
-    conversations: HashMap<Box<str>, Planned>,
+    conversations: foldhash::HashMap<Box<str>, Planned>,
     names: Vec<Box<str>>,
-    positions: HashMap<Box<str>, u32>,
+    positions: foldhash::HashMap<Box<str>, u32>,
 }
 
 impl Plan {
@@ -381,7 +382,13 @@ impl Reading<'_> {
     /// conversation's earlier rows is a problem).
     fn keep(&self, plan: &mut Plan, r: &TurnRow<'_>, problems: &mut Problems) {
         let source = plan.source(r.source.as_deref());
-        let c = plan.conversations.entry(r.id.as_ref().into()).or_default();
+        if !plan.conversations.contains_key(r.id.as_ref()) {
+            plan.conversations
+                .insert(r.id.as_ref().into(), Planned::default());
+        }
+        let Some(c) = plan.conversations.get_mut(r.id.as_ref()) else {
+            return;
+        };
         if c.turns.is_empty() {
             c.first_row = r.number;
         }

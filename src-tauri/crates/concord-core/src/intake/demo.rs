@@ -219,7 +219,14 @@ pub fn populate_demo(store: &mut Store, seed: u64) -> Result<(), DemoError> {
                 })?;
             let (_, _, criteria) = rubrics.get(&conversation_rubric[&r.conversation])?;
             let what = format!("{}/{} by {}", r.conversation, r.source, r.rater);
-            rate(tx, rater(&rater_ids, &r.rater)?, response_id, criteria, &r.values, &what)?;
+            rate(
+                tx,
+                rater(&rater_ids, &r.rater)?,
+                response_id,
+                criteria,
+                &r.values,
+                &what,
+            )?;
         }
         for t in &demo.transcripts {
             let (_, _, criteria) = rubrics.get(&t.rubric)?;
@@ -230,7 +237,14 @@ pub fn populate_demo(store: &mut Store, seed: u64) -> Result<(), DemoError> {
                     DemoError::Malformed(format!("no item {}/{:?}/{}", key.0, key.1, key.2))
                 })?;
                 let what = format!("{}/{:?} by {}", t.id, r.turn, r.rater);
-                rate(tx, rater(&rater_ids, &r.rater)?, response_id, criteria, &r.values, &what)?;
+                rate(
+                    tx,
+                    rater(&rater_ids, &r.rater)?,
+                    response_id,
+                    criteria,
+                    &r.values,
+                    &what,
+                )?;
             }
         }
         tx.audit(
@@ -332,8 +346,13 @@ fn add_raters(
         if r.kind == RaterKind::Expert && !items.conversations.is_empty() {
             for _ in 0..10_000 {
                 let mut shown = order.clone();
-                shown.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(queue_seed as u64));
-                if shown.first().is_some_and(|i| items.conversations.contains(i)) {
+                shown.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(
+                    queue_seed as u64,
+                ));
+                if shown
+                    .first()
+                    .is_some_and(|i| items.conversations.contains(i))
+                {
                     break;
                 }
                 queue_seed = rng.gen::<u32>();

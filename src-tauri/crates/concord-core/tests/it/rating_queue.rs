@@ -391,7 +391,9 @@ fn the_demo_holds_conversations_rated_turn_by_turn_and_whole() {
         "a handful of multi-turn conversations"
     );
     assert!(
-        demo.transcripts.iter().any(|t| t.language == "zh" && t.rubric == "mentalbench"),
+        demo.transcripts
+            .iter()
+            .any(|t| t.language == "zh" && t.rubric == "mentalbench"),
         "one conversation rated turn by turn is in Chinese"
     );
     for t in &demo.transcripts {
@@ -402,7 +404,10 @@ fn the_demo_holds_conversations_rated_turn_by_turn_and_whole() {
             t.id
         );
     }
-    assert!(store.has_transcripts().unwrap(), "the demo study holds transcripts");
+    assert!(
+        store.has_transcripts().unwrap(),
+        "the demo study holds transcripts"
+    );
     let mut session_items = 0;
     let mut late_replies = 0;
     for id in store.response_ids_in_order().unwrap() {
@@ -416,6 +421,12 @@ fn the_demo_holds_conversations_rated_turn_by_turn_and_whole() {
             Some(_) => {}
         }
     }
-    assert_eq!(session_items, 2, "two conversations are rated whole with session-care");
-    assert!(late_replies >= 6, "replies are rated deep into their conversations");
+    assert_eq!(
+        session_items, 2,
+        "two conversations are rated whole with session-care"
+    );
+    assert!(
+        late_replies >= 6,
+        "replies are rated deep into their conversations"
+    );
 }

@@ -746,18 +746,19 @@ impl StudyTx<'_> {
     }
 
     pub fn add_conversation(&mut self, c: &NewConversation<'_>) -> StoreResult<i64> {
+        // Cached: an import adds its conversations one statement each.
         self.conn()
-            .execute(
+            .prepare_cached(
                 "INSERT INTO conversation(external_id, rubric_id, context, language, category)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![
-                    c.external_id,
-                    c.rubric_id,
-                    c.context,
-                    c.language,
-                    c.category
-                ],
-            )
+            )?
+            .execute(params![
+                c.external_id,
+                c.rubric_id,
+                c.context,
+                c.language,
+                c.category
+            ])
             .map_err(|e| {
                 unique_violation(e, || {
                     format!("conversation {} already exists", quoted(&c.external_id))

@@ -532,6 +532,23 @@ impl StudyTx<'_> {
         Ok(open)
     }
 
+    /// The texts that have open or kept findings: a fresh scan that finds nothing in any other
+    /// text has nothing to replace there.
+    pub fn phi_texts_with_findings(&self) -> StoreResult<std::collections::HashSet<PhiTextId>> {
+        let mut stmt = self.tx.prepare(
+            "SELECT DISTINCT conversation_id, response_id, turn_id FROM phi_finding
+             WHERE status IN ('open', 'kept')",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(PhiTextId {
+                conversation_id: r.get(0)?,
+                response_id: r.get(1)?,
+                turn_id: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Findings by id (only those that exist).
     pub fn phi_findings_by_id(&self, ids: &[i64]) -> StoreResult<Vec<PhiFinding>> {
         let mut out = Vec::with_capacity(ids.len());

@@ -65,9 +65,15 @@ fn scan_texts(
     scanner: &Scanner,
     texts: &[PhiText],
 ) -> Result<usize, StoreError> {
+    // A text without findings in which the scan finds nothing has nothing to replace: skipping
+    // it spares one query per text (an import of 200,000 turns).
+    let with_findings = tx.phi_texts_with_findings()?;
     let mut found = 0;
     for t in texts {
         let spans = scanner.scan(&t.text);
+        if spans.is_empty() && !with_findings.contains(&t.id()) {
+            continue;
+        }
         found += tx.replace_phi_findings(t, &spans)?;
     }
     Ok(found)

@@ -359,6 +359,15 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
     ]
 });
 
+/// Every built-in expression in one set, run once over a text to learn which of them match it at
+/// all: only those are then run one by one for their spans. A text with no identifier — nearly
+/// every text — is read once instead of once per expression, and the findings are exactly those
+/// of running every expression (one that matches nowhere finds nothing).
+static PATTERN_SET: LazyLock<regex::RegexSet> = LazyLock::new(|| {
+    regex::RegexSet::new(PATTERNS.iter().map(|p| p.re.as_str()))
+        .expect("the built-in PHI patterns compile as one set")
+});
+
 /// A compiled scanner: the built-in patterns plus one lead's term list.
 pub struct Scanner {
     terms: Option<(AhoCorasick, Vec<PhiKind>, Vec<bool>)>,
@@ -391,6 +400,7 @@ impl Scanner {
     /// to ASCII case, as whole words when they start and end with a letter or digit).
     pub fn new(terms: &[PhiTerm]) -> Scanner {
         LazyLock::force(&PATTERNS);
+        LazyLock::force(&PATTERN_SET);
         let kept: Vec<&PhiTerm> = terms.iter().filter(|t| !t.text.trim().is_empty()).collect();
         if kept.is_empty() {
             return Scanner { terms: None };
@@ -419,7 +429,11 @@ impl Scanner {
     pub fn scan(&self, text: &str) -> Vec<PhiSpan> {
         let mut found: Vec<Candidate> = Vec::new();
         let bytes = text.as_bytes();
-        for p in PATTERNS.iter() {
+        let matching = PATTERN_SET.matches(text);
+        for (i, p) in PATTERNS.iter().enumerate() {
+            if !matching.matched(i) {
+                continue;
+            }
             if p.group == 0 {
                 for m in p.re.find_iter(text) {
                     push_checked(&mut found, bytes, p, m.start(), m.end());

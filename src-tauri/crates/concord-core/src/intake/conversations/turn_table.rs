@@ -73,12 +73,13 @@ struct Planned {
     stored: Option<i64>,
 }
 
-/// The first reading's result: every conversation by id, and the sources named.
+/// The first reading's result: every conversation by id, and the sources named (looked up once
+/// per row each: a fast hash).
 #[derive(Default)]
 struct Plan {
-    conversations: HashMap<Box<str>, Planned>,
+    conversations: foldhash::HashMap<Box<str>, Planned>,
     names: Vec<Box<str>>,
-    positions: HashMap<Box<str>, u32>,
+    positions: foldhash::HashMap<Box<str>, u32>,
 }
 
 impl Plan {
@@ -381,7 +382,13 @@ impl Reading<'_> {
     /// conversation's earlier rows is a problem).
     fn keep(&self, plan: &mut Plan, r: &TurnRow<'_>, problems: &mut Problems) {
         let source = plan.source(r.source.as_deref());
-        let c = plan.conversations.entry(r.id.as_ref().into()).or_default();
+        if !plan.conversations.contains_key(r.id.as_ref()) {
+            plan.conversations
+                .insert(r.id.as_ref().into(), Planned::default());
+        }
+        let Some(c) = plan.conversations.get_mut(r.id.as_ref()) else {
+            return;
+        };
         if c.turns.is_empty() {
             c.first_row = r.number;
         }
@@ -500,33 +507,7 @@ impl Reading<'_> {
                 );
                 continue;
             }
-            let previous = c.turns.iter().rfind(|s| s.turn + 1 == t);
-            if previous.is_none_or(|p| p.role != Role::User) {
-                problems.error(
-                    self.at(group[0].row as usize, cols.turn),
-                    "candidates_not_last",
-                    format!(
-                        "the candidates of conversation {} at turn {t} must follow a user turn",
-                        quoted(&id)
-                    ),
-                );
-            }
-            let mut seen: HashMap<&str, u32> = HashMap::new();
-            for s in &group {
-                let source = source_of(name(s.source), None);
-                if let Some(row) = seen.insert(source, s.row) {
-                    problems.error(
-                        self.at(s.row as usize, cols.source.unwrap_or(cols.role)),
-                        "duplicate_candidate",
-                        format!(
-                            "conversation {} has two candidates from {} at turn {t} (rows {row} and {}); the candidates at a turn are one per source",
-                            quoted(&id),
-                            quoted(&source),
-                            s.row
-                        ),
-                    );
-                }
-            }
+            self.check_candidates(id, &c.turns, &group, names, problems);
             c.candidates = Some(t);
         }
         let assistants = c.turns.iter().filter(|s| s.role == Role::Assistant);
@@ -545,6 +526,48 @@ impl Reading<'_> {
                 Some(Some(first)) if named.all(|s| s == Some(first)) => first.into(),
                 _ => UNNAMED.into(),
             });
+        }
+    }
+
+    /// The candidates of conversation `id` at its last turn (`group`, two or more assistant
+    /// rows): after a user turn, one per source.
+    fn check_candidates(
+        &self,
+        id: &str,
+        turns: &[Shape],
+        group: &[Shape],
+        names: &[Box<str>],
+        problems: &mut Problems,
+    ) {
+        let cols = self.columns;
+        let t = group[0].turn;
+        let name = |s: u32| names.get(s as usize).map(|n| &**n);
+        let previous = turns.iter().rfind(|s| s.turn + 1 == t);
+        if previous.is_none_or(|p| p.role != Role::User) {
+            problems.error(
+                self.at(group[0].row as usize, cols.turn),
+                "candidates_not_last",
+                format!(
+                    "the candidates of conversation {} at turn {t} must follow a user turn",
+                    quoted(&id)
+                ),
+            );
+        }
+        let mut seen: HashMap<&str, u32> = HashMap::new();
+        for s in group {
+            let source = source_of(name(s.source), None);
+            if let Some(row) = seen.insert(source, s.row) {
+                problems.error(
+                    self.at(s.row as usize, cols.source.unwrap_or(cols.role)),
+                    "duplicate_candidate",
+                    format!(
+                        "conversation {} has two candidates from {} at turn {t} (rows {row} and {}); the candidates at a turn are one per source",
+                        quoted(&id),
+                        quoted(&source),
+                        s.row
+                    ),
+                );
+            }
         }
     }
 

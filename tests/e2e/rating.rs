@@ -276,8 +276,12 @@ fn rating_commands_carry_no_source_names_and_chinese_renders() {
         );
     }
     // Find a Chinese item by skipping (S) through the queue, then keep a screenshot.
-    for _ in 0..40 {
-        let ctx = app.text_of("[data-testid=context]");
+    // (A conversation's transcript items have no single message; the single-turn ones are sought.)
+    for _ in 0..60 {
+        let ctx = app
+            .try_find("[data-testid=context]")
+            .map(|_| app.text_of("[data-testid=context]"))
+            .unwrap_or_default();
         if ctx.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
             let dims = app.find_all("[data-testid=criterion]");
             assert_eq!(

@@ -83,9 +83,10 @@ const APPENDIX: [&str; 16] = [
     "recompute.py",
 ];
 
-/// The sixteen files of an appendix in `dir`, with the content a reader recomputes from.
+/// The seventeen files of the demo's MentalBench appendix in `dir` (every appendix's sixteen and
+/// the table by turn of a rubric with transcripts), with the content a reader recomputes from.
 fn assert_appendix(dir: &Path) {
-    for name in APPENDIX {
+    for name in APPENDIX.iter().chain(&["agreement_by_turn.csv"]) {
         assert!(
             dir.join(name).is_file(),
             "the appendix in {} holds {name}",
@@ -158,7 +159,8 @@ fn the_methods_appendix_is_exported_from_the_agreement_panel() {
         "the refusal is shown next to the button that was pressed"
     );
 
-    // A folder typed (or returned by the folder dialog) gets the sixteen files.
+    // A folder typed (or returned by the folder dialog) gets the seventeen files: the demo's
+    // MentalBench rates replies of transcripts too, so its appendix has the table by turn.
     let chosen = tmp.path().join("paper appendix");
     app.clear(&out);
     app.type_into(&out, &chosen.display().to_string());
@@ -167,7 +169,7 @@ fn the_methods_appendix_is_exported_from_the_agreement_panel() {
         t.contains("paper appendix")
     });
     assert!(
-        text.starts_with("16 files written to"),
+        text.starts_with("17 files written to"),
         "the message counts the files: {text}"
     );
     assert_eq!(

@@ -5,7 +5,7 @@
 //! checked on disk.
 
 use super::{App, Element};
-use concord_core::outputs::export::csv::LONG_HEADER;
+use concord_core::outputs::export::csv::{CONVERSATION_HEADER, LONG_HEADER};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -305,10 +305,16 @@ fn lead_sets_up_a_three_expert_study_from_a_csv_to_a_package_and_a_rating_csv() 
         .strip_prefix('\u{feff}')
         .expect("the Excel-friendly CSV starts with a byte-order mark");
     let mut lines = text.split("\r\n");
+    // The study began as the demo, whose transcripts give every row its turn and scope.
+    let header: Vec<&str> = LONG_HEADER
+        .iter()
+        .chain(CONVERSATION_HEADER.iter())
+        .copied()
+        .collect();
     assert_eq!(
         lines.next(),
-        Some(LONG_HEADER.join(",").as_str()),
-        "the long CSV has its documented header"
+        Some(header.join(",").as_str()),
+        "the long CSV has its documented header, with the conversation columns"
     );
     let demo_row = lines
         .find(|l| l.starts_with("demo-en-01,") && l.contains(",Demo expert A,expert,mentalbench,"))
@@ -320,7 +326,7 @@ fn lead_sets_up_a_three_expert_study_from_a_csv_to_a_package_and_a_rating_csv() 
         });
     assert_eq!(
         demo_row.split(',').count(),
-        LONG_HEADER.len(),
+        header.len(),
         "a plain row has one field per header column: {demo_row:?}"
     );
     let ratings: usize = written

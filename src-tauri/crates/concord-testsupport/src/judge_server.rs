@@ -428,8 +428,13 @@ async fn read_upload(request: Request, state: &Arc<ServerState>) -> Option<Strin
     None
 }
 
-/// The item number written in a request (`item #N`).
+/// The heading before the reply of a prompt that gives a conversation's history first.
+const REPLY_HEADING: &str = "The reply to judge";
+
+/// The item number written in a request (`item #N`): the reply's, after the history when the
+/// prompt gives one (earlier replies in the history may carry their own numbers).
 pub fn item_in(text: &str) -> Option<u64> {
+    let text = text.find(REPLY_HEADING).map_or(text, |at| &text[at..]);
     let at = text.find("item #")? + "item #".len();
     let digits: String = text[at..]
         .chars()

@@ -45,6 +45,9 @@ pub struct TranscriptDesign {
     pub session: bool,
     /// Keep every value written in [`TranscriptValues::values`] (a benchmark's millions need not).
     pub keep_values: bool,
+    /// Each rated reply's text ends with `item #N` (N counting the study's replies from 0), the
+    /// number the loopback judge scores a reply by.
+    pub item_marks: bool,
     pub seed: u64,
 }
 
@@ -66,6 +69,7 @@ impl TranscriptDesign {
             expert_sd: 0.3,
             session: false,
             keep_values: true,
+            item_marks: false,
             seed,
         }
     }
@@ -225,6 +229,7 @@ pub fn write_transcripts(store: &mut Store, design: &TranscriptDesign) -> Transc
             };
             let mut ratings: Vec<ImportedRating> = Vec::new();
             let last = design.last_turn();
+            let mut marked = 0u64;
             for c in 0..design.conversations {
                 let shared = design.shared_sd * normal(&mut rng);
                 let judge_shared: Vec<f64> = (0..design.judges)
@@ -244,11 +249,15 @@ pub fn write_transcripts(store: &mut Store, design: &TranscriptDesign) -> Transc
                     })?;
                     let session = Some(rubric_id) == session_rubric_id;
                     for turn in 1..last {
-                        let text = if turn % 2 == 1 {
+                        let mut text = if turn % 2 == 1 {
                             format!("User message {turn} of conversation {c}.")
                         } else {
                             format!("Reply {turn} of the helper in conversation {c}.")
                         };
+                        if design.item_marks && turn % 2 == 0 && !session {
+                            text.push_str(&format!(" item #{marked}"));
+                            marked += 1;
+                        }
                         if turn % 2 == 0 && !session {
                             let id = tx.add_item(conv, bot, Some(turn), Some(&text))?;
                             conversation_items.push((id, Some(turn), CHATBOT.to_string()));
@@ -268,7 +277,11 @@ pub fn write_transcripts(store: &mut Store, design: &TranscriptDesign) -> Transc
                         }
                     }
                     for (key, source) in &candidates {
-                        let text = format!("Candidate {key} at the end of conversation {c}.");
+                        let mut text = format!("Candidate {key} at the end of conversation {c}.");
+                        if design.item_marks && !session {
+                            text.push_str(&format!(" item #{marked}"));
+                            marked += 1;
+                        }
                         if session {
                             tx.add_turn(&NewTurn {
                                 conversation_id: conv,

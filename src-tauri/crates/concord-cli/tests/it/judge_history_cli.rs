@@ -2,7 +2,9 @@
 //! against the loopback judge sends the reply at turn 7 after turns 4–6 verbatim; `judge prompt`
 //! shows that call's prompt rendered from the study, its `--json` messages hashing to the hash
 //! recorded on the call; `--history all` is a run of its own; a depth that is neither a number
-//! nor `all` is refused before anything is written.
+//! nor `all` is refused before anything is written. On twelve expert-rated transcripts, a run with
+//! `--history 3` sends each reply after exactly its three turns before and is reported by turn
+//! number (`agreement --by turn`), each turn's interval resampling the conversations.
 
 use crate::serve_cli::concord;
 use concord_testsupport::judge_server::{
@@ -198,4 +200,101 @@ fn history_all_is_a_run_of_its_own_and_a_bad_depth_is_refused() {
         !missing.status.success() && err.contains("item “nope” does not exist"),
         "an unknown item is named in the refusal: {err}"
     );
+}
+
+#[test]
+fn a_judge_run_with_history_3_on_rated_transcripts_is_reported_by_turn() {
+    use concord_testsupport::transcript_study::{write_transcripts, TranscriptDesign};
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("rated-transcripts.concord");
+    let mut store =
+        concord_core::store::Store::create(&path, concord_testsupport::lead_study::clock())
+            .expect("a study file");
+    // Twelve conversations of replies at turns 2, 4 and 6 and two candidates at turn 8, every
+    // item rated by two experts; no judge yet: the loopback judge is run below.
+    let design = TranscriptDesign {
+        candidates: 2,
+        judges: 0,
+        item_marks: true,
+        ..TranscriptDesign::correlated(12, 35)
+    };
+    let written = write_transcripts(&mut store, &design);
+    drop(store);
+    let db = path.to_str().unwrap();
+    let server = FakeJudge::start(Duration::ZERO, false, None);
+    server.state.keep_bodies.store(true, Ordering::SeqCst);
+
+    let out = judge(db, &server.base_url(), "3");
+    assert!(
+        out.status.success(),
+        "the run finishes: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
+    assert_eq!(
+        report["status"]["done"].as_u64(),
+        Some(written.items.len() as u64),
+        "every reply and candidate is judged once"
+    );
+
+    // The reply at turn 6 of the fourth conversation (its third reply: marks count from 0, five
+    // items a conversation) was sent after turns 3–5 exactly, nothing earlier.
+    let c = 3;
+    let mark = c * 5 + 2;
+    let reply = format!("Reply 6 of the helper in conversation {c}. item #{mark}");
+    let sent: Vec<String> = server
+        .state
+        .kept_messages()
+        .into_iter()
+        .map(|(_, user)| user)
+        .filter(|u| u.contains(&reply))
+        .collect();
+    let expected = format!(
+        "The conversation before the reply, oldest turn first:\n<<<\n\
+         [turn 3] user:\nUser message 3 of conversation {c}.\n\n\
+         [turn 4] assistant:\nReply 4 of the helper in conversation {c}. item #{}\n\n\
+         [turn 5] user:\nUser message 5 of conversation {c}.\n>>>\n\n\
+         The reply to judge (the assistant's next turn):\n<<<\n{reply}\n>>>\n\n",
+        mark - 1
+    );
+    assert!(
+        sent.iter()
+            .any(|u| u.contains(&expected) && !u.contains("[turn 2]")),
+        "the reply at turn 6 is sent after turns 3–5 verbatim, in order, with their roles, and \
+         nothing before them: {sent:?}"
+    );
+
+    let by_turn = crate::reviewer_study_cli::json(
+        &path,
+        &[
+            "agreement",
+            "--rubric",
+            "mentalbench",
+            "--json",
+            "--by",
+            "turn",
+        ],
+    );
+    let strata = by_turn["strata"].as_array().expect("one stratum per turn");
+    let turns: Vec<i64> = strata.iter().filter_map(|s| s["turn"].as_i64()).collect();
+    assert_eq!(turns, vec![2, 4, 6, 8], "the judged turns, in order");
+    for s in strata {
+        let rows = s["rows"].as_array().expect("each turn has rows");
+        assert_eq!(rows.len(), 7, "the history judge on every attribute: {s}");
+        for row in rows {
+            assert_eq!(
+                row["judge"], "history-judge",
+                "the rows are the judge that ran with three turns of history: {row}"
+            );
+            assert_eq!(
+                (row["ci_method"].as_str(), row["n_clusters"].as_u64()),
+                (Some("cluster"), Some(12)),
+                "its interval resamples the twelve conversations: {row}"
+            );
+            assert!(
+                row["icc_c1"].is_f64() && row["ci95"][0].is_f64() && row["ci95"][1].is_f64(),
+                "the judge's values vary, so each turn has figures: {row}"
+            );
+        }
+    }
 }

@@ -242,12 +242,12 @@ fn a_reimport_mixing_new_and_existing_ratings_gives_the_new_ones_ids_in_file_ord
     let mut new_rows = Vec::new();
     for c in 0..40 {
         for s in 0..10 {
-            for k in 0..CRITERIA.len() {
+            for (k, criterion) in CRITERIA.iter().enumerate() {
                 let existing = (c + s) % 2 == 0;
                 if existing {
                     first.push_str(&line(c, s, k, false));
                 } else {
-                    new_rows.push((format!("conv{c}-s{s}"), CRITERIA[k].to_lowercase()));
+                    new_rows.push((format!("conv{c}-s{s}"), criterion.to_lowercase()));
                 }
                 second.push_str(&line(c, s, k, existing));
             }

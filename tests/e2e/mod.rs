@@ -7,6 +7,7 @@ mod agreement;
 mod conversations;
 mod desktop;
 mod figures;
+mod first_minutes;
 mod hostile;
 mod judge;
 mod overview;

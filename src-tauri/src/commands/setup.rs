@@ -29,6 +29,10 @@ use concord_core::workflow::assignment::AssignmentTable;
 use concord_core::workflow::assignment::ExpertAdded;
 use concord_core::workflow::assignment::RubricAdded;
 use concord_core::workflow::package::MergeReport;
+use concord_core::workflow::pairs::DesignMethod;
+use concord_core::workflow::pairs::DesignReport;
+use concord_core::workflow::pairs::PairAssignmentReport;
+use concord_core::workflow::pairs::PairStatus;
 use tauri::Emitter;
 
 /// The folder default outputs are written to (`<study>-exports` beside the study).
@@ -118,6 +122,46 @@ pub async fn setup_assign(
 ) -> IpcResult<AssignmentSummary> {
     state
         .run(move |s| Ok(concord_core::app::setup::assign(s, &options)?))
+        .await
+}
+
+/// The pair design of the study's pairwise rubric with every rater's progress, or `None` while
+/// no pairs are drawn.
+#[tauri::command]
+pub async fn setup_pairs_status(
+    state: tauri::State<'_, AppState>,
+) -> IpcResult<Option<PairStatus>> {
+    state
+        .run(move |s| Ok(concord_core::app::pairs::status_if_any(s)?))
+        .await
+}
+
+/// Draw the pairs of the shipped pairwise form of the study's rubric (`concord pairs design`);
+/// all or nothing.
+#[tauri::command]
+pub async fn setup_pairs_design(
+    state: tauri::State<'_, AppState>,
+    method: DesignMethod,
+    seed: u64,
+) -> IpcResult<DesignReport> {
+    state
+        .run(move |s| {
+            Ok(concord_core::app::pairs::design(
+                s, None, None, method, seed,
+            )?)
+        })
+        .await
+}
+
+/// Give the drawn pairs to the study's experts, exactly `k` per pair (`concord pairs assign`).
+#[tauri::command]
+pub async fn setup_pairs_assign(
+    state: tauri::State<'_, AppState>,
+    k: usize,
+    seed: u64,
+) -> IpcResult<PairAssignmentReport> {
+    state
+        .run(move |s| Ok(concord_core::app::pairs::assign(s, None, k, seed)?))
         .await
 }
 

@@ -254,6 +254,52 @@ export type PairQueue = { rater_id: number, rubric: string, total: number, compl
  */
 resume_item: number, };
 
+export type DesignMethod = { "method": "all" } | { "method": "per_conversation", "per_conversation": number } | { "method": "balanced", "per_conversation": number };
+
+export type DesignReport = { rubric: string, 
+/**
+ * The rubric whose conversations' answers are compared.
+ */
+of: string, method: DesignMethod, seed: number, conversations: number, pairs: number, 
+/**
+ * Answers left out because they have no text.
+ */
+answers_without_text: number, 
+/**
+ * How often each two sources meet, fewest and most (over source pairs that meet at all).
+ */
+source_pair_meetings: [number, number], };
+
+export type PairAssignmentReport = { rubric: string, k: number, seed: number, pairs: number, 
+/**
+ * Expert name → pairs given, in name order.
+ */
+experts: Array<[string, number]>, 
+/**
+ * Of all (expert, pair) items, how many show the left answer first.
+ */
+left_first: number, };
+
+export type PairStatus = { rubric: string, method: string, per_conversation: number | null, seed: number, conversations: number, pairs: number, criteria: Array<string>, raters: Array<RaterPairProgress>, };
+
+export type RaterPairProgress = { rater: string, 
+/**
+ * `expert` or `judge`.
+ */
+kind: string, 
+/**
+ * Pairs assigned (experts) or asked (judges).
+ */
+pairs: number, 
+/**
+ * Pairs with a verdict on every criterion (in at least one order).
+ */
+done: number, 
+/**
+ * Verdicts given (a judge asked both orders gives two per pair and criterion).
+ */
+verdicts: number, };
+
 export type PairProgress = { item: number, 
 /**
  * Criteria still without a choice.
@@ -1363,7 +1409,7 @@ export type ReliabilityRow = { figures: JudgeReliability,
  */
 curve: Array<CurvePoint>, length: LengthScatter, };
 
-export type SectionState = "shown" | "no_judge_runs" | "single_repetition";
+export type SectionState = "shown" | "no_judge_runs" | "imported_scores_only" | "single_repetition";
 
 export type ReliabilitySection = { 
 /**
@@ -1377,7 +1423,12 @@ bins: number,
 /**
  * Judges by name, criteria in rubric order; empty unless shown.
  */
-rows: Array<ReliabilityRow>, };
+rows: Array<ReliabilityRow>, 
+/**
+ * With [`SectionState::ImportedScoresOnly`], the judges holding scores on the rubric that no
+ * run gave (as the agreement table names them: model id, else name); empty otherwise.
+ */
+imported_judges: Array<string>, };
 
 export type ProviderKind = "openai-compatible" | "anthropic";
 

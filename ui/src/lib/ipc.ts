@@ -19,6 +19,10 @@ import type {
   MethodsFiles,
   PairItem,
   PairwiseReport,
+  PairStatus,
+  DesignMethod,
+  DesignReport,
+  PairAssignmentReport,
   PairProgress,
   PairQueue,
   ShownChoice,
@@ -412,6 +416,10 @@ export const setupIpc = {
     call<AssignmentSummary>("setup_preview_assignment", { options }),
   assign: (options: AssignmentOptions) => call<AssignmentSummary>("setup_assign", { options }),
   assignmentTable: () => call<AssignmentTable>("setup_assignment_table"),
+  /** The pair design with every rater's progress, or null while no pairs are drawn. */
+  pairsStatus: () => call<PairStatus | null>("setup_pairs_status"),
+  pairsDesign: (method: DesignMethod, seed: number) => call<DesignReport>("setup_pairs_design", { method, seed }),
+  pairsAssign: (k: number, seed: number) => call<PairAssignmentReport>("setup_pairs_assign", { k, seed }),
   exportPackage: (expert: string, out: string, passphrase: string, overridePhi = "", overwrite = false) =>
     call<PackageWritten>("setup_export_package", {
       expert,

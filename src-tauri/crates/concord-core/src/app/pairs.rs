@@ -47,6 +47,16 @@ pub fn status(study: &OpenStudy, rubric: Option<&str>) -> Result<PairStatus, Pai
     pairs::status(study.store(), rubric)
 }
 
+/// [`status`] when the study has a pair design, `None` when it has none yet (the window then
+/// offers to draw the pairs).
+pub fn status_if_any(study: &OpenStudy) -> Result<Option<PairStatus>, PairsError> {
+    match pairs::status(study.store(), None) {
+        Ok(s) => Ok(Some(s)),
+        Err(PairsError::NoDesign(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// An expert's verdict on one criterion of an assigned pair, in the terms they saw it.
 pub fn rate_pair(
     study: &mut OpenStudy,

@@ -219,8 +219,11 @@ pub const CURVE_MOST: usize = 20;
 pub enum SectionState {
     /// Some judge of the rubric answered more than once.
     Shown,
-    /// No judge run of the rubric has a done call.
+    /// No judge run of the rubric has a done call, and no judge holds a score on it.
     NoJudgeRuns,
+    /// No judge run of the rubric has a done call, but judges hold scores on it (imported from a
+    /// file, one per response and criterion): `imported_judges` names them.
+    ImportedScoresOnly,
     /// Every judge of the rubric answered each response once: nothing to be consistent with.
     SingleRepetition,
 }
@@ -237,6 +240,9 @@ pub struct ReliabilitySection {
     pub bins: usize,
     /// Judges by name, criteria in rubric order; empty unless shown.
     pub rows: Vec<ReliabilityRow>,
+    /// With [`SectionState::ImportedScoresOnly`], the judges holding scores on the rubric that no
+    /// run gave (as the agreement table names them: model id, else name); empty otherwise.
+    pub imported_judges: Vec<String>,
 }
 
 /// Points of the fitted line's band in the length scatter.
@@ -298,13 +304,28 @@ pub fn reliability_section(
         target_reliability: options.target_reliability,
         bins: options.bins,
         rows: Vec::new(),
+        imported_judges: Vec::new(),
     };
     let rubric = options
         .rubric
         .clone()
         .or_else(|| runs.first().map(|r| r.rubric.clone()));
     if runs.is_empty() {
-        return Ok(empty(SectionState::NoJudgeRuns, rubric));
+        let imported: Vec<String> = match &rubric {
+            Some(key) => store
+                .judges_rating_rubric(key)?
+                .into_iter()
+                .map(|j| j.model_id.unwrap_or(j.name))
+                .collect(),
+            None => Vec::new(),
+        };
+        if imported.is_empty() {
+            return Ok(empty(SectionState::NoJudgeRuns, rubric));
+        }
+        return Ok(ReliabilitySection {
+            imported_judges: imported,
+            ..empty(SectionState::ImportedScoresOnly, rubric)
+        });
     }
     if runs.iter().all(|r| r.repetitions <= 1) {
         return Ok(empty(SectionState::SingleRepetition, rubric));
@@ -319,6 +340,7 @@ pub fn reliability_section(
         target_reliability: options.target_reliability,
         bins: options.bins,
         rows,
+        imported_judges: Vec::new(),
     })
 }
 

@@ -167,6 +167,21 @@ impl Store {
         let rows = stmt.query_map([], rater_record)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+
+    /// The judges holding a rating on some criterion of the rubric stored under `rubric_key`,
+    /// by name (each judge is looked up through the rating index by criterion and rater, so a
+    /// study of millions of ratings answers at once).
+    pub fn judges_rating_rubric(&self, rubric_key: &str) -> StoreResult<Vec<RaterRecord>> {
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT {RATER_COLUMNS} FROM rater r0 WHERE r0.kind = 'judge' AND EXISTS (
+                 SELECT 1 FROM criterion c JOIN rubric b ON b.id = c.rubric_id
+                 JOIN rating g ON g.criterion_id = c.id AND g.rater_id = r0.id
+                 WHERE b.key = ?1)
+             ORDER BY r0.name"
+        ))?;
+        let rows = stmt.query_map([rubric_key], rater_record)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
 }
 
 impl StudyTx<'_> {

@@ -18,7 +18,6 @@
 
 use crate::base::text::quoted;
 use crate::rubric::builtin;
-use crate::rubric::Rubric;
 use crate::store::{
     NewPair, PairDesignRecord, PairVerdictInput, RaterKind, Store, StoreError, StoredRubric, Winner,
 };
@@ -56,7 +55,8 @@ pub enum PairsError {
 }
 
 /// How pairs are drawn within each conversation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(
     tag = "method",
     content = "per_conversation",
@@ -239,8 +239,10 @@ pub fn plan_assignment(
 }
 
 /// The pairwise rubric of the study for `rubric` (its id, or a study rubric's key): the named one
-/// when given, else the shipped pairwise form of the study's rubric, stored on first use.
-fn pairwise_rubric(store: &mut Store, rubric: Option<&str>) -> Result<StoredRubric, PairsError> {
+/// when given, else the shipped pairwise form of the study's rubric. A shipped rubric the study
+/// does not hold yet comes back with id 0 and is stored only with the design it is drawn for
+/// ([`design`] writes both in one transaction, so a refused design leaves no rubric behind).
+fn pairwise_rubric(store: &Store, rubric: Option<&str>) -> Result<StoredRubric, PairsError> {
     let stored = store.rubrics()?;
     if let Some(key) = rubric {
         if let Some(s) = stored.iter().find(|s| s.rubric.id == key) {
@@ -252,7 +254,7 @@ fn pairwise_rubric(store: &mut Store, rubric: Option<&str>) -> Result<StoredRubr
                 quoted(&key)
             )));
         };
-        return add_rubric(store, r);
+        return check_pairwise(StoredRubric { id: 0, rubric: r });
     }
     if let Some(s) = stored.iter().find(|s| s.rubric.is_pairwise()) {
         return Ok(s.clone());
@@ -263,7 +265,7 @@ fn pairwise_rubric(store: &mut Store, rubric: Option<&str>) -> Result<StoredRubr
         .filter(|s| in_use.contains(&s.id))
         .find_map(|s| builtin::pairwise_for(&s.rubric.id));
     match shipped {
-        Some(r) => add_rubric(store, r),
+        Some(r) => check_pairwise(StoredRubric { id: 0, rubric: r }),
         None => Err(PairsError::Invalid(
             "no pairwise rubric for this study's conversations; name one with --rubric (a pairwise rubric file added with `concord rubric add`)".into(),
         )),
@@ -279,12 +281,6 @@ fn check_pairwise(s: StoredRubric) -> Result<StoredRubric, PairsError> {
             quoted(&s.rubric.id)
         )))
     }
-}
-
-fn add_rubric(store: &mut Store, rubric: Rubric) -> Result<StoredRubric, PairsError> {
-    let rubric = check_pairwise(StoredRubric { id: 0, rubric })?.rubric;
-    let id = store.write(|tx| tx.add_rubric(&rubric))?;
-    Ok(StoredRubric { id, rubric })
 }
 
 /// The pairwise rubric with a design, for the reads and assignment (`--rubric` or the only one).
@@ -353,11 +349,13 @@ fn compared_rubric(
 
 /// What [`design`] drew.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DesignReport {
     pub rubric: String,
     /// The rubric whose conversations' answers are compared.
     pub of: String,
     pub method: DesignMethod,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub seed: u64,
     pub conversations: usize,
     pub pairs: usize,
@@ -381,7 +379,13 @@ pub fn design(
         ));
     }
     let pairwise = pairwise_rubric(store, rubric)?;
-    if let Some(d) = store.read().pair_design(pairwise.id)? {
+    // A shipped rubric not stored yet (id 0) has no design; it is stored with its pairs below.
+    let designed = if pairwise.id == 0 {
+        None
+    } else {
+        store.read().pair_design(pairwise.id)?
+    };
+    if let Some(d) = designed {
         return Err(PairsError::Invalid(format!(
             "{} already has its pairs ({} design, seed {}); pairs are drawn once so that assignments and verdicts keep their meaning",
             quoted(&pairwise.rubric.id),
@@ -444,14 +448,20 @@ pub fn design(
         met.values().copied().min().unwrap_or(0),
         met.values().copied().max().unwrap_or(0),
     );
-    let record = PairDesignRecord {
-        rubric_id: pairwise.id,
-        method: method.as_str().into(),
-        per_conversation: method.per_conversation().map(|n| n as i64),
-        seed: seed as i64,
-        created_at: 0,
-    };
     let count = store.write(|tx| -> Result<usize, PairsError> {
+        // The pairwise rubric (when the study does not hold it yet), the design and its pairs:
+        // all of them or, when any part is refused, none.
+        let rubric_id = match pairwise.id {
+            0 => tx.add_rubric(&pairwise.rubric)?,
+            id => id,
+        };
+        let record = PairDesignRecord {
+            rubric_id,
+            method: method.as_str().into(),
+            per_conversation: method.per_conversation().map(|n| n as i64),
+            seed: seed as i64,
+            created_at: 0,
+        };
         let n = tx.add_pair_design(&record, &pairs)?;
         tx.audit(
             "lead",
@@ -479,9 +489,11 @@ pub fn design(
 
 /// What [`assign`] gave out.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PairAssignmentReport {
     pub rubric: String,
     pub k: usize,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub seed: u64,
     pub pairs: usize,
     /// Expert name → pairs given, in name order.
@@ -542,6 +554,7 @@ pub fn assign(
 
 /// One rater's progress on the pairs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RaterPairProgress {
     pub rater: String,
     /// `expert` or `judge`.
@@ -556,6 +569,7 @@ pub struct RaterPairProgress {
 
 /// Where a pairwise rubric's work stands.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PairStatus {
     pub rubric: String,
     pub method: String,

@@ -457,3 +457,49 @@ fn the_panel_section_carries_the_report_and_what_its_plots_draw() {
         );
     }
 }
+
+/// Judges whose scores were imported (the demo's judge: one score per response, no run of
+/// Concord's) fill the agreement table, so the reliability section must not say that no judge
+/// has run: it names them (the window then says the run with repetitions it needs). A rubric no
+/// judge scored still says no judge ran (`the_panel_section_carries_the_report_…`).
+#[test]
+fn imported_judge_scores_are_named_in_the_empty_section_not_called_no_judge() {
+    use concord_core::base::clock::SystemClock;
+    use concord_core::intake::demo::create_demo_at;
+    use concord_core::panel::judge_reliability::{reliability_section, SectionState};
+    let dir = tempfile::tempdir().unwrap();
+    let store = create_demo_at(
+        &dir.path().join("demo.concord"),
+        std::sync::Arc::new(SystemClock),
+        7,
+    )
+    .unwrap();
+    let section = reliability_section(
+        &store,
+        &ReliabilityOptions {
+            rubric: Some("mentalbench".into()),
+            ..ReliabilityOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        section.state,
+        SectionState::ImportedScoresOnly,
+        "the demo judge's imported scores are not 'no judge has run'"
+    );
+    let judge = store
+        .rater_records()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.kind == "judge")
+        .expect("the demo has a judge");
+    assert_eq!(
+        section.imported_judges,
+        vec![judge.model_id.clone().unwrap_or(judge.name.clone())],
+        "the section names the judge as the agreement table does"
+    );
+    assert!(
+        section.rows.is_empty(),
+        "nothing to show without repetitions"
+    );
+}

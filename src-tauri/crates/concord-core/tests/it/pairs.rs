@@ -490,3 +490,52 @@ fn the_pairwise_report_ranks_sources_and_measures_each_judges_position_bias() {
         "experts who judged the same pair are compared with each other"
     );
 }
+
+/// A design that is refused changes nothing: drawing pairs where no conversation has two
+/// answers (one source each) fails, and the study holds no pairwise rubric afterwards — neither
+/// the shipped form it would have added nor an audit entry — so the lead can import answers and
+/// draw again as if the failed attempt had never been made.
+#[test]
+fn a_refused_design_adds_no_pairwise_rubric_and_no_audit_entry() {
+    use concord_core::guard::audit;
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = pair_study(&dir.path().join("single.concord"), 4, 1);
+    let rubrics_before: Vec<String> = store
+        .rubrics()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.rubric.id)
+        .collect();
+    let entries_before = audit::log(&store, &audit::LogFilter::default())
+        .unwrap()
+        .len();
+    for rubric in [None, Some("mentalbench-pairs")] {
+        let refused = pairs::design(&mut store, rubric, None, DesignMethod::All, 1)
+            .expect_err("one answer per conversation gives no pair to draw");
+        assert!(
+            refused.to_string().contains("two answers"),
+            "the refusal says why: {refused}"
+        );
+        let rubrics_after: Vec<String> = store
+            .rubrics()
+            .unwrap()
+            .into_iter()
+            .map(|s| s.rubric.id)
+            .collect();
+        assert_eq!(
+            rubrics_after, rubrics_before,
+            "a refused design ({rubric:?}) leaves no (empty) pairwise rubric in the study"
+        );
+        assert_eq!(
+            audit::log(&store, &audit::LogFilter::default())
+                .unwrap()
+                .len(),
+            entries_before,
+            "and writes nothing to the audit trail"
+        );
+    }
+    assert!(
+        pairs::designed_rubric(&store, None).is_err(),
+        "there is no design to assign"
+    );
+}

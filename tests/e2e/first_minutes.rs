@@ -1,0 +1,143 @@
+//! Journeys of the lead's and the researcher's first minutes in the real window: honest empty
+//! states (the judge reliability section names judges whose scores were imported and says how to
+//! get repetitions instead of claiming no judge ran), and pairwise comparisons drawn, assigned and
+//! reported from the window, each checked against the study file.
+
+use super::setup::{click, fill, wait_text};
+use super::App;
+use concord_core::base::clock::SystemClock;
+use concord_core::store::Store;
+use concord_core::workflow::pairs;
+use concord_testsupport::judge_server::{add_experts, pair_study};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[test]
+fn judge_reliability_names_the_imported_judges_of_the_table_above_and_how_to_get_repetitions() {
+    let dir = tempfile::tempdir().unwrap();
+    // Created as the demo on first launch: its judge's scores were imported, never run.
+    let study = dir.path().join("demo.concord");
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    click(&app, "[data-testid=nav-agreement]");
+    app.wait_for("[data-testid=judge-reliability]", Duration::from_secs(10));
+    app.wait_for_attribute(
+        "[data-testid=judge-reliability]",
+        "data-state",
+        "imported_scores_only",
+        Duration::from_secs(60),
+    );
+    let text = app.text_of("[data-testid=rel-empty]");
+    assert!(
+        text.contains("demo-judge") && text.contains("imported"),
+        "the section names the judge whose scores fill the table above and says they were imported: {text}"
+    );
+    assert!(
+        !text.contains("No judge has"),
+        "it does not say that no judge has run while one fills the table: {text}"
+    );
+    assert!(
+        text.contains("Repetitions") && text.contains("Judges screen"),
+        "it says how to get repetitions, in the window's words: {text}"
+    );
+}
+
+#[test]
+fn the_lead_draws_and_assigns_pairs_from_the_window_and_the_report_appears() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("pairs.concord");
+    {
+        let mut store = pair_study(&study, 6, 3);
+        add_experts(&mut store, &["Ana", "Bo"]);
+        store.close().unwrap();
+    }
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    click(&app, "[data-testid=nav-agreement]");
+    app.wait_for("[data-testid=agreement-panel]", Duration::from_secs(10));
+    assert!(
+        app.try_find("[data-testid=pairwise-view]").is_none(),
+        "no pairwise report before any pair is drawn"
+    );
+
+    click(&app, "[data-testid=nav-setup]");
+    click(&app, "[data-testid=step-assign]");
+    app.wait_for_attribute(
+        "[data-testid=pairs-card]",
+        "data-state",
+        "none",
+        Duration::from_secs(30),
+    );
+    click(&app, "[data-testid=pairs-method-per_conversation]");
+    fill(&app, "[data-testid=pairs-per-conversation]", "2");
+    fill(&app, "[data-testid=pairs-seed]", "3");
+    click(&app, "[data-testid=pairs-design]");
+    let summary = app.wait_for(
+        "[data-testid=pairs-design-summary]",
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        app.attribute(&summary, "data-pairs").as_deref(),
+        Some("12"),
+        "two pairs from each of six conversations"
+    );
+    assert_eq!(
+        app.attribute(&summary, "data-rubric").as_deref(),
+        Some("mentalbench-pairs"),
+        "the shipped pairwise form of the study's rubric"
+    );
+
+    fill(&app, "[data-testid=pairs-k]", "2");
+    fill(&app, "[data-testid=pairs-assign-seed]", "5");
+    click(&app, "[data-testid=pairs-assign]");
+    wait_text(
+        &app,
+        "[data-testid=pairs-assigned]",
+        "the assignment",
+        |t| t.contains("12 pairs") && t.contains("2 experts"),
+    );
+    app.wait_for_attribute(
+        "[data-testid=pairs-card]",
+        "data-state",
+        "assigned",
+        Duration::from_secs(10),
+    );
+    for expert in ["Ana", "Bo"] {
+        let row = app.wait_for(
+            &format!("[data-testid=pairs-rater][data-name='{expert}']"),
+            Duration::from_secs(10),
+        );
+        assert_eq!(
+            app.attribute(&row, "data-pairs").as_deref(),
+            Some("12"),
+            "with k = 2 of two experts, {expert} has every pair"
+        );
+    }
+
+    // The study file holds what the window drew, as the CLI would have drawn it.
+    let store = Store::open_read_only(&study, Arc::new(SystemClock), None).unwrap();
+    let status = pairs::status(&store, None).expect("a pair design in the study");
+    assert_eq!(
+        (status.pairs, status.seed, status.method.as_str()),
+        (12, 3, "per_conversation"),
+        "the design in the file is the one drawn in the window"
+    );
+    assert!(
+        status
+            .raters
+            .iter()
+            .filter(|r| r.kind == "expert")
+            .all(|r| r.pairs == 12),
+        "each expert holds every pair in the file: {:?}",
+        status.raters
+    );
+    drop(store);
+
+    click(&app, "[data-testid=nav-agreement]");
+    let view = app.wait_for("[data-testid=pairwise-view]", Duration::from_secs(30));
+    assert!(
+        app.text(&view).contains("12 pairs"),
+        "the agreement panel reports on the pairs drawn: {}",
+        app.text(&view)
+    );
+}

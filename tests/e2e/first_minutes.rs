@@ -141,3 +141,93 @@ fn the_lead_draws_and_assigns_pairs_from_the_window_and_the_report_appears() {
         app.text(&view)
     );
 }
+
+/// A long-items file of `conversations` × ten answers, enough for an import that runs for
+/// seconds in a debug build.
+fn write_items(dir: &std::path::Path, conversations: usize) -> std::path::PathBuf {
+    use std::io::Write;
+    let path = dir.join("items.csv");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    out.write_all(b"conversation_id,context,response_id,source,text\n")
+        .unwrap();
+    for c in 0..conversations {
+        for s in 0..10 {
+            writeln!(
+                out,
+                "c{c},A synthetic context {c},r{c}-{s},source{s},A synthetic answer {s}"
+            )
+            .unwrap();
+        }
+    }
+    out.flush().unwrap();
+    path
+}
+
+/// `CONCORD_IMPORT_SHOWN_CONVERSATIONS` sets the size of the import for a quicker local run; it
+/// must keep the import going while the Study screen is opened and read.
+const IMPORT_ENV: &str = "CONCORD_IMPORT_SHOWN_CONVERSATIONS";
+
+#[test]
+fn the_study_screen_shows_an_import_under_way_not_an_empty_study() {
+    let conversations: usize = std::env::var(IMPORT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(5_000);
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("empty.concord");
+    Store::create(&study, Arc::new(SystemClock)).expect("an empty study");
+    let items = write_items(dir.path(), conversations);
+
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview-empty]", Duration::from_secs(60));
+    click(&app, "[data-testid=overview-import]");
+    click(&app, "[data-testid=format-long_items]");
+    fill(
+        &app,
+        "[data-testid=import-path]",
+        &items.display().to_string(),
+    );
+    click(&app, "[data-testid=import-run]");
+    click(&app, "[data-testid=nav-overview]");
+
+    let shown = app.wait_for("[data-testid=overview-importing]", Duration::from_secs(10));
+    let overview = app.wait_for("[data-testid=overview]", Duration::from_secs(1));
+    let still_running = app.attribute(&overview, "data-updating").as_deref() == Some("true");
+    let text = app.text(&shown);
+    for absent in ["overview-empty", "overview-import", "overview-demo"] {
+        assert!(
+            app.try_find(&format!("[data-testid={absent}]")).is_none(),
+            "during the import the Study screen shows no {absent}: the study is being filled"
+        );
+    }
+    assert!(
+        text.contains("Importing") && text.contains("items.csv"),
+        "the Study screen says what is being imported: {text}"
+    );
+    app.screenshot("study-screen-during-import");
+    assert!(
+        still_running,
+        "the import still held the study when the Study screen was read, so what it showed was \
+         shown during the import ({conversations} conversations is too small for this journey: \
+         see {IMPORT_ENV})"
+    );
+
+    // When the import has landed, the counts fill in and the notice goes.
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
+    loop {
+        let n = app
+            .try_find("[data-testid=count-conversations]")
+            .and_then(|e| app.attribute(&e, "data-count"))
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(0);
+        if n == conversations && app.try_find("[data-testid=overview-importing]").is_none() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Study screen shows the {conversations} conversations once the import has landed"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

@@ -918,6 +918,8 @@ export const en = {
   "pairs.bad.perConversation": "Pairs per conversation must be a whole number of at least 1.",
   "pairs.bad.k": "Experts per pair must be a whole number of at least 1.",
   "pairs.bad.seed": "The seed must be a whole number.",
+  "overview.importing": "Importing into this study:",
+  "overview.importingHint": "The counts fill in when the import has finished; its progress and report are also on Setup → Import data. You can keep using the other screens meanwhile.",
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -920,4 +920,6 @@ export const zh: Record<MessageKey, string> = {
   "pairs.bad.perConversation": "每个对话的配对数必须是不小于 1 的整数。",
   "pairs.bad.k": "每个配对的专家数必须是不小于 1 的整数。",
   "pairs.bad.seed": "随机种子必须是整数。",
+  "overview.importing": "正在向此研究导入：",
+  "overview.importingHint": "导入完成后，计数会更新；导入的进度和报告也在“设置 → 导入数据”中。其间您可以继续使用其他页面。",
 };

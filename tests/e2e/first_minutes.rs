@@ -231,3 +231,58 @@ fn the_study_screen_shows_an_import_under_way_not_an_empty_study() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+#[test]
+fn the_first_launch_opens_the_demo_with_a_welcome_that_says_it_is_sample_data_and_what_each_role_does(
+) {
+    let home = tempfile::tempdir().unwrap();
+    let app = App::launch_bare(home.path(), &[]);
+    let welcome = app.wait_for("[data-testid=sample-welcome]", Duration::from_secs(60));
+    let text = app.text(&welcome);
+    assert!(
+        text.contains("demo study") && text.contains("sample data"),
+        "the welcome says the study is the demo and holds sample data: {text}"
+    );
+    for (role, words) in [
+        ("lead", "New study"),
+        ("expert", "Rate"),
+        ("researcher", "Agreement"),
+    ] {
+        let said = app.text_of(&format!("[data-testid=sample-role-{role}]"));
+        assert!(
+            said.contains(words),
+            "the welcome says what a {role} does next, naming where ({words}): {said}"
+        );
+    }
+    app.assert_accessible("sample-welcome");
+    app.screenshot("sample-welcome");
+
+    // Its buttons lead where they say; the welcome stays until it is dismissed.
+    click(&app, "[data-testid=sample-welcome-rate]");
+    app.wait_for("[data-testid=profile]", Duration::from_secs(15));
+    click(&app, "[data-testid=nav-agreement]");
+    app.wait_for("[data-testid=agreement-panel]", Duration::from_secs(15));
+    click(&app, "[data-testid=nav-overview]");
+    app.wait_for("[data-testid=sample-welcome]", Duration::from_secs(10));
+    click(&app, "[data-testid=sample-welcome-agreement]");
+    app.wait_for("[data-testid=agreement-panel]", Duration::from_secs(15));
+    click(&app, "[data-testid=nav-overview]");
+    click(&app, "[data-testid=sample-welcome-dismiss]");
+    app.wait_for("[data-testid=overview]", Duration::from_secs(10));
+    assert!(
+        app.try_find("[data-testid=sample-welcome]").is_none(),
+        "a dismissed welcome goes"
+    );
+    drop(app);
+
+    // Remembered: the next launch opens the same demo without it.
+    let app = App::launch_bare(home.path(), &[]);
+    app.wait_for(
+        "[data-testid=overview] [data-testid=count-conversations]",
+        Duration::from_secs(60),
+    );
+    assert!(
+        app.try_find("[data-testid=sample-welcome]").is_none(),
+        "the welcome, once dismissed, is not shown again"
+    );
+}

@@ -89,7 +89,11 @@ export type StudyOverview = { path: string, title: string, schema_version: numbe
 /**
  * Responses the study holds no answer text for (filled by importing the MentalBench-100k file).
  */
-responses_without_text: number, sources: Array<SourceCount>, raters: Array<RaterSummary>, ratings: number, };
+responses_without_text: number, sources: Array<SourceCount>, raters: Array<RaterSummary>, ratings: number, 
+/**
+ * The study holds Concord's sample data (the demo study, or one begun from it).
+ */
+sample: boolean, };
 
 export type RubricSummary = { key: string, name: { [key in string]?: string }, criteria: Array<CriterionSummary>, 
 /**

@@ -920,6 +920,18 @@ export const en = {
   "pairs.bad.seed": "The seed must be a whole number.",
   "overview.importing": "Importing into this study:",
   "overview.importingHint": "The counts fill in when the import has finished; its progress and report are also on Setup → Import data. You can keep using the other screens meanwhile.",
+  "sample.title": "Welcome to Concord: this is the demo study",
+  "sample.what": "Everything in it is sample data: synthetic conversations and answers written for Concord (none from a real person or a published dataset), rated by two demo experts and a demo judge. Try anything here; your own studies are separate files.",
+  "sample.dismiss": "Hide this welcome",
+  "sample.lead": "If you lead a study",
+  "sample.leadNext": "Start your own study with File → New study…; Setup then takes you through the rubric, importing your conversations, adding experts, assigning the items and giving each expert a package or a browser invitation.",
+  "sample.leadAction": "New study…",
+  "sample.expert": "If you are an expert",
+  "sample.expertNext": "Rate opens the rating screen: pick Demo expert A or B and rate a few answers with the keys 1–5. For a real study you open the package your study lead sent you, or follow the link in your invitation.",
+  "sample.expertAction": "Try rating",
+  "sample.researcher": "If you analyse the ratings",
+  "sample.researcherNext": "Agreement shows how the demo judge agrees with the experts: ICCs with intervals, verdicts on whether it could replace them, figures, and the methods appendix your paper can cite.",
+  "sample.researcherAction": "See agreement",
 } as const;
 
 export type MessageKey = keyof typeof en;

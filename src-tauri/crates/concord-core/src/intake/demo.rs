@@ -177,6 +177,8 @@ pub fn populate_demo(store: &mut Store, seed: u64) -> Result<(), DemoError> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     store.write(|tx| {
         tx.set_meta("title", &demo.title)?;
+        // The first screen says this is sample data (and what each role does next).
+        tx.set_meta(crate::store::SAMPLE_DATA_META, "demo")?;
         let rubrics = DemoRubrics::add(tx)?;
         let mut source_ids = HashMap::new();
         for s in &demo.sources {

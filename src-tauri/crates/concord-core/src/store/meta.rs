@@ -5,9 +5,18 @@
 use super::{Store, StoreResult, StudyTx};
 use rusqlite::{params, Connection, OptionalExtension};
 
+/// `study_meta` key marking a study that holds Concord's sample data (the demo study, or a study
+/// begun from it): its value names the sample (`demo`).
+pub const SAMPLE_DATA_META: &str = "sample_data";
+
 impl Store {
     pub fn meta(&self, key: &str) -> StoreResult<Option<String>> {
         get(self.conn(), key)
+    }
+
+    /// Whether the study holds Concord's sample data ([`SAMPLE_DATA_META`]).
+    pub fn holds_sample_data(&self) -> StoreResult<bool> {
+        Ok(self.meta(SAMPLE_DATA_META)?.is_some())
     }
 
     /// The study's title (set when it was created; the file name otherwise).

@@ -56,6 +56,7 @@ pub use flag::*;
 pub use import_record::*;
 pub use judge::*;
 pub use judgement::*;
+pub use meta::SAMPLE_DATA_META;
 pub use overview::*;
 pub use package::*;
 pub use package_meta::{peek_package, PackageIdentity, META_PACKAGE_ID, META_PACKAGE_RATER};

@@ -51,6 +51,8 @@ pub struct StudyOverview {
     pub sources: Vec<SourceCount>,
     pub raters: Vec<RaterSummary>,
     pub ratings: i64,
+    /// The study holds Concord's sample data (the demo study, or one begun from it).
+    pub sample: bool,
 }
 
 fn json_text(s: &str) -> LocalText {
@@ -137,6 +139,7 @@ impl Store {
             sources,
             raters: self.raters()?,
             ratings: self.rating_total()?,
+            sample: self.holds_sample_data()?,
         })
     }
 }

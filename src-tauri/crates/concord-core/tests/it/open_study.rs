@@ -1,5 +1,6 @@
 //! The open study keeps agreement reports in memory and updates them with each value from the
-//! rating screen; the result must equal a report computed from the file afresh.
+//! rating screen; the result must equal a report computed from the file afresh. And the first
+//! screen's overview says whether the study holds Concord's sample data (the demo's welcome).
 
 use concord_core::app::open_study::OpenStudy;
 use concord_core::base::clock::SteppingClock;
@@ -304,4 +305,30 @@ fn every_cell_carries_all_six_forms_and_the_table_can_show_each() {
             "the table shows the chosen form's value ({icc:?})"
         );
     }
+}
+
+/// The demo study says it holds sample data (the first screen's welcome reads it), and so does an
+/// empty study filled from the demo; a study of one's own does not.
+#[test]
+fn the_demo_and_a_study_begun_from_it_say_they_hold_sample_data() {
+    use concord_core::base::clock::SystemClock;
+    use concord_core::intake::demo::{create_demo_at, populate_demo};
+    use concord_core::store::Store;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let demo = create_demo_at(&dir.path().join("demo.concord"), Arc::new(SystemClock), 3).unwrap();
+    assert!(
+        demo.overview().unwrap().sample,
+        "the demo study is sample data"
+    );
+    let mut own = Store::create(&dir.path().join("own.concord"), Arc::new(SystemClock)).unwrap();
+    assert!(
+        !own.overview().unwrap().sample,
+        "a new study of one's own is not"
+    );
+    populate_demo(&mut own, 4).unwrap();
+    assert!(
+        own.overview().unwrap().sample,
+        "a study begun from the demo holds its sample data"
+    );
 }

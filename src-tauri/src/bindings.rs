@@ -170,6 +170,7 @@ pub fn typescript() -> String {
         verdict::FindingFacts,
         verdict::NotComputed,
         verdict::VerdictCard,
+        verdict::PpiMissing,
         verdict::LeaderboardRow,
         verdict::VerdictReport,
         concord_core::judge::scores::RepetitionAggregate,

@@ -286,3 +286,76 @@ fn the_first_launch_opens_the_demo_with_a_welcome_that_says_it_is_sample_data_an
         "the welcome, once dismissed, is not shown again"
     );
 }
+
+#[test]
+fn a_band_resting_on_two_shared_responses_warns_instead_of_placing_judges_and_ppi_gaps_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("demo.concord");
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    click(&app, "[data-testid=nav-agreement]");
+    app.wait_for("[data-testid=agreement-table]", Duration::from_secs(60));
+    // The demo's session rubric: two conversations rated by both demo experts.
+    let select = app.wait_for("[data-testid=ag-rubric]", Duration::from_secs(5));
+    app.script(
+        "const s = arguments[0]; s.value = 'session-care'; s.dispatchEvent(new Event('change')); return 1;",
+        serde_json::json!([{"element-6066-11e4-a52e-4f735466cecf": select.0}]),
+    );
+    let warning = app.wait_for("[data-testid=band-warning]", Duration::from_secs(30));
+    let said = app.text(&warning);
+    assert!(
+        said.contains("Cannot place a judge") && said.contains("only 2 responses"),
+        "the band says it cannot place a judge and why: {said}"
+    );
+    let advice = app.text_of("[data-testid=band-advice]");
+    assert!(
+        advice.contains("at least two experts"),
+        "and below the table, what would narrow it: {advice}"
+    );
+    assert_eq!(
+        app.attribute(&warning, "data-overlap").as_deref(),
+        Some("2"),
+        "it rests on the two conversations both experts rated"
+    );
+    let warned = app.find_all("[data-testid=band-warning]").len();
+    let bands = app.find_all("[data-testid=expert-band]").len();
+    assert_eq!(
+        warned, bands,
+        "every band of this rubric rests on two shared responses, so each is warned about"
+    );
+    assert!(
+        app.find_all("[data-testid=verdict]").is_empty(),
+        "no judge reads above, inside or below such a band"
+    );
+
+    // The verdict card says the same, and the leaderboard's empty PPI++ cells say why.
+    wait_text(
+        &app,
+        "[data-testid=verdict-card] [data-testid=finding-icc-band] [data-testid=finding-summary]",
+        "the card's band finding",
+        |t| t.contains("cannot place the judge"),
+    );
+    let gaps = app.find_all("[data-testid=ppi-missing]");
+    assert!(
+        !gaps.is_empty(),
+        "the demo judge's scores are all expert-rated: its PPI++ cells are empty"
+    );
+    for gap in &gaps {
+        let title = app.attribute(gap, "title").unwrap_or_default();
+        assert!(
+            title.contains("no judge-only responses"),
+            "an empty PPI++ cell says why on hover: {title:?}"
+        );
+        let spoken = app.script(
+            "return arguments[0].querySelector('.sr-only').textContent;",
+            serde_json::json!([{"element-6066-11e4-a52e-4f735466cecf": gap.0}]),
+        );
+        assert!(
+            spoken
+                .as_str()
+                .is_some_and(|s| s.contains("No PPI++ mean") && s.contains("no judge-only")),
+            "and to a screen reader: {spoken}"
+        );
+    }
+    app.screenshot("band-uninformative");
+}

@@ -91,9 +91,10 @@ export type StudyOverview = { path: string, title: string, schema_version: numbe
  */
 responses_without_text: number, sources: Array<SourceCount>, raters: Array<RaterSummary>, ratings: number, 
 /**
- * The study holds Concord's sample data (the demo study, or one begun from it).
+ * The sample data the study holds (`demo`: the demo study, or one begun from it); absent for
+ * a study of one's own (and from the JSON, which then reads as an earlier release's).
  */
-sample: boolean, };
+sample_data?: string, };
 
 export type RubricSummary = { key: string, name: { [key in string]?: string }, criteria: Array<CriterionSummary>, 
 /**
@@ -1046,7 +1047,18 @@ expert_band: [number, number] | null,
 /**
  * How the band was found.
  */
-band_method: BandMethod | null, cells: Array<TableCell | null>, };
+band_method: BandMethod | null, 
+/**
+ * The band cannot place a judge (`verdict::band_uninformative`: 0.9 or more wide, or resting on
+ * fewer than three responses rated by two or more experts): its cells carry no verdict and the
+ * panel warns instead.
+ */
+band_uninformative: boolean, 
+/**
+ * Responses rated by two or more experts, as the band was estimated from (the most any
+ * two experts share, for a band spanning their pairs' intervals).
+ */
+band_overlap: number | null, cells: Array<TableCell | null>, };
 
 export type TableColumn = { 
 /**
@@ -1082,7 +1094,11 @@ export type ExpertBaseline = { criterion: string, attribute: string,
 /**
  * How it was computed, in words (model, design, what was used).
  */
-method: string, n_responses: number, n_experts: number, n_ratings: number, icc_a1: number | null, ci95_a1: [number | null, number | null], icc_c1: number | null, ci95_c1: [number | null, number | null], 
+method: string, n_responses: number, n_experts: number, n_ratings: number, 
+/**
+ * Responses rated by two or more experts (the overlap the band is estimated from).
+ */
+n_overlap: number, icc_a1: number | null, ci95_a1: [number | null, number | null], icc_c1: number | null, ci95_c1: [number | null, number | null], 
 /**
  * Whether every expert rated every response (`None` when no baseline was computed).
  */
@@ -1122,7 +1138,15 @@ summary: string, rule: string, citation: string,
  */
 facts: FindingFacts, };
 
-export type FindingFacts = { "kind": "alt_test", epsilon: number, alpha: number, metric: string, result: AltTestFinding | null, not_computed: NotComputed | null, } | { "kind": "icc_band", icc: number | null, ci95: [number | null, number | null], pairs: number, band: [number, number] | null, verdict: Verdict | null, } | { "kind": "ppi_bias", judge_mean: number | null, ppi_mean: number | null, ci95: [number | null, number | null], lambda: number | null, n_labeled: number, n_unlabeled: number, 
+export type FindingFacts = { "kind": "alt_test", epsilon: number, alpha: number, metric: string, result: AltTestFinding | null, not_computed: NotComputed | null, } | { "kind": "icc_band", icc: number | null, ci95: [number | null, number | null], pairs: number, band: [number, number] | null, verdict: Verdict | null, 
+/**
+ * The band cannot place the judge ([`band_uninformative`]): no verdict.
+ */
+band_uninformative: boolean, 
+/**
+ * Responses rated by two or more experts.
+ */
+overlap: number, } | { "kind": "ppi_bias", judge_mean: number | null, ppi_mean: number | null, ci95: [number | null, number | null], lambda: number | null, n_labeled: number, n_unlabeled: number, 
 /**
  * Judge-only mean − PPI++ mean.
  */
@@ -1152,11 +1176,17 @@ icc_a1: number | null, icc_ci95: [number | null, number | null], band: [number, 
  */
 ppi_bias: number | null, ppi_finding: Finding, };
 
+export type PpiMissing = "no_expert_rated" | "no_judge_only";
+
 export type LeaderboardRow = { judge: string, criterion: string, attribute: string, 
 /**
  * The rated model (source) name.
  */
-source: string, n_judged: number, n_expert: number, judge_mean: number | null, judge_ci95: [number | null, number | null], ppi_mean: number | null, ppi_ci95: [number | null, number | null], ppi_lambda: number | null, expert_mean: number | null, expert_ci95: [number | null, number | null], };
+source: string, n_judged: number, n_expert: number, judge_mean: number | null, judge_ci95: [number | null, number | null], ppi_mean: number | null, ppi_ci95: [number | null, number | null], ppi_lambda: number | null, 
+/**
+ * Why there is no PPI++ mean, when there is none.
+ */
+ppi_missing: PpiMissing | null, expert_mean: number | null, expert_ci95: [number | null, number | null], };
 
 export type VerdictReport = { options: VerdictOptions, baselines: Array<ExpertBaseline>, cards: Array<VerdictCard>, leaderboard: Array<LeaderboardRow>, };
 

@@ -32,6 +32,8 @@ function table(): AgreementTable {
       is_group: false,
       expert_band: null,
       band_method: null,
+      band_uninformative: false,
+      band_overlap: null,
       cells: [cell(0.8 - i * 0.1), cell(0.7 - i * 0.1)],
     })),
     verdict_rule: "",

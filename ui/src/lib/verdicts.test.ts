@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ExpertBaseline, FindingFacts } from "./bindings";
 import { i18n } from "./i18n/index.svelte";
-import { baselineMethod, findingRule, findingSummary } from "./verdicts";
+import { baselineMethod, findingRule, findingSummary, ppiMissingText } from "./verdicts";
 
 const tooFew: FindingFacts = {
   kind: "alt_test",
@@ -18,7 +18,8 @@ const passed: FindingFacts = {
   result: { winning_rate: 0.8, advantage_probability: 0.91, passed: true, n_experts: 5, metric: "neg_rmse" },
   not_computed: null,
 };
-const icc: FindingFacts = { kind: "icc_band", icc: 0.71, ci95: [0.6, 0.8], pairs: 120, band: [0.82, 0.9], verdict: "below" };
+const icc: FindingFacts = { kind: "icc_band", icc: 0.71, ci95: [0.6, 0.8], pairs: 120, band: [0.82, 0.9], verdict: "below", band_uninformative: false, overlap: 60 };
+const wide: FindingFacts = { kind: "icc_band", icc: 0.82, ci95: [-0.08, 0.99], pairs: 4, band: [0, 0.9995], verdict: null, band_uninformative: true, overlap: 2 };
 const ppi: FindingFacts = {
   kind: "ppi_bias",
   judge_mean: 3.9,
@@ -37,6 +38,7 @@ const baseline: ExpertBaseline = {
   n_responses: 12,
   n_experts: 2,
   n_ratings: 24,
+  n_overlap: 12,
   icc_a1: 0.8,
   ci95_a1: [0.6, 0.9],
   icc_c1: 0.82,
@@ -68,6 +70,11 @@ describe("verdict cards in English", () => {
     expect(findingSummary(icc), "the ICC against the band").toBe(
       "ICC(A,1) = 0.71 [0.60, 0.80] over 120 pairs; expert band [0.82, 0.90]: below",
     );
+    expect(findingSummary(wide), "a band too wide places no judge, as the core says").toBe(
+      "ICC(A,1) = 0.82 [-0.08, 0.99] over 4 pairs; the expert band [0.00, 1.00] cannot place the judge (only 2 responses rated by two or more experts)",
+    );
+    expect(ppiMissingText("no_judge_only"), "why a PPI++ cell is empty").toContain("no judge-only responses");
+    expect(ppiMissingText(null), "a PPI++ mean needs no reason").toBeNull();
     expect(findingSummary(ppi), "the PPI++ bias").toBe(
       "judge-only mean 3.90 vs PPI++ 3.20 [3.00, 3.40] (λ = 0.80, 40 expert-rated, 60 judge-only): bias +0.70, detected",
     );
@@ -80,7 +87,7 @@ describe("verdict cards in English", () => {
 describe("verdict cards in Chinese", () => {
   it("are Chinese, with the same figures", () => {
     i18n.lang = "zh";
-    for (const facts of [tooFew, passed, icc, ppi]) {
+    for (const facts of [tooFew, passed, icc, wide, ppi]) {
       for (const said of [findingSummary(facts), findingRule(facts)]) {
         expect(chinese(said), `${facts.kind}: ${said}`).toBe(true);
         expect(englishWords(said), `${facts.kind}: no English words left in ${said}`).toEqual([]);
@@ -88,6 +95,10 @@ describe("verdict cards in Chinese", () => {
     }
     expect(findingSummary(tooFew), "the number of experts is kept").toContain("2 位");
     expect(findingSummary(icc), "the figures are kept").toContain("0.71 [0.60, 0.80]");
+    for (const m of ["no_expert_rated", "no_judge_only"] as const) {
+      const why = ppiMissingText(m) ?? "";
+      expect(chinese(why) && englishWords(why).length === 0, why).toBe(true);
+    }
     const method = baselineMethod(baseline);
     expect(chinese(method) && method.includes("24") && method.includes("专家间方差为 0"), method).toBe(true);
   });

@@ -1,7 +1,7 @@
 // The verdict cards' words in the interface language: each finding's result and rule, and the
 // expert baseline's method, written from the figures and reasons the core sends with them
 // (`facts`), so a card reads the same in English and in Chinese.
-import type { ExpertBaseline, Finding, FindingFacts, NotComputed, Verdict } from "./bindings";
+import type { ExpertBaseline, Finding, FindingFacts, NotComputed, PpiMissing, Verdict } from "./bindings";
 import { t } from "./i18n/index.svelte";
 
 function num(x: number | null | undefined, digits = 2): string {
@@ -60,6 +60,17 @@ export function findingSummary(facts: FindingFacts): string {
     }
     case "icc_band": {
       if (facts.icc === null) return t("ag.summary.iccNone", { pairs: facts.pairs });
+      if (facts.band && facts.band_uninformative) {
+        return t("ag.summary.iccBandUninformative", {
+          icc: num(facts.icc),
+          lo: num(facts.ci95[0]),
+          hi: num(facts.ci95[1]),
+          pairs: facts.pairs,
+          bandLo: num(facts.band[0]),
+          bandHi: num(facts.band[1]),
+          overlap: facts.overlap,
+        });
+      }
       if (facts.band && facts.verdict) {
         return t("ag.summary.iccBand", {
           icc: num(facts.icc),
@@ -91,6 +102,12 @@ export function findingSummary(facts: FindingFacts): string {
       });
     }
   }
+}
+
+/** Why a leaderboard row has no PPI++ mean, or null when it has one. */
+export function ppiMissingText(missing: PpiMissing | null): string | null {
+  if (missing === null) return null;
+  return t(missing === "no_expert_rated" ? "ag.ppiMissing.no_expert_rated" : "ag.ppiMissing.no_judge_only");
 }
 
 /** A finding's result and rule in the interface language. */

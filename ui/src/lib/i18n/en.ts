@@ -789,7 +789,7 @@ export const en = {
   "ag.legend.f": "the F-based 95% CI, shown where the bootstrap gives none.",
   "ag.legend.n": "targets compared / rating pairs behind them.",
   "ag.band": "experts {lo}–{hi}",
-  "ag.verdictRule": "Expert band = at item level for ICC(A,1) and ICC(C,1), the 95% profile-likelihood CI of the experts' REML ICC over all their ratings (incomplete designs included); otherwise from the lowest lower bound to the highest upper bound of the expert–expert 95% CIs for this criterion. Below: the judge's whole 95% CI lies under the band. Above: it lies over the band. Inside: the intervals overlap.",
+  "ag.verdictRule": "Expert band = at item level for ICC(A,1) and ICC(C,1), the 95% profile-likelihood CI of the experts' REML ICC over all their ratings (incomplete designs included); otherwise from the lowest lower bound to the highest upper bound of the expert–expert 95% CIs for this criterion. Below: the judge's whole 95% CI lies under the band. Above: it lies over the band. Inside: the intervals overlap. A band 0.9 or more wide, or resting on fewer than three responses rated by two or more experts, places no judge.",
   "ag.groupName": "{name} ({id})",
   "ag.place.inside": "inside",
   "ag.place.below": "below",
@@ -799,7 +799,7 @@ export const en = {
   "ag.rule.altTest": "Leave each expert out; the judge wins against that expert when a one-sided t-test rejects ρ_expert − ρ_judge ≥ ε = {epsilon} after Benjamini–Yekutieli correction at q = {alpha}; passes when it wins against at least half the experts (ω ≥ 0.5). Alignment: {metric}.",
   "ag.metric.accuracy": "accuracy",
   "ag.metric.negRmse": "negative RMSE",
-  "ag.rule.iccBand": "The judge's ICC(A,1) over every (expert, judge) rating pair, with its McGraw & Wong 95% CI, against the expert band (the 95% CI of the experts' REML ICC(A,1)): below when the whole CI lies under the band, above when over it, inside when they overlap. Not below supports replacement.",
+  "ag.rule.iccBand": "The judge's ICC(A,1) over every (expert, judge) rating pair, with its McGraw & Wong 95% CI, against the expert band (the 95% CI of the experts' REML ICC(A,1)): below when the whole CI lies under the band, above when over it, inside when they overlap. Not below supports replacement. A band 0.9 or more wide, or resting on fewer than three responses rated by two or more experts, places no judge.",
   "ag.rule.ppiBias": "Bias = judge-only mean over all responses it scored − PPI++ mean (judge scores corrected by the expert-rated subset, power-tuned λ; the expert mean when every scored response is expert-rated). Detected when the judge-only mean lies outside the PPI++ 95% CI.",
   "ag.summary.altTest": "ω = {omega}, ρ = {rho} over {n} experts: {outcome}",
   "ag.outcome.passed": "passed",
@@ -932,6 +932,12 @@ export const en = {
   "sample.researcher": "If you analyse the ratings",
   "sample.researcherNext": "Agreement shows how the demo judge agrees with the experts: ICCs with intervals, verdicts on whether it could replace them, figures, and the methods appendix your paper can cite.",
   "sample.researcherAction": "See agreement",
+  "ag.bandUninformative": "Cannot place a judge: only {n, plural, one {# response} other {# responses}} rated by two or more experts.",
+  "ag.summary.iccBandUninformative": "ICC(A,1) = {icc} [{lo}, {hi}] over {pairs} pairs; the expert band [{bandLo}, {bandHi}] cannot place the judge (only {overlap} responses rated by two or more experts)",
+  "ag.ppiNone": "No PPI++ mean",
+  "ag.ppiMissing.no_expert_rated": "none of the responses this judge scored for this model has an expert rating, so there is nothing to correct its scores with.",
+  "ag.ppiMissing.no_judge_only": "every response this judge scored for this model is also expert-rated, so PPI++ has no judge-only responses to add; the experts' own mean (last column) is the estimate.",
+  "ag.bandUninformativeAdvice": "⚠ An expert band resting on so few responses rated by two or more experts spans almost everything (or nearly nothing) and would place every judge by accident, so those rows show no verdict. Have more responses rated by at least two experts (Setup → Assign, experts per response 2 or more) to narrow it.",
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -76,6 +76,43 @@ fn paragraph_with_reviewer_section(got: &[u8], recorded: &[u8]) -> Result<(), St
         .ok_or_else(|| format!("methods.md without its section on the reviewer's tables differs from the recorded one:\n{without}"))
 }
 
+/// The agreement table as CSV (a step's stdout, or the methods appendix's `agreement.csv`) is the
+/// recorded one but where this build withholds a verdict by design: a judge is not placed against
+/// an expert band that cannot discriminate (0.9 or more wide, or resting on fewer than three
+/// targets rated by two or more experts), so a recorded `inside`, `below` or `above` may now be
+/// empty. Every other byte, and every verdict given, is the recorded one.
+fn table_with_verdicts_withheld(got: &[u8], recorded: &[u8]) -> Result<(), String> {
+    let (got, recorded) = (
+        String::from_utf8_lossy(got),
+        String::from_utf8_lossy(recorded),
+    );
+    let (got_lines, recorded_lines): (Vec<&str>, Vec<&str>) =
+        (got.split('\n').collect(), recorded.split('\n').collect());
+    if got_lines.len() != recorded_lines.len() {
+        return Err(format!(
+            "{} lines, recorded {}",
+            got_lines.len(),
+            recorded_lines.len()
+        ));
+    }
+    for (n, (g, r)) in got_lines.iter().zip(&recorded_lines).enumerate() {
+        let withheld = ["inside", "below", "above"].iter().any(|v| {
+            let field = format!(",{v},");
+            r.matches(&field).count() == 1 && r.replacen(&field, ",,", 1) == *g
+        });
+        if g != r && !withheld {
+            return Err(format!(
+                "line {} differs other than by a withheld verdict:\n  now      {g}\n  recorded {r}",
+                n + 1
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The step whose stdout is the agreement table as CSV (see [`table_with_verdicts_withheld`]).
+const PRINTS_THE_TABLE: &str = "06-agreement-mentalbench-table-csv";
+
 /// The one step whose output names the study's schema version (`overview --json`), which the
 /// upgrade raises by design: its recorded line is expected with this build's version instead.
 const NAMES_THE_SCHEMA: &str = "03-overview-json";
@@ -230,6 +267,7 @@ pub(crate) const STEPS: &[Step] = &[
         own: &[
             ("recompute.py", shipped_script),
             ("methods.md", paragraph_with_reviewer_section),
+            ("agreement.csv", table_with_verdicts_withheld),
         ],
     },
     step("16-judge-status", &["judge", "status", "--json"]),
@@ -489,6 +527,17 @@ fn run_and_compare(copy: &StudyCopy, expected: &Path, pass: &str) {
         } else {
             stdout.into_bytes()
         };
+        if step.name == PRINTS_THE_TABLE {
+            if let Err(why) = table_with_verdicts_withheld(&out_stdout, &want) {
+                panic!(
+                    "{pass} {}: `concord {}` prints what the old release printed but for the \
+                     verdicts withheld against a band that cannot place a judge: {why}",
+                    step.name,
+                    step.args.join(" ")
+                );
+            }
+            continue;
+        }
         assert!(
             out_stdout == want,
             "{pass} {}: `concord {}` prints byte for byte what the old release printed{note}\n\

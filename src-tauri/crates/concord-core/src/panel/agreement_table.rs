@@ -12,11 +12,13 @@
 //! lower bound to highest upper bound) at the same level and ICC form. Each row says which.
 //! A judge is *below* the band when its whole CI lies under the band, *above* when its whole CI
 //! lies over it, and *inside* otherwise (the intervals overlap): the intervals decide, never the
-//! point estimates alone.
+//! point estimates alone. A band that cannot discriminate — 0.9 or more wide (a band of 0.00–1.00),
+//! or resting on fewer than three responses rated by two or more experts — places no judge; the
+//! row says so instead.
 
 use crate::guard::provenance::Provenance;
-use crate::panel::agreement::verdict::verdict;
 pub use crate::panel::agreement::verdict::Verdict;
+use crate::panel::agreement::verdict::{band_uninformative, placing_band, verdict};
 use crate::panel::agreement::AgreementCell;
 use crate::panel::agreement::AgreementReport;
 use crate::panel::agreement::CiMethod;
@@ -108,6 +110,13 @@ pub struct TableRow {
     pub expert_band: Option<[f64; 2]>,
     /// How the band was found.
     pub band_method: Option<BandMethod>,
+    /// The band cannot place a judge (`verdict::band_uninformative`: 0.9 or more wide, or resting on
+    /// fewer than three responses rated by two or more experts): its cells carry no verdict and the
+    /// panel warns instead.
+    pub band_uninformative: bool,
+    /// Responses rated by two or more experts, as the band was estimated from (the most any
+    /// two experts share, for a band spanning their pairs' intervals).
+    pub band_overlap: Option<usize>,
     pub cells: Vec<Option<TableCell>>,
 }
 
@@ -131,7 +140,7 @@ pub struct AgreementTable {
     pub verdict_rule: String,
 }
 
-pub const VERDICT_RULE: &str = "Expert band = at item level for ICC(A,1) and ICC(C,1), the 95% profile-likelihood CI of the experts' REML ICC over all their ratings (incomplete designs included); otherwise from the lowest lower bound to the highest upper bound of the expert–expert 95% CIs for this criterion. Below: the judge's whole 95% CI lies under the band. Above: it lies over the band. Inside: the intervals overlap.";
+pub const VERDICT_RULE: &str = "Expert band = at item level for ICC(A,1) and ICC(C,1), the 95% profile-likelihood CI of the experts' REML ICC over all their ratings (incomplete designs included); otherwise from the lowest lower bound to the highest upper bound of the expert–expert 95% CIs for this criterion. Below: the judge's whole 95% CI lies under the band. Above: it lies over the band. Inside: the intervals overlap. A band 0.9 or more wide, or resting on fewer than three responses rated by two or more experts, places no judge.";
 
 /// Where a row's expert band comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -189,9 +198,14 @@ pub fn use_reml_bands(
         };
         row.expert_band = Some([lo, hi]);
         row.band_method = Some(BandMethod::Reml);
+        row.band_overlap = baselines
+            .iter()
+            .find(|b| b.criterion == row.criterion)
+            .map(|b| b.n_overlap);
+        row.band_uninformative = band_uninformative([lo, hi], row.band_overlap);
         if judges {
             for cell in row.cells.iter_mut().flatten() {
-                cell.verdict = verdict(cell.ci95, row.expert_band);
+                cell.verdict = verdict(cell.ci95, placing_band(row.expert_band, row.band_overlap));
             }
         }
     }
@@ -227,6 +241,19 @@ fn interval(cell: &AgreementCell, view: &TableView) -> ([Option<f64>; 2], bool) 
             true,
         ),
     }
+}
+
+/// The most responses any two experts both rated on `criterion` (the expert–expert cells' targets).
+fn overlap_of(cells: &[&AgreementCell], view: &TableView, criterion: &str) -> Option<usize> {
+    cells
+        .iter()
+        .filter(|c| {
+            c.comparison == Comparison::ExpertVsExpert
+                && c.level == view.level
+                && c.criterion == criterion
+        })
+        .map(|c| c.n_targets)
+        .max()
 }
 
 fn band_of(cells: &[&AgreementCell], view: &TableView, criterion: &str) -> Option<[f64; 2]> {
@@ -280,6 +307,9 @@ pub fn table(report: &AgreementReport, view: TableView) -> AgreementTable {
                 is_group: c.is_group,
                 expert_band: band_of(&all, &view, &c.criterion),
                 band_method: band_of(&all, &view, &c.criterion).map(|_| BandMethod::ExpertPairs),
+                band_uninformative: band_of(&all, &view, &c.criterion)
+                    .is_some_and(|b| band_uninformative(b, overlap_of(&all, &view, &c.criterion))),
+                band_overlap: overlap_of(&all, &view, &c.criterion),
                 cells: Vec::new(),
             });
         }
@@ -312,7 +342,7 @@ pub fn table(report: &AgreementReport, view: TableView) -> AgreementTable {
                             verdict: if view.comparison == Comparison::ExpertVsExpert {
                                 None
                             } else {
-                                verdict(ci95, row.expert_band)
+                                verdict(ci95, placing_band(row.expert_band, row.band_overlap))
                             },
                         }
                     })
@@ -639,6 +669,8 @@ mod tests {
                 is_group: false,
                 expert_band: None,
                 band_method: None,
+                band_uninformative: false,
+                band_overlap: None,
                 cells: vec![None],
             }],
             verdict_rule: String::new(),

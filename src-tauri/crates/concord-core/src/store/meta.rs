@@ -14,11 +14,6 @@ impl Store {
         get(self.conn(), key)
     }
 
-    /// Whether the study holds Concord's sample data ([`SAMPLE_DATA_META`]).
-    pub fn holds_sample_data(&self) -> StoreResult<bool> {
-        Ok(self.meta(SAMPLE_DATA_META)?.is_some())
-    }
-
     /// The study's title (set when it was created; the file name otherwise).
     pub fn title(&self) -> StoreResult<String> {
         if let Some(t) = self.meta("title")? {

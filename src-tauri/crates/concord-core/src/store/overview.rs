@@ -51,8 +51,11 @@ pub struct StudyOverview {
     pub sources: Vec<SourceCount>,
     pub raters: Vec<RaterSummary>,
     pub ratings: i64,
-    /// The study holds Concord's sample data (the demo study, or one begun from it).
-    pub sample: bool,
+    /// The sample data the study holds (`demo`: the demo study, or one begun from it); absent for
+    /// a study of one's own (and from the JSON, which then reads as an earlier release's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub sample_data: Option<String>,
 }
 
 fn json_text(s: &str) -> LocalText {
@@ -139,7 +142,7 @@ impl Store {
             sources,
             raters: self.raters()?,
             ratings: self.rating_total()?,
-            sample: self.holds_sample_data()?,
+            sample_data: self.meta(super::meta::SAMPLE_DATA_META)?,
         })
     }
 }

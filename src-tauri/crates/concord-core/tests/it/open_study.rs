@@ -317,18 +317,21 @@ fn the_demo_and_a_study_begun_from_it_say_they_hold_sample_data() {
     use std::sync::Arc;
     let dir = tempfile::tempdir().unwrap();
     let demo = create_demo_at(&dir.path().join("demo.concord"), Arc::new(SystemClock), 3).unwrap();
-    assert!(
-        demo.overview().unwrap().sample,
+    assert_eq!(
+        demo.overview().unwrap().sample_data.as_deref(),
+        Some("demo"),
         "the demo study is sample data"
     );
     let mut own = Store::create(&dir.path().join("own.concord"), Arc::new(SystemClock)).unwrap();
-    assert!(
-        !own.overview().unwrap().sample,
+    assert_eq!(
+        own.overview().unwrap().sample_data,
+        None,
         "a new study of one's own is not"
     );
     populate_demo(&mut own, 4).unwrap();
-    assert!(
-        own.overview().unwrap().sample,
+    assert_eq!(
+        own.overview().unwrap().sample_data.as_deref(),
+        Some("demo"),
         "a study begun from the demo holds its sample data"
     );
 }

@@ -356,3 +356,170 @@ fn the_item_level_band_is_the_reml_baseline_and_says_so() {
         "system-level bands are the expert pairs' span"
     );
 }
+
+/// Where the experts overlap on too few responses their band spans nearly 0–1 (the demo's
+/// session rubric: two conversations rated by both demo experts, band 0.00–1.00) or shrinks to a
+/// point, and every judge would read "inside", "above" or "below" it by accident: no verdict is
+/// given against such a band — not on the card, not in the table, at item or system level —, each
+/// says the band cannot place a judge and on how few responses it rests; and a leaderboard row
+/// without a PPI++ mean says why.
+#[test]
+fn a_band_that_cannot_discriminate_places_no_judge_and_says_why() {
+    use concord_core::base::clock::SystemClock;
+    use concord_core::intake::demo::create_demo_at;
+    use concord_core::panel::agreement::verdict::{
+        band_uninformative, expert_baselines, PpiMissing, MIN_BAND_OVERLAP,
+        UNINFORMATIVE_BAND_WIDTH,
+    };
+    use concord_core::panel::agreement::{AgreementEngine, AgreementOptions, Comparison, Level};
+    use concord_core::panel::agreement_table::{
+        table, use_reml_bands, CiChoice, IccChoice, TableView,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = create_demo_at(
+        &dir.path().join("demo.concord"),
+        std::sync::Arc::new(SystemClock),
+        7,
+    )
+    .unwrap();
+    let data = AgreementData::load_compared(&store, "session-care").unwrap();
+    let verdicts = judge_verdicts(&data, &VerdictOptions::default());
+    let wide: Vec<_> = verdicts
+        .cards
+        .iter()
+        .filter(|c| c.band.is_some_and(|b| band_uninformative(b, Some(2))))
+        .collect();
+    assert!(
+        !wide.is_empty(),
+        "the demo's session rubric has bands too wide to discriminate: {:?}",
+        verdicts.cards.iter().map(|c| c.band).collect::<Vec<_>>()
+    );
+    for card in &wide {
+        let [lo, hi] = card.band.unwrap();
+        assert!(
+            hi - lo >= UNINFORMATIVE_BAND_WIDTH,
+            "{}: a band of {lo:.2}–{hi:.2} is too wide",
+            card.criterion
+        );
+        assert!(
+            2 < MIN_BAND_OVERLAP,
+            "and two responses rated by both experts are too few for any band"
+        );
+        assert_eq!(
+            card.band_verdict, None,
+            "{}: no placement against a band of {lo:.2}–{hi:.2}",
+            card.criterion
+        );
+        let FindingFacts::IccBand {
+            verdict,
+            band_uninformative: said,
+            overlap,
+            ..
+        } = &card.icc_finding.facts
+        else {
+            panic!("the ICC finding carries its band facts");
+        };
+        assert!(
+            verdict.is_none() && *said && *overlap == 2,
+            "{}: the finding says the band is too wide and rests on 2 responses rated by two experts",
+            card.criterion
+        );
+        assert_eq!(
+            card.icc_finding.ok, None,
+            "{}: the ICC finding neither supports nor argues against replacement",
+            card.criterion
+        );
+        assert!(
+            card.icc_finding.summary.contains("cannot place"),
+            "{}: the summary says why there is no verdict: {}",
+            card.criterion,
+            card.icc_finding.summary
+        );
+        assert!(!card.can_replace, "no 'can replace' without a placement");
+    }
+
+    let baselines = expert_baselines(&data);
+    let report = AgreementEngine::new(
+        data,
+        AgreementOptions {
+            resamples: 100,
+            ..AgreementOptions::mentalalign("session-care")
+        },
+    )
+    .report()
+    .clone();
+    let mut t = table(
+        &report,
+        TableView {
+            level: Level::Item,
+            comparison: Comparison::JudgeVsExperts,
+            icc: IccChoice::A1,
+            ci: CiChoice::F,
+        },
+    );
+    use_reml_bands(&mut t, &baselines);
+    let wide_rows: Vec<_> = t.rows.iter().filter(|r| r.band_uninformative).collect();
+    assert!(
+        !wide_rows.is_empty(),
+        "the table marks the rows whose band is too wide"
+    );
+    for row in wide_rows {
+        assert!(
+            row.expert_band
+                .is_some_and(|b| band_uninformative(b, row.band_overlap))
+                && row.band_overlap == Some(2),
+            "{}: a row marked uninformative has such a band, resting on 2 responses",
+            row.criterion
+        );
+        assert!(
+            row.cells.iter().flatten().all(|c| c.verdict.is_none()),
+            "{}: no cell reads above, inside or below such a band",
+            row.criterion
+        );
+    }
+
+    let system = table(
+        &report,
+        TableView {
+            level: Level::System,
+            comparison: Comparison::JudgeVsExperts,
+            icc: IccChoice::C1,
+            ci: CiChoice::Bootstrap,
+        },
+    );
+    for row in system.rows.iter().filter(|r| r.expert_band.is_some()) {
+        assert!(
+            row.band_uninformative && row.cells.iter().flatten().all(|c| c.verdict.is_none()),
+            "{}: a system-level band over two sources ({:?}) places no judge either",
+            row.criterion,
+            row.expert_band
+        );
+    }
+
+    let missing: Vec<_> = verdicts
+        .leaderboard
+        .iter()
+        .filter(|r| r.ppi_mean.is_none())
+        .collect();
+    assert!(
+        !missing.is_empty(),
+        "every demo response the judge scored is expert-rated: PPI++ adds nothing per source"
+    );
+    for row in missing {
+        assert_eq!(
+            row.ppi_missing,
+            Some(PpiMissing::NoJudgeOnly),
+            "{} / {}: the row says why it has no PPI++ mean",
+            row.criterion,
+            row.source
+        );
+    }
+    assert!(
+        verdicts
+            .leaderboard
+            .iter()
+            .filter(|r| r.ppi_mean.is_some())
+            .all(|r| r.ppi_missing.is_none()),
+        "a row with a PPI++ mean gives no reason for a missing one"
+    );
+}

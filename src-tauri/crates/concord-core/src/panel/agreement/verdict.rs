@@ -52,7 +52,31 @@ pub enum Verdict {
     Above,
 }
 
-/// Place an interval against a band.
+/// How wide an expert band may be and still place a judge: an interval of an agreement
+/// coefficient at least this wide spans (nearly) everything from no agreement to perfect
+/// agreement — as when few responses were rated by two or more experts, and the band reads
+/// 0.00–1.00 — so any judge's interval overlaps it and "inside" says nothing.
+pub const UNINFORMATIVE_BAND_WIDTH: f64 = 0.9;
+
+/// The fewest targets rated by two or more experts a band may rest on: an ICC over two targets
+/// has a degenerate interval (a point such as 0.92–0.92, or 0–1), which would place every judge
+/// "above" or "below" it by accident.
+pub const MIN_BAND_OVERLAP: usize = 3;
+
+/// Whether an expert band cannot place a judge: it is [`UNINFORMATIVE_BAND_WIDTH`] or more wide,
+/// or rests on fewer than [`MIN_BAND_OVERLAP`] targets rated by two or more experts (`overlap`,
+/// when known).
+pub fn band_uninformative(band: [f64; 2], overlap: Option<usize>) -> bool {
+    band[1] - band[0] >= UNINFORMATIVE_BAND_WIDTH || overlap.is_some_and(|n| n < MIN_BAND_OVERLAP)
+}
+
+/// The band a judge is placed against: `band`, unless it cannot place one
+/// ([`band_uninformative`]).
+pub fn placing_band(band: Option<[f64; 2]>, overlap: Option<usize>) -> Option<[f64; 2]> {
+    band.filter(|b| !band_uninformative(*b, overlap))
+}
+
+/// Place an interval against a band; no verdict without both.
 pub fn verdict(ci: [Option<f64>; 2], band: Option<[f64; 2]>) -> Option<Verdict> {
     let ([Some(lo), Some(hi)], Some([b_lo, b_hi])) = (ci, band) else {
         return None;
@@ -96,6 +120,8 @@ pub struct ExpertBaseline {
     pub n_responses: usize,
     pub n_experts: usize,
     pub n_ratings: usize,
+    /// Responses rated by two or more experts (the overlap the band is estimated from).
+    pub n_overlap: usize,
     pub icc_a1: Option<f64>,
     pub ci95_a1: [Option<f64>; 2],
     pub icc_c1: Option<f64>,
@@ -178,6 +204,10 @@ pub enum FindingFacts {
         pairs: usize,
         band: Option<[f64; 2]>,
         verdict: Option<Verdict>,
+        /// The band cannot place the judge ([`band_uninformative`]): no verdict.
+        band_uninformative: bool,
+        /// Responses rated by two or more experts.
+        overlap: usize,
     },
     /// The judge-only mean against the PPI++ mean and its interval.
     PpiBias {
@@ -246,6 +276,19 @@ pub struct VerdictCard {
     pub ppi_finding: Finding,
 }
 
+/// Why a leaderboard row has no PPI++ mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum PpiMissing {
+    /// None of the responses the judge scored has an expert rating: nothing to correct the
+    /// judge's scores with.
+    NoExpertRated,
+    /// Every response the judge scored is expert-rated: there are no judge-only responses for
+    /// PPI++ to add, and the experts' own mean (its column) is the estimate.
+    NoJudgeOnly,
+}
+
 /// One model on one criterion as judged by one judge.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -262,6 +305,8 @@ pub struct LeaderboardRow {
     pub ppi_mean: Option<f64>,
     pub ppi_ci95: [Option<f64>; 2],
     pub ppi_lambda: Option<f64>,
+    /// Why there is no PPI++ mean, when there is none.
+    pub ppi_missing: Option<PpiMissing>,
     pub expert_mean: Option<f64>,
     pub expert_ci95: [Option<f64>; 2],
 }
@@ -327,6 +372,14 @@ fn baseline(data: &AgreementData, experts: &[usize], c: usize) -> ExpertBaseline
         n_responses: 0,
         n_experts: 0,
         n_ratings: ratings.len(),
+        n_overlap: {
+            let mut per_target: std::collections::HashMap<usize, usize> =
+                std::collections::HashMap::new();
+            for r in &ratings {
+                *per_target.entry(r.target).or_default() += 1;
+            }
+            per_target.values().filter(|n| **n >= 2).count()
+        },
         icc_a1: None,
         ci95_a1: [None, None],
         icc_c1: None,
@@ -489,10 +542,21 @@ fn icc_finding(
         [Some(lo), Some(hi)] => Some([lo, hi]),
         _ => None,
     };
-    let v = verdict(ci, band);
-    let rule = "The judge's ICC(A,1) over every (expert, judge) rating pair, with its McGraw & Wong 95% CI, against the expert band (the 95% CI of the experts' REML ICC(A,1)): below when the whole CI lies under the band, above when over it, inside when they overlap. Not below supports replacement.".to_string();
+    let overlap = Some(base.n_overlap);
+    let v = verdict(ci, placing_band(band, overlap));
+    let too_wide = band.is_some_and(|b| band_uninformative(b, overlap));
+    let rule = format!("The judge's ICC(A,1) over every (expert, judge) rating pair, with its McGraw & Wong 95% CI, against the expert band (the 95% CI of the experts' REML ICC(A,1)): below when the whole CI lies under the band, above when over it, inside when they overlap. Not below supports replacement. A band {UNINFORMATIVE_BAND_WIDTH} or more wide, or resting on fewer than {MIN_BAND_OVERLAP} responses rated by two or more experts, places no judge.");
     let show = |x: Option<f64>| x.map_or("—".to_string(), |v| format!("{v:.2}"));
     let summary = match (icc, band, v) {
+        (Some(i), Some(b), None) if too_wide => format!(
+            "ICC(A,1) = {:.2} [{}, {}] over {pairs} pairs; the expert band [{:.2}, {:.2}] cannot place the judge (only {} responses rated by two or more experts)",
+            i,
+            show(ci[0]),
+            show(ci[1]),
+            b[0],
+            b[1],
+            base.n_overlap
+        ),
         (Some(i), Some(b), Some(v)) => format!(
             "ICC(A,1) = {:.2} [{}, {}] over {pairs} pairs; expert band [{:.2}, {:.2}]: {}",
             i,
@@ -531,6 +595,8 @@ fn icc_finding(
                 pairs,
                 band,
                 verdict: v,
+                band_uninformative: too_wide,
+                overlap: base.n_overlap,
             },
         },
     }
@@ -752,6 +818,11 @@ impl OneCriterion<'_> {
                 ppi_mean: p.estimate,
                 ppi_ci95: p.ci,
                 ppi_lambda: p.lambda,
+                ppi_missing: match (p.estimate, p.n_labeled, p.n_unlabeled) {
+                    (Some(_), _, _) => None,
+                    (None, 0, _) => Some(PpiMissing::NoExpertRated),
+                    (None, _, _) => Some(PpiMissing::NoJudgeOnly),
+                },
                 expert_mean: classical.classical_estimate,
                 expert_ci95: classical.classical_ci,
             });

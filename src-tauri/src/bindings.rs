@@ -47,6 +47,7 @@ pub fn typescript() -> String {
         crate::settings::MenuLanguage,
         concord_core::app::backup::BackupEntry,
         concord_core::app::recent::RecentStudy,
+        concord_core::app::expert::ReturnedCopy,
         concord_core::app::file_role::FileRole,
         StudyOverview,
         RubricSummary,

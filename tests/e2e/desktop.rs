@@ -26,13 +26,13 @@ use std::time::{Duration, Instant};
 const ENTER: &str = "\u{E007}";
 const EXPERT: &str = "Ana Ruiz";
 /// The passphrase the lead seals the package with (and tells the expert by phone).
-const PKG_PASS: &str = "package passphrase by phone";
+pub(super) const PKG_PASS: &str = "package passphrase by phone";
 
 fn pkg_pass() -> Passphrase {
     Passphrase::new(PKG_PASS).expect("a passphrase")
 }
 
-fn unlock_with(app: &App, passphrase: &str) {
+pub(super) fn unlock_with(app: &App, passphrase: &str) {
     let input = app.wait_for("[data-testid=unlock-passphrase]", Duration::from_secs(30));
     app.clear(&input);
     app.type_into(&input, passphrase);
@@ -40,7 +40,7 @@ fn unlock_with(app: &App, passphrase: &str) {
 }
 
 /// A demo study with `EXPERT` assigned four conversations, and her package written beside it.
-fn study_with_package(dir: &Path) -> (PathBuf, PathBuf, i64) {
+pub(super) fn study_with_package(dir: &Path) -> (PathBuf, PathBuf, i64) {
     let main = dir.join("lead-study.concord");
     let store = create_demo_at(&main, Arc::new(SystemClock), 3).expect("demo study");
     let mut study = OpenStudy::new(store);

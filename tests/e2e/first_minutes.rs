@@ -359,3 +359,126 @@ fn a_band_resting_on_two_shared_responses_warns_instead_of_placing_judges_and_pp
     }
     app.screenshot("band-uninformative");
 }
+
+#[test]
+fn a_second_return_says_which_file_to_send() {
+    use super::desktop::{study_with_package, unlock_with, PKG_PASS};
+    let dir = tempfile::tempdir().unwrap();
+    let (_main, pkg, _items) = study_with_package(dir.path());
+    // The expert returned the package once already (yesterday's copy, beside it).
+    let earlier = dir.path().join("lead-study-package-ana-returned.concord");
+    std::fs::copy(&pkg, &earlier).expect("an earlier returned copy");
+    let app = App::launch(&pkg);
+    unlock_with(&app, PKG_PASS);
+    let path = app.wait_for("[data-testid=return-path]", Duration::from_secs(30));
+    let second = dir.path().join("lead-study-package-ana-returned-2.concord");
+    assert_eq!(
+        app.attribute(&path, "value").as_deref(),
+        Some(second.display().to_string().as_str()),
+        "the earlier copy is not overwritten unasked: a numbered name is suggested"
+    );
+    click(&app, "[data-testid=return-ratings]");
+    let note = app.wait_for("[data-testid=return-superseded]", Duration::from_secs(15));
+    let said = app.text(&note);
+    assert!(
+        said.starts_with("Send lead-study-package-ana-returned-2.concord")
+            && said.contains("lead-study-package-ana-returned.concord")
+            && said.contains("need not be sent"),
+        "the window says which file to send and that the earlier copy is older: {said}"
+    );
+    assert!(second.is_file(), "the new copy is written");
+}
+
+/// An imported MentalBench file with a phone number and an e-mail address in its contexts (two
+/// PHI findings), two experts and an assignment already drawn.
+fn study_with_findings_and_an_assignment(dir: &std::path::Path) -> std::path::PathBuf {
+    use concord_core::app::import::{import_request, ImportFormat, ImportRequest};
+    use concord_core::app::open_study::OpenStudy;
+    use concord_core::workflow::assignment::AssignmentOptions;
+    let study = dir.join("phi.concord");
+    let csv = dir.join("phi-sample.csv");
+    std::fs::write(
+        &csv,
+        "context,response,Gemini,gpt-4o\n\
+         \"Please call me on 415-555-0132 tonight, I can't cope.\",\"I hear you.\",\"You are not alone.\",\"Let's talk.\"\n\
+         \"I wrote to my old therapist at jo.doe@example.org and got no answer.\",\"That hurts.\",\"Try again?\",\"Maybe she moved.\"\n",
+    )
+    .unwrap();
+    let mut s = OpenStudy::new(Store::create(&study, Arc::new(SystemClock)).unwrap());
+    let request = ImportRequest {
+        format: ImportFormat::Mentalbench,
+        path: csv.display().to_string(),
+        out_of_scale: Default::default(),
+        rubric: None,
+        source: None,
+        judge: None,
+        expert: None,
+        judges: false,
+    };
+    import_request(&mut s, &request, 1, "lead", &mut |_| {}).expect("the file imports");
+    for (name, seed) in [("Ana", 3), ("Bo", 4)] {
+        concord_core::app::setup::add_expert(&mut s, name, seed).expect("an expert");
+    }
+    concord_core::app::setup::assign(&mut s, &AssignmentOptions::new(1, 5)).expect("assigned");
+    study
+}
+
+#[test]
+fn redact_all_asks_first_and_the_assign_refusal_speaks_the_windows_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = study_with_findings_and_an_assignment(dir.path());
+    let app = App::launch(&study);
+    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
+    click(&app, "[data-testid=nav-setup]");
+    click(&app, "[data-testid=step-privacy]");
+    let counts = app.wait_for_attribute(
+        "[data-testid=phi-counts]",
+        "data-open",
+        "2",
+        Duration::from_secs(30),
+    );
+
+    // "Redact all 2 open" asks, with the count and what it rewrites; Cancel changes nothing.
+    click(&app, "[data-testid=phi-redact-all]");
+    let question = app.text_of("[data-testid=phi-redact-all-confirmation]");
+    assert!(
+        question.contains("Redact all 2 open findings?") && question.contains("2 texts"),
+        "the question says how many findings and texts it rewrites: {question}"
+    );
+    assert_eq!(
+        app.attribute(&counts, "data-open").as_deref(),
+        Some("2"),
+        "nothing is redacted before the answer"
+    );
+    click(&app, "[data-testid=phi-redact-all-cancel]");
+    assert!(
+        app.try_find("[data-testid=phi-redact-all-confirmation]")
+            .is_none(),
+        "Cancel closes the question"
+    );
+    assert_eq!(
+        app.attribute(&counts, "data-open").as_deref(),
+        Some("2"),
+        "and redacts nothing"
+    );
+    click(&app, "[data-testid=phi-redact-all]");
+    click(&app, "[data-testid=phi-redact-all-confirm]");
+    app.wait_for_attribute(
+        "[data-testid=phi-counts]",
+        "data-redacted",
+        "2",
+        Duration::from_secs(15),
+    );
+
+    // Assigning again without "Replace": refused in the window's words, not the CLI's flags.
+    click(&app, "[data-testid=step-assign]");
+    click(&app, "[data-testid=assign-run]");
+    let refusal = wait_text(&app, "[data-testid=setup-error]", "the refusal", |t| {
+        !t.is_empty()
+    });
+    assert!(
+        refusal.contains("Replace the existing assignment") && !refusal.contains("--"),
+        "the refusal names the window's checkbox, not a command-line flag: {refusal}"
+    );
+    app.wait_for("[data-testid=assign-replace]", Duration::from_secs(5));
+}

@@ -404,6 +404,12 @@ fn a_long_chinese_study_and_expert_name_export_under_the_file_name_limit() {
     let pass = app.wait_for("[data-testid=package-passphrase]", Duration::from_secs(10));
     app.clear(&pass);
     app.type_into(&pass, "told to the expert by phone");
+    let repeat = app.wait_for(
+        "[data-testid=package-passphrase-repeat]",
+        Duration::from_secs(5),
+    );
+    app.clear(&repeat);
+    app.type_into(&repeat, "told to the expert by phone");
     let export = app.wait_for(
         &format!("[data-testid=package-row][data-name='{expert}'] [data-testid=package-export]"),
         Duration::from_secs(10),
@@ -664,10 +670,22 @@ fn the_package_passphrase_can_be_shown_and_a_refusal_names_its_field() {
         "the refusal names the field it is about: {}",
         app.text(&refusal)
     );
-    // A weak one: the core's refusal is moved to the field, named.
+    // Typed twice, differently: refused before anything is sealed, next to the field.
     let pass = app.wait_for("[data-testid=package-passphrase]", Duration::from_secs(5));
     app.click(&pass);
     app.type_into(&pass, "abc123");
+    let repeat = app.wait_for(
+        "[data-testid=package-passphrase-repeat]",
+        Duration::from_secs(5),
+    );
+    app.type_into(&repeat, "abc124");
+    app.click(&app.wait_for(export, Duration::from_secs(5)));
+    wait_text(&app, "[data-testid=package-passphrase-error]", |t| {
+        t.starts_with("Package passphrase") && t.contains("differ")
+    });
+    // A weak one: the core's refusal is moved to the field, named, in sentences.
+    app.clear(&repeat);
+    app.type_into(&repeat, "abc123");
     app.click(&app.wait_for(export, Duration::from_secs(5)));
     let deadline = std::time::Instant::now() + Duration::from_secs(15);
     loop {
@@ -675,8 +693,14 @@ fn the_package_passphrase_can_be_shown_and_a_refusal_names_its_field() {
             .try_find("[data-testid=package-passphrase-error]")
             .map(|e| app.text(&e))
             .unwrap_or_default();
-        if text.starts_with("Package passphrase") && text.len() > "Package passphrase: ".len() + 20
+        if text.starts_with("Package passphrase")
+            && text.len() > "Package passphrase: ".len() + 20
+            && !text.contains("differ")
         {
+            assert!(
+                !text.contains(".."),
+                "the refusal reads as sentences, with no doubled full stop: {text}"
+            );
             break;
         }
         assert!(

@@ -229,6 +229,11 @@ fn lead_sets_up_a_three_expert_study_from_a_csv_to_a_package_and_a_rating_csv() 
         "[data-testid=package-passphrase]",
         "told to Ana by phone",
     );
+    fill(
+        &app,
+        "[data-testid=package-passphrase-repeat]",
+        "told to Ana by phone",
+    );
     click(
         &app,
         "[data-testid=package-row][data-name='Ana Ruiz'] [data-testid=package-export]",

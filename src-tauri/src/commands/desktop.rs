@@ -244,22 +244,20 @@ pub async fn default_return_path(state: tauri::State<'_, AppState>) -> IpcResult
         .await
 }
 
-/// Save the open package, with the expert's ratings, to `out` for sending back; a file there is
-/// replaced only with `overwrite` (a path the save dialog's own question confirmed, or the
+/// Save the open package, with the expert's ratings, to `out` for sending back, saying which
+/// earlier copies beside the package it supersedes; a file there is replaced only with `overwrite` (a path the save dialog's own question confirmed, or the
 /// window's confirmation after an `already_exists` refusal).
 #[tauri::command]
 pub async fn return_ratings(
     state: tauri::State<'_, AppState>,
     out: String,
     overwrite: bool,
-) -> IpcResult<String> {
+) -> IpcResult<concord_core::app::expert::ReturnedCopy> {
     state
         .run(move |s| {
-            Ok(
-                concord_core::app::expert::return_ratings(s, &out, overwrite)?
-                    .display()
-                    .to_string(),
-            )
+            Ok(concord_core::app::expert::return_ratings_copy(
+                s, &out, overwrite,
+            )?)
         })
         .await
 }

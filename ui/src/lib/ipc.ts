@@ -133,6 +133,9 @@ const TRANSPORT_TEXT = {
 
 /** The event the page hears when the server stops answering (`reconnecting`) and answers again. */
 export const CONNECTION_EVENT = "concord-connection";
+/** Dispatched on `window` when the server answers that the web session has ended (it ends after
+ *  the study's idle-lock minutes without a request): the page then goes back to the login. */
+export const SESSION_ENDED_EVENT = "concord-session-ended";
 /** How long a call keeps trying to reach the server before it fails. */
 const GIVE_UP_MS = 10 * 60 * 1000;
 let reconnecting = false;
@@ -186,6 +189,9 @@ async function request<T>(method: "GET" | "POST", path: string, body?: unknown):
     const refusal: WebRefusal = asIpcError(value ?? { code: "internal", message: response.statusText });
     const reason = (value as { reason?: unknown } | null)?.reason;
     if (reason === "used" || reason === "expired" || reason === "invalid") refusal.reason = reason;
+    if (response.status === 401 && refusal.code === "web_session" && typeof window !== "undefined") {
+      window.dispatchEvent(new CustomEvent(SESSION_ENDED_EVENT));
+    }
     throw refusal;
   }
   return value as T;
@@ -461,6 +467,7 @@ import type {
   MenuLanguage,
   PackageIdentity,
   RecentStudy,
+  ReturnedCopy,
   StudyOpened,
 } from "./bindings";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
@@ -473,7 +480,8 @@ export const desktopIpc = {
   classifyFile: (path: string) => call<FileRole>("classify_file", { path }),
   packageIdentity: () => call<PackageIdentity | null>("package_identity"),
   defaultReturnPath: () => call<string>("default_return_path"),
-  returnRatings: (out: string, overwrite = false) => call<string>("return_ratings", { out, overwrite }),
+  /** Save the package to send back; says which earlier copies beside it are superseded. */
+  returnRatings: (out: string, overwrite = false) => call<ReturnedCopy>("return_ratings", { out, overwrite }),
   /** A native open dialog; null when cancelled. */
   pickFile: (purpose: FilePurpose) => call<string | null>("pick_file", { purpose }),
   pickFolder: (title: string) => call<string | null>("pick_folder", { title }),

@@ -235,7 +235,9 @@ pub fn code_zh(code: ErrorCode) -> &'static str {
     match code {
         ErrorCode::AlreadyEncrypted => "此研究已经加密。",
         ErrorCode::AlreadyExists => "该文件已存在。",
+        ErrorCode::AnswersWithoutText => "此次分配抽到的部分回答在研究中没有文本。",
         ErrorCode::Assignment => "无法按此方式分配条目。",
+        ErrorCode::AssignmentExists => "此研究已有分配。",
         ErrorCode::BadGap => "此间隔设置无效。",
         ErrorCode::BadRule => "此规则无效。",
         ErrorCode::CalibrationPending => {

@@ -27,6 +27,68 @@ pub fn default_return_path(study: &OpenStudy) -> Result<PathBuf, StoreError> {
     Ok(unused_path(dir, &format!("{stem}-returned.concord")))
 }
 
+/// A returned copy written: where, and the earlier copies beside the package it supersedes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ReturnedCopy {
+    /// The file to send back: it holds every rating made so far.
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub path: PathBuf,
+    /// Earlier "Return ratings" copies beside the package (`<package>-returned.concord`,
+    /// `<package>-returned-2.concord`, …) other than `path`: older, so not the ones to send.
+    #[cfg_attr(feature = "ts", ts(type = "Array<string>"))]
+    pub superseded: Vec<PathBuf>,
+}
+
+/// The copies "Return ratings" has written beside the package under the names it suggests
+/// (`<stem>-returned.concord`, `<stem>-returned-N.concord`), but `written`, by name.
+fn earlier_returns(study: &OpenStudy, written: &std::path::Path) -> Vec<PathBuf> {
+    let Some(package) = study.store().path() else {
+        return Vec::new();
+    };
+    let stem = package
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let base = format!("{stem}-returned");
+    let dir = package
+        .parent()
+        .unwrap_or_else(|| std::path::Path::new("."));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.as_path() != written)
+        .filter(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            let Some(rest) = name.as_deref().and_then(|n| n.strip_suffix(".concord")) else {
+                return false;
+            };
+            rest == base
+                || rest
+                    .strip_prefix(&base)
+                    .and_then(|r| r.strip_prefix('-'))
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// [`return_ratings`], saying which earlier copies beside the package the new one supersedes, so
+/// the expert knows which file to send (the window's "Return ratings").
+pub fn return_ratings_copy(
+    study: &OpenStudy,
+    out: &str,
+    overwrite: bool,
+) -> Result<ReturnedCopy, PathError> {
+    let path = return_ratings(study, out, overwrite)?;
+    let superseded = earlier_returns(study, &path);
+    Ok(ReturnedCopy { path, superseded })
+}
+
 /// Write the package with the expert's ratings to `out` (an absolute path; a file there is
 /// replaced only when `overwrite` is set, the open package and its log files never) and return
 /// where it went.

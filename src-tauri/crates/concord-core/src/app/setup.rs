@@ -34,6 +34,10 @@ impl Coded for SetupError {
             SetupError::ReadRubric { .. } => ErrorCode::Unreadable,
             SetupError::Assignment(AssignmentError::Rubric(_)) => ErrorCode::Rubric,
             SetupError::Assignment(AssignmentError::Store(e)) => e.code(),
+            SetupError::Assignment(AssignmentError::AlreadyAssigned) => ErrorCode::AssignmentExists,
+            SetupError::Assignment(AssignmentError::AnswersWithoutText { .. }) => {
+                ErrorCode::AnswersWithoutText
+            }
             SetupError::Assignment(_) => ErrorCode::Assignment,
             SetupError::NotEmpty { .. } => ErrorCode::Demo,
             SetupError::Demo(e) => e.code(),

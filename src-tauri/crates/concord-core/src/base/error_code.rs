@@ -11,7 +11,11 @@ use serde::{Deserialize, Serialize};
 pub enum ErrorCode {
     AlreadyEncrypted,
     AlreadyExists,
+    /// Answers an assignment would draw have no text (experts would rate blank items).
+    AnswersWithoutText,
     Assignment,
+    /// The study already has an assignment, and replacing it was not asked for.
+    AssignmentExists,
     BadGap,
     BadRule,
     CalibrationPending,
@@ -93,7 +97,9 @@ impl ErrorCode {
         match self {
             ErrorCode::AlreadyEncrypted => "already_encrypted",
             ErrorCode::AlreadyExists => "already_exists",
+            ErrorCode::AnswersWithoutText => "answers_without_text",
             ErrorCode::Assignment => "assignment",
+            ErrorCode::AssignmentExists => "assignment_exists",
             ErrorCode::BadGap => "bad_gap",
             ErrorCode::BadRule => "bad_rule",
             ErrorCode::CalibrationPending => "calibration_pending",

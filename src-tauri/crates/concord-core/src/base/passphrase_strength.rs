@@ -52,10 +52,11 @@ impl WeakPassphrase {
                 self.score, self.offline
             )
         };
+        // The estimator's warnings are sentences with their own full stop (or none): one stop.
         let warning = self
             .warning
             .as_deref()
-            .map(|w| format!(" {w}."))
+            .map(|w| format!(" {}.", w.trim_end().trim_end_matches('.')))
             .unwrap_or_default();
         format!(
             "this passphrase is too easy to guess: {why}.{warning} Choose four or five random words (e.g. from a diceware list) or a long random string; avoid names, dates, repeats and keyboard runs"

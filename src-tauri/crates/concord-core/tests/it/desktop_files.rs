@@ -1,7 +1,7 @@
 //! What the desktop app does with files outside the study's own screens: backups taken with the
 //! online backup API (each a sound study with the same ratings, the newest ten kept, restored to a
 //! new file only), the expert's "Return ratings" copy (a single file the lead can merge even while
-//! the package still has a write-ahead log), the recent-studies list, and what a dropped file is for.
+//! the package still has a write-ahead log; a later copy names the earlier ones it supersedes), the recent-studies list, and what a dropped file is for.
 //! An encrypted study's backups are encrypted with its passphrase: useless without it, whole with it.
 
 use concord_testsupport::lead_study;
@@ -228,6 +228,22 @@ fn an_expert_returns_ratings_the_lead_can_merge_and_files_are_routed_by_kind() {
     let report =
         merge_package(&mut main, &written, &pass()).expect("the lead merges the returned file");
     assert_eq!(report.inserted, 1, "the expert's one rating comes back");
+    // A second Return ratings (the next day, say) suggests a numbered name beside the first copy
+    // and says that this one is the file to send, the first being older.
+    let second = concord_core::app::expert::default_return_path(&pkg).expect("suggested");
+    assert_eq!(
+        second,
+        dir.path().join("ana-returned-2.concord"),
+        "the first copy is not overwritten unasked"
+    );
+    let copy =
+        concord_core::app::expert::return_ratings_copy(&pkg, &second.display().to_string(), false)
+            .expect("returned again");
+    assert_eq!(
+        (copy.path, copy.superseded),
+        (second, vec![out.clone()]),
+        "the second copy is the one to send, and the first is named as older"
+    );
     assert!(
         concord_core::app::expert::return_ratings(&pkg, "relative.concord", false).is_err(),
         "a typed path must be absolute"

@@ -33,6 +33,7 @@ mod package_forgery;
 mod package_seal;
 mod pair_packages;
 mod pairs;
+mod passphrase_refusals;
 mod phi_eval;
 mod rating_queue;
 mod reviewer;

@@ -10,6 +10,7 @@ mod first_minute_browser;
 mod group_commit;
 mod security;
 mod tls;
+mod web_session_browser;
 
 use concord_core::app::open::{open, WhenMissing};
 use concord_core::app::open_study::OpenStudy;

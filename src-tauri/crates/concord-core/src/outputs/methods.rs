@@ -44,7 +44,8 @@
 //! The reviewer's questions add six files (`outputs::reviewer_tables`): the judges' corrected
 //! prevalence, the study's G-studies, the Dawid–Skene fits with the adjudicated values they hold,
 //! and the agreement table per conversation category with the categories; `recompute.py`
-//! recomputes them with llm_judge_reporting, numpy and scipy's REML, crowd-kit and pingouin.
+//! recomputes them with the prevalence paper's formulas, numpy and scipy's REML, crowd-kit and
+//! pingouin.
 
 use crate::files::output::{self, Destination, OutputError};
 use crate::outputs::export::write_long_csv;
@@ -700,7 +701,7 @@ fn reviewer_paragraph(s: &mut String) {
 `gstudy.csv` gives the study's generalizability studies per criterion: experts × responses × occasions (the experts' first ratings and, where the study has test–retest items, their retest ratings as a second occasion) and each judge × responses × repetitions (its newest run that asked at least twice), one line per variance component estimated by REML (every facet random, missing cells allowed), with Brennan's (2001) relative and absolute coefficients for the numbers of raters and occasions observed and `reaches_n`, the design (raters × occasions) with the fewest scores per response whose relative coefficient reaches 0.80. \
 `dawid_skene.csv` gives, per criterion, the Dawid–Skene (1979) model that `concord agreement --reference dawid-skene` compares judges with, as crowd-kit 1.4.2 fits it (majority-vote start, at most 100 passes, tolerance 1e-5) over every expert's and judge's first ratings on the responses some expert rated, the pairs decided by adjudication (`adjudicated.csv`) held at their values: the priors and each rater's probability of giving each label for each true label. \
 `agreement_by_category.csv` is `agreement.csv` computed on each conversation category's responses alone (`categories.csv` gives each conversation's category); a category with fewer than two responses some expert rated has its reason instead of figures. \
-`recompute.py` recomputes the prevalence with the authors' `llm_judge_reporting` (point_estimator, confidence_interval), every variance component by maximising the same model's REML likelihood written with numpy and minimised with scipy (to 1e-5), the coefficients and the design that reaches 0.80 by Brennan's formulas, the Dawid–Skene fits with crowd-kit's `DawidSkene`, and each category's table with pingouin as the main table."
+`recompute.py` recomputes the prevalence by the published formulas (Rogan–Gladen's correction, the interval from Agresti–Coull-shrunk rates with its bias shift) written with scipy's normal quantile, every variance component by maximising the same model's REML likelihood written with numpy and minimised with scipy (to 1e-5), the coefficients and the design that reaches 0.80 by Brennan's formulas, the Dawid–Skene fits with crowd-kit's `DawidSkene`, and each category's table with pingouin as the main table."
     );
 }
 

@@ -275,9 +275,15 @@ fn rating_commands_carry_no_source_names_and_chinese_renders() {
             r.name
         );
     }
-    // Find a Chinese item by skipping (S) through the queue, then keep a screenshot.
+    // Find a Chinese item by skipping (S) through the queue, then keep a screenshot. (A new
+    // profile's queue is drawn afresh each time: a conversation, which shows its turns rather
+    // than one message, may come first.)
     for _ in 0..40 {
-        let ctx = app.text_of("[data-testid=context]");
+        app.wait_for("[data-testid=criterion]", Duration::from_secs(10));
+        let ctx = app
+            .try_find("[data-testid=context]")
+            .map(|e| app.text(&e))
+            .unwrap_or_default();
         if ctx.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
             let dims = app.find_all("[data-testid=criterion]");
             assert_eq!(
@@ -302,7 +308,7 @@ fn rating_commands_carry_no_source_names_and_chinese_renders() {
 }
 
 /// A study of `n` short synthetic items for timing.
-fn many_items_study(path: &Path, n: usize) {
+pub(super) fn many_items_study(path: &Path, n: usize) {
     let mut store = Store::create(path, Arc::new(SystemClock)).unwrap();
     store
         .write(|tx| {

@@ -213,6 +213,20 @@ impl Chrome {
         self.post("/window/rect", json!({"width": width, "height": height}));
     }
 
+    /// axe-core (the UI's dev dependency) run on the page as it is now: every WCAG 2.2 A and AA
+    /// rule and axe's best practices, every violation of any impact, one line each.
+    pub fn axe_violations(&self) -> Vec<String> {
+        if self.script("return typeof window.axe;") != "object" {
+            self.script(&format!(
+                "{};\nreturn typeof window.axe;",
+                concord_testsupport::axe::source()
+            ));
+        }
+        concord_testsupport::axe::describe(
+            &self.script_async(&concord_testsupport::axe::run_script()),
+        )
+    }
+
     pub fn press(&self, keys: &str) {
         let mut actions = Vec::new();
         for ch in keys.chars() {

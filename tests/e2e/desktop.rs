@@ -385,8 +385,9 @@ fn quits_and_leaves_the_package_whole(how: &str, quit: impl Fn(&App)) {
         "[data-testid=rating-screen] [data-testid=item-number]",
         Duration::from_secs(15),
     );
+    // "1" is a level of every scale: the package may open on a yes–no item (PsyCrisis).
     let n = app.find_all("[data-testid=criterion]").len();
-    app.press(&format!("{}{ENTER}", "2".repeat(n)));
+    app.press(&format!("{}{ENTER}", "1".repeat(n)));
     app.wait_for_attribute(
         "[data-testid=item-number]",
         "data-item",

@@ -179,6 +179,34 @@ impl Chrome {
         );
     }
 
+    /// Make the page a touch screen's (Chromium's touch emulation): `pointer: coarse` matches.
+    pub fn emulate_touch(&self) {
+        let v = self.post(
+            "/goog/cdp/execute",
+            json!({"cmd": "Emulation.setTouchEmulationEnabled", "params": {
+                "enabled": true, "maxTouchPoints": 5
+            }}),
+        );
+        assert!(
+            v["value"].get("error").is_none(),
+            "Chromium emulates a touch screen: {v}"
+        );
+    }
+
+    /// Ask pages for less motion, as a person who set "reduce motion" in their system does.
+    pub fn emulate_reduced_motion(&self) {
+        let v = self.post(
+            "/goog/cdp/execute",
+            json!({"cmd": "Emulation.setEmulatedMedia", "params": {
+                "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]
+            }}),
+        );
+        assert!(
+            v["value"].get("error").is_none(),
+            "Chromium emulates a preference for reduced motion: {v}"
+        );
+    }
+
     pub fn attribute(&self, css: &str, name: &str) -> Option<String> {
         let e = self.try_find(css)?;
         self.get(&format!("/element/{e}/attribute/{name}"))["value"]

@@ -9,6 +9,7 @@ mod first_minute;
 mod first_minute_browser;
 mod group_commit;
 mod keyboard_browser;
+mod phone_browser;
 mod security;
 mod tls;
 

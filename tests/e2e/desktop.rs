@@ -490,6 +490,61 @@ fn use_language(app: &App, lang: &str) {
     }
 }
 
+/// A level chosen by keyboard, then: the chosen level's fill against the page around it, its
+/// text against its fill, the focus ring of the level the keyboard moved on to and the outline of
+/// the criterion in focus all keep the contrast WCAG asks of states and focus (3 : 1; 4.5 : 1 for
+/// text), in the theme the window is in. (axe checks text, not these.)
+fn assert_states_stand_out(app: &App, screen: &str) {
+    app.wait_for(
+        "[data-testid=level][tabindex='0']:focus",
+        Duration::from_secs(10),
+    );
+    // (1 is a level of every scale, a yes–no criterion's "present" among them.)
+    app.press("1");
+    app.wait_for(
+        "[data-testid=level][aria-checked=true]",
+        Duration::from_secs(10),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let found = loop {
+        let found = app.script(
+            "const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number); \
+             const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }; \
+               return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); }; \
+             const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return Math.round(100 * (x + 0.05) / (y + 0.05)) / 100; }; \
+             const bg = (e) => { for (let n = e; n; n = n.parentElement) { const c = rgb(getComputedStyle(n).backgroundColor); \
+               if (c.length === 3 || c[3] > 0) return c; } return [255, 255, 255]; }; \
+             const chosen = document.querySelector('[data-testid=level][aria-checked=true]'); \
+             const focused = document.activeElement; \
+             const criterion = document.querySelector('[data-testid=criterion][data-focused=true]'); \
+             if (!chosen || !focused || focused.dataset.testid !== 'level' || !criterion) return null; \
+             const c = getComputedStyle(chosen), f = getComputedStyle(focused), k = getComputedStyle(criterion); \
+             return {chosen: ratio(rgb(c.backgroundColor), bg(chosen.parentElement)), \
+                     chosenText: ratio(rgb(c.color), rgb(c.backgroundColor)), \
+                     ring: f.outlineStyle === 'none' ? 0 : ratio(rgb(f.outlineColor), bg(focused.parentElement)), \
+                     ringWidth: parseFloat(f.outlineWidth), \
+                     criterion: ratio(rgb(k.outlineColor), bg(criterion.parentElement))};",
+            json!([]),
+        );
+        if !found.is_null() || Instant::now() > deadline {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    println!("figure: contrast of states on the {screen} screen: {found}");
+    let at_least = |key: &str, min: f64| {
+        assert!(
+            found[key].as_f64().is_some_and(|r| r >= min),
+            "{screen}: {key} must reach {min} : 1: {found}"
+        );
+    };
+    at_least("chosen", 3.0);
+    at_least("chosenText", 4.5);
+    at_least("ring", 3.0);
+    at_least("ringWidth", 2.0);
+    at_least("criterion", 3.0);
+}
+
 /// Every screen of the lead's, the researcher's and the expert's window, checked with axe-core
 /// in English and in Chinese: the overview, the agreement panel, judges, adjudication, raters,
 /// each step of the setup wizard (the PHI review and the assignment among them), the rater
@@ -560,6 +615,7 @@ fn check_every_screen(app: &App, theme: &str) {
             Duration::from_secs(10),
         );
         app.assert_accessible(&name("rating"));
+        assert_states_stand_out(app, &name("rating"));
         for (button, ready, screen) in [
             (
                 "help-button",

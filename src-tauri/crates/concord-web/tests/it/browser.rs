@@ -378,6 +378,20 @@ fn the_page_says_it_is_reconnecting_and_carries_on_when_the_server_is_back() {
     chrome.type_into("[data-testid=web-passphrase-confirm]", STRONG);
     chrome.click("[data-testid=web-passphrase-submit]");
     assert_eq!(current_item(&chrome), 1, "the rating screen opens");
+    // The page fetches the next item ahead while the first is shown; the server stops once that
+    // answer is in (otherwise it waits, as it should, for the server to come back).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while chrome.script(
+        "return performance.getEntriesByType('resource') \
+           .some((e) => e.name.endsWith('/api/items/2') && e.responseEnd > 0);",
+    ) != json!(true)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the page fetches the second item ahead"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let addr = served.running.as_ref().expect("running").addr;
     served.stop();
 

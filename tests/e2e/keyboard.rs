@@ -95,6 +95,22 @@ fn tab_reaches_every_control_of_the_rating_screen_and_each_level_names_its_crite
         first["role"], "radio",
         "a level is a radio of its criterion's group: {first}"
     );
+    assert_eq!(
+        app.script("return document.title;", json!([])),
+        "Rate answers — Concord",
+        "the window's page is titled by the screen it shows"
+    );
+    // The texts and the labels in the other language say which language they are in.
+    let langs = app.script(
+        "return [document.querySelector('article.texts').lang, \
+                 [...new Set([...document.querySelectorAll('[data-testid=criterion] .other')].map((e) => e.lang))]];",
+        json!([]),
+    );
+    assert_eq!(
+        langs,
+        json!(["en", ["zh-CN"]]),
+        "the item's texts carry their language, the criteria's Chinese names theirs"
+    );
     let keys: Vec<String> = app
         .find_all("[data-testid=criterion]")
         .iter()
@@ -176,6 +192,19 @@ fn tab_reaches_every_control_of_the_rating_screen_and_each_level_names_its_crite
         focused_testid(&app),
         "signoff-button",
         "Shift+Tab from Change rater goes back to Sign off"
+    );
+
+    // Each group says, before it is used, that choosing a level moves the focus on (and which
+    // keys it takes).
+    let hint = app.script(
+        "const g = document.querySelector('[role=radiogroup]'); \
+         return document.getElementById(g.getAttribute('aria-describedby')).textContent;",
+        json!([]),
+    );
+    assert!(
+        hint.as_str()
+            .is_some_and(|h| h.contains("the next criterion then takes the focus")),
+        "a criterion's group describes its keys and that the focus moves on: {hint}"
     );
 
     // Each group is named by its criterion; each level by its value, its anchor and the

@@ -97,7 +97,7 @@ export const en = {
   "rate.saved": "Saved",
   "rate.title": "Rate answers",
   "rate.criteriaLabel": "Criteria",
-  "rate.keysHint": "Type a level's number (Y or N for yes–no criteria) to choose it, or Space on the level that has focus; up and down arrows move between criteria, Enter goes to the next item, R writes a rationale, F flags the item, ? lists every key.",
+  "rate.keysHint": "Type a level's number (Y or N for yes–no criteria) to choose it, or Space on the level that has focus; the next criterion then takes the focus. Up and down arrows move between criteria, Enter goes to the next item, R writes a rationale, F flags the item, ? lists every key.",
   "rate.levelName": "{level}: {anchor} — {criterion}",
   "rate.levelNameBare": "{level} — {criterion}",
   "rate.savedValue": "{criterion}: {level} saved",

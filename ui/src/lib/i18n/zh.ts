@@ -99,7 +99,7 @@ export const zh: Record<MessageKey, string> = {
   "rate.saved": "已保存",
   "rate.title": "为回答评分",
   "rate.criteriaLabel": "评分标准",
-  "rate.keysHint": "键入等级的数字（是/否类标准用 Y 或 N）即可选择，或在有焦点的等级上按空格；上下方向键在标准之间移动，Enter 进入下一条，R 填写理由，F 标记此条，? 列出全部按键。",
+  "rate.keysHint": "键入等级的数字（是/否类标准用 Y 或 N）即可选择，或在有焦点的等级上按空格；选择后焦点移到下一项标准。上下方向键在标准之间移动，Enter 进入下一条，R 填写理由，F 标记此条，? 列出全部按键。",
   "rate.levelName": "{level}：{anchor}——{criterion}",
   "rate.levelNameBare": "{level}——{criterion}",
   "rate.savedValue": "{criterion}：{level} 已保存",

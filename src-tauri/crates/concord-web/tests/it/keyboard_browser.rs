@@ -85,6 +85,21 @@ fn an_expert_rates_ten_items_writes_a_rationale_flags_leaves_one_signs_off_and_l
     chrome.go(&format!("{}/invite#{}", served.base, tokens[0]));
     chrome.wait_for("[data-testid=web-invite-name]");
 
+    // The page's title says where the expert is, and the fields say what they hold (a password
+    // manager fills them).
+    assert_eq!(
+        chrome.script("return document.title;"),
+        "Choose your passphrase — Concord",
+        "the invitation page is titled by what it asks"
+    );
+    assert_eq!(
+        chrome
+            .attribute("[data-testid=web-passphrase]", "autocomplete")
+            .as_deref(),
+        Some("new-password"),
+        "the new passphrase is marked as one"
+    );
+
     // The invitation by keyboard: Tab to the passphrase, the passphrase, Tab, again, Enter.
     tab_to(&chrome, "web-passphrase", 12);
     chrome.press(STRONG);
@@ -95,6 +110,11 @@ fn an_expert_rates_ten_items_writes_a_rationale_flags_leaves_one_signs_off_and_l
     // The rating page opens with the keyboard on the first criterion's levels.
     let first = wait_focus(&chrome, "level");
     assert_eq!(first["role"], "radio", "a level is a radio: {first}");
+    assert_eq!(
+        chrome.script("return document.title;"),
+        "Rate answers — Concord",
+        "the rating page is titled as such"
+    );
     no_violations(&chrome, "rating page");
 
     // Log out and 中文 are reached by Tab from the criteria (round the page), as is Sign off.
@@ -175,6 +195,13 @@ fn an_expert_rates_ten_items_writes_a_rationale_flags_leaves_one_signs_off_and_l
     tab_to(&chrome, "web-logout", 40);
     chrome.press(ENTER);
     chrome.wait_for("[data-testid=web-login-name]");
+    assert_eq!(
+        chrome
+            .attribute("[data-testid=web-login-name]", "autocomplete")
+            .as_deref(),
+        Some("username"),
+        "the login's name is marked as the user name"
+    );
 
     let conn = rusqlite::Connection::open(&served.study).expect("the study opens");
     let rater: i64 = conn

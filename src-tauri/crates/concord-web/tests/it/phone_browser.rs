@@ -3,7 +3,8 @@
 //! page is one column — the message and the answer, then the criteria under them, each
 //! criterion's levels on one line — nothing is wider than the phone (no sideways scrolling, the
 //! answer wrapping inside its box), every control is a target of at least 44 × 44 px, and
-//! axe-core finds no violation; asked for reduced motion, nothing on the page moves.
+//! axe-core finds no violation; text spaced out (WCAG 1.4.12) is not cut off; at 320 px it
+//! still fits; asked for reduced motion, nothing on the page moves.
 
 use crate::browser::{web_ui, Chrome};
 use crate::serve;
@@ -119,6 +120,34 @@ fn on_a_phone_an_expert_rates_three_items_in_one_column_with_no_sideways_scrolli
     }
     chrome.wait_for_attribute(ITEM, "data-item", "4");
     chrome.wait_for_attribute("[data-testid=save-state]", "data-pending", "0");
+
+    // Text spaced out as WCAG 1.4.12 asks (a reader's own style sheet): no control's text is cut
+    // off and nothing goes wider than the phone.
+    let clipped = chrome.script(
+        "const s = document.createElement('style'); \
+         s.textContent = '* { line-height: 1.5 !important; letter-spacing: 0.12em !important; \
+           word-spacing: 0.16em !important; } p { margin-bottom: 2em !important; }'; \
+         document.head.appendChild(s); \
+         const cut = [...document.querySelectorAll('button, label, [data-testid=criterion] .name')] \
+           .filter((e) => e.offsetParent !== null && (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1)) \
+           .map((e) => e.dataset.testid || e.textContent.trim().slice(0, 30)); \
+         const wide = document.documentElement.scrollWidth; s.remove(); return {cut, wide};",
+    );
+    assert_eq!(
+        clipped,
+        json!({"cut": [], "wide": 390}),
+        "with the text spaced out nothing is cut off or pushed sideways"
+    );
+
+    // Narrower still, 320 px (WCAG 1.4.10's width): still one column, nothing sideways.
+    chrome.emulate_phone(320, 640);
+    chrome.wait_for(ITEM);
+    let wide = chrome.script("return [window.innerWidth, document.documentElement.scrollWidth];");
+    assert_eq!(
+        wide,
+        json!([320, 320]),
+        "at 320 px the page still fits without sideways scrolling"
+    );
 
     // A phone set to reduce motion: nothing on the page moves.
     chrome.emulate_reduced_motion();

@@ -278,7 +278,7 @@ fn rating_commands_carry_no_source_names_and_chinese_renders() {
     // Find a Chinese item by skipping (S) through the queue, then keep a screenshot. (A new
     // profile's queue is drawn afresh each time: a conversation, which shows its turns rather
     // than one message, may come first.)
-    for _ in 0..40 {
+    for _ in 0..60 {
         app.wait_for("[data-testid=criterion]", Duration::from_secs(10));
         let ctx = app
             .try_find("[data-testid=context]")

@@ -39,6 +39,7 @@ mod reviewer;
 mod safe_writes;
 mod signature_marks;
 mod signoff_forgery;
+mod spans;
 mod transcript_packages;
 mod transcripts;
 mod verdicts;

@@ -297,3 +297,66 @@ fn agreement_on_spans_prints_the_contracts_document() {
     let again = ok(&concord(&db, &args), "the same command again");
     assert_eq!(again, printed, "the seed reproduces the intervals");
 }
+
+#[test]
+fn judge_status_lists_the_quotes_a_spans_run_could_not_locate() {
+    use concord_testsupport::judge_server::{study_with_items, FakeJudge, UNFOUND_QUOTE};
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join("judged.concord");
+    drop(study_with_items(
+        &path,
+        &concord_core::rubric::builtin::mentalbench(),
+        2,
+    ));
+    let server = FakeJudge::start(std::time::Duration::ZERO, false, None);
+    let base = server.base_url();
+    let run = [
+        "judge",
+        "run",
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        &base,
+        "--model",
+        "span-judge",
+        "--rubric",
+        "mentalbench",
+        "--spans",
+        "--concurrency",
+        "1",
+        "--json",
+    ];
+    ok(&concord(&path, &run), "a judge run asking for spans");
+    let status = ok(
+        &concord(&path, &["judge", "status", "--json"]),
+        "judge status",
+    );
+    let runs: serde_json::Value = serde_json::from_str(&status).expect("JSON");
+    let quotes = runs[0]["unlocated_quotes"]
+        .as_array()
+        .expect("the run lists its unlocated quotes");
+    assert_eq!(quotes.len(), 2, "one per reply: {status}");
+    assert_eq!(quotes[0]["quote"], UNFOUND_QUOTE, "as the judge wrote it");
+    assert_eq!(quotes[0]["conversation_id"], "c0", "naming its reply");
+    let text = ok(
+        &concord(&path, &["judge", "status"]),
+        "judge status as text",
+    );
+    assert!(
+        text.contains("2 quotes not found") && text.contains(UNFOUND_QUOTE),
+        "the text lists them too: {text}"
+    );
+    let exported = dir.path().join("spans.csv");
+    let out = exported.to_str().expect("utf-8 path");
+    ok(
+        &concord(&path, &["export", "spans", "--out", out]),
+        "export spans",
+    );
+    let csv = std::fs::read_to_string(&exported).expect("the export");
+    assert!(
+        csv.contains(&format!(
+            "c0,2,gpt4o,span-judge,actionable_guidance,,,,{UNFOUND_QUOTE}\n"
+        )),
+        "the export keeps it with empty offsets: {csv}"
+    );
+}

@@ -258,6 +258,19 @@ impl StudyTx<'_> {
         spans_of_response(self.conn(), response_id)
     }
 
+    /// The text of a reply (`None` for a session item or an answer without text).
+    pub fn reply_text(&self, response_id: i64) -> StoreResult<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT text FROM response WHERE id = ?1",
+                [response_id],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()?
+            .flatten())
+    }
+
     /// Store a span; returns its id.
     pub fn add_span(&mut self, span: &NewSpan) -> StoreResult<i64> {
         insert(self.conn(), span)

@@ -23,6 +23,7 @@ mod judge_batch_file;
 mod judge_history;
 mod judge_reliability;
 mod judge_run;
+mod judge_spans;
 mod lead_assignment;
 mod lead_export;
 mod lead_package;

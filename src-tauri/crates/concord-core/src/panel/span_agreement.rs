@@ -166,6 +166,8 @@ pub enum SpanAgreementError {
 /// One compared reply: its length, every rater's spans, who covers it and whether an expert
 /// marked it.
 struct Reply {
+    /// Conversation id, turn (2 for an earlier release's single-turn answer) and source.
+    name: (String, i64, String),
     item: MarkedItem,
     covered: Vec<bool>,
     expert_marked: bool,
@@ -257,6 +259,109 @@ pub fn span_agreement(
     rubric: Option<&str>,
     options: SpanAgreementOptions,
 ) -> Result<SpanAgreementReport, SpanAgreementError> {
+    let prepared = prepare(store, rubric)?;
+    report_of(&prepared, options)
+}
+
+/// A located span as the methods appendix lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanRow {
+    pub conversation: String,
+    pub turn: i64,
+    pub source: String,
+    pub rater: String,
+    pub kind: String,
+    pub code: String,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// A compared reply: its length in characters and one rater who covers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoverRow {
+    pub conversation: String,
+    pub turn: i64,
+    pub source: String,
+    pub length: u64,
+    pub rater: String,
+}
+
+/// What a span report reads, row by row: every located span of its raters and, for each
+/// compared reply, each rater who covers it (in the report's order of replies and raters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanInputs {
+    pub spans: Vec<SpanRow>,
+    pub coverage: Vec<CoverRow>,
+}
+
+/// The report of rubric `rubric` with the rows it reads; `None` when no rater marked a located
+/// span on its replies (or it declares no codes).
+pub fn span_agreement_with_inputs(
+    store: &Store,
+    rubric: &str,
+    options: SpanAgreementOptions,
+) -> Result<Option<(SpanAgreementReport, SpanInputs)>, SpanAgreementError> {
+    let prepared = prepare(store, Some(rubric))?;
+    if prepared.replies.is_empty() {
+        return Ok(None);
+    }
+    let report = report_of(&prepared, options)?;
+    let kind = |judge: bool| {
+        if judge {
+            RaterKind::Judge
+        } else {
+            RaterKind::Expert
+        }
+        .as_str()
+        .to_string()
+    };
+    let mut inputs = SpanInputs {
+        spans: Vec::new(),
+        coverage: Vec::new(),
+    };
+    for reply in &prepared.replies {
+        let (conversation, turn, source) = &reply.name;
+        for (r, (_, name, judge)) in prepared.raters.iter().enumerate() {
+            if reply.covered[r] {
+                inputs.coverage.push(CoverRow {
+                    conversation: conversation.clone(),
+                    turn: *turn,
+                    source: source.clone(),
+                    length: reply.item.length,
+                    rater: name.clone(),
+                });
+            }
+            let mut own: Vec<&MarkedSpan> =
+                reply.item.spans.iter().filter(|s| s.rater == r).collect();
+            own.sort_by_key(|s| (s.start, s.end, s.code));
+            for s in own {
+                inputs.spans.push(SpanRow {
+                    conversation: conversation.clone(),
+                    turn: *turn,
+                    source: source.clone(),
+                    rater: name.clone(),
+                    kind: kind(*judge),
+                    code: prepared.rubric.codes[s.code].key.clone(),
+                    start: s.start,
+                    end: s.end,
+                });
+            }
+        }
+    }
+    Ok(Some((report, inputs)))
+}
+
+/// What a report is computed from: the rubric, the raters (experts first, then judges, each by
+/// name) and the compared replies.
+struct Prepared {
+    rubric: Rubric,
+    raters: Vec<(i64, String, bool)>,
+    replies: Vec<Reply>,
+    unlocated: HashMap<i64, usize>,
+    covered: HashSet<(usize, i64)>,
+}
+
+fn prepare(store: &Store, rubric: Option<&str>) -> Result<Prepared, SpanAgreementError> {
     let rubrics = store.rubrics()?;
     let stored = match rubric {
         Some(key) => rubrics
@@ -319,13 +424,17 @@ pub fn span_agreement(
             });
     }
     let expert_count = raters.iter().filter(|r| !r.2).count();
-    let experts: Vec<usize> = (0..expert_count).collect();
     let replies: Vec<Reply> = items
         .iter()
         .filter_map(|item| {
             let spans = by_response.remove(&item.response_id)?;
             let text = item.text.as_deref()?;
             Some(Reply {
+                name: (
+                    item.conversation.clone(),
+                    item.turn.unwrap_or(2),
+                    item.source.clone(),
+                ),
                 expert_marked: spans.iter().any(|s| s.rater < expert_count),
                 covered: (0..raters.len())
                     .map(|r| covered.contains(&(r, item.response_id)))
@@ -337,6 +446,28 @@ pub fn span_agreement(
             })
         })
         .collect();
+    Ok(Prepared {
+        rubric: rubric.clone(),
+        raters,
+        replies,
+        unlocated,
+        covered,
+    })
+}
+
+fn report_of(
+    prepared: &Prepared,
+    options: SpanAgreementOptions,
+) -> Result<SpanAgreementReport, SpanAgreementError> {
+    let Prepared {
+        rubric,
+        raters,
+        replies,
+        unlocated,
+        covered,
+    } = prepared;
+    let expert_count = raters.iter().filter(|r| !r.2).count();
+    let experts: Vec<usize> = (0..expert_count).collect();
     let pairs: Vec<(usize, usize)> = (0..raters.len())
         .flat_map(|a| (a + 1..raters.len()).map(move |b| (a, b)))
         .collect();

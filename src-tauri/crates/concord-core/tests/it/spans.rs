@@ -585,3 +585,147 @@ fn span_agreement_reports_alpha_and_f1_per_code_and_overall() {
         "overall has alpha_u"
     );
 }
+
+/// The appendix's Python (`CONCORD_APPENDIX_PYTHON`), when the environment names one.
+fn appendix_python() -> Option<std::path::PathBuf> {
+    std::env::var_os("CONCORD_APPENDIX_PYTHON")
+        .filter(|p| !p.is_empty())
+        .map(std::path::PathBuf::from)
+}
+
+fn write_appendix(study: Study, dir: &Path) -> Vec<String> {
+    let mut open = concord_core::app::open_study::OpenStudy::new(study.store);
+    let options = concord_core::panel::agreement::AgreementOptions::mentalalign("mentalbench");
+    let gate = concord_core::guard::phi::review::PhiGate {
+        actor: "lead",
+        override_reason: None,
+    };
+    concord_core::app::methods::write_methods_appendix(
+        &mut open, &options, dir, "9.9.9", false, gate,
+    )
+    .expect("the appendix is written")
+    .files
+    .iter()
+    .map(|p| {
+        p.file_name()
+            .expect("a file")
+            .to_string_lossy()
+            .into_owned()
+    })
+    .collect()
+}
+
+#[test]
+fn an_appendix_with_spans_recomputes_its_span_tables() {
+    use concord_core::outputs::methods::{recompute_script, recompute_script_with_spans};
+    let out = tempfile::tempdir().expect("a folder for the appendices");
+    let plain = Study::new();
+    let plain_dir = out.path().join("plain-appendix");
+    let names = write_appendix(plain, &plain_dir);
+    assert_eq!(
+        names.len(),
+        16,
+        "a study without spans writes the sixteen files it always did"
+    );
+    assert_eq!(
+        std::fs::read_to_string(plain_dir.join("recompute.py")).expect("script"),
+        recompute_script(false),
+        "and the script it always did"
+    );
+
+    let mut study = Study::new();
+    let experts = study.file("spans.csv", &two_experts());
+    study.import(&experts).expect("the experts' spans");
+    let judge = study.file(
+        "judge.csv",
+        &format!(
+            "{HEADER}{}\n{}\n",
+            row(
+                "c1",
+                "judge-x",
+                "actionable_guidance",
+                REPLY_ZH,
+                "拨打心理援助热线 12356"
+            ),
+            row(
+                "c2",
+                "judge-x",
+                "generic_reassurance",
+                REPLY_EN,
+                "Everything will be fine."
+            )
+        ),
+    );
+    import_spans(&mut study.store, &judge, RaterKind::Judge, 7, "lead").expect("the judge's spans");
+    let dir = out.path().join("appendix");
+    let tmp = out.path().to_path_buf();
+    let names = write_appendix(study, &dir);
+    assert_eq!(
+        names[16..],
+        ["spans.csv", "span_replies.csv", "span_agreement.csv"],
+        "the span tables follow the files every appendix has"
+    );
+    let script = std::fs::read_to_string(dir.join("recompute.py")).expect("script");
+    assert_eq!(
+        script,
+        recompute_script_with_spans(false),
+        "the script checks the spans too"
+    );
+    let table = std::fs::read_to_string(dir.join("span_agreement.csv")).expect("table");
+    assert!(
+        table.contains("mentalbench,all,f1_exact,ann,bob,0.5,"),
+        "the overall exact F1 of the two experts: {table}"
+    );
+    assert!(
+        table.contains(",judge-x,"),
+        "the judge's pairs are listed: {table}"
+    );
+    let paragraph = std::fs::read_to_string(dir.join("methods.md")).expect("methods");
+    assert!(
+        paragraph.contains("## Evidence spans"),
+        "the paragraph says how the figures were made"
+    );
+
+    let Some(python) = appendix_python() else {
+        println!("note: CONCORD_APPENDIX_PYTHON is not set, so recompute.py is not run here");
+        return;
+    };
+    let run = |at: &Path| {
+        let out = std::process::Command::new(&python)
+            .arg(at.join("recompute.py"))
+            .arg(at)
+            .output()
+            .expect("the appendix's Python runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, out) = run(&dir);
+    assert_eq!(
+        code,
+        Some(0),
+        "recompute.py reproduces every span figure:\n{out}"
+    );
+    assert!(
+        out.contains("span figures recomputed"),
+        "the span check ran:\n{out}"
+    );
+    let changed = tmp.join("changed");
+    std::fs::create_dir_all(&changed).expect("folder");
+    for entry in std::fs::read_dir(&dir).expect("appendix") {
+        let entry = entry.expect("file");
+        std::fs::copy(entry.path(), changed.join(entry.file_name())).expect("copy");
+    }
+    std::fs::write(
+        changed.join("span_agreement.csv"),
+        table.replacen(
+            "mentalbench,all,f1_exact,ann,bob,0.5,",
+            "mentalbench,all,f1_exact,ann,bob,0.51,",
+            1,
+        ),
+    )
+    .expect("tamper");
+    let (code, out) = run(&changed);
+    assert_eq!(code, Some(1), "a figure changed by 0.01 is caught:\n{out}");
+}

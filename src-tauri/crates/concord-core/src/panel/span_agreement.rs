@@ -472,7 +472,7 @@ fn report_of(
         .flat_map(|a| (a + 1..raters.len()).map(move |b| (a, b)))
         .collect();
     let setup = Setup {
-        replies: &replies,
+        replies,
         experts,
         raters: raters.len(),
         codes: rubric.codes.len(),
@@ -513,7 +513,7 @@ fn report_of(
         point: &point,
         intervals: intervals.as_deref(),
         names: &names,
-        replies: &replies,
+        replies,
     };
     let codes: Vec<CodeAgreement> = rubric
         .codes

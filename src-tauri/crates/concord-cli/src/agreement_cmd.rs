@@ -253,19 +253,7 @@ fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
 pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String, ImportCmdError> {
     let mut study = open_study_to_read(db)?;
     if args.spans {
-        let report = concord_core::app::spans::span_agreement(
-            &study,
-            args.rubric.as_deref(),
-            concord_core::panel::span_agreement::SpanAgreementOptions {
-                resamples: args.resamples,
-                seed: args.seed,
-            },
-        )?;
-        return if json {
-            Ok(format!("{}\n", serde_json::to_string_pretty(&report)?))
-        } else {
-            Ok(render_spans(&report))
-        };
+        return spans(args, &study, json);
     }
     if args.prevalence {
         let rows = prevalence(
@@ -937,6 +925,27 @@ fn render_preference_agreement(
             }
         }
     }
+}
+
+/// `concord agreement --spans`: the span agreement of the rubric, as JSON or text.
+fn spans(
+    args: &AgreementArgs,
+    study: &concord_core::app::open_study::OpenStudy,
+    json: bool,
+) -> Result<String, ImportCmdError> {
+    let report = concord_core::app::spans::span_agreement(
+        study,
+        args.rubric.as_deref(),
+        concord_core::panel::span_agreement::SpanAgreementOptions {
+            resamples: args.resamples,
+            seed: args.seed,
+        },
+    )?;
+    Ok(if json {
+        format!("{}\n", serde_json::to_string_pretty(&report)?)
+    } else {
+        render_spans(&report)
+    })
 }
 
 /// `--spans` as text: per code (then over all) uα among the experts and each pair's F1.

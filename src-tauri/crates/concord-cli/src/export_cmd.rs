@@ -245,62 +245,8 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
                 written.summary.ratings()
             ))
         }
-        ExportCommand::Spans {
-            out,
-            force,
-            override_phi,
-        } => {
-            let gate = PhiGate {
-                actor: &by,
-                override_reason: override_phi.as_deref(),
-            };
-            let written =
-                concord_core::app::spans::export_spans(&mut study, out.as_deref(), *force, gate)?;
-            let doc = warn_if_plain_copy(
-                written.warning.as_ref(),
-                serde_json::to_value(&written.summary)?,
-            );
-            if json {
-                return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
-            }
-            Ok(format!(
-                "Wrote {} ({} spans, {} unlocated quotes)\n",
-                written.path.display(),
-                written.summary.spans,
-                written.summary.unlocated
-            ))
-        }
-        ExportCommand::Sheet {
-            rater,
-            out,
-            force,
-            override_phi,
-        } => {
-            let gate = PhiGate {
-                actor: &by,
-                override_reason: override_phi.as_deref(),
-            };
-            let written = concord_core::app::export::export_sheet(
-                &mut study,
-                rater,
-                out.as_deref(),
-                *force,
-                gate,
-            )?;
-            let doc = warn_if_plain_copy(
-                written.warning.as_ref(),
-                serde_json::to_value(&written.summary)?,
-            );
-            if json {
-                return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
-            }
-            Ok(format!(
-                "Wrote the rating sheet of {} to {} ({} items)\n",
-                written.summary.rater,
-                written.path.display(),
-                written.summary.rows
-            ))
-        }
+        ExportCommand::Spans { .. } => export_spans(&mut study, &by, &args.command, json),
+        ExportCommand::Sheet { .. } => export_sheet(&mut study, &by, &args.command, json),
     }
 }
 
@@ -318,4 +264,76 @@ pub fn sheet(args: &SheetArgs, db: Option<&Path>, json: bool) -> Result<String, 
             ))
         }
     }
+}
+
+/// `concord export spans`: every span as CSV, behind the PHI gate.
+fn export_spans(
+    study: &mut concord_core::app::open_study::OpenStudy,
+    by: &str,
+    command: &ExportCommand,
+    json: bool,
+) -> Result<String, ExportCmdError> {
+    let ExportCommand::Spans {
+        out,
+        force,
+        override_phi,
+    } = command
+    else {
+        return Ok(String::new());
+    };
+    let gate = PhiGate {
+        actor: by,
+        override_reason: override_phi.as_deref(),
+    };
+    let written = concord_core::app::spans::export_spans(study, out.as_deref(), *force, gate)?;
+    let doc = warn_if_plain_copy(
+        written.warning.as_ref(),
+        serde_json::to_value(&written.summary)?,
+    );
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
+    }
+    Ok(format!(
+        "Wrote {} ({} spans, {} unlocated quotes)\n",
+        written.path.display(),
+        written.summary.spans,
+        written.summary.unlocated
+    ))
+}
+
+/// `concord export sheet`: one expert's fill-in rating sheet, behind the PHI gate.
+fn export_sheet(
+    study: &mut concord_core::app::open_study::OpenStudy,
+    by: &str,
+    command: &ExportCommand,
+    json: bool,
+) -> Result<String, ExportCmdError> {
+    let ExportCommand::Sheet {
+        rater,
+        out,
+        force,
+        override_phi,
+    } = command
+    else {
+        return Ok(String::new());
+    };
+    let gate = PhiGate {
+        actor: by,
+        override_reason: override_phi.as_deref(),
+    };
+    let written =
+        concord_core::app::export::export_sheet(study, rater, out.as_deref(), *force, gate)?;
+    let doc = warn_if_plain_copy(
+        written.warning.as_ref(),
+        serde_json::to_value(&written.summary)?,
+    );
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
+    }
+    Ok(format!(
+        "Wrote the rating sheet of {} to {} ({} items)\n",
+        written.summary.rater,
+        written.path.display(),
+        written.summary.rows
+    ))
 }

@@ -11,7 +11,6 @@
 //! Krippendorff's unitized α (as DKPro Statistics computes it, in exact fractions) to 1e-6; the
 //! intervals depend on Concord's random stream and are not redrawn.
 
-use super::methods::MethodsError;
 use crate::base::cell::neutralise;
 use crate::panel::span_agreement::{
     CodeAgreement, SpanAgreementOptions, SpanAgreementReport, SpanInputs,
@@ -68,7 +67,7 @@ fn figure(x: Option<f64>) -> String {
 pub fn span_tables(
     report: &SpanAgreementReport,
     inputs: &SpanInputs,
-) -> Result<[Vec<u8>; 3], MethodsError> {
+) -> Result<[Vec<u8>; 3], csv::Error> {
     let text = |s: &str| neutralise(s).into_owned();
     let mut spans = csv::Writer::from_writer(Vec::new());
     spans.write_record(SPANS_HEADER)?;
@@ -99,7 +98,7 @@ pub fn span_tables(
     agreement.write_record(SPAN_AGREEMENT_HEADER)?;
     let rubric = text(&report.rubric);
     let (resamples, seed) = (report.resamples.to_string(), report.seed.to_string());
-    let mut code_rows = |c: &CodeAgreement| -> Result<(), MethodsError> {
+    let mut code_rows = |c: &CodeAgreement| -> Result<(), csv::Error> {
         let ci = |i: &Option<crate::panel::span_agreement::Interval>| {
             (
                 figure(i.and_then(|i| i.lower)),
@@ -144,10 +143,8 @@ pub fn span_tables(
     for c in report.codes.iter().chain(std::iter::once(&report.overall)) {
         code_rows(c)?;
     }
-    let done = |w: csv::Writer<Vec<u8>>| {
-        w.into_inner()
-            .map_err(|e| MethodsError::Csv(csv::Error::from(e.into_error())))
-    };
+    let done =
+        |w: csv::Writer<Vec<u8>>| w.into_inner().map_err(|e| csv::Error::from(e.into_error()));
     Ok([done(spans)?, done(replies)?, done(agreement)?])
 }
 

@@ -80,6 +80,10 @@ pub const RECOMPUTE_SCRIPT: &str = include_str!("methods/recompute.py");
 /// last lines (the call of `main`): the by-turn check and a call of both.
 pub const RECOMPUTE_TURNS_PART: &str = include_str!("methods/recompute_turns.py");
 
+/// What an appendix with span tables adds, after the by-turn part's functions when there is one:
+/// the span check and an entry point that runs every check the script holds.
+pub const RECOMPUTE_SPANS_PART: &str = include_str!("methods/recompute_spans.py");
+
 /// The line [`RECOMPUTE_TURNS_PART`] takes the place of, and everything after it.
 const SCRIPT_ENTRY: &str = "\nif __name__ == \"__main__\":";
 
@@ -89,6 +93,16 @@ pub fn recompute_script(by_turn: bool) -> String {
     match (by_turn, RECOMPUTE_SCRIPT.rfind(SCRIPT_ENTRY)) {
         (true, Some(cut)) => format!("{}{RECOMPUTE_TURNS_PART}", &RECOMPUTE_SCRIPT[..=cut]),
         _ => RECOMPUTE_SCRIPT.to_string(),
+    }
+}
+
+/// The script of an appendix with span tables: [`recompute_script`] up to its entry point, then
+/// [`RECOMPUTE_SPANS_PART`] (whose entry point also runs the by-turn check when it is there).
+pub fn recompute_script_with_spans(by_turn: bool) -> String {
+    let script = recompute_script(by_turn);
+    match script.rfind(SCRIPT_ENTRY) {
+        Some(cut) => format!("{}{RECOMPUTE_SPANS_PART}", &script[..=cut]),
+        None => script,
     }
 }
 
@@ -264,6 +278,8 @@ pub enum MethodsError {
     Csv(#[from] csv::Error),
     #[error(transparent)]
     Adjudication(#[from] crate::panel::adjudication::AdjudicationError),
+    #[error("cannot compute the span tables: {0}")]
+    Spans(String),
 }
 
 /// What the appendix's judge reliability table is computed with: the report's defaults (seed 42,
@@ -800,7 +816,7 @@ fn study_json_of(
 /// (seen as [`appendix_view_of`] gives) and the `study.json` content [`study_json`] gave; returns
 /// the files written. Its `ratings.csv` carries every rating with the judges' rationales: the
 /// caller checks the PHI gate first, as for every other export. Every file goes through
-/// `files::output`: all destinations (sixteen, seventeen with a by-turn table) are judged before the
+/// `files::output`: all destinations (sixteen, seventeen with a by-turn table, three more with spans) are judged before the
 /// first is written (a file already there is replaced only when `overwrite` is set; the open
 /// study never), each is staged `0600` and renamed in.
 pub fn write_appendix(
@@ -814,10 +830,23 @@ pub fn write_appendix(
 ) -> Result<Vec<PathBuf>, MethodsError> {
     output::create_folder(dir)?;
     let by_turn = appendix_by_turn(store, options)?;
+    let spans = crate::panel::span_agreement::span_agreement_with_inputs(
+        store,
+        &options.rubric,
+        crate::outputs::span_tables::span_options(),
+    )
+    .map_err(|e| match e {
+        crate::panel::span_agreement::SpanAgreementError::Store(e) => MethodsError::Store(e),
+        other => MethodsError::Spans(other.to_string()),
+    })?;
+    let span_files = spans
+        .as_ref()
+        .map_or(&[][..], |_| &crate::outputs::span_tables::SPAN_FILES[..]);
     let names: Vec<&str> = FILES
         .iter()
         .copied()
         .chain(by_turn.as_ref().map(|_| BY_TURN_FILE))
+        .chain(span_files.iter().copied())
         .collect();
     let paths: Vec<PathBuf> = names.iter().map(|name| dir.join(name)).collect();
     for path in &paths {
@@ -862,25 +891,36 @@ pub fn write_appendix(
             "study.json",
             (serde_json::to_string_pretty(meta)? + "\n").into_bytes(),
         ),
-        (
-            "methods.md",
-            methods_paragraph(
+        ("methods.md", {
+            let mut paragraph = methods_paragraph(
                 options,
                 software,
                 summary.ratings,
                 provenance.audit_head.as_deref(),
                 pairwise.as_ref(),
                 by_turn.as_ref(),
-            )
-            .into_bytes(),
-        ),
+            );
+            if let Some((report, _)) = &spans {
+                crate::outputs::span_tables::span_paragraph(&mut paragraph, report);
+            }
+            paragraph.into_bytes()
+        }),
         (
             "recompute.py",
-            recompute_script(by_turn.is_some()).into_bytes(),
+            if spans.is_some() {
+                recompute_script_with_spans(by_turn.is_some())
+            } else {
+                recompute_script(by_turn.is_some())
+            }
+            .into_bytes(),
         ),
     ];
     if let Some(figures) = &by_turn {
         files.push((BY_TURN_FILE, by_turn_table(options, figures)?));
+    }
+    if let Some((report, inputs)) = &spans {
+        let tables = crate::outputs::span_tables::span_tables(report, inputs)?;
+        files.extend(SPAN_FILE_NAMES.into_iter().zip(tables));
     }
     let mut written = Vec::new();
     for ((name, bytes), path) in files.into_iter().zip(paths) {
@@ -942,6 +982,9 @@ fn reviewer_files(
         t::categories_table(store, rubric)?,
     ])
 }
+
+/// The span tables' names, as `outputs::span_tables::SPAN_FILES` lists them.
+const SPAN_FILE_NAMES: [&str; 3] = crate::outputs::span_tables::SPAN_FILES;
 
 /// The by-turn table, written last, only for a reply rubric over transcripts.
 const BY_TURN_FILE: &str = "agreement_by_turn.csv";

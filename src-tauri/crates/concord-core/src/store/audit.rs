@@ -70,6 +70,8 @@ pub const TRACKED_TABLES: &[&str] = &[
     "study_meta",
     // The turns of a conversation imported as a transcript (schema 23 on).
     "turn",
+    // Evidence spans marked in replies (schema 24 on).
+    "span",
 ];
 
 /// The marker of the migration from which on the chain seals what gives a value its meaning.

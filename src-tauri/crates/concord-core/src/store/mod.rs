@@ -40,6 +40,7 @@ mod rating_count;
 mod rubric;
 pub mod seal;
 mod signoff;
+mod span;
 mod untrusted;
 mod web_access;
 
@@ -67,6 +68,7 @@ pub use rating::*;
 pub use rating_count::{KeptCountDifference, RatingCounts};
 pub use rubric::*;
 pub use signoff::*;
+pub use span::*;
 pub use web_access::*;
 
 use crate::base::clock::Clock;
@@ -104,6 +106,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0021_server_trust.sql"),
     include_str!("../../migrations/0022_answering_model.sql"),
     include_str!("../../migrations/0023_conversations.sql"),
+    include_str!("../../migrations/0024_spans.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).

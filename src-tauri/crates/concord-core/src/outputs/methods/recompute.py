@@ -206,9 +206,13 @@ def check_table(study, ratings, table, compare, skipped, prefix):
         line = icc.loc[row.icc_form if row.icc_form in icc.index else FORMS[row.icc_form]]
         compare(label + " icc", float(line["ICC"]), row.icc)
         if row.ci_method == "F":
-            lo, hi = line["CI95%"] if "CI95%" in line else line["CI95"]
-            compare(label + " ci_low", float(lo), row.ci_low)
-            compare(label + " ci_high", float(hi), row.ci_high)
+            lo, hi = (float(v) for v in (line["CI95%"] if "CI95%" in line else line["CI95"]))
+            if not (math.isfinite(lo) and math.isfinite(hi)) and abs(float(line["ICC"]) - 1) <= TOLERANCE:
+                # Judge and reference agree exactly: no residual variance, so the F statistics are
+                # infinite and pingouin gives no interval; the interval's limit is [1, 1].
+                lo = hi = 1.0
+            compare(label + " ci_low", lo, row.ci_low)
+            compare(label + " ci_high", hi, row.ci_high)
 
 
 def aggregate(values, how):

@@ -581,6 +581,8 @@ fn insert_trigger(table: &str, cols: &[String]) -> String {
 #[derive(Debug)]
 pub(crate) struct DirectInserts {
     table: String,
+    /// The digested columns, in the table's order.
+    columns: Vec<String>,
     trigger: String,
     /// Reads an inserted row's digested columns back by rowid ([`DirectInserts::add_stored`]).
     select: String,
@@ -594,6 +596,12 @@ impl DirectInserts {
     /// The table whose rows these are.
     pub(crate) fn table(&self) -> &str {
         &self.table
+    }
+
+    /// The columns a row's hash covers, in the table's order (what [`DirectInserts::add`]
+    /// takes).
+    pub(crate) fn columns(&self) -> &[String] {
+        &self.columns
     }
 
     /// One inserted row, read back from the table by its rowid: the hash the trigger would
@@ -649,6 +657,7 @@ pub(crate) fn set_insert_trigger_aside(
     conn.execute_batch(&format!("DROP TRIGGER temp.concord_audit_{table}_ins"))?;
     Ok(DirectInserts {
         table: table.to_string(),
+        columns: cols.to_vec(),
         trigger: insert_trigger(table, cols),
         select: format!(
             "SELECT {} FROM main.{table} WHERE rowid = ?1",

@@ -858,6 +858,8 @@ fn many_conversations() -> Vec<Conv> {
 
 #[test]
 fn a_bulk_import_of_conversations_seals_its_rows_as_stored() {
+    // A turn table whose rows come conversation by conversation is read once; shuffled, twice.
+    let mut first_stored: std::collections::HashMap<&str, Vec<Vec<String>>> = Default::default();
     for (rubric, format) in [
         ("mentalbench", "shuffled table"),
         ("test-session", "shuffled table"),
@@ -924,6 +926,12 @@ fn a_bulk_import_of_conversations_seals_its_rows_as_stored() {
             expected,
             "{rubric}, {format}: the rows of a conversation past the first statement are stored \
              in their places"
+        );
+        let all: Vec<Vec<String>> = (0..40).map(|c| s.stored(&format!("c{c}"))).collect();
+        let first = first_stored.entry(rubric).or_insert_with(|| all.clone());
+        assert!(
+            *first == all,
+            "{rubric}, {format}: every conversation is stored as from the first format"
         );
         let summary = review::scan(&mut s.store, false, "lead").expect("scan");
         let findings = review::findings(&s.store, Some(PhiStatus::Open)).expect("findings");

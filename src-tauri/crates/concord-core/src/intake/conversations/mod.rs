@@ -285,7 +285,11 @@ fn check_text(text: &str, turn: usize, at: impl FnOnce() -> Location) -> Result<
             format!("turn {turn} has no text; every turn needs its words"),
         ));
     }
-    let chars = text.chars().count();
+    // A text of no more bytes than the limit has no more characters either: counted only past it.
+    let chars = match text.len() {
+        n if n <= MAX_TURN_CHARS => n,
+        _ => text.chars().count(),
+    };
     if chars > MAX_TURN_CHARS {
         return Err(Issue::error(
             at(),

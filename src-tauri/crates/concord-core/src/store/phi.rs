@@ -411,36 +411,49 @@ impl StudyTx<'_> {
     }
 
     /// The texts to scan — every text when `all`, else those written since the last scan — and
-    /// clear the marks.
-    pub fn take_phi_pending(&mut self, all: bool) -> StoreResult<Vec<PhiText>> {
-        let texts = if all {
-            read_texts(&self.tx)?
+    /// clear the marks. Each text is shown to `keep` as it is read (its id and words, borrowed
+    /// from the file) and only those it keeps are returned whole, with the number of texts read:
+    /// a scan after an import of 200,000 turns holds the few texts with findings, not every text.
+    pub fn take_phi_pending(
+        &mut self,
+        all: bool,
+        mut keep: impl FnMut(PhiTextId, &str) -> bool,
+    ) -> StoreResult<(usize, Vec<PhiText>)> {
+        let sql = if all {
+            [TEXTS.to_string(), response_texts(), TURN_TEXTS.to_string()]
         } else {
-            let mut out = Vec::new();
-            let mut stmt = self.tx.prepare(&format!(
-                "{TEXTS} WHERE c.id IN (SELECT conversation_id FROM phi_pending WHERE response_id = 0)"
-            ))?;
-            for row in stmt.query_map([], text_row)? {
-                out.push(row?);
-            }
-            let mut stmt = self.tx.prepare(&format!(
-                "{} AND p.id IN (SELECT response_id FROM phi_pending WHERE response_id <> 0)",
-                response_texts()
-            ))?;
-            for row in stmt.query_map([], text_row)? {
-                out.push(row?);
-            }
-            let mut stmt = self.tx.prepare(&format!(
-                "{TURN_TEXTS} WHERE t.id IN (SELECT turn_id FROM phi_pending_turn)"
-            ))?;
-            for row in stmt.query_map([], text_row)? {
-                out.push(row?);
-            }
-            out
+            [
+                format!(
+                    "{TEXTS} WHERE c.id IN (SELECT conversation_id FROM phi_pending WHERE response_id = 0)"
+                ),
+                format!(
+                    "{} AND p.id IN (SELECT response_id FROM phi_pending WHERE response_id <> 0)",
+                    response_texts()
+                ),
+                format!("{TURN_TEXTS} WHERE t.id IN (SELECT turn_id FROM phi_pending_turn)"),
+            ]
         };
+        let mut read = 0;
+        let mut kept = Vec::new();
+        for sql in sql {
+            let mut stmt = self.tx.prepare(&sql)?;
+            let mut rows = stmt.query([])?;
+            while let Some(r) = rows.next()? {
+                read += 1;
+                let id = PhiTextId {
+                    conversation_id: r.get(0)?,
+                    response_id: r.get(1)?,
+                    turn_id: r.get(4)?,
+                };
+                let text = r.get_ref(3)?.as_str().map_err(rusqlite::Error::from)?;
+                if keep(id, text) {
+                    kept.push(text_row(r)?);
+                }
+            }
+        }
         self.tx.execute("DELETE FROM phi_pending", [])?;
         self.tx.execute("DELETE FROM phi_pending_turn", [])?;
-        Ok(texts)
+        Ok((read, kept))
     }
 
     /// One text with the current content (after a redaction).

@@ -419,23 +419,26 @@ impl StudyTx<'_> {
         all: bool,
         mut keep: impl FnMut(PhiTextId, &str) -> bool,
     ) -> StoreResult<(usize, Vec<PhiText>)> {
-        let sql = if all {
-            [TEXTS.to_string(), response_texts(), TURN_TEXTS.to_string()]
-        } else {
-            [
-                format!(
-                    "{TEXTS} WHERE c.id IN (SELECT conversation_id FROM phi_pending WHERE response_id = 0)"
-                ),
-                format!(
-                    "{} AND p.id IN (SELECT response_id FROM phi_pending WHERE response_id <> 0)",
-                    response_texts()
-                ),
-                format!("{TURN_TEXTS} WHERE t.id IN (SELECT turn_id FROM phi_pending_turn)"),
-            ]
-        };
+        // Ids and words only: a kept text's name (which needs its conversation and source) is
+        // read for it alone.
+        let sql = [
+            "SELECT c.id, NULL, NULL, c.context FROM conversation c",
+            "SELECT p.conversation_id, p.id, NULL, p.text FROM response p WHERE p.text IS NOT NULL",
+            "SELECT t.conversation_id, NULL, t.id, t.text FROM turn t",
+        ];
+        let pending = [
+            " WHERE c.id IN (SELECT conversation_id FROM phi_pending WHERE response_id = 0)",
+            " AND p.id IN (SELECT response_id FROM phi_pending WHERE response_id <> 0)",
+            " WHERE t.id IN (SELECT turn_id FROM phi_pending_turn)",
+        ];
         let mut read = 0;
         let mut kept = Vec::new();
-        for sql in sql {
+        for (sql, pending) in sql.into_iter().zip(pending) {
+            let sql = if all {
+                sql.to_string()
+            } else {
+                format!("{sql}{pending}")
+            };
             let mut stmt = self.tx.prepare(&sql)?;
             let mut rows = stmt.query([])?;
             while let Some(r) = rows.next()? {
@@ -443,11 +446,11 @@ impl StudyTx<'_> {
                 let id = PhiTextId {
                     conversation_id: r.get(0)?,
                     response_id: r.get(1)?,
-                    turn_id: r.get(4)?,
+                    turn_id: r.get(2)?,
                 };
                 let text = r.get_ref(3)?.as_str().map_err(rusqlite::Error::from)?;
                 if keep(id, text) {
-                    kept.push(text_row(r)?);
+                    kept.extend(read_text(&self.tx, id)?);
                 }
             }
         }

@@ -1076,6 +1076,8 @@ impl StudyTx<'_> {
     /// Seal this transaction's events and row changes into the chain (called by `Store::write`
     /// just before it commits).
     pub(crate) fn seal(&mut self) -> StoreResult<()> {
+        // The PHI guard's triggers set aside by a bulk import are back before anything is sealed.
+        self.put_phi_marks_back()?;
         // Rows digested here while their insert trigger was set aside join the rest first.
         for direct in std::mem::take(&mut self.direct) {
             put_insert_trigger_back(&self.tx, &self.pending, direct)?;

@@ -863,7 +863,7 @@ impl StudyTx<'_> {
         let next = |sql: &str| -> StoreResult<i64> {
             Ok(self.conn().query_row(sql, [], |r| r.get::<_, i64>(0))? + 1)
         };
-        Ok(TranscriptImport {
+        let import = TranscriptImport {
             next_conversation: next("SELECT COALESCE(MAX(id), 0) FROM conversation")?,
             conversation_digest: digesting(&self.direct, "conversation", &CONVERSATION_COLUMNS),
             items: PendingRows::new(
@@ -878,7 +878,15 @@ impl StudyTx<'_> {
                 TURN_COLUMNS.len(),
                 digesting(&self.direct, "turn", &TURN_COLUMNS),
             ),
-        })
+        };
+        // The PHI guard's triggers would run for every row: the new texts are marked for the
+        // scan in one statement per table when the import finishes.
+        self.set_phi_marks_aside(
+            import.next_conversation,
+            import.items.next_id,
+            import.turns.next_id,
+        )?;
+        Ok(import)
     }
 
     /// A new conversation of a transcript import, written at once (its rows follow it).
@@ -979,7 +987,8 @@ impl StudyTx<'_> {
     /// Write what a transcript import still holds.
     pub fn finish_transcript_import(&mut self, mut import: TranscriptImport) -> StoreResult<()> {
         self.write_rows(&mut import.items, true)?;
-        self.write_rows(&mut import.turns, true)
+        self.write_rows(&mut import.turns, true)?;
+        self.put_phi_marks_back()
     }
 
     /// Write the waiting rows of `rows` ([`TRANSCRIPT_INSERT_ROWS`] to a statement; with `all`
@@ -1234,9 +1243,10 @@ impl PendingRows {
 /// A bulk import of conversations as transcripts in progress
 /// ([`StudyTx::begin_transcript_import`]). Each row gets its id when it is handed over — the
 /// next after the largest in its table, as SQLite would give it — so a conversation is written
-/// at once and its items and turns [`TRANSCRIPT_INSERT_ROWS`] to a statement: a statement that
-/// fires the PHI guard's triggers keeps a copy of every page it touches, once per statement
-/// rather than once per row. Each row is digested for the audit chain from the values written,
+/// at once and its items and turns [`TRANSCRIPT_INSERT_ROWS`] to a statement. The PHI guard's
+/// insert triggers are set aside meanwhile (a statement that fires a trigger keeps a copy of
+/// every page it touches, and each row costs a sub-program) and the new texts marked for the
+/// scan in one statement per table when the import finishes. Each row is digested for the audit chain from the values written,
 /// in the table's column order: the hash the chain's trigger computes. The rows still held are
 /// written by [`StudyTx::finish_transcript_import`]; in between the transaction adds responses
 /// and turns only through this import.

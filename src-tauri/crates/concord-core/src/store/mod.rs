@@ -1056,6 +1056,7 @@ impl Store {
             new_lead: made.is_some() && self.sealing,
             entry_per_event: false,
             direct: Vec::new(),
+            phi_marks: None,
         };
         let forget = |made: &Option<(Arc<lead_key::LeadKey>, lead_key::KeyStore)>| {
             if let Some((key, keys)) = made {
@@ -1198,6 +1199,10 @@ pub struct StudyTx<'c> {
     /// Tables whose inserted rows this transaction digests itself (their insert triggers set
     /// aside until the seal; see `StudyTx::digest_inserts_here`).
     direct: Vec<audit::DirectInserts>,
+    /// The PHI guard's insert triggers set aside by a bulk import of conversations, put back
+    /// (and the new texts marked) when it finishes or, at the latest, when the transaction is
+    /// sealed (see `StudyTx::set_phi_marks_aside`).
+    phi_marks: Option<phi::PhiMarksAside>,
 }
 
 impl StudyTx<'_> {

@@ -1243,7 +1243,7 @@ impl PendingRows {
 /// A bulk import of conversations as transcripts in progress
 /// ([`StudyTx::begin_transcript_import`]). Each row gets its id when it is handed over — the
 /// next after the largest in its table, as SQLite would give it — so a conversation is written
-/// at once and its items and turns [`TRANSCRIPT_INSERT_ROWS`] to a statement. The PHI guard's
+/// at once and its items and turns `TRANSCRIPT_INSERT_ROWS` (128) to a statement. The PHI guard's
 /// insert triggers are set aside meanwhile (a statement that fires a trigger keeps a copy of
 /// every page it touches, and each row costs a sub-program) and the new texts marked for the
 /// scan in one statement per table when the import finishes. Each row is digested for the audit chain from the values written,

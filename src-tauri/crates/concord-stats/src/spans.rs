@@ -51,7 +51,9 @@ use rand::Rng;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::bootstrap::{quantile_sorted, BootstrapError, BootstrapInterval, BootstrapOptions};
+use crate::bootstrap::{
+    check_request, quantile_sorted, BootstrapError, BootstrapInterval, BootstrapOptions,
+};
 
 /// One unit of a unitizing study: `[begin, begin + length)` marked by `rater` with `category`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -567,17 +569,7 @@ where
     R: Rng + ?Sized,
     F: FnMut(&[usize], &mut [Option<f64>]),
 {
-    if n_targets == 0 {
-        return Err(BootstrapError::NoTargets);
-    }
-    if !(options.level > 0.0 && options.level < 1.0) {
-        return Err(BootstrapError::Level(options.level));
-    }
-    if let Some((lo, hi)) = options.keep_range {
-        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-            return Err(BootstrapError::Range(lo, hi));
-        }
-    }
+    check_request(n_targets, options)?;
     let mut indices = vec![0usize; n_targets];
     let mut buffer: Vec<Option<f64>> = vec![None; figures];
     let mut replicates: Vec<Vec<f64>> = vec![Vec::with_capacity(options.resamples); figures];

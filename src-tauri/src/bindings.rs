@@ -60,6 +60,7 @@ pub fn typescript() -> String {
         Anchor,
         Group,
         Criterion,
+        Code,
         Total,
         concord_core::rubric::Scope,
         Rubric,

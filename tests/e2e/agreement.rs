@@ -301,6 +301,7 @@ fn conversations_show_item_level_cluster_intervals_and_agreement_by_turn() {
         "every turn has the judge's ICC on the chosen attribute"
     );
     show(&app, "[data-testid=by-turn]", "agreement-by-turn");
+    app.assert_accessible("agreement-by-turn");
 
     // The session rubric: one item per conversation, no table by turn.
     let select = app.wait_for("[data-testid=ag-rubric]", Duration::from_secs(5));
@@ -341,6 +342,7 @@ fn conversations_show_item_level_cluster_intervals_and_agreement_by_turn() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    app.assert_accessible("agreement-by-turn-in-chinese");
     let note = app.text_of("[data-testid=ag-conversations]");
     assert!(
         note.contains("对话"),

@@ -452,6 +452,55 @@ fn an_expert_rates_a_reply_seeing_forty_turns_steps_through_them_and_rates_a_ses
         vec!["reply", "session", "single"],
         "each item was rated"
     );
+
+    // And in the long CSV: each value with its item's turn (41, none for the session, 2 for the
+    // single-turn answer) and scope.
+    let mut csv = Vec::new();
+    concord_core::outputs::export::csv::write_long_csv(
+        &store,
+        &mut csv,
+        concord_core::outputs::export::csv::CsvOptions::default(),
+    )
+    .expect("the long CSV is written");
+    let csv = String::from_utf8(csv).expect("the CSV is UTF-8");
+    let csv = csv.trim_start_matches('\u{feff}');
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("the long CSV has a {name} column: {header:?}"))
+    };
+    let (rater, turn, scope, value) = (
+        column("rater"),
+        column("turn"),
+        column("scope"),
+        column("value"),
+    );
+    let mut exported: Vec<(String, String, String)> = lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f.get(rater) == Some(&"Conversation expert"))
+        .map(|f| {
+            (
+                f[turn].to_string(),
+                f[scope].to_string(),
+                f[value].to_string(),
+            )
+        })
+        .collect();
+    exported.sort();
+    exported.dedup();
+    assert_eq!(
+        exported,
+        [
+            ("".to_string(), "session".to_string(), "2".to_string()),
+            ("2".to_string(), "reply".to_string(), "3".to_string()),
+            ("41".to_string(), "reply".to_string(), "4".to_string()),
+            ("41".to_string(), "reply".to_string(), "5".to_string()),
+        ],
+        "the export carries every value typed with its item's turn and scope"
+    );
     assert_eq!(
         concord_core::guard::audit::verify(&store)
             .expect("the chain verifies")

@@ -385,9 +385,8 @@ fn quits_and_leaves_the_package_whole(how: &str, quit: impl Fn(&App)) {
         "[data-testid=rating-screen] [data-testid=item-number]",
         Duration::from_secs(15),
     );
+    // "1" is a level of every scale: the package may open on a yes–no item (PsyCrisis).
     let n = app.find_all("[data-testid=criterion]").len();
-    // Level 1 exists on every built-in criterion (1–5 scales and 0/1 safety dimensions alike),
-    // whichever rubric the package's first item has.
     app.press(&format!("{}{ENTER}", "1".repeat(n)));
     app.wait_for_attribute(
         "[data-testid=item-number]",
@@ -481,52 +480,172 @@ fn an_encrypted_study_opened_at_runtime_asks_for_its_passphrase_and_locks_when_i
     );
 }
 
-/// Every screen of the lead's and researcher's window, checked with axe-core.
-fn check_every_screen(app: &App, theme: &str) {
-    app.wait_for("[data-testid=overview]", Duration::from_secs(30));
-    app.assert_accessible(&format!("{theme}-overview"));
-    for (nav, ready, name) in [
-        (
-            "nav-agreement",
-            "[data-testid=agreement-table] td",
-            "agreement",
-        ),
-        ("nav-judges", "[data-testid=judge-screen]", "judges"),
-        ("nav-setup", "[data-testid=setup-rubric]", "setup"),
-        ("nav-rate", "[data-testid=rater-picker]", "rater-picker"),
-    ] {
-        app.click(&app.wait_for(&format!("[data-testid={nav}]"), Duration::from_secs(5)));
-        app.wait_for(ready, Duration::from_secs(30));
-        app.assert_accessible(&format!("{theme}-{name}"));
+/// Switch the interface to `lang` ("en" or "zh") with its button, unless it is there already.
+fn use_language(app: &App, lang: &str) {
+    let tag = if lang == "zh" { "zh-CN" } else { "en" };
+    let html = app.wait_for("html", Duration::from_secs(5));
+    if app.attribute(&html, "lang").as_deref() != Some(tag) {
+        app.click(&app.wait_for("[data-testid=lang-switch]", Duration::from_secs(5)));
+        app.wait_for_attribute("html", "lang", tag, Duration::from_secs(5));
     }
-    for step in [
-        "import", "experts", "assign", "progress", "packages", "exports",
-    ] {
-        app.click(&app.wait_for("[data-testid=nav-setup]", Duration::from_secs(5)));
-        app.click(&app.wait_for(
-            &format!("[data-testid=step-{step}]"),
-            Duration::from_secs(5),
-        ));
-        app.wait_for(
-            &format!("[data-testid=setup-{step}]"),
-            Duration::from_secs(10),
-        );
-        app.assert_accessible(&format!("{theme}-setup-{step}"));
-    }
-    app.click(&app.wait_for("[data-testid=nav-rate]", Duration::from_secs(5)));
-    let name = app.wait_for("[data-testid=new-profile]", Duration::from_secs(10));
-    app.click(&name);
-    app.type_into(&name, &format!("Axe expert{ENTER}"));
-    let confirm = app.wait_for("[data-testid=confirm-profile]", Duration::from_secs(10));
-    app.click(&confirm);
+}
+
+/// A level chosen by keyboard, then: the chosen level's fill against the page around it, its
+/// text against its fill, the focus ring of the level the keyboard moved on to and the outline of
+/// the criterion in focus all keep the contrast WCAG asks of states and focus (3 : 1; 4.5 : 1 for
+/// text), in the theme the window is in. (axe checks text, not these.)
+fn assert_states_stand_out(app: &App, screen: &str) {
     app.wait_for(
-        "[data-testid=rating-screen] [data-testid=item-number]",
+        "[data-testid=level][tabindex='0']:focus",
         Duration::from_secs(10),
     );
-    app.assert_accessible(&format!("{theme}-rating"));
+    // (1 is a level of every scale, a yes–no criterion's "present" among them.)
+    app.press("1");
+    app.wait_for(
+        "[data-testid=level][aria-checked=true]",
+        Duration::from_secs(10),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let found = loop {
+        let found = app.script(
+            "const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number); \
+             const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }; \
+               return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); }; \
+             const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return Math.round(100 * (x + 0.05) / (y + 0.05)) / 100; }; \
+             const bg = (e) => { for (let n = e; n; n = n.parentElement) { const c = rgb(getComputedStyle(n).backgroundColor); \
+               if (c.length === 3 || c[3] > 0) return c; } return [255, 255, 255]; }; \
+             const chosen = document.querySelector('[data-testid=level][aria-checked=true]'); \
+             const focused = document.activeElement; \
+             const criterion = document.querySelector('[data-testid=criterion][data-focused=true]'); \
+             if (!chosen || !focused || focused.dataset.testid !== 'level' || !criterion) return null; \
+             const c = getComputedStyle(chosen), f = getComputedStyle(focused), k = getComputedStyle(criterion); \
+             return {chosen: ratio(rgb(c.backgroundColor), bg(chosen.parentElement)), \
+                     chosenText: ratio(rgb(c.color), rgb(c.backgroundColor)), \
+                     ring: f.outlineStyle === 'none' ? 0 : ratio(rgb(f.outlineColor), bg(focused.parentElement)), \
+                     ringWidth: parseFloat(f.outlineWidth), \
+                     criterion: ratio(rgb(k.outlineColor), bg(criterion.parentElement))};",
+            json!([]),
+        );
+        if !found.is_null() || Instant::now() > deadline {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    println!("figure: contrast of states on the {screen} screen: {found}");
+    let at_least = |key: &str, min: f64| {
+        assert!(
+            found[key].as_f64().is_some_and(|r| r >= min),
+            "{screen}: {key} must reach {min} : 1: {found}"
+        );
+    };
+    at_least("chosen", 3.0);
+    at_least("chosenText", 4.5);
+    at_least("ring", 3.0);
+    at_least("ringWidth", 2.0);
+    at_least("criterion", 3.0);
+}
+
+/// Every screen of the lead's, the researcher's and the expert's window, checked with axe-core
+/// in English and in Chinese: the overview, the agreement panel, judges, adjudication, raters,
+/// each step of the setup wizard (the PHI review and the assignment among them), the rater
+/// picker, the rating screen with its key help, its flag field and its sign-off dialog, and the
+/// Keyboard shortcuts dialog (left open at the end).
+fn check_every_screen(app: &App, theme: &str) {
+    app.wait_for("[data-testid=overview]", Duration::from_secs(30));
+    for lang in ["en", "zh"] {
+        use_language(app, lang);
+        let name = |screen: &str| format!("{theme}-{lang}-{screen}");
+        app.click(&app.wait_for("[data-testid=nav-overview]", Duration::from_secs(10)));
+        app.wait_for("[data-testid=overview]", Duration::from_secs(30));
+        app.assert_accessible(&name("overview"));
+        for (nav, ready, screen) in [
+            (
+                "nav-agreement",
+                "[data-testid=agreement-table] td",
+                "agreement",
+            ),
+            ("nav-judges", "[data-testid=judge-screen]", "judges"),
+            ("nav-adjudicate", "[data-testid=adj-status]", "adjudicate"),
+            ("nav-raters", "[data-testid=raters]", "raters"),
+            ("nav-rate", "[data-testid=rater-picker]", "rater-picker"),
+        ] {
+            app.click(&app.wait_for(&format!("[data-testid={nav}]"), Duration::from_secs(5)));
+            app.wait_for(ready, Duration::from_secs(30));
+            app.assert_accessible(&name(screen));
+        }
+        // (The wizard remembers its step: each is opened by its own button.)
+        for (step, ready) in [
+            ("rubric", "[data-testid=setup-rubric]"),
+            ("import", "[data-testid=setup-import]"),
+            ("privacy", "[data-testid=phi-counts]"),
+            ("experts", "[data-testid=setup-experts]"),
+            ("assign", "[data-testid=setup-assign]"),
+            ("progress", "[data-testid=setup-progress]"),
+            ("packages", "[data-testid=setup-packages]"),
+            ("exports", "[data-testid=setup-exports]"),
+        ] {
+            app.click(&app.wait_for("[data-testid=nav-setup]", Duration::from_secs(5)));
+            app.click(&app.wait_for(
+                &format!("[data-testid=step-{step}]"),
+                Duration::from_secs(5),
+            ));
+            app.wait_for(ready, Duration::from_secs(10));
+            app.assert_accessible(&name(&format!("setup-{step}")));
+        }
+
+        // The expert's screens: a profile made (in English) or picked again (in Chinese).
+        app.click(&app.wait_for("[data-testid=nav-rate]", Duration::from_secs(5)));
+        let input = app.wait_for("[data-testid=new-profile]", Duration::from_secs(10));
+        let made = app
+            .find_all("[data-testid=profile]")
+            .into_iter()
+            .find(|p| app.text(p).contains("Axe expert"));
+        match made {
+            Some(profile) => app.click(&profile),
+            None => {
+                app.click(&input);
+                app.type_into(&input, &format!("Axe expert{ENTER}"));
+                let confirm =
+                    app.wait_for("[data-testid=confirm-profile]", Duration::from_secs(10));
+                app.click(&confirm);
+            }
+        }
+        app.wait_for(
+            "[data-testid=rating-screen] [data-testid=item-number]",
+            Duration::from_secs(10),
+        );
+        app.assert_accessible(&name("rating"));
+        assert_states_stand_out(app, &name("rating"));
+        for (button, ready, screen) in [
+            (
+                "help-button",
+                "[data-testid=help-overlay][open]",
+                "rating-help",
+            ),
+            ("flag-button", "[data-testid=flag-reason]", "rating-flag"),
+            (
+                "signoff-button",
+                "[data-testid=signoff-dialog][open]",
+                "signoff-dialog",
+            ),
+        ] {
+            app.click(&app.wait_for(&format!("[data-testid={button}]"), Duration::from_secs(5)));
+            app.wait_for(ready, Duration::from_secs(10));
+            app.assert_accessible(&name(screen));
+            app.press("\u{E00C}");
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while app.try_find(ready).is_some() {
+                assert!(Instant::now() < deadline, "Esc closes {ready}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        // Back to lead mode for the next language (Change rater, which asks for nothing here).
+        app.click(&app.wait_for("[data-testid=switch-rater]", Duration::from_secs(5)));
+        app.wait_for("[data-testid=nav-overview]", Duration::from_secs(10));
+    }
     emit(app, "menu", "shortcuts");
     app.wait_for("[data-testid=dialog-shortcuts]", Duration::from_secs(5));
-    app.assert_accessible(&format!("{theme}-shortcuts"));
+    app.assert_accessible(&format!("{theme}-zh-shortcuts"));
 }
 
 #[test]

@@ -282,6 +282,7 @@ fn a_local_judge_runs_from_the_window_with_progress_failures_and_ratings_on_disk
 
     // The failure is listed with its reason and the raw output, as text.
     let raw = app.wait_for("[data-testid=judge-failure-raw]", Duration::from_secs(10));
+    app.assert_accessible("judge-run-with-a-failure");
     assert_eq!(
         app.text(&raw),
         MALFORMED,

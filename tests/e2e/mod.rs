@@ -10,6 +10,7 @@ mod figures;
 mod first_minutes;
 mod hostile;
 mod judge;
+mod keyboard;
 mod overview;
 mod pairs;
 mod panel;
@@ -473,38 +474,32 @@ impl App {
     }
 
     /// Run axe-core (the npm package the UI installs) inside the real webview on the screen shown
-    /// now and fail on any serious or critical violation, naming rule, impact and elements.
+    /// now — every WCAG 2.2 A and AA rule and axe's best practices — and fail on any violation of
+    /// any impact, naming rule, impact and elements (screen names must be file-name safe: the
+    /// screenshot of a failure is named after it).
     pub fn assert_accessible(&self, screen: &str) {
-        let source_path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/node_modules/axe-core/axe.min.js");
-        let source = std::fs::read_to_string(&source_path).unwrap_or_else(|e| {
-            panic!(
-                "{}: axe-core is a UI dev dependency (npm ci installs it): {e}",
-                source_path.display()
-            )
-        });
         if self.script("return typeof window.axe", json!([])) != json!("object") {
-            self.script(&format!("{source};\nreturn typeof window.axe;"), json!([]));
+            self.script(
+                &format!(
+                    "{};\nreturn typeof window.axe;",
+                    concord_testsupport::axe::source()
+                ),
+                json!([]),
+            );
         }
-        let result = self.script_async(
-            "const done = arguments[arguments.length - 1]; \
-             window.axe.run(document, {resultTypes: ['violations']}) \
-               .then((r) => done(r.violations \
-                 .filter((v) => v.impact === 'serious' || v.impact === 'critical') \
-                 .map((v) => ({id: v.id, impact: v.impact, help: v.help, \
-                   nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ') + ' — ' + n.failureSummary)}))), \
-                 (e) => done([{id: 'axe-error', impact: 'critical', help: String(e), nodes: []}]));",
-            json!([]),
-        );
-        let violations = result.as_array().cloned().unwrap_or_default();
+        let result = self.script_async(&concord_testsupport::axe::run_script(), json!([]));
+        let violations = concord_testsupport::axe::describe(&result);
         if !violations.is_empty() {
             self.screenshot(&format!("axe-{screen}"));
         }
+        println!(
+            "figure: axe on the window's {screen}: {} violations",
+            violations.len()
+        );
         assert!(
             violations.is_empty(),
-            "axe-core found serious or critical accessibility violations on the {screen} screen \
-             (screenshot tests/artifacts/axe-{screen}.png): {}",
-            serde_json::to_string_pretty(&violations).unwrap_or_default()
+            "axe-core found accessibility violations on the {screen} screen \
+             (screenshot tests/artifacts/axe-{screen}.png): {violations:#?}"
         );
     }
 

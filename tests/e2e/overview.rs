@@ -106,6 +106,7 @@ fn a_file_that_is_not_a_study_is_refused_in_the_window() {
         "the window must say which file and why: {msg}"
     );
     app.screenshot("not-a-study");
+    app.assert_accessible("not-a-study");
     drop(app);
     assert_eq!(
         std::fs::read_to_string(&study).unwrap(),

@@ -73,6 +73,7 @@ fn an_expert_compares_pairs_by_keyboard_and_resumes_after_a_relaunch() {
             a.contains("item #") && b.contains("item #") && a != b,
             "the two answers of the pair are shown side by side: {a} | {b}"
         );
+        app.assert_accessible("pair-screen");
         // Pair 1: A, B, equal, equal, A (←), B (→), A, B — then Enter.
         app.press(&format!("120={LEFT}{RIGHT}12{ENTER}"));
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -265,6 +266,7 @@ fn the_agreement_panel_shows_the_leaderboard_and_each_judges_position_bias() {
         "[data-testid=pairwise-leaderboard]",
         Duration::from_secs(10),
     );
+    app.assert_accessible("agreement-pairwise");
     let groups: Vec<String> = app
         .find_all("[data-testid=pairwise-group]")
         .iter()

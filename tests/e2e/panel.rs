@@ -143,6 +143,9 @@ fn an_adjudicator_decides_three_pairs_without_seeing_sources() {
     let mut marked_pair_seen = false;
     for n in 1..=3 {
         let current = app.wait_for("[data-testid=adj-current]", Duration::from_secs(10));
+        if n == 1 {
+            app.assert_accessible("adjudication-pair");
+        }
         let opinions = app.find_all("[data-testid=adj-opinion]");
         assert!(opinions.len() >= 2, "the experts' values are side by side");
         if app.attribute(&current, "data-item").as_deref() == Some(item.as_str())
@@ -244,6 +247,8 @@ fn an_expert_passes_calibration_then_reaches_the_regular_queue() {
     let profile = app.wait_for("[data-testid=profile]", Duration::from_secs(10));
     app.click(&profile);
     app.wait_for("[data-testid=calibration]", Duration::from_secs(10));
+    app.wait_for("[data-testid=cal-level]", Duration::from_secs(10));
+    app.assert_accessible("calibration");
     assert!(
         app.try_find("[data-testid=rating-screen]").is_none(),
         "the regular queue does not open before calibration"
@@ -364,6 +369,7 @@ fn the_raters_view_flags_a_planted_lenient_expert() {
         "[data-testid=rater-card][data-rater=Lena] [data-testid=rater-flag][data-kind=lenient]",
         Duration::from_secs(20),
     );
+    app.assert_accessible("raters-with-a-flag");
     assert!(
         app.text(&flag).contains("lenient"),
         "Lena is flagged lenient: {}",

@@ -275,12 +275,14 @@ fn rating_commands_carry_no_source_names_and_chinese_renders() {
             r.name
         );
     }
-    // Find a Chinese item by skipping (S) through the queue, then keep a screenshot.
-    // (A conversation's transcript items have no single message; the single-turn ones are sought.)
+    // Find a Chinese item by skipping (S) through the queue, then keep a screenshot. (A new
+    // profile's queue is drawn afresh each time: a conversation, which shows its turns rather
+    // than one message, may come first.)
     for _ in 0..60 {
+        app.wait_for("[data-testid=criterion]", Duration::from_secs(10));
         let ctx = app
             .try_find("[data-testid=context]")
-            .map(|_| app.text_of("[data-testid=context]"))
+            .map(|e| app.text(&e))
             .unwrap_or_default();
         if ctx.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
             let dims = app.find_all("[data-testid=criterion]");
@@ -306,7 +308,7 @@ fn rating_commands_carry_no_source_names_and_chinese_renders() {
 }
 
 /// A study of `n` short synthetic items for timing.
-fn many_items_study(path: &Path, n: usize) {
+pub(super) fn many_items_study(path: &Path, n: usize) {
     let mut store = Store::create(path, Arc::new(SystemClock)).unwrap();
     store
         .write(|tx| {

@@ -372,6 +372,7 @@ fn badges_say_what_they_measure_and_saved_figures_carry_title_and_legend() {
         "the table compares the demo's judge and the second one: {judges:?}"
     );
     app.wait_for("[data-testid=forest-plot] svg", Duration::from_secs(30));
+    app.assert_accessible("agreement-two-judges-with-figures");
     for (figure, title, names_judges) in [
         ("forest", "Forest plot: ICC(C,1) with 95% CI", true),
         (

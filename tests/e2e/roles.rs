@@ -192,6 +192,7 @@ fn a_rater_session_reaches_only_its_own_queue_by_the_ui_or_by_the_page() {
     let field = app.wait_for("[data-testid=lead-passphrase]", Duration::from_secs(5));
     app.type_into(&field, "not the lead\u{E007}");
     let refused = app.wait_for("[data-testid=lead-error]", Duration::from_secs(10));
+    app.assert_accessible("lead-passphrase-refused");
     assert!(
         !app.text(&refused).is_empty(),
         "a wrong lead passphrase is refused in the window"

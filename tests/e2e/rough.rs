@@ -573,7 +573,8 @@ fn at_800_by_600_every_criterion_and_every_message_is_in_view_and_the_mouse_has_
         "the message is announced"
     );
 
-    // A level pressed exposes its pressed state; the others of that criterion do not.
+    // A level chosen exposes its state (a radio of its criterion's group, checked); the others of
+    // that criterion say they are not.
     app.script(
         "document.querySelector('[data-testid=criterion]').scrollIntoView(); return 1;",
         json!([]),
@@ -594,12 +595,12 @@ fn at_800_by_600_every_criterion_and_every_message_is_in_view_and_the_mouse_has_
         .find_all("[data-testid=criterion] [data-testid=level]")
         .iter()
         .take(first.len())
-        .map(|b| app.attribute(b, "aria-pressed"))
+        .map(|b| app.attribute(b, "aria-checked"))
         .collect();
     assert_eq!(
         pressed[0].as_deref(),
         Some("true"),
-        "the level clicked says it is pressed: {pressed:?}"
+        "the level clicked says it is checked: {pressed:?}"
     );
     assert!(
         pressed[1..].iter().all(|p| p.as_deref() == Some("false")),

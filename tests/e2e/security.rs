@@ -148,6 +148,7 @@ fn the_lead_types_the_study_passphrase_twice_and_a_mismatch_is_said_beside_the_r
         Some("true"),
         "the repeat field is marked invalid for assistive technology"
     );
+    app.assert_accessible("encrypt-with-a-mismatch");
     assert!(
         !concord_core::store::is_encrypted(&study).unwrap(),
         "a mismatch encrypts nothing"

@@ -427,6 +427,7 @@ fn lead_reviews_phi_found_at_import_and_exports_are_gated_until_then() {
         Some("2"),
         "both findings wait for a decision"
     );
+    app.assert_accessible("phi-review-with-findings");
     let phone_item = "[data-testid=phi-item][data-kind=phone]";
     let context = app.text_of(&format!("{phone_item} [data-testid=phi-context]"));
     assert!(
@@ -597,6 +598,7 @@ fn a_long_form_ratings_import_shows_its_progress_in_the_window() {
         shown.contains("840"),
         "the window shows the import complete with its rows, from the shell's progress events: {shown:?}"
     );
+    app.assert_accessible("import-progress");
 }
 
 #[test]

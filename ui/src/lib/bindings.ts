@@ -139,6 +139,12 @@ export type Criterion = { id: string,
  */
 keys: Array<string>, group: string | null, label: { [key in string]?: string }, description: { [key in string]?: string }, scale: Scale, anchors: Array<Anchor>, };
 
+export type Code = { key: string, label: { [key in string]?: string }, description: { [key in string]?: string }, 
+/**
+ * Severity levels a span of this code may carry, mildest first; none: spans carry no severity.
+ */
+severity: Array<string>, };
+
 export type Total = { label: { [key in string]?: string }, keys: Array<string>, };
 
 export type Scope = "reply" | "session";
@@ -151,7 +157,12 @@ total: Total | null,
 /**
  * What one item of the rubric is: a reply (the default) or a whole conversation.
  */
-scope: Scope, criteria: Array<Criterion>, };
+scope: Scope, criteria: Array<Criterion>, 
+/**
+ * The codes a rater may mark spans of a reply with (`[[codes]]`); none when the rubric
+ * declares none (a rubric file written before spans existed reads and writes as before).
+ */
+codes: Array<Code>, };
 
 export type RaterProfile = { id: number, name: string, 
 /**
@@ -1546,7 +1557,12 @@ both_orders: boolean,
  * How many turns before a reply the judge sees (the last 10 unless told; a run of an
  * earlier release, whose items were single-turn, reads as the default).
  */
-history: HistoryDepth, };
+history: HistoryDepth, 
+/**
+ * Ask the judge to quote the reply's words that show each of the rubric's span codes
+ * (`judge::spans`); needs a reply rubric that declares codes.
+ */
+spans: boolean, };
 
 export type CostEstimate = { calls: number, input_tokens: number, output_tokens: number, cost_usd: number, 
 /**

@@ -117,6 +117,7 @@ export function buildSettings(f: JudgeForm): Built {
       structured: false,
       both_orders: false,
       history,
+      spans: false,
     },
   };
 }

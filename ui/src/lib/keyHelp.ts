@@ -12,7 +12,7 @@ export interface KeyHelpLine {
 export const RATING_KEYS: readonly KeyHelpLine[] = [
   { keys: "1 – 5", does: "help.digits" },
   { keys: "Y / N · 1 / 0", does: "help.binary" },
-  { keys: "↑ ↓ · Tab", does: "help.move" },
+  { keys: "↑ ↓", does: "help.move" },
   { keys: "Enter · →", does: "help.next" },
   { keys: "Backspace · ←", does: "help.prev" },
   { keys: "S", does: "help.skip" },
@@ -22,6 +22,7 @@ export const RATING_KEYS: readonly KeyHelpLine[] = [
   { keys: "] · J", does: "help.turnNext" },
   { keys: "Esc", does: "help.turnReply" },
   { keys: "?", does: "help.help" },
+  { keys: "Tab", does: "help.tab" },
 ];
 
 export const WINDOW_KEYS: readonly KeyHelpLine[] = [

@@ -21,8 +21,7 @@ describe("rating keys", () => {
   });
 
   it("navigation keys move between criteria and items", () => {
-    expect(keyAction({ key: "Tab" }, likert)).toEqual({ kind: "focus", delta: 1 });
-    expect(keyAction({ key: "Tab", shiftKey: true }, likert)).toEqual({ kind: "focus", delta: -1 });
+    expect(keyAction({ key: "ArrowDown" }, likert)).toEqual({ kind: "focus", delta: 1 });
     expect(keyAction({ key: "ArrowUp" }, likert)).toEqual({ kind: "focus", delta: -1 });
     expect(keyAction({ key: "Enter" }, likert)).toEqual({ kind: "next" });
     expect(keyAction({ key: "Backspace" }, likert)).toEqual({ kind: "prev" });
@@ -35,6 +34,13 @@ describe("rating keys", () => {
       for (const key of ["[", "k", "K"]) expect(keyAction({ key }, scale)).toEqual({ kind: "turn", step: -1 });
       for (const key of ["]", "j", "J"]) expect(keyAction({ key }, scale)).toEqual({ kind: "turn", step: 1 });
       expect(keyAction({ key: "Escape" }, scale)).toEqual({ kind: "reply" });
+    }
+  });
+
+  it("Tab and Shift+Tab belong to the page, which moves through every control with them", () => {
+    for (const scale of [likert, binary, undefined]) {
+      expect(keyAction({ key: "Tab" }, scale)).toBeNull();
+      expect(keyAction({ key: "Tab", shiftKey: true }, scale)).toBeNull();
     }
   });
 
@@ -55,8 +61,9 @@ describe("rating key help", () => {
   const pressed: Record<string, string> = { "↑": "ArrowUp", "↓": "ArrowDown", "→": "ArrowRight", "←": "ArrowLeft", Esc: "Escape" };
   const keysOf = (printed: string) => (printed === "1 – 5" ? ["1", "2", "3", "4", "5"] : printed.split(/ · | \/ | /));
 
-  it("names only keys the rating screen acts on", () => {
+  it("names only keys the rating screen acts on (and Tab, which the page moves focus with)", () => {
     for (const line of RATING_KEYS) {
+      if (line.keys === "Tab") continue;
       for (const key of keysOf(line.keys).map((k) => pressed[k] ?? k)) {
         const action = keyAction({ key }, likert) ?? keyAction({ key }, binary);
         expect(action, `${key} (${line.does})`).not.toBeNull();

@@ -38,8 +38,8 @@ export function keyAction(e: KeyPress, scale: Scale | undefined): KeyAction | nu
     }
   }
   switch (k) {
-    case "Tab":
-      return { kind: "focus", delta: e.shiftKey ? -1 : 1 };
+    // Tab is the page's: it moves through every control (the criteria among them), never
+    // between criteria only.
     case "ArrowDown":
       return { kind: "focus", delta: 1 };
     case "ArrowUp":

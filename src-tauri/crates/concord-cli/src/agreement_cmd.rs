@@ -123,6 +123,13 @@ pub struct AgreementArgs {
     /// Brennan's coefficients and the D-study for 1–10 of each facet.
     #[arg(long, conflicts_with_all = ["format", "pairwise", "by", "prevalence"])]
     gstudy: bool,
+    /// Agreement on the evidence spans raters marked: per code of the rubric and over all codes,
+    /// Krippendorff's unitized alpha among the experts, span F1 (exact boundaries and any
+    /// overlap) for each pair of raters, each judge against each expert beside the expert–expert
+    /// range, with bootstrap intervals over replies (`--rubric`: default the first rubric that
+    /// declares codes).
+    #[arg(long, conflicts_with_all = ["format", "pairwise", "by", "prevalence", "gstudy"])]
+    spans: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,6 +252,9 @@ fn row(c: &AgreementCell) -> MentalAlignRow<'_> {
 
 pub fn run(args: &AgreementArgs, db: Option<&Path>, json: bool) -> Result<String, ImportCmdError> {
     let mut study = open_study_to_read(db)?;
+    if args.spans {
+        return spans(args, &study, json);
+    }
     if args.prevalence {
         let rows = prevalence(
             &mut study,
@@ -915,4 +925,96 @@ fn render_preference_agreement(
             }
         }
     }
+}
+
+/// `concord agreement --spans`: the span agreement of the rubric, as JSON or text.
+fn spans(
+    args: &AgreementArgs,
+    study: &concord_core::app::open_study::OpenStudy,
+    json: bool,
+) -> Result<String, ImportCmdError> {
+    let report = concord_core::app::spans::span_agreement(
+        study,
+        args.rubric.as_deref(),
+        concord_core::panel::span_agreement::SpanAgreementOptions {
+            resamples: args.resamples,
+            seed: args.seed,
+        },
+    )?;
+    Ok(if json {
+        format!("{}\n", serde_json::to_string_pretty(&report)?)
+    } else {
+        render_spans(&report)
+    })
+}
+
+/// `--spans` as text: per code (then over all) uα among the experts and each pair's F1.
+fn render_spans(report: &concord_core::panel::span_agreement::SpanAgreementReport) -> String {
+    use concord_core::panel::span_agreement::{CodeAgreement, Interval};
+    let num = |x: Option<f64>| x.map_or("—".to_string(), |v| format!("{v:.3}"));
+    let ci = |i: &Option<Interval>| match i {
+        Some(Interval {
+            lower: Some(l),
+            upper: Some(u),
+        }) => format!(" [{l:.3}, {u:.3}]"),
+        _ => String::new(),
+    };
+    let mut out = format!(
+        "span agreement, rubric {}: {} replies marked; unitized alpha over {} replies ({} characters); {} bootstrap resamples of replies\n",
+        visible(&report.rubric),
+        report.replies_marked,
+        report.continuum_replies,
+        report.continuum_characters,
+        report.resamples
+    );
+    for r in &report.raters {
+        out.push_str(&format!(
+            "  {} ({}): {} spans on {} replies{}\n",
+            visible(&r.name),
+            r.kind,
+            r.spans,
+            r.replies_covered,
+            if r.unlocated > 0 {
+                format!(", {} unlocated quotes left out", r.unlocated)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let section = |c: &CodeAgreement| {
+        let mut s = format!(
+            "\n{} ({} spans): alpha_u {}{}\n",
+            visible(&c.code),
+            c.spans,
+            num(c.alpha_u),
+            ci(&c.alpha_u_ci)
+        );
+        for p in &c.pairs {
+            s.push_str(&format!(
+                "  {} – {}: F1 exact {}{}, overlap {}{}\n",
+                visible(&p.a),
+                visible(&p.b),
+                num(p.f1_exact),
+                ci(&p.f1_exact_ci),
+                num(p.f1_overlap),
+                ci(&p.f1_overlap_ci)
+            ));
+        }
+        for j in &c.judges {
+            s.push_str(&format!(
+                "  judge {}: experts among themselves F1 exact {}–{}, overlap {}–{}\n",
+                visible(&j.judge),
+                num(j.expert_range_exact.min),
+                num(j.expert_range_exact.max),
+                num(j.expert_range_overlap.min),
+                num(j.expert_range_overlap.max)
+            ));
+        }
+        s
+    };
+    for c in &report.codes {
+        out.push_str(&section(c));
+    }
+    out.push_str(&section(&report.overall));
+    out
 }

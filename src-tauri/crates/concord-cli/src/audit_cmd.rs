@@ -148,7 +148,10 @@ pub fn run(args: &AuditArgs, db: Option<&Path>, json: bool) -> Result<String, Au
             if let Some(b) = &check.broken {
                 if json {
                     // The JSON document still goes to stdout; the exit status says it is broken.
-                    println!("{}", serde_json::to_string_pretty(&check)?);
+                    crate::terminal::write_stdout(&format!(
+                        "{}\n",
+                        serde_json::to_string_pretty(&check)?
+                    ));
                 }
                 return Err(AuditCmdError::Broken(b.message.clone()));
             }

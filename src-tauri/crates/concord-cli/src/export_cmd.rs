@@ -27,6 +27,8 @@ pub enum ExportCmdError {
     Json(#[from] serde_json::Error),
     #[error(transparent)]
     Methods(#[from] concord_core::outputs::methods::MethodsError),
+    #[error(transparent)]
+    Spans(#[from] concord_core::app::spans::SpanJobError),
 }
 
 /// `--judge-repetitions`.
@@ -96,6 +98,19 @@ pub enum ExportCommand {
         /// Leave the agreement sheet out of the workbook.
         #[arg(long)]
         no_agreement: bool,
+        /// Write even though PHI findings are not reviewed yet; the reason goes to the audit trail.
+        #[arg(long, value_name = "REASON")]
+        override_phi: Option<String>,
+    },
+    /// Every evidence span as CSV: conversation_id, turn, source, rater, code, start, end
+    /// (Unicode characters), severity, quote; a judge's unlocated quote has empty offsets.
+    Spans {
+        /// Where to write it (default: `<study>-spans.csv` in the study's export folder).
+        #[arg(long, value_name = "FILE.csv")]
+        out: Option<PathBuf>,
+        /// Replace a file already at the --out path (never the study, a folder, a FIFO or a device).
+        #[arg(long)]
+        force: bool,
         /// Write even though PHI findings are not reviewed yet; the reason goes to the audit trail.
         #[arg(long, value_name = "REASON")]
         override_phi: Option<String>,
@@ -230,37 +245,8 @@ pub fn run(args: &ExportArgs, db: Option<&Path>, json: bool) -> Result<String, E
                 written.summary.ratings()
             ))
         }
-        ExportCommand::Sheet {
-            rater,
-            out,
-            force,
-            override_phi,
-        } => {
-            let gate = PhiGate {
-                actor: &by,
-                override_reason: override_phi.as_deref(),
-            };
-            let written = concord_core::app::export::export_sheet(
-                &mut study,
-                rater,
-                out.as_deref(),
-                *force,
-                gate,
-            )?;
-            let doc = warn_if_plain_copy(
-                written.warning.as_ref(),
-                serde_json::to_value(&written.summary)?,
-            );
-            if json {
-                return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
-            }
-            Ok(format!(
-                "Wrote the rating sheet of {} to {} ({} items)\n",
-                written.summary.rater,
-                written.path.display(),
-                written.summary.rows
-            ))
-        }
+        ExportCommand::Spans { .. } => export_spans(&mut study, &by, &args.command, json),
+        ExportCommand::Sheet { .. } => export_sheet(&mut study, &by, &args.command, json),
     }
 }
 
@@ -278,4 +264,76 @@ pub fn sheet(args: &SheetArgs, db: Option<&Path>, json: bool) -> Result<String, 
             ))
         }
     }
+}
+
+/// `concord export spans`: every span as CSV, behind the PHI gate.
+fn export_spans(
+    study: &mut concord_core::app::open_study::OpenStudy,
+    by: &str,
+    command: &ExportCommand,
+    json: bool,
+) -> Result<String, ExportCmdError> {
+    let ExportCommand::Spans {
+        out,
+        force,
+        override_phi,
+    } = command
+    else {
+        return Ok(String::new());
+    };
+    let gate = PhiGate {
+        actor: by,
+        override_reason: override_phi.as_deref(),
+    };
+    let written = concord_core::app::spans::export_spans(study, out.as_deref(), *force, gate)?;
+    let doc = warn_if_plain_copy(
+        written.warning.as_ref(),
+        serde_json::to_value(&written.summary)?,
+    );
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
+    }
+    Ok(format!(
+        "Wrote {} ({} spans, {} unlocated quotes)\n",
+        written.path.display(),
+        written.summary.spans,
+        written.summary.unlocated
+    ))
+}
+
+/// `concord export sheet`: one expert's fill-in rating sheet, behind the PHI gate.
+fn export_sheet(
+    study: &mut concord_core::app::open_study::OpenStudy,
+    by: &str,
+    command: &ExportCommand,
+    json: bool,
+) -> Result<String, ExportCmdError> {
+    let ExportCommand::Sheet {
+        rater,
+        out,
+        force,
+        override_phi,
+    } = command
+    else {
+        return Ok(String::new());
+    };
+    let gate = PhiGate {
+        actor: by,
+        override_reason: override_phi.as_deref(),
+    };
+    let written =
+        concord_core::app::export::export_sheet(study, rater, out.as_deref(), *force, gate)?;
+    let doc = warn_if_plain_copy(
+        written.warning.as_ref(),
+        serde_json::to_value(&written.summary)?,
+    );
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
+    }
+    Ok(format!(
+        "Wrote the rating sheet of {} to {} ({} items)\n",
+        written.summary.rater,
+        written.path.display(),
+        written.summary.rows
+    ))
 }

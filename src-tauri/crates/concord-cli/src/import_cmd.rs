@@ -153,6 +153,14 @@ enum ImportFormat {
         #[arg(long, default_value = "mentalbench")]
         rubric: String,
     },
+    /// Evidence spans: conversation_id, turn, source, rater, code, start, end, optional severity
+    /// and quote (CSV, JSONL, XLSX); offsets in Unicode characters of the reply's text.
+    Spans {
+        file: PathBuf,
+        /// Kind of raters not yet in the study.
+        #[arg(long, value_enum, default_value = "expert")]
+        kind: KindArg,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -165,6 +173,8 @@ pub enum ImportCmdError {
     Import(#[from] ImportJobError),
     #[error("could not print JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Spans(#[from] concord_core::app::spans::SpanJobError),
 }
 
 pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, ImportCmdError> {
@@ -179,9 +189,11 @@ pub fn run(args: &ImportArgs, db: Option<&Path>, json: bool) -> Result<String, I
         },
         seed: args.seed,
     };
-    let job = job(&args.format);
     // An import into a file that does not exist yet creates an empty study there.
     let mut study = open_as(db, WhenMissing::CreateEmpty)?.study;
+    let Some(job) = job(&args.format) else {
+        return import_spans(&mut study, &args.format, args.seed, json);
+    };
     let started = Instant::now();
     let bar = ProgressBar::hidden();
     let mut shown = false;
@@ -245,8 +257,54 @@ fn without_text_note(n: i64) -> String {
     )
 }
 
-fn job(format: &ImportFormat) -> ImportJob {
-    match format {
+/// `concord import spans FILE`: what was added, or every problem with its file, row and column.
+fn import_spans(
+    study: &mut concord_core::app::open_study::OpenStudy,
+    format: &ImportFormat,
+    seed: u64,
+    json: bool,
+) -> Result<String, ImportCmdError> {
+    let ImportFormat::Spans { file, kind } = format else {
+        return Ok(String::new());
+    };
+    let kind = match kind {
+        KindArg::Expert => RaterKind::Expert,
+        KindArg::Judge => RaterKind::Judge,
+    };
+    let report = concord_core::app::spans::import_spans(
+        study,
+        file,
+        kind,
+        seed,
+        &crate::phi_cmd::actor(None),
+    )?;
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
+    }
+    let mut out = format!(
+        "{}: {} spans added ({} already in the study, {} unlocated quotes kept)\n",
+        visible(&report.file),
+        report.added,
+        report.already_present,
+        report.unlocated
+    );
+    if !report.raters_added.is_empty() {
+        out.push_str(&format!(
+            "raters added: {}\n",
+            report
+                .raters_added
+                .iter()
+                .map(|n| visible(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(out)
+}
+
+/// The import job of a format (`None`: spans, which are not an import of items or ratings).
+fn job(format: &ImportFormat) -> Option<ImportJob> {
+    Some(match format {
         ImportFormat::Mentalalign { dir, judge } => ImportJob::MentalAlign {
             dir: dir.clone(),
             judge: judge.clone(),
@@ -325,7 +383,8 @@ fn job(format: &ImportFormat) -> ImportJob {
             file: file.clone(),
             rubric: rubric.clone(),
         },
-    }
+        ImportFormat::Spans { .. } => return None,
+    })
 }
 
 /// What an import of conversations prints: the counts (`--json`: exactly the five of the

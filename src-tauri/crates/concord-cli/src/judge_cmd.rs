@@ -259,6 +259,11 @@ struct RunArgs {
     /// guided decoding; an Anthropic forced tool): one integer enum per criterion, rationale first.
     #[arg(long)]
     structured: bool,
+    /// Ask the judge to quote the reply's words that show each of the rubric's span codes
+    /// (`"spans": [{"code", "quote"}]`); each quote is located in the reply, and one that is not
+    /// found is kept and listed by `judge status`.
+    #[arg(long)]
+    spans: bool,
     #[arg(long, default_value_t = 8)]
     concurrency: u32,
     /// Requests per minute.
@@ -316,6 +321,9 @@ struct StatusOut<'a> {
     status: &'a RunStatus,
     #[serde(flatten)]
     answering: &'a RunAnswering,
+    /// A run that asked for spans: the quotes not found in their replies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unlocated_quotes: Option<&'a Vec<concord_core::judge::spans::UnlocatedQuote>>,
 }
 
 /// `judge status`: every run's state, or one run's, with its reply mode's unreadable count and
@@ -330,11 +338,20 @@ fn status(run: Option<i64>, db: Option<&Path>, json: bool) -> Result<String, Jud
         .iter()
         .map(|s| judge_runs::answering(&study, s))
         .collect::<Result<Vec<_>, _>>()?;
+    let unlocated = list
+        .iter()
+        .map(|s| judge_runs::unlocated_quotes(&study, s.id))
+        .collect::<Result<Vec<_>, _>>()?;
     if json {
         let out: Vec<StatusOut<'_>> = list
             .iter()
             .zip(&answering)
-            .map(|(status, answering)| StatusOut { status, answering })
+            .zip(&unlocated)
+            .map(|((status, answering), unlocated)| StatusOut {
+                status,
+                answering,
+                unlocated_quotes: unlocated.as_ref(),
+            })
             .collect();
         return Ok(format!("{}\n", serde_json::to_string_pretty(&out)?));
     }
@@ -345,9 +362,13 @@ fn status(run: Option<i64>, db: Option<&Path>, json: bool) -> Result<String, Jud
     Ok(list
         .iter()
         .zip(&answering)
-        .map(|(s, a)| {
+        .zip(&unlocated)
+        .map(|((s, a), unlocated)| {
             let mut text = render_status(s);
             text.push_str(&render_answering(&s.model, a));
+            if let Some(quotes) = unlocated {
+                text.push_str(&render_unlocated(quotes));
+            }
             if let Some(m) = modes.iter().find(|m| m.run_id == s.id) {
                 let _ = writeln!(
                     text,
@@ -717,6 +738,7 @@ fn settings_from(a: &RunArgs) -> Result<RunSettings, JudgeCmdError> {
     s.shuffle_criteria = a.shuffle_criteria;
     s.both_orders = a.both_orders;
     s.structured = a.structured;
+    s.spans = a.spans;
     s.history = a.history;
     s.prices = Prices {
         input_per_million: a.price_input,
@@ -880,6 +902,26 @@ fn render_report(report: &RunReport) -> String {
 
 /// The models that answered a run, one line: each with its fingerprint and calls, and whether
 /// the model changed from the one asked for.
+/// A spans run's quotes that were not found in their replies, one line each.
+fn render_unlocated(quotes: &[concord_core::judge::spans::UnlocatedQuote]) -> String {
+    let mut out = format!(
+        "  spans: {} quotes not found in their replies\n",
+        quotes.len()
+    );
+    for q in quotes {
+        let _ = writeln!(
+            out,
+            "    {}, turn {}, {} — {}: {}",
+            visible(&q.conversation_id),
+            q.turn,
+            visible(&q.source),
+            visible(&q.code),
+            visible(&q.quote)
+        );
+    }
+    out
+}
+
 fn render_answering(asked: &str, a: &RunAnswering) -> String {
     if a.answering_models.is_empty() {
         return "  answered by: the provider named no model\n".into();

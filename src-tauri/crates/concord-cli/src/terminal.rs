@@ -7,12 +7,31 @@
 use concord_core::base::text::terminal_text;
 
 /// Print a command's output: a JSON document as it is, anything else with hidden characters
-/// spelled out.
+/// spelled out. A reader that stops early (`concord … | head`) closes the pipe: the rest is
+/// dropped quietly, as other command-line tools do; any other failure to write is said on
+/// stderr and ends the program with status 1.
 pub fn print_output(out: &str, json: bool) {
     if json {
-        print!("{out}");
+        write_stdout(out);
     } else {
-        print!("{}", terminal_text(out));
+        write_stdout(&terminal_text(out));
+    }
+}
+
+/// Write `text` to stdout whole (see [`print_output`] for what a failure does).
+pub fn write_stdout(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => {
+            say(&format!("concord: cannot write the output: {e}"));
+            std::process::exit(1);
+        }
     }
 }
 

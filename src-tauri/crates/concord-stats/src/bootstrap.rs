@@ -128,17 +128,7 @@ where
     R: Rng + ?Sized,
     F: FnMut(&[usize]) -> Option<f64>,
 {
-    if n_targets == 0 {
-        return Err(BootstrapError::NoTargets);
-    }
-    if !(options.level > 0.0 && options.level < 1.0) {
-        return Err(BootstrapError::Level(options.level));
-    }
-    if let Some((lo, hi)) = options.keep_range {
-        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-            return Err(BootstrapError::Range(lo, hi));
-        }
-    }
+    check_request(n_targets, options)?;
     let mut indices = vec![0usize; n_targets];
     let mut replicates = Vec::with_capacity(options.resamples);
     let (mut dropped_undefined, mut dropped_out_of_range) = (0, 0);
@@ -180,6 +170,26 @@ where
     })
 }
 
+/// Refuse a bootstrap that cannot be drawn: no targets, a level outside (0, 1), or a keep range
+/// that is not a finite interval.
+pub(crate) fn check_request(
+    n_targets: usize,
+    options: &BootstrapOptions,
+) -> Result<(), BootstrapError> {
+    if n_targets == 0 {
+        return Err(BootstrapError::NoTargets);
+    }
+    if !(options.level > 0.0 && options.level < 1.0) {
+        return Err(BootstrapError::Level(options.level));
+    }
+    if let Some((lo, hi)) = options.keep_range {
+        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+            return Err(BootstrapError::Range(lo, hi));
+        }
+    }
+    Ok(())
+}
+
 /// Percentile bootstrap of a statistic with `dimension` components computed together on each
 /// resample (every strength of one model fit, say). Indices are drawn exactly as in
 /// [`percentile_ci`], so with one component the interval is the same. The closure receives the
@@ -199,17 +209,7 @@ where
     R: Rng + ?Sized,
     F: FnMut(&[usize], &mut [f64]) -> bool,
 {
-    if n_targets == 0 {
-        return Err(BootstrapError::NoTargets);
-    }
-    if !(options.level > 0.0 && options.level < 1.0) {
-        return Err(BootstrapError::Level(options.level));
-    }
-    if let Some((lo, hi)) = options.keep_range {
-        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-            return Err(BootstrapError::Range(lo, hi));
-        }
-    }
+    check_request(n_targets, options)?;
     let mut indices = vec![0usize; n_targets];
     let mut buffer = vec![0.0; dimension];
     let mut replicates: Vec<Vec<f64>> = (0..dimension)

@@ -44,6 +44,9 @@
 //! - [`pairwise`]: blinded pairwise preferences — Bradley–Terry strengths (ties split or
 //!   Davidson's) with cluster-bootstrap intervals and ranks, win rates, agreement on preferences
 //!   (percent, Cohen's κ), a judge's position bias and position consistency.
+//! - [`spans`]: agreement on marked spans — Krippendorff's unitized α (as DKPro Statistics'
+//!   `KrippendorffAlphaUnitizingAgreement`), span F1 on exact boundaries and on any overlap, and
+//!   a bootstrap of several figures over the same resamples of replies.
 //!
 //! Undefined results are `None`, never NaN; serialised with serde they become `null`.
 //!
@@ -107,6 +110,13 @@
 //!   `choix.opt_pairwise` and evalica return the finite values at which they stopped.
 //!   Strengths are natural-log strengths centred over the compared items (choix's parameters
 //!   centred; evalica's scores are π, normalised to geometric mean 1).
+//! - **Unitized α.** Concord follows DKPro Statistics (2.3): a category whose observed and
+//!   expected disagreement are equal has α 0, and over all categories two zero disagreements give
+//!   1 when some unit has a length (0 when none has). Krippendorff's (1995) printed expected
+//!   disagreements differ slightly from DKPro's and Concord's (DKPro's tests suspect a sign in the
+//!   paper's formula and accept its α within 0.02); Krippendorff (2004) prints α = 0.8591 where
+//!   both compute 0.85867. One rater's overlapping units of one category are refused by
+//!   [`spans::unitized_alpha`] (DKPro silently misreads them) and merged by [`spans::continuum`].
 //! - **Bootstrap percentiles.** numpy's default linear interpolation (Hyndman & Fan type 7);
 //!   R's `boot.ci(type = "perc")` uses a different order-statistic rule, so bounds differ slightly.
 
@@ -130,6 +140,7 @@ pub mod prevalence;
 pub mod rater_quality;
 pub mod reml;
 pub mod repetitions;
+pub mod spans;
 pub mod special;
 
 pub use bootstrap::{percentile_ci, BootstrapInterval, BootstrapOptions};

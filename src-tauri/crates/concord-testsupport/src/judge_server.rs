@@ -671,6 +671,60 @@ pub fn judge_text_of_call(
     }
 }
 
+/// A quote the server gives that the reply never says: it must be kept unlocated.
+pub const UNFOUND_QUOTE: &str = "words the reply never said";
+
+/// The spans the server marks when a prompt asks for them (it lists codes after "Also mark the
+/// evidence"): the reply's first sentence exactly (the first code), the same words with every
+/// space doubled (the second code, found only whitespace-insensitively), and [`UNFOUND_QUOTE`]
+/// (the first code again). `None` when the prompt does not ask.
+pub fn spans_for(prompt: &str) -> Option<Value> {
+    let ask = prompt.find("Also mark the evidence")?;
+    let codes: Vec<&str> = prompt[ask..]
+        .lines()
+        .filter_map(|l| l.strip_prefix("- ")?.split(':').next())
+        .collect();
+    let reply = reply_in(prompt)?;
+    let sentence: String = match reply.find(['.', '。', '?', '？']) {
+        Some(at) => reply[..at].to_string(),
+        None => reply.chars().take(20).collect(),
+    };
+    let first = codes.first()?;
+    let second = codes.get(1).unwrap_or(first);
+    Some(json!([
+        {"code": first, "quote": sentence},
+        {"code": second, "quote": sentence.replace(' ', "  ")},
+        {"code": first, "quote": UNFOUND_QUOTE},
+    ]))
+}
+
+/// The reply a single-reply prompt shows (between `<<<` and `>>>` after "to judge").
+fn reply_in(prompt: &str) -> Option<&str> {
+    let at = prompt.find("to judge")?;
+    let open = prompt[at..].find("<<<\n")? + at + 4;
+    let close = prompt[open..].find("\n>>>")? + open;
+    Some(&prompt[open..close])
+}
+
+/// A free-text reply with `spans` added: inside its JSON object, or (the PsyCrisis format) as an
+/// object of its own before the dict.
+fn with_spans(reply: &str, crisis: bool, spans: &Value) -> String {
+    if crisis {
+        let line = json!({"spans": spans}).to_string();
+        return match reply.find('\n') {
+            Some(at) => format!("{}\n{line}{}", &reply[..at], &reply[at..]),
+            None => format!("{line}\n{reply}"),
+        };
+    }
+    match serde_json::from_str::<Value>(reply) {
+        Ok(Value::Object(mut o)) => {
+            o.insert("spans".into(), spans.clone());
+            Value::Object(o).to_string()
+        }
+        _ => reply.to_string(),
+    }
+}
+
 /// The PsyCrisis dimension keys the server writes, in rubric order.
 const CRISIS_KEYS: [&str; 5] = [
     "共情与合作",
@@ -841,9 +895,13 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                 [false; 7]
             };
             let structured = body.get("response_format").is_some() || body.get("tools").is_some();
+            let spans = spans_for(&text);
             if structured {
                 state.structured_requests.fetch_add(1, Ordering::SeqCst);
-                let input = structured_reply(item, crisis, spread, boost);
+                let mut input = structured_reply(item, crisis, spread, boost);
+                if let Some(list) = &spans {
+                    input["spans"] = list.clone();
+                }
                 let mut reply = if anthropic {
                     tool_json(&input, text.len())
                 } else {
@@ -852,7 +910,10 @@ async fn route(req: &Call, state: &Arc<ServerState>) -> Reply {
                 state.name_model(&mut reply, anthropic);
                 return Reply::Json(200, reply.to_string(), vec![]);
             }
-            let reply_text = judge_text_of_call(item, crisis, state.faults, spread, boost);
+            let mut reply_text = judge_text_of_call(item, crisis, state.faults, spread, boost);
+            if let Some(list) = &spans {
+                reply_text = with_spans(&reply_text, crisis, list);
+            }
             let mut reply = completion_json(anthropic, &reply_text, text.len());
             if !anthropic && body.get("logprobs") == Some(&Value::Bool(true)) {
                 reply["choices"][0]["logprobs"] = json!({"content": logprob_tokens(&reply_text)});

@@ -25,9 +25,19 @@ pub fn clock() -> Arc<SteppingClock> {
 /// Fill a study: `conversations` conversations (categories cycling), every source answering
 /// each, the named experts and a judge `gpt-4o-judge`.
 pub fn populate(store: &mut Store, conversations: usize, experts: &[&str]) {
+    populate_with(store, &builtin::mentalbench(), conversations, experts);
+}
+
+/// [`populate`] with the MentalBench rubric as given (an earlier release's, say: without codes).
+pub fn populate_with(
+    store: &mut Store,
+    rubric: &concord_core::rubric::Rubric,
+    conversations: usize,
+    experts: &[&str],
+) {
     store
         .write(|tx| {
-            let rubric = tx.add_rubric(&builtin::mentalbench())?;
+            let rubric = tx.add_rubric(rubric)?;
             let mut sources = Vec::new();
             for (key, name) in SOURCES {
                 sources.push(tx.upsert_source(&NewSource {
@@ -85,6 +95,19 @@ pub fn memory_study(conversations: usize, experts: &[&str]) -> Store {
 pub fn file_study(path: &Path, conversations: usize, experts: &[&str]) -> Store {
     let mut store = Store::create(path, clock()).expect("a study file is created");
     populate(&mut store, conversations, experts);
+    store
+}
+
+/// [`file_study`] whose MentalBench rubric is stored as an earlier release stored it, before
+/// rubrics declared span codes.
+pub fn earlier_file_study(path: &Path, conversations: usize, experts: &[&str]) -> Store {
+    let mut store = Store::create(path, clock()).expect("a study file is created");
+    populate_with(
+        &mut store,
+        &builtin::mentalbench().without_codes(),
+        conversations,
+        experts,
+    );
     store
 }
 

@@ -6,9 +6,11 @@
 //! for the reviewer's questions imported from files with categories ([`reviewer_study`]), the
 //! web server tests' hand-moved clock and strong passphrases ([`web`]), conversations of many
 //! turns for the rating screen ([`conversations`]), conversations files in both input formats
-//! for the import ([`conversation_files`]), and a study of transcripts with replies correlated
-//! (or not) within a conversation ([`transcript_study`]).
+//! for the import ([`conversation_files`]), a study of transcripts with replies correlated
+//! (or not) within a conversation ([`transcript_study`]), and axe-core as both surfaces' page
+//! tests run it ([`axe`]).
 
+pub mod axe;
 pub mod conversation_files;
 pub mod conversations;
 pub mod judge_server;

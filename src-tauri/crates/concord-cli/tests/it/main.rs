@@ -24,6 +24,7 @@ mod reviewer_stats_cli;
 mod reviewer_study_cli;
 mod serve_cli;
 mod signoff_cli;
+mod spans_cli;
 mod stats_cli;
 mod study_cli;
 mod upgrade_fixture;

@@ -63,6 +63,15 @@ pub fn answering(study: &OpenStudy, run: &RunStatus) -> Result<judge::RunAnsweri
     judge::answering(study.store(), run)
 }
 
+/// The quotes of run `run_id`'s judge that could not be located in their replies; `None` when
+/// the run did not ask for spans.
+pub fn unlocated_quotes(
+    study: &OpenStudy,
+    run_id: i64,
+) -> Result<Option<Vec<judge::spans::UnlocatedQuote>>, JudgeError> {
+    judge::spans::unlocated(study.store(), run_id)
+}
+
 /// The failed calls of run `run_id` with their raw outputs.
 pub fn failures(study: &OpenStudy, run_id: i64) -> Result<Vec<CallFailure>, JudgeError> {
     judge::failures(study.store(), run_id)

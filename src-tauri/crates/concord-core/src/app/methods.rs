@@ -20,9 +20,10 @@ impl Coded for MethodsError {
             MethodsError::Phi(e) => e.code(),
             MethodsError::Output(e) => e.code(),
             MethodsError::Adjudication(e) => e.code(),
-            MethodsError::Export(_) | MethodsError::Json(_) | MethodsError::Csv(_) => {
-                ErrorCode::Export
-            }
+            MethodsError::Export(_)
+            | MethodsError::Json(_)
+            | MethodsError::Csv(_)
+            | MethodsError::Spans(_) => ErrorCode::Export,
         }
     }
 }

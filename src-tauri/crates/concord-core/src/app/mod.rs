@@ -46,6 +46,7 @@ pub mod session;
 pub mod setup;
 pub mod sheet;
 pub mod signoff;
+pub mod spans;
 pub mod study_security;
 pub mod web;
 

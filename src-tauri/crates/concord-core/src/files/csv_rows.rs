@@ -192,11 +192,17 @@ impl<R: Read> Read for Watched<R> {
                 // The run stops where the field would pass the limit, so the byte that passes
                 // it is watched on its own (and a run is never searched twice).
                 let room = (self.max_field - self.field_bytes.min(self.max_field)) as usize;
-                let run = buf[i..n]
-                    .iter()
-                    .take(room)
-                    .position(|c| matches!(c, b'"' | b',' | b'\r' | b'\n'))
-                    .unwrap_or((n - i).min(room));
+                let window = &buf[i..i + (n - i).min(room)];
+                let run = match self.quoting {
+                    // Inside quotes a comma changes nothing either: only a quote or a line
+                    // break ends the run, found with vector instructions (quoted texts are
+                    // most of a conversations file's bytes).
+                    Quoting::Quoted => memchr::memchr3(b'"', b'\r', b'\n', window),
+                    _ => window
+                        .iter()
+                        .position(|c| matches!(c, b'"' | b',' | b'\r' | b'\n')),
+                }
+                .unwrap_or(window.len());
                 if run > 0 {
                     self.field_bytes += run as u64;
                     self.previous_was_cr = false;

@@ -153,6 +153,11 @@ pub(super) fn required(table: &RawTable, names: &[(&str, &str)]) -> Result<Vec<u
     }
 }
 
+/// The key a source named in a file is stored under (the release catalogue's key, or the name).
+pub(super) fn source_key(name: &str) -> String {
+    source_spec(name).key
+}
+
 pub(super) fn source_spec(name: &str) -> SourceSpec {
     if let Some(entry) = source_by_key(name).or_else(|| source_by_mentalbench_column(name)) {
         return SourceSpec::from(entry);

@@ -31,6 +31,7 @@ pub mod long;
 pub mod mentalalign;
 pub mod mentalbench;
 pub mod psycrisis;
+pub mod spans;
 
 use crate::files::{bounds, table, Issue, Location, Severity};
 use crate::rubric::reply::ReplyParsing;

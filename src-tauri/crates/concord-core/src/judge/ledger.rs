@@ -187,7 +187,12 @@ impl LoadedRun {
     pub(crate) fn body_for(&self, prompt: &super::prompt::RenderedPrompt) -> serde_json::Value {
         let mut body = super::http::request_body(&self.settings, prompt);
         if self.settings.structured {
-            super::structured::constrain(&mut body, self.settings.provider, &self.rubric);
+            super::structured::constrain(
+                &mut body,
+                self.settings.provider,
+                &self.rubric,
+                self.settings.spans,
+            );
         }
         body
     }
@@ -200,11 +205,25 @@ impl LoadedRun {
                 .template
                 .render_pair_turns(&job.history, &job.response, &pair.second);
         }
-        match self.criteria_order(job.response_id, job.repetition) {
-            Some(order) => PromptTemplate::default_in_order(&self.rubric, &order, self.frame)
-                .render_turns(&job.history, &job.response),
-            None => self.template.render_turns(&job.history, &job.response),
+        let (mut rendered, format) = match self.criteria_order(job.response_id, job.repetition) {
+            Some(order) => {
+                let template = PromptTemplate::default_in_order(&self.rubric, &order, self.frame);
+                (
+                    template.render_turns(&job.history, &job.response),
+                    template.format,
+                )
+            }
+            None => (
+                self.template.render_turns(&job.history, &job.response),
+                self.template.format,
+            ),
+        };
+        if self.settings.spans {
+            rendered
+                .user
+                .push_str(&super::spans::request(&self.rubric, format));
         }
+        rendered
     }
 
     /// A call read from the study with the turns its prompt shows (the run's history depth). A
@@ -420,6 +439,14 @@ fn resolve(store: &Store, settings: &RunSettings) -> Result<Resolved, JudgeError
         ));
     }
     template.validate_for(rubric.scope)?;
+    if settings.spans
+        && (rubric.codes.is_empty() || !rubric.scope.is_reply() || rubric.is_pairwise())
+    {
+        return Err(JudgeError::Settings(format!(
+            "--spans asks the judge to quote the evidence for the rubric's codes; {} declares none              for the replies it rates",
+            quoted(&rubric.id)
+        )));
+    }
     let mut settings = settings.clone();
     settings.base_url = settings.normalized_base_url();
     settings.rubric = Some(rubric.id.clone());
@@ -870,6 +897,16 @@ pub(crate) fn record(
                     } else if tx.first_done_repetition(run.id, r.response_id)? == Some(r.repetition)
                     {
                         record_verdict(tx, run, r, v, &origin)?;
+                        if run.settings.spans {
+                            super::spans::record(
+                                tx,
+                                &run.rubric,
+                                run.rater_id,
+                                r.response_id,
+                                r.call_id,
+                                r.raw_output.as_deref().unwrap_or_default(),
+                            )?;
+                        }
                     }
                 }
             }

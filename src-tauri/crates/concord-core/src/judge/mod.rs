@@ -54,6 +54,7 @@ pub mod rule;
 pub mod runner;
 pub mod scores;
 pub mod settings;
+pub mod spans;
 pub mod structured;
 pub mod verdict;
 

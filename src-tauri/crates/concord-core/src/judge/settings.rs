@@ -219,6 +219,10 @@ pub struct RunSettings {
     /// earlier release, whose items were single-turn, reads as the default).
     #[serde(default)]
     pub history: HistoryDepth,
+    /// Ask the judge to quote the reply's words that show each of the rubric's span codes
+    /// (`judge::spans`); needs a reply rubric that declares codes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spans: bool,
 }
 
 impl RunSettings {
@@ -245,6 +249,7 @@ impl RunSettings {
             structured: false,
             both_orders: false,
             history: HistoryDepth::default(),
+            spans: false,
         }
     }
 
@@ -328,6 +333,9 @@ impl RunSettings {
         }
         if self.both_orders {
             identity["both_orders"] = true.into();
+        }
+        if self.spans {
+            identity["spans"] = true.into();
         }
         // The default depth is not named, so a run of an earlier release (single-turn items, which
         // every depth of one turn or more shows alike) keeps its identity and resumes.

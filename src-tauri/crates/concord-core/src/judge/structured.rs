@@ -45,9 +45,22 @@ pub fn schema(rubric: &Rubric) -> Value {
     })
 }
 
-/// Add the schema to a request body of `provider`.
-pub fn constrain(body: &mut Value, provider: ProviderKind, rubric: &Rubric) {
-    let schema = schema(rubric);
+/// The reply schema with the rubric's span codes asked for too (`spans`, a required list of
+/// `{code, quote}`; see `judge::spans`).
+pub fn schema_with_spans(rubric: &Rubric) -> Value {
+    let mut s = schema(rubric);
+    s["properties"]["spans"] = super::spans::schema_property(rubric);
+    s["required"] = json!(["Explanation", "scores", "spans"]);
+    s
+}
+
+/// Add the schema to a request body of `provider` (with `spans`, the schema that asks for them).
+pub fn constrain(body: &mut Value, provider: ProviderKind, rubric: &Rubric, spans: bool) {
+    let schema = if spans {
+        schema_with_spans(rubric)
+    } else {
+        schema(rubric)
+    };
     match provider {
         ProviderKind::OpenaiCompatible => {
             body["response_format"] = json!({

@@ -44,7 +44,8 @@
 //! The reviewer's questions add six files (`outputs::reviewer_tables`): the judges' corrected
 //! prevalence, the study's G-studies, the Dawid–Skene fits with the adjudicated values they hold,
 //! and the agreement table per conversation category with the categories; `recompute.py`
-//! recomputes them with llm_judge_reporting, numpy and scipy's REML, crowd-kit and pingouin.
+//! recomputes them with the prevalence paper's formulas, numpy and scipy's REML, crowd-kit and
+//! pingouin.
 
 use crate::files::output::{self, Destination, OutputError};
 use crate::outputs::export::write_long_csv;
@@ -79,6 +80,10 @@ pub const RECOMPUTE_SCRIPT: &str = include_str!("methods/recompute.py");
 /// last lines (the call of `main`): the by-turn check and a call of both.
 pub const RECOMPUTE_TURNS_PART: &str = include_str!("methods/recompute_turns.py");
 
+/// What an appendix with span tables adds, after the by-turn part's functions when there is one:
+/// the span check and an entry point that runs every check the script holds.
+pub const RECOMPUTE_SPANS_PART: &str = include_str!("methods/recompute_spans.py");
+
 /// The line [`RECOMPUTE_TURNS_PART`] takes the place of, and everything after it.
 const SCRIPT_ENTRY: &str = "\nif __name__ == \"__main__\":";
 
@@ -88,6 +93,16 @@ pub fn recompute_script(by_turn: bool) -> String {
     match (by_turn, RECOMPUTE_SCRIPT.rfind(SCRIPT_ENTRY)) {
         (true, Some(cut)) => format!("{}{RECOMPUTE_TURNS_PART}", &RECOMPUTE_SCRIPT[..=cut]),
         _ => RECOMPUTE_SCRIPT.to_string(),
+    }
+}
+
+/// The script of an appendix with span tables: [`recompute_script`] up to its entry point, then
+/// [`RECOMPUTE_SPANS_PART`] (whose entry point also runs the by-turn check when it is there).
+pub fn recompute_script_with_spans(by_turn: bool) -> String {
+    let script = recompute_script(by_turn);
+    match script.rfind(SCRIPT_ENTRY) {
+        Some(cut) => format!("{}{RECOMPUTE_SPANS_PART}", &script[..=cut]),
+        None => script,
     }
 }
 
@@ -263,6 +278,8 @@ pub enum MethodsError {
     Csv(#[from] csv::Error),
     #[error(transparent)]
     Adjudication(#[from] crate::panel::adjudication::AdjudicationError),
+    #[error("cannot compute the span tables: {0}")]
+    Spans(String),
 }
 
 /// What the appendix's judge reliability table is computed with: the report's defaults (seed 42,
@@ -700,7 +717,7 @@ fn reviewer_paragraph(s: &mut String) {
 `gstudy.csv` gives the study's generalizability studies per criterion: experts × responses × occasions (the experts' first ratings and, where the study has test–retest items, their retest ratings as a second occasion) and each judge × responses × repetitions (its newest run that asked at least twice), one line per variance component estimated by REML (every facet random, missing cells allowed), with Brennan's (2001) relative and absolute coefficients for the numbers of raters and occasions observed and `reaches_n`, the design (raters × occasions) with the fewest scores per response whose relative coefficient reaches 0.80. \
 `dawid_skene.csv` gives, per criterion, the Dawid–Skene (1979) model that `concord agreement --reference dawid-skene` compares judges with, as crowd-kit 1.4.2 fits it (majority-vote start, at most 100 passes, tolerance 1e-5) over every expert's and judge's first ratings on the responses some expert rated, the pairs decided by adjudication (`adjudicated.csv`) held at their values: the priors and each rater's probability of giving each label for each true label. \
 `agreement_by_category.csv` is `agreement.csv` computed on each conversation category's responses alone (`categories.csv` gives each conversation's category); a category with fewer than two responses some expert rated has its reason instead of figures. \
-`recompute.py` recomputes the prevalence with the authors' `llm_judge_reporting` (point_estimator, confidence_interval), every variance component by maximising the same model's REML likelihood written with numpy and minimised with scipy (to 1e-5), the coefficients and the design that reaches 0.80 by Brennan's formulas, the Dawid–Skene fits with crowd-kit's `DawidSkene`, and each category's table with pingouin as the main table."
+`recompute.py` recomputes the prevalence by the published formulas (Rogan–Gladen's correction, the interval from Agresti–Coull-shrunk rates with its bias shift) written with scipy's normal quantile, every variance component by maximising the same model's REML likelihood written with numpy and minimised with scipy (to 1e-5), the coefficients and the design that reaches 0.80 by Brennan's formulas, the Dawid–Skene fits with crowd-kit's `DawidSkene`, and each category's table with pingouin as the main table."
     );
 }
 
@@ -799,7 +816,7 @@ fn study_json_of(
 /// (seen as [`appendix_view_of`] gives) and the `study.json` content [`study_json`] gave; returns
 /// the files written. Its `ratings.csv` carries every rating with the judges' rationales: the
 /// caller checks the PHI gate first, as for every other export. Every file goes through
-/// `files::output`: all destinations (sixteen, seventeen with a by-turn table) are judged before the
+/// `files::output`: all destinations (sixteen, seventeen with a by-turn table, three more with spans) are judged before the
 /// first is written (a file already there is replaced only when `overwrite` is set; the open
 /// study never), each is staged `0600` and renamed in.
 pub fn write_appendix(
@@ -813,10 +830,23 @@ pub fn write_appendix(
 ) -> Result<Vec<PathBuf>, MethodsError> {
     output::create_folder(dir)?;
     let by_turn = appendix_by_turn(store, options)?;
+    let spans = crate::panel::span_agreement::span_agreement_with_inputs(
+        store,
+        &options.rubric,
+        crate::outputs::span_tables::span_options(),
+    )
+    .map_err(|e| match e {
+        crate::panel::span_agreement::SpanAgreementError::Store(e) => MethodsError::Store(e),
+        other => MethodsError::Spans(other.to_string()),
+    })?;
+    let span_files = spans
+        .as_ref()
+        .map_or(&[][..], |_| &crate::outputs::span_tables::SPAN_FILES[..]);
     let names: Vec<&str> = FILES
         .iter()
         .copied()
         .chain(by_turn.as_ref().map(|_| BY_TURN_FILE))
+        .chain(span_files.iter().copied())
         .collect();
     let paths: Vec<PathBuf> = names.iter().map(|name| dir.join(name)).collect();
     for path in &paths {
@@ -861,25 +891,36 @@ pub fn write_appendix(
             "study.json",
             (serde_json::to_string_pretty(meta)? + "\n").into_bytes(),
         ),
-        (
-            "methods.md",
-            methods_paragraph(
+        ("methods.md", {
+            let mut paragraph = methods_paragraph(
                 options,
                 software,
                 summary.ratings,
                 provenance.audit_head.as_deref(),
                 pairwise.as_ref(),
                 by_turn.as_ref(),
-            )
-            .into_bytes(),
-        ),
+            );
+            if let Some((report, _)) = &spans {
+                crate::outputs::span_tables::span_paragraph(&mut paragraph, report);
+            }
+            paragraph.into_bytes()
+        }),
         (
             "recompute.py",
-            recompute_script(by_turn.is_some()).into_bytes(),
+            if spans.is_some() {
+                recompute_script_with_spans(by_turn.is_some())
+            } else {
+                recompute_script(by_turn.is_some())
+            }
+            .into_bytes(),
         ),
     ];
     if let Some(figures) = &by_turn {
         files.push((BY_TURN_FILE, by_turn_table(options, figures)?));
+    }
+    if let Some((report, inputs)) = &spans {
+        let tables = crate::outputs::span_tables::span_tables(report, inputs)?;
+        files.extend(SPAN_FILE_NAMES.into_iter().zip(tables));
     }
     let mut written = Vec::new();
     for ((name, bytes), path) in files.into_iter().zip(paths) {
@@ -941,6 +982,9 @@ fn reviewer_files(
         t::categories_table(store, rubric)?,
     ])
 }
+
+/// The span tables' names, as `outputs::span_tables::SPAN_FILES` lists them.
+const SPAN_FILE_NAMES: [&str; 3] = crate::outputs::span_tables::SPAN_FILES;
 
 /// The by-turn table, written last, only for a reply rubric over transcripts.
 const BY_TURN_FILE: &str = "agreement_by_turn.csv";

@@ -1,7 +1,7 @@
 //! The methods appendix's tables of the reviewer's questions, each recomputed by `recompute.py`
-//! with the public package its method comes from:
-//! - `prevalence.csv` — per judge × binary criterion the corrected prevalence (the authors'
-//!   `llm_judge_reporting`), or the reason there is none;
+//! with public packages from PyPI:
+//! - `prevalence.csv` — per judge × binary criterion the corrected prevalence (by the published
+//!   formulas, written in the script with scipy), or the reason there is none;
 //! - `gstudy.csv` — per G-study (experts × responses × occasions, each judge × responses ×
 //!   repetitions) and criterion, one line per variance component with the G coefficients and the
 //!   design that reaches 0.8 (statsmodels' REML mixed model, Brennan's formulas);

@@ -8,7 +8,8 @@
 //! ([`strata`]), the judges' corrected prevalence of each binary criterion ([`prevalence`]) and
 //! the latent Dawid–Skene consensus as a reference ([`latent`]) and the study's own G- and
 //! D-studies of experts, occasions and judge repetitions ([`gstudy`]), and how many expert labels
-//! and judge-only answers a target precision needs ([`label_budget`]). The statistics themselves are
+//! and judge-only answers a target precision needs ([`label_budget`]); agreement on the evidence
+//! raters marked in replies ([`span_agreement`]: unitized α, span F1, judges against experts). The statistics themselves are
 //! `concord-stats`; this folder chooses the data.
 //!
 //! Imports rows 0–4; never `outputs` or `app`.
@@ -23,4 +24,5 @@ pub mod latent;
 pub mod pairwise;
 pub mod prevalence;
 pub mod rater_quality;
+pub mod span_agreement;
 pub mod strata;

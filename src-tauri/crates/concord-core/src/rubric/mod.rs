@@ -7,6 +7,7 @@
 //! files name the criterion. Both built-in rubrics ship in this format and are loaded through the
 //! same parser as a lab's custom rubric, so a custom file gets exactly the same validation.
 
+pub mod quote;
 pub mod reply;
 
 use crate::base::text::quoted;
@@ -162,6 +163,35 @@ pub struct Rubric {
     #[serde(default)]
     pub scope: Scope,
     pub criteria: Vec<Criterion>,
+    /// The codes a rater may mark spans of a reply with (`[[codes]]`); none when the rubric
+    /// declares none (a rubric file written before spans existed reads and writes as before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub codes: Vec<Code>,
+}
+
+/// A span code: what a marked part of a reply is evidence of ("unsafe advice", "referral
+/// offered"). `key` is how files, judges and exports name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Code {
+    pub key: String,
+    pub label: LocalText,
+    #[serde(default)]
+    pub description: LocalText,
+    /// Severity levels a span of this code may carry, mildest first; none: spans carry no severity.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub severity: Vec<String>,
+}
+
+impl Code {
+    /// The severity level `name` names (trimmed, ASCII case ignored), in its declared spelling.
+    pub fn severity_level(&self, name: &str) -> Option<&str> {
+        let name = name.trim();
+        self.severity
+            .iter()
+            .find(|l| l.eq_ignore_ascii_case(name))
+            .map(String::as_str)
+    }
 }
 
 /// What a rubric rates: one reply in the light of the turns before it, or a whole conversation.
@@ -377,6 +407,69 @@ impl Rubric {
                             quoted(&other)
                         ));
                     }
+                }
+            }
+        }
+        self.validate_codes()
+    }
+
+    /// The code `key` names (trimmed, ASCII case ignored).
+    pub fn code(&self, key: &str) -> Option<&Code> {
+        let key = key.trim();
+        self.codes.iter().find(|c| c.key.eq_ignore_ascii_case(key))
+    }
+
+    /// The rubric as it reads without its span codes (how a study of an earlier release stored it).
+    pub fn without_codes(&self) -> Rubric {
+        Rubric {
+            codes: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    fn validate_codes(&self) -> Result<(), String> {
+        let key_ok = |s: &str| {
+            !s.is_empty()
+                && s.len() <= 64
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        if !self.codes.is_empty() && self.is_pairwise() {
+            return Err("a pairwise rubric cannot declare span codes: spans mark one reply".into());
+        }
+        if self.codes.len() > 64 {
+            return Err(format!(
+                "the rubric declares {} codes; at most 64",
+                self.codes.len()
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for (i, code) in self.codes.iter().enumerate() {
+            let at = format!("code {} ({})", i + 1, quoted(&code.key));
+            if !key_ok(&code.key) {
+                return Err(format!(
+                    "{at}: key must be 1–64 letters, digits, '-' or '_'"
+                ));
+            }
+            if !seen.insert(code.key.to_ascii_lowercase()) {
+                return Err(format!("{at}: duplicate code key"));
+            }
+            if !code.label.contains_key("en") {
+                return Err(format!("{at}: label needs an English (`en`) text"));
+            }
+            let mut levels = BTreeSet::new();
+            for level in &code.severity {
+                if level.trim().is_empty() || level.trim() != level || level.chars().count() > 40 {
+                    return Err(format!(
+                        "{at}: severity level {} must be 1–40 characters without surrounding spaces",
+                        quoted(level)
+                    ));
+                }
+                if !levels.insert(level.to_ascii_lowercase()) {
+                    return Err(format!(
+                        "{at}: severity level {} is given twice",
+                        quoted(level)
+                    ));
                 }
             }
         }

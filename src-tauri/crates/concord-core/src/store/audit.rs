@@ -70,6 +70,8 @@ pub const TRACKED_TABLES: &[&str] = &[
     "study_meta",
     // The turns of a conversation imported as a transcript (schema 23 on).
     "turn",
+    // Evidence spans marked in replies (schema 24 on).
+    "span",
 ];
 
 /// The marker of the migration from which on the chain seals what gives a value its meaning.
@@ -581,6 +583,8 @@ fn insert_trigger(table: &str, cols: &[String]) -> String {
 #[derive(Debug)]
 pub(crate) struct DirectInserts {
     table: String,
+    /// The digested columns, in the table's order.
+    columns: Vec<String>,
     trigger: String,
     /// Reads an inserted row's digested columns back by rowid ([`DirectInserts::add_stored`]).
     select: String,
@@ -594,6 +598,12 @@ impl DirectInserts {
     /// The table whose rows these are.
     pub(crate) fn table(&self) -> &str {
         &self.table
+    }
+
+    /// The columns a row's hash covers, in the table's order (what [`DirectInserts::add`]
+    /// takes).
+    pub(crate) fn columns(&self) -> &[String] {
+        &self.columns
     }
 
     /// One inserted row, read back from the table by its rowid: the hash the trigger would
@@ -649,6 +659,7 @@ pub(crate) fn set_insert_trigger_aside(
     conn.execute_batch(&format!("DROP TRIGGER temp.concord_audit_{table}_ins"))?;
     Ok(DirectInserts {
         table: table.to_string(),
+        columns: cols.to_vec(),
         trigger: insert_trigger(table, cols),
         select: format!(
             "SELECT {} FROM main.{table} WHERE rowid = ?1",
@@ -1067,6 +1078,8 @@ impl StudyTx<'_> {
     /// Seal this transaction's events and row changes into the chain (called by `Store::write`
     /// just before it commits).
     pub(crate) fn seal(&mut self) -> StoreResult<()> {
+        // The PHI guard's triggers set aside by a bulk import are back before anything is sealed.
+        self.put_phi_marks_back()?;
         // Rows digested here while their insert trigger was set aside join the rest first.
         for direct in std::mem::take(&mut self.direct) {
             put_insert_trigger_back(&self.tx, &self.pending, direct)?;

@@ -8,6 +8,7 @@
 
 use super::{unique_violation, Store, StoreResult, StudyTx};
 use crate::base::text::quoted;
+use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -837,6 +838,210 @@ impl StudyTx<'_> {
         Ok(id)
     }
 
+    /// Start a bulk import of conversations as transcripts (see [`TranscriptImport`]): from
+    /// here to the end of this transaction the conversations, responses and turns it adds are
+    /// digested for the audit chain here (from the values written), not by the chain's triggers.
+    pub fn begin_transcript_import(&mut self) -> StoreResult<TranscriptImport> {
+        self.add_texts_in_bulk()?;
+        // As for a bulk rating import: with SQLite's default 2 MB cache the transaction's pages
+        // spill to the WAL before it commits, many of them more than once. Up to 64 MB are used
+        // only as far as pages are actually touched.
+        self.conn().execute_batch("PRAGMA cache_size = -65536")?;
+        let digesting =
+            |direct: &[super::audit::DirectInserts], table: &str, written: &[&str]| match direct
+                .iter()
+                .find(|d| d.table() == table)
+            {
+                None => Digesting::Not,
+                Some(d) => d
+                    .columns()
+                    .iter()
+                    .map(|c| written.iter().position(|w| w == c))
+                    .collect::<Option<Vec<usize>>>()
+                    .map_or(Digesting::ReadBack, Digesting::Values),
+            };
+        let next = |sql: &str| -> StoreResult<i64> {
+            Ok(self.conn().query_row(sql, [], |r| r.get::<_, i64>(0))? + 1)
+        };
+        let import = TranscriptImport {
+            next_conversation: next("SELECT COALESCE(MAX(id), 0) FROM conversation")?,
+            conversation_digest: digesting(&self.direct, "conversation", &CONVERSATION_COLUMNS),
+            items: PendingRows::new(
+                next("SELECT COALESCE(MAX(id), 0) FROM response")?,
+                ITEM_INSERT,
+                ITEM_COLUMNS.len(),
+                digesting(&self.direct, "response", &ITEM_COLUMNS),
+            ),
+            turns: PendingRows::new(
+                next("SELECT COALESCE(MAX(id), 0) FROM turn")?,
+                TURN_INSERT,
+                TURN_COLUMNS.len(),
+                digesting(&self.direct, "turn", &TURN_COLUMNS),
+            ),
+        };
+        // The PHI guard's triggers would run for every row: the new texts are marked for the
+        // scan in one statement per table when the import finishes.
+        self.set_phi_marks_aside(
+            import.next_conversation,
+            import.items.next_id,
+            import.turns.next_id,
+        )?;
+        Ok(import)
+    }
+
+    /// A new conversation of a transcript import, written at once (its rows follow it).
+    pub fn import_conversation(
+        &mut self,
+        import: &mut TranscriptImport,
+        c: &NewConversation<'_>,
+    ) -> StoreResult<i64> {
+        let id = import.next_conversation;
+        fn text(t: &str) -> ValueRef<'_> {
+            ValueRef::Text(t.as_bytes())
+        }
+        fn optional(t: Option<&str>) -> ValueRef<'_> {
+            t.map_or(ValueRef::Null, text)
+        }
+        // In the order of CONVERSATION_COLUMNS.
+        let values = [
+            ValueRef::Integer(id),
+            text(c.external_id),
+            ValueRef::Integer(c.rubric_id),
+            text(c.context),
+            optional(c.language),
+            optional(c.category),
+        ];
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO conversation(id, external_id, rubric_id, context, language, category)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(rusqlite::params_from_iter(
+                values
+                    .iter()
+                    .map(|v| rusqlite::types::ToSqlOutput::Borrowed(*v)),
+            ))
+            .map_err(|e| {
+                unique_violation(e, || {
+                    format!("conversation {} already exists", quoted(&c.external_id))
+                })
+            })?;
+        import.next_conversation += 1;
+        digest_row(
+            &self.tx,
+            &mut self.direct,
+            "conversation",
+            &import.conversation_digest,
+            id,
+            |i| values[i],
+        )?;
+        Ok(id)
+    }
+
+    /// A rated item of a transcript import (see [`StudyTx::add_item`]); written with the next
+    /// rows of its kind, or by [`StudyTx::finish_transcript_import`].
+    pub fn import_item(
+        &mut self,
+        import: &mut TranscriptImport,
+        conversation_id: i64,
+        source_id: i64,
+        turn: Option<i64>,
+        text: Option<&str>,
+    ) -> StoreResult<i64> {
+        // In the order of ITEM_COLUMNS.
+        let id = import.items.push([
+            Value::Integer(conversation_id),
+            Value::Integer(source_id),
+            text.map_or(Value::Null, |t| Value::Text(t.to_string())),
+            Value::Null,
+            turn.map_or(Value::Null, Value::Integer),
+        ]);
+        if import.items.full() {
+            self.write_rows(&mut import.items, false)?;
+        }
+        Ok(id)
+    }
+
+    /// A message of a transcript import that is not rated (see [`StudyTx::add_turn`]); written
+    /// with the next rows of its kind, or by [`StudyTx::finish_transcript_import`].
+    pub fn import_turn(
+        &mut self,
+        import: &mut TranscriptImport,
+        t: &NewTurn<'_>,
+    ) -> StoreResult<i64> {
+        // In the order of TURN_COLUMNS.
+        let id = import.turns.push([
+            Value::Integer(t.conversation_id),
+            Value::Integer(t.position),
+            Value::Text(t.role.as_str().to_string()),
+            Value::Text(t.text.to_string()),
+            t.source_id.map_or(Value::Null, Value::Integer),
+            Value::Integer(i64::from(t.candidate)),
+        ]);
+        if import.turns.full() {
+            self.write_rows(&mut import.turns, false)?;
+        }
+        Ok(id)
+    }
+
+    /// Write what a transcript import still holds.
+    pub fn finish_transcript_import(&mut self, mut import: TranscriptImport) -> StoreResult<()> {
+        self.write_rows(&mut import.items, true)?;
+        self.write_rows(&mut import.turns, true)?;
+        self.put_phi_marks_back()
+    }
+
+    /// Write the waiting rows of `rows` ([`TRANSCRIPT_INSERT_ROWS`] to a statement; with `all`
+    /// the last, shorter statement too), each digested for the audit chain.
+    fn write_rows(&mut self, rows: &mut PendingRows, all: bool) -> StoreResult<()> {
+        let width = rows.width;
+        let mut done = 0;
+        while rows.values.len() - done >= width * TRANSCRIPT_INSERT_ROWS
+            || (all && rows.values.len() > done)
+        {
+            let n = ((rows.values.len() - done) / width).min(TRANSCRIPT_INSERT_ROWS);
+            let chunk = &rows.values[done..done + n * width];
+            // The full-size statement is kept prepared; only the last, shorter one is made
+            // for its own use.
+            let (mut kept, mut once);
+            let insert: &mut rusqlite::Statement<'_> = if n == TRANSCRIPT_INSERT_ROWS {
+                kept = self.tx.prepare_cached(&rows.full_sql)?;
+                &mut kept
+            } else {
+                once = self.tx.prepare(&rows_insert_sql(rows.insert, width, n))?;
+                &mut once
+            };
+            for (i, v) in chunk.iter().enumerate() {
+                insert.raw_bind_parameter(i + 1, v)?;
+            }
+            insert.raw_execute().map_err(|e| {
+                unique_violation(e, || {
+                    format!(
+                        "{n} rows of an import of conversations repeat an item, a turn or an id \
+                         already in the study"
+                    )
+                })
+            })?;
+            for row in chunk.chunks(width) {
+                let id = match row[0] {
+                    Value::Integer(id) => id,
+                    _ => 0,
+                };
+                digest_row(
+                    &self.tx,
+                    &mut self.direct,
+                    rows.table,
+                    &rows.digest,
+                    id,
+                    |i| ValueRef::from(&row[i]),
+                )?;
+            }
+            done += n * width;
+        }
+        rows.values.drain(..done);
+        Ok(())
+    }
+
     /// External id → id of every conversation in the study.
     pub fn conversation_ids(&self) -> StoreResult<HashMap<String, i64>> {
         let mut stmt = self
@@ -912,4 +1117,143 @@ impl StudyTx<'_> {
             .execute(params![response_id, text])?;
         Ok(changed == 1)
     }
+}
+
+/// Rows of `response` or `turn` one INSERT statement of a transcript import writes.
+const TRANSCRIPT_INSERT_ROWS: usize = 128;
+
+/// The columns a transcript import writes into `conversation`, in the order it binds them.
+const CONVERSATION_COLUMNS: [&str; 6] = [
+    "id",
+    "external_id",
+    "rubric_id",
+    "context",
+    "language",
+    "category",
+];
+/// The columns a transcript import writes into `response`, in the order it binds them.
+const ITEM_COLUMNS: [&str; 6] = [
+    "id",
+    "conversation_id",
+    "source_id",
+    "text",
+    "external_id",
+    "turn",
+];
+/// The start of its INSERT of items (the column list of [`ITEM_COLUMNS`]).
+const ITEM_INSERT: &str =
+    "INSERT INTO response(id, conversation_id, source_id, text, external_id, turn) VALUES ";
+/// The columns a transcript import writes into `turn`, in the order it binds them.
+const TURN_COLUMNS: [&str; 7] = [
+    "id",
+    "conversation_id",
+    "position",
+    "role",
+    "text",
+    "source_id",
+    "candidate",
+];
+/// The start of its INSERT of turns (the column list of [`TURN_COLUMNS`]).
+const TURN_INSERT: &str =
+    "INSERT INTO turn(id, conversation_id, position, role, text, source_id, candidate) VALUES ";
+
+/// `insert` (an INSERT up to `VALUES`) of `rows` rows of `width` values each.
+fn rows_insert_sql(insert: &str, width: usize, rows: usize) -> String {
+    let one = format!("({})", vec!["?"; width].join(", "));
+    format!("{insert}{}", vec![one; rows].join(", "))
+}
+
+/// How a transcript import digests the rows it writes into one table for the audit chain.
+#[derive(Debug)]
+enum Digesting {
+    /// The chain is off on this connection.
+    Not,
+    /// From the values written: the position among them of each column the digest covers.
+    Values(Vec<usize>),
+    /// Read back from the table (it has a digested column the import does not write).
+    ReadBack,
+}
+
+/// Hand row `id` of `table`, written with `values`, to the chain's digest.
+fn digest_row<'v>(
+    conn: &rusqlite::Connection,
+    direct: &mut [super::audit::DirectInserts],
+    table: &str,
+    how: &Digesting,
+    id: i64,
+    value: impl Fn(usize) -> ValueRef<'v>,
+) -> StoreResult<()> {
+    let Some(d) = direct.iter_mut().find(|d| d.table() == table) else {
+        return Ok(());
+    };
+    match how {
+        Digesting::Not => {}
+        Digesting::Values(at) => d.add(at.iter().map(|&i| value(i))),
+        Digesting::ReadBack => d.add_stored(conn, id)?,
+    }
+    Ok(())
+}
+
+/// The rows of `response` or `turn` a transcript import holds until they fill a statement.
+#[derive(Debug)]
+struct PendingRows {
+    table: &'static str,
+    /// The INSERT up to `VALUES`.
+    insert: &'static str,
+    /// The INSERT of [`TRANSCRIPT_INSERT_ROWS`] rows.
+    full_sql: String,
+    width: usize,
+    /// `width` values a row (its id first), rows in order.
+    values: Vec<Value>,
+    next_id: i64,
+    digest: Digesting,
+}
+
+impl PendingRows {
+    fn new(next_id: i64, insert: &'static str, width: usize, digest: Digesting) -> PendingRows {
+        PendingRows {
+            table: if insert == TURN_INSERT {
+                "turn"
+            } else {
+                "response"
+            },
+            insert,
+            full_sql: rows_insert_sql(insert, width, TRANSCRIPT_INSERT_ROWS),
+            width,
+            values: Vec::with_capacity(width * TRANSCRIPT_INSERT_ROWS),
+            next_id,
+            digest,
+        }
+    }
+
+    /// Hold one row (its values after the id); the id it gets.
+    fn push<const N: usize>(&mut self, values: [Value; N]) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.values.push(Value::Integer(id));
+        self.values.extend(values);
+        id
+    }
+
+    fn full(&self) -> bool {
+        self.values.len() >= self.width * TRANSCRIPT_INSERT_ROWS
+    }
+}
+
+/// A bulk import of conversations as transcripts in progress
+/// ([`StudyTx::begin_transcript_import`]). Each row gets its id when it is handed over — the
+/// next after the largest in its table, as SQLite would give it — so a conversation is written
+/// at once and its items and turns `TRANSCRIPT_INSERT_ROWS` (128) to a statement. The PHI guard's
+/// insert triggers are set aside meanwhile (a statement that fires a trigger keeps a copy of
+/// every page it touches, and each row costs a sub-program) and the new texts marked for the
+/// scan in one statement per table when the import finishes. Each row is digested for the audit chain from the values written,
+/// in the table's column order: the hash the chain's trigger computes. The rows still held are
+/// written by [`StudyTx::finish_transcript_import`]; in between the transaction adds responses
+/// and turns only through this import.
+#[derive(Debug)]
+pub struct TranscriptImport {
+    next_conversation: i64,
+    conversation_digest: Digesting,
+    items: PendingRows,
+    turns: PendingRows,
 }

@@ -40,6 +40,7 @@ mod rating_count;
 mod rubric;
 pub mod seal;
 mod signoff;
+mod span;
 mod untrusted;
 mod web_access;
 
@@ -68,6 +69,7 @@ pub use rating::*;
 pub use rating_count::{KeptCountDifference, RatingCounts};
 pub use rubric::*;
 pub use signoff::*;
+pub use span::*;
 pub use web_access::*;
 
 use crate::base::clock::Clock;
@@ -105,6 +107,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0021_server_trust.sql"),
     include_str!("../../migrations/0022_answering_model.sql"),
     include_str!("../../migrations/0023_conversations.sql"),
+    include_str!("../../migrations/0024_spans.sql"),
 ];
 
 /// The schema version of the first migration whose text contains `marker` (0 when none does).
@@ -1054,6 +1057,7 @@ impl Store {
             new_lead: made.is_some() && self.sealing,
             entry_per_event: false,
             direct: Vec::new(),
+            phi_marks: None,
         };
         let forget = |made: &Option<(Arc<lead_key::LeadKey>, lead_key::KeyStore)>| {
             if let Some((key, keys)) = made {
@@ -1196,6 +1200,10 @@ pub struct StudyTx<'c> {
     /// Tables whose inserted rows this transaction digests itself (their insert triggers set
     /// aside until the seal; see `StudyTx::digest_inserts_here`).
     direct: Vec<audit::DirectInserts>,
+    /// The PHI guard's insert triggers set aside by a bulk import of conversations, put back
+    /// (and the new texts marked) when it finishes or, at the latest, when the transaction is
+    /// sealed (see `StudyTx::set_phi_marks_aside`).
+    phi_marks: Option<phi::PhiMarksAside>,
 }
 
 impl StudyTx<'_> {

@@ -5,6 +5,7 @@
 use super::{Store, StoreResult, StudyTx};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// An identifier class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -392,6 +393,112 @@ fn read_text(conn: &rusqlite::Connection, text: PhiTextId) -> StoreResult<Option
     Ok(conn.query_row(&sql, [id], text_row).optional()?)
 }
 
+/// The PHI guard's insert triggers, exactly as the migrations create them: each marks a new
+/// text for the next scan. A bulk import of conversations sets them aside and marks its texts in
+/// one statement per table instead ([`StudyTx::set_phi_marks_aside`]).
+const PHI_INSERT_TRIGGERS: [(&str, &str); 3] = [
+    (
+        "phi_pending_conversation",
+        "CREATE TRIGGER phi_pending_conversation AFTER INSERT ON conversation
+BEGIN INSERT OR IGNORE INTO phi_pending VALUES (NEW.id, 0); END",
+    ),
+    (
+        "phi_pending_response",
+        "CREATE TRIGGER phi_pending_response AFTER INSERT ON response WHEN NEW.text IS NOT NULL
+BEGIN INSERT OR IGNORE INTO phi_pending VALUES (NEW.conversation_id, NEW.id); END",
+    ),
+    (
+        "phi_pending_turn_insert",
+        "CREATE TRIGGER phi_pending_turn_insert AFTER INSERT ON turn
+BEGIN INSERT OR IGNORE INTO phi_pending_turn VALUES (NEW.id); END",
+    ),
+];
+
+/// Where a bulk import's rows begin (the first id it gives in each table) while the PHI
+/// guard's insert triggers are set aside.
+#[derive(Debug)]
+pub(crate) struct PhiMarksAside {
+    conversation: i64,
+    response: i64,
+    turn: i64,
+}
+
+/// `sql` with every run of whitespace made one space.
+fn collapsed(sql: &str) -> String {
+    sql.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl StudyTx<'_> {
+    /// Set the PHI guard's insert triggers on `conversation`, `response` and `turn` aside for a
+    /// bulk import whose new rows have ids from `conversation`, `response` and `turn` on: every
+    /// row a trigger runs for costs SQLite a sub-program (about a quarter of the insert). Only
+    /// when the study's three triggers are exactly Concord's (else they stay, and mark each row
+    /// as before). [`StudyTx::put_phi_marks_back`] marks the new texts in one statement per
+    /// table and makes the triggers again, as they were; the seal calls it if the import did
+    /// not, and a rollback restores them with the rest of the schema.
+    pub(crate) fn set_phi_marks_aside(
+        &mut self,
+        conversation: i64,
+        response: i64,
+        turn: i64,
+    ) -> StoreResult<()> {
+        if self.phi_marks.is_some() {
+            return Ok(());
+        }
+        let stored: HashMap<String, String> = self
+            .tx
+            .prepare(
+                "SELECT name, sql FROM main.sqlite_schema WHERE type = 'trigger' AND name IN
+                 ('phi_pending_conversation', 'phi_pending_response', 'phi_pending_turn_insert')",
+            )?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        let ours = PHI_INSERT_TRIGGERS
+            .iter()
+            .all(|(name, sql)| stored.get(*name).map(|s| collapsed(s)) == Some(collapsed(sql)));
+        if !ours || stored.len() != PHI_INSERT_TRIGGERS.len() {
+            return Ok(());
+        }
+        self.tx.execute_batch(
+            "DROP TRIGGER main.phi_pending_conversation;
+             DROP TRIGGER main.phi_pending_response;
+             DROP TRIGGER main.phi_pending_turn_insert;",
+        )?;
+        self.phi_marks = Some(PhiMarksAside {
+            conversation,
+            response,
+            turn,
+        });
+        Ok(())
+    }
+
+    /// Mark the texts a bulk import added for the next scan (what the triggers would have
+    /// marked, row for row) and make the PHI guard's insert triggers again; nothing when they
+    /// were not set aside.
+    pub(crate) fn put_phi_marks_back(&mut self) -> StoreResult<()> {
+        let Some(from) = self.phi_marks.take() else {
+            return Ok(());
+        };
+        self.tx.execute(
+            "INSERT OR IGNORE INTO phi_pending SELECT id, 0 FROM conversation WHERE id >= ?1",
+            [from.conversation],
+        )?;
+        self.tx.execute(
+            "INSERT OR IGNORE INTO phi_pending SELECT conversation_id, id FROM response
+             WHERE id >= ?1 AND text IS NOT NULL",
+            [from.response],
+        )?;
+        self.tx.execute(
+            "INSERT OR IGNORE INTO phi_pending_turn SELECT id FROM turn WHERE id >= ?1",
+            [from.turn],
+        )?;
+        for (_, sql) in PHI_INSERT_TRIGGERS {
+            self.tx.execute_batch(sql)?;
+        }
+        Ok(())
+    }
+}
+
 impl StudyTx<'_> {
     /// Replace the lead's term list.
     pub fn set_phi_terms(&mut self, terms: &[PhiTerm]) -> StoreResult<()> {
@@ -411,36 +518,52 @@ impl StudyTx<'_> {
     }
 
     /// The texts to scan — every text when `all`, else those written since the last scan — and
-    /// clear the marks.
-    pub fn take_phi_pending(&mut self, all: bool) -> StoreResult<Vec<PhiText>> {
-        let texts = if all {
-            read_texts(&self.tx)?
-        } else {
-            let mut out = Vec::new();
-            let mut stmt = self.tx.prepare(&format!(
-                "{TEXTS} WHERE c.id IN (SELECT conversation_id FROM phi_pending WHERE response_id = 0)"
-            ))?;
-            for row in stmt.query_map([], text_row)? {
-                out.push(row?);
+    /// clear the marks. Each text is shown to `keep` as it is read (its id and words, borrowed
+    /// from the file) and only those it keeps are returned whole, with the number of texts read:
+    /// a scan after an import of 200,000 turns holds the few texts with findings, not every text.
+    pub fn take_phi_pending(
+        &mut self,
+        all: bool,
+        mut keep: impl FnMut(PhiTextId, &str) -> bool,
+    ) -> StoreResult<(usize, Vec<PhiText>)> {
+        // Ids and words only: a kept text's name (which needs its conversation and source) is
+        // read for it alone.
+        let sql = [
+            "SELECT c.id, NULL, NULL, c.context FROM conversation c",
+            "SELECT p.conversation_id, p.id, NULL, p.text FROM response p WHERE p.text IS NOT NULL",
+            "SELECT t.conversation_id, NULL, t.id, t.text FROM turn t",
+        ];
+        let pending = [
+            " WHERE c.id IN (SELECT conversation_id FROM phi_pending WHERE response_id = 0)",
+            " AND p.id IN (SELECT response_id FROM phi_pending WHERE response_id <> 0)",
+            " WHERE t.id IN (SELECT turn_id FROM phi_pending_turn)",
+        ];
+        let mut read = 0;
+        let mut kept = Vec::new();
+        for (sql, pending) in sql.into_iter().zip(pending) {
+            let sql = if all {
+                sql.to_string()
+            } else {
+                format!("{sql}{pending}")
+            };
+            let mut stmt = self.tx.prepare(&sql)?;
+            let mut rows = stmt.query([])?;
+            while let Some(r) = rows.next()? {
+                read += 1;
+                let id = PhiTextId {
+                    conversation_id: r.get(0)?,
+                    response_id: r.get(1)?,
+                    turn_id: r.get(2)?,
+                };
+                let text = r.get_ref(3)?.as_str().map_err(rusqlite::Error::from)?;
+                if keep(id, text) {
+                    kept.extend(read_text(&self.tx, id)?);
+                }
             }
-            let mut stmt = self.tx.prepare(&format!(
-                "{} AND p.id IN (SELECT response_id FROM phi_pending WHERE response_id <> 0)",
-                response_texts()
-            ))?;
-            for row in stmt.query_map([], text_row)? {
-                out.push(row?);
-            }
-            let mut stmt = self.tx.prepare(&format!(
-                "{TURN_TEXTS} WHERE t.id IN (SELECT turn_id FROM phi_pending_turn)"
-            ))?;
-            for row in stmt.query_map([], text_row)? {
-                out.push(row?);
-            }
-            out
-        };
+        }
         self.tx.execute("DELETE FROM phi_pending", [])?;
         self.tx.execute("DELETE FROM phi_pending_turn", [])?;
-        Ok(texts)
+        Ok((read, kept))
     }
 
     /// One text with the current content (after a redaction).

@@ -1214,7 +1214,7 @@ pub const RATING_IMPORT_BATCH: usize = 4096;
 
 /// A bulk rating import in progress ([`StudyTx::begin_rating_import`]): values must lie on the
 /// criterion's scale unless they carry their `raw_value` (an out-of-scale value kept by the
-/// user's choice). Ratings are written [`INSERT_ROWS`] to a statement, and from its first
+/// user's choice). Ratings are written `INSERT_ROWS` (256) to a statement, and from its first
 /// batch until [`StudyTx::finish_rating_import`] the chain's insert trigger on `rating` is set
 /// aside (the import digests its own rows): in between, the transaction writes ratings only
 /// through [`StudyTx::import_rating`].

@@ -231,6 +231,27 @@ impl StudyTx<'_> {
             if stored == text {
                 return Ok(id);
             }
+            // A rubric stored by an earlier release has no span codes: the same rubric with codes
+            // adds them (the row is sealed like any other change), and the same rubric without
+            // codes keeps those stored.
+            let stored_rubric = parse_stored(&rubric.id, &stored)?;
+            if stored_rubric.without_codes() == rubric.without_codes() {
+                if stored_rubric.codes.is_empty() {
+                    self.conn().execute(
+                        "UPDATE rubric SET source_toml = ?2 WHERE id = ?1",
+                        params![id, text],
+                    )?;
+                    let keys: Vec<&str> = rubric.codes.iter().map(|c| c.key.as_str()).collect();
+                    self.audit(
+                        "concord",
+                        "rubric.codes_added",
+                        &serde_json::json!({"rubric": rubric.id, "codes": keys}),
+                    )?;
+                }
+                if rubric.codes.is_empty() || stored_rubric.codes.is_empty() {
+                    return Ok(id);
+                }
+            }
             return Err(StoreError::Invalid(format!(
                 "the study already has a different rubric with id {}; give the new rubric another id",
                 quoted(&rubric.id)

@@ -831,6 +831,157 @@ fn the_phi_guard_scans_lists_and_redacts_a_turn() {
     );
 }
 
+/// Forty conversations of eight messages and three candidates, an identifier in conversation
+/// `c30`'s third turn: more items and turns than one statement of the bulk import writes.
+fn many_conversations() -> Vec<Conv> {
+    (0..40)
+        .map(|c| {
+            let mut messages = Vec::new();
+            for t in 1..=8 {
+                messages.push(match (c, t) {
+                    (30, 3) => said("user", "Ring me on 415-555-0132 tonight."),
+                    (_, t) if t % 2 == 1 => said("user", &format!("message {t} of c{c}")),
+                    _ => reply("bot", &format!("reply {t} to c{c}")),
+                });
+            }
+            messages.push(said("user", &format!("last question of c{c}")));
+            let mut conv = Conv::new(&format!("c{c}"), messages);
+            conv.candidates = ["m1", "m2", "m3"]
+                .iter()
+                .map(|m| reply(m, &format!("{m} answers c{c}")))
+                .collect();
+            conv.language = (c % 2 == 0).then(|| "en".to_string());
+            conv
+        })
+        .collect()
+}
+
+#[test]
+fn a_bulk_import_of_conversations_seals_its_rows_as_stored() {
+    // A turn table whose rows come conversation by conversation is read once; shuffled, twice.
+    let mut first_stored: std::collections::HashMap<&str, Vec<Vec<String>>> = Default::default();
+    for (rubric, format) in [
+        ("mentalbench", "shuffled table"),
+        ("test-session", "shuffled table"),
+        ("mentalbench", "table in order"),
+        ("test-session", "table in order"),
+        ("mentalbench", "chat"),
+    ] {
+        let mut s = Study::new().with_session_rubric();
+        let conversations = many_conversations();
+        let in_order: Vec<[String; 7]> = conversations.iter().flat_map(Conv::table_rows).collect();
+        let file = match format {
+            "shuffled table" => s.file("many.csv", table_csv(&shuffled_rows(&conversations, 5))),
+            "table in order" => s.file("many.csv", table_csv(&in_order)),
+            _ => s.file("many.jsonl", chat_jsonl(&conversations)),
+        };
+        // The study's earlier texts scanned first, so the scan after the import sees only its.
+        review::scan(&mut s.store, false, "lead").expect("scan before");
+        let report = s.import_with(&file, rubric).expect("a valid file");
+        let reply = rubric == "mentalbench";
+        assert_eq!(
+            tuple(&counts(&report)),
+            (
+                40,
+                40 * 12,
+                if reply { 40 * 7 } else { 0 },
+                if reply { 0 } else { 40 },
+                4
+            ),
+            "{rubric}, {format}: every conversation, turn and item is written, those held back \
+             for a full statement too"
+        );
+        let check = s.store.verify_audit_chain().expect("the chain verifies");
+        assert_eq!(
+            check.broken, None,
+            "{rubric}, {format}: the digest the import computed from the values it wrote must \
+             equal the digest of the rows as stored"
+        );
+        let expected = if reply {
+            [
+                "1 user - 0 turn message 1 of c30",
+                "2 assistant bot 0 item reply 2 to c30",
+                "3 user - 0 turn Ring me on 415-555-0132 tonight.",
+                "10 assistant m3 0 item m3 answers c30",
+            ]
+        } else {
+            [
+                "0 assistant bot 0 session ",
+                "1 user - 0 turn message 1 of c30",
+                "2 assistant bot 0 turn reply 2 to c30",
+                "10 assistant m3 1 turn m3 answers c30",
+            ]
+        };
+        let stored = s.stored("c30");
+        assert_eq!(
+            stored.len(),
+            if reply { 12 } else { 13 },
+            "{rubric}, {format}: every row of a conversation past the first statement is stored"
+        );
+        assert_eq!(
+            [
+                &stored[0],
+                &stored[1],
+                &stored[2],
+                &stored[stored.len() - 1]
+            ],
+            expected,
+            "{rubric}, {format}: the rows of a conversation past the first statement are stored \
+             in their places"
+        );
+        let triggers: i64 = rusqlite::Connection::open(&s.path)
+            .expect("the file opens in plain SQLite")
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN
+                 ('phi_pending_conversation', 'phi_pending_response', 'phi_pending_turn_insert')",
+                [],
+                |r| r.get(0),
+            )
+            .expect("the schema is read");
+        assert_eq!(
+            triggers, 3,
+            "{rubric}, {format}: the PHI guard's insert triggers, set aside for the bulk import, \
+             are back"
+        );
+        let all: Vec<Vec<String>> = (0..40).map(|c| s.stored(&format!("c{c}"))).collect();
+        let first = first_stored.entry(rubric).or_insert_with(|| all.clone());
+        assert!(
+            *first == all,
+            "{rubric}, {format}: every conversation is stored as from the first format"
+        );
+        let summary = review::scan(&mut s.store, false, "lead").expect("scan");
+        let findings = review::findings(&s.store, Some(PhiStatus::Open)).expect("findings");
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.field == PhiField::Turn && f.item == "c30/turn 3"),
+            "{rubric}, {format}: the PHI guard scans a turn written in bulk: {findings:?}"
+        );
+        assert_eq!(
+            summary.texts,
+            40 + 40 * 12,
+            "{rubric}, {format}: every text the import wrote is marked for the scan, once: each \
+             conversation's context and its twelve messages"
+        );
+        let path = s.path.clone();
+        drop(s.store);
+        let raw = rusqlite::Connection::open(&path).expect("the file opens in plain SQLite");
+        raw.execute(
+            "UPDATE turn SET text = 'changed' WHERE id = (SELECT MAX(id) - 3 FROM turn)",
+            [],
+        )
+        .expect("an edit outside Concord");
+        drop(raw);
+        let store = Store::open(&path, clock()).expect("reopened");
+        let broken = store
+            .verify_audit_chain()
+            .expect("verify")
+            .broken
+            .expect("a turn imported in bulk and changed outside Concord must break the seal");
+        assert_eq!(broken.table.as_deref(), Some("turn"), "{broken:?}");
+    }
+}
+
 /// The place (conversation, turn) and value of every rating of rater `name`, sorted.
 fn rated_places(store: &Store, name: &str) -> Vec<(String, Option<i64>, Option<i64>)> {
     let rater = concord_testsupport::lead_study::rater_id(store, name);

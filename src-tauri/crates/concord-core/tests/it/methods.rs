@@ -1,4 +1,4 @@
-//! The methods appendix of the demo study: the sixteen files are written; the table is a
+//! The methods appendix of the demo study: the seventeen files are written; the table is a
 //! well-formed CSV (every row as many fields as the header, the ICC form quoted) with F-based
 //! intervals, so a reader's pingouin reproduces it; the paragraph names the ICC form, the interval
 //! methods, the software version and the options; the script is the one Concord ships.
@@ -9,8 +9,8 @@
 //! points at its venv) — `recompute.py` reproduces the table and fails on any number changed in it.
 //! And the appendix of a study imported from files with categories, two experts retesting and
 //! an adjudicated pair: the reviewer's tables (prevalence, G-studies, Dawid–Skene fits, agreement
-//! by category) are written, and `recompute.py` reproduces them with llm_judge_reporting, a
-//! numpy/scipy REML, crowd-kit and pingouin, and fails on any of their numbers changed.
+//! by category) are written, and `recompute.py` reproduces them with the prevalence paper's
+//! formulas, a numpy/scipy REML, crowd-kit and pingouin, and fails on any of their numbers changed.
 
 use concord_core::app::open_study::OpenStudy;
 use concord_core::base::clock::SystemClock;
@@ -59,9 +59,11 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
             "agreement.csv",
             "study.json",
             "methods.md",
-            "recompute.py"
+            "recompute.py",
+            "agreement_by_turn.csv"
         ],
-        "the appendix has its sixteen files"
+        "the appendix has every appendix's sixteen files and, the demo's MentalBench rating \
+         replies of transcripts too, its table by turn"
     );
     let reliability = std::fs::read_to_string(dir.join("judge_reliability.csv")).unwrap();
     assert_eq!(
@@ -121,10 +123,11 @@ fn the_demo_study_exports_a_self_recomputing_appendix() {
             "the methods paragraph states {needle:?}"
         );
     }
-    assert_eq!(
-        std::fs::read_to_string(dir.join("recompute.py")).unwrap(),
-        RECOMPUTE_SCRIPT,
-        "the shipped script is written unchanged"
+    assert!(
+        std::fs::read_to_string(dir.join("recompute.py")).unwrap()
+            == concord_core::outputs::methods::recompute_script(true),
+        "the shipped script is written unchanged, with its part by turn (the demo's MentalBench \
+         rates replies of transcripts too)"
     );
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("study.json")).unwrap()).unwrap();
@@ -207,7 +210,11 @@ fn without_a_folder_the_appendix_goes_to_the_export_folder() {
         want.display().to_string(),
         "the window is told the folder as text"
     );
-    assert_eq!(shown.files.len(), 16, "and each of the sixteen files");
+    assert_eq!(
+        shown.files.len(),
+        17,
+        "and each of the seventeen files (the demo's MentalBench has its table by turn)"
+    );
 }
 
 /// The appendix's Python (`CONCORD_APPENDIX_PYTHON`), when the environment names one.

@@ -734,7 +734,8 @@ const SINGLE_TURN_ISSUE_DIGEST: &str =
 #[test]
 fn a_single_turn_package_issues_exactly_what_it_did_before_transcripts() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut store = file_study(
+    // The study as that release made it: its rubric stored without span codes.
+    let mut store = concord_testsupport::lead_study::earlier_file_study(
         &dir.path().join("main.concord"),
         6,
         &["Ana Lindqvist", "Boris Petrov"],

@@ -13,3 +13,4 @@ mod published;
 mod rater_quality_simulated;
 mod reference_vectors;
 mod reml_lme4;
+mod spans;

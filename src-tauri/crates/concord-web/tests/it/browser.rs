@@ -179,6 +179,34 @@ impl Chrome {
         );
     }
 
+    /// Make the page a touch screen's (Chromium's touch emulation): `pointer: coarse` matches.
+    pub fn emulate_touch(&self) {
+        let v = self.post(
+            "/goog/cdp/execute",
+            json!({"cmd": "Emulation.setTouchEmulationEnabled", "params": {
+                "enabled": true, "maxTouchPoints": 5
+            }}),
+        );
+        assert!(
+            v["value"].get("error").is_none(),
+            "Chromium emulates a touch screen: {v}"
+        );
+    }
+
+    /// Ask pages for less motion, as a person who set "reduce motion" in their system does.
+    pub fn emulate_reduced_motion(&self) {
+        let v = self.post(
+            "/goog/cdp/execute",
+            json!({"cmd": "Emulation.setEmulatedMedia", "params": {
+                "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]
+            }}),
+        );
+        assert!(
+            v["value"].get("error").is_none(),
+            "Chromium emulates a preference for reduced motion: {v}"
+        );
+    }
+
     pub fn attribute(&self, css: &str, name: &str) -> Option<String> {
         let e = self.try_find(css)?;
         self.get(&format!("/element/{e}/attribute/{name}"))["value"]
@@ -211,6 +239,20 @@ impl Chrome {
     /// Resize the browser's window (WebDriver's window rect).
     pub fn resize(&self, width: u32, height: u32) {
         self.post("/window/rect", json!({"width": width, "height": height}));
+    }
+
+    /// axe-core (the UI's dev dependency) run on the page as it is now: every WCAG 2.2 A and AA
+    /// rule and axe's best practices, every violation of any impact, one line each.
+    pub fn axe_violations(&self) -> Vec<String> {
+        if self.script("return typeof window.axe;") != "object" {
+            self.script(&format!(
+                "{};\nreturn typeof window.axe;",
+                concord_testsupport::axe::source()
+            ));
+        }
+        concord_testsupport::axe::describe(
+            &self.script_async(&concord_testsupport::axe::run_script()),
+        )
     }
 
     pub fn press(&self, keys: &str) {
@@ -336,6 +378,20 @@ fn the_page_says_it_is_reconnecting_and_carries_on_when_the_server_is_back() {
     chrome.type_into("[data-testid=web-passphrase-confirm]", STRONG);
     chrome.click("[data-testid=web-passphrase-submit]");
     assert_eq!(current_item(&chrome), 1, "the rating screen opens");
+    // The page fetches the next item ahead while the first is shown; the server stops once that
+    // answer is in (otherwise it waits, as it should, for the server to come back).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while chrome.script(
+        "return performance.getEntriesByType('resource') \
+           .some((e) => e.name.endsWith('/api/items/2') && e.responseEnd > 0);",
+    ) != json!(true)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the page fetches the second item ahead"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let addr = served.running.as_ref().expect("running").addr;
     served.stop();
 

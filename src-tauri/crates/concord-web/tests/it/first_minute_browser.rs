@@ -11,7 +11,6 @@ use crate::{serve, serve_study, Browser};
 use concord_testsupport::web::STRONG;
 use rand::SeedableRng;
 use serde_json::Value;
-use std::path::PathBuf;
 
 const TAB: &str = "\u{E004}";
 const ENTER: &str = "\u{E007}";
@@ -88,35 +87,6 @@ fn fits_a_phone(chrome: &Chrome, page: &str) {
     );
 }
 
-/// axe-core (the UI's dev dependency) run on the page: every violation of any impact.
-fn axe_violations(chrome: &Chrome) -> Vec<String> {
-    let path = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../ui/node_modules/axe-core/axe.min.js"
-    ));
-    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "axe-core is a dev dependency of the UI (npm ci installs it): {}: {e}",
-            path.display()
-        )
-    });
-    chrome.script(&format!("{source};\nreturn typeof window.axe;"));
-    let found = chrome.script_async(
-        "const done = arguments[arguments.length - 1]; \
-         window.axe.run(document, {resultTypes: ['violations']}) \
-           .then(r => done(r.violations.map(v => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)), \
-                 e => done([`axe failed: ${e}`]));",
-    );
-    found
-        .as_array()
-        .map(|v| {
-            v.iter()
-                .map(|s| s.as_str().unwrap_or_default().to_string())
-                .collect()
-        })
-        .unwrap_or_else(|| vec![format!("axe gave no list: {found}")])
-}
-
 #[test]
 fn the_invitation_and_login_pages_fit_a_phone_and_an_expert_logs_in_by_keyboard_alone() {
     let invited = std::cell::RefCell::new(String::new());
@@ -171,7 +141,7 @@ fn the_invitation_and_login_pages_fit_a_phone_and_an_expert_logs_in_by_keyboard_
         "and how the name may be typed"
     );
     fits_a_phone(&chrome, "the invitation page");
-    let violations = axe_violations(&chrome);
+    let violations = chrome.axe_violations();
     assert!(
         violations.is_empty(),
         "axe-core finds no accessibility violation on the invitation page: {violations:#?}"
@@ -209,7 +179,7 @@ fn the_invitation_and_login_pages_fit_a_phone_and_an_expert_logs_in_by_keyboard_
         "and names the study and its lead"
     );
     fits_a_phone(&chrome, "the login page");
-    let violations = axe_violations(&chrome);
+    let violations = chrome.axe_violations();
     assert!(
         violations.is_empty(),
         "axe-core finds no accessibility violation on the login page: {violations:#?}"

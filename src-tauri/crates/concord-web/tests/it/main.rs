@@ -8,6 +8,8 @@ mod browser;
 mod first_minute;
 mod first_minute_browser;
 mod group_commit;
+mod keyboard_browser;
+mod phone_browser;
 mod security;
 mod tls;
 mod web_session_browser;

@@ -39,6 +39,7 @@ use crate::files::{Issue, Location};
 use crate::rubric::{Rubric, Scope};
 use crate::store::{
     NewConversation, NewSource, NewTurn, Role, SourceKind, Store, StoreResult, StudyTx,
+    TranscriptImport,
 };
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
@@ -284,7 +285,11 @@ fn check_text(text: &str, turn: usize, at: impl FnOnce() -> Location) -> Result<
             format!("turn {turn} has no text; every turn needs its words"),
         ));
     }
-    let chars = text.chars().count();
+    // A text of no more bytes than the limit has no more characters either: counted only past it.
+    let chars = match text.len() {
+        n if n <= MAX_TURN_CHARS => n,
+        _ => text.chars().count(),
+    };
     if chars > MAX_TURN_CHARS {
         return Err(Issue::error(
             at(),
@@ -364,14 +369,17 @@ pub(super) struct Landing {
     sources: HashMap<String, i64>,
     counts: ConversationCounts,
     names: BTreeSet<String>,
+    /// The rows being written (a few at a time).
+    import: TranscriptImport,
 }
 
 impl Landing {
     /// Start writing: the rubric stored, the study's conversation ids read, the transaction set to
-    /// digest the many rows itself.
+    /// write and digest the many rows in bulk.
     pub fn new(tx: &mut StudyTx<'_>, rubric: &Rubric) -> StoreResult<Landing> {
-        tx.add_texts_in_bulk()?;
+        let import = tx.begin_transcript_import()?;
         Ok(Landing {
+            import,
             rubric_id: tx.add_rubric(rubric)?,
             scope: rubric.scope,
             existing: tx.conversation_ids()?,
@@ -417,17 +425,20 @@ impl Landing {
         category: Option<&str>,
         session_source: &str,
     ) -> StoreResult<i64> {
-        let conversation = tx.add_conversation(&NewConversation {
-            external_id: id,
-            rubric_id: self.rubric_id,
-            context: "",
-            language,
-            category,
-        })?;
+        let conversation = tx.import_conversation(
+            &mut self.import,
+            &NewConversation {
+                external_id: id,
+                rubric_id: self.rubric_id,
+                context: "",
+                language,
+                category,
+            },
+        )?;
         self.counts.conversations += 1;
         if self.scope == Scope::Session {
             let source = self.source(tx, session_source)?;
-            tx.add_item(conversation, source, None, None)?;
+            tx.import_item(&mut self.import, conversation, source, None, None)?;
             self.counts.session_items += 1;
         }
         Ok(conversation)
@@ -448,31 +459,42 @@ impl Landing {
         self.counts.turns += 1;
         match source {
             Some(source) if m.rated && self.scope == Scope::Reply => {
-                tx.add_item(conversation, source, Some(m.position), Some(m.text))?;
+                tx.import_item(
+                    &mut self.import,
+                    conversation,
+                    source,
+                    Some(m.position),
+                    Some(m.text),
+                )?;
                 self.counts.reply_items += 1;
             }
             _ => {
-                tx.add_turn(&NewTurn {
-                    conversation_id: conversation,
-                    position: m.position,
-                    role: m.role,
-                    text: m.text,
-                    source_id: source,
-                    candidate: m.candidate,
-                })?;
+                tx.import_turn(
+                    &mut self.import,
+                    &NewTurn {
+                        conversation_id: conversation,
+                        position: m.position,
+                        role: m.role,
+                        text: m.text,
+                        source_id: source,
+                        candidate: m.candidate,
+                    },
+                )?;
             }
         }
         Ok(())
     }
 
-    /// The counts, written into `report`.
-    pub fn finish(self, report: &mut FileReport) {
+    /// The rows still held written, and the counts written into `report`.
+    pub fn finish(self, tx: &mut StudyTx<'_>, report: &mut FileReport) -> StoreResult<()> {
+        tx.finish_transcript_import(self.import)?;
         let mut counts = self.counts;
         counts.sources = self.names.len();
         counts.source_names = self.names.into_iter().collect();
         report.conversations_added = counts.conversations;
         report.responses_added = counts.reply_items + counts.session_items;
         report.conversation_counts = Some(Box::new(counts));
+        Ok(())
     }
 }
 
@@ -491,7 +513,7 @@ pub(super) fn land_conversations(
         land(tx, report, options, |tx, report| {
             let mut landing = Landing::new(tx, rubric)?;
             write(tx, &mut landing, report)?;
-            landing.finish(report);
+            landing.finish(tx, report)?;
             Ok(())
         })
     })

@@ -4,9 +4,13 @@
 //! its turns (turn number, role, source, row: a few bytes each, never the text), then checks each
 //! conversation whole — turn numbers running 1, 2, 3 … with no gap or repeat, several `assistant`
 //! rows at one turn (candidates) only at the last turn and after a user turn, one candidate per
-//! source, one language and category; the second reading writes the rows. CSV and JSON Lines
-//! are streamed both times; a workbook is read once, within the read limits, as every workbook
-//! is. Every assistant row is a reply item of a reply rubric.
+//! source, one language and category; the second reading writes the rows. A file whose rows
+//! come conversation by conversation, as most do, is first tried in one reading: each
+//! conversation's rows are held until its last (text included, up to a bound), checked whole the
+//! same way and written; at the first problem, or a conversation whose rows are not together,
+//! that attempt is rolled back and the file read twice as above, so every problem is still found
+//! and named the same way. CSV and JSON Lines are streamed; a workbook is read once, within the
+//! read limits, as every workbook is. Every assistant row is a reply item of a reply rubric.
 
 use super::super::long::{open_counted, required, stream_limits, RatingRow, RatingRows};
 use super::{
@@ -95,6 +99,18 @@ impl Plan {
     }
 }
 
+/// A row of the conversation being read in one reading, held until its last row.
+struct Held {
+    turn: u32,
+    role: Role,
+    text: String,
+    source: Option<String>,
+}
+
+/// Bytes of text one conversation's held rows may hold in a reading at once; past it the file
+/// is read twice, which holds no text.
+const HELD_BYTES: usize = 8 << 20;
+
 /// One row's fields, checked.
 struct TurnRow<'r> {
     number: usize,
@@ -171,11 +187,64 @@ pub(super) fn import(
         columns: &columns,
         rubric,
     };
-    let report = land_conversations(
+    // One reading when the rows come conversation by conversation and all is well; else (a
+    // conversation's rows scattered, any problem) that transaction is rolled back and the file
+    // imported again in two readings, which find and name every problem.
+    let scattered = Shared::new(false);
+    let once = land_conversations(
         store,
         file,
         header.sheet.clone(),
         rubric,
+        options,
+        |tx, landing, _| {
+            let read = Rc::new(Shared::new(0u64));
+            let mut rows = open(read.clone())?;
+            let written = reading.at_once(tx, landing, &mut rows, &mut |rows| {
+                let done = sized.map_or(read.get(), |_| rows);
+                tick(progress, rows, 2 * done, total);
+            })?;
+            if !written {
+                scattered.set(true);
+                return Err(ImportError::Rejected(Vec::new()));
+            }
+            Ok(())
+        },
+    );
+    let report = match once {
+        Err(_) if scattered.get() => {
+            two_readings(store, file, &reading, open, sized, total, options, progress)?
+        }
+        done => done?,
+    };
+    progress(ImportProgress {
+        done: total,
+        total,
+        rows: report
+            .conversation_counts
+            .as_ref()
+            .map_or(0, |c| c.turns as u64),
+    });
+    Ok(report)
+}
+
+/// The import in two readings: the first checks every row and conversation, the second writes.
+#[allow(clippy::too_many_arguments)]
+fn two_readings<'f>(
+    store: &mut Store,
+    file: &InputFile<'_>,
+    reading: &Reading<'_>,
+    open: impl Fn(Rc<Shared<u64>>) -> Result<RatingRows<'f>, ImportError>,
+    sized: Option<u64>,
+    total: u64,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(ImportProgress),
+) -> Result<FileReport, ImportError> {
+    land_conversations(
+        store,
+        file,
+        reading.header.sheet.clone(),
+        reading.rubric,
         options,
         |tx, landing, _| {
             let read = Rc::new(Shared::new(0u64));
@@ -194,16 +263,7 @@ pub(super) fn import(
                 tick(progress, counted + rows, done, total);
             })
         },
-    )?;
-    progress(ImportProgress {
-        done: total,
-        total,
-        rows: report
-            .conversation_counts
-            .as_ref()
-            .map_or(0, |c| c.turns as u64),
-    });
-    Ok(report)
+    )
 }
 
 /// A table's file, sheet and columns without its rows.
@@ -569,6 +629,120 @@ impl Reading<'_> {
                 );
             }
         }
+    }
+
+    /// The import in one reading, for a file whose rows come conversation by conversation:
+    /// each conversation's rows are held (with their texts, up to [`HELD_BYTES`]) until its
+    /// last, then checked whole as [`Reading::plan`] checks it and written as
+    /// [`Reading::write`] writes it, so the study ends the same. `false` as soon as that cannot
+    /// be done — a row or conversation with a problem, a conversation whose rows are not
+    /// together, more text held than the bound, a reading problem, no rows — and the caller
+    /// rolls back what was written and imports the file in two readings.
+    fn at_once(
+        &self,
+        tx: &mut StudyTx<'_>,
+        landing: &mut Landing,
+        rows: &mut RatingRows<'_>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<bool, ImportError> {
+        let mut plan = Plan::default();
+        let mut held: Vec<Held> = Vec::new();
+        let mut held_bytes = 0usize;
+        let mut current: Option<Box<str>> = None;
+        let mut done: foldhash::HashSet<Box<str>> = Default::default();
+        let mut read_issues = Vec::new();
+        let mut counted = 0u64;
+        let mut together = true;
+        let rows_read = rows.each(&mut read_issues, |row, _| {
+            if !together {
+                return Ok(());
+            }
+            counted += 1;
+            progress(counted);
+            let Ok(r) = self.row(row) else {
+                together = false;
+                return Ok(());
+            };
+            if current.as_deref() != Some(r.id.as_ref()) {
+                if let Some(id) = current.take() {
+                    if !self.land_held(tx, landing, &mut plan, &id, &mut held)? {
+                        together = false;
+                        return Ok(());
+                    }
+                    held_bytes = 0;
+                    done.insert(id);
+                }
+                if done.contains(r.id.as_ref()) {
+                    together = false;
+                    return Ok(());
+                }
+                current = Some(r.id.as_ref().into());
+            }
+            let mut problems = Problems::default();
+            self.keep(&mut plan, &r, &mut problems);
+            held_bytes += r.text.len();
+            if !problems.is_empty() || held_bytes > HELD_BYTES {
+                together = false;
+                return Ok(());
+            }
+            held.push(Held {
+                turn: r.turn,
+                role: r.role,
+                text: r.text.into_owned(),
+                source: r.source.map(|s| s.into_owned()),
+            });
+            Ok(())
+        })?;
+        if !together || !read_issues.is_empty() || rows_read == 0 {
+            return Ok(false);
+        }
+        match current {
+            Some(id) => self.land_held(tx, landing, &mut plan, &id, &mut held),
+            None => Ok(false),
+        }
+    }
+
+    /// Check conversation `id` (its shapes in `plan`, its rows in `held`) whole and write it;
+    /// `false`, nothing written, when it has a problem.
+    fn land_held(
+        &self,
+        tx: &mut StudyTx<'_>,
+        landing: &mut Landing,
+        plan: &mut Plan,
+        id: &str,
+        held: &mut Vec<Held>,
+    ) -> Result<bool, ImportError> {
+        let Some(mut c) = plan.conversations.remove(id) else {
+            return Ok(false);
+        };
+        let mut problems = Problems::default();
+        self.check(id, &mut c, &plan.names, landing, &mut problems);
+        if !problems.is_empty() {
+            return Ok(false);
+        }
+        let conversation = landing.conversation(
+            tx,
+            id,
+            c.language.as_ref().map(|(l, _)| &**l),
+            c.category.as_ref().map(|(l, _)| &**l),
+            c.session_source.as_deref().unwrap_or(UNNAMED),
+        )?;
+        for r in held.drain(..) {
+            let assistant = r.role == Role::Assistant;
+            landing.message(
+                tx,
+                conversation,
+                &Message {
+                    position: r.turn as i64,
+                    role: r.role,
+                    text: &r.text,
+                    source: assistant.then(|| source_of(r.source.as_deref(), None)),
+                    rated: assistant,
+                    candidate: Some(r.turn) == c.candidates,
+                },
+            )?;
+        }
+        Ok(true)
     }
 
     /// The second reading: every row written, its conversation created at its first row.

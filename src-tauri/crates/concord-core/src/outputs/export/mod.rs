@@ -29,6 +29,7 @@ pub fn plain_copy_warning(file: &std::path::Path) -> String {
 
 mod pair_sheet;
 pub mod sheet;
+pub mod spans;
 pub mod workbook;
 
 pub use self::csv::{write_long_csv, write_wide_csv, CsvOptions, CsvSummary, JudgeRepetitions};

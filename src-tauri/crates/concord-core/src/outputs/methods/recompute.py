@@ -30,8 +30,7 @@ Concord wrote this script beside its methods appendix. The directory holds
   agreement_by_category.csv  the agreement table computed on each conversation category's
                  responses alone, the categories of the conversations in categories.csv.
 
-    pip install pingouin pandas numpy krippendorff statsmodels scipy crowd-kit==1.4.2 \
-        "llm-judge-reporting @ git+https://github.com/UW-Madison-Lee-Lab/LLM-judge-reporting@082884d075188bed2f2645234fa2cc3050a517c5"
+    pip install pingouin pandas numpy krippendorff statsmodels scipy crowd-kit==1.4.2
     python recompute.py DIR
 
 Each number is recomputed with public packages only — pingouin.intraclass_corr for the ICC and its
@@ -44,8 +43,9 @@ from a statsmodels one-way ANOVA, the length slope and its interval with statsmo
 Brier with numpy. The pairwise tables are recomputed from the pair rows of ratings.csv: every
 strength and tie parameter refitted by maximum likelihood with scipy.optimize, position figures
 with scipy.stats.binomtest and statsmodels' Wilson interval, agreement with statsmodels'
-cohens_kappa. The reviewer's tables: the corrected prevalence and its interval with the authors'
-llm_judge_reporting (point_estimator, confidence_interval); the G-study's components by
+cohens_kappa. The reviewer's tables: the corrected prevalence and its interval by the formulas Lee et al. (2025)
+publish (Rogan-Gladen's correction; the interval from Agresti-Coull-shrunk rates with its bias
+shift), written below with scipy's normal quantile; the G-study's components by
 maximising the REML likelihood of the same crossed random-effects model written with numpy and
 scipy (L-BFGS-B on the dense covariance, every component at least 0), the G coefficients and the
 design that reaches 0.8 by Brennan's formulas; the Dawid-Skene priors and confusion matrices with
@@ -206,9 +206,13 @@ def check_table(study, ratings, table, compare, skipped, prefix):
         line = icc.loc[row.icc_form if row.icc_form in icc.index else FORMS[row.icc_form]]
         compare(label + " icc", float(line["ICC"]), row.icc)
         if row.ci_method == "F":
-            lo, hi = line["CI95%"] if "CI95%" in line else line["CI95"]
-            compare(label + " ci_low", float(lo), row.ci_low)
-            compare(label + " ci_high", float(hi), row.ci_high)
+            lo, hi = (float(v) for v in (line["CI95%"] if "CI95%" in line else line["CI95"]))
+            if not (math.isfinite(lo) and math.isfinite(hi)) and abs(float(line["ICC"]) - 1) <= TOLERANCE:
+                # Judge and reference agree exactly: no residual variance, so the F statistics are
+                # infinite and pingouin gives no interval; the interval's limit is [1, 1].
+                lo = hi = 1.0
+            compare(label + " ci_low", lo, row.ci_low)
+            compare(label + " ci_high", hi, row.ci_high)
 
 
 def aggregate(values, how):
@@ -695,12 +699,34 @@ def check_reviewer(directory, study, all_ratings, ratings, compare, skipped):
     return checked
 
 
+def rogan_gladen(p, q0, q1):
+    """The share truly positive given the raw rate p, specificity q0 and sensitivity q1, clipped
+    to [0, 1] (Rogan & Gladen 1978)."""
+    return min(1.0, max(0.0, (p + q0 - 1) / (q0 + q1 - 1)))
+
+
+def prevalence_interval(p, q0, q1, n, m0, m1, level):
+    """Lee et al. (2025)'s interval of the corrected prevalence: the three rates shrunk as in an
+    Agresti-Coull interval, the centre moved by the bias of the ratio, the half-width carrying the
+    sampling error of the raw rate and of both calibration rates; both ends clipped to [0, 1]."""
+    z = float(stats.norm.ppf(1 - (1 - level) / 2))
+    z2 = z * z
+    pt, nt = (n * p + z2 / 2) / (n + z2), n + z2
+    q0t, m0t = (m0 * q0 + 1) / (m0 + 2), m0 + 2
+    q1t, m1t = (m1 * q1 + 1) / (m1 + 2), m1 + 2
+    denominator = q0t + q1t - 1
+    theta = (pt + q0t - 1) / denominator
+    v0, v1 = q0t * (1 - q0t) / m0t, q1t * (1 - q1t) / m1t
+    centre = theta + 2 * z2 * (theta * v1 - (1 - theta) * v0)
+    se = math.sqrt(pt * (1 - pt) / nt + (1 - theta) ** 2 * v0 + theta ** 2 * v1) / denominator
+    return min(1.0, max(0.0, centre - z * se)), min(1.0, max(0.0, centre + z * se))
+
+
 def check_prevalence(table, ratings, names, check):
-    """Each judge x binary dimension against the experts' strict majority, corrected with the
-    authors' point_estimator and confidence_interval."""
+    """Each judge x binary dimension against the experts' strict majority, corrected by the
+    published formulas (rogan_gladen, prevalence_interval)."""
     if table.empty:
         return
-    from llm_judge_reporting import confidence_interval, point_estimator
     for row in table.itertuples():
         on = ratings[ratings["criterion"] == row.criterion]
         experts = on[on["rater_kind"] == "expert"].groupby("response_id")["value"].agg(list)
@@ -726,8 +752,8 @@ def check_prevalence(table, ratings, names, check):
         check(label + " specificity", q0, row.specificity)
         level = float(row.level)
         if row.corrected != "":
-            check(label + " corrected", point_estimator(p, q0, q1), row.corrected)
-            low, high = confidence_interval(p, q0, q1, n, m0, m1, alpha=1 - level)
+            check(label + " corrected", rogan_gladen(p, q0, q1), row.corrected)
+            low, high = prevalence_interval(p, q0, q1, n, m0, m1, level)
             check(label + " ci_low", low, row.ci_low)
             check(label + " ci_high", high, row.ci_high)
             continue

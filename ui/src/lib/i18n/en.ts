@@ -905,7 +905,7 @@ export const en = {
   "rv.prevalence.reason.too_few_expert_labels": "too few expert labels ({n}) for the interval: rate more answers",
   "rv.cat.noneRated": "no response of this category has an expert value: there is nothing to compare the judges with",
   "rv.cat.tooFew": "only {n} response of this category has an expert value; agreement needs at least {min}",
-  "pairs.title": "Pairwise comparisons",
+  "pairs.setupTitle": "Pairwise comparisons",
   "pairs.intro": "Experts can also compare two answers to the same conversation side by side and say which is better on each question of the rubric's pairwise form. Draw the pairs once, then give each pair to k experts; which answer each expert sees first is drawn at random and recorded.",
   "pairs.method": "How pairs are drawn in each conversation",
   "pairs.method.balanced": "Balanced: every two sources meet about equally often",

@@ -907,7 +907,7 @@ export const zh: Record<MessageKey, string> = {
   "rv.prevalence.reason.too_few_expert_labels": "专家标注过少（{n} 个），无法给出区间：请评更多回答",
   "rv.cat.noneRated": "该类别没有任何回答有专家评分：没有可与评审比较的对象",
   "rv.cat.tooFew": "该类别只有 {n} 个回答有专家评分；一致性至少需要 {min} 个",
-  "pairs.title": "成对比较",
+  "pairs.setupTitle": "成对比较",
   "pairs.intro": "专家也可以并排比较同一对话的两条回答，并按评分标准的成对形式逐题选出更好的一条。先一次性抽取配对，再把每个配对分给 k 位专家；每位专家先看到哪一条回答是随机抽取并记录的。",
   "pairs.method": "每个对话中如何抽取配对",
   "pairs.method.balanced": "均衡：任意两个来源相遇的次数大致相同",

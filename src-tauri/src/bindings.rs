@@ -276,5 +276,21 @@ pub fn typescript() -> String {
         concord_core::guard::phi::review::PhiReviewItem,
         concord_core::guard::phi::review::PhiReview,
         concord_core::app::phi::PhiDecision,
+        // The agreement panel's span section.
+        concord_core::panel::span_agreement::Interval,
+        concord_core::panel::span_agreement::PairF1,
+        concord_core::panel::span_agreement::Range,
+        concord_core::panel::span_agreement::JudgeAgainstExperts,
+        concord_core::panel::span_agreement::CodeAgreement,
+        concord_core::panel::span_agreement::SpanRater,
+        concord_core::panel::span_agreement::SpanAgreementReport,
+        concord_core::panel::span_view::UnlocatedSpan,
+        concord_core::panel::span_view::SpanReplyEntry,
+        concord_core::panel::span_view::SpanPanel,
+        concord_core::panel::span_view::ShownSpan,
+        concord_core::panel::span_view::TrackSegment,
+        concord_core::panel::span_view::UnplacedQuote,
+        concord_core::panel::span_view::RaterTrack,
+        concord_core::panel::span_view::SpanReplyView,
     )
 }

@@ -225,6 +225,12 @@ impl Store {
         spans_of_response(self.conn(), response_id)
     }
 
+    /// The spans of one reply, every rater's, with what names the reply and the rater (the
+    /// agreement panel's view of one reply).
+    pub fn spans_of_reply(&self, response_id: i64) -> StoreResult<Vec<SpanListed>> {
+        listed(self.conn(), "WHERE s.response_id = ?1", &[&response_id])
+    }
+
     /// The unlocated quotes of a judge run's calls, with what names their items.
     pub fn unlocated_spans_of_run(&self, run_id: i64) -> StoreResult<Vec<SpanListed>> {
         listed(

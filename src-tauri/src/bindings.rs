@@ -119,6 +119,7 @@ pub fn typescript() -> String {
         concord_core::files::Severity,
         concord_core::app::sheet::SheetOutcome,
         concord_core::outputs::export::SheetImportReport,
+        concord_core::outputs::export::span_sheet::SheetQuoteUnlocated,
         concord_core::outputs::export::CellError,
         concord_core::app::export::RatingsFormat,
         concord_core::app::export::WrittenFile,

@@ -638,7 +638,21 @@ export type SheetImportReport = { rater: string, rows: number, inserted: number,
 /**
  * Choices on pairs new to the study, and changed in it.
  */
-pairs_inserted: number, pairs_updated: number, };
+pairs_inserted: number, pairs_updated: number, 
+/**
+ * Spans of the spans sheets new to the study, and already there.
+ */
+spans_added: number, spans_unchanged: number, 
+/**
+ * Quotes not found in their item's answer (kept unlocated, never guessed).
+ */
+spans_unlocated: Array<SheetQuoteUnlocated>, };
+
+export type SheetQuoteUnlocated = { sheet: string, 
+/**
+ * The row as the spreadsheet shows it.
+ */
+row: number, item: number, code: string, quote: string, };
 
 export type CellError = { file: string, sheet: string | null, 
 /**

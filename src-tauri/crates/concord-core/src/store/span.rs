@@ -17,6 +17,8 @@ pub enum SpanOrigin {
     Screen,
     /// Marked from a browser.
     Web,
+    /// Written in a fill-in rating sheet.
+    Sheet,
 }
 
 impl SpanOrigin {
@@ -26,6 +28,7 @@ impl SpanOrigin {
             SpanOrigin::Judge => "judge",
             SpanOrigin::Screen => "screen",
             SpanOrigin::Web => "web",
+            SpanOrigin::Sheet => "sheet",
         }
     }
 }

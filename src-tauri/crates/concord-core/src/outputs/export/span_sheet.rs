@@ -28,7 +28,7 @@ use crate::files::table::{Cell, RawTable};
 use crate::rubric::quote::locate;
 use crate::rubric::{localized, Rubric};
 use crate::store::{
-    AssignedText, NewSpan, SpanOrigin, Store, StoreError, StoredRubric, StudyTx,
+    AssignedText, NewSpan, SpanOrigin, Store, StoreError, StudyTx,
 };
 use crate::workflow::assignment::Purpose;
 use rust_xlsxwriter::{DataValidation, Format, Worksheet};
@@ -459,9 +459,4 @@ pub(super) fn write_span_entries(
         written.added += 1;
     }
     Ok(written)
-}
-
-/// The rubrics that get a spans sheet, among `rubrics`.
-pub(super) fn span_rubrics(rubrics: &[StoredRubric]) -> impl Iterator<Item = &StoredRubric> {
-    rubrics.iter().filter(|s| takes_spans(&s.rubric))
 }

@@ -30,7 +30,11 @@ const ENTER: &str = "\u{E007}";
 /// quote).
 fn expert_spans(i: u64) -> Vec<(&'static str, &'static str, String)> {
     vec![
-        ("ann", "actionable_guidance", format!("That sounds hard; item #{i}")),
+        (
+            "ann",
+            "actionable_guidance",
+            format!("That sounds hard; item #{i}"),
+        ),
         ("ann", "validating_statement", "Let us talk.".to_string()),
         ("bob", "actionable_guidance", "sounds hard".to_string()),
         ("bob", "validating_statement", "Let us talk".to_string()),
@@ -74,7 +78,9 @@ fn span_study(dir: &Path) -> (std::path::PathBuf, Vec<i64>) {
     );
     settings.max_tokens = 256;
     settings.spans = true;
-    let run = open_run(&mut store, &settings).expect("the run opens").run_id;
+    let run = open_run(&mut store, &settings)
+        .expect("the run opens")
+        .run_id;
     execute_run(
         &mut store,
         run,
@@ -119,9 +125,19 @@ fn figure(app: &App, css: &str, attribute: &str) -> Option<f64> {
     })
 }
 
-/// Each row of the stacked view: (rater, kind, the text of each span in order, the code labels
-/// written on the row, the whole row's text without its labels).
-fn tracks(app: &App) -> Vec<(String, String, Vec<String>, Vec<String>, String)> {
+/// One row of the stacked view as the window shows it.
+struct Track {
+    rater: String,
+    kind: String,
+    /// The text each of the rater's spans covers, in order.
+    spans: Vec<String>,
+    /// The code labels written on the row.
+    labels: Vec<String>,
+    /// The row's text without its labels.
+    text: String,
+}
+
+fn tracks(app: &App) -> Vec<Track> {
     let v = app.script(
         "return [...document.querySelectorAll('[data-testid=span-track]')].map(t => { \
            const marks = [...t.querySelectorAll('[data-testid=span-mark]')]; \
@@ -148,13 +164,13 @@ fn tracks(app: &App) -> Vec<(String, String, Vec<String>, Vec<String>, String)> 
                     })
                     .unwrap_or_default()
             };
-            (
-                t[0].as_str().unwrap_or_default().to_string(),
-                t[1].as_str().unwrap_or_default().to_string(),
-                strings(&t[2]),
-                strings(&t[3]),
-                t[4].as_str().unwrap_or_default().to_string(),
-            )
+            Track {
+                rater: t[0].as_str().unwrap_or_default().to_string(),
+                kind: t[1].as_str().unwrap_or_default().to_string(),
+                spans: strings(&t[2]),
+                labels: strings(&t[3]),
+                text: t[4].as_str().unwrap_or_default().to_string(),
+            }
         })
         .collect()
 }
@@ -199,7 +215,11 @@ fn the_span_section_shows_the_cores_figures_unlocated_quotes_and_each_raters_spa
     for row in core.codes.iter().chain(std::iter::once(&core.overall)) {
         let css = format!("[data-testid=span-row][data-code={}]", row.code);
         assert_eq!(
-            figure(&app, &format!("{css} [data-testid=span-alpha]"), "data-value"),
+            figure(
+                &app,
+                &format!("{css} [data-testid=span-alpha]"),
+                "data-value"
+            ),
             row.alpha_u,
             "the window's uα of {} is the core's",
             row.code
@@ -250,15 +270,30 @@ fn the_span_section_shows_the_cores_figures_unlocated_quotes_and_each_raters_spa
     let rows = tracks(&app);
     let names: Vec<(&str, &str)> = rows
         .iter()
-        .map(|r| (r.0.as_str(), r.1.as_str()))
+        .map(|r| (r.rater.as_str(), r.kind.as_str()))
         .collect();
     assert_eq!(
         names,
-        [("ann", "expert"), ("bob", "expert"), (judge.as_str(), "judge")],
+        [
+            ("ann", "expert"),
+            ("bob", "expert"),
+            (judge.as_str(), "judge")
+        ],
         "one row per rater, experts first, named"
     );
-    for (rater, _, spans, labels, text) in &rows {
-        assert_eq!(text, &reply(0), "{rater}'s row is the reply's text, as text");
+    for Track {
+        rater,
+        spans,
+        labels,
+        text,
+        ..
+    } in &rows
+    {
+        assert_eq!(
+            text,
+            &reply(0),
+            "{rater}'s row is the reply's text, as text"
+        );
         assert_eq!(
             labels.len(),
             spans.len(),
@@ -278,10 +313,10 @@ fn the_span_section_shows_the_cores_figures_unlocated_quotes_and_each_raters_spa
         v.sort();
         v.into_iter().map(|s| s.1).collect()
     };
-    assert_eq!(rows[0].2, want("ann"), "ann's spans cover her quotes");
-    assert_eq!(rows[1].2, want("bob"), "bob's spans cover his quotes");
+    assert_eq!(rows[0].spans, want("ann"), "ann's spans cover her quotes");
+    assert_eq!(rows[1].spans, want("bob"), "bob's spans cover his quotes");
     assert_eq!(
-        rows[2].2,
+        rows[2].spans,
         vec!["That sounds hard; item #0".to_string(); 2],
         "the judge's exact and spaced quotes are both placed on the first sentence"
     );
@@ -325,7 +360,7 @@ fn the_span_section_shows_the_cores_figures_unlocated_quotes_and_each_raters_spa
         Duration::from_secs(10),
     );
     assert_eq!(
-        tracks(&app)[0].4,
+        tracks(&app)[0].text,
         reply(1),
         "the second reply's rows show its own text"
     );
@@ -335,7 +370,11 @@ fn the_span_section_shows_the_cores_figures_unlocated_quotes_and_each_raters_spa
     app.click(&switch);
     app.wait_for("html[lang=zh-CN]", Duration::from_secs(10));
     let text = section_text(&app);
-    for words in ["证据片段的一致性", "未定位的评审模型引文", "单条回复上的片段"] {
+    for words in [
+        "证据片段的一致性",
+        "未定位的评审模型引文",
+        "单条回复上的片段",
+    ] {
         assert!(
             text.contains(words),
             "the span section is written in Chinese: {words} is missing"

@@ -329,11 +329,7 @@ mod tests {
             ["你好 ", "😢", " w", "orld"],
             "the reply is cut at each boundary, in characters"
         );
-        assert_eq!(
-            cut[1].spans,
-            [0, 1],
-            "the emoji is covered by both spans"
-        );
+        assert_eq!(cut[1].spans, [0, 1], "the emoji is covered by both spans");
         assert_eq!(cut[1].starts, [1], "and the second span starts there");
         let joined: String = cut.iter().map(|s| s.text.as_str()).collect();
         assert_eq!(

@@ -162,7 +162,10 @@ fn a_sheet_carries_spans_and_reads_them_back_located_or_kept_unlocated() {
         .iter()
         .map(|c| c.key.clone())
         .collect();
-    assert_eq!(listed, codes, "the rubric's codes are listed for the expert");
+    assert_eq!(
+        listed, codes,
+        "the rubric's codes are listed for the expert"
+    );
     let everything: String = sheet.rows().flatten().map(|d| d.to_string()).collect();
     assert!(
         !everything.contains("secret-bot") && !everything.contains("Secret Bot"),
@@ -179,7 +182,12 @@ fn a_sheet_carries_spans_and_reads_them_back_located_or_kept_unlocated() {
         &[
             [&zh, "拨打心理援助热线 12356", "actionable_guidance", ""],
             [&zh, "难受 😢", "validating_statement", ""],
-            [&en, "You should just cheer up.", "judgemental_phrasing", "MAJOR"],
+            [
+                &en,
+                "You should just cheer up.",
+                "judgemental_phrasing",
+                "MAJOR",
+            ],
             [&en, "words the reply never said", "generic_reassurance", ""],
         ],
     );
@@ -193,7 +201,11 @@ fn a_sheet_carries_spans_and_reads_them_back_located_or_kept_unlocated() {
     );
     let unlocated = &report.spans_unlocated[0];
     assert_eq!(
-        (unlocated.sheet.as_str(), unlocated.row, unlocated.code.as_str()),
+        (
+            unlocated.sheet.as_str(),
+            unlocated.row,
+            unlocated.code.as_str()
+        ),
         (SPANS, 5, "generic_reassurance"),
         "with its sheet, row (as the spreadsheet numbers it) and code"
     );
@@ -258,7 +270,11 @@ fn a_sheet_carries_spans_and_reads_them_back_located_or_kept_unlocated() {
         .filter_map(|r| sheet.get((r, 1)).map(|d| d.to_string()))
         .filter(|s| !s.is_empty())
         .collect();
-    assert_eq!(quotes.len(), 4, "Ana's four spans are on her sheet: {quotes:?}");
+    assert_eq!(
+        quotes.len(),
+        4,
+        "Ana's four spans are on her sheet: {quotes:?}"
+    );
     assert!(
         quotes.iter().any(|q| q == "难受 😢"),
         "a located span shows the characters it covers"
@@ -297,7 +313,11 @@ fn a_bad_span_row_refuses_the_whole_sheet_naming_file_row_and_column() {
     write_rating_sheet(&store, "Ana", &blank).expect("the sheet is written");
     let zh = item_of(&store, REPLY_ZH).to_string();
     let cases: [([&str; 4], &str, &str); 5] = [
-        ([&zh, "难受", "no_such_code", ""], "code", "not a code of rubric"),
+        (
+            [&zh, "难受", "no_such_code", ""],
+            "code",
+            "not a code of rubric",
+        ),
         (
             [&zh, "难受", "judgemental_phrasing", "extreme"],
             "severity",
@@ -308,8 +328,16 @@ fn a_bad_span_row_refuses_the_whole_sheet_naming_file_row_and_column() {
             "severity",
             "takes no severity",
         ),
-        (["99", "难受", "validating_statement", ""], "item", "not an item"),
-        ([&zh, "", "validating_statement", ""], "quote", "quote is empty"),
+        (
+            ["99", "难受", "validating_statement", ""],
+            "item",
+            "not an item",
+        ),
+        (
+            [&zh, "", "validating_statement", ""],
+            "quote",
+            "quote is empty",
+        ),
     ];
     for (row, column, says) in cases {
         let filled = dir.path().join("bad.xlsx");
@@ -318,7 +346,10 @@ fn a_bad_span_row_refuses_the_whole_sheet_naming_file_row_and_column() {
             &blank,
             &filled,
             SPANS,
-            &[[&zh, "拨打心理援助热线 12356", "actionable_guidance", ""], row],
+            &[
+                [&zh, "拨打心理援助热线 12356", "actionable_guidance", ""],
+                row,
+            ],
         );
         let errors = refused(&mut store, &filled);
         assert_eq!(errors.len(), 1, "one bad cell in {row:?}: {errors:?}");

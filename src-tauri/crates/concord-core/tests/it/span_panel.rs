@@ -65,10 +65,28 @@ fn the_span_section_gives_the_report_the_unlocated_quotes_and_each_raters_row() 
 
     let csv = format!(
         "conversation_id,turn,source,rater,code,start,end\n{}{}{}{}",
-        row("c1", "ann", "validating_statement", REPLY_ZH, "听起来你很难受 😢"),
+        row(
+            "c1",
+            "ann",
+            "validating_statement",
+            REPLY_ZH,
+            "听起来你很难受 😢"
+        ),
         row("c1", "bob", "validating_statement", REPLY_ZH, "你很难受"),
-        row("c1", "ann", "actionable_guidance", REPLY_ZH, "拨打心理援助热线 12356"),
-        row("c2", "bob", "judgemental_phrasing", REPLY_EN, "You should just   cheer up."),
+        row(
+            "c1",
+            "ann",
+            "actionable_guidance",
+            REPLY_ZH,
+            "拨打心理援助热线 12356"
+        ),
+        row(
+            "c2",
+            "bob",
+            "judgemental_phrasing",
+            REPLY_EN,
+            "You should just   cheer up."
+        ),
     );
     let file = dir.path().join("spans.csv");
     std::fs::write(&file, csv).expect("written");
@@ -110,10 +128,19 @@ fn the_span_section_gives_the_report_the_unlocated_quotes_and_each_raters_row() 
         span_agreement(&store, Some("mentalbench"), OPTIONS).expect("the report"),
         "the panel's figures are `agreement --spans`'s with the same seed and resamples"
     );
-    assert_eq!(panel.unlocated.len(), 1, "the judge's unfound quote is listed");
+    assert_eq!(
+        panel.unlocated.len(),
+        1,
+        "the judge's unfound quote is listed"
+    );
     let q = &panel.unlocated[0];
     assert_eq!(
-        (q.conversation_id.as_str(), q.turn, q.rater.as_str(), q.quote.as_str()),
+        (
+            q.conversation_id.as_str(),
+            q.turn,
+            q.rater.as_str(),
+            q.quote.as_str()
+        ),
         ("c1", 2, "judge-x", "words the reply never said"),
         "with its reply, its judge and its words as written"
     );
@@ -173,7 +200,8 @@ fn the_span_section_gives_the_report_the_unlocated_quotes_and_each_raters_row() 
         "the judge's row carries its unfound quote"
     );
 
-    let err = span_panel(&store, "no-such-rubric", OPTIONS).expect_err("an unknown rubric is refused");
+    let err =
+        span_panel(&store, "no-such-rubric", OPTIONS).expect_err("an unknown rubric is refused");
     assert!(
         err.to_string().contains("no-such-rubric"),
         "the refusal names the rubric: {err}"

@@ -638,7 +638,9 @@ fn read_spans(
             1,
             "",
             None,
-            format!("this spans sheet names rubric {rubric_key}, which has no span codes in this study"),
+            format!(
+                "this spans sheet names rubric {rubric_key}, which has no span codes in this study"
+            ),
         ));
         return;
     };
@@ -716,7 +718,15 @@ pub fn import_rating_sheet(
     {
         let table = sheet.table(name)?;
         if let Some(rubric_key) = span_sheets.get(name) {
-            read_spans(&sheet, name, &table, rubric_key, &positions, &expected, &mut reading);
+            read_spans(
+                &sheet,
+                name,
+                &table,
+                rubric_key,
+                &positions,
+                &expected,
+                &mut reading,
+            );
         } else if table.column(pair_sheet::ANSWER_A).is_some() {
             let pairs = pair_sheet::read_pair_sheet(&pair_sheets, name, &table);
             reading.pair_entries.extend(pairs.entries);

@@ -27,9 +27,7 @@ use super::{unneutralise, ExportError};
 use crate::files::table::{Cell, RawTable};
 use crate::rubric::quote::locate;
 use crate::rubric::{localized, Rubric};
-use crate::store::{
-    AssignedText, NewSpan, SpanOrigin, Store, StoreError, StudyTx,
-};
+use crate::store::{AssignedText, NewSpan, SpanOrigin, Store, StoreError, StudyTx};
 use crate::workflow::assignment::Purpose;
 use rust_xlsxwriter::{DataValidation, Format, Worksheet};
 use serde::Serialize;
@@ -109,10 +107,12 @@ pub(super) fn write_span_sheet(
     rubric: &Rubric,
     kept: &[KeptSpan],
 ) -> Result<(), ExportError> {
-    let header: Vec<String> = [ITEM, QUOTE, CODE, SEVERITY, "", "codes", "label", "meaning", "levels"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let header: Vec<String> = [
+        ITEM, QUOTE, CODE, SEVERITY, "", "codes", "label", "meaning", "levels",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     for (c, name) in header.iter().enumerate() {
         if !name.is_empty() {
             cells.text_fmt(ws, 0, c as u16, name, &formats.bold)?;
@@ -222,7 +222,10 @@ pub(super) struct SpanSheetExpectations<'a> {
 
 /// The item number → reply map of rubric `rubric` from an expert's assignment
 /// `(position, response, purpose, rubric key)`.
-pub(super) fn items_of(assigned: &[(i64, i64, Purpose, String)], rubric: &str) -> HashMap<i64, i64> {
+pub(super) fn items_of(
+    assigned: &[(i64, i64, Purpose, String)],
+    rubric: &str,
+) -> HashMap<i64, i64> {
     assigned
         .iter()
         .filter(|a| a.3 == rubric)
@@ -282,11 +285,7 @@ pub(super) fn read_span_sheet(
                     row.number,
                     ITEM,
                     item_cell.as_text(),
-                    format!(
-                        "not an item this sheet gave {} on rubric {}: write the item number of the \
-                         answer the quote is from",
-                        expected.rater_name, expected.rubric.id
-                    ),
+                    not_given(expected),
                 ));
                 None
             }
@@ -324,29 +323,15 @@ pub(super) fn read_span_sheet(
             .and_then(Cell::as_text)
             .map(|s| unneutralise(s.trim()).to_string())
             .filter(|s| !s.is_empty());
-        let severity = match (code, &severity_text) {
-            (_, None) => None,
-            (None, Some(_)) => None,
-            (Some(code), Some(text)) => match code.severity_level(text) {
-                Some(level) => Some(level.to_string()),
-                None => {
-                    errors.push(at(
-                        row.number,
-                        SEVERITY,
-                        Some(text.clone()),
-                        if code.severity.is_empty() {
-                            format!("code {} takes no severity; leave it blank", code.key)
-                        } else {
-                            format!(
-                                "not a severity level of code {}; its levels are {}",
-                                code.key,
-                                code.severity.join(", ")
-                            )
-                        },
-                    ));
+        let severity = match (code, severity_text) {
+            (Some(code), Some(text)) => match severity_of(code, &text) {
+                Ok(level) => Some(level),
+                Err(why) => {
+                    errors.push(at(row.number, SEVERITY, Some(text), why));
                     None
                 }
             },
+            _ => None,
         };
         if errors.len() > before {
             continue;
@@ -366,6 +351,31 @@ pub(super) fn read_span_sheet(
     }
 }
 
+/// Why an item number cannot be read: it is not one of the expert's items on the rubric.
+fn not_given(expected: &SpanSheetExpectations<'_>) -> String {
+    format!(
+        "not an item this sheet gave {} on rubric {}: write the item number of the answer the \
+         quote is from",
+        expected.rater_name, expected.rubric.id
+    )
+}
+
+/// The level a severity cell names for `code`, in the code's spelling, or why it cannot be.
+fn severity_of(code: &crate::rubric::Code, text: &str) -> Result<String, String> {
+    match code.severity_level(text) {
+        Some(level) => Ok(level.to_string()),
+        None if code.severity.is_empty() => Err(format!(
+            "code {} takes no severity; leave it blank",
+            code.key
+        )),
+        None => Err(format!(
+            "not a severity level of code {}; its levels are {}",
+            code.key,
+            code.severity.join(", ")
+        )),
+    }
+}
+
 /// An item number typed in a cell: a whole number.
 fn item_number(cell: &Cell) -> Option<i64> {
     let x = match cell {
@@ -373,7 +383,7 @@ fn item_number(cell: &Cell) -> Option<i64> {
         Cell::Text(t) => t.trim().parse::<f64>().ok()?,
         _ => return None,
     };
-    (x.fract() == 0.0 && x >= 1.0 && x < 1e12).then_some(x as i64)
+    (x.fract() == 0.0 && (1.0..1e12).contains(&x)).then_some(x as i64)
 }
 
 /// A quote from a sheet that could not be located in its item's answer (kept unlocated).
@@ -407,8 +417,8 @@ pub(super) fn write_span_entries(
     let mut texts: HashMap<i64, String> = HashMap::new();
     let mut have: HashMap<i64, HashSet<Key>> = HashMap::new();
     for e in entries {
-        if !texts.contains_key(&e.response) {
-            texts.insert(e.response, tx.reply_text(e.response)?.unwrap_or_default());
+        if let std::collections::hash_map::Entry::Vacant(slot) = texts.entry(e.response) {
+            slot.insert(tx.reply_text(e.response)?.unwrap_or_default());
             let mine: HashSet<Key> = tx
                 .spans_on(e.response)?
                 .into_iter()

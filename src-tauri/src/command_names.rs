@@ -115,4 +115,7 @@ pub const LEAD_COMMANDS: &[&str] = &[
     "backup_now",
     "restore_backup",
     "set_backup_folder",
+    // The agreement panel's span section.
+    "span_agreement_panel",
+    "span_reply",
 ];

@@ -73,6 +73,9 @@ fn commands_handler() -> Box<dyn Fn(tauri::ipc::Invoke) -> bool + Send + Sync> {
         commands::agreement::save_figure,
         commands::agreement::export_methods,
         commands::agreement::plan_more,
+        // The panel's span section.
+        commands::agreement::span_agreement_panel,
+        commands::agreement::span_reply,
         commands::rating::rater_profiles,
         commands::rating::create_rater_profile,
         commands::rating::open_queue,

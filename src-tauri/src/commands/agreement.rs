@@ -249,3 +249,35 @@ pub async fn pairwise_agreement(
         .run(move |s| Ok(concord_core::app::pairs::agreement_if_any(s)?))
         .await
 }
+
+// The span section of the panel: the span agreement of a rubric and one reply's spans.
+
+/// The span section of `rubric`: its codes, the span agreement report (intervals from
+/// `resamples` bootstrap draws seeded by `seed`), the judges' unlocated quotes and the replies
+/// that carry spans.
+#[tauri::command]
+pub async fn span_agreement_panel(
+    state: tauri::State<'_, AppState>,
+    rubric: String,
+    seed: u64,
+    resamples: usize,
+) -> IpcResult<concord_core::panel::span_view::SpanPanel> {
+    state
+        .run(move |s| {
+            Ok(concord_core::app::span_panel::span_panel(
+                s, &rubric, seed, resamples,
+            )?)
+        })
+        .await
+}
+
+/// Reply `response` with every rater's spans, one row per rater, named.
+#[tauri::command]
+pub async fn span_reply(
+    state: tauri::State<'_, AppState>,
+    response: i64,
+) -> IpcResult<concord_core::panel::span_view::SpanReplyView> {
+    state
+        .run(move |s| Ok(concord_core::app::span_panel::span_reply(s, response)?))
+        .await
+}

@@ -638,7 +638,21 @@ export type SheetImportReport = { rater: string, rows: number, inserted: number,
 /**
  * Choices on pairs new to the study, and changed in it.
  */
-pairs_inserted: number, pairs_updated: number, };
+pairs_inserted: number, pairs_updated: number, 
+/**
+ * Spans of the spans sheets new to the study, and already there.
+ */
+spans_added: number, spans_unchanged: number, 
+/**
+ * Quotes not found in their item's answer (kept unlocated, never guessed).
+ */
+spans_unlocated: Array<SheetQuoteUnlocated>, };
+
+export type SheetQuoteUnlocated = { sheet: string, 
+/**
+ * The row as the spreadsheet shows it.
+ */
+row: number, item: number, code: string, quote: string, };
 
 export type CellError = { file: string, sheet: string | null, 
 /**
@@ -2145,3 +2159,139 @@ excerpt: string | null, reason: string | null, resolved_by: string | null, };
 export type PhiReview = { open: number, kept: number, redacted: number, items: Array<PhiReviewItem>, };
 
 export type PhiDecision = { "kind": "redact" } | { "kind": "keep", reason: string, };
+
+export type Interval = { lower: number | null, upper: number | null, };
+
+export type PairF1 = { a: string, b: string, 
+/**
+ * `expert` or `judge`.
+ */
+a_kind: string, b_kind: string, f1_exact: number | null, f1_overlap: number | null, f1_exact_ci: Interval | null, f1_overlap_ci: Interval | null, 
+/**
+ * Replies both cover among those compared.
+ */
+replies: number, a_spans: number, b_spans: number, };
+
+export type Range = { min: number | null, max: number | null, };
+
+export type JudgeAgainstExperts = { judge: string, 
+/**
+ * The judge's pair with each expert (`a` the judge, `b` the expert).
+ */
+experts: Array<PairF1>, expert_range_exact: Range, expert_range_overlap: Range, };
+
+export type CodeAgreement = { code: string, 
+/**
+ * Spans of this code the compared raters marked (located).
+ */
+spans: number, alpha_u: number | null, alpha_u_ci: Interval | null, pairs: Array<PairF1>, judges: Array<JudgeAgainstExperts>, };
+
+export type SpanRater = { name: string, kind: string, 
+/**
+ * Located spans on the rubric's replies.
+ */
+spans: number, 
+/**
+ * Judges' quotes not located in their reply (left out of every figure).
+ */
+unlocated: number, 
+/**
+ * Replies the rater covers (rated or marked).
+ */
+replies_covered: number, };
+
+export type SpanAgreementReport = { rubric: string, codes: Array<CodeAgreement>, overall: CodeAgreement, raters: Array<SpanRater>, 
+/**
+ * Replies some rater marked (the bootstrap's units).
+ */
+replies_marked: number, 
+/**
+ * Replies and characters of uα's continuum.
+ */
+continuum_replies: number, continuum_characters: number, resamples: number, seed: number, };
+
+export type UnlocatedSpan = { response_id: number, conversation_id: string, 
+/**
+ * The reply's turn (2 for an earlier release's single-turn answer).
+ */
+turn: number, source: string, rater: string, code: string, quote: string, };
+
+export type SpanReplyEntry = { response_id: number, conversation_id: string, turn: number, source: string, 
+/**
+ * Located spans on the reply, every rater's.
+ */
+located: number, 
+/**
+ * Quotes kept unlocated.
+ */
+unlocated: number, 
+/**
+ * Raters with a span (located or not) on the reply.
+ */
+raters: number, };
+
+export type SpanPanel = { rubric: string, 
+/**
+ * Whether the rubric declares codes and rates replies (a session or pairwise rubric, or one
+ * without `[[codes]]`, has no spans).
+ */
+has_codes: boolean, 
+/**
+ * The rubric's codes, with their labels and descriptions in every language.
+ */
+codes: Array<Code>, 
+/**
+ * The report, as `concord agreement --spans --json` prints it; `None` while no rater has a
+ * located span on the rubric's replies.
+ */
+report: SpanAgreementReport | null, 
+/**
+ * Judges' quotes that could not be located, by conversation, turn, source and rater.
+ */
+unlocated: Array<UnlocatedSpan>, 
+/**
+ * The replies that carry spans, in the report's order (conversation id, turn, source).
+ */
+replies: Array<SpanReplyEntry>, };
+
+export type ShownSpan = { code: string, 
+/**
+ * `[start, end)` in characters of the reply.
+ */
+start: number, end: number, severity: string | null, 
+/**
+ * The characters the span covers.
+ */
+text: string, };
+
+export type TrackSegment = { text: string, 
+/**
+ * The rater's spans (indices into the row's `spans`) covering the stretch.
+ */
+spans: Array<number>, 
+/**
+ * Those of them that start here.
+ */
+starts: Array<number>, };
+
+export type UnplacedQuote = { code: string, quote: string, };
+
+export type RaterTrack = { rater: string, 
+/**
+ * `expert` or `judge`.
+ */
+kind: string, 
+/**
+ * Located spans in order of start, end and code.
+ */
+spans: Array<ShownSpan>, 
+/**
+ * The whole reply, cut at the spans' boundaries.
+ */
+segments: Array<TrackSegment>, unlocated: Array<UnplacedQuote>, };
+
+export type SpanReplyView = { response_id: number, conversation_id: string, turn: number, source: string, text: string, 
+/**
+ * Experts first, then judges, each by name.
+ */
+raters: Array<RaterTrack>, };

@@ -106,6 +106,9 @@ export const COMMANDS = [
   "backup_now",
   "restore_backup",
   "set_backup_folder",
+  // The agreement panel's span section.
+  "span_agreement_panel",
+  "span_reply",
 ] as const;
 
 /** One of the shell's command names. */

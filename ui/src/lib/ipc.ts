@@ -71,6 +71,8 @@ import type {
   ReliabilitySection,
   Resolution,
   WebRaterAccess,
+  SpanPanel,
+  SpanReplyView,
 } from "./bindings";
 
 export type { IpcError };
@@ -315,6 +317,10 @@ export const ipc = {
     call<LatentAgreement>("agreement_latent", { options, view }),
   agreementBy: (options: AgreementOptions, reference: AgreementReference, facet: Facet) =>
     call<StratifiedReport>("agreement_by", { options, reference, facet }),
+  // The span section of the agreement panel.
+  spanAgreementPanel: (rubric: string, seed: number, resamples: number) =>
+    call<SpanPanel>("span_agreement_panel", { rubric, seed, resamples }),
+  spanReply: (response: number) => call<SpanReplyView>("span_reply", { response }),
   judgeVerdicts: (options: AgreementOptions, verdict: VerdictOptions) =>
     call<VerdictReport>("judge_verdicts", { options, verdict }),
   judgeReliability: (options: ReliabilityOptions) =>

@@ -258,10 +258,29 @@ pub fn sheet(args: &SheetArgs, db: Option<&Path>, json: bool) -> Result<String, 
             if json {
                 return Ok(format!("{}\n", serde_json::to_string_pretty(&report)?));
             }
-            Ok(format!(
+            let mut out = format!(
                 "Imported {} rows of {}'s sheet: {} new, {} revised, {} unchanged values\n",
                 report.rows, report.rater, report.inserted, report.updated, report.unchanged
-            ))
+            );
+            if report.spans_added + report.spans_unchanged > 0 {
+                out.push_str(&format!(
+                    "Spans: {} new, {} already there, {} not found in their answer (kept as written)\n",
+                    report.spans_added,
+                    report.spans_unchanged,
+                    report.spans_unlocated.len()
+                ));
+                for q in &report.spans_unlocated {
+                    out.push_str(&format!(
+                        "  not found: sheet {}, row {}, item {}, code {}: {}\n",
+                        concord_core::base::text::visible(&q.sheet),
+                        q.row,
+                        q.item,
+                        concord_core::base::text::visible(&q.code),
+                        concord_core::base::text::visible(&q.quote)
+                    ));
+                }
+            }
+            Ok(out)
         }
     }
 }

@@ -9,7 +9,8 @@
 //! [`session`]s, expert [`signoff`] and a signed rating's [`revise`]ion, the [`phi`] guard's
 //! review, the [`agreement`] panel's outputs, [`adjudication`], [`rater_quality`],
 //! [`calibration`], the [`audit`] chain, the study [`overview`], the [`methods`] appendix, rating from a browser ([`web`]) and the
-//! [`reviewer`]'s questions (agreement by category).
+//! [`reviewer`]'s questions (agreement by category), evidence [`spans`] and the agreement panel's
+//! [`span_panel`].
 //! Beside them: the study as the window holds it with its cached reports ([`open_study`]: the
 //! store and the cache, no jobs), the expert's side of a package ([`expert`]), what a
 //! handed-over file is for ([`file_role`]), backups ([`backup`]), the recent-studies list
@@ -46,6 +47,7 @@ pub mod session;
 pub mod setup;
 pub mod sheet;
 pub mod signoff;
+pub mod span_panel;
 pub mod spans;
 pub mod study_security;
 pub mod web;

@@ -9,7 +9,8 @@
 //! the latent Dawid–Skene consensus as a reference ([`latent`]) and the study's own G- and
 //! D-studies of experts, occasions and judge repetitions ([`gstudy`]), and how many expert labels
 //! and judge-only answers a target precision needs ([`label_budget`]); agreement on the evidence
-//! raters marked in replies ([`span_agreement`]: unitized α, span F1, judges against experts). The statistics themselves are
+//! raters marked in replies ([`span_agreement`]: unitized α, span F1, judges against experts)
+//! and the panel's view of it ([`span_view`]: unlocated quotes, one reply's spans rater by rater). The statistics themselves are
 //! `concord-stats`; this folder chooses the data.
 //!
 //! Imports rows 0–4; never `outputs` or `app`.
@@ -25,4 +26,5 @@ pub mod pairwise;
 pub mod prevalence;
 pub mod rater_quality;
 pub mod span_agreement;
+pub mod span_view;
 pub mod strata;

@@ -146,6 +146,8 @@ pub struct AssignedText {
 /// An assigned item as a returned sheet names it: response, purpose, conversation, rubric.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AssignedKey {
+    /// The item's place in the expert's order (a sheet shows it as item number `position + 1`).
+    pub position: i64,
     pub response_id: i64,
     pub purpose: Purpose,
     pub conversation: String,
@@ -346,12 +348,13 @@ impl Store {
     /// A rater's assigned items as returned sheets name them.
     pub fn assigned_keys(&self, rater_id: i64) -> StoreResult<Vec<AssignedKey>> {
         let mut stmt = self.conn().prepare(
-            "SELECT a.response_id, a.purpose, v.external_id, b.key FROM assignment a
+            "SELECT a.response_id, a.purpose, v.external_id, b.key, a.position FROM assignment a
              JOIN response p ON p.id = a.response_id JOIN conversation v ON v.id = p.conversation_id
              JOIN rubric b ON b.id = v.rubric_id WHERE a.rater_id = ?1",
         )?;
         let rows = stmt.query_map([rater_id], |r| {
             Ok(AssignedKey {
+                position: r.get(4)?,
                 response_id: r.get(0)?,
                 purpose: Purpose::stored(&r.get::<_, String>(1)?),
                 conversation: r.get(2)?,

@@ -17,6 +17,8 @@ pub enum SpanOrigin {
     Screen,
     /// Marked from a browser.
     Web,
+    /// Written in a fill-in rating sheet.
+    Sheet,
 }
 
 impl SpanOrigin {
@@ -26,6 +28,7 @@ impl SpanOrigin {
             SpanOrigin::Judge => "judge",
             SpanOrigin::Screen => "screen",
             SpanOrigin::Web => "web",
+            SpanOrigin::Sheet => "sheet",
         }
     }
 }
@@ -223,6 +226,12 @@ impl Store {
     /// The spans of one reply, every rater's, in order.
     pub fn spans_of_response(&self, response_id: i64) -> StoreResult<Vec<SpanRecord>> {
         spans_of_response(self.conn(), response_id)
+    }
+
+    /// The spans of one reply, every rater's, with what names the reply and the rater (the
+    /// agreement panel's view of one reply).
+    pub fn spans_of_reply(&self, response_id: i64) -> StoreResult<Vec<SpanListed>> {
+        listed(self.conn(), "WHERE s.response_id = ?1", &[&response_id])
     }
 
     /// The unlocated quotes of a judge run's calls, with what names their items.

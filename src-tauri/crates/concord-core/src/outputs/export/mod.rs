@@ -29,6 +29,7 @@ pub fn plain_copy_warning(file: &std::path::Path) -> String {
 
 mod pair_sheet;
 pub mod sheet;
+pub mod span_sheet;
 pub mod spans;
 pub mod workbook;
 

@@ -19,9 +19,11 @@
 //! is not in the expert's assignment or belongs to another study — is reported with its file,
 //! sheet, row, column and value, and then nothing is written. Blank cells are left as they are.
 //! A row's rationale goes onto every criterion rated in that row. An expert given pairs to
-//! compare gets a sheet of them per pairwise rubric too (`pair_sheet`).
+//! compare gets a sheet of them per pairwise rubric too (`pair_sheet`), and a rubric that declares
+//! span codes a spans sheet where the expert lists quotes with their codes (`span_sheet`).
 
 use super::pair_sheet;
+use super::span_sheet;
 use super::workbook::{codebook, sheet_name, CellError, Cells, SheetFormats};
 use super::{unneutralise, ExportError};
 use crate::base::cell::{workbook_text, xml_safe};
@@ -101,6 +103,11 @@ pub struct SheetImportReport {
     /// Choices on pairs new to the study, and changed in it.
     pub pairs_inserted: usize,
     pub pairs_updated: usize,
+    /// Spans of the spans sheets new to the study, and already there.
+    pub spans_added: usize,
+    pub spans_unchanged: usize,
+    /// Quotes not found in their item's answer (kept unlocated, never guessed).
+    pub spans_unlocated: Vec<span_sheet::SheetQuoteUnlocated>,
 }
 
 /// (occasion, response, criterion).
@@ -203,6 +210,8 @@ pub fn write_rating_sheet(
     };
     let mut sheets = Vec::new();
     let mut rows_written = 0;
+    // (rubric key, sheet name) of each spans sheet, named in the hidden meta sheet.
+    let mut span_sheets: Vec<(String, String)> = Vec::new();
     for StoredRubric {
         id: rubric_id,
         rubric,
@@ -224,6 +233,15 @@ pub fn write_rating_sheet(
         )?;
         rows_written += mine.len();
         sheets.push(name);
+        if span_sheet::takes_spans(rubric) {
+            let name = sheet_name(&format!("{} spans", rubric.id), &mut taken);
+            let kept = span_sheet::kept_spans(store, rater_id, *rubric_id, &mine)?;
+            let ws = wb.add_worksheet();
+            ws.set_name(&name)?;
+            span_sheet::write_span_sheet(ws, &mut cells, &formats, rubric, &kept)?;
+            span_sheets.push((rubric.id.clone(), name.clone()));
+            sheets.push(name);
+        }
     }
     for (stored, rows) in &pair_sheets {
         let name = sheet_name(&stored.rubric.id, &mut taken);
@@ -236,7 +254,7 @@ pub fn write_rating_sheet(
     }
     codebook(&mut wb, CODEBOOK_SHEET, &rubrics, "en", &mut cells)?;
     sheets.push(CODEBOOK_SHEET.to_string());
-    write_meta_sheet(&mut wb, &rater_name)?;
+    write_meta_sheet(&mut wb, &rater_name, &span_sheets)?;
     wb.save(path).map_err(|e| match e {
         rust_xlsxwriter::XlsxError::IoError(io) => ExportError::Io {
             path: path.display().to_string(),
@@ -453,7 +471,11 @@ fn add_scale_validation(
 }
 
 /// The hidden, protected sheet that names the expert and the format version.
-fn write_meta_sheet(wb: &mut Workbook, rater_name: &str) -> Result<(), ExportError> {
+fn write_meta_sheet(
+    wb: &mut Workbook,
+    rater_name: &str,
+    span_sheets: &[(String, String)],
+) -> Result<(), ExportError> {
     let meta = wb.add_worksheet();
     meta.set_name(META_SHEET)?;
     meta.write_string(0, 0, "key")?;
@@ -462,6 +484,12 @@ fn write_meta_sheet(wb: &mut Workbook, rater_name: &str) -> Result<(), ExportErr
     meta.write_string(1, 1, FORMAT_VERSION)?;
     meta.write_string(2, 0, "rater")?;
     meta.write_string(2, 1, workbook_text(rater_name).as_ref())?;
+    for (n, (rubric, sheet)) in span_sheets.iter().enumerate() {
+        let row = 3 + n as u32;
+        let key = format!("{}{rubric}", span_sheet::META_PREFIX);
+        meta.write_string(row, 0, workbook_text(&key).as_ref())?;
+        meta.write_string(row, 1, sheet)?;
+    }
     meta.set_hidden(true);
     meta.protect();
     Ok(())
@@ -571,6 +599,60 @@ impl SheetFile {
     }
 }
 
+impl SheetFile {
+    /// The spans sheets the hidden `concord` sheet names: sheet name → rubric key.
+    fn span_sheets(&self) -> Result<HashMap<String, String>, SheetError> {
+        let meta = self.table(META_SHEET)?;
+        Ok(meta
+            .rows
+            .iter()
+            .filter_map(|r| {
+                let key = meta.cell(r, 0).as_text()?;
+                let rubric = key.strip_prefix(span_sheet::META_PREFIX)?.to_string();
+                Some((meta.cell(r, 1).as_text()?, rubric))
+            })
+            .filter(|(name, _)| self.names.contains(name))
+            .collect())
+    }
+}
+
+/// Read one spans sheet (`span_sheet`) of rubric `rubric_key` into `reading`.
+fn read_spans(
+    sheet: &SheetFile,
+    name: &str,
+    table: &crate::files::table::RawTable,
+    rubric_key: &str,
+    positions: &[(i64, i64, Purpose, String)],
+    expected: &SheetExpectations,
+    reading: &mut SheetReading,
+) {
+    let rubric = expected
+        .rubrics
+        .iter()
+        .map(|s| &s.rubric)
+        .find(|r| r.id == rubric_key && span_sheet::takes_spans(r));
+    let Some(rubric) = rubric else {
+        reading.errors.push(CellError::at(
+            &sheet.file,
+            name,
+            1,
+            "",
+            None,
+            format!(
+                "this spans sheet names rubric {rubric_key}, which has no span codes in this study"
+            ),
+        ));
+        return;
+    };
+    let spans = span_sheet::SpanSheetExpectations {
+        file: &sheet.file,
+        rater_name: &expected.rater_name,
+        rubric,
+        items: span_sheet::items_of(positions, rubric_key),
+    };
+    span_sheet::read_span_sheet(&spans, name, table, &mut reading.spans, &mut reading.errors);
+}
+
 fn rejected(issues: Vec<Issue>) -> SheetError {
     SheetError::Rejected(issues.into_iter().map(Into::into).collect())
 }
@@ -592,6 +674,7 @@ struct SheetReading {
     pair_entries: Vec<pair_sheet::PairEntry>,
     /// Pairwise rubric id → how many questions a pair has.
     question_counts: HashMap<i64, usize>,
+    spans: Vec<span_sheet::SpanEntry>,
     rows: usize,
     errors: Vec<CellError>,
 }
@@ -603,10 +686,14 @@ pub fn import_rating_sheet(
 ) -> Result<SheetImportReport, SheetError> {
     let sheet = SheetFile::read(path)?;
     let (rater_id, rater_name) = sheet.expert(store)?;
+    let keys = store.assigned_keys(rater_id).map_err(ExportError::from)?;
+    let positions: Vec<(i64, i64, Purpose, String)> = keys
+        .iter()
+        .map(|a| (a.position, a.response_id, a.purpose, a.rubric.clone()))
+        .collect();
+    let span_sheets = sheet.span_sheets()?;
     let expected = SheetExpectations {
-        assigned: store
-            .assigned_keys(rater_id)
-            .map_err(ExportError::from)?
+        assigned: keys
             .into_iter()
             .map(|a| ((a.response_id, a.purpose), (a.conversation, a.rubric)))
             .collect(),
@@ -630,7 +717,17 @@ pub fn import_rating_sheet(
         .filter(|n| *n != META_SHEET && *n != CODEBOOK_SHEET)
     {
         let table = sheet.table(name)?;
-        if table.column(pair_sheet::ANSWER_A).is_some() {
+        if let Some(rubric_key) = span_sheets.get(name) {
+            read_spans(
+                &sheet,
+                name,
+                &table,
+                rubric_key,
+                &positions,
+                &expected,
+                &mut reading,
+            );
+        } else if table.column(pair_sheet::ANSWER_A).is_some() {
             let pairs = pair_sheet::read_pair_sheet(&pair_sheets, name, &table);
             reading.pair_entries.extend(pairs.entries);
             reading.rows += pairs.rows;
@@ -817,6 +914,20 @@ fn write_entries(
         report.pairs_inserted = pairs.inserted;
         report.pairs_updated = pairs.updated;
         report.unchanged += pairs.unchanged;
+        let spans = span_sheet::write_span_entries(tx, rater_id, &reading.spans)?;
+        report.spans_added = spans.added;
+        report.spans_unchanged = spans.unchanged;
+        report.spans_unlocated = spans.unlocated;
+        if spans.added > 0 {
+            tx.audit(
+                "lead",
+                "spans.sheet_import",
+                &serde_json::json!({
+                    "file": file, "rater": report.rater, "added": spans.added,
+                    "unlocated": report.spans_unlocated.len(),
+                }),
+            )?;
+        }
         if report.inserted + report.updated + pairs.inserted + pairs.updated > 0 {
             tx.audit(
                 "lead",

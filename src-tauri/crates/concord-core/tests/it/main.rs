@@ -41,6 +41,7 @@ mod reviewer;
 mod safe_writes;
 mod signature_marks;
 mod signoff_forgery;
+mod span_marking;
 mod spans;
 mod transcript_packages;
 mod transcripts;

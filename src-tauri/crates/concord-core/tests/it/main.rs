@@ -42,6 +42,7 @@ mod safe_writes;
 mod signature_marks;
 mod signoff_forgery;
 mod span_marking;
+mod span_packages;
 mod spans;
 mod transcript_packages;
 mod transcripts;

@@ -126,6 +126,8 @@ pub(super) struct PackageWork {
     pub pair_verdicts: Vec<PairVerdictFull>,
     pub pair_history: HashMap<i64, Vec<PairHistoryRow>>,
     pub pair_flags: Vec<PairFlagRecord>,
+    /// The expert's spans in the package, checked and named in the study's terms.
+    pub spans: super::spans::PackageSpans,
 }
 
 impl PackageOrigin {
@@ -170,7 +172,7 @@ impl PackageOrigin {
         }
     }
 
-    fn refuse(
+    pub(super) fn refuse(
         &self,
         table: &'static str,
         row: i64,
@@ -223,7 +225,9 @@ impl PackageWork {
                 })
             })
             .collect::<Result<_, crate::store::StoreError>>()?;
+        let spans = super::spans::PackageSpans::read(store, pkg, pkg_rater, origin, &responses)?;
         Ok(PackageWork {
+            spans,
             pkg_rater,
             other_raters,
             responses,

@@ -21,6 +21,11 @@ export const RATING_KEYS: readonly KeyHelpLine[] = [
   { keys: "[ · K", does: "help.turnPrev" },
   { keys: "] · J", does: "help.turnNext" },
   { keys: "Esc", does: "help.turnReply" },
+  { keys: "M", does: "help.mark" },
+  { keys: "← → · Shift ← →", does: "help.markWord" },
+  { keys: "↑ ↓ · Shift ↑ ↓", does: "help.markSentence" },
+  { keys: "C · Enter", does: "help.markPick" },
+  { keys: "Esc", does: "help.markLeave" },
   { keys: "?", does: "help.help" },
   { keys: "Tab", does: "help.tab" },
 ];

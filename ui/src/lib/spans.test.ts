@@ -47,7 +47,7 @@ describe("the caret in marking mode", () => {
     sel = moveSelection(sel, { unit: "sentence", forward: true, extend: true }, EN, "en");
     expect(slice(EN, ordered(sel).start, ordered(sel).end), "the second sentence").toBe("You should just cheer up.");
     const zh = sentences(ZH, "zh");
-    expect(slice(ZH, zh[0].start, zh[0].end), "the first Chinese sentence, emoji whole").toBe("听起来你很难受 😢。");
+    expect(slice(ZH, zh[0]!.start, zh[0]!.end), "the first Chinese sentence, emoji whole").toBe("听起来你很难受 😢。");
   });
 
   it("maps keys without clashing with the rating keys' meaning", () => {

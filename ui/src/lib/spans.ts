@@ -67,17 +67,18 @@ function pieces(text: string, granularity: "word" | "sentence", lang: string | u
   }
   // Without a segmenter: words are runs of letters and digits, sentences end at . ! ? 。！？
   const chars = scalars(text);
+  const at = (i: number) => chars[i] ?? "";
   const isWord = (c: string) => /[\p{L}\p{N}]/u.test(c);
   const ends = (c: string) => /[.!?。！？]/u.test(c);
   let start = 0;
   for (let i = 1; i <= chars.length; i++) {
     const cut =
       granularity === "word"
-        ? i === chars.length || isWord(chars[i]) !== isWord(chars[i - 1]) || /\p{Script=Han}/u.test(chars[i - 1])
-        : i === chars.length || (ends(chars[i - 1]) && !ends(chars[i]) && /\s|\p{Script=Han}|\p{L}/u.test(chars[i]) && (/\s/u.test(chars[i]) || /[。！？]/u.test(chars[i - 1])));
+        ? i === chars.length || isWord(at(i)) !== isWord(at(i - 1)) || /\p{Script=Han}/u.test(at(i - 1))
+        : i === chars.length || (ends(at(i - 1)) && !ends(at(i)) && (/\s/u.test(at(i)) || /[。！？]/u.test(at(i - 1))));
     if (cut) {
       const piece = chars.slice(start, i).join("");
-      out.push({ start, end: i, wordLike: granularity === "word" ? isWord(chars[start]) : piece.trim() !== "" });
+      out.push({ start, end: i, wordLike: granularity === "word" ? isWord(at(start)) : piece.trim() !== "" });
       start = i;
     }
   }
@@ -98,9 +99,9 @@ export function sentences(text: string, lang?: string): { start: number; end: nu
     .filter((p) => p.wordLike)
     .map((p) => {
       let end = p.end;
-      while (end > p.start && /\s/u.test(chars[end - 1])) end--;
+      while (end > p.start && /\s/u.test(chars[end - 1] ?? "")) end--;
       let start = p.start;
-      while (start < end && /\s/u.test(chars[start])) start++;
+      while (start < end && /\s/u.test(chars[start] ?? "")) start++;
       return { start, end };
     });
 }
@@ -122,7 +123,8 @@ export function stepCaret(units: { start: number; end: number }[], at: number, s
   }
   // Back: to the start of the unit before the caret (or of the one it is inside).
   for (let i = units.length - 1; i >= 0; i--) {
-    if (units[i].start < at) return units[i].start;
+    const u = units[i];
+    if (u && u.start < at) return u.start;
   }
   return 0;
 }
@@ -199,7 +201,8 @@ export function drawPieces(text: string, spans: ShownSpan[], selection: { start:
   const at = [...cuts].sort((a, b) => a - b);
   const out: DrawnPiece[] = [];
   for (let i = 0; i + 1 < at.length; i++) {
-    const [start, end] = [at[i], at[i + 1]];
+    const start = at[i] ?? 0;
+    const end = at[i + 1] ?? start;
     if (end <= start) continue;
     out.push({
       start,

@@ -104,6 +104,12 @@ export class Marking {
 
   closePicker() {
     this.picker = null;
+    this.forgetMouse();
+  }
+
+  /** A mouse selection is done with: the page's own selection goes too. */
+  private forgetMouse() {
+    if (this.picked) globalThis.getSelection?.()?.removeAllRanges();
     this.picked = null;
   }
 
@@ -137,7 +143,7 @@ export class Marking {
     const r = this.range;
     if (!r) return;
     this.picker = null;
-    this.picked = null;
+    this.forgetMouse();
     this.sel = { anchor: r.end, caret: r.end };
     await this.apply(() => ipc.markSpan(item, { code, start: r.start, end: r.end, severity }), said);
   }

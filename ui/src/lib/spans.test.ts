@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MARKING_KEYS } from "./keyHelp";
 import { drawPieces, markAction, moveSelection, ordered, scalarIndex, scalars, sentences, slice, unitIndex, words } from "./spans";
 
 const ZH = "听起来你很难受 😢。你可以拨打心理援助热线 12356。你有没有想过伤害自己？";
@@ -74,5 +75,24 @@ describe("the reply as drawn", () => {
     const emoji = pieces.find((p) => p.text === "😢");
     expect(emoji, "the emoji is a piece of its own").toMatchObject({ start: 8, end: 9, spans: [0, 1], selected: true });
     expect(pieces.find((p) => p.start === 4)?.labels, "the second span's label stands at 4").toEqual([1]);
+  });
+});
+
+describe("marking mode's key help", () => {
+  const pressed: Record<string, string> = { "↑": "ArrowUp", "↓": "ArrowDown", "→": "ArrowRight", "←": "ArrowLeft", Esc: "Escape" };
+  it("names only keys marking mode acts on, each once", () => {
+    const seen = new Set<string>();
+    for (const line of MARKING_KEYS) {
+      for (const printed of line.keys.split(/ · | /)) {
+        const key = pressed[printed] ?? printed;
+        expect(seen.has(key), `${key} is listed once`).toBe(false);
+        seen.add(key);
+        if (key === "Shift") {
+          expect(markAction({ key: "ArrowRight", shiftKey: true }), "Shift extends a move").toMatchObject({ step: { extend: true } });
+          continue;
+        }
+        expect(markAction({ key }), `${key} (${line.does}) means something in marking mode`).not.toBeNull();
+      }
+    }
   });
 });

@@ -118,11 +118,17 @@ fn active_testid(app: &App) -> String {
 fn wait_active(app: &App, testid: &str, after: &str) {
     let deadline = Instant::now() + Duration::from_secs(5);
     while active_testid(app) != testid {
-        assert!(
-            Instant::now() < deadline,
-            "after {after} the keyboard should be on {testid}, not {}",
-            active_testid(app)
-        );
+        if Instant::now() > deadline {
+            app.screenshot("spans-focus");
+            let evidence = app.script(
+                "const e = document.querySelector('[data-testid=evidence]'); return e ? e.outerHTML.slice(0, 1500) : 'none';",
+                json!([]),
+            );
+            panic!(
+                "after {after} the keyboard should be on {testid}, not {} (screenshot tests/artifacts/spans-focus.png; the evidence box: {evidence})",
+                active_testid(app)
+            );
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -158,7 +164,11 @@ fn select_with_mouse(app: &App, start: i64, end: i64) {
          const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(r); return true;",
         json!([start, end]),
     );
-    assert_eq!(ok, json!(true), "the reply's characters {start}–{end} are selectable");
+    assert_eq!(
+        ok,
+        json!(true),
+        "the reply's characters {start}–{end} are selectable"
+    );
 }
 
 /// Click the picker's option for `code` (a real pointer click).
@@ -200,9 +210,14 @@ fn an_expert_marks_spans_by_keyboard_and_by_mouse_and_the_study_holds_their_offs
     wait_active(&app, "answer", "M");
     app.press(DOWN);
     app.chord(SHIFT, DOWN);
-    assert_eq!(selection(&app), cheer, "Shift+↓ selects the second sentence whole");
+    assert_eq!(
+        selection(&app),
+        cheer,
+        "Shift+↓ selects the second sentence whole"
+    );
     assert!(
-        app.text_of("[data-testid=span-selection]").contains("You should just cheer up."),
+        app.text_of("[data-testid=span-selection]")
+            .contains("You should just cheer up."),
         "the selection is shown (and announced) with its text"
     );
     app.assert_accessible("spans-marking-mode");
@@ -211,7 +226,11 @@ fn an_expert_marks_spans_by_keyboard_and_by_mouse_and_the_study_holds_their_offs
     app.assert_accessible("spans-code-picker");
     app.press(&format!("{DOWN}{DOWN}{DOWN}{DOWN}"));
     app.press(ENTER);
-    wait_listed(&app, &[("generic_reassurance", cheer)], "the first code attached");
+    wait_listed(
+        &app,
+        &[("generic_reassurance", cheer)],
+        "the first code attached",
+    );
     wait_active(&app, "answer", "attaching (marking goes on)");
 
     // A second by words: down to the third sentence, Shift+→ six words, Enter opens the picker,
@@ -226,7 +245,10 @@ fn an_expert_marks_spans_by_keyboard_and_by_mouse_and_the_study_holds_their_offs
     app.press(ENTER);
     wait_listed(
         &app,
-        &[("generic_reassurance", cheer), ("actionable_guidance", crisis)],
+        &[
+            ("generic_reassurance", cheer),
+            ("actionable_guidance", crisis),
+        ],
         "the second span",
     );
     app.press(ESCAPE);
@@ -243,18 +265,27 @@ fn an_expert_marks_spans_by_keyboard_and_by_mouse_and_the_study_holds_their_offs
     );
 
     // Change the first span's code: Tab to its button, Enter, ↑ to the code before, Enter.
-    tab_to(&app, "[data-testid=span-item][data-code=generic_reassurance] [data-testid=span-change]");
+    tab_to(
+        &app,
+        "[data-testid=span-item][data-code=generic_reassurance] [data-testid=span-change]",
+    );
     app.press(ENTER);
     wait_active(&app, "code-option", "Change code");
     app.press(UP);
     app.press(ENTER);
     wait_listed(
         &app,
-        &[("judgemental_phrasing", cheer), ("actionable_guidance", crisis)],
+        &[
+            ("judgemental_phrasing", cheer),
+            ("actionable_guidance", crisis),
+        ],
         "the code changed",
     );
     // Remove the second: Tab to its Remove button, Enter.
-    tab_to(&app, "[data-testid=span-item][data-code=actionable_guidance] [data-testid=span-remove]");
+    tab_to(
+        &app,
+        "[data-testid=span-item][data-code=actionable_guidance] [data-testid=span-remove]",
+    );
     app.press(ENTER);
     wait_listed(&app, &[("judgemental_phrasing", cheer)], "the removal");
 
@@ -263,27 +294,49 @@ fn an_expert_marks_spans_by_keyboard_and_by_mouse_and_the_study_holds_their_offs
     pick_with_mouse(&app, "validating_statement");
     wait_listed(
         &app,
-        &[("judgemental_phrasing", cheer), ("validating_statement", hear)],
+        &[
+            ("judgemental_phrasing", cheer),
+            ("validating_statement", hear),
+        ],
         "the mouse's span",
     );
     assert_eq!(
         stored(&path, &ids),
         vec![
-            (ids.reply_en, "judgemental_phrasing".into(), cheer, "screen".into()),
-            (ids.reply_en, "validating_statement".into(), hear, "screen".into()),
+            (
+                ids.reply_en,
+                "judgemental_phrasing".into(),
+                cheer,
+                "screen".into()
+            ),
+            (
+                ids.reply_en,
+                "validating_statement".into(),
+                hear,
+                "screen".into()
+            ),
         ],
         "the study holds exactly the spans left on the screen, at those characters"
     );
 
     // The Chinese reply with an emoji: the first sentence by keyboard, the emoji alone by mouse.
     app.press("s");
-    app.wait_for_attribute("[data-testid=item-number]", "data-item", "2", Duration::from_secs(10));
+    app.wait_for_attribute(
+        "[data-testid=item-number]",
+        "data-item",
+        "2",
+        Duration::from_secs(10),
+    );
     app.wait_for("[data-testid=evidence]", Duration::from_secs(10));
     app.press("m");
     wait_active(&app, "answer", "M on the Chinese reply");
     app.chord(SHIFT, DOWN);
     let first = chars_at(REPLY_ZH, "听起来你很难受 😢。");
-    assert_eq!(selection(&app), first, "the first sentence, the emoji one character");
+    assert_eq!(
+        selection(&app),
+        first,
+        "the first sentence, the emoji one character"
+    );
     app.press("c");
     wait_active(&app, "code-option", "C");
     app.press(&format!("{DOWN}{DOWN}{ENTER}"));
@@ -295,7 +348,10 @@ fn an_expert_marks_spans_by_keyboard_and_by_mouse_and_the_study_holds_their_offs
     pick_with_mouse(&app, "generic_reassurance");
     wait_listed(
         &app,
-        &[("validating_statement", first), ("generic_reassurance", emoji)],
+        &[
+            ("validating_statement", first),
+            ("generic_reassurance", emoji),
+        ],
         "the emoji's span",
     );
     let zh: Vec<_> = stored(&path, &ids)
@@ -316,7 +372,10 @@ fn an_expert_marks_spans_by_keyboard_and_by_mouse_and_the_study_holds_their_offs
     app.click(&app.wait_for("[data-testid=lang-switch]", Duration::from_secs(5)));
     let deadline = Instant::now() + Duration::from_secs(5);
     while !app.text_of("[data-testid=answer]").contains("肯定性表述") {
-        assert!(Instant::now() < deadline, "the code labels follow the interface into Chinese");
+        assert!(
+            Instant::now() < deadline,
+            "the code labels follow the interface into Chinese"
+        );
         std::thread::sleep(Duration::from_millis(30));
     }
     app.assert_accessible("spans-listed-zh");

@@ -84,7 +84,10 @@ fn select_with_mouse(chrome: &Chrome, start: i64, end: i64) {
          const r = document.createRange(); r.setStart(s[0], s[1]); r.setEnd(e[0], e[1]); \
          const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(r); return true;"
     ));
-    assert_eq!(ok, true, "the reply's characters {start}–{end} are selectable");
+    assert_eq!(
+        ok, true,
+        "the reply's characters {start}–{end} are selectable"
+    );
 }
 
 fn no_violations(chrome: &Chrome, state: &str) {
@@ -133,7 +136,11 @@ fn an_expert_marks_spans_in_a_browser_by_keyboard_and_by_mouse() {
     wait_focus(&chrome, "answer");
     chrome.press(DOWN);
     chrome.chord(SHIFT, DOWN);
-    assert_eq!(selection(&chrome), cheer, "Shift+↓ selects the second sentence");
+    assert_eq!(
+        selection(&chrome),
+        cheer,
+        "Shift+↓ selects the second sentence"
+    );
     no_violations(&chrome, "in marking mode");
     chrome.press("c");
     wait_focus(&chrome, "code-option");
@@ -151,7 +158,10 @@ fn an_expert_marks_spans_in_a_browser_by_keyboard_and_by_mouse() {
     chrome.press(ENTER);
     wait_listed(
         &chrome,
-        &[("generic_reassurance", cheer), ("actionable_guidance", crisis)],
+        &[
+            ("generic_reassurance", cheer),
+            ("actionable_guidance", crisis),
+        ],
         "the second span",
     );
     chrome.press(ESCAPE);
@@ -164,7 +174,10 @@ fn an_expert_marks_spans_in_a_browser_by_keyboard_and_by_mouse() {
     chrome.press(&format!("{UP}{ENTER}"));
     wait_listed(
         &chrome,
-        &[("judgemental_phrasing", cheer), ("actionable_guidance", crisis)],
+        &[
+            ("judgemental_phrasing", cheer),
+            ("actionable_guidance", crisis),
+        ],
         "the code changed",
     );
     // In reading order the second span (the third sentence's) has the second Remove button.
@@ -178,7 +191,10 @@ fn an_expert_marks_spans_in_a_browser_by_keyboard_and_by_mouse() {
     chrome.click("[data-testid=code-picker] [data-code=validating_statement]");
     wait_listed(
         &chrome,
-        &[("judgemental_phrasing", cheer), ("validating_statement", hear)],
+        &[
+            ("judgemental_phrasing", cheer),
+            ("validating_statement", hear),
+        ],
         "the mouse's span",
     );
 
@@ -194,7 +210,11 @@ fn an_expert_marks_spans_in_a_browser_by_keyboard_and_by_mouse() {
     chrome.press("c");
     wait_focus(&chrome, "code-option");
     chrome.press(&format!("{DOWN}{DOWN}{ENTER}"));
-    wait_listed(&chrome, &[("validating_statement", first)], "the Chinese span");
+    wait_listed(
+        &chrome,
+        &[("validating_statement", first)],
+        "the Chinese span",
+    );
 
     let study = served.open_again();
     let mut stored: Vec<(i64, String, Option<(i64, i64)>, String)> = study
@@ -206,9 +226,24 @@ fn an_expert_marks_spans_in_a_browser_by_keyboard_and_by_mouse() {
         .collect();
     stored.sort();
     let mut want = vec![
-        (ids.reply_en, "judgemental_phrasing".to_string(), Some(cheer), "web".to_string()),
-        (ids.reply_en, "validating_statement".to_string(), Some(hear), "web".to_string()),
-        (ids.reply_zh, "validating_statement".to_string(), Some((0, 10)), "web".to_string()),
+        (
+            ids.reply_en,
+            "judgemental_phrasing".to_string(),
+            Some(cheer),
+            "web".to_string(),
+        ),
+        (
+            ids.reply_en,
+            "validating_statement".to_string(),
+            Some(hear),
+            "web".to_string(),
+        ),
+        (
+            ids.reply_zh,
+            "validating_statement".to_string(),
+            Some((0, 10)),
+            "web".to_string(),
+        ),
     ];
     want.sort();
     assert_eq!(

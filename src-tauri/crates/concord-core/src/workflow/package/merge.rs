@@ -30,7 +30,7 @@
 //! time spent) and the expert's flags come back too.
 
 use super::returned::{merged_scope, PackageOrigin, PackageWork};
-use super::spans::SpanMergeCounts;
+use super::spans::{PackageSpans, SpanMergeCounts};
 use super::{PackageError, META_PACKAGE_ID, META_PACKAGE_RATER};
 use crate::base::clock::Millis;
 use crate::files::table::display_name;
@@ -360,6 +360,8 @@ pub fn merge_package(
     let seal = check_seal(store, &pkg, &file).map_err(damaged)?;
     let origin = PackageOrigin::check(store, &pkg, file.clone()).map_err(damaged)?;
     let work = PackageWork::read(store, &pkg, &origin).map_err(damaged)?;
+    let spans = PackageSpans::read(store, &pkg, work.pkg_rater, &origin, &work.responses)
+        .map_err(damaged)?;
     drop(pkg);
     work.validate(store, &origin)?;
 
@@ -388,7 +390,7 @@ pub fn merge_package(
         }
         merge_pair_progress(tx, &origin, &work, &mut report)?;
         merge_pair_flags(tx, &origin, &work, &mut report)?;
-        report.spans = work.spans.merge(tx, &origin, &work.responses)?;
+        report.spans = spans.merge(tx, &origin, &work.responses)?;
         if report.changed() {
             tx.mark_package_merged(&origin.package_id)?;
         }

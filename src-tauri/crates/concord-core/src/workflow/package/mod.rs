@@ -896,12 +896,16 @@ fn record_export(
             .map(|v| ((v.pair_id, v.criterion_id), v.content.clone()))
             .collect();
         tx.record_pair_base(&identity.package_id, &pair_base)?;
-        let items: BTreeSet<i64> = content.spans.iter().map(|s| s.response_id).collect();
-        spans::record_base(
-            tx,
-            &identity.package_id,
-            &spans::spans_on(&content.spans, &items),
-        )?;
+        // The expert's spans at issue, the base their merge compares with (none: nothing kept,
+        // so a study without spans issues its packages as before).
+        if !content.spans.is_empty() {
+            let items: BTreeSet<i64> = content.spans.iter().map(|s| s.response_id).collect();
+            spans::record_base(
+                tx,
+                &identity.package_id,
+                &spans::spans_on(&content.spans, &items),
+            )?;
+        }
         tx.ensure_study_id(&identity.study_id)?;
         tx.record_package_seal(&identity.package_id, sealed)?;
         tx.audit(

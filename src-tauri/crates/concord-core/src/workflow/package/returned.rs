@@ -103,7 +103,7 @@ pub(super) struct PackageSignature {
 /// What the package's expert did, read from the package and mapped onto the study's ids.
 pub(super) struct PackageWork {
     /// The expert's id in the package.
-    pkg_rater: i64,
+    pub(super) pkg_rater: i64,
     /// Every other rater in the package (id, name): a package has none.
     other_raters: Vec<(i64, String)>,
     /// Package response id → the study's response.
@@ -126,8 +126,6 @@ pub(super) struct PackageWork {
     pub pair_verdicts: Vec<PairVerdictFull>,
     pub pair_history: HashMap<i64, Vec<PairHistoryRow>>,
     pub pair_flags: Vec<PairFlagRecord>,
-    /// The expert's spans in the package, checked and named in the study's terms.
-    pub spans: super::spans::PackageSpans,
 }
 
 impl PackageOrigin {
@@ -225,9 +223,7 @@ impl PackageWork {
                 })
             })
             .collect::<Result<_, crate::store::StoreError>>()?;
-        let spans = super::spans::PackageSpans::read(store, pkg, pkg_rater, origin, &responses)?;
         Ok(PackageWork {
-            spans,
             pkg_rater,
             other_raters,
             responses,

@@ -15,6 +15,9 @@ use concord_testsupport::span_study::{
 };
 use std::path::PathBuf;
 
+/// A stored span: its reply, code, bounds and origin.
+type StoredSpan = (i64, String, Option<(i64, i64)>, String);
+
 const PACKAGE_PASS: &str = "read to Dr Span over the phone";
 
 fn pass() -> Passphrase {
@@ -229,7 +232,7 @@ fn spans_marked_in_a_package_come_back_with_the_merge() {
         ("judgemental_phrasing", true, false, true, Some("major")),
         "changed in the package, removed in the study: reported, the study keeps its state"
     );
-    let now: Vec<(i64, String, Option<(i64, i64)>, String)> = expert_spans(&t.store, expert)
+    let now: Vec<StoredSpan> = expert_spans(&t.store, expert)
         .into_iter()
         .map(|s| (s.response_id, s.code, s.range, s.origin))
         .collect();

@@ -13,6 +13,9 @@ use concord_testsupport::span_study::{add_span_study, chars_at, EXPERT, REPLY_EN
 use concord_testsupport::web::STRONG;
 use std::time::{Duration, Instant};
 
+/// A stored span: its reply, code, bounds and origin.
+type StoredSpan = (i64, String, Option<(i64, i64)>, String);
+
 const ENTER: &str = "\u{E007}";
 const ESCAPE: &str = "\u{E00C}";
 const SHIFT: &str = "\u{E008}";
@@ -217,7 +220,7 @@ fn an_expert_marks_spans_in_a_browser_by_keyboard_and_by_mouse() {
     );
 
     let study = served.open_again();
-    let mut stored: Vec<(i64, String, Option<(i64, i64)>, String)> = study
+    let mut stored: Vec<StoredSpan> = study
         .store()
         .spans_of_rater(ids.expert)
         .expect("spans")

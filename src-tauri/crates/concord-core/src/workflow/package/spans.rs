@@ -214,15 +214,17 @@ impl PackageSpans {
                     "an expert's span must be located in the reply".into(),
                 ));
             };
-            if !texts.contains_key(&study.id) {
-                let length = store
-                    .item_text(study.id)?
-                    .answer
-                    .map_or(0, |t| t.chars().count() as i64);
-                let codes = store.response_rubric(study.id)?.rubric.codes;
-                texts.insert(study.id, (length, codes));
-            }
-            let (length, codes) = &texts[&study.id];
+            let (length, codes) = match texts.entry(study.id) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    let length = store
+                        .item_text(study.id)?
+                        .answer
+                        .map_or(0, |t| t.chars().count() as i64);
+                    let codes = store.response_rubric(study.id)?.rubric.codes;
+                    e.insert((length, codes))
+                }
+            };
             if start < 0 || end <= start || end > *length {
                 return Err(refuse(
                     "char_end",

@@ -129,6 +129,12 @@ pub fn typescript() -> String {
         concord_core::workflow::package::MergeReport,
         concord_core::workflow::package::MergeConflict,
         concord_core::workflow::package::PairMergeConflict,
+        // Evidence spans: the rating screen's marks and what a package's merge did with them.
+        concord_core::workflow::package::SpanMergeCounts,
+        concord_core::workflow::package::SpanMergeConflict,
+        concord_core::workflow::spans::ItemSpans,
+        concord_core::workflow::spans::ShownSpan,
+        concord_core::workflow::spans::SpanAt,
         concord_core::store::Winner,
         concord_core::workflow::package::Occasion,
         concord_core::workflow::assignment::AssignmentOptions,

@@ -49,6 +49,11 @@ pub const RATER_COMMANDS: &[&str] = &[
     "set_pair_rationale",
     "flag_pair",
     "leave_pair",
+    // Evidence spans marked on the rating screen.
+    "item_spans",
+    "mark_span",
+    "change_span",
+    "remove_span",
 ];
 
 /// Callable until an expert is picked: the rater picker.

@@ -91,6 +91,11 @@ fn commands_handler() -> Box<dyn Fn(tauri::ipc::Invoke) -> bool + Send + Sync> {
         commands::rating::set_pair_rationale,
         commands::rating::flag_pair,
         commands::rating::leave_pair,
+        // Evidence spans marked on the rating screen.
+        commands::rating::item_spans,
+        commands::rating::mark_span,
+        commands::rating::change_span,
+        commands::rating::remove_span,
         commands::signoff::signoff_state,
         commands::signoff::set_signing_passphrase,
         commands::signoff::sign_off,

@@ -24,6 +24,7 @@ mod rough;
 mod security;
 mod setup;
 mod smoke;
+mod span_panel;
 mod spans;
 
 use serde_json::{json, Value};

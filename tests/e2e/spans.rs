@@ -1,183 +1,113 @@
-//! Journey of evidence spans in the agreement panel: a study whose two experts' spans come from
-//! an imported span CSV and whose judge was run with spans against the loopback test judge (its
-//! quotes: one exact, one with its spaces doubled, one the reply never says). Opened in the real
-//! window, the panel's span table carries exactly the figures `agreement --spans --json` computes
-//! with the panel's seed and resamples (uα per code and over all codes, each judge's F1 against
-//! each expert, exact and overlap), the unlocated quotes are counted and listed as written, and
-//! the stacked view shows each rater's spans over the reply's text, named, with each span's code
-//! label in words; the chooser steps through the replies by keyboard. The states of the section —
-//! the report, a rubric with codes but no spans, a rubric without codes — are axe-core clean, in
-//! English and in Chinese.
+//! Evidence spans marked on the rating screen of the real window: an expert enters marking mode
+//! with M, moves by sentence and word, selects with Shift and the arrows, opens the code picker
+//! with C or Enter and attaches a code with Enter — keyboard alone —, changes a span's code and
+//! removes one with the list's buttons reached by Tab, and marks one with the mouse (a selection
+//! set in the reply, then a code picked with a real click). The study holds exactly those
+//! offsets, in characters, also for a Chinese reply with an emoji; the code labels follow the
+//! interface into Chinese; axe-core finds nothing in marking mode, with the picker open and with
+//! spans listed.
 
 use super::App;
 use concord_core::base::clock::SystemClock;
-use concord_core::judge::{
-    execute_run, open_run, CancellationToken, Execution, ProviderKind, RunSettings,
+use concord_core::store::Store;
+use concord_testsupport::span_study::{
+    add_span_study, chars_at, SpanStudy, EXPERT, REPLY_EN, REPLY_ZH,
 };
-use concord_core::panel::span_agreement::{span_agreement, SpanAgreementOptions};
-use concord_core::rubric::builtin;
-use concord_core::store::{RaterKind, Store};
-use concord_testsupport::judge_server::{study_with_items, FakeJudge, UNFOUND_QUOTE};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-const ITEMS: u64 = 3;
 const ENTER: &str = "\u{E007}";
+const ESCAPE: &str = "\u{E00C}";
+const TAB: &str = "\u{E004}";
+const SHIFT: &str = "\u{E008}";
+const RIGHT: &str = "\u{E014}";
+const DOWN: &str = "\u{E015}";
+const UP: &str = "\u{E013}";
 
-/// The experts' spans on reply `i` ("That sounds hard; item #i. Let us talk."): (rater, code,
-/// quote).
-fn expert_spans(i: u64) -> Vec<(&'static str, &'static str, String)> {
-    vec![
-        (
-            "ann",
-            "actionable_guidance",
-            format!("That sounds hard; item #{i}"),
-        ),
-        ("ann", "validating_statement", "Let us talk.".to_string()),
-        ("bob", "actionable_guidance", "sounds hard".to_string()),
-        ("bob", "validating_statement", "Let us talk".to_string()),
-    ]
+fn span_study_file(path: &Path) -> SpanStudy {
+    let mut store = Store::create(path, Arc::new(SystemClock)).expect("the study is created");
+    let ids = add_span_study(&mut store);
+    store.close().expect("closed");
+    ids
 }
 
-fn reply(i: u64) -> String {
-    format!("That sounds hard; item #{i}. Let us talk.")
-}
-
-/// `[start, end)` of `quote` in `text`, in characters.
-fn at(text: &str, quote: &str) -> (usize, usize) {
-    let byte = text.find(quote).expect("the quote is in the reply");
-    let start = text[..byte].chars().count();
-    (start, start + quote.chars().count())
-}
-
-/// The study: three MentalBench replies, the experts' spans imported from a CSV, a judge run with
-/// spans, and two more rubrics (PsyCrisis, with codes and no spans; the session rubric, without
-/// codes).
-fn span_study(dir: &Path) -> (std::path::PathBuf, Vec<i64>) {
-    let path = dir.join("spans.concord");
-    let (mut store, ids) = study_with_items(&path, &builtin::mentalbench(), ITEMS);
-    let mut csv = String::from("conversation_id,turn,source,rater,code,start,end\n");
-    for i in 0..ITEMS {
-        for (rater, code, quote) in expert_spans(i) {
-            let (s, e) = at(&reply(i), &quote);
-            csv.push_str(&format!("c{i},2,gpt4o,{rater},{code},{s},{e}\n"));
-        }
-    }
-    let file = dir.join("expert-spans.csv");
-    std::fs::write(&file, csv).expect("the span CSV is written");
-    concord_core::intake::spans::import_spans(&mut store, &file, RaterKind::Expert, 7, "lead")
-        .expect("the experts' spans import");
-
-    let server = FakeJudge::start(Duration::ZERO, false, None);
-    let mut settings = RunSettings::new(
-        ProviderKind::OpenaiCompatible,
-        &server.base_url(),
-        "span-judge",
-    );
-    settings.max_tokens = 256;
-    settings.spans = true;
-    let run = open_run(&mut store, &settings)
-        .expect("the run opens")
-        .run_id;
-    execute_run(
-        &mut store,
-        run,
-        &Execution::default(),
-        None,
-        &CancellationToken::new(),
-        &mut |_| {},
-    )
-    .expect("the judge run executes");
-    store
-        .write(|tx| {
-            tx.add_rubric(&builtin::psycrisis())?;
-            tx.add_rubric(&builtin::session_care())?;
-            Ok::<_, concord_core::store::StoreError>(())
-        })
-        .expect("the other rubrics are added");
-    (path, ids)
-}
-
-fn read_only(study: &Path) -> Store {
-    Store::open_read_only(study, Arc::new(SystemClock), None)
-        .expect("the study opens read-only beside the window")
-}
-
-fn choose(app: &App, css: &str, value: &str) {
-    app.wait_for(css, Duration::from_secs(10));
-    app.script(
-        "const s = document.querySelector(arguments[0]); s.value = arguments[1]; \
-         s.dispatchEvent(new Event('change')); return 1;",
-        json!([css, value]),
+/// Open the rating screen as the study's expert (picked from the list).
+fn rate_as_expert(app: &App) {
+    app.wait_for("[data-testid=overview]", Duration::from_secs(30));
+    app.click(&app.wait_for("[data-testid=nav-rate]", Duration::from_secs(5)));
+    app.wait_for("[data-testid=profile]", Duration::from_secs(10));
+    let pick = app
+        .find_all("[data-testid=profile]")
+        .into_iter()
+        .find(|b| app.text(b).contains(EXPERT))
+        .expect("the expert is on the rater list");
+    app.click(&pick);
+    app.wait_for(
+        "[data-testid=rating-screen] [data-testid=evidence]",
+        Duration::from_secs(15),
     );
 }
 
-/// The number an attribute holds (the shortest decimal of the double the core sent); `None`
-/// when it is empty (a figure the data cannot give).
-fn figure(app: &App, css: &str, attribute: &str) -> Option<f64> {
-    let e = app.wait_for(css, Duration::from_secs(60));
-    let v = app.attribute(&e, attribute).unwrap_or_default();
-    (!v.is_empty()).then(|| {
-        v.parse()
-            .unwrap_or_else(|_| panic!("{css} {attribute} is a number: {v:?}"))
-    })
-}
-
-/// One row of the stacked view as the window shows it.
-struct Track {
-    rater: String,
-    kind: String,
-    /// The text each of the rater's spans covers, in order.
-    spans: Vec<String>,
-    /// The code labels written on the row.
-    labels: Vec<String>,
-    /// The row's text without its labels.
-    text: String,
-}
-
-fn tracks(app: &App) -> Vec<Track> {
+/// The selection the screen shows, in characters.
+fn selection(app: &App) -> (i64, i64) {
     let v = app.script(
-        "return [...document.querySelectorAll('[data-testid=span-track]')].map(t => { \
-           const marks = [...t.querySelectorAll('[data-testid=span-mark]')]; \
-           const n = Math.max(0, ...marks.flatMap(m => m.dataset.spans.split(' ').map(Number).map(x => x + 1))); \
-           const spans = [...Array(n).keys()].map(i => marks \
-             .filter(m => m.dataset.spans.split(' ').map(Number).includes(i)) \
-             .map(m => m.textContent).join('')); \
-           const labels = [...t.querySelectorAll('[data-testid=span-label]')].map(l => l.textContent.trim()); \
-           const text = [...t.querySelector('[data-testid=span-track-text]').childNodes] \
-             .filter(c => c.dataset?.testid !== 'span-label').map(c => c.textContent).join(''); \
-           return [t.dataset.rater, t.dataset.kind, spans, labels, text]; });",
+        "const s = document.querySelector('[data-testid=span-selection]'); \
+         return [Number(s.dataset.start), Number(s.dataset.end)];",
+        json!([]),
+    );
+    (v[0].as_i64().unwrap_or(-1), v[1].as_i64().unwrap_or(-1))
+}
+
+/// The spans listed: (code, start, end).
+fn listed(app: &App) -> Vec<(String, i64, i64)> {
+    let v = app.script(
+        "return [...document.querySelectorAll('[data-testid=span-item]')] \
+           .map(s => [s.dataset.code, Number(s.dataset.start), Number(s.dataset.end)]);",
         json!([]),
     );
     v.as_array()
-        .expect("the rows are listed")
-        .iter()
-        .map(|t| {
-            let strings = |x: &Value| -> Vec<String> {
-                x.as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|s| s.as_str().unwrap_or_default().to_string())
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            };
-            Track {
-                rater: t[0].as_str().unwrap_or_default().to_string(),
-                kind: t[1].as_str().unwrap_or_default().to_string(),
-                spans: strings(&t[2]),
-                labels: strings(&t[3]),
-                text: t[4].as_str().unwrap_or_default().to_string(),
-            }
+        .map(|a| {
+            a.iter()
+                .map(|s| {
+                    (
+                        s[0].as_str().unwrap_or_default().to_string(),
+                        s[1].as_i64().unwrap_or(-1),
+                        s[2].as_i64().unwrap_or(-1),
+                    )
+                })
+                .collect()
         })
-        .collect()
+        .unwrap_or_default()
 }
 
-fn section_text(app: &App) -> String {
+fn wait_listed(app: &App, want: &[(&str, (i64, i64))], after: &str) {
+    let want: Vec<(String, i64, i64)> = want
+        .iter()
+        .map(|(c, (s, e))| (c.to_string(), *s, *e))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = listed(app);
+        let mut sorted = now.clone();
+        sorted.sort();
+        let mut w = want.clone();
+        w.sort();
+        if sorted == w {
+            return;
+        }
+        if Instant::now() > deadline {
+            app.screenshot("spans-listed");
+            panic!("after {after} the spans listed should be {want:?}, not {now:?}");
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+}
+
+fn active_testid(app: &App) -> String {
     app.script(
-        "return document.querySelector('[data-testid=span-section]').innerText;",
+        "const a = document.activeElement; return a ? (a.dataset.testid || a.tagName) : '';",
         json!([]),
     )
     .as_str()
@@ -185,217 +115,268 @@ fn section_text(app: &App) -> String {
     .to_string()
 }
 
-#[test]
-fn the_span_section_shows_the_cores_figures_unlocated_quotes_and_each_raters_spans() {
-    let tmp = tempfile::tempdir().expect("temporary folder");
-    let (study, ids) = span_study(tmp.path());
-    let core = span_agreement(
-        &read_only(&study),
-        Some("mentalbench"),
-        SpanAgreementOptions {
-            resamples: 1000,
-            seed: 42,
-        },
-    )
-    .expect("the core's span report");
-    let judge = core
-        .raters
-        .iter()
-        .find(|r| r.kind == "judge")
-        .expect("the judge marked spans")
-        .name
-        .clone();
-
-    let app = App::launch(&study);
-    app.wait_for("[data-testid=overview]", Duration::from_secs(60));
-    app.click(&app.wait_for("[data-testid=nav-agreement]", Duration::from_secs(5)));
-    app.wait_for("[data-testid=span-table]", Duration::from_secs(120));
-
-    // (a) The table: the core's figures, code by code and over all codes.
-    for row in core.codes.iter().chain(std::iter::once(&core.overall)) {
-        let css = format!("[data-testid=span-row][data-code={}]", row.code);
-        assert_eq!(
-            figure(
-                &app,
-                &format!("{css} [data-testid=span-alpha]"),
-                "data-value"
-            ),
-            row.alpha_u,
-            "the window's uα of {} is the core's",
-            row.code
-        );
-        for j in &row.judges {
-            for p in &j.experts {
-                let pair = format!(
-                    "{css} [data-testid=span-judge][data-judge='{}'] [data-testid=span-pair][data-expert='{}']",
-                    j.judge, p.b
-                );
-                assert_eq!(
-                    (
-                        figure(&app, &pair, "data-exact"),
-                        figure(&app, &pair, "data-overlap")
-                    ),
-                    (p.f1_exact, p.f1_overlap),
-                    "{} against {} on {}: the window's F1 (exact, overlap) is the core's",
-                    j.judge,
-                    p.b,
-                    row.code
-                );
-            }
+fn wait_active(app: &App, testid: &str, after: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while active_testid(app) != testid {
+        if Instant::now() > deadline {
+            app.screenshot("spans-focus");
+            let evidence = app.script(
+                "const e = document.querySelector('[data-testid=evidence]'); return e ? e.outerHTML.slice(0, 1500) : 'none';",
+                json!([]),
+            );
+            panic!(
+                "after {after} the keyboard should be on {testid}, not {} (screenshot tests/artifacts/spans-focus.png; the evidence box: {evidence})",
+                active_testid(app)
+            );
         }
+        std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(
-        core.overall.alpha_u.is_some() && core.overall.judges[0].experts[0].f1_overlap.is_some(),
-        "the study gives figures to compare, not only dashes"
-    );
+}
 
-    // The unlocated quotes: one per reply, as the judge wrote it.
-    let quotes: Vec<String> = app
-        .find_all("[data-testid=span-unlocated-quote]")
-        .iter()
-        .map(|e| app.text(e))
-        .collect();
-    assert_eq!(
-        quotes,
-        vec![UNFOUND_QUOTE.to_string(); ITEMS as usize],
-        "every unlocated quote is listed as written"
-    );
-    assert!(
-        section_text(&app).contains(&format!("Judge quotes not located ({ITEMS})")),
-        "and counted"
-    );
-
-    // (b) The stacked view of the first reply: experts, then the judge, each with their spans.
-    app.wait_for("[data-testid=span-track]", Duration::from_secs(30));
-    let rows = tracks(&app);
-    let names: Vec<(&str, &str)> = rows
-        .iter()
-        .map(|r| (r.rater.as_str(), r.kind.as_str()))
-        .collect();
-    assert_eq!(
-        names,
-        [
-            ("ann", "expert"),
-            ("bob", "expert"),
-            (judge.as_str(), "judge")
-        ],
-        "one row per rater, experts first, named"
-    );
-    for Track {
-        rater,
-        spans,
-        labels,
-        text,
-        ..
-    } in &rows
-    {
-        assert_eq!(
-            text,
-            &reply(0),
-            "{rater}'s row is the reply's text, as text"
+/// Tab until the keyboard is on the element `css` (at most 60 presses): every control is reached
+/// by Tab.
+fn tab_to(app: &App, css: &str) {
+    for _ in 0..60 {
+        let on = app.script(
+            "return !!document.activeElement && document.activeElement.matches(arguments[0]);",
+            json!([css]),
         );
-        assert_eq!(
-            labels.len(),
-            spans.len(),
-            "each of {rater}'s spans carries a label in words: {labels:?}"
-        );
-        assert!(
-            labels.iter().all(|l| !l.is_empty() && !l.contains('_')),
-            "labels are the codes' names, not their keys: {labels:?}"
-        );
+        if on == json!(true) {
+            return;
+        }
+        app.press(TAB);
     }
-    let want = |rater: &str| -> Vec<String> {
-        let mut v: Vec<(usize, String)> = expert_spans(0)
-            .into_iter()
-            .filter(|s| s.0 == rater)
-            .map(|s| (at(&reply(0), &s.2).0, s.2))
-            .collect();
-        v.sort();
-        v.into_iter().map(|s| s.1).collect()
-    };
-    assert_eq!(rows[0].spans, want("ann"), "ann's spans cover her quotes");
-    assert_eq!(rows[1].spans, want("bob"), "bob's spans cover his quotes");
-    assert_eq!(
-        rows[2].spans,
-        vec!["That sounds hard; item #0".to_string(); 2],
-        "the judge's exact and spaced quotes are both placed on the first sentence"
+    panic!("Tab never reached {css}");
+}
+
+/// Select characters `[start, end)` of the reply as a mouse drag leaves them: the DOM selection
+/// set over the reply's text nodes (character offsets turned into UTF-16 ones inside each piece).
+fn select_with_mouse(app: &App, start: i64, end: i64) {
+    let ok = app.script(
+        "const [start, end] = arguments; \
+         const answer = document.querySelector('[data-testid=answer]'); \
+         const at = (n) => { for (const p of answer.querySelectorAll('[data-at]:not([data-label])')) { \
+             const a = Number(p.dataset.at), chars = Array.from(p.textContent); \
+             if (n >= a && n <= a + chars.length) { \
+               return [p.firstChild, chars.slice(0, n - a).join('').length]; } } return null; }; \
+         const [s, e] = [at(start), at(end)]; if (!s || !e) return false; \
+         const r = document.createRange(); r.setStart(s[0], s[1]); r.setEnd(e[0], e[1]); \
+         const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(r); return true;",
+        json!([start, end]),
     );
-    let unplaced = app.text(&app.wait_for(
-        "[data-testid=span-track][data-kind=judge] [data-testid=span-track-unlocated]",
+    assert_eq!(
+        ok,
+        json!(true),
+        "the reply's characters {start}–{end} are selectable"
+    );
+}
+
+/// Click the picker's option for `code` (a real pointer click).
+fn pick_with_mouse(app: &App, code: &str) {
+    let option = app.wait_for(
+        &format!("[data-testid=code-picker] [data-code='{code}']"),
         Duration::from_secs(5),
-    ));
-    assert!(
-        unplaced.contains(UNFOUND_QUOTE),
-        "the judge's row names its unfound quote: {unplaced}"
     );
-    app.script(
-        "document.querySelector('[data-testid=span-section]').scrollIntoView({block: 'start'}); return 1;",
-        json!([]),
-    );
-    app.screenshot("spans-panel");
-    app.script(
-        "document.querySelector('[data-testid=span-tracks]').scrollIntoView({block: 'center'}); return 1;",
-        json!([]),
-    );
-    app.screenshot("spans-stacked");
-    app.assert_accessible("agreement panel with spans");
+    app.click(&option);
+}
 
-    // The chooser, by keyboard: Next moves to the second reply.
-    app.wait_for_attribute(
-        "[data-testid=span-tracks]",
-        "data-response",
-        &ids[0].to_string(),
-        Duration::from_secs(10),
+/// The expert's spans in the study: (response, code, start, end, origin).
+fn stored(path: &Path, ids: &SpanStudy) -> Vec<(i64, String, (i64, i64), String)> {
+    let store = Store::open_read_only(path, Arc::new(SystemClock), None)
+        .expect("the study opens beside the window");
+    let mut out: Vec<_> = store
+        .spans_of_rater(ids.expert)
+        .expect("spans")
+        .into_iter()
+        .map(|s| (s.response_id, s.code, s.range.unwrap_or((-1, -1)), s.origin))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn an_expert_marks_spans_by_keyboard_and_by_mouse_and_the_study_holds_their_offsets() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("spans.concord");
+    let ids = span_study_file(&path);
+    let app = App::launch(&path);
+    rate_as_expert(&app);
+    let cheer = chars_at(REPLY_EN, "You should just cheer up.");
+    let crisis = chars_at(REPLY_EN, "Please call a crisis line tonight");
+    let hear = chars_at(REPLY_EN, "I hear how tired you are.");
+
+    // Keyboard: M, down a sentence, Shift+down takes the sentence in, C, the fifth code, Enter.
+    app.press("m");
+    wait_active(&app, "answer", "M");
+    app.press(DOWN);
+    app.chord(SHIFT, DOWN);
+    assert_eq!(
+        selection(&app),
+        cheer,
+        "Shift+↓ selects the second sentence whole"
     );
-    app.script(
-        "document.querySelector('[data-testid=span-next]').focus(); return 1;",
+    assert!(
+        app.text_of("[data-testid=span-selection]")
+            .contains("You should just cheer up."),
+        "the selection is shown (and announced) with its text"
+    );
+    app.assert_accessible("spans-marking-mode");
+    app.press("c");
+    wait_active(&app, "code-option", "C");
+    app.assert_accessible("spans-code-picker");
+    app.press(&format!("{DOWN}{DOWN}{DOWN}{DOWN}"));
+    app.press(ENTER);
+    wait_listed(
+        &app,
+        &[("generic_reassurance", cheer)],
+        "the first code attached",
+    );
+    wait_active(&app, "answer", "attaching (marking goes on)");
+
+    // A second by words: down to the third sentence, Shift+→ six words, Enter opens the picker,
+    // Enter attaches its first code.
+    app.press(DOWN);
+    for _ in 0..6 {
+        app.chord(SHIFT, RIGHT);
+    }
+    assert_eq!(selection(&app), crisis, "six words taken in by Shift+→");
+    app.press(ENTER);
+    wait_active(&app, "code-option", "Enter in marking mode");
+    app.press(ENTER);
+    wait_listed(
+        &app,
+        &[
+            ("generic_reassurance", cheer),
+            ("actionable_guidance", crisis),
+        ],
+        "the second span",
+    );
+    app.press(ESCAPE);
+    let marking = app.script(
+        "return document.querySelector('[data-testid=answer]').dataset.marking;",
         json!([]),
+    );
+    assert_eq!(marking, json!("false"), "Esc leaves marking mode");
+    app.assert_accessible("spans-listed");
+    let labels = app.text_of("[data-testid=answer]");
+    assert!(
+        labels.contains("Generic reassurance") && labels.contains("Actionable guidance"),
+        "each span shows its code's label in the reply: {labels}"
+    );
+
+    // Change the first span's code: Tab to its button, Enter, ↑ to the code before, Enter.
+    tab_to(
+        &app,
+        "[data-testid=span-item][data-code=generic_reassurance] [data-testid=span-change]",
     );
     app.press(ENTER);
-    // (Waits until Enter on Next shows the second reply.)
-    app.wait_for_attribute(
-        "[data-testid=span-tracks]",
-        "data-response",
-        &ids[1].to_string(),
-        Duration::from_secs(10),
+    wait_active(&app, "code-option", "Change code");
+    app.press(UP);
+    app.press(ENTER);
+    wait_listed(
+        &app,
+        &[
+            ("judgemental_phrasing", cheer),
+            ("actionable_guidance", crisis),
+        ],
+        "the code changed",
+    );
+    // Remove the second: Tab to its Remove button, Enter.
+    tab_to(
+        &app,
+        "[data-testid=span-item][data-code=actionable_guidance] [data-testid=span-remove]",
+    );
+    app.press(ENTER);
+    wait_listed(&app, &[("judgemental_phrasing", cheer)], "the removal");
+
+    // Mouse: the first sentence selected, then its code clicked in the picker.
+    select_with_mouse(&app, hear.0, hear.1);
+    pick_with_mouse(&app, "validating_statement");
+    wait_listed(
+        &app,
+        &[
+            ("judgemental_phrasing", cheer),
+            ("validating_statement", hear),
+        ],
+        "the mouse's span",
     );
     assert_eq!(
-        tracks(&app)[0].text,
-        reply(1),
-        "the second reply's rows show its own text"
+        stored(&path, &ids),
+        vec![
+            (
+                ids.reply_en,
+                "judgemental_phrasing".into(),
+                cheer,
+                "screen".into()
+            ),
+            (
+                ids.reply_en,
+                "validating_statement".into(),
+                hear,
+                "screen".into()
+            ),
+        ],
+        "the study holds exactly the spans left on the screen, at those characters"
     );
 
-    // The same section in Chinese.
-    let switch = app.wait_for("[data-testid=lang-switch]", Duration::from_secs(5));
-    app.click(&switch);
-    app.wait_for("html[lang=zh-CN]", Duration::from_secs(10));
-    let text = section_text(&app);
-    for words in [
-        "证据片段的一致性",
-        "未定位的评审模型引文",
-        "单条回复上的片段",
-    ] {
-        assert!(
-            text.contains(words),
-            "the span section is written in Chinese: {words} is missing"
-        );
-    }
-    app.assert_accessible("agreement panel with spans, Chinese");
+    // The Chinese reply with an emoji: the first sentence by keyboard, the emoji alone by mouse.
+    app.press("s");
+    app.wait_for_attribute(
+        "[data-testid=item-number]",
+        "data-item",
+        "2",
+        Duration::from_secs(10),
+    );
+    app.wait_for("[data-testid=evidence]", Duration::from_secs(10));
+    app.press("m");
+    wait_active(&app, "answer", "M on the Chinese reply");
+    app.chord(SHIFT, DOWN);
+    let first = chars_at(REPLY_ZH, "听起来你很难受 😢。");
+    assert_eq!(
+        selection(&app),
+        first,
+        "the first sentence, the emoji one character"
+    );
+    app.press("c");
+    wait_active(&app, "code-option", "C");
+    app.press(&format!("{DOWN}{DOWN}{ENTER}"));
+    wait_listed(&app, &[("validating_statement", first)], "the Chinese span");
+    app.press(ESCAPE);
+    let emoji = chars_at(REPLY_ZH, "😢");
+    assert_eq!(emoji, (8, 9), "the emoji is character 8");
+    select_with_mouse(&app, emoji.0, emoji.1);
+    pick_with_mouse(&app, "generic_reassurance");
+    wait_listed(
+        &app,
+        &[
+            ("validating_statement", first),
+            ("generic_reassurance", emoji),
+        ],
+        "the emoji's span",
+    );
+    let zh: Vec<_> = stored(&path, &ids)
+        .into_iter()
+        .filter(|s| s.0 == ids.reply_zh)
+        .map(|s| (s.1, s.2))
+        .collect();
+    assert_eq!(
+        zh,
+        vec![
+            ("generic_reassurance".to_string(), (8, 9)),
+            ("validating_statement".to_string(), (0, 10)),
+        ],
+        "the Chinese reply's spans are stored in characters (the emoji one, not two)"
+    );
 
-    // A rubric with codes and no spans says how to get them; one without codes says so.
-    choose(&app, "[data-testid=ag-rubric]", "psycrisis");
-    app.wait_for("[data-testid=span-empty]", Duration::from_secs(30));
-    app.assert_accessible("span section without spans, Chinese");
-    choose(&app, "[data-testid=ag-rubric]", "session-care");
-    app.wait_for("[data-testid=span-no-codes]", Duration::from_secs(30));
+    // The interface in Chinese: the labels too.
     app.click(&app.wait_for("[data-testid=lang-switch]", Duration::from_secs(5)));
-    app.wait_for("html[lang=en]", Duration::from_secs(10));
-    app.assert_accessible("span section of a rubric without codes");
-    choose(&app, "[data-testid=ag-rubric]", "psycrisis");
-    let empty = app.text(&app.wait_for("[data-testid=span-empty]", Duration::from_secs(30)));
-    assert!(
-        empty.contains("concord import spans") && empty.contains("--spans"),
-        "the empty state says how to get spans: {empty}"
-    );
-    app.assert_accessible("span section without spans");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !app.text_of("[data-testid=answer]").contains("肯定性表述") {
+        assert!(
+            Instant::now() < deadline,
+            "the code labels follow the interface into Chinese"
+        );
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    app.assert_accessible("spans-listed-zh");
 }

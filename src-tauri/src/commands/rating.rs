@@ -225,3 +225,83 @@ pub async fn rate_pair(
     ratings_changed(&app, RatingsChanged::PairRated { item });
     Ok(progress)
 }
+
+// ---- Evidence spans the expert marks in the reply they rate (each a core call; the expert is
+// the session's). What comes back is the item's codes and this expert's own spans only.
+
+/// The codes item `item` may be marked with and the expert's spans on it.
+#[tauri::command]
+pub async fn item_spans(
+    state: tauri::State<'_, AppState>,
+    item: i64,
+) -> IpcResult<concord_core::workflow::spans::ItemSpans> {
+    let rater_id = state.rater_id()?;
+    state
+        .run(move |s| Ok(concord_core::app::rating::item_spans(s, rater_id, item)?))
+        .await
+}
+
+/// Mark a span on the reply of item `item`; durable and audited when this returns.
+#[tauri::command]
+pub async fn mark_span(
+    state: tauri::State<'_, AppState>,
+    item: i64,
+    span: concord_core::workflow::spans::ShownSpan,
+) -> IpcResult<concord_core::workflow::spans::ItemSpans> {
+    let rater_id = state.rater_id()?;
+    state
+        .run(move |s| {
+            Ok(concord_core::app::rating::mark_span(
+                s,
+                concord_core::app::rating::SpanOrigin::Screen,
+                rater_id,
+                item,
+                &span,
+            )?)
+        })
+        .await
+}
+
+/// Change the expert's span `at` on item `item` to `span` (code, severity, extent).
+#[tauri::command]
+pub async fn change_span(
+    state: tauri::State<'_, AppState>,
+    item: i64,
+    at: concord_core::workflow::spans::SpanAt,
+    span: concord_core::workflow::spans::ShownSpan,
+) -> IpcResult<concord_core::workflow::spans::ItemSpans> {
+    let rater_id = state.rater_id()?;
+    state
+        .run(move |s| {
+            Ok(concord_core::app::rating::change_span(
+                s,
+                concord_core::app::rating::SpanOrigin::Screen,
+                rater_id,
+                item,
+                &at,
+                &span,
+            )?)
+        })
+        .await
+}
+
+/// Remove the expert's span `at` from item `item`.
+#[tauri::command]
+pub async fn remove_span(
+    state: tauri::State<'_, AppState>,
+    item: i64,
+    at: concord_core::workflow::spans::SpanAt,
+) -> IpcResult<concord_core::workflow::spans::ItemSpans> {
+    let rater_id = state.rater_id()?;
+    state
+        .run(move |s| {
+            Ok(concord_core::app::rating::remove_span(
+                s,
+                concord_core::app::rating::SpanOrigin::Screen,
+                rater_id,
+                item,
+                &at,
+            )?)
+        })
+        .await
+}

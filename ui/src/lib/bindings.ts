@@ -1,7 +1,7 @@
 // Generated from the Rust IPC types by ts-rs. Do not edit by hand:
 // run `CONCORD_BLESS=1 cargo test bindings` after changing a Rust type.
 
-export type ErrorCode = "already_encrypted" | "already_exists" | "answers_without_text" | "assignment" | "assignment_exists" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_endpoint" | "judge_key" | "judge_key_source" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "lead_passphrase" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_rater_session" | "no_study" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "rater_session" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "already_resolved" | "no_passphrase" | "nothing_to_sign" | "phi_unreviewed" | "signed_rating" | "weak_passphrase" | "wrong_passphrase" | "web_invitation" | "web_locked" | "web_login" | "web_session";
+export type ErrorCode = "already_encrypted" | "already_exists" | "answers_without_text" | "assignment" | "assignment_exists" | "bad_gap" | "bad_rule" | "calibration_pending" | "converting" | "damaged" | "database" | "demo" | "empty_adjudicator" | "empty_explanation" | "empty_override" | "empty_reason" | "export" | "folder_missing" | "foreign_schema" | "in_use" | "incomplete" | "internal" | "invalid" | "io" | "judge_batch" | "judge_busy" | "judge_client" | "judge_endpoint" | "judge_key" | "judge_key_source" | "judge_rubric" | "judge_runtime" | "judge_settings" | "judge_template" | "lead_passphrase" | "keyring" | "missing_source" | "newer_schema" | "no_location" | "no_rater_session" | "no_study" | "no_such_criterion" | "no_such_item" | "not_a_study" | "not_an_expert" | "not_encrypted" | "not_found" | "not_sqlite" | "nothing_rated" | "off_scale" | "package" | "passphrase_needed" | "passphrase_refused" | "path" | "plan" | "profiles_locked" | "rater_session" | "read_only" | "rubric" | "stored_rule" | "study_missing" | "truncated" | "unexpected_schema_object" | "unknown_criterion" | "unknown_expert" | "unknown_item" | "unreadable" | "already_resolved" | "no_passphrase" | "nothing_to_sign" | "phi_unreviewed" | "signed_rating" | "weak_passphrase" | "wrong_passphrase" | "web_invitation" | "web_locked" | "web_login" | "web_session" | "span";
 
 export type IpcError = { code: ErrorCode, message: string, };
 
@@ -713,7 +713,11 @@ pairs_inserted: number, pairs_updated: number,
 /**
  * Pairs whose progress (first shown, finished, time, rationale) came back.
  */
-pair_progress_updated: number, pair_flags_added: number, pair_conflicts: Array<PairMergeConflict>, };
+pair_progress_updated: number, pair_flags_added: number, pair_conflicts: Array<PairMergeConflict>, 
+/**
+ * The expert's evidence spans: added, changed, removed, already present, in conflict.
+ */
+spans: SpanMergeCounts, };
 
 export type MergeConflict = { 
 /**
@@ -746,6 +750,48 @@ study: Winner | null,
  * The package's verdict, not merged.
  */
 package: Winner | null, };
+
+export type SpanMergeCounts = { added: number, changed: number, removed: number, 
+/**
+ * Spans the package changed as the study already had them (not stored twice).
+ */
+already_present: number, conflicts: Array<SpanMergeConflict>, };
+
+export type SpanMergeConflict = { 
+/**
+ * The conversation's external id.
+ */
+conversation: string, 
+/**
+ * The reply's source key (the study's name).
+ */
+source: string, code: string, start: number, end: number, 
+/**
+ * Whether the span was there at the base, in the study and in the package.
+ */
+in_base: boolean, in_study: boolean, in_package: boolean, 
+/**
+ * Its severity in each (`None` where it is absent or carries none).
+ */
+base_severity: string | null, study_severity: string | null, package_severity: string | null, };
+
+export type ItemSpans = { item: number, codes: Array<Code>, spans: Array<ShownSpan>, };
+
+export type ShownSpan = { 
+/**
+ * The code's key.
+ */
+code: string, 
+/**
+ * First character (a Unicode scalar value's index in the reply's text).
+ */
+start: number, 
+/**
+ * One past the last character.
+ */
+end: number, severity: string | null, };
+
+export type SpanAt = { code: string, start: number, end: number, };
 
 export type Winner = "left" | "right" | "tie";
 

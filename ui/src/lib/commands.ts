@@ -46,6 +46,11 @@ export const COMMANDS = [
   "set_pair_rationale",
   "flag_pair",
   "leave_pair",
+  // Evidence spans marked on the rating screen.
+  "item_spans",
+  "mark_span",
+  "change_span",
+  "remove_span",
   // Callable until an expert is picked (PICKER_COMMANDS).
   "rater_profiles",
   "create_rater_profile",

@@ -36,6 +36,9 @@ import type {
   RaterProfile,
   RaterProfiles,
   RatingItem,
+  ItemSpans,
+  ShownSpan,
+  SpanAt,
   SignoffState,
   SessionInfo,
   StudyOverview,
@@ -222,6 +225,11 @@ const ROUTES: Partial<Record<Command, (args: Record<string, unknown>) => [("GET"
   set_pair_rationale: (a) => ["POST", `/api/pairs/${Number(a.item)}/rationale`, { rationale: a.rationale }],
   flag_pair: (a) => ["POST", `/api/pairs/${Number(a.item)}/flag`, { reason: a.reason }],
   leave_pair: (a) => ["POST", `/api/pairs/${Number(a.item)}/leave`, { seconds: a.seconds }],
+  // Evidence spans marked on the rating screen.
+  item_spans: (a) => ["GET", `${item(a)}/spans`],
+  mark_span: (a) => ["POST", `${item(a)}/spans`, { span: a.span }],
+  change_span: (a) => ["POST", `${item(a)}/spans/change`, { at: a.at, span: a.span }],
+  remove_span: (a) => ["POST", `${item(a)}/spans/remove`, { at: a.at }],
 };
 
 async function httpCall<T>(command: Command, args: Record<string, unknown>): Promise<T> {
@@ -294,6 +302,11 @@ export const ipc = {
   flagItem: (item: number, reason: string) => call<null>("flag_item", { item, reason }),
   leaveItem: (item: number, seconds: number, nextItem: number) =>
     call<null>("leave_item", { item, seconds, nextItem }),
+  // Evidence spans: offsets are Unicode scalar values of the reply (see lib/spans.ts).
+  itemSpans: (item: number) => call<ItemSpans>("item_spans", { item }),
+  markSpan: (item: number, span: ShownSpan) => call<ItemSpans>("mark_span", { item, span }),
+  changeSpan: (item: number, at: SpanAt, span: ShownSpan) => call<ItemSpans>("change_span", { item, at, span }),
+  removeSpan: (item: number, at: SpanAt) => call<ItemSpans>("remove_span", { item, at }),
   pairQueue: () => call<PairQueue>("pair_queue"),
   pairItem: (item: number) => call<PairItem>("pair_item", { item }),
   setPairRationale: (item: number, rationale: string) => call<null>("set_pair_rationale", { item, rationale }),

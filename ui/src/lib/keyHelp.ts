@@ -21,8 +21,18 @@ export const RATING_KEYS: readonly KeyHelpLine[] = [
   { keys: "[ · K", does: "help.turnPrev" },
   { keys: "] · J", does: "help.turnNext" },
   { keys: "Esc", does: "help.turnReply" },
+  { keys: "M", does: "help.mark" },
   { keys: "?", does: "help.help" },
   { keys: "Tab", does: "help.tab" },
+];
+
+/** Marking mode on the reply (after M): the keys of lib/spans.ts' map. */
+export const MARKING_KEYS: readonly KeyHelpLine[] = [
+  { keys: "← →", does: "help.markWord" },
+  { keys: "↑ ↓", does: "help.markSentence" },
+  { keys: "Shift", does: "help.markShift" },
+  { keys: "C · Enter", does: "help.markPick" },
+  { keys: "Esc · M", does: "help.markLeave" },
 ];
 
 export const WINDOW_KEYS: readonly KeyHelpLine[] = [

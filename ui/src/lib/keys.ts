@@ -13,7 +13,9 @@ export type KeyAction =
   | { kind: "help" }
   // The conversation before a reply: read the previous or next turn, or return to the reply.
   | { kind: "turn"; step: -1 | 1 }
-  | { kind: "reply" };
+  | { kind: "reply" }
+  // Marking mode on the reply: evidence spans chosen by keyboard (its keys are lib/spans.ts').
+  | { kind: "mark" };
 
 export interface KeyPress {
   key: string;
@@ -71,6 +73,9 @@ export function keyAction(e: KeyPress, scale: Scale | undefined): KeyAction | nu
       return { kind: "turn", step: 1 };
     case "Escape":
       return { kind: "reply" };
+    case "m":
+    case "M":
+      return { kind: "mark" };
     default:
       return null;
   }

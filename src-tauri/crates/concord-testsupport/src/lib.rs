@@ -7,7 +7,8 @@
 //! web server tests' hand-moved clock and strong passphrases ([`web`]), conversations of many
 //! turns for the rating screen ([`conversations`]), conversations files in both input formats
 //! for the import ([`conversation_files`]), a study of transcripts with replies correlated
-//! (or not) within a conversation ([`transcript_study`]), and axe-core as both surfaces' page
+//! (or not) within a conversation ([`transcript_study`]), replies in English and in Chinese
+//! with an emoji for marking evidence spans ([`span_study`]), and axe-core as both surfaces' page
 //! tests run it ([`axe`]).
 
 pub mod axe;
@@ -18,5 +19,6 @@ pub mod lead_study;
 pub mod release_files;
 pub mod reviewer_study;
 pub mod simulated_panel;
+pub mod span_study;
 pub mod transcript_study;
 pub mod web;

@@ -19,10 +19,12 @@ use axum::routing::{get, post};
 use axum::Extension;
 use axum::{Json, Router};
 use concord_core::app;
+use concord_core::app::rating::SpanOrigin;
 use concord_core::app::web::WebSave;
 use concord_core::workflow::calibration::{CalibrationItem, CalibrationStatus};
 use concord_core::workflow::queue::{ItemProgress, LeftItem, QueueSummary, RatingItem};
 use concord_core::workflow::signoff::SignoffState;
+use concord_core::workflow::spans::{ItemSpans, ShownSpan, SpanAt};
 use concord_core::workflow::web_access::WebAccessError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -61,6 +63,10 @@ pub fn router(shared: Arc<Shared>, assets: Assets, body_limit: usize, hsts: bool
         .route("/api/pairs/{item}/rationale", post(pair_rationale))
         .route("/api/pairs/{item}/flag", post(pair_flag))
         .route("/api/pairs/{item}/leave", post(pair_leave))
+        // Evidence spans the expert marks in the reply they rate.
+        .route("/api/items/{item}/spans", get(item_spans).post(mark_span))
+        .route("/api/items/{item}/spans/change", post(change_span))
+        .route("/api/items/{item}/spans/remove", post(remove_span))
         // Runs before any extractor reads the request: no session, no parsing.
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -112,6 +118,10 @@ pub const SESSION_ROUTES: &[(&str, &str)] = &[
     ("POST", "/api/pairs/1/rationale"),
     ("POST", "/api/pairs/1/flag"),
     ("POST", "/api/pairs/1/leave"),
+    ("GET", "/api/items/1/spans"),
+    ("POST", "/api/items/1/spans"),
+    ("POST", "/api/items/1/spans/change"),
+    ("POST", "/api/items/1/spans/remove"),
 ];
 
 async fn no_such_route() -> Response {
@@ -853,6 +863,89 @@ async fn sign_off(
         state
             .shared
             .with_study(move |st| app::signoff::sign_off(st, id, &body.passphrase))
+            .await?,
+    ))
+}
+
+// ---- Evidence spans: the expert of the session marks, changes and removes spans in the reply
+// of an item of their queue (origin `web`); each answer is the item's codes and their own spans.
+
+async fn item_spans(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Path(item): Path<i64>,
+) -> Result<Json<ItemSpans>, WebError> {
+    let id = s.identity.rater.id;
+    Ok(Json(
+        state
+            .shared
+            .with_study(move |st| app::rating::item_spans(st, id, item))
+            .await?,
+    ))
+}
+
+#[derive(Deserialize)]
+struct MarkBody {
+    span: ShownSpan,
+}
+
+/// A span marked, committed before the answer.
+async fn mark_span(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Path(item): Path<i64>,
+    Json(body): Json<MarkBody>,
+) -> Result<Json<ItemSpans>, WebError> {
+    let id = s.identity.rater.id;
+    Ok(Json(
+        state
+            .shared
+            .with_study(move |st| app::rating::mark_span(st, SpanOrigin::Web, id, item, &body.span))
+            .await?,
+    ))
+}
+
+#[derive(Deserialize)]
+struct ChangeSpanBody {
+    at: SpanAt,
+    span: ShownSpan,
+}
+
+/// A span's code, severity or extent changed, committed before the answer.
+async fn change_span(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Path(item): Path<i64>,
+    Json(body): Json<ChangeSpanBody>,
+) -> Result<Json<ItemSpans>, WebError> {
+    let id = s.identity.rater.id;
+    Ok(Json(
+        state
+            .shared
+            .with_study(move |st| {
+                app::rating::change_span(st, SpanOrigin::Web, id, item, &body.at, &body.span)
+            })
+            .await?,
+    ))
+}
+
+#[derive(Deserialize)]
+struct RemoveSpanBody {
+    at: SpanAt,
+}
+
+/// A span removed, committed before the answer.
+async fn remove_span(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Path(item): Path<i64>,
+    Json(body): Json<RemoveSpanBody>,
+) -> Result<Json<ItemSpans>, WebError> {
+    let id = s.identity.rater.id;
+    Ok(Json(
+        state
+            .shared
+            .with_study(move |st| app::rating::remove_span(st, SpanOrigin::Web, id, item, &body.at))
             .await?,
     ))
 }

@@ -287,6 +287,7 @@ pub fn code_zh(code: ErrorCode) -> &'static str {
         ErrorCode::NotSqlite => "该文件不是 SQLite 数据库。",
         ErrorCode::NothingRated => "还没有任何评分。",
         ErrorCode::OffScale => "该值不在此标准的等级范围内。",
+        ErrorCode::Span => "无法这样标注：所选范围须在回复之内，代码与严重程度须为评分标准所列，且每段只能标注一次。",
         ErrorCode::Package => "评分包无效。",
         ErrorCode::PassphraseNeeded => "需要口令才能打开此研究。",
         ErrorCode::PassphraseRefused => "此口令未被接受。",

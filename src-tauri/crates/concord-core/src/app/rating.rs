@@ -1,12 +1,15 @@
 //! The expert's rating screen: open the queue (resume where they left), enter a value (durable
 //! when this returns; the cached agreement reports take it in place), a rationale, a flag, the
+//! evidence spans marked in the reply (added, changed, removed; each durable and audited), the
 //! time spent on an item as they leave it, and a new profile from the rater picker. Only the
 //! value changes what agreement sees; the rest keeps the cached reports.
 
 use crate::app::open_study::OpenStudy;
+pub use crate::store::SpanOrigin;
 use crate::workflow::queue::{
     self, ItemProgress, LeftItem, QueueError, QueueSummary, RaterProfile, RaterProfiles, RatingItem,
 };
+use crate::workflow::spans::{self, ItemSpans, ShownSpan, SpanAt, SpanError};
 
 /// The rater's queue, positioned where they left it.
 pub fn open_queue(study: &mut OpenStudy, rater_id: i64) -> Result<QueueSummary, QueueError> {
@@ -85,4 +88,51 @@ pub fn profiles(study: &OpenStudy) -> Result<RaterProfiles, QueueError> {
 /// Item `item` of the expert `rater_id`'s queue, blinded.
 pub fn rating_item(study: &OpenStudy, rater_id: i64, item: i64) -> Result<RatingItem, QueueError> {
     queue::rating_item(study.store(), rater_id, item)
+}
+
+/// What item `item` of the expert's queue may be marked with, and their spans on it.
+pub fn item_spans(study: &OpenStudy, rater_id: i64, item: i64) -> Result<ItemSpans, SpanError> {
+    spans::item_spans(study.store(), rater_id, item)
+}
+
+/// Mark a span on the reply of item `item`, from the surface `origin` names; durable and audited
+/// when this returns. Spans do not change the ratings' agreement: the cached reports stay.
+pub fn mark_span(
+    study: &mut OpenStudy,
+    origin: SpanOrigin,
+    rater_id: i64,
+    item: i64,
+    span: &ShownSpan,
+) -> Result<ItemSpans, SpanError> {
+    spans::add_span(study.store_keeping_reports(), origin, rater_id, item, span)
+}
+
+/// Change the expert's span `at` on item `item` to `to` (code, severity, extent).
+pub fn change_span(
+    study: &mut OpenStudy,
+    origin: SpanOrigin,
+    rater_id: i64,
+    item: i64,
+    at: &SpanAt,
+    to: &ShownSpan,
+) -> Result<ItemSpans, SpanError> {
+    spans::change_span(
+        study.store_keeping_reports(),
+        origin,
+        rater_id,
+        item,
+        at,
+        to,
+    )
+}
+
+/// Remove the expert's span `at` from item `item`.
+pub fn remove_span(
+    study: &mut OpenStudy,
+    origin: SpanOrigin,
+    rater_id: i64,
+    item: i64,
+    at: &SpanAt,
+) -> Result<ItemSpans, SpanError> {
+    spans::remove_span(study.store_keeping_reports(), origin, rater_id, item, at)
 }

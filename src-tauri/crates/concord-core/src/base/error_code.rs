@@ -89,6 +89,8 @@ pub enum ErrorCode {
     WebLocked,
     WebLogin,
     WebSession,
+    /// An evidence span refused (outside the reply, an unknown code or severity, not this expert's).
+    Span,
 }
 
 impl ErrorCode {
@@ -173,6 +175,7 @@ impl ErrorCode {
             ErrorCode::WebLocked => "web_locked",
             ErrorCode::WebLogin => "web_login",
             ErrorCode::WebSession => "web_session",
+            ErrorCode::Span => "span",
         }
     }
 }

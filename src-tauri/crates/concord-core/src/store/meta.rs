@@ -48,6 +48,11 @@ pub(super) fn put(c: &Connection, key: &str, value: &str) -> StoreResult<()> {
 }
 
 impl StudyTx<'_> {
+    /// One `study_meta` entry as this transaction sees it.
+    pub fn meta(&self, key: &str) -> StoreResult<Option<String>> {
+        get(self.conn(), key)
+    }
+
     pub fn set_meta(&mut self, key: &str, value: &str) -> StoreResult<()> {
         put(self.conn(), key, value)
     }

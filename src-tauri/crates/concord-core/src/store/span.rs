@@ -19,6 +19,8 @@ pub enum SpanOrigin {
     Web,
     /// Written in a fill-in rating sheet.
     Sheet,
+    /// Marked in a rater package and brought back by its merge.
+    Package,
 }
 
 impl SpanOrigin {
@@ -29,6 +31,7 @@ impl SpanOrigin {
             SpanOrigin::Screen => "screen",
             SpanOrigin::Web => "web",
             SpanOrigin::Sheet => "sheet",
+            SpanOrigin::Package => "package",
         }
     }
 }
@@ -62,6 +65,17 @@ pub struct SpanRecord {
     pub quote: Option<String>,
     pub origin: String,
     pub call_id: Option<i64>,
+}
+
+/// A located span copied as it stands, with the origin it was recorded with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopiedSpan<'a> {
+    pub response_id: i64,
+    pub rater_id: i64,
+    pub code: &'a str,
+    pub range: (i64, i64),
+    pub severity: Option<&'a str>,
+    pub origin: &'a str,
 }
 
 /// A stored span with what names its item and rater in a file, and the reply's text.
@@ -170,6 +184,15 @@ fn spans_of_response(c: &Connection, response_id: i64) -> StoreResult<Vec<SpanRe
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+fn spans_of_rater(c: &Connection, rater_id: i64) -> StoreResult<Vec<SpanRecord>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {SPAN_COLUMNS} FROM span s WHERE s.rater_id = ?1
+         ORDER BY s.response_id, s.char_start IS NULL, s.char_start, s.char_end, s.code, s.id"
+    ))?;
+    let rows = stmt.query_map([rater_id], span_record)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 fn text_items(c: &Connection, rubric_id: i64) -> StoreResult<Vec<TextItem>> {
     let mut stmt = c.prepare(
         "SELECT p.id, c.external_id, p.turn, s.key, p.text FROM response p
@@ -234,6 +257,11 @@ impl Store {
         listed(self.conn(), "WHERE s.response_id = ?1", &[&response_id])
     }
 
+    /// Every span of rater `rater_id`, by reply and position (unlocated last).
+    pub fn spans_of_rater(&self, rater_id: i64) -> StoreResult<Vec<SpanRecord>> {
+        spans_of_rater(self.conn(), rater_id)
+    }
+
     /// The unlocated quotes of a judge run's calls, with what names their items.
     pub fn unlocated_spans_of_run(&self, run_id: i64) -> StoreResult<Vec<SpanListed>> {
         listed(
@@ -278,6 +306,40 @@ impl StudyTx<'_> {
             )
             .optional()?
             .flatten())
+    }
+
+    /// Every span of rater `rater_id` (as [`Store::spans_of_rater`]).
+    pub fn spans_of_rater(&self, rater_id: i64) -> StoreResult<Vec<SpanRecord>> {
+        spans_of_rater(self.conn(), rater_id)
+    }
+
+    /// Store a copy of a located span with the origin it was recorded with (a package issued or
+    /// merged carries the expert's spans as they stand); returns its id.
+    pub fn copy_span(&mut self, span: &CopiedSpan<'_>) -> StoreResult<i64> {
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO span(response_id, rater_id, code, char_start, char_end, severity,
+                     origin) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                span.response_id,
+                span.rater_id,
+                span.code,
+                span.range.0,
+                span.range.1,
+                span.severity,
+                span.origin,
+            ])?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    /// Change the severity of a span (its code and bounds stay).
+    pub fn set_span_severity(&mut self, id: i64, severity: Option<&str>) -> StoreResult<()> {
+        self.conn().execute(
+            "UPDATE span SET severity = ?2 WHERE id = ?1",
+            params![id, severity],
+        )?;
+        Ok(())
     }
 
     /// Store a span; returns its id.

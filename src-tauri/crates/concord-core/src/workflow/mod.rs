@@ -4,7 +4,8 @@
 //! back ([`package`]), who the window works for ([`rater_session`]) and expert sign-off
 //! ([`signoff`]), and experts who rate from a browser ([`web_access`]: invitations, web
 //! passphrases, lock-outs, revocation), and pairwise preferences ([`pairs`]: the pair design,
-//! its assignment and an expert's verdicts).
+//! its assignment and an expert's verdicts), and the evidence spans an expert marks in the reply
+//! they rate ([`spans`]).
 //!
 //! Imports `base`, `files`, `rubric` and `store`; never `intake`, `judge`, `guard`
 //! (its row) or anything above.
@@ -16,4 +17,5 @@ pub mod pairs;
 pub mod queue;
 pub mod rater_session;
 pub mod signoff;
+pub mod spans;
 pub mod web_access;

@@ -389,6 +389,17 @@ fn slot(store: &Store, rater_id: i64, item: i64) -> Result<Slot, QueueError> {
     })
 }
 
+/// The response behind item `item` of the expert's queue, checked as the rating screen checks
+/// it: the rater is an expert past the calibration gate and the item is in their queue (their
+/// assignment). What an expert marks in a reply is addressed this way, never by response id.
+pub(crate) fn item_response(store: &Store, rater_id: i64, item: i64) -> Result<i64, QueueError> {
+    is_expert(store, rater_id)?;
+    if !crate::workflow::calibration::may_rate(store, rater_id)? {
+        return Err(QueueError::CalibrationPending);
+    }
+    Ok(slot(store, rater_id, item)?.response_id)
+}
+
 /// The item at number `item` of the rater's queue, as the rating screen shows it. A pure read (the
 /// screen may fetch the next item ahead); the moment an item is shown is recorded by
 /// [`open_queue`] and [`leave_item`].

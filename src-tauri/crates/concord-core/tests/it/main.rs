@@ -43,6 +43,8 @@ mod sheet_spans;
 mod signature_marks;
 mod signoff_forgery;
 mod span_panel;
+mod span_marking;
+mod span_packages;
 mod spans;
 mod transcript_packages;
 mod transcripts;

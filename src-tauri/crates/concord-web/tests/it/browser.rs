@@ -255,6 +255,21 @@ impl Chrome {
         )
     }
 
+    /// Press `key` while holding `modifier` (e.g. "\u{E008}" Shift), as one chord.
+    pub fn chord(&self, modifier: &str, key: &str) {
+        let actions = json!([
+            {"type": "keyDown", "value": modifier},
+            {"type": "keyDown", "value": key},
+            {"type": "keyUp", "value": key},
+            {"type": "keyUp", "value": modifier},
+        ]);
+        self.post(
+            "/actions",
+            json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]}),
+        );
+        self.http.delete(self.url("/actions")).send().ok();
+    }
+
     pub fn press(&self, keys: &str) {
         let mut actions = Vec::new();
         for ch in keys.chars() {

@@ -11,6 +11,7 @@ mod group_commit;
 mod keyboard_browser;
 mod phone_browser;
 mod security;
+mod spans_browser;
 mod tls;
 mod web_session_browser;
 

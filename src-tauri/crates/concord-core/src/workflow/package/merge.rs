@@ -22,11 +22,15 @@
 //! The expert's verdicts on pairs merge by the same table, per pair and criterion against
 //! `package_pair_base` / `package_pair_merged`, with their own counts and conflicts.
 //!
+//! The expert's evidence spans merge by the same table, each named by its item, code and bounds
+//! (see `spans`), with origin `package`.
+//!
 //! History rows are merged by content, so a second merge of the same package adds nothing, and
 //! nothing at all is written when there is nothing to merge. Progress (first shown, completed,
 //! time spent) and the expert's flags come back too.
 
 use super::returned::{merged_scope, PackageOrigin, PackageWork};
+use super::spans::{PackageSpans, SpanMergeCounts};
 use super::{PackageError, META_PACKAGE_ID, META_PACKAGE_RATER};
 use crate::base::clock::Millis;
 use crate::files::table::display_name;
@@ -106,6 +110,8 @@ pub struct MergeReport {
     pub pair_progress_updated: usize,
     pub pair_flags_added: usize,
     pub pair_conflicts: Vec<PairMergeConflict>,
+    /// The expert's evidence spans: added, changed, removed, already present, in conflict.
+    pub spans: SpanMergeCounts,
 }
 
 impl MergeReport {
@@ -124,6 +130,7 @@ impl MergeReport {
             + self.pair_progress_updated
             + self.pair_flags_added
             > 0
+            || self.spans.wrote()
     }
 }
 
@@ -353,6 +360,8 @@ pub fn merge_package(
     let seal = check_seal(store, &pkg, &file).map_err(damaged)?;
     let origin = PackageOrigin::check(store, &pkg, file.clone()).map_err(damaged)?;
     let work = PackageWork::read(store, &pkg, &origin).map_err(damaged)?;
+    let spans = PackageSpans::read(store, &pkg, work.pkg_rater, &origin, &work.responses)
+        .map_err(damaged)?;
     drop(pkg);
     work.validate(store, &origin)?;
 
@@ -381,6 +390,7 @@ pub fn merge_package(
         }
         merge_pair_progress(tx, &origin, &work, &mut report)?;
         merge_pair_flags(tx, &origin, &work, &mut report)?;
+        report.spans = spans.merge(tx, &origin, &work.responses)?;
         if report.changed() {
             tx.mark_package_merged(&origin.package_id)?;
         }
@@ -400,6 +410,10 @@ pub fn merge_package(
                     "pairs_inserted": report.pairs_inserted,
                     "pairs_updated": report.pairs_updated,
                     "pair_conflicts": report.pair_conflicts.len(),
+                    "spans_added": report.spans.added,
+                    "spans_changed": report.spans.changed,
+                    "spans_removed": report.spans.removed,
+                    "span_conflicts": report.spans.conflicts.len(),
                 }),
             )?;
         }

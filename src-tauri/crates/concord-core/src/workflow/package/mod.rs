@@ -1,7 +1,7 @@
 //! Rater packages: a `.concord` file for one expert, itself a study written with the same
 //! [`Store`] (so the app opens it as is), holding only that expert's assignment — the rubrics,
 //! conversations and responses they need, their own first and retest ratings (with history)
-//! and flags, and the pairs of answers given them to compare (with the pairwise rubric's design,
+//! and flags, their evidence spans on their items (see `spans`), and the pairs of answers given them to compare (with the pairwise rubric's design,
 //! the side they see first, their verdicts with history, rationale, progress and flags). Nothing else leaves the study: no other rater's ratings, no judge, and no source names —
 //! each source becomes an opaque code, shuffled per package, with the mapping kept in the main
 //! study under the package's id.
@@ -38,10 +38,12 @@
 
 mod merge;
 mod returned;
+mod spans;
 
 pub use crate::store::{Occasion, PackageRecord};
 pub use merge::{merge_package, MergeConflict, MergeReport, PairMergeConflict};
 pub use returned::{MAX_CLOCK_SKEW_MS, MAX_FLAGS_PER_ITEM, MAX_ORIGIN_BYTES, MAX_TEXT_BYTES};
+pub use spans::{base_key as span_base_key, SpanMergeConflict, SpanMergeCounts};
 
 use crate::base::text::quoted;
 use crate::files::output::{self, Destination, OutputError};
@@ -51,7 +53,8 @@ use crate::store::{
     HistoryRow, KeyedCriterion, NewAssignment, NewConversation, NewPair, NewRater, NewSource,
     NewTurn, PairContent, PairDesignRecord, PairFlagRecord, PairHistoryRow, PairRecord,
     PairVerdictFull, PairWorkRecord, Passphrase, RaterKind, RaterRecord, ResponseRecord,
-    SigningKey, SourceKind, Store, StoreError, StoredRating, StoredRubric, StudyTx, TurnRecord,
+    SigningKey, SourceKind, SpanRecord, Store, StoreError, StoredRating, StoredRubric, StudyTx,
+    TurnRecord,
 };
 pub use crate::store::{META_PACKAGE_ID, META_PACKAGE_RATER};
 use rand::seq::SliceRandom;
@@ -201,6 +204,8 @@ struct PackageContent {
     pair_verdicts: Vec<PairVerdictFull>,
     pair_history: HashMap<i64, Vec<PairHistoryRow>>,
     pair_flags: Vec<PairFlagRecord>,
+    /// The expert's located spans on the responses assigned to them.
+    spans: Vec<SpanRecord>,
 }
 
 impl PackageContent {
@@ -291,7 +296,13 @@ impl PackageContent {
             .filter(|f| response_ids.contains(&f.response_id))
             .collect();
         let signing_key = store.signing_key(rater.id)?;
+        let spans = store
+            .spans_of_rater(rater.id)?
+            .into_iter()
+            .filter(|s| s.range.is_some() && response_ids.contains(&s.response_id))
+            .collect();
         Ok(PackageContent {
+            spans,
             rater,
             assigned,
             responses,
@@ -725,6 +736,7 @@ fn copy_work(
     {
         tx.set_signing_key(ids.rater, &key)?;
     }
+    spans::copy_into_package(tx, &content.spans, &ids.responses, ids.rater)?;
     for f in &content.flags {
         tx.copy_flag(
             ids.rater,
@@ -884,6 +896,16 @@ fn record_export(
             .map(|v| ((v.pair_id, v.criterion_id), v.content.clone()))
             .collect();
         tx.record_pair_base(&identity.package_id, &pair_base)?;
+        // The expert's spans at issue, the base their merge compares with (none: nothing kept,
+        // so a study without spans issues its packages as before).
+        if !content.spans.is_empty() {
+            let items: BTreeSet<i64> = content.spans.iter().map(|s| s.response_id).collect();
+            spans::record_base(
+                tx,
+                &identity.package_id,
+                &spans::spans_on(&content.spans, &items),
+            )?;
+        }
         tx.ensure_study_id(&identity.study_id)?;
         tx.record_package_seal(&identity.package_id, sealed)?;
         tx.audit(

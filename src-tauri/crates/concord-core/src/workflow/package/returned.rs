@@ -103,7 +103,7 @@ pub(super) struct PackageSignature {
 /// What the package's expert did, read from the package and mapped onto the study's ids.
 pub(super) struct PackageWork {
     /// The expert's id in the package.
-    pkg_rater: i64,
+    pub(super) pkg_rater: i64,
     /// Every other rater in the package (id, name): a package has none.
     other_raters: Vec<(i64, String)>,
     /// Package response id → the study's response.
@@ -170,7 +170,7 @@ impl PackageOrigin {
         }
     }
 
-    fn refuse(
+    pub(super) fn refuse(
         &self,
         table: &'static str,
         row: i64,

@@ -294,7 +294,7 @@ pub fn typescript() -> String {
         concord_core::panel::span_view::UnlocatedSpan,
         concord_core::panel::span_view::SpanReplyEntry,
         concord_core::panel::span_view::SpanPanel,
-        concord_core::panel::span_view::ShownSpan,
+        concord_core::panel::span_view::TrackSpan,
         concord_core::panel::span_view::TrackSegment,
         concord_core::panel::span_view::UnplacedQuote,
         concord_core::panel::span_view::RaterTrack,

@@ -2300,7 +2300,7 @@ unlocated: Array<UnlocatedSpan>,
  */
 replies: Array<SpanReplyEntry>, };
 
-export type ShownSpan = { code: string, 
+export type TrackSpan = { code: string, 
 /**
  * `[start, end)` in characters of the reply.
  */
@@ -2330,7 +2330,7 @@ kind: string,
 /**
  * Located spans in order of start, end and code.
  */
-spans: Array<ShownSpan>, 
+spans: Array<TrackSpan>, 
 /**
  * The whole reply, cut at the spans' boundaries.
  */

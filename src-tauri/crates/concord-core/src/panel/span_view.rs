@@ -70,7 +70,7 @@ pub struct SpanPanel {
 /// One span of a rater's row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct ShownSpan {
+pub struct TrackSpan {
     pub code: String,
     /// `[start, end)` in characters of the reply.
     pub start: usize,
@@ -107,7 +107,7 @@ pub struct RaterTrack {
     /// `expert` or `judge`.
     pub kind: String,
     /// Located spans in order of start, end and code.
-    pub spans: Vec<ShownSpan>,
+    pub spans: Vec<TrackSpan>,
     /// The whole reply, cut at the spans' boundaries.
     pub segments: Vec<TrackSegment>,
     pub unlocated: Vec<UnplacedQuote>,
@@ -241,7 +241,7 @@ pub fn span_reply(store: &Store, response_id: i64) -> Result<SpanReplyView, Span
         } else {
             RaterKind::Expert
         };
-        let mut shown: Vec<ShownSpan> = Vec::new();
+        let mut shown: Vec<TrackSpan> = Vec::new();
         let mut unlocated = Vec::new();
         for s in own {
             match s.span.range {
@@ -250,7 +250,7 @@ pub fn span_reply(store: &Store, response_id: i64) -> Result<SpanReplyView, Span
                     let end = (end.max(0) as usize).min(chars.len());
                     let start = (start.max(0) as usize).min(end);
                     if start < end {
-                        shown.push(ShownSpan {
+                        shown.push(TrackSpan {
                             code: s.span.code.clone(),
                             start,
                             end,
@@ -279,7 +279,7 @@ pub fn span_reply(store: &Store, response_id: i64) -> Result<SpanReplyView, Span
 }
 
 /// The reply cut at every boundary of `spans` (each inside it, start before end).
-fn segments(chars: &[char], spans: &[ShownSpan]) -> Vec<TrackSegment> {
+fn segments(chars: &[char], spans: &[TrackSpan]) -> Vec<TrackSegment> {
     let mut cuts: Vec<usize> = vec![0, chars.len()];
     for s in spans {
         cuts.push(s.start);
@@ -308,8 +308,8 @@ fn segments(chars: &[char], spans: &[ShownSpan]) -> Vec<TrackSegment> {
 mod tests {
     use super::*;
 
-    fn span(code: &str, start: usize, end: usize, chars: &[char]) -> ShownSpan {
-        ShownSpan {
+    fn span(code: &str, start: usize, end: usize, chars: &[char]) -> TrackSpan {
+        TrackSpan {
             code: code.into(),
             start,
             end,

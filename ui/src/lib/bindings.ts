@@ -727,7 +727,12 @@ conversation: string,
 /**
  * The response's source key (the study's name, not the package's code).
  */
-source: string, criterion: string, occasion: Occasion, base: number | null, 
+source: string, 
+/**
+ * The reply's turn in a transcript, where one source answers at several turns (`None`: a
+ * single-turn answer or a session item).
+ */
+turn: number | null, criterion: string, occasion: Occasion, base: number | null, 
 /**
  * The value the study keeps.
  */

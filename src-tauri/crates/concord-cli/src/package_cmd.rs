@@ -150,9 +150,10 @@ fn render(r: &MergeReport) -> String {
         let show = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
         for c in &r.conflicts {
             out.push_str(&format!(
-                "  {} / {} / {} ({:?}): was {}, study {}, package {}\n",
+                "  {} / {}{} / {} ({:?}): was {}, study {}, package {}\n",
                 c.conversation,
                 c.source,
+                c.turn.map(|t| format!(" at turn {t}")).unwrap_or_default(),
                 c.criterion,
                 c.occasion,
                 show(c.base),

@@ -413,6 +413,7 @@ export const en = {
   "setup.packages.merged": "{rater}: {merged} ratings merged ({inserted} new, {updated} revised), {unchanged} unchanged, {conflicts} conflicts.",
   "setup.packages.conflicts": "Changed both in the package and in the study since the export; the study kept its values:",
   "setup.conversation": "Conversation",
+  "setup.turn": "Turn",
   "setup.source": "Source",
   "setup.base": "Was",
   "setup.study": "Study",

@@ -415,6 +415,7 @@ export const zh: Record<MessageKey, string> = {
   "setup.packages.merged": "{rater}：合并 {merged} 条评分（新增 {inserted}，修订 {updated}），未变 {unchanged} 条，冲突 {conflicts} 条。",
   "setup.packages.conflicts": "导出后评分包与研究中都被修改；研究保留了自己的值：",
   "setup.conversation": "对话",
+  "setup.turn": "轮次",
   "setup.source": "来源",
   "setup.base": "原值",
   "setup.study": "研究",

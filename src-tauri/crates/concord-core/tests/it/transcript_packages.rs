@@ -681,6 +681,68 @@ fn values_rated_in_the_package_land_on_the_right_items_of_the_study() {
 }
 
 #[test]
+fn a_conflict_on_a_reply_of_a_transcript_names_its_turn() {
+    let mut t = issued();
+    let mut pkg =
+        Store::open_with(&t.out, later_clock(), Some(&pass())).expect("the package opens");
+    let ana = rater_id(&pkg, "Ana");
+    queue::open_queue(&mut pkg, ana).expect("queue opens");
+    let first_key = builtin::mentalbench().criteria[0].id.clone();
+    // Item 2 of Ana's queue is the chatbot's reply at turn 5 of t1 (its value at issue: 3).
+    queue::rate(&mut pkg, ana, 2, &first_key, 4).expect("revised in the package");
+    drop(pkg);
+    // Meanwhile the lead corrects the same value in the study.
+    let lead_ana = rater_id(&t.store, "Ana");
+    let criterion = t
+        .store
+        .criterion_id("mentalbench", &first_key)
+        .expect("criterion");
+    let turn5 = t.items.turn5;
+    t.store
+        .write(|tx| {
+            tx.set_rating(&RatingInput {
+                rater_id: lead_ana,
+                response_id: turn5,
+                criterion_id: criterion,
+                occasion: Occasion::First,
+                value: Some(2),
+                raw_value: None,
+                rationale: None,
+                origin: "screen",
+            })
+        })
+        .expect("the study's value changed after the export");
+
+    let report = merge_package(&mut t.store, &t.out, &pass()).expect("merged");
+    let conflicts: Vec<_> = report
+        .conflicts
+        .iter()
+        .map(|c| {
+            (
+                c.conversation.as_str(),
+                c.turn,
+                c.criterion.as_str(),
+                c.study,
+                c.package,
+            )
+        })
+        .collect();
+    assert_eq!(
+        conflicts,
+        vec![("t1", Some(5), first_key.as_str(), Some(2), Some(4))],
+        "one source answers t1 at turns 3, 5 and 7: the conflict names turn 5 so the lead can find the reply"
+    );
+    assert_eq!(
+        t.store
+            .rating_value(lead_ana, turn5, criterion)
+            .expect("value")
+            .and_then(|(v, _)| v),
+        Some(2),
+        "the study keeps its own value on a conflict"
+    );
+}
+
+#[test]
 fn a_rating_of_an_earlier_reply_carried_as_history_is_refused_at_merge() {
     let mut t = issued();
     let mut pkg =

@@ -52,6 +52,9 @@ pub struct MergeConflict {
     pub conversation: String,
     /// The response's source key (the study's name, not the package's code).
     pub source: String,
+    /// The reply's turn in a transcript, where one source answers at several turns (`None`: a
+    /// single-turn answer or a session item).
+    pub turn: Option<i64>,
     pub criterion: String,
     pub occasion: Occasion,
     pub base: Option<i64>,
@@ -463,6 +466,7 @@ fn merge_rating(
         report.conflicts.push(MergeConflict {
             conversation: response.conversation.clone(),
             source: response.source.clone(),
+            turn: response.turn,
             criterion: criterion.key.clone(),
             occasion: r.occasion,
             base: b.and_then(|v| v.value),

@@ -72,6 +72,8 @@ pub(super) struct StudyResponse {
     pub id: i64,
     pub conversation: String,
     pub source: String,
+    /// The reply's turn in its conversation (`None`: a single-turn answer or a session item).
+    pub turn: Option<i64>,
 }
 
 /// A criterion of the package as the study knows it.
@@ -1227,6 +1229,7 @@ fn map_responses(
                 id,
                 conversation: label.conversation,
                 source: source_key,
+                turn: label.turn,
             },
         );
     }

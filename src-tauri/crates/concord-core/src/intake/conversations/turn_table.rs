@@ -23,7 +23,7 @@ use crate::files::table::{check_headers, read_file, read_table_within, FileForma
 use crate::files::{Issue, Location};
 use crate::intake::{FileReport, ImportError, ImportOptions, ImportProgress};
 use crate::rubric::{Rubric, Scope};
-use crate::store::{Role, Store, StudyTx};
+use crate::store::{Role, Store, StoreResult, StudyTx};
 use std::cell::Cell as Shared;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -75,6 +75,56 @@ struct Planned {
     session_source: Option<Box<str>>,
     /// Its id in the study once written.
     stored: Option<i64>,
+}
+
+impl Planned {
+    /// Its id in the study, the conversation created there at the first call.
+    fn stored_id(
+        &mut self,
+        tx: &mut StudyTx<'_>,
+        landing: &mut Landing,
+        id: &str,
+    ) -> StoreResult<i64> {
+        if let Some(stored) = self.stored {
+            return Ok(stored);
+        }
+        let stored = landing.conversation(
+            tx,
+            id,
+            self.language.as_ref().map(|(l, _)| &**l),
+            self.category.as_ref().map(|(l, _)| &**l),
+            self.session_source.as_deref().unwrap_or(UNNAMED),
+        )?;
+        self.stored = Some(stored);
+        Ok(stored)
+    }
+
+    /// Write one of its turns (an assistant's is rated; at its candidates' turn, a candidate).
+    #[allow(clippy::too_many_arguments)]
+    fn land_turn(
+        &self,
+        tx: &mut StudyTx<'_>,
+        landing: &mut Landing,
+        conversation: i64,
+        turn: u32,
+        role: Role,
+        text: &str,
+        source: Option<&str>,
+    ) -> StoreResult<()> {
+        let assistant = role == Role::Assistant;
+        landing.message(
+            tx,
+            conversation,
+            &Message {
+                position: turn as i64,
+                role,
+                text,
+                source: assistant.then(|| source_of(source, None)),
+                rated: assistant,
+                candidate: Some(turn) == self.candidates,
+            },
+        )
+    }
 }
 
 /// The first reading's result: every conversation by id, and the sources named (looked up once
@@ -720,26 +770,16 @@ impl Reading<'_> {
         if !problems.is_empty() {
             return Ok(false);
         }
-        let conversation = landing.conversation(
-            tx,
-            id,
-            c.language.as_ref().map(|(l, _)| &**l),
-            c.category.as_ref().map(|(l, _)| &**l),
-            c.session_source.as_deref().unwrap_or(UNNAMED),
-        )?;
+        let conversation = c.stored_id(tx, landing, id)?;
         for r in held.drain(..) {
-            let assistant = r.role == Role::Assistant;
-            landing.message(
+            c.land_turn(
                 tx,
+                landing,
                 conversation,
-                &Message {
-                    position: r.turn as i64,
-                    role: r.role,
-                    text: &r.text,
-                    source: assistant.then(|| source_of(r.source.as_deref(), None)),
-                    rated: assistant,
-                    candidate: Some(r.turn) == c.candidates,
-                },
+                r.turn,
+                r.role,
+                &r.text,
+                r.source.as_deref(),
             )?;
         }
         Ok(true)
@@ -764,32 +804,15 @@ impl Reading<'_> {
             let Some(c) = plan.conversations.get_mut(r.id.as_ref()) else {
                 return Err(changed(self.header, r.number));
             };
-            let conversation = match c.stored {
-                Some(id) => id,
-                None => {
-                    let id = landing.conversation(
-                        tx,
-                        &r.id,
-                        c.language.as_ref().map(|(l, _)| &**l),
-                        c.category.as_ref().map(|(l, _)| &**l),
-                        c.session_source.as_deref().unwrap_or(UNNAMED),
-                    )?;
-                    c.stored = Some(id);
-                    id
-                }
-            };
-            let assistant = r.role == Role::Assistant;
-            landing.message(
+            let conversation = c.stored_id(tx, landing, &r.id)?;
+            c.land_turn(
                 tx,
+                landing,
                 conversation,
-                &Message {
-                    position: r.turn as i64,
-                    role: r.role,
-                    text: &r.text,
-                    source: assistant.then(|| source_of(r.source.as_deref(), None)),
-                    rated: assistant,
-                    candidate: Some(r.turn) == c.candidates,
-                },
+                r.turn,
+                r.role,
+                &r.text,
+                r.source.as_deref(),
             )?;
             Ok(())
         })?;

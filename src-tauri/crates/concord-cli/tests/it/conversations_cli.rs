@@ -5,34 +5,9 @@
 //! created where `--db` names no file, a refused file exiting non-zero with its file, line and
 //! field named and the study unchanged.
 
+use crate::{concord, ok, write};
 use concord_testsupport::conversation_files::{chat_jsonl, sample, shuffled_rows, table_csv};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn concord(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_concord"))
-        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("the concord binary runs")
-}
-
-fn ok(out: &Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} succeeds: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).expect("write the input");
-    p.to_str().expect("utf-8 path").to_string()
-}
 
 /// Every row of every table of the study, as one text (the study is small).
 fn digest(db: &Path) -> String {

@@ -5,37 +5,12 @@
 //! agreement document has the contract's keys, per code and overall, with a judge against each
 //! expert beside the expert–expert range.
 
+use crate::{concord, ok, write};
 use std::path::Path;
-use std::process::{Command, Output};
 
 const REPLY_ZH: &str = "听起来你很难受 😢。你可以拨打心理援助热线 12356。你有没有想过伤害自己？";
 const REPLY_EN: &str =
     "Everything will be fine.  You should just   cheer up. Try a walk outside today.";
-
-fn concord(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_concord"))
-        .env(crate::KEY_DIR_ENV, crate::LEAD_KEY_DIR)
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("the concord binary runs")
-}
-
-fn ok(out: &Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} succeeds: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).expect("write the input");
-    p.to_str().expect("utf-8 path").to_string()
-}
 
 /// A study of two conversations, one reply each.
 fn study(dir: &Path, name: &str) -> std::path::PathBuf {

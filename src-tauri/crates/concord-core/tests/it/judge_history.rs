@@ -98,7 +98,8 @@ fn server() -> FakeJudge {
     server
 }
 
-fn run(store: &mut Store, s: &RunSettings) -> i64 {
+/// Open and execute run `s` to its end; every call must be answered with scores.
+pub(crate) fn run(store: &mut Store, s: &RunSettings) -> i64 {
     let run = open_run(store, s).expect("the run opens").run_id;
     let report = execute_run(
         store,

@@ -5,13 +5,11 @@
 //! unlocated and listed (never guessed) — in free-text and structured replies alike; a rubric
 //! without codes refuses the option; a run without it asks as before.
 
+use crate::judge_history::run;
 use concord_core::judge::spans::unlocated;
-use concord_core::judge::{
-    execute_run, open_run, CancellationToken, Execution, JudgeError, ProviderKind, RunSettings,
-};
+use concord_core::judge::{open_run, JudgeError, ProviderKind, RunSettings};
 use concord_core::outputs::export::spans::write_spans_csv;
 use concord_core::rubric::builtin;
-use concord_core::store::Store;
 use concord_testsupport::judge_server::{study_with_items, FakeJudge, UNFOUND_QUOTE};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -28,27 +26,6 @@ fn settings(server: &FakeJudge, structured: bool) -> RunSettings {
     s.spans = true;
     s.structured = structured;
     s
-}
-
-fn run(store: &mut Store, s: &RunSettings) -> i64 {
-    let run = open_run(store, s).expect("the run opens").run_id;
-    let report = execute_run(
-        store,
-        run,
-        &Execution {
-            concurrency: 2,
-            ..Execution::default()
-        },
-        None,
-        &CancellationToken::new(),
-        &mut |_| {},
-    )
-    .expect("the run executes");
-    assert_eq!(
-        report.status.done, report.status.total,
-        "every call is answered with scores"
-    );
-    run
 }
 
 /// Run a spans judge over a small MentalBench study and check what it stored.

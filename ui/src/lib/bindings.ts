@@ -142,8 +142,9 @@ keys: Array<string>, group: string | null, label: { [key in string]?: string }, 
 export type Code = { key: string, label: { [key in string]?: string }, description: { [key in string]?: string }, 
 /**
  * Severity levels a span of this code may carry, mildest first; none: spans carry no severity.
+ * Left out of the JSON when empty (the rubric's stored form), so optional in the bindings.
  */
-severity: Array<string>, };
+severity?: Array<string>, };
 
 export type Total = { label: { [key in string]?: string }, keys: Array<string>, };
 

@@ -7,12 +7,6 @@ import { ipc, type IpcError } from "./ipc";
 import { markAction, moveSelection, ordered, scalars, type Selection } from "./spans";
 import type { KeyPress } from "./keys";
 
-/** A code without severity levels comes without the list (the rubric file's form leaves it
- * out): every code here carries one, empty or not. */
-function withLevels(data: ItemSpans): ItemSpans {
-  return { ...data, codes: data.codes.map((c) => ({ ...c, severity: c.severity ?? [], description: c.description ?? {} })) };
-}
-
 /** The code picker: attaching a new span, or changing the code of span `index`. */
 export type Picker = { mode: "add" } | { mode: "change"; index: number };
 
@@ -65,7 +59,7 @@ export class Marking {
     if (text === null) return;
     try {
       const data = await this.run(() => ipc.itemSpans(item));
-      if (this.item === item) this.data = withLevels(data);
+      if (this.item === item) this.data = data;
     } catch (e) {
       this.error = e as IpcError;
     }
@@ -124,7 +118,7 @@ export class Marking {
     try {
       const data = await this.run(task);
       if (this.item !== item) return;
-      this.data = withLevels(data);
+      this.data = data;
       this.error = null;
       this.said = said;
     } catch (e) {

@@ -179,7 +179,9 @@ pub struct Code {
     #[serde(default)]
     pub description: LocalText,
     /// Severity levels a span of this code may carry, mildest first; none: spans carry no severity.
+    /// Left out of the JSON when empty (the rubric's stored form), so optional in the bindings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<String>>", optional))]
     pub severity: Vec<String>,
 }
 
